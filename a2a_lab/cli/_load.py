@@ -1,0 +1,25 @@
+"""``a2a-lab load SOURCE --json``: load a log and print the load report."""
+
+from __future__ import annotations
+
+import argparse
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("load", help="load a log (file, glob or directory) and report what was read")
+    p.add_argument("source", help="an NDJSON file, a glob, or a log directory")
+    p.add_argument("--json", action="store_true", help="print the load report as JSON")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from a2a_lab.cli._common import print_json
+    from a2a_lab.cli._source import load_source
+
+    result = load_source(args.source)
+    summary = result.report.summary()
+    if args.json:
+        print_json(summary)
+    else:
+        print(result.report)
+    return 0

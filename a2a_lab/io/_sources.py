@@ -1,0 +1,103 @@
+"""Resolve a log source (file, list, glob or log directory) to an ordered list of files."""
+
+from __future__ import annotations
+
+import glob as _glob
+import gzip
+import os
+import re
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+#: The live log file's name (rules §9).
+LIVE_NAME = "coordination-events.ndjson"
+_ROTATED = re.compile(
+    r"^coordination-events-(?P<stamp>\d{4}-\d{2}(?P<rest>[-T0-9Z]*))\.ndjson(?:\.gz)?$"
+)
+
+Source = str | os.PathLike[str] | Sequence[str | os.PathLike[str]]
+
+
+class SourceError(ValueError):
+    """A log source that names no readable file."""
+
+
+def _rotation_key(path: Path) -> tuple[int, str, int, str]:
+    """Order rotated siblings oldest first.
+
+    Size rotations are named by the ISO time of the rotation inside month M
+    (``coordination-events-2026-02-19T11-20-00-000Z.ndjson``); the month rotation
+    (``coordination-events-2026-02.ndjson``) holds the rest of month M, so within one month
+    the time-stamped files come first. The live file is always last.
+    """
+    if path.name in (LIVE_NAME, LIVE_NAME + ".gz"):
+        return (1, "", 0, "")
+    m = _ROTATED.match(path.name)
+    if m is None:
+        return (0, path.name, 2, path.name)
+    stamp = m.group("stamp")
+    month = stamp[:7]
+    return (0, month, 1 if not m.group("rest") else 0, stamp)
+
+
+def log_files_in_dir(directory: Path) -> list[Path]:
+    """The live file and its rotated siblings (optionally ``.gz``), oldest first."""
+    names = [
+        p
+        for p in directory.iterdir()
+        if p.is_file()
+        and (p.name in (LIVE_NAME, LIVE_NAME + ".gz") or _ROTATED.match(p.name) is not None)
+    ]
+    return sorted(names, key=_rotation_key)
+
+
+def resolve_source(source: Source) -> list[Path]:
+    """Turn a file, a list of files, a glob or a log directory into an ordered file list.
+
+    A directory yields its live ``coordination-events.ndjson`` last and every rotated
+    sibling ``coordination-events-*.ndjson[.gz]`` before it, oldest first. A list keeps the
+    caller's order; a glob is expanded and ordered like a directory's siblings.
+
+    Raises
+    ------
+    SourceError
+        If the source names nothing that exists.
+    """
+    if isinstance(source, (str, os.PathLike)):
+        items: Iterable[str | os.PathLike[str]] = [source]
+        single = True
+    else:
+        items = list(source)
+        single = False
+        if not items:
+            raise SourceError("empty list of log files")
+    files: list[Path] = []
+    for item in items:
+        path = Path(os.fspath(item)).expanduser()
+        if path.is_dir():
+            found = log_files_in_dir(path)
+            if not found:
+                raise SourceError(f"no coordination-events*.ndjson files in directory {path}")
+            files.extend(found)
+        elif path.is_file():
+            files.append(path)
+        elif _glob.has_magic(str(path)):
+            matched = [Path(p) for p in _glob.glob(str(path), recursive=True) if Path(p).is_file()]
+            if not matched:
+                raise SourceError(f"no file matches {path}")
+            files.extend(sorted(matched, key=lambda p: (str(p.parent), _rotation_key(p))))
+        elif path.exists():
+            raise SourceError(f"not a regular file or directory: {path}")
+        else:
+            raise SourceError(f"no such file or directory: {path}")
+    if single and len(files) == 0:  # pragma: no cover - guarded above
+        raise SourceError(f"nothing to read in {source}")
+    return files
+
+
+def read_bytes(path: Path) -> bytes:
+    """The file's bytes, gunzipped when the name ends in ``.gz``."""
+    if path.suffix == ".gz":
+        with gzip.open(path, "rb") as fh:
+            return fh.read()
+    return path.read_bytes()

@@ -1,0 +1,84 @@
+"""The event time of rules §2, vectorised: timestampMs, else ts, else ISO ``timestamp``."""
+
+from __future__ import annotations
+
+import polars as pl
+
+# ECMAScript date-time string format (Date.parse's ISO subset), plus a space for 'T' as V8
+# accepts. Groups: year, month, day, hour, minute, second, fraction, zone.
+_ISO = (
+    r"^([+-]\d{6}|\d{4})(?:-(\d{2})(?:-(\d{2}))?)?"
+    r"(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(Z|[+-]\d{2}:\d{2})?)?$"
+)
+
+
+def iso_to_ms_expr(expr: pl.Expr, timezone: str = "UTC") -> pl.Expr:
+    """Parse ISO-8601 strings to epoch ms as JavaScript ``Date.parse`` does; null if unparsable.
+
+    A date-only string is UTC; a date-time with ``Z`` or an offset is exact; a date-time
+    without an offset is read in ``timezone`` (the reference host's local time; default UTC).
+    Fractions beyond milliseconds are truncated, as V8 does.
+
+    Examples
+    --------
+    >>> s = pl.Series(["2026-02-19T11:21:41.500+09:00", "2026-02-19", "nope"])
+    >>> pl.select(iso_to_ms_expr(pl.lit(s))).to_series().to_list()
+    [1771467701500, 1771459200000, None]
+    """
+    g = expr.str.extract_groups(_ISO)
+    year = g.struct.field("1").cast(pl.Int32, strict=False)
+    month = g.struct.field("2").cast(pl.Int8, strict=False).fill_null(1)
+    day = g.struct.field("3").cast(pl.Int8, strict=False).fill_null(1)
+    hour = g.struct.field("4").cast(pl.Int8, strict=False)
+    minute = g.struct.field("5").cast(pl.Int8, strict=False)
+    second = g.struct.field("6").cast(pl.Int8, strict=False).fill_null(0)
+    frac = g.struct.field("7").str.pad_end(3, "0").str.slice(0, 3).cast(pl.Int32, strict=False).fill_null(0)
+    zone = g.struct.field("8")
+    in_range = (
+        month.is_between(1, 12)
+        & day.is_between(1, 31)
+        & (hour.is_null() | (hour.is_between(0, 23) | ((hour == 24) & (minute == 0) & (second == 0) & (frac == 0))))
+        & (minute.is_null() | minute.is_between(0, 59))
+        & second.is_between(0, 59)
+    )
+    base = pl.date(year, month, day).cast(pl.Datetime("ms")).dt.epoch("ms")
+    days_ok = pl.date(year, month, day).dt.day() == day
+    clock = (hour.fill_null(0).cast(pl.Int64) * 3_600_000 + minute.fill_null(0).cast(pl.Int64) * 60_000
+             + second.cast(pl.Int64) * 1000 + frac.cast(pl.Int64))
+    utc_ms = base + clock
+    sign = pl.when(zone.str.starts_with("-")).then(-1).otherwise(1)
+    offset_ms = sign * (
+        zone.str.slice(1, 2).cast(pl.Int64, strict=False) * 3_600_000
+        + zone.str.slice(4, 2).cast(pl.Int64, strict=False) * 60_000
+    )
+    if timezone == "UTC":
+        local_ms = utc_ms
+    else:
+        local_ms = (
+            utc_ms.cast(pl.Datetime("ms"))
+            .dt.replace_time_zone(timezone, ambiguous="earliest", non_existent="null")
+            .dt.epoch("ms")
+        )
+    result = (
+        pl.when(zone == "Z").then(utc_ms)
+        .when(zone.is_not_null()).then(utc_ms - offset_ms)
+        .when(hour.is_null()).then(utc_ms)  # date-only forms are UTC
+        .otherwise(local_ms)
+    )
+    return pl.when(in_range & days_ok & year.is_not_null()).then(result).otherwise(None)
+
+
+def event_ms_expr(timezone: str = "UTC") -> pl.Expr:
+    """Rules §2 on the event frame's ``timestampMs``, ``ts`` and ``timestamp`` columns.
+
+    A zero falls through (**quirk** of the reference); nothing usable gives 0.
+    """
+    tms = pl.col("timestampMs")
+    ts = pl.col("ts")
+    iso = iso_to_ms_expr(pl.col("timestamp"), timezone).cast(pl.Float64)
+    return (
+        pl.when(tms.is_not_null() & (tms != 0)).then(tms)
+        .when(ts.is_not_null() & (ts != 0)).then(ts)
+        .otherwise(iso.fill_null(0.0))
+        .alias("event_ms")
+    )
