@@ -1,0 +1,933 @@
+"""Work sessions and the dashboard's queries, number for number (rules §7-§8).
+
+:func:`work_sessions` groups ENRICHED events (the output of :func:`a2a_lab.enrich`) into
+the reference dashboard's work sessions and conversation threads, with the
+``GET /api/work-sessions`` filters; :func:`events_query` is ``GET /api/events``. Both are
+vectorised Polars; only :meth:`WorkSessionsResult.to_api` and :meth:`EventsResult.to_api`
+build Python objects, for the (limited) output.
+
+The defaults reproduce the reference exactly, quirks included. Two documented modes
+correct what analysts usually want corrected:
+
+* ``lifecycle_terminal=True``: ``task.completed`` / ``task.cancelled`` end a session (QUIET)
+  even though real ones carry no ``status`` (the reference only reads the status);
+* ``unassigned=True``: events without a ``workSessionId`` (which the reference leaves out)
+  form one extra session, ``id = "unassigned"``, ``workSessionId = null``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Literal
+
+import polars as pl
+
+from a2a_lab._jsstr import js_lower, js_string_expr, js_trim, js_trim_expr, utf16_sort_key_expr
+from a2a_lab.io import iso_to_ms_expr
+from a2a_lab.rules import TASK_MONITOR_V1, RuleSet
+
+__all__ = [
+    "LIFECYCLE_TERMINAL_TYPES",
+    "STATUSES",
+    "UNASSIGNED_SESSION_ID",
+    "EventsResult",
+    "WorkSessionsResult",
+    "events_query",
+    "load_overrides",
+    "work_sessions",
+]
+
+#: ``id`` of the session that ``unassigned=True`` builds from events without workSessionId
+#: (it cannot collide with a real session, whose id always starts with ``ws:``).
+UNASSIGNED_SESSION_ID = "unassigned"
+
+#: The lifecycle events that end a task, terminal in the ``lifecycle_terminal=True`` mode.
+LIFECYCLE_TERMINAL_TYPES: tuple[str, ...] = ("task.completed", "task.cancelled")
+
+#: Work-session statuses, in the reference's declared order.
+STATUSES: tuple[str, ...] = ("ACTIVE", "QUIET", "ARCHIVED")
+
+#: Own properties of JavaScript's ``Object.prototype``. The reference looks overrides up as
+#: ``overrides[workSessionId]`` on a plain object, so a session with one of these ids finds
+#: an inherited member: truthy, without a category. Its category stays, but its
+#: ``categorySource`` becomes ``manual_override`` (**quirk**, reproduced).
+_OBJECT_PROTOTYPE_MEMBERS: frozenset[str] = frozenset(
+    {
+        "__defineGetter__",
+        "__defineSetter__",
+        "__lookupGetter__",
+        "__lookupSetter__",
+        "__proto__",
+        "constructor",
+        "hasOwnProperty",
+        "isPrototypeOf",
+        "propertyIsEnumerable",
+        "toLocaleString",
+        "toString",
+        "valueOf",
+    }
+)
+
+_SESSION_COLUMNS = (
+    "id",
+    "workSessionId",
+    "status",
+    "startTime",
+    "lastTime",
+    "durationMs",
+    "threadCount",
+    "eventCount",
+    "collabCategory",
+    "collabSubTags",
+    "categorySource",
+    "roleCounts",
+)
+_THREAD_COLUMNS = (
+    "workSessionId",
+    "id",
+    "conversationId",
+    "fromAgent",
+    "toAgent",
+    "startTime",
+    "lastTime",
+    "eventCount",
+    "collabCategory",
+    "collabSubTags",
+)
+_ENRICHMENT_TOP = (
+    "eventRole",
+    "fromSessionType",
+    "toSessionType",
+    "collabCategory",
+    "collabSubTags",
+    "categoryConfidence",
+    "categorySource",
+)
+
+Now = int | float | datetime
+Filter = str | Iterable[str] | None
+Limit = int | float | str | None
+
+
+# ---------------------------------------------------------------------------------------
+# JavaScript semantics of the handlers' query values
+# ---------------------------------------------------------------------------------------
+_JS_DECIMAL = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+_JS_RADIX = {"0x": 16, "0X": 16, "0o": 8, "0O": 8, "0b": 2, "0B": 2}
+
+
+def _js_number(text: str) -> float:
+    """JavaScript ``Number(text)`` for a string: ``""`` is 0, junk is NaN."""
+    body = js_trim(text)
+    if body == "":
+        return 0.0
+    if body in ("Infinity", "+Infinity", "-Infinity"):
+        return -math.inf if body[0] == "-" else math.inf
+    base = _JS_RADIX.get(body[:2])
+    if base is not None:
+        try:
+            return float(int(body[2:], base)) if body[2:].isalnum() else math.nan
+        except ValueError:
+            return math.nan
+    return float(body) if _JS_DECIMAL.fullmatch(body) else math.nan
+
+
+def _limit_count(limit: Limit) -> int | None:
+    """How many items ``Number(limit) || 100`` keeps; None = all (an infinite limit).
+
+    Both handlers take ``max(1, limit)`` items (the first sessions, the last events), and
+    ``Array.prototype.slice`` truncates a fractional bound toward zero.
+    """
+    if limit is None:
+        number = 0.0
+    elif isinstance(limit, str):
+        number = _js_number(limit)
+    elif isinstance(limit, bool) or not isinstance(limit, (int, float)):
+        raise TypeError(f"limit must be a number, a string or None, not {type(limit).__name__}")
+    else:
+        number = float(limit)
+    if number == 0 or math.isnan(number):
+        number = 100.0
+    number = max(1.0, number)
+    return None if math.isinf(number) else int(number)
+
+
+def _csv_values(values: Filter) -> list[str]:
+    """A query list as the reference parses it: split on commas, JS-trimmed, no empties."""
+    if values is None:
+        return []
+    if isinstance(values, str):
+        values = [values]
+    out: list[str] = []
+    for value in values:
+        for part in str(value).split(","):
+            part = js_trim(part)
+            if part:
+                out.append(part)
+    return out
+
+
+def _as_string(value: Any) -> str | None:
+    """The reference's ``asString``: a JS-trimmed non-empty string, else None."""
+    if not isinstance(value, str):
+        return None
+    trimmed = js_trim(value)
+    return trimmed or None
+
+
+def _now_ms(now: Now) -> float:
+    if isinstance(now, datetime):
+        aware = now if now.tzinfo is not None else now.replace(tzinfo=timezone.utc)
+        return aware.timestamp() * 1000.0
+    if isinstance(now, bool) or not isinstance(now, (int, float)):
+        raise TypeError(f"now must be epoch milliseconds or a datetime, not {type(now).__name__}")
+    return float(now)
+
+
+# ---------------------------------------------------------------------------------------
+# Overrides
+# ---------------------------------------------------------------------------------------
+def load_overrides(
+    overrides: Mapping[str, Any] | str | os.PathLike[str], *, rules: RuleSet = TASK_MONITOR_V1
+) -> dict[str, dict[str, Any]]:
+    """Read work-session category overrides as the reference's reader does.
+
+    The reference file (``work-session-category-overrides.json``) maps a bare
+    workSessionId to ``{collabCategory, updatedAt, updatedBy?}``. An entry whose
+    ``collabCategory``, JS-trimmed, is not a known category (case matters) is ignored.
+
+    Parameters
+    ----------
+    overrides
+        The parsed mapping, or the path of such a JSON file.
+    rules
+        The rule set whose categories are known.
+
+    Returns
+    -------
+    dict
+        ``{workSessionId: {"collabCategory", "updatedAt", "updatedBy"}}`` (the two
+        timestamps JS-trimmed, None when absent), valid entries only.
+
+    Raises
+    ------
+    OSError
+        If the file cannot be read.
+    ValueError
+        If the file is not JSON, or the document is not a JSON object.
+
+    Examples
+    --------
+    >>> load_overrides({"ws_1": {"collabCategory": " qa_validation ", "updatedAt": "x"},
+    ...                 "ws_2": {"collabCategory": "QA_VALIDATION"}})
+    {'ws_1': {'collabCategory': 'qa_validation', 'updatedAt': 'x', 'updatedBy': None}}
+    """
+    if isinstance(overrides, (str, os.PathLike)):
+        parsed = json.loads(Path(overrides).read_text(encoding="utf-8"))
+    else:
+        parsed = overrides
+    if not isinstance(parsed, Mapping):
+        raise ValueError("category overrides must be a JSON object {workSessionId: {...}}")
+    known = set(rules.category_names)
+    result: dict[str, dict[str, Any]] = {}
+    for ws_id, entry in parsed.items():
+        record = entry if isinstance(entry, Mapping) else {}
+        category = _as_string(record.get("collabCategory"))
+        if category not in known:
+            continue
+        result[str(ws_id)] = {
+            "collabCategory": category,
+            "updatedAt": _as_string(record.get("updatedAt")),
+            "updatedBy": _as_string(record.get("updatedBy")),
+        }
+    return result
+
+
+# ---------------------------------------------------------------------------------------
+# The per-event columns the session rules read
+# ---------------------------------------------------------------------------------------
+def _data(name: str) -> pl.Expr:
+    return pl.col("data").struct.field(name)
+
+
+def _js_integer_string(number: pl.Expr) -> pl.Expr:
+    """``String(n)`` of an integral double, as JavaScript writes it.
+
+    Below 1e21 JavaScript writes every digit; from 1e21 on it writes the shortest
+    round-trip form with an exponent (``1e+21``), which is also how Polars casts a float.
+    """
+    return (
+        pl.when(number.abs() < 1e21)
+        .then(number.cast(pl.Int128).cast(pl.String))
+        .otherwise(number.cast(pl.String))
+    )
+
+
+def _agent_exprs(columns: Iterable[str]) -> tuple[pl.Expr, pl.Expr]:
+    """The from/to agents of rules §3 (JS-trimmed, null when absent).
+
+    :func:`a2a_lab.enrich` already resolved them into ``fromAgent`` / ``toAgent``; a frame
+    without those columns gets them computed here.
+    """
+    cols = set(columns)
+    if {"fromAgent", "toAgent"} <= cols:
+        return pl.col("fromAgent"), pl.col("toAgent")
+    from_agent = pl.coalesce(
+        js_string_expr(_data("fromAgent")),
+        js_string_expr(_data("senderAgentId")),
+        js_string_expr(pl.col("agentId")),
+    )
+    to_agent = pl.coalesce(js_string_expr(_data("toAgent")), js_string_expr(_data("targetAgentId")))
+    return from_agent, to_agent
+
+
+def _thread_key(rules: RuleSet) -> pl.Expr:
+    """``conv:<id>``, else ``pair:<a>_<b>`` (UTF-16 order), else ``event:<type>:<bucket>``."""
+    from_agent = pl.col("fromAgent").fill_null("unknown")
+    to_agent = pl.col("toAgent").fill_null("unknown")
+    from_first = utf16_sort_key_expr(from_agent) <= utf16_sort_key_expr(to_agent)
+    pair = pl.concat_str(
+        pl.when(from_first).then(from_agent).otherwise(to_agent),
+        pl.lit("_"),
+        pl.when(from_first).then(to_agent).otherwise(from_agent),
+    )
+    bucket = _js_integer_string((pl.col("ts") / rules.thread_bucket_ms).floor())
+    return (
+        pl.when(pl.col("conversationId").is_not_null())
+        .then(pl.lit("conv:") + pl.col("conversationId"))
+        .when(pair != "unknown_unknown")
+        .then(pl.lit("pair:") + pair)
+        .otherwise(pl.concat_str(pl.lit("event:"), pl.col("type"), pl.lit(":"), bucket))
+    )
+
+
+def _is_terminal(rules: RuleSet, *, lifecycle_terminal: bool) -> pl.Expr:
+    """Rules §7 terminal event, on the columns ``type``, ``dataStatus``, ``topStatus``."""
+    event_type = pl.col("type")
+    data_status = pl.col("dataStatus")
+    task_status = pl.coalesce(data_status, pl.col("topStatus"))
+    spawn_error = (event_type == rules.spawn_result_type) & data_status.is_in(
+        list(rules.spawn_result_terminal_statuses)
+    )
+    task_end = event_type.str.starts_with(rules.task_type_prefix) & task_status.is_in(
+        list(rules.task_terminal_statuses)
+    )
+    terminal = event_type.is_in(list(rules.terminal_types)) | spawn_error.fill_null(False) | task_end.fill_null(False)
+    if lifecycle_terminal:
+        terminal = terminal | event_type.is_in(list(LIFECYCLE_TERMINAL_TYPES))
+    return terminal
+
+
+def _session_events(
+    enriched: pl.LazyFrame,
+    columns: Iterable[str],
+    *,
+    roles: list[str],
+    types: list[str],
+    unassigned: bool,
+) -> pl.LazyFrame:
+    """The events that enter work sessions, in the reference's processing order."""
+    from_agent, to_agent = _agent_exprs(columns)
+    events = enriched.select(
+        pl.col("file"),
+        pl.col("line"),
+        js_trim_expr(pl.col("type")).alias("type"),
+        # -0.0 and 0.0 are one time for the reference (it sorts with a - b)
+        (pl.col("event_ms") + 0.0).alias("ts"),
+        pl.col("eventRole"),
+        pl.col("collabCategory"),
+        pl.col("collabSubTags"),
+        js_string_expr(_data("workSessionId")).alias("workSessionId"),
+        js_string_expr(_data("conversationId")).alias("conversationId"),
+        from_agent.alias("fromAgent"),
+        to_agent.alias("toAgent"),
+        js_string_expr(_data("status")).alias("dataStatus"),
+        js_string_expr(pl.col("status")).alias("topStatus"),
+    )
+    if types:
+        events = events.filter(pl.col("type").is_in(types))
+    if roles:
+        events = events.filter(pl.col("eventRole").is_in(roles))
+    if not unassigned:
+        events = events.filter(pl.col("workSessionId").is_not_null())
+    # a stable sort by time: ties keep the frame's order (file order for a loaded log)
+    return events.sort("ts", maintain_order=True).with_row_index("_seq")
+
+
+def _first_non_default(column: str, default: str) -> pl.Expr:
+    values = pl.col(column)
+    return values.filter(values != default).first().fill_null(default)
+
+
+def _first_non_empty(column: str) -> pl.Expr:
+    values = pl.col(column)
+    return values.filter(values.list.len() > 0).first().fill_null(pl.lit([], dtype=pl.List(pl.String)))
+
+
+# ---------------------------------------------------------------------------------------
+# Results
+# ---------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class WorkSessionsResult:
+    """Work sessions as the dashboard builds and filters them.
+
+    Attributes
+    ----------
+    sessions
+        One row per session that passed the status / viewCategory / subTag filters, in the
+        reference's order (last activity descending, ties by first appearance); the
+        columns of a §8.1 session except ``threads``.
+    threads
+        One row per thread of those sessions, sessions in order and, inside each, threads in
+        the reference's order; the key ``workSessionId`` plus the §8.1 thread fields
+        except ``events``.
+    thread_events
+        The thread-event membership: ``workSessionId, threadId, file, line, ts, type``, one
+        row per event, in thread order and, inside a thread, in time order (stable).
+    category_counts
+        Sessions per category over ``sessions`` (before the limit), in order of first
+        appearance, as the reference counts them.
+    total_sessions
+        Sessions built after the role / type filters (``totalSessions``).
+    limit_count
+        How many sessions :meth:`to_api` returns at most (None: all), from ``limit``.
+    query
+        The echo of the filters: ``role``, ``type``, ``status``, ``viewCategory``, ``subTag``.
+    """
+
+    sessions: pl.DataFrame
+    threads: pl.DataFrame
+    thread_events: pl.DataFrame
+    category_counts: dict[str, int]
+    total_sessions: int
+    limit_count: int | None
+    query: dict[str, Any]
+    _enriched: pl.LazyFrame = field(repr=False)
+
+    @property
+    def total_matched(self) -> int:
+        """Sessions after the status / viewCategory / subTag filters (``totalMatched``)."""
+        return self.sessions.height
+
+    def to_api(self, *, thread_events: Literal["full", "summary"] = "full") -> dict[str, Any]:
+        """The JSON body of ``GET /api/work-sessions`` (rules §8.1), exactly.
+
+        Parameters
+        ----------
+        thread_events
+            ``"full"`` (the reference): each thread's events are the enriched event
+            objects. ``"summary"``: ``{line, ts, type}`` per event (the shape of the
+            conformance data, much smaller).
+
+        Returns
+        -------
+        dict
+            ``{sessions, count, totalMatched, totalSessions, role, type, status,
+            viewCategory, subTag, categoryCounts}``; a thread without a conversationId has
+            no ``conversationId`` key, as ``JSON.stringify`` drops undefined.
+        """
+        sessions = self.sessions if self.limit_count is None else self.sessions.head(self.limit_count)
+        keep = sessions.select("workSessionId")
+        threads = self.threads.join(keep, on="workSessionId", how="semi", nulls_equal=True, maintain_order="left")
+        members = self.thread_events.join(
+            keep, on="workSessionId", how="semi", nulls_equal=True, maintain_order="left"
+        )
+        if thread_events == "full":
+            objects = _event_objects(self._enriched, members.select("file", "line"))
+        else:
+            objects = [
+                {"line": line, "ts": _json_number(ts), "type": event_type}
+                for line, ts, event_type in members.select("line", "ts", "type").iter_rows()
+            ]
+        events_by_thread: dict[tuple[Any, str], list[Any]] = {}
+        for (ws_id, thread_id), obj in zip(
+            members.select("workSessionId", "threadId").iter_rows(), objects, strict=True
+        ):
+            events_by_thread.setdefault((ws_id, thread_id), []).append(obj)
+        threads_by_session: dict[Any, list[dict[str, Any]]] = {}
+        for row in threads.iter_rows(named=True):
+            thread = {
+                "id": row["id"],
+                "conversationId": row["conversationId"],
+                "fromAgent": row["fromAgent"],
+                "toAgent": row["toAgent"],
+                "startTime": _json_number(row["startTime"]),
+                "lastTime": _json_number(row["lastTime"]),
+                "eventCount": row["eventCount"],
+                "collabCategory": row["collabCategory"],
+                "collabSubTags": row["collabSubTags"],
+                "events": events_by_thread[(row["workSessionId"], row["id"])],
+            }
+            if thread["conversationId"] is None:
+                del thread["conversationId"]
+            threads_by_session.setdefault(row["workSessionId"], []).append(thread)
+        body_sessions = []
+        for row in sessions.iter_rows(named=True):
+            session = {name: row[name] for name in _SESSION_COLUMNS}
+            for name in ("startTime", "lastTime", "durationMs"):
+                session[name] = _json_number(session[name])
+            session["threads"] = threads_by_session[row["workSessionId"]]
+            body_sessions.append(session)
+        return {
+            "sessions": body_sessions,
+            "count": len(body_sessions),
+            "totalMatched": self.total_matched,
+            "totalSessions": self.total_sessions,
+            "role": list(self.query["role"]),
+            "type": list(self.query["type"]),
+            "status": list(self.query["status"]),
+            "viewCategory": self.query["viewCategory"],
+            "subTag": self.query["subTag"],
+            "categoryCounts": dict(self.category_counts),
+        }
+
+
+def work_sessions(
+    enriched: pl.DataFrame | pl.LazyFrame,
+    *,
+    now: Now,
+    roles: Filter = None,
+    types: Filter = None,
+    status: Filter = None,
+    view_category: str | None = None,
+    sub_tag: str | None = None,
+    limit: Limit = None,
+    overrides: Mapping[str, Any] | str | os.PathLike[str] | None = None,
+    rules: RuleSet = TASK_MONITOR_V1,
+    lifecycle_terminal: bool = False,
+    unassigned: bool = False,
+) -> WorkSessionsResult:
+    """Build and filter the work sessions of enriched events (rules §7-§8).
+
+    Parameters
+    ----------
+    enriched
+        Events enriched by :func:`a2a_lab.enrich` (any row order; ties in time keep it, so
+        pass a loaded frame as it comes: time-ordered with ties in file order).
+    now
+        The clock for ARCHIVED (epoch milliseconds, or a datetime; a naive one is UTC).
+    roles, types, status
+        Lists, or comma-separated strings, as the query parameters ``role``, ``type``,
+        ``status``: values are split on commas and JS-trimmed; invalid roles and statuses
+        are dropped and none left means no filter. Roles and types filter events BEFORE
+        sessions are built; status filters built sessions.
+    view_category
+        Keep sessions of exactly this category (JS-trimmed); ``"all"`` or None: all.
+    sub_tag
+        Keep sessions with this sub-tag, compared case-insensitively (JavaScript
+        lower-casing), exactly.
+    limit
+        The page size of :meth:`WorkSessionsResult.to_api`, with JavaScript
+        ``Number(limit) || 100`` semantics (None, 0, ``"0"``, ``"abc"`` → 100, ``"-3"`` → 1).
+        The frames of the result hold every matched session.
+    overrides
+        Category overrides in the reference file's shape, or that file's path (see
+        :func:`load_overrides`).
+    rules
+        The rule set (archive window, bucket size, terminal rules, roles, categories).
+    lifecycle_terminal
+        Non-default: ``task.completed`` / ``task.cancelled`` are terminal without a status.
+    unassigned
+        Non-default: events without a workSessionId form the session ``"unassigned"``.
+
+    Returns
+    -------
+    WorkSessionsResult
+        The sessions, threads and membership frames, counts, and ``to_api()``.
+
+    Examples
+    --------
+    >>> import a2a_lab as al
+    >>> ev = al.from_records([
+    ...     {"type": "a2a.send", "ts": 1000, "data": {"workSessionId": "ws_1",
+    ...      "conversationId": "c1", "fromAgent": "ruda", "toAgent": "eden"}},
+    ...     {"type": "a2a.complete", "ts": 2000, "data": {"workSessionId": "ws_1",
+    ...      "conversationId": "c1", "fromAgent": "ruda", "toAgent": "eden"}},
+    ... ])
+    >>> res = work_sessions(al.enrich(ev), now=60_000)
+    >>> res.sessions.select("id", "status", "eventCount", "threadCount").row(0)
+    ('ws:ws_1', 'QUIET', 2, 1)
+    >>> res.to_api(thread_events="summary")["sessions"][0]["threads"][0]["events"]
+    [{'line': 1, 'ts': 1000, 'type': 'a2a.send'}, {'line': 2, 'ts': 2000, 'type': 'a2a.complete'}]
+    """
+    now_ms = _now_ms(now)
+    role_filters = [r for r in _csv_values(roles) if r in rules.event_roles]
+    type_filters = _csv_values(types)
+    status_filters = [s for s in _csv_values(status) if s in STATUSES]
+    view = _as_string(view_category)
+    tag = _as_string(sub_tag)
+    valid_overrides = load_overrides(overrides, rules=rules) if overrides is not None else {}
+
+    lazy = enriched.lazy()
+    events = _session_events(
+        lazy, lazy.collect_schema().names(), roles=role_filters, types=type_filters, unassigned=unassigned
+    ).with_columns(_thread_key(rules).alias("threadId"))
+
+    default_category = rules.default_category
+    sessions = events.group_by("workSessionId").agg(
+        pl.col("_seq").first().alias("_first"),
+        pl.col("ts").min().alias("startTime"),
+        pl.col("ts").max().alias("lastTime"),
+        pl.len().cast(pl.Int64).alias("eventCount"),
+        pl.col("threadId").n_unique().cast(pl.Int64).alias("threadCount"),
+        _first_non_default("collabCategory", default_category).alias("eventCategory"),
+        _first_non_empty("collabSubTags").alias("collabSubTags"),
+        pl.struct(
+            [(pl.col("eventRole") == role).sum().cast(pl.Int64).alias(role) for role in rules.event_roles]
+        ).alias("roleCounts"),
+        # the latest event is the last one in processing order (ties: later wins)
+        pl.col("type").last(),
+        pl.col("dataStatus").last(),
+        pl.col("topStatus").last(),
+    )
+    override_frame = pl.LazyFrame(
+        {
+            "workSessionId": list(valid_overrides),
+            "overrideCategory": [o["collabCategory"] for o in valid_overrides.values()],
+        },
+        schema={"workSessionId": pl.String, "overrideCategory": pl.String},
+    )
+    overridden = pl.col("overrideCategory").is_not_null() | pl.col("workSessionId").is_in(
+        sorted(_OBJECT_PROTOTYPE_MEMBERS - set(valid_overrides))
+    )
+    sessions = (
+        sessions.join(override_frame, on="workSessionId", how="left")
+        .with_columns(
+            pl.when(pl.col("workSessionId").is_null())
+            .then(pl.lit(UNASSIGNED_SESSION_ID))
+            .otherwise(pl.lit("ws:") + pl.col("workSessionId"))
+            .alias("id"),
+            pl.when(now_ms - pl.col("lastTime") > rules.archive_window_ms)
+            .then(pl.lit("ARCHIVED"))
+            .when(_is_terminal(rules, lifecycle_terminal=lifecycle_terminal))
+            .then(pl.lit("QUIET"))
+            .otherwise(pl.lit("ACTIVE"))
+            .alias("status"),
+            (pl.col("lastTime") - pl.col("startTime")).clip(lower_bound=0.0).alias("durationMs"),
+            pl.coalesce("overrideCategory", "eventCategory").alias("collabCategory"),
+            pl.when(overridden.fill_null(False))
+            .then(pl.lit("manual_override"))
+            .otherwise(pl.lit("event"))
+            .alias("categorySource"),
+        )
+        .sort(["lastTime", "_first"], descending=[True, False])
+        .with_row_index("_rank")
+    )
+    matched = sessions
+    if status_filters:
+        matched = matched.filter(pl.col("status").is_in(status_filters))
+    if view is not None and view != "all":
+        matched = matched.filter(pl.col("collabCategory") == view)
+    if tag is not None:
+        needle = js_lower(tag)
+        matched = matched.filter(
+            pl.col("collabSubTags").list.eval(pl.element().str.to_lowercase() == needle).list.any()
+        )
+
+    threads = (
+        events.group_by("workSessionId", "threadId")
+        .agg(
+            pl.col("_seq").first().alias("_first"),
+            pl.col("conversationId").drop_nulls().first(),
+            pl.col("fromAgent").first().fill_null("unknown"),
+            pl.col("toAgent").first().fill_null("unknown"),
+            pl.col("ts").min().alias("startTime"),
+            pl.col("ts").max().alias("lastTime"),
+            pl.len().cast(pl.Int64).alias("eventCount"),
+            _first_non_default("collabCategory", default_category).alias("collabCategory"),
+            _first_non_empty("collabSubTags").alias("collabSubTags"),
+        )
+        .join(matched.select("workSessionId", "_rank"), on="workSessionId", how="inner", nulls_equal=True)
+        .sort(["_rank", "lastTime", "_first"], descending=[False, True, False])
+        .with_row_index("_thread_rank")
+    )
+    members = (
+        events.select("workSessionId", "threadId", "_seq", "file", "line", "ts", "type")
+        .join(
+            threads.select("workSessionId", "threadId", "_thread_rank"),
+            on=["workSessionId", "threadId"],
+            how="inner",
+            nulls_equal=True,
+        )
+        .sort(["_thread_rank", "_seq"])
+        .select("workSessionId", "threadId", "file", "line", "ts", "type")
+    )
+    all_count = sessions.select(pl.len())
+    counts = matched.group_by("collabCategory", maintain_order=True).len()
+    matched_out = matched.select(_SESSION_COLUMNS)
+    threads_out = threads.rename({"threadId": "id"}).select(_THREAD_COLUMNS)
+    collected = pl.collect_all([matched_out, threads_out, members, counts, all_count])
+    session_frame, thread_frame, member_frame, count_frame, total_frame = collected
+    return WorkSessionsResult(
+        sessions=session_frame,
+        threads=thread_frame,
+        thread_events=member_frame,
+        category_counts={str(k): int(v) for k, v in count_frame.iter_rows()},
+        total_sessions=int(total_frame.item()),
+        limit_count=_limit_count(limit),
+        query={
+            "role": role_filters,
+            "type": type_filters,
+            "status": status_filters,
+            "viewCategory": view,
+            "subTag": tag,
+        },
+        _enriched=lazy,
+    )
+
+
+# ---------------------------------------------------------------------------------------
+# GET /api/events
+# ---------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class EventsResult:
+    """The dashboard's event list (``GET /api/events``).
+
+    Attributes
+    ----------
+    events
+        The matched events kept by the limit (the LAST ones in file order), in file order:
+        the enriched frame's rows.
+    total
+        All events given (``total``).
+    total_matched
+        Events that passed the filters, before the limit (``totalMatched``).
+    category_counts
+        Matched events per category, in order of first appearance (file order).
+    query
+        The echo: ``role`` (JS-trimmed or None), ``type`` (split, trimmed list),
+        ``viewCategory`` (JS-trimmed or None).
+    """
+
+    events: pl.DataFrame
+    total: int
+    total_matched: int
+    category_counts: dict[str, int]
+    query: dict[str, Any]
+
+    def to_api(self) -> dict[str, Any]:
+        """The JSON body of ``GET /api/events``, exactly.
+
+        Returns
+        -------
+        dict
+            ``{events, count, total, totalMatched, role, type, viewCategory,
+            categoryCounts}``; the events are the enriched event objects.
+        """
+        objects = _event_objects(self.events.lazy(), self.events.select("file", "line"))
+        return {
+            "events": objects,
+            "count": len(objects),
+            "total": self.total,
+            "totalMatched": self.total_matched,
+            "role": self.query["role"],
+            "type": list(self.query["type"]),
+            "viewCategory": self.query["viewCategory"],
+            "categoryCounts": dict(self.category_counts),
+        }
+
+
+def _file_order(frame: pl.LazyFrame, files: Iterable[str] | None) -> pl.Expr:
+    """Rank of each row's file: the given order, else by the file's first row."""
+    if files is not None:
+        order = {name: rank for rank, name in enumerate(files)}
+        return pl.col("file").replace_strict(order, default=len(order), return_dtype=pl.Int64)
+    return pl.col("_row").min().over("file")
+
+
+def events_query(
+    enriched: pl.DataFrame | pl.LazyFrame,
+    *,
+    since: str | datetime | None = None,
+    role: str | None = None,
+    types: Filter = None,
+    view_category: str | None = None,
+    limit: Limit = None,
+    files: Iterable[str] | None = None,
+    timezone_name: str = "UTC",
+) -> EventsResult:
+    """Filter enriched events as ``GET /api/events`` does (rules §8, §8.0).
+
+    Parameters
+    ----------
+    enriched
+        Events enriched by :func:`a2a_lab.enrich`.
+    since
+        Keep events whose time is at or after this instant: an ISO-8601 string (parsed as
+        JavaScript ``Date.parse`` does; unparsable → NO event matches, an empty string → no
+        filter) or a datetime (naive = UTC).
+    role
+        One event role, JS-trimmed, compared exactly (so ``"a,b"`` matches nothing).
+    types
+        Event types: a list or comma-separated values, JS-trimmed, empties dropped.
+    view_category
+        Exactly this category (JS-trimmed); ``"all"`` or None: all.
+    limit
+        ``Number(limit) || 100`` semantics; keeps the LAST ``max(1, limit)`` matched events
+        in file order.
+    files
+        The files in reading order (``LoadResult.report.files``: rotated files oldest
+        first, the live file last). By default a file ranks by its earliest row in the frame,
+        which is the same order for a time-ordered frame of rotated logs.
+    timezone_name
+        Zone of a ``since`` date-time without an offset (the reference host's local time).
+
+    Returns
+    -------
+    EventsResult
+        The kept rows, the counts, and ``to_api()``.
+
+    Examples
+    --------
+    >>> import a2a_lab as al
+    >>> ev = al.enrich(al.from_records([
+    ...     {"type": "a2a.send", "ts": 1000, "data": {"fromAgent": "ruda", "toAgent": "main"}},
+    ...     {"type": "task.started", "ts": 2000, "data": {"taskId": "t1"}},
+    ... ]))
+    >>> res = events_query(ev, role="orchestration.task")
+    >>> res.total, res.total_matched, res.events["type"].to_list()
+    (2, 1, ['task.started'])
+    """
+    role_filter = _as_string(role)
+    type_filters = _csv_values(types)
+    view = _as_string(view_category)
+    lazy = enriched.lazy().with_row_index("_row")
+    matched = lazy.with_columns(js_trim_expr(pl.col("type")).alias("_type"))
+    if isinstance(since, datetime):
+        matched = matched.filter(pl.col("event_ms") >= _now_ms(since))
+    elif since:
+        since_ms = pl.select(iso_to_ms_expr(pl.lit(since, dtype=pl.String), timezone_name)).item()
+        if since_ms is None:
+            matched = matched.filter(pl.lit(False))
+        else:
+            matched = matched.filter(pl.col("event_ms") >= float(since_ms))
+    if role_filter is not None:
+        matched = matched.filter(pl.col("eventRole") == role_filter)
+    if type_filters:
+        matched = matched.filter(pl.col("_type").is_in(type_filters))
+    if view is not None and view != "all":
+        matched = matched.filter(pl.col("collabCategory") == view)
+    matched = matched.with_columns(_file_order(lazy, files).alias("_file_rank")).sort(
+        ["_file_rank", "line"], maintain_order=True
+    )
+    count = _limit_count(limit)
+    kept = matched if count is None else matched.tail(count)
+    counts = matched.group_by("collabCategory", maintain_order=True).len()
+    total = lazy.select(pl.len())
+    kept_frame, count_frame, total_frame = pl.collect_all(
+        [kept.drop("_row", "_type", "_file_rank"), counts, total]
+    )
+    return EventsResult(
+        events=kept_frame,
+        total=int(total_frame.item()),
+        total_matched=int(count_frame["len"].sum()),
+        category_counts={str(k): int(v) for k, v in count_frame.iter_rows()},
+        query={"role": role_filter, "type": type_filters, "viewCategory": view},
+    )
+
+
+# ---------------------------------------------------------------------------------------
+# The enriched event objects (rules §6, last paragraph), for the output only
+# ---------------------------------------------------------------------------------------
+_MAX_SAFE_INTEGER = 2**53
+
+
+def _js_int(text: str) -> int | float:
+    """A JSON integer as JavaScript holds it: a double once beyond 2**53."""
+    value = int(text)
+    return value if abs(value) <= _MAX_SAFE_INTEGER else float(value)
+
+
+def _js_float(text: str) -> float | None:
+    """A JSON fraction as JavaScript holds it; an overflow (Infinity) serialises as null."""
+    value = float(text)
+    return value if math.isfinite(value) else None
+
+
+def _json_number(value: float | int | None) -> float | int | None:
+    """A number as ``JSON.stringify`` writes it: integral values without a fraction."""
+    if isinstance(value, float) and value.is_integer() and abs(value) <= _MAX_SAFE_INTEGER:
+        return int(value)
+    return value
+
+
+def _is_array_index(key: str) -> bool:
+    return key.isascii() and key.isdigit() and (key == "0" or key[0] != "0") and int(key) < 2**32 - 1
+
+
+def _js_key_order(value: Any) -> Any:
+    """Order object keys as JavaScript does: array-index keys first, ascending."""
+    if isinstance(value, list):
+        return [_js_key_order(item) for item in value]
+    if isinstance(value, dict):
+        if any(_is_array_index(k) for k in value):
+            index_keys = sorted((k for k in value if _is_array_index(k)), key=int)
+            value = {**{k: value[k] for k in index_keys}, **value}
+        return {k: _js_key_order(v) for k, v in value.items()}
+    return value
+
+
+def _record_from_columns(row: Mapping[str, Any]) -> dict[str, Any]:
+    """An in-memory event (no ``raw`` JSON) as an object, absent fields omitted."""
+    record: dict[str, Any] = {}
+    for name in ("type", "agentId", "ts", "timestampMs", "timestamp", "status"):
+        if row.get(name) is not None:
+            record[name] = _json_number(row[name])
+    data = row.get("data") or {}
+    record["data"] = {k: _json_number(v) for k, v in data.items() if v is not None}
+    return record
+
+
+def _enriched_object(row: Mapping[str, Any]) -> dict[str, Any]:
+    """``enrichCoordinationEvent``'s object: the original event, enrichment written in.
+
+    The reference spreads the parsed event and assigns the enrichment, so existing keys keep
+    their place and new ones are appended; ``collabIntent`` is dropped when it is not a
+    usable string (JSON drops undefined).
+    """
+    raw = row["raw"]
+    if raw is None:
+        record = _record_from_columns(row)
+    else:
+        record = json.loads(raw, parse_int=_js_int, parse_float=_js_float)
+    data = record.get("data")
+    data = dict(data) if isinstance(data, dict) else {}
+    enrichment = {name: row[name] for name in _ENRICHMENT_TOP}
+    enrichment["categoryConfidence"] = _json_number(enrichment["categoryConfidence"])
+    for name in ("eventRole", "fromSessionType", "toSessionType", "collabCategory", "collabSubTags"):
+        data[name] = enrichment[name]
+    intent = _as_string(data.get("collabIntent"))
+    data["collabIntent"] = intent
+    data["categoryConfidence"] = enrichment["categoryConfidence"]
+    data["categorySource"] = enrichment["categorySource"]
+    data["categoryVersion"] = row["categoryVersion"]
+    if intent is None:
+        del data["collabIntent"]
+    record["type"] = js_trim(record["type"]) if isinstance(record.get("type"), str) else row["type"]
+    record["data"] = data
+    record.update(enrichment)
+    return _js_key_order(record)
+
+
+def _event_objects(enriched: pl.LazyFrame, keys: pl.DataFrame) -> list[dict[str, Any]]:
+    """The enriched event objects of the rows ``keys`` (file, line), in that order."""
+    if keys.height == 0:
+        return []
+    names = enriched.collect_schema().names()
+    wanted = ["file", "line", "raw", "categoryVersion", *_ENRICHMENT_TOP]
+    typed = [c for c in ("type", "agentId", "ts", "timestampMs", "timestamp", "status", "data") if c in names]
+    rows = (
+        keys.lazy()
+        .with_row_index("_order")
+        .join(enriched.select(*dict.fromkeys([*wanted, *typed])), on=["file", "line"], how="left")
+        .sort("_order")
+        .collect()
+    )
+    return [_enriched_object(row) for row in rows.iter_rows(named=True)]
