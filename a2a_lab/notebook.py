@@ -80,9 +80,12 @@ def log_source(environ: Mapping[str, str] | None = None) -> Path:
     -------
     Path
         The value of ``A2A_LAB_LOGS`` with ``~`` expanded (a log directory, a file or a
-        glob, whatever :func:`a2a_lab.load` accepts); when it is unset or blank, the
+        glob, whatever :func:`a2a_lab.load` accepts). When it is unset or blank, the
         sample log directory shipped with the package
-        (:func:`a2a_lab.samples.sample_dir`).
+        (:func:`a2a_lab.samples.sample_dir`), relative to the working directory if it
+        lies inside that directory or its parent (a notebook running in a checkout's
+        ``notebooks/`` gets ``../a2a_lab/...``): the loader keeps paths as given, so
+        the stored outputs that show file names are the same in every checkout.
 
     Examples
     --------
@@ -97,7 +100,13 @@ def log_source(environ: Mapping[str, str] | None = None) -> Path:
     # Imported here so that pointing the notebooks at real logs never touches the sample.
     from a2a_lab.samples import sample_dir
 
-    return Path(sample_dir())
+    sample = Path(sample_dir()).resolve()
+    cwd = Path.cwd().resolve()
+    if sample.is_relative_to(cwd):
+        return sample.relative_to(cwd)
+    if sample.is_relative_to(cwd.parent):
+        return Path("..") / sample.relative_to(cwd.parent)
+    return sample
 
 
 def display_timezone(environ: Mapping[str, str] | None = None) -> str:

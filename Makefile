@@ -1,0 +1,74 @@
+# a2a_lab developer commands. Only `python3` (>= 3.11) with pip is assumed.
+#
+#   make lab        create/update .venv and start JupyterLab on notebooks/
+#   make test       create/update .venv and run the whole suite (unit tests, doctests,
+#                   every notebook under strict nbval, notebook/jupytext pairing)
+#   make notebooks  re-execute every notebook and store its outputs (after editing one)
+#   make lock       re-resolve requirements/lock.txt from scratch (a deliberate upgrade)
+#   make clean      remove .venv and caches
+#
+# Variables: PYTHON (the interpreter that creates .venv), PYTEST_ARGS (extra pytest
+# arguments, e.g. PYTEST_ARGS="-k loader -x"), LAB_ARGS (extra JupyterLab arguments),
+# NOTEBOOKS (the notebooks `make notebooks` runs; all by default).
+
+PYTHON ?= python3
+VENV ?= .venv
+LOCK := requirements/lock.txt
+BIN := $(VENV)/bin
+# Written after a complete install; older than pyproject.toml or the lock means "reinstall".
+STAMP := $(VENV)/.a2a-lab-installed
+PIP := $(BIN)/python -m pip
+PIP_FLAGS := --disable-pip-version-check --progress-bar off --quiet
+
+# Stored notebook outputs are compared on every run, so the kernels must not see what
+# differs between machines: the analyst's own log source and time zone, hash seeds and
+# kernel specs installed outside the venv.
+RUN_ENV := env -u A2A_LAB_LOGS -u A2A_LAB_TZ TZ=UTC PYTHONHASHSEED=0 JUPYTER_PREFER_ENV_PATH=1
+NBVAL_ARGS := --nbval --nbval-current-env --nbval-cell-timeout=600 \
+	--nbval-sanitize-with notebooks/nbval-sanitize.cfg
+
+PYTEST_ARGS ?=
+LAB_ARGS ?=
+NOTEBOOKS ?=
+# JupyterLab refuses to start as root unless told to (containers, CI machines).
+ALLOW_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root)
+
+.PHONY: lab test notebooks lock clean venv
+
+venv: $(STAMP)
+
+$(STAMP): pyproject.toml $(LOCK)
+	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || \
+		{ echo "a2a_lab needs Python >= 3.11; '$(PYTHON)' is $$($(PYTHON) --version 2>&1)" >&2; exit 1; }
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(PIP) install $(PIP_FLAGS) "$$(grep -E '^pip==' $(LOCK))"
+	$(PIP) install $(PIP_FLAGS) --no-deps -r $(LOCK)
+	$(PIP) install $(PIP_FLAGS) --no-deps --no-build-isolation -e .
+	$(PIP) check
+	touch $@
+
+lab: $(STAMP)
+	$(BIN)/jupyter lab --ServerApp.root_dir=notebooks $(ALLOW_ROOT) $(LAB_ARGS)
+
+test: $(STAMP)
+	$(RUN_ENV) $(BIN)/python -m pytest $(NBVAL_ARGS) $(PYTEST_ARGS)
+
+notebooks: $(STAMP)
+	$(RUN_ENV) $(BIN)/python tools/run_notebooks.py $(NOTEBOOKS)
+
+# Resolves the newest releases pyproject.toml allows in a throw-away venv and freezes them
+# (pip, setuptools and wheel included, the project itself excluded).
+lock:
+	@set -e; tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
+	$(PYTHON) -m venv "$$tmp/venv"; \
+	"$$tmp/venv/bin/python" -m pip install $(PIP_FLAGS) --upgrade pip setuptools wheel; \
+	"$$tmp/venv/bin/python" -m pip install $(PIP_FLAGS) -e '.[notebooks,test]'; \
+	"$$tmp/venv/bin/python" -m pip check; \
+	{ sed -n '/^#/p' $(LOCK); \
+	  "$$tmp/venv/bin/python" -m pip freeze --all --exclude-editable; } > "$$tmp/lock.txt"; \
+	mv "$$tmp/lock.txt" $(LOCK); \
+	echo "$(LOCK): $$(grep -c '==' $(LOCK)) pinned packages"
+
+clean:
+	rm -rf $(VENV) .pytest_cache .hypothesis .benchmarks
+	find . -name __pycache__ -type d -prune -exec rm -rf {} +
