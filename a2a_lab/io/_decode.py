@@ -37,7 +37,9 @@ _MIN_CHUNK = 16
 RAW_PREVIEW = 200
 
 _NUMERIC_TEXT = r"^(?:-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?|true|false)$"
-_NOT_JSON_HINT = r"(?:NaN|Infinity|,\s*[}\]])"
+# Lines the fast path must not see: NaN/Infinity tokens and trailing commas (not JSON, but
+# tolerated by Polars' decoder) and UTF-16 surrogate escapes (Polars mis-decodes a lone one).
+_NOT_JSON_HINT = r"(?:NaN|Infinity|,\s*[}\]]|\\u[dD][89a-fA-F])"
 
 
 @dataclass(frozen=True)
@@ -332,6 +334,7 @@ def decode_text(text: str, *, exact: bool = False) -> DecodedText:
     slow_events, rejects, issues = _exact(slow)
     events = pl.concat([fast_events, slow_events], how="vertical").sort("line")
     rejects = rejects.sort("line")
+    issues = issues.sort("line", maintain_order=True)
     return DecodedText(events=events, rejects=rejects, issues=issues, lines=n, blank=blank, exact_lines=slow.height)
 
 
