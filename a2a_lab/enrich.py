@@ -55,7 +55,7 @@ from typing import TypeVar
 
 import polars as pl
 
-from a2a_lab._jsstr import js_lower, js_string_expr, js_trim_expr
+from a2a_lab._jsstr import js_string_expr, js_trim_expr
 from a2a_lab.rules import TASK_MONITOR_V1, RuleSet, main_agents_from_openclaw, normalize_agent_id
 
 __all__ = ["ENRICHMENT_COLUMNS", "enrich", "resolve_main_agents"]
@@ -162,7 +162,10 @@ def enrich(
         .with_columns(plan.stage_agents())
         .with_columns(plan.stage_session_types())
         .with_columns(plan.stage_role_and_hits())
-        .with_columns(plan.stage_scores())
+        .with_columns(plan.stage_packed_scores())
+        .with_columns(plan.stage_category_scores())
+        .with_columns(plan.stage_top_score())
+        .with_columns(plan.stage_top_category())
         .with_columns(plan.stage_ranking())
         .with_columns(plan.stage_category())
         .select(*(n for n in names if n not in ENRICHMENT_COLUMNS), *ENRICHMENT_COLUMNS)
@@ -193,7 +196,7 @@ class _Plan:
     @cached_property
     def patterns(self) -> list[str]:
         """Lower-cased keywords (the reference matches ``keyword.toLowerCase()``)."""
-        return [js_lower(kw) for _, kw in self.rules.keywords]
+        return list(self.rules.keyword_patterns)
 
     @cached_property
     def keyword_category(self) -> list[int]:
@@ -249,7 +252,7 @@ class _Plan:
 
     def stage_session_types(self) -> list[pl.Expr]:
         main, subagent, unknown = self.rules.session_types
-        mains = pl.lit(pl.Series(sorted(self.main_agents), dtype=pl.String))
+        mains = pl.lit(pl.Series(sorted(self.main_agents), dtype=pl.String)).implode()
         from_main = pl.col("fromAgent").str.to_lowercase().is_in(mains).fill_null(False)
         to_main = pl.col("toAgent").str.to_lowercase().is_in(mains).fill_null(False)
         hint = _tmp("hint")
@@ -326,7 +329,7 @@ class _Plan:
         )
         return [role.alias("eventRole"), ordinals.alias(_TMP + "hits")]
 
-    def stage_scores(self) -> list[pl.Expr]:
+    def stage_packed_scores(self) -> list[pl.Expr]:
         hits = _tmp("hits")
         ordinals = list(range(len(self.patterns)))
         exprs = []
@@ -343,28 +346,39 @@ class _Plan:
                 )
         return exprs
 
-    def _field(self, unit: str, cat: int) -> pl.Expr:
-        word, slot = divmod(cat, self.fields_per_word)
-        mask = (1 << self.field_bits) - 1
-        return (_tmp(f"{unit}{word}") // (1 << (slot * self.field_bits))) % (mask + 1)
+    def stage_category_scores(self) -> list[pl.Expr]:
+        """Unpack every category's score and hit count from the packed words."""
+        exprs = []
+        for cat in range(len(self.rules.categories)):
+            word, slot = divmod(cat, self.fields_per_word)
+            shift, size = 1 << (slot * self.field_bits), 1 << self.field_bits
+            for unit in ("score", "count"):
+                exprs.append(((_tmp(f"{unit}{word}") // shift) % size).alias(f"{_TMP}{unit}_{cat}"))
+        return exprs
+
+    def _per_category(self, unit: str) -> list[pl.Expr]:
+        return [_tmp(f"{unit}_{cat}") for cat in range(len(self.rules.categories))]
+
+    def stage_top_score(self) -> list[pl.Expr]:
+        return [pl.max_horizontal(self._per_category("score")).alias(_TMP + "top")]
+
+    def stage_top_category(self) -> list[pl.Expr]:
+        # the reference's stable sort puts the first category with the top score first
+        top = _tmp("top")
+        firsts = [pl.when(s == top).then(pl.lit(c)) for c, s in enumerate(self._per_category("score"))]
+        return [pl.coalesce(firsts).alias(_TMP + "top_cat")]
 
     def stage_ranking(self) -> list[pl.Expr]:
-        n = len(self.rules.categories)
-        scores = [self._field("score", c) for c in range(n)]
-        top = pl.max_horizontal(scores)
-        # the reference's stable sort puts the first category with the top score first
-        top_cat = pl.coalesce([pl.when(s == top).then(pl.lit(c)) for c, s in enumerate(scores)])
+        scores, counts = self._per_category("score"), self._per_category("count")
+        top_cat = _tmp("top_cat")
         others = [pl.when(top_cat != c).then(s) for c, s in enumerate(scores)]
-        second = pl.max_horizontal(others).fill_null(0) if n > 1 else pl.lit(0, pl.Int64)
-        counts = [self._field("count", c) for c in range(n)]
-        offset = pl.sum_horizontal(
-            [pl.when(top_cat > c).then(k).otherwise(0) for c, k in enumerate(counts)]
-        )
+        second = pl.max_horizontal(others).fill_null(0) if len(scores) > 1 else pl.lit(0, pl.Int64)
+        # the hits are sorted by ordinal (category-major): the top category's hits start
+        # after those of the categories declared before it
+        offset = pl.sum_horizontal([pl.when(top_cat > c).then(k).otherwise(0) for c, k in enumerate(counts)])
         top_count = pl.coalesce([pl.when(top_cat == c).then(k) for c, k in enumerate(counts)])
         return [
-            top.alias(_TMP + "top"),
-            top_cat.alias(_TMP + "top_cat"),
-            (top - second).clip(lower_bound=0).alias(_TMP + "gap"),
+            (_tmp("top") - second).clip(lower_bound=0).alias(_TMP + "gap"),
             offset.alias(_TMP + "offset"),
             pl.min_horizontal(top_count, pl.lit(self.rules.rule_sub_tag_limit)).alias(_TMP + "n_tags"),
         ]

@@ -24,7 +24,7 @@ from os import PathLike
 from pathlib import Path
 from typing import Any
 
-from a2a_lab._jsstr import js_lower, js_to_fixed_number, js_trim, utf16_len
+from a2a_lab._jsstr import js_lower, js_lower_all, js_to_fixed_number, js_trim, utf16_len
 
 __all__ = [
     "TASK_MONITOR_V1",
@@ -186,18 +186,15 @@ class RuleSet:
         names = self.category_names
         if not names or len(set(names)) != len(names):
             raise ValueError(f"category names must be non-empty and distinct: {names}")
+        for cat, kw in self.keywords:
+            if not isinstance(kw, str) or kw == "":
+                raise ValueError(f"category {cat!r}: keywords must be non-empty strings")
         seen: dict[str, str] = {}
-        for cat in self.categories:
-            for kw in cat.keywords:
-                if not isinstance(kw, str) or kw == "":
-                    raise ValueError(f"category {cat.name!r}: keywords must be non-empty strings")
-                pattern = js_lower(kw)
-                if pattern in seen:
-                    # one keyword = one hit in one category; the vectorised matcher relies on it
-                    raise ValueError(
-                        f"keyword {kw!r} ({cat.name}) duplicates {seen[pattern]!r} after lower-casing"
-                    )
-                seen[pattern] = f"{kw} ({cat.name})"
+        for (cat, kw), pattern in zip(self.keywords, self.keyword_patterns, strict=True):
+            if pattern in seen:
+                # one keyword = one hit in one category; the vectorised matcher relies on it
+                raise ValueError(f"keyword {kw!r} ({cat}) duplicates {seen[pattern]!r} after lower-casing")
+            seen[pattern] = f"{kw} ({cat})"
         for role, cat in self.fallback_categories:
             if role not in self.event_roles:
                 raise ValueError(f"fallback_categories: unknown role {role!r}")
@@ -249,6 +246,12 @@ class RuleSet:
         108
         """
         return tuple((c.name, kw) for c in self.categories for kw in c.keywords)
+
+    @cached_property
+    def keyword_patterns(self) -> tuple[str, ...]:
+        """The keywords as matched: lower-cased like JavaScript (``keyword.toLowerCase()``),
+        in the order of :attr:`keywords`."""
+        return tuple(js_lower_all(kw for _, kw in self.keywords))
 
     @property
     def role_conversation(self) -> str:
