@@ -25,7 +25,15 @@ if TYPE_CHECKING:
     )
 
 _GENERATOR_NAMES = frozenset(
-    {"DEFAULT_SEED", "LogSummary", "MalformedLine", "SampleManifest", "generate_events", "write_log", "write_sample"}
+    {
+        "DEFAULT_SEED",
+        "LogSummary",
+        "MalformedLine",
+        "SampleManifest",
+        "generate_events",
+        "write_log",
+        "write_sample",
+    }
 )
 
 __all__ = [

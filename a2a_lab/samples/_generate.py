@@ -31,13 +31,27 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import polars as pl
 
+from a2a_lab._jsstr import utf16_len
+from a2a_lab.runtime import (
+    REFERENCE_RETRY,
+    AnnounceTarget,
+    build_no_reply_outcome_message,
+    classify_error,
+    classify_intent,
+    effective_turns,
+    is_agent_session_key,
+    payload_intent,
+    should_run_announce,
+    should_terminate_ping_pong,
+)
+from a2a_lab.runtime import backoff_ms as reference_backoff_ms
 from a2a_lab.samples import _texts as tx
 
 __all__ = [
@@ -67,19 +81,16 @@ SAMPLE_ROTATE_BYTES = 640 * 1024
 BENCH_START = datetime(2026, 3, 2, tzinfo=KST)
 BENCH_EVENTS_PER_DAY = 60_000
 
-# Runtime constants (a2a-runtime.md §1-§3).
-CHUNK_MS = 30_000
-MAX_WAIT_MS = 300_000
-MAX_RETRIES = 3
+# Runtime constants (a2a-runtime.md §1-§3); the wait loop's come from REFERENCE_RETRY.
+CHUNK_MS = REFERENCE_RETRY.chunk_ms
+MAX_WAIT_MS = REFERENCE_RETRY.max_wait_ms
+MAX_RETRIES = REFERENCE_RETRY.max_retries
 TURN_TIMEOUT_MS = 120_000
 CONFIGURED_MAX_TURNS = 5
 GATE_QUEUE_TIMEOUT_MS = 30_000
 GATE_LIMIT = 3
 MESSAGE_LIMIT = 4_000
 PREVIEW_LIMIT = 200
-
-NO_REPLY_PREFIX = "[outcome] no_reply: 메시지가 전달되었으나 응답을 수신하지 못했습니다"
-LEGACY_BLOCKED_PREFIX = "[outcome] blocked: 응답을 받지 못했습니다"
 
 # Placeholders of episode templates (private-use characters: json.dumps keeps them verbatim).
 _TOKEN_48 = "\ue000"  # 12 hex digits, unique per replica
@@ -99,155 +110,125 @@ class _Agent:
 
 #: Configured agents: every one is a main agent (listed in ``openclaw.json``).
 MAIN_AGENTS: tuple[_Agent, ...] = (
-    _Agent("main", "메인", "🦞", "coordinator", ("planning_decision", "biz_strategy", "engineering_build"), ("jiwoo", "hana", "maru")),
-    _Agent("ruda", "루다", "🧭", "product manager", ("planning_decision", "growth_marketing", "customer_community"), ("hana", "dana", "sori")),
-    _Agent("eden", "이든", "🛠️", "engineering lead", ("engineering_build", "qa_validation", "docs_knowledge"), ("jiwoo", "nuri", "maru")),
-    _Agent("seum", "세움", "🚀", "infrastructure", ("infra_ops", "engineering_build", "qa_validation"), ("gaon", "nuri")),
-    _Agent("bada", "바다", "🔎", "research", ("research_analysis", "biz_strategy", "docs_knowledge"), ("hana", "iseul")),
-    _Agent("haneul", "하늘", "📣", "growth and customers", ("growth_marketing", "customer_community", "legal_compliance"), ("dana", "sori", "yoon")),
+    _Agent(
+        "main",
+        "메인",
+        "🦞",
+        "coordinator",
+        ("planning_decision", "biz_strategy", "engineering_build"),
+        ("jiwoo", "hana", "maru"),
+    ),
+    _Agent(
+        "ruda",
+        "루다",
+        "🧭",
+        "product manager",
+        ("planning_decision", "growth_marketing", "customer_community"),
+        ("hana", "dana", "sori"),
+    ),
+    _Agent(
+        "eden",
+        "이든",
+        "🛠️",
+        "engineering lead",
+        ("engineering_build", "qa_validation", "docs_knowledge"),
+        ("jiwoo", "nuri", "maru"),
+    ),
+    _Agent(
+        "seum",
+        "세움",
+        "🚀",
+        "infrastructure",
+        ("infra_ops", "engineering_build", "qa_validation"),
+        ("gaon", "nuri"),
+    ),
+    _Agent(
+        "bada",
+        "바다",
+        "🔎",
+        "research",
+        ("research_analysis", "biz_strategy", "docs_knowledge"),
+        ("hana", "iseul"),
+    ),
+    _Agent(
+        "haneul",
+        "하늘",
+        "📣",
+        "growth and customers",
+        ("growth_marketing", "customer_community", "legal_compliance"),
+        ("dana", "sori", "yoon"),
+    ),
 )
 #: Agents that only ever run as spawned sub-agent sessions (``agent:<id>:subagent:<uuid>``).
-WORKER_AGENTS: tuple[str, ...] = ("jiwoo", "nuri", "maru", "hana", "dana", "yoon", "sori", "gaon", "iseul")
-_MAIN_BY_ID = {a.id: a for a in MAIN_AGENTS}
-_WORKER_CATEGORIES: dict[str, tuple[str, ...]] = {
-    "jiwoo": ("engineering_build",),
-    "nuri": ("qa_validation",),
-    "maru": ("docs_knowledge",),
-    "hana": ("research_analysis",),
-    "dana": ("growth_marketing",),
-    "yoon": ("legal_compliance",),
-    "sori": ("customer_community",),
-    "gaon": ("infra_ops",),
-    "iseul": ("research_analysis", "biz_strategy"),
-}
+WORKER_AGENTS: tuple[str, ...] = (
+    "jiwoo",
+    "nuri",
+    "maru",
+    "hana",
+    "dana",
+    "yoon",
+    "sori",
+    "gaon",
+    "iseul",
+)
 #: Discord snowflakes: people who mention agents, the agents' bot users, and channels.
 HUMANS: tuple[str, ...] = ("284019573310226433", "391847562019283746", "512093847561029384")
-BOT_USER_IDS: dict[str, str] = {a.id: f"13{index:02d}5{index * 7919:06d}4821{index:02d}7" for index, a in enumerate(MAIN_AGENTS)}
+BOT_USER_IDS: dict[str, str] = {
+    a.id: f"13{index:02d}5{index * 7919:06d}4821{index:02d}7" for index, a in enumerate(MAIN_AGENTS)
+}
 CHANNELS: tuple[str, ...] = ("1187423365011234816", "1187423365011234817", "1201958237465019283")
 
 _HOUR_WEIGHTS = np.array(
-    [0.3, 0.2, 0.1, 0.1, 0.1, 0.1, 0.2, 0.5, 1.2, 2.0, 2.4, 2.3, 1.6, 2.2, 2.5, 2.5, 2.3, 2.0, 1.5, 1.2, 1.1, 1.0, 0.8, 0.5]
+    [
+        0.3,
+        0.2,
+        0.1,
+        0.1,
+        0.1,
+        0.1,
+        0.2,
+        0.5,
+        1.2,
+        2.0,
+        2.4,
+        2.3,
+        1.6,
+        2.2,
+        2.5,
+        2.5,
+        2.3,
+        2.0,
+        1.5,
+        1.2,
+        1.1,
+        1.0,
+        0.8,
+        0.5,
+    ]
 )
 _HOUR_P = _HOUR_WEIGHTS / _HOUR_WEIGHTS.sum()
 
 
-# --------------------------------------------------------------------------------------------
-# Reference behaviour the generator needs to emit consistent fields (runtime §3, §4).
-# --------------------------------------------------------------------------------------------
-_NOT_LT = r"[^\n\r\u2028\u2029]*"  # JavaScript '.' does not match line terminators
-_INTENT_RULES: tuple[tuple[str, int, re.Pattern[str]], ...] = (
-    ("notification", 0, re.compile(r"\[NO_REPLY_NEEDED\]|\[NOTIFICATION\]|전달합니다|공유합니다|알림:", re.I)),
-    ("escalation", 0, re.compile(r"\[URGENT\]|\[ESCALATION\]", re.I)),
-    (
-        "result_report",
-        1,
-        re.compile(rf"\[outcome\]|\[result\]|작업{_NOT_LT}완료|결과{_NOT_LT}보고|분석{_NOT_LT}결과|completed|finished|done", re.I),
-    ),
-    (
-        "request",
-        3,
-        re.compile(
-            "해줘|해주세요|해줄래|봐줘|봐주세요|처리해|부탁해|부탁드|진행해줘|작성해줘|분석해줘|검토해줘|수정해줘|생성해줘|만들어줘|보내줘|알아봐줘",
-            re.I,
-        ),
-    ),
-    (
-        "collaboration",
-        -1,
-        re.compile(
-            rf"논의|토론|설계하자|같이|함께|의견{_NOT_LT}줘|의견{_NOT_LT}들려|의견{_NOT_LT}말해|피드백|리뷰|검토|합의|조율|상의|"
-            r"브레인스토밍|let'?s discuss|review together|brainstorm|collaborate|work together|let'?s figure out|what do you think",
-            re.I,
-        ),
-    ),
-    ("question", 1, re.compile(r"\?\Z|어떻게|어디에|뭐가|알려줘|can you|could you|please", re.I)),
-)
-_PAYLOAD_INTENT = {
-    "task_delegation": "collaboration",
-    "status_report": "result_report",
-    "question": "question",
-    "answer": "notification",
-}
-_CONCLUSION = re.compile(r"^(알겠습니다|확인했습니다|감사합니다|네,?\s*이해했습니다|완료|understood|got it|thanks|noted)", re.I)
-_JS_WHITESPACE = "\t\n\v\f\r \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
-
-
-def _classify_intent(message: str) -> tuple[str, int]:
-    """Intent and suggested turns of a free-text message (reference ``classifyMessageIntent``)."""
-    for intent, turns, pattern in _INTENT_RULES:
-        if pattern.search(message):
-            return intent, turns
-    return "collaboration", -1
-
-
-def _utf16_len(text: str) -> int:
-    return len(text.encode("utf-16-le")) // 2
-
-
 def _js_slice(text: str, limit: int) -> str:
     """``text.slice(0, limit)`` in UTF-16 code units, as JavaScript cuts strings."""
-    if _utf16_len(text) <= limit:
+    if utf16_len(text) <= limit:
         return text
     return text.encode("utf-16-le")[: 2 * limit].decode("utf-16-le", errors="surrogatepass")
 
 
 def _termination(reply: str, previous: Sequence[str]) -> str | None:
-    """Early-termination reason of a ping-pong reply (reference ``shouldTerminatePingPong``)."""
-    trimmed = reply.strip(_JS_WHITESPACE)
-    if previous:
-        words_a = set(trimmed.lower().split())
-        words_b = set(previous[-1].lower().split())
-        if words_a and words_b:
-            similarity = len(words_a & words_b) / len(words_a | words_b)
-            if similarity > 0.85:
-                return "repetition_detected"
-    if _utf16_len(trimmed) < 20 and "?" not in trimmed:
-        return "minimal_content"
-    if _CONCLUSION.match(trimmed):
-        return "conclusion_detected"
-    return None
+    """The early-termination reason of a ping-pong reply, if it ends the loop."""
+    result = should_terminate_ping_pong(reply, previous)
+    return result.reason if result.terminate else None
 
 
-def _classify_wait_error(kind: str, status: str, message: str) -> tuple[str, str, str, bool]:
-    """``(category, code, reason, retriable)`` of a failed ``agent.wait`` (runtime §4)."""
-    if kind == "exception":
-        low = message.lower()
-        if any(s in low for s in ("timeout", "econnreset", "socket hang up", "econnrefused", "dns", "fetch failed")):
-            return "transient", "gateway_connection", message, True
-        if any(s in low for s in ("unauthorized", "forbidden", "401", "403")):
-            return "permanent", "auth_failure", message, False
-        return "unknown", "gateway_unknown", message, True
-    if status == "not_found":
-        return "permanent", "run_not_found", "run ID not found on gateway", False
-    if status == "timeout":
-        return "transient", "wait_chunk_timeout", "agent.wait chunk timeout (agent still running)", True
-    if status == "error":
-        low = message.lower()
-        if re.search(r"rate.?limit|429|too many requests", low):
-            return "transient", "rate_limit", message, True
-        if re.search(r"context.?length|token.?limit|too.?long|maximum.?context", low):
-            return "permanent", "context_exceeded", message, False
-        if re.search(r"overload|529|capacity|server.?error|500|502|503", low):
-            return "transient", "server_overload", message, True
-        if re.search(r"not.?found|invalid|denied|forbidden", low):
-            return "permanent", "request_rejected", message, False
-        return "unknown", "error_unknown", message, True
-    return "unknown", "unexpected_status", f"unexpected status: {status}", True
-
-
-def _no_reply_text(legacy: bool, wait_status: str | None, wait_error: str | None, exceeded: bool) -> str:
+def _no_reply_text(
+    legacy: bool, wait_status: str | None, wait_error: str | None, exceeded: bool
+) -> str:
     """The ``[outcome]`` text of an exchange without reply (runtime §2.3)."""
-    prefix = LEGACY_BLOCKED_PREFIX if legacy else NO_REPLY_PREFIX
-    reason = wait_error.strip() if wait_error and wait_error.strip() else ""
-    if reason:
-        return f"{prefix} ({reason})"
-    if wait_status == "not_found":
-        return f"{prefix} (실행 상태를 찾을 수 없음)"
-    if wait_status == "error":
-        return f"{prefix} (실행 오류)"
-    if exceeded or wait_status == "timeout":
-        return f"{prefix} (대기 시간 {MAX_WAIT_MS // 1000}초 초과)"
-    return prefix
+    return build_no_reply_outcome_message(
+        wait_status, wait_error, max_wait_exceeded=exceeded, max_wait_ms=MAX_WAIT_MS, legacy=legacy
+    )
 
 
 def _session_type(key: str | None) -> str:
@@ -264,10 +245,6 @@ def _event_role(from_type: str, to_type: str) -> str:
     return "delegation.subagent" if "subagent" in (from_type, to_type) else "conversation.main"
 
 
-def _agent_internal(key: str) -> bool:
-    return re.match(r"agent:[^:]+:(main|a2a:|subagent:)", key, re.I) is not None
-
-
 def _dumps(value: Any) -> str:
     """``JSON.stringify`` of a value: compact, non-ASCII kept, lone surrogates escaped."""
     text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
@@ -282,7 +259,7 @@ def _epoch_ms(moment: datetime) -> int:
 
 def _iso_utc(ms: int) -> str:
     """JavaScript ``new Date(ms).toISOString()``."""
-    moment = datetime.fromtimestamp(ms / 1000, tz=timezone.utc)
+    moment = datetime.fromtimestamp(ms / 1000, tz=UTC)
     return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{ms % 1000:03d}Z"
 
 
@@ -364,13 +341,17 @@ class _Ids:
 
     def short(self, prefix: str) -> str:
         """``prefix`` + 12 hex digits (task ids and the like)."""
-        return self._unique(lambda: prefix + (self._hex(4) + _TOKEN_32 if self._template else self._hex(12)))
+        return self._unique(
+            lambda: prefix + (self._hex(4) + _TOKEN_32 if self._template else self._hex(12))
+        )
 
 
 class _Builder:
     """Emits the events of whole episodes (work sessions, conversations, spawns) in memory."""
 
-    def __init__(self, rng: np.random.Generator, *, template: bool = False, legacy_until: int = 0) -> None:
+    def __init__(
+        self, rng: np.random.Generator, *, template: bool = False, legacy_until: int = 0
+    ) -> None:
         self.rng = rng
         self.ids = _Ids(rng, template)
         self.legacy_until = legacy_until
@@ -406,14 +387,18 @@ class _Builder:
     def emit(self, ts: int, type_: str, agent: str, data: dict[str, Any]) -> None:
         """Record one event; ``None`` values are dropped as ``JSON.stringify`` drops undefined."""
         clean = {k: v for k, v in data.items() if v is not None}
-        self.events.append((ts, self._seq, {"type": type_, "agentId": agent, "ts": ts, "data": clean}))
+        self.events.append(
+            (ts, self._seq, {"type": type_, "agentId": agent, "ts": ts, "data": clean})
+        )
         self._seq += 1
 
     # -- text --------------------------------------------------------------------------------
     def fill(self, template: str, lang: str, topic: str, **extra: str) -> str:
         """Fill a text template; unused placeholders are drawn from the text banks."""
         n = str(self.ms(100, 2400))
-        first, second = (int(i) for i in self.rng.choice(len(tx.POINTS[lang]), size=2, replace=False))
+        first, second = (
+            int(i) for i in self.rng.choice(len(tx.POINTS[lang]), size=2, replace=False)
+        )
         values = {
             "topic": topic,
             "mention": "",
@@ -454,12 +439,19 @@ class _Builder:
 
     def intent(self) -> str:
         return self.weighted(
-            {"request": 35, "question": 22, "collaboration": 20, "notification": 9, "result_report": 9, "escalation": 5}
+            {
+                "request": 35,
+                "question": 22,
+                "collaboration": 20,
+                "notification": 9,
+                "result_report": 9,
+                "escalation": 5,
+            }
         )
 
     # -- ids ---------------------------------------------------------------------------------
     def conversation_id(self, ctx: _Ctx, a: str, b: str) -> str:
-        """Conversation id when none is given (runtime §6): parent, then per work session and pair."""
+        """Conversation id when none is given (runtime §6): parent, else cached per ws and pair."""
         if ctx.parent:
             return ctx.parent
         if ctx.ws is None:
@@ -472,7 +464,7 @@ class _Builder:
 
     # -- payloads (runtime §8) ---------------------------------------------------------------
     def payload(self, kind: str, fields: dict[str, Any], invalid_p: float = 0.22) -> _Payload:
-        """A structured payload of ``kind``; with probability ``invalid_p`` a realistic invalid one."""
+        """A structured payload of ``kind``, invalid (realistically broken) with ``invalid_p``."""
         body: dict[str, Any] = {"type": kind, **{k: v for k, v in fields.items() if v is not None}}
         valid = not self.chance(invalid_p)
         text = _dumps(body)
@@ -543,13 +535,26 @@ class _Builder:
         if gate_blocked and not legacy:
             return self._gate_blocked(t0, sender, target, conv, shared)
 
-        replied, waited_until, wait_status, wait_error, exceeded = self._wait(t0, sender, target, run_id, conv, shared, legacy, run_ms)
+        replied, waited_until, wait_status, wait_error, exceeded = self._wait(
+            t0, sender, target, run_id, conv, shared, legacy, run_ms
+        )
         if not replied:
-            return self._no_reply(waited_until, sender, target, conv, shared, legacy, wait_status, wait_error, exceeded, role)
+            return self._no_reply(
+                waited_until,
+                sender,
+                target,
+                conv,
+                shared,
+                legacy,
+                wait_status,
+                wait_error,
+                exceeded,
+                role,
+            )
 
         t = waited_until
         if reply is None:
-            intent_of_message = _classify_intent(message)[0]
+            intent_of_message = classify_intent(message).intent
             reply = self.fill(self.pick(tx.FIRST_REPLIES[intent_of_message][lang]), lang, topic)
             if self.chance(0.15):
                 reply = f"{reply} {self.fill('{point}. {point2}. {opinion}', lang, topic)}"
@@ -575,21 +580,23 @@ class _Builder:
             },
         )
 
-        if payload is not None and payload.valid:
-            intent, suggested = _PAYLOAD_INTENT[payload.type], -1
-        else:
-            intent, suggested = _classify_intent(message)
-        if suggested == 0:
-            effective = 0
-        elif suggested == -1:
-            effective = CONFIGURED_MAX_TURNS
-        else:
-            effective = min(suggested, CONFIGURED_MAX_TURNS)
+        # The reference caller gives a valid payload's intent the configured turns (-1).
+        result = (
+            payload_intent(payload.type, reference_caller=True)
+            if payload and payload.valid
+            else None
+        ) or classify_intent(message)
+        intent = result.intent
+        effective = effective_turns(CONFIGURED_MAX_TURNS, result)
 
-        t, actual, reason = self._ping_pong(t, sender, target, conv, shared, lang, reply, intent, effective)
+        t, actual, reason, latest = self._ping_pong(
+            t, sender, target, conv, shared, lang, reply, intent, effective
+        )
 
         channel = announce_channel or ("discord" if self.chance(0.9) else "internal")
-        run_announce = channel != "internal" and not (_agent_internal(sender.key) and _agent_internal(target.key))
+        run_announce = should_run_announce(
+            AnnounceTarget(channel, self.pick(CHANNELS)), latest, sender.key, target.key
+        )
         announced = False
         if run_announce:
             t += self.lognormal_ms(7.0, 0.5, 2.0, 40.0)
@@ -621,7 +628,9 @@ class _Builder:
         )
         return _Outcome(t, conv, True)
 
-    def _gate_blocked(self, t0: int, sender: _Session, target: _Session, conv: str, shared: dict[str, Any]) -> _Outcome:
+    def _gate_blocked(
+        self, t0: int, sender: _Session, target: _Session, conv: str, shared: dict[str, Any]
+    ) -> _Outcome:
         t = t0 + GATE_QUEUE_TIMEOUT_MS + self.ms(2, 60)
         text = f"[outcome] blocked: 동시 처리 한도 초과 (agent: {target.agent})"
         self.emit(
@@ -713,13 +722,18 @@ class _Builder:
                 wait_status, wait_error = spec[1], spec[2] or None
             else:
                 real += CHUNK_MS + 5_000 if "timeout" in spec[2].lower() else self.ms(20, 2500)
-            category, code, reason, retriable = _classify_wait_error(*spec)
-            if not retriable:
+            kind, status, text = spec
+            info = classify_error(
+                ConnectionError(text)
+                if kind == "exception"
+                else {"status": status, **({"error": text} if text else {})}
+            )
+            if not info.retriable:
                 break
             retries += 1
             if retries > MAX_RETRIES:
                 break
-            backoff = int(min(60_000, 2_000 * 2 ** (retries - 1)) * self.rng.uniform(0.5, 1.0))
+            backoff = reference_backoff_ms(retries - 1, float(self.rng.random()))
             self.emit(
                 real,
                 "a2a.retry",
@@ -730,9 +744,9 @@ class _Builder:
                     "runId": run_id,
                     "attempt": retries,
                     "maxAttempts": MAX_RETRIES,
-                    "errorCategory": category,
-                    "errorCode": code,
-                    "reason": reason,
+                    "errorCategory": info.category.value,
+                    "errorCode": info.code,
+                    "reason": info.reason,
                     "backoffMs": backoff,
                     "elapsedMs": elapsed,
                     "conversationId": conv,
@@ -812,35 +826,50 @@ class _Builder:
         first_reply: str,
         intent: str,
         effective: int,
-    ) -> tuple[int, int, str | None]:
-        """Ping-pong turns (runtime §3): returns (time, actual turns, termination reason)."""
+    ) -> tuple[int, int, str | None, str]:
+        """Ping-pong turns (runtime §3).
+
+        Returns ``(time, actual turns, termination reason, latest reply)``; the latest reply is
+        the last one that did not end the loop, as in the reference.
+        """
         if effective <= 0 or sender.key == target.key:
-            return t, 0, None
+            return t, 0, None, first_reply
         ending = self.weighted(
-            {"full": 18, "conclusion": 30, "minimal": 16, "repetition": 7, "skip": 9, "empty": 5, "timeout": 4, "error": 3}
+            {
+                "full": 18,
+                "conclusion": 30,
+                "minimal": 16,
+                "repetition": 7,
+                "skip": 9,
+                "empty": 5,
+                "timeout": 4,
+                "error": 3,
+            }
         )
         end_turn = self.ms(1, effective)
         current, other = sender, target
-        previous = [first_reply]
+        previous: list[str] = []
+        latest = first_reply
         actual = 0
         for turn in range(1, effective + 1):
             at_end = ending != "full" and turn == end_turn
             step = self.lognormal_ms(18.0, 0.6, 3.0, 110.0)
             if at_end and ending == "timeout":
-                return t + TURN_TIMEOUT_MS, actual, "turn_timeout"
+                return t + TURN_TIMEOUT_MS, actual, "turn_timeout", latest
             if at_end and ending == "error":
-                return t + self.ms(500, 20_000), actual, "agent_error"
+                return t + self.ms(500, 20_000), actual, "agent_error", latest
             if at_end and ending == "empty":
-                return t + step, actual, "empty_reply"
+                return t + step, actual, "empty_reply", latest
             t += step
             if at_end and ending == "skip":
-                return t, actual, "explicit_skip"
+                return t, actual, "explicit_skip", latest
             if at_end and ending == "conclusion":
                 text = self.pick(tx.CONCLUSIONS[lang])
             elif at_end and ending == "minimal":
                 text = self.pick(tx.MINIMAL[lang])
             elif at_end and ending == "repetition":
-                text = previous[-1]
+                # An agent echoing the last turn (the first reply is not compared).
+                text = previous[-1] if previous else latest
             else:
                 text = self.fill("{point}." if self.chance(0.7) else "{point}. {point2}.", lang, "")
                 if self.chance(0.3):
@@ -868,10 +897,11 @@ class _Builder:
                 },
             )
             if reason is not None:
-                return t, actual, reason
+                return t, actual, reason, latest
             previous.append(text)
+            latest = text
             current, other = other, current
-        return t, actual, None
+        return t, actual, None, latest
 
     # -- sub-agents --------------------------------------------------------------------------
     def spawn(
@@ -929,7 +959,12 @@ class _Builder:
                 t,
                 "a2a.spawn_result",
                 requester.agent,
-                {**result_fields, "status": "error", "error": error, "replyPreview": _js_slice(f"spawn failed: {error}", PREVIEW_LIMIT)},
+                {
+                    **result_fields,
+                    "status": "error",
+                    "error": error,
+                    "replyPreview": _js_slice(f"spawn failed: {error}", PREVIEW_LIMIT),
+                },
             )
             return t
         child_run = self.ids.uuid()
@@ -950,7 +985,9 @@ class _Builder:
         if self.chance(0.35):
             # The sub-agent asks a main agent something while it works.
             asked = self.pick([a for a in MAIN_AGENTS if a.id != worker])
-            question = self.message(self.pick(("question", "request", "collaboration")), lang, topic)
+            question = self.message(
+                self.pick(("question", "request", "collaboration")), lang, topic
+            )
             outcome = self.exchange(
                 t + self.ms(20_000, max(20_001, end - t - 30_000)),
                 child,
@@ -963,7 +1000,16 @@ class _Builder:
             end = max(end, outcome.end + self.ms(5_000, 60_000))
         if depth == 0 and self.chance(0.1):
             nested = self.pick([w for w in WORKER_AGENTS if w != worker])
-            nested_end = self.spawn(t + self.ms(30_000, 90_000), child, nested, lang, topic, ctx=child_ctx, parent=conv, depth=1)
+            nested_end = self.spawn(
+                t + self.ms(30_000, 90_000),
+                child,
+                nested,
+                lang,
+                topic,
+                ctx=child_ctx,
+                parent=conv,
+                depth=1,
+            )
             end = max(end, nested_end + self.ms(2_000, 30_000))
         result_kind = self.weighted({"ok": 88, "error": 7, "timeout": 5})
         text: str
@@ -973,16 +1019,27 @@ class _Builder:
         elif result_kind == "error":
             error = self.pick(tx.SUBAGENT_ERRORS)
             text = _no_reply_text(legacy, "error", error, False)
-            outcome_fields = {"outcome": "blocked" if legacy else "no_reply", "waitStatus": "error", "waitError": error}
+            outcome_fields = {
+                "outcome": "blocked" if legacy else "no_reply",
+                "waitStatus": "error",
+                "waitError": error,
+            }
         else:
             text = _no_reply_text(legacy, "timeout", None, True)
-            outcome_fields = {"outcome": "blocked" if legacy else "no_reply", "waitStatus": "timeout"}
+            outcome_fields = {
+                "outcome": "blocked" if legacy else "no_reply",
+                "waitStatus": "timeout",
+            }
         shared = _Ctx(task=ctx.task, ws=ws, parent=parent, depth=depth, hop=hop).fields()
-        # Older runtimes leave roles to the dashboard and give the session keys instead (rules §4.2).
+        # Older runtimes leave roles to the dashboard and give session keys instead (rules §4.2).
         roles: dict[str, Any] = (
             {"sourceSessionKey": child.key, "targetSessionKey": requester.key}
             if legacy
-            else {"eventRole": "delegation.subagent", "fromSessionType": "subagent", "toSessionType": requester.kind}
+            else {
+                "eventRole": "delegation.subagent",
+                "fromSessionType": "subagent",
+                "toSessionType": requester.kind,
+            }
         )
         self.emit(
             end,
@@ -1007,7 +1064,7 @@ class _Builder:
             {
                 "fromAgent": requester.agent,
                 "toAgent": worker,
-                "announced": result_kind == "ok" and not _agent_internal(requester.key),
+                "announced": result_kind == "ok" and not is_agent_session_key(requester.key),
                 "targetSessionKey": child.key,
                 "conversationId": conv,
                 "eventRole": "delegation.subagent",
@@ -1025,7 +1082,7 @@ class _Builder:
         ws = "ws_" + self.ids.uuid()
         task = self.ids.short("task_")
         ctx = _Ctx(task=task, ws=ws)
-        category, topic_ko, topic_en = self.topic(owner.categories)
+        _, topic_ko, topic_en = self.topic(owner.categories)
         lang = self.language()
         topic = topic_ko if lang == "ko" else topic_en
         priority = self.weighted({"medium": 45, "high": 30, "low": 15, "urgent": 10})
@@ -1033,15 +1090,40 @@ class _Builder:
         t = t0
         progress = 1
         if self.chance(0.15):
-            self.emit(t, "task.backlog_added", owner.id, {"taskId": task, "priority": priority, "workSessionId": ws})
+            self.emit(
+                t,
+                "task.backlog_added",
+                owner.id,
+                {"taskId": task, "priority": priority, "workSessionId": ws},
+            )
             t += self.lognormal_ms(2400.0, 0.9, 180.0, 21_600.0)
             picked = "backlog.auto_picked" if self.chance(0.6) else "task.backlog_picked"
             self.emit(t, picked, owner.id, {"taskId": task, "workSessionId": ws})
             t += self.ms(200, 3_000)
-            self.emit(t, "task.updated", owner.id, {"taskId": task, "status": "in_progress", "progressCount": progress, "workSessionId": ws})
+            self.emit(
+                t,
+                "task.updated",
+                owner.id,
+                {
+                    "taskId": task,
+                    "status": "in_progress",
+                    "progressCount": progress,
+                    "workSessionId": ws,
+                },
+            )
         else:
             approval = self.chance(0.2)
-            self.emit(t, "task.started", owner.id, {"taskId": task, "priority": priority, "requiresApproval": approval, "workSessionId": ws})
+            self.emit(
+                t,
+                "task.started",
+                owner.id,
+                {
+                    "taskId": task,
+                    "priority": priority,
+                    "requiresApproval": approval,
+                    "workSessionId": ws,
+                },
+            )
             if approval:
                 t = self._plan(t, owner, ctx, lang, topic)
         pending: list[int] = []
@@ -1050,18 +1132,50 @@ class _Builder:
             self._nudges(t, gap, owner, task)
             t += gap
             action = self.weighted(
-                {"update": 22, "talk": 30, "delegate": 7, "ask": 5, "spawn": 18, "block": 7, "continue": 8, "remind": 3}
+                {
+                    "update": 22,
+                    "talk": 30,
+                    "delegate": 7,
+                    "ask": 5,
+                    "spawn": 18,
+                    "block": 7,
+                    "continue": 8,
+                    "remind": 3,
+                }
             )
             if legacy and action in ("delegate", "ask"):
                 action = "talk"
             if action == "update":
                 progress += 1
                 status = "in_progress" if not legacy and self.chance(0.3) else None
-                self.emit(t, "task.updated", owner.id, {"taskId": task, "status": status, "progressCount": progress, "workSessionId": ws})
+                self.emit(
+                    t,
+                    "task.updated",
+                    owner.id,
+                    {
+                        "taskId": task,
+                        "status": status,
+                        "progressCount": progress,
+                        "workSessionId": ws,
+                    },
+                )
             elif action == "talk":
                 peer = self.pick([a for a in MAIN_AGENTS if a.id != owner.id])
-                text = self.message(self.intent(), lang, topic, mention=self.mention(peer.id) if self.chance(0.2) else "")
-                outcome = self.exchange(t, me, _Session(peer.id, f"agent:{peer.id}:main"), text, lang, ctx=ctx, topic=topic)
+                text = self.message(
+                    self.intent(),
+                    lang,
+                    topic,
+                    mention=self.mention(peer.id) if self.chance(0.2) else "",
+                )
+                outcome = self.exchange(
+                    t,
+                    me,
+                    _Session(peer.id, f"agent:{peer.id}:main"),
+                    text,
+                    lang,
+                    ctx=ctx,
+                    topic=topic,
+                )
                 t = outcome.end if self.chance(0.5) else t
             elif action == "delegate":
                 pending.append(self._delegate(t, owner, ctx, lang, topic))
@@ -1088,7 +1202,12 @@ class _Builder:
                     t += self.ms(60_000, 400_000)
                 self.emit(t, "continuation.sent", owner.id, {"taskId": task})
             else:
-                self.emit(t, "resume_reminder.sent", owner.id, {"taskId": task, "workSessionId": ws, "reminderCount": self.ms(1, 3)})
+                self.emit(
+                    t,
+                    "resume_reminder.sent",
+                    owner.id,
+                    {"taskId": task, "workSessionId": ws, "reminderCount": self.ms(1, 3)},
+                )
         t = max([t, *pending]) + self.lognormal_ms(180.0, 0.8, 10.0, 3600.0)
         return self._finish(t, owner, ctx, legacy, progress)
 
@@ -1097,19 +1216,39 @@ class _Builder:
         interval = self.ms(150_000, 420_000)
         for k in range(1, min(12, idle // interval) + 1):
             if self.chance(0.85):
-                self.emit(t + k * interval + self.ms(0, 4_000), "continuation.sent", owner.id, {"taskId": task})
+                self.emit(
+                    t + k * interval + self.ms(0, 4_000),
+                    "continuation.sent",
+                    owner.id,
+                    {"taskId": task},
+                )
 
     def _plan(self, t: int, owner: _Agent, ctx: _Ctx, lang: str, topic: str) -> int:
         fields = {"taskId": ctx.task, "workSessionId": ctx.ws}
         for attempt in range(2):
             t += self.lognormal_ms(150.0, 0.7, 20.0, 1800.0)
-            self.emit(t, "plan.submitted", owner.id, {**fields, "title": topic, "summary": self.pick(tx.PLAN_SUMMARIES[lang])})
+            self.emit(
+                t,
+                "plan.submitted",
+                owner.id,
+                {**fields, "title": topic, "summary": self.pick(tx.PLAN_SUMMARIES[lang])},
+            )
             t += self.lognormal_ms(600.0, 0.9, 30.0, 7200.0)
             if attempt == 0 and self.chance(0.2):
-                self.emit(t, "plan.rejected", owner.id, {**fields, "reason": self.pick(tx.PLAN_REJECTIONS)})
+                self.emit(
+                    t,
+                    "plan.rejected",
+                    owner.id,
+                    {**fields, "reason": self.pick(tx.PLAN_REJECTIONS)},
+                )
                 continue
             break
-        self.emit(t, "plan.approved", owner.id, {**fields, "approvedBy": self.pick(("main", "ruda", *HUMANS))})
+        self.emit(
+            t,
+            "plan.approved",
+            owner.id,
+            {**fields, "approvedBy": self.pick(("main", "ruda", *HUMANS))},
+        )
         t += self.ms(200, 5_000)
         self.emit(t, "task.approved", owner.id, fields)
         return t
@@ -1130,28 +1269,40 @@ class _Builder:
                 "context": self.fill("{detail}", lang, "") or None,
                 "deadline": deadline,
                 "priority": self.pick(("critical", "high", "medium", "low")),
-                "acceptanceCriteria": [self.fill("{point}", lang, "") for _ in range(self.ms(1, 3))],
+                "acceptanceCriteria": [
+                    self.fill("{point}", lang, "") for _ in range(self.ms(1, 3))
+                ],
             },
         )
         text = self.message("request", lang, topic)
         end = self.exchange(t, me, them, text, lang, ctx=ctx, topic=topic, payload=payload).end
-        for percent in sorted({int(self.ms(2, 9)) * 10 for _ in range(self.ms(1, 2))}) + [100]:
+        for percent in [*sorted({self.ms(2, 9) * 10 for _ in range(self.ms(1, 2))}), 100]:
             end += self.lognormal_ms(1200.0, 0.8, 60.0, 14_400.0)
-            status = "completed" if percent == 100 else self.pick(("in_progress", "in_progress", "blocked"))
+            status = (
+                "completed"
+                if percent == 100
+                else self.pick(("in_progress", "in_progress", "blocked"))
+            )
             report = self.payload(
                 "status_report",
                 {
                     "taskId": delegated,
                     "status": status,
                     "completedWork": self.fill("{finding}", lang, ""),
-                    "remainingWork": None if status == "completed" else self.fill("{point}", lang, ""),
-                    "blockers": [self.pick(tx.BLOCK_REASONS[lang])] if status == "blocked" else None,
+                    "remainingWork": None
+                    if status == "completed"
+                    else self.fill("{point}", lang, ""),
+                    "blockers": [self.pick(tx.BLOCK_REASONS[lang])]
+                    if status == "blocked"
+                    else None,
                     "progressPercent": percent,
                     "artifacts": [self.fill("{link}", lang, "")] if status == "completed" else None,
                 },
             )
             report_text = self.message("result_report", lang, topic)
-            end = self.exchange(end, them, me, report_text, lang, ctx=ctx, topic=topic, payload=report).end
+            end = self.exchange(
+                end, them, me, report_text, lang, ctx=ctx, topic=topic, payload=report
+            ).end
         return end
 
     def _ask(self, t: int, owner: _Agent, ctx: _Ctx, lang: str, topic: str) -> int:
@@ -1168,10 +1319,12 @@ class _Builder:
                 "question": question_text,
                 "context": self.fill("{detail}", lang, "") or None,
                 "urgency": self.pick(("urgent", "normal", "normal", "low")),
-                "options": [self.fill("{opinion}", lang, "") for _ in range(2)] if self.chance(0.4) else None,
+                "options": [self.fill("{opinion}", lang, "") for _ in range(2)]
+                if self.chance(0.4)
+                else None,
             },
         )
-        answer_text = self.fill("{point}.", lang, "")
+        answer_text = self.fill(self.pick(tx.FIRST_REPLIES["question"][lang]), lang, topic)
         answer = self.payload(
             "answer",
             {
@@ -1183,11 +1336,24 @@ class _Builder:
         )
         if self.chance(0.7):
             return self.exchange(
-                t, me, them, question_text, lang, ctx=ctx, topic=topic, payload=question, reply=answer_text, reply_payload=answer
+                t,
+                me,
+                them,
+                question_text,
+                lang,
+                ctx=ctx,
+                topic=topic,
+                payload=question,
+                reply=answer_text,
+                reply_payload=answer,
             ).end
-        end = self.exchange(t, me, them, question_text, lang, ctx=ctx, topic=topic, payload=question).end
+        end = self.exchange(
+            t, me, them, question_text, lang, ctx=ctx, topic=topic, payload=question
+        ).end
         end += self.lognormal_ms(900.0, 0.8, 60.0, 7200.0)
-        return self.exchange(end, them, me, answer_text, lang, ctx=ctx, topic=topic, payload=answer).end
+        return self.exchange(
+            end, them, me, answer_text, lang, ctx=ctx, topic=topic, payload=answer
+        ).end
 
     def _block(self, t: int, owner: _Agent, ctx: _Ctx, lang: str, topic: str) -> int:
         helper = self.pick([a for a in MAIN_AGENTS if a.id != owner.id])
@@ -1195,7 +1361,12 @@ class _Builder:
             t,
             "task.blocked",
             owner.id,
-            {"taskId": ctx.task, "reason": self.pick(tx.BLOCK_REASONS[lang]), "unblockedBy": [helper.id], "workSessionId": ctx.ws},
+            {
+                "taskId": ctx.task,
+                "reason": self.pick(tx.BLOCK_REASONS[lang]),
+                "unblockedBy": [helper.id],
+                "workSessionId": ctx.ws,
+            },
         )
         for request in range(1, self.ms(1, 3) + 1):
             t += self.lognormal_ms(300.0 if request == 1 else 1500.0, 0.7, 20.0, 7200.0)
@@ -1204,21 +1375,41 @@ class _Builder:
                     t,
                     "unblock.failed",
                     owner.id,
-                    {"taskId": ctx.task, "targetAgentId": helper.id, "consecutiveFailures": request, "error": "agent session busy"},
+                    {
+                        "taskId": ctx.task,
+                        "targetAgentId": helper.id,
+                        "consecutiveFailures": request,
+                        "error": "agent session busy",
+                    },
                 )
                 continue
-            self.emit(t, "unblock.requested", owner.id, {"taskId": ctx.task, "targetAgentId": helper.id, "requestCount": request})
+            self.emit(
+                t,
+                "unblock.requested",
+                owner.id,
+                {"taskId": ctx.task, "targetAgentId": helper.id, "requestCount": request},
+            )
         t += self.lognormal_ms(600.0, 0.8, 30.0, 7200.0)
         reply_text = self.pick(tx.UNBLOCK_REPLIES[lang])
         me = _Session(owner.id, f"agent:{owner.id}:main")
-        t = self.exchange(t, _Session(helper.id, f"agent:{helper.id}:main"), me, reply_text, lang, ctx=ctx, topic=topic).end
+        t = self.exchange(
+            t,
+            _Session(helper.id, f"agent:{helper.id}:main"),
+            me,
+            reply_text,
+            lang,
+            ctx=ctx,
+            topic=topic,
+        ).end
         t += self.ms(5_000, 120_000)
         self.emit(t, "task.resumed", owner.id, {"taskId": ctx.task, "workSessionId": ctx.ws})
         return t
 
     def _finish(self, t: int, owner: _Agent, ctx: _Ctx, legacy: bool, progress: int) -> int:
         fields = {"taskId": ctx.task, "workSessionId": ctx.ws}
-        ending = self.weighted({"completed": 66, "cancelled": 10, "failed": 5, "abandoned": 4, "open": 15})
+        ending = self.weighted(
+            {"completed": 66, "cancelled": 10, "failed": 5, "abandoned": 4, "open": 15}
+        )
         if ending == "completed":
             self.emit(t, "task.completed", owner.id, fields)
             if self.chance(0.3):
@@ -1227,16 +1418,57 @@ class _Builder:
             if self.chance(0.1):
                 t += self.ms(2_000, 9_000)
                 error = {"error": "Milestone sync HTTP 502"} if legacy else {}
-                self.emit(t, "milestone.sync_failed", owner.id, {"taskId": ctx.task, "milestoneId": f"ms-{self.ms(10, 99)}", "workSessionId": ctx.ws, **error})
+                self.emit(
+                    t,
+                    "milestone.sync_failed",
+                    owner.id,
+                    {
+                        "taskId": ctx.task,
+                        "milestoneId": f"ms-{self.ms(10, 99)}",
+                        "workSessionId": ctx.ws,
+                        **error,
+                    },
+                )
         elif ending == "cancelled":
-            self.emit(t, "task.cancelled", owner.id, {"taskId": ctx.task, "reason": self.pick(tx.CANCEL_REASONS), "workSessionId": ctx.ws})
+            self.emit(
+                t,
+                "task.cancelled",
+                owner.id,
+                {
+                    "taskId": ctx.task,
+                    "reason": self.pick(tx.CANCEL_REASONS),
+                    "workSessionId": ctx.ws,
+                },
+            )
         elif ending == "failed":
-            self.emit(t, "task.updated", owner.id, {"taskId": ctx.task, "status": "failed", "progressCount": progress + 1, "workSessionId": ctx.ws})
+            self.emit(
+                t,
+                "task.updated",
+                owner.id,
+                {
+                    "taskId": ctx.task,
+                    "status": "failed",
+                    "progressCount": progress + 1,
+                    "workSessionId": ctx.ws,
+                },
+            )
         elif ending == "abandoned":
             t += self.ms(3, 6) * 3_600_000
-            self.emit(t, "zombie.abandoned", owner.id, {**fields, "idleMs": self.ms(3, 6) * 3_600_000})
+            self.emit(
+                t, "zombie.abandoned", owner.id, {**fields, "idleMs": self.ms(3, 6) * 3_600_000}
+            )
             if self.chance(0.5):
-                self.emit(t + self.ms(5, 500), "task.updated", owner.id, {"taskId": ctx.task, "status": "abandoned", "progressCount": progress, "workSessionId": ctx.ws})
+                self.emit(
+                    t + self.ms(5, 500),
+                    "task.updated",
+                    owner.id,
+                    {
+                        "taskId": ctx.task,
+                        "status": "abandoned",
+                        "progressCount": progress,
+                        "workSessionId": ctx.ws,
+                    },
+                )
         return t
 
     def long_task(self, t0: int, owner: _Agent) -> int:
@@ -1247,7 +1479,12 @@ class _Builder:
         lang = self.language()
         topic = topic_ko if lang == "ko" else topic_en
         legacy = self.legacy(t0)
-        self.emit(t0, "task.started", owner.id, {"taskId": ctx.task, "priority": "low", "requiresApproval": False, "workSessionId": ws})
+        self.emit(
+            t0,
+            "task.started",
+            owner.id,
+            {"taskId": ctx.task, "priority": "low", "requiresApproval": False, "workSessionId": ws},
+        )
         t, progress = t0, 1
         until = t0 + self.lognormal_ms(14_400.0, 0.5, 3_600.0, 43_200.0)
         while t < until:
@@ -1256,14 +1493,47 @@ class _Builder:
             if roll < 0.45:
                 progress += 1
                 status = "in_progress" if not legacy and self.chance(0.3) else None
-                self.emit(t, "task.updated", owner.id, {"taskId": ctx.task, "status": status, "progressCount": progress, "workSessionId": ws})
+                self.emit(
+                    t,
+                    "task.updated",
+                    owner.id,
+                    {
+                        "taskId": ctx.task,
+                        "status": status,
+                        "progressCount": progress,
+                        "workSessionId": ws,
+                    },
+                )
             elif roll < 0.92:
                 self.emit(t, "continuation.sent", owner.id, {"taskId": ctx.task})
             elif roll < 0.97:
-                self.emit(t, "resume_reminder.sent", owner.id, {"taskId": ctx.task, "workSessionId": ws, "reminderCount": self.ms(1, 3)})
+                self.emit(
+                    t,
+                    "resume_reminder.sent",
+                    owner.id,
+                    {"taskId": ctx.task, "workSessionId": ws, "reminderCount": self.ms(1, 3)},
+                )
             else:
-                text = self.fill("[NOTIFICATION] {topic} 진행률 {pct}% 공유합니다." if lang == "ko" else "[NOTIFICATION] {topic} is {pct}% done.", lang, topic)
-                t = self.exchange(t, _Session(owner.id, f"agent:{owner.id}:main"), _Session("main", "agent:main:main"), text, lang, ctx=ctx, topic=topic).end if owner.id != "main" else t
+                text = self.fill(
+                    "[NOTIFICATION] {topic} 진행률 {pct}% 공유합니다."
+                    if lang == "ko"
+                    else "[NOTIFICATION] {topic} is {pct}% done.",
+                    lang,
+                    topic,
+                )
+                t = (
+                    self.exchange(
+                        t,
+                        _Session(owner.id, f"agent:{owner.id}:main"),
+                        _Session("main", "agent:main:main"),
+                        text,
+                        lang,
+                        ctx=ctx,
+                        topic=topic,
+                    ).end
+                    if owner.id != "main"
+                    else t
+                )
         return self._finish(t + self.ms(10_000, 600_000), owner, ctx, legacy, progress)
 
     def adhoc_talk(self, t0: int, agent: _Agent) -> int:
@@ -1285,14 +1555,24 @@ class _Builder:
         topic = topic_ko if lang == "ko" else topic_en
         mention = self.mention(peer.id) if origin != "main" and self.chance(0.7) else ""
         text = self.message(self.intent(), lang, topic, mention=mention)
-        return self.exchange(t0, _Session(agent.id, key), _Session(peer.id, target_key), text, lang, topic=topic, conversation=conversation).end
+        return self.exchange(
+            t0,
+            _Session(agent.id, key),
+            _Session(peer.id, target_key),
+            text,
+            lang,
+            topic=topic,
+            conversation=conversation,
+        ).end
 
     def incident_report(self, t0: int) -> int:
         """An escalation with a pasted stack trace longer than the 4,000-character send limit."""
         trace = "\n".join(self.pick(tx.STACK_TRACE_LINES) for _ in range(80))
         text = f"[URGENT] 결제 서버 장애 — 스택 트레이스 첨부:\n{trace}"
         sender = _Session("seum", f"agent:seum:discord:group:{CHANNELS[0]}")
-        return self.exchange(t0, sender, _Session("eden", "agent:eden:main"), text, "ko", topic="결제 모듈 버그 수정").end
+        return self.exchange(
+            t0, sender, _Session("eden", "agent:eden:main"), text, "ko", topic="결제 모듈 버그 수정"
+        ).end
 
     def auto_route(self, t0: int, agent: _Agent) -> int:
         """A sibling bot mentioned in Discord: ``a2a.auto_route`` then the A2A flow."""
@@ -1320,16 +1600,34 @@ class _Builder:
         sender = _Session(agent.id, f"agent:{agent.id}:discord:group:{channel}")
         target = _Session(peer.id, f"agent:{peer.id}:main")
         return self.exchange(
-            t0 + self.ms(300, 2_500), sender, target, text, lang, topic=topic, conversation=conversation, announce_channel="discord"
+            t0 + self.ms(300, 2_500),
+            sender,
+            target,
+            text,
+            lang,
+            topic=topic,
+            conversation=conversation,
+            announce_channel="discord",
         ).end
 
     def adhoc_spawn(self, t0: int, agent: _Agent) -> int:
         """A spawn outside any task: the spawn creates its own work session (runtime §6)."""
         _, topic_ko, topic_en = self.topic(agent.categories)
         lang = self.language()
-        origin = f"agent:{agent.id}:discord:group:{self.pick(CHANNELS)}" if self.chance(0.4) else f"agent:{agent.id}:main"
+        origin = (
+            f"agent:{agent.id}:discord:group:{self.pick(CHANNELS)}"
+            if self.chance(0.4)
+            else f"agent:{agent.id}:main"
+        )
         worker = self.pick(agent.workers)
-        return self.spawn(t0, _Session(agent.id, origin), worker, lang, topic_ko if lang == "ko" else topic_en, ctx=_Ctx())
+        return self.spawn(
+            t0,
+            _Session(agent.id, origin),
+            worker,
+            lang,
+            topic_ko if lang == "ko" else topic_en,
+            ctx=_Ctx(),
+        )
 
     def burst(self, t0: int, target: _Agent) -> int:
         """Several agents message one agent at once: beyond 3 concurrent flows the gate refuses."""
@@ -1381,9 +1679,26 @@ _PAYLOAD_BREAKAGES: dict[str, tuple[Any, ...]] = {
         ("deadline", None),
         "bad_json",
     ),
-    "status_report": (("status", "done"), ("progressPercent", 150), ("blockers", [42]), ("taskId", _MISSING), "type_mismatch"),
-    "question": (("urgency", "super"), ("question", _MISSING), ("options", "A or B"), "type_mismatch"),
-    "answer": (("confidence", 1.5), ("questionId", _MISSING), ("references", [1]), ("answer", ""), "bad_json"),
+    "status_report": (
+        ("status", "done"),
+        ("progressPercent", 150),
+        ("blockers", [42]),
+        ("taskId", _MISSING),
+        "type_mismatch",
+    ),
+    "question": (
+        ("urgency", "super"),
+        ("question", _MISSING),
+        ("options", "A or B"),
+        "type_mismatch",
+    ),
+    "answer": (
+        ("confidence", 1.5),
+        ("questionId", _MISSING),
+        ("references", [1]),
+        ("answer", ""),
+        "bad_json",
+    ),
 }
 _TRANSIENT_ERRORS: tuple[tuple[str, str, str], ...] = (
     ("status", "error", "429 Too Many Requests"),
@@ -1421,10 +1736,14 @@ _EPISODES_PER_DAY: dict[str, float] = {
 
 def _sorted_events(builder: _Builder, end_ms: int) -> list[dict[str, Any]]:
     """Events in write order (time, then emission order), cut at ``end_ms`` (the sample's now)."""
-    return [event for ts, _, event in sorted(builder.events, key=lambda e: (e[0], e[1])) if ts < end_ms]
+    return [
+        event for ts, _, event in sorted(builder.events, key=lambda e: (e[0], e[1])) if ts < end_ms
+    ]
 
 
-def generate_events(seed: int = DEFAULT_SEED, *, start: datetime = SAMPLE_START, days: int = SAMPLE_DAYS) -> list[dict[str, Any]]:
+def generate_events(
+    seed: int = DEFAULT_SEED, *, start: datetime = SAMPLE_START, days: int = SAMPLE_DAYS
+) -> list[dict[str, Any]]:
     """Generate the sample's coordination events, in the order the reference would write them.
 
     Episodes (work sessions, ad-hoc conversations, auto-routes, spawns, concurrency bursts)
@@ -1463,7 +1782,9 @@ def _sample(seed: int, start: datetime, days: int) -> tuple[list[dict[str, Any]]
     start_ms = _epoch_ms(start)
     end_ms = start_ms + days * 86_400_000
     builder = _Builder(rng, legacy_until=start_ms + LEGACY_DAYS * 86_400_000)
-    builder.incident_report(start_ms + (days - 3) * 86_400_000 + 14 * 3_600_000 + builder.ms(0, 3_599_999))
+    builder.incident_report(
+        start_ms + (days - 3) * 86_400_000 + 14 * 3_600_000 + builder.ms(0, 3_599_999)
+    )
     for day in range(days):
         weekend = (start + timedelta(days=day)).weekday() >= 5
         for kind, rate in _EPISODES_PER_DAY.items():
@@ -1471,7 +1792,7 @@ def _sample(seed: int, start: datetime, days: int) -> tuple[list[dict[str, Any]]
             if kind == "burst" and legacy_day:
                 continue
             count = int(rng.poisson(rate * (0.45 if weekend else 1.0)))
-            if kind == "burst" and day == LEGACY_DAYS:
+            if kind == "burst" and day in (LEGACY_DAYS, days - 2):
                 count = max(count, 1)
             hours = rng.choice(24, size=count, p=_HOUR_P)
             for hour in hours:
@@ -1506,17 +1827,27 @@ class SampleManifest:
     malformed: tuple[MalformedLine, ...]
 
 
-_MALFORMED_KINDS = ("not_json", "non_object", "missing_type", "blank_type", "nan", "truncated", "blank", "crlf", "invalid_utf8")
+_MALFORMED_KINDS = (
+    "not_json",
+    "non_object",
+    "missing_type",
+    "blank_type",
+    "nan",
+    "truncated",
+    "blank",
+    "crlf",
+    "invalid_utf8",
+)
 _REJECT_NOTES = {
     "not_json": "a stray stderr line in the log (not JSON)",
     "non_object": "a JSON array, not an object",
     "missing_type": "a copy of the next event without its `type`",
     "blank_type": "a copy of the next event with `type` set to blanks",
-    "nan": "a copy of the next event with `\"ts\":NaN` (not JSON)",
+    "nan": 'a copy of the next event with `"ts":NaN` (not JSON)',
     "truncated": "a torn write: the first bytes of the next line, as if the process died mid-write",
     "blank": "an empty line",
     "crlf": "a valid event whose line ends with CRLF",
-    "invalid_utf8": "a valid event whose message has a Korean character cut to 2 of its 3 UTF-8 bytes",
+    "invalid_utf8": "a valid event whose message has a Korean character cut to 2 of its 3 bytes",
 }
 
 
@@ -1563,11 +1894,17 @@ def _cut_utf8(line: str) -> bytes:
     raise ValueError("no Korean character in the message")
 
 
-def _write_files(events: list[dict[str, Any]], rng: np.random.Generator) -> tuple[list[_LogFile], list[tuple[_LogFile, int, str]]]:
+def _write_files(
+    events: list[dict[str, Any]], rng: np.random.Generator
+) -> tuple[list[_LogFile], list[tuple[_LogFile, int, str]]]:
     """Write events through the reference's rotation (rules §9), inserting the malformed lines."""
     lines = [_dumps(e) for e in events]
-    korean = [i for i, e in enumerate(events) if re.search("[가-힣]", str(e["data"].get("message", "")))]
-    positions = np.sort(rng.choice(np.arange(40, len(events) - 40), size=len(_MALFORMED_KINDS) - 1, replace=False))
+    korean = [
+        i for i, e in enumerate(events) if re.search("[가-힣]", str(e["data"].get("message", "")))
+    ]
+    positions = np.sort(
+        rng.choice(np.arange(40, len(events) - 40), size=len(_MALFORMED_KINDS) - 1, replace=False)
+    )
     kinds = [str(k) for k in rng.permutation([k for k in _MALFORMED_KINDS if k != "invalid_utf8"])]
     inserted = {int(p): k for p, k in zip(positions, kinds, strict=True)}
     candidates = [i for i in korean[len(korean) // 3 : 2 * len(korean) // 3] if i not in inserted]
@@ -1619,7 +1956,9 @@ def _openclaw_config() -> dict[str, Any]:
                     "id": a.id,
                     **({"default": True} if a.id == "main" else {}),
                     "name": a.name,
-                    "workspace": "~/.openclaw/workspace" if a.id == "main" else f"~/.openclaw/workspace-{a.id}",
+                    "workspace": "~/.openclaw/workspace"
+                    if a.id == "main"
+                    else f"~/.openclaw/workspace-{a.id}",
                     "identity": {"name": a.name, "emoji": a.emoji, "theme": a.role},
                     "subagents": {"allowAgents": list(a.workers)},
                 }
@@ -1669,8 +2008,12 @@ def write_sample(out_dir: str | Path, seed: int = DEFAULT_SEED) -> SampleManifes
     files, marks = _write_files(events, np.random.default_rng([seed, 1]))
     for log in files:
         (out / log.name).write_bytes(b"".join(log.chunks))
-    (out / "openclaw.json").write_text(json.dumps(_openclaw_config(), ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
-    malformed = tuple(MalformedLine(log.name, line, kind, _REJECT_NOTES[kind]) for log, line, kind in marks)
+    (out / "openclaw.json").write_text(
+        json.dumps(_openclaw_config(), ensure_ascii=False, indent=2) + "\n", encoding="utf-8"
+    )
+    malformed = tuple(
+        MalformedLine(log.name, line, kind, _REJECT_NOTES[kind]) for log, line, kind in marks
+    )
     manifest = SampleManifest(
         directory=out,
         files=tuple((f.name, f.lines, f.events) for f in files),
@@ -1681,17 +2024,33 @@ def write_sample(out_dir: str | Path, seed: int = DEFAULT_SEED) -> SampleManifes
     return manifest
 
 
-def _readme(manifest: SampleManifest, events: list[dict[str, Any]], payload_valid: dict[str, bool], seed: int) -> str:
+def _readme(
+    manifest: SampleManifest,
+    events: list[dict[str, Any]],
+    payload_valid: dict[str, bool],
+    seed: int,
+) -> str:
     """The sample's README: how it was made, what is in it, where the malformed lines are."""
     by_type = Counter(e["type"] for e in events)
     outcomes = Counter(str(e["data"].get("outcome")) for e in events if e["type"] == "a2a.response")
     concurrency = sum(1 for e in events if e["data"].get("concurrencyBlocked") is True)
     legacy_blocked = sum(
-        1 for e in events if e["data"].get("outcome") == "blocked" and ("waitStatus" in e["data"] or "waitError" in e["data"])
+        1
+        for e in events
+        if e["data"].get("outcome") == "blocked"
+        and ("waitStatus" in e["data"] or "waitError" in e["data"])
     )
     turns = sum(1 for e in events if "turn" in e["data"])
-    subagent_keys = len({e["data"]["targetSessionKey"] for e in events if ":subagent:" in str(e["data"].get("targetSessionKey", ""))})
-    work_sessions = len({e["data"]["workSessionId"] for e in events if "workSessionId" in e["data"]})
+    subagent_keys = len(
+        {
+            e["data"]["targetSessionKey"]
+            for e in events
+            if ":subagent:" in str(e["data"].get("targetSessionKey", ""))
+        }
+    )
+    work_sessions = len(
+        {e["data"]["workSessionId"] for e in events if "workSessionId" in e["data"]}
+    )
     agents = sorted({e["agentId"] for e in events})
     payloads = Counter(
         (e["data"]["payloadType"], payload_valid[e["data"]["payloadJson"]])
@@ -1703,9 +2062,12 @@ def _readme(manifest: SampleManifest, events: list[dict[str, Any]], payload_vali
     rows = "\n".join(f"| `{name}` | {lines} | {count} |" for name, lines, count in manifest.files)
     type_rows = "\n".join(f"| `{t}` | {n} |" for t, n in sorted(by_type.items()))
     payload_rows = "\n".join(
-        f"| `{kind}` | {payloads[(kind, True)]} | {payloads[(kind, False)]} |" for kind in ("task_delegation", "status_report", "question", "answer")
+        f"| `{kind}` | {payloads[(kind, True)]} | {payloads[(kind, False)]} |"
+        for kind in ("task_delegation", "status_report", "question", "answer")
     )
-    bad_rows = "\n".join(f"| `{m.file}` | {m.line} | `{m.kind}` | {m.note} |" for m in manifest.malformed)
+    bad_rows = "\n".join(
+        f"| `{m.file}` | {m.line} | `{m.kind}` | {m.note} |" for m in manifest.malformed
+    )
     mains = ", ".join(f"`{a.id}`" for a in MAIN_AGENTS)
     workers = ", ".join(f"`{w}`" for w in WORKER_AGENTS)
     return f"""# Bundled sample coordination log
@@ -1807,7 +2169,14 @@ class LogSummary:
 #: Episode mix of benchmark logs. Long quiet tasks weigh more than in the sample: a large
 #: deployment runs many batch-like tasks, and their short orchestration events bring the
 #: average line to ~375 bytes (800k events ~ 300 MB, the size the benchmarks are specified at).
-_EPISODE_MIX: dict[str, float] = {"work_session": 48.0, "long_task": 36.0, "talk": 20.0, "auto_route": 6.0, "spawn": 9.0, "burst": 3.0}
+_EPISODE_MIX: dict[str, float] = {
+    "work_session": 48.0,
+    "long_task": 36.0,
+    "talk": 20.0,
+    "auto_route": 6.0,
+    "spawn": 9.0,
+    "burst": 3.0,
+}
 _BAD_KINDS = ("not_json", "truncated", "non_object", "nan", "missing_type", "blank_type")
 
 
@@ -1827,7 +2196,14 @@ def _templates(rng: np.random.Generator, n_templates: int) -> pl.DataFrame:
             rows["head"].append(head + '"ts":')
             rows["tail"].append(tail)
     return pl.DataFrame(
-        rows, schema={"tpl": pl.Int64, "order": pl.Int64, "offset": pl.Int64, "head": pl.String, "tail": pl.String}
+        rows,
+        schema={
+            "tpl": pl.Int64,
+            "order": pl.Int64,
+            "offset": pl.Int64,
+            "head": pl.String,
+            "tail": pl.String,
+        },
     )
 
 
@@ -1923,15 +2299,24 @@ def write_log(
         pl.concat_str(
             pl.col("head"),
             pl.col("ts").cast(pl.String),
-            pl.col("tail").str.replace_all(_TOKEN_48, pl.col("t48"), literal=True).str.replace_all(_TOKEN_32, pl.col("t32"), literal=True),
+            pl.col("tail")
+            .str.replace_all(_TOKEN_48, pl.col("t48"), literal=True)
+            .str.replace_all(_TOKEN_32, pl.col("t32"), literal=True),
         ).alias("line")
     ).to_series()
-    n_bad = int(round(n_events * bad_line_fraction))
-    positions = np.sort(rng.choice(n_events, size=n_bad, replace=False)) if n_bad else np.empty(0, dtype=np.int64)
+    n_bad = round(n_events * bad_line_fraction)
+    positions = (
+        np.sort(rng.choice(n_events, size=n_bad, replace=False))
+        if n_bad
+        else np.empty(0, dtype=np.int64)
+    )
     if n_bad:
         originals = lines.gather(positions).to_list()
         kinds = rng.integers(len(_BAD_KINDS), size=n_bad)
-        bad = [_malformed_line(_BAD_KINDS[k], line, rng).decode().rstrip("\n") for k, line in zip(kinds.tolist(), originals, strict=True)]
+        bad = [
+            _malformed_line(_BAD_KINDS[k], line, rng).decode().rstrip("\n")
+            for k, line in zip(kinds.tolist(), originals, strict=True)
+        ]
         lines = lines.scatter(positions, pl.Series(bad, dtype=pl.String))
     out = Path(path)
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -1962,18 +2347,36 @@ def main(argv: Sequence[str] | None = None) -> int:
     ...     main(["--out", tmp, "--seed", "5", "--events", "500"])
     0
     """
-    parser = argparse.ArgumentParser(prog="python -m a2a_lab.samples._generate", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m a2a_lab.samples._generate", description=__doc__.splitlines()[0]
+    )
     parser.add_argument("--out", required=True, type=Path, help="output directory")
-    parser.add_argument("--seed", type=int, default=DEFAULT_SEED, help=f"generator seed (default {DEFAULT_SEED})")
-    parser.add_argument("--events", type=int, help="write a large log of this many lines instead of the sample")
-    parser.add_argument("--bad-fraction", type=float, default=0.0, help="fraction of malformed lines in the large log")
+    parser.add_argument(
+        "--seed", type=int, default=DEFAULT_SEED, help=f"generator seed (default {DEFAULT_SEED})"
+    )
+    parser.add_argument(
+        "--events", type=int, help="write a large log of this many lines instead of the sample"
+    )
+    parser.add_argument(
+        "--bad-fraction",
+        type=float,
+        default=0.0,
+        help="fraction of malformed lines in the large log",
+    )
     args = parser.parse_args(argv)
     if args.events is None:
         manifest = write_sample(args.out, args.seed)
-        print(f"wrote {manifest.events} events in {len(manifest.files)} files to {manifest.directory}")
+        print(
+            f"wrote {manifest.events} events in {len(manifest.files)} files to {manifest.directory}"
+        )
     else:
-        summary = write_log(args.out / "coordination-events.ndjson", args.events, args.seed, args.bad_fraction)
-        print(f"wrote {summary.lines} lines ({summary.bad_lines} malformed, {summary.bytes} bytes) to {summary.path}")
+        summary = write_log(
+            args.out / "coordination-events.ndjson", args.events, args.seed, args.bad_fraction
+        )
+        print(
+            f"wrote {summary.lines} lines ({summary.bad_lines} malformed, "
+            f"{summary.bytes} bytes) to {summary.path}"
+        )
     return 0
 
 

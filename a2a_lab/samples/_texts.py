@@ -158,8 +158,14 @@ FIRST_REPLIES: dict[str, dict[str, tuple[str, ...]]] = {
         "en": ("{topic} is about {pct}% done; {point}.", "Everything is in {link}. {point}."),
     },
     "collaboration": {
-        "ko": ("좋아요. {topic} 건은 {opinion} 어떻게 생각하세요?", "저는 조금 다르게 봐요. {point}."),
-        "en": ("Agreed on the direction. {opinion} Thoughts?", "I see it a bit differently: {point}."),
+        "ko": (
+            "좋아요. {topic} 건은 {opinion} 어떻게 생각하세요?",
+            "저는 조금 다르게 봐요. {point}.",
+        ),
+        "en": (
+            "Agreed on the direction. {opinion} Thoughts?",
+            "I see it a bit differently: {point}.",
+        ),
     },
     "notification": {
         "ko": ("공유 고마워요, {topic} 반영해서 일정 다시 맞추겠습니다.",),
@@ -334,8 +340,14 @@ SUBAGENT_RESULTS: dict[str, tuple[str, ...]] = {
 }
 
 PLAN_SUMMARIES: dict[str, tuple[str, ...]] = {
-    "ko": ("1) 현황 파악 2) 설계 리뷰 3) 구현 4) 테스트 및 배포", "범위 확정 후 단계별로 진행, 리스크 항목은 별도 관리"),
-    "en": ("1) assess 2) design review 3) implement 4) test and deploy", "Scope first, then phased rollout with a rollback plan"),
+    "ko": (
+        "1) 현황 파악 2) 설계 리뷰 3) 구현 4) 테스트 및 배포",
+        "범위 확정 후 단계별로 진행, 리스크 항목은 별도 관리",
+    ),
+    "en": (
+        "1) assess 2) design review 3) implement 4) test and deploy",
+        "Scope first, then phased rollout with a rollback plan",
+    ),
 }
 PLAN_REJECTIONS: tuple[str, ...] = (
     "범위가 너무 넓습니다. 1단계만 먼저 진행해 주세요.",
@@ -349,12 +361,27 @@ CANCEL_REASONS: tuple[str, ...] = (
     "우선순위 하락",
 )
 BLOCK_REASONS: dict[str, tuple[str, ...]] = {
-    "ko": ("스테이징 DB 접근 권한이 필요합니다", "디자인 시안 확정 전까지 진행 불가", "API 키 발급 대기 중", "법무 검토 결과 대기"),
-    "en": ("Waiting for staging DB credentials", "Blocked on the final design", "Need an API key from ops"),
+    "ko": (
+        "스테이징 DB 접근 권한이 필요합니다",
+        "디자인 시안 확정 전까지 진행 불가",
+        "API 키 발급 대기 중",
+        "법무 검토 결과 대기",
+    ),
+    "en": (
+        "Waiting for staging DB credentials",
+        "Blocked on the final design",
+        "Need an API key from ops",
+    ),
 }
 UNBLOCK_REPLIES: dict[str, tuple[str, ...]] = {
-    "ko": ("[NOTIFICATION] 요청하신 권한 처리했습니다. 이제 진행 가능합니다.", "확인해서 해결해 두었어요. 작업 이어가셔도 됩니다."),
-    "en": ("[NOTIFICATION] Access granted, you are unblocked.", "Resolved on my side, you can continue."),
+    "ko": (
+        "[NOTIFICATION] 요청하신 권한 처리했습니다. 이제 진행 가능합니다.",
+        "확인해서 해결해 두었어요. 작업 이어가셔도 됩니다.",
+    ),
+    "en": (
+        "[NOTIFICATION] Access granted, you are unblocked.",
+        "Resolved on my side, you can continue.",
+    ),
 }
 SPAWN_ERRORS: tuple[str, ...] = (
     "gateway timeout after 10000ms",
