@@ -25,16 +25,14 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import altair as alt
 import polars as pl
-
-# Imported from the versioned module on purpose: a Vega-Lite major upgrade changes the MIME
-# type, and the stored notebook outputs must then be regenerated deliberately.
-from altair.vegalite.v6.display import VEGALITE_MIME_TYPE, png_renderer
+from altair.utils.mimebundle import spec_to_mimebundle
 
 __all__ = [
     "CHART_RENDERER",
     "DEFAULT_TIMEZONE",
     "LOGS_ENV",
     "TIMEZONE_ENV",
+    "VEGALITE_MIME_TYPE",
     "display_timezone",
     "log_source",
     "setup",
@@ -52,6 +50,11 @@ DEFAULT_TIMEZONE = "UTC"
 CHART_RENDERER = "a2a_lab"
 """Name of the Altair renderer :func:`setup` registers and enables."""
 
+VEGALITE_MIME_TYPE = f"application/vnd.vegalite.v{alt.VEGALITE_VERSION.split('.')[0]}+json"
+"""The MIME type a chart's Vega-Lite spec is stored under, in the ``vN+json`` form Jupyter
+uses. (Altair 6's own ``application/vnd.vegalite.v6.json`` is not a JSON type to nbformat,
+which then refuses to store the spec as JSON.)"""
+
 # Fixed table layout: without it Polars sizes tables from the terminal and from
 # POLARS_FMT_* variables, so the same frame would print differently on another machine.
 _TABLE_ROWS = 12
@@ -59,9 +62,9 @@ _TABLE_COLS = 14
 _TABLE_WIDTH_CHARS = 140
 _STRING_CHARS = 60
 
-# Charts are rasterised at twice their size so the PNG stays sharp on high-density screens;
-# its display size is unchanged.
-_PNG_SCALE = 2
+# PNGs at the chart's own size: every stored chart is in the notebook and, each time it
+# changes, in git history; twice the scale is four times the bytes.
+_PNG_SCALE = 1
 
 
 def _environ(environ: Mapping[str, str] | None) -> Mapping[str, str]:
@@ -154,13 +157,20 @@ def _chart_mimebundle(spec: dict[str, Any], **metadata: Any) -> tuple[dict[str, 
     this Vega-Lite version's MIME type and GitHub renders none at all, so both show the
     PNG, which ``nbval`` does not compare (rasterising depends on the installed fonts).
     """
-    png_bundle, png_metadata = png_renderer(spec, **metadata)
+    rendered = spec_to_mimebundle(spec, format="png", mode="vega-lite", **metadata)
+    # A PNG comes with its pixel size as metadata, so this is always a pair.
+    assert isinstance(rendered, tuple)
+    png_bundle, png_metadata = rendered
+    # Altair reports the size in rendered pixels; shown at that size a chart rasterised at
+    # scale 2 would be twice as large as the chart itself.
+    scale = metadata.get("scale_factor", 1)
+    size = {k: v / scale for k, v in png_metadata["image/png"].items()}
     bundle = {
         VEGALITE_MIME_TYPE: spec,
         "image/png": png_bundle["image/png"],
         "text/plain": f"<Vega-Lite {alt.VEGALITE_VERSION} chart>",
     }
-    return bundle, png_metadata
+    return bundle, {"image/png": size}
 
 
 def setup(environ: Mapping[str, str] | None = None) -> Path:

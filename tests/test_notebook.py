@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import os
+import struct
 import sys
 import time
 import types
@@ -122,6 +123,18 @@ def test_chart_output_is_a_deterministic_spec_plus_a_png() -> None:
     png = data["image/png"]
     raw = png if isinstance(png, bytes) else base64.b64decode(png)
     assert raw.startswith(b"\x89PNG\r\n\x1a\n")
-    # Rendered at twice the size, shown at the chart's own size.
-    assert meta["image/png"]["width"] > 0
+    width, height = struct.unpack(">II", raw[16:24])
+    assert meta["image/png"] == {"width": width, "height": height}
+
+
+@pytest.mark.usefixtures("restored_session")
+def test_png_rendered_at_a_larger_scale_is_shown_at_the_charts_size() -> None:
+    notebook.setup({"A2A_LAB_LOGS": "/srv/logs"})
+    alt.renderers.enable(notebook.CHART_RENDERER, scale_factor=2)
+    chart = alt.Chart(pl.DataFrame({"x": [1, 2]})).mark_point().encode(x="x:Q")
+    data, meta = chart._repr_mimebundle_()
+    png = data["image/png"]
+    raw = png if isinstance(png, bytes) else base64.b64decode(png)
+    width, height = struct.unpack(">II", raw[16:24])
+    assert meta["image/png"] == {"width": width / 2, "height": height / 2}
     assert data["text/plain"].startswith("<Vega-Lite ")
