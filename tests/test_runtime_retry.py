@@ -59,6 +59,11 @@ def test_calculate_backoff_ms_cases(case: dict[str, Any]) -> None:
         assert expect.get("min_inclusive", 0) <= value <= expect["max_inclusive"]
 
 
+def test_the_top_draw_can_reach_the_cap() -> None:
+    # 0.5 + 0.5 * (1 - 2**-53) rounds to 1.0 in double arithmetic, in JavaScript too
+    assert backoff_ms(0, 1 - 2**-53) == 2000 and backoff_ms(0, 1 - 2**-52) == 1999
+
+
 def test_reference_policy_values() -> None:
     assert (REFERENCE_RETRY.chunk_ms, REFERENCE_RETRY.max_wait_ms, REFERENCE_RETRY.max_retries) == (30_000, 300_000, 3)
     assert backoff_ms(1, 0.0) == 2000 and backoff_ms(5, 0.0) == 30000 and backoff_ms(6, 0.0) == 30000
@@ -77,4 +82,4 @@ def test_backoff_stays_in_range(attempt: int, rand: float, base_ms: int, max_ms:
     assert isinstance(value, int)
     assert math.floor(cap / 2) <= value <= cap
     # jitter is monotone in the draw
-    assert value <= backoff_ms(attempt, min(rand + 0.25, 0.999), base_ms=base_ms, max_ms=max_ms)
+    assert value <= backoff_ms(attempt, rand + (1 - rand) / 2, base_ms=base_ms, max_ms=max_ms)

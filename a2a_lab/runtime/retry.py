@@ -64,8 +64,9 @@ def backoff_ms(
     Returns
     -------
     int
-        Milliseconds, in ``[floor(cap / 2), cap)`` for ``rand`` in ``[0, 1)`` where
-        ``cap = min(max_ms, base_ms · 2^attempt)``.
+        Milliseconds, in ``[floor(cap / 2), cap]`` for ``rand`` in ``[0, 1)`` where
+        ``cap = min(max_ms, base_ms · 2^attempt)`` (``cap`` itself only for a draw within
+        ``2**-53`` of 1, where ``0.5 + 0.5 · rand`` rounds to 1).
 
     Examples
     --------
