@@ -474,7 +474,7 @@ class _Builder:
                 text = text[: len(text) * 2 // 3]
             else:
                 if breakage == "type_mismatch":
-                    body["type"] = "answer" if kind == "question" else "status_report"
+                    body["type"] = "answer" if kind == "question" else "task_delegation"
                 elif breakage[1] is _MISSING:
                     body.pop(breakage[0], None)
                 else:
@@ -2254,7 +2254,8 @@ def write_log(
     --------
     >>> import tempfile
     >>> with tempfile.TemporaryDirectory() as tmp:
-    ...     summary = write_log(Path(tmp) / "big.ndjson", 2_000, seed=1, bad_line_fraction=0.01)
+    ...     path = Path(tmp) / "big.ndjson"
+    ...     summary = write_log(path, 2_000, seed=1, bad_line_fraction=0.01, n_templates=40)
     >>> summary.lines, summary.events, summary.bad_lines
     (2000, 1980, 20)
     """
@@ -2338,13 +2339,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``python -m a2a_lab.samples._generate``.
 
     Without ``--events`` it writes the sample directory; with ``--events N`` it writes a large
-    log ``DIR/coordination-events.ndjson`` of N lines (``--bad-fraction F`` malformed).
+    log ``DIR/coordination-events.ndjson`` of N lines (``--bad-fraction F`` malformed,
+    ``--templates K`` distinct episodes).
 
     Examples
     --------
     >>> import tempfile
     >>> with tempfile.TemporaryDirectory() as tmp:
-    ...     main(["--out", tmp, "--seed", "5", "--events", "500"])
+    ...     main(["--out", tmp, "--seed", "5", "--events", "500", "--templates", "40"])
+    wrote 500 lines (0 malformed, ... bytes) to .../coordination-events.ndjson
     0
     """
     parser = argparse.ArgumentParser(
@@ -2363,6 +2366,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         default=0.0,
         help="fraction of malformed lines in the large log",
     )
+    parser.add_argument(
+        "--templates",
+        type=int,
+        default=400,
+        help="distinct episodes rendered for the large log (default 400)",
+    )
     args = parser.parse_args(argv)
     if args.events is None:
         manifest = write_sample(args.out, args.seed)
@@ -2371,7 +2380,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
     else:
         summary = write_log(
-            args.out / "coordination-events.ndjson", args.events, args.seed, args.bad_fraction
+            args.out / "coordination-events.ndjson",
+            args.events,
+            args.seed,
+            args.bad_fraction,
+            n_templates=args.templates,
         )
         print(
             f"wrote {summary.lines} lines ({summary.bad_lines} malformed, "
