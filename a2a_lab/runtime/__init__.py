@@ -19,7 +19,12 @@ randomness is a drawn number passed in.
 """
 
 from a2a_lab.runtime.announce import AnnounceTarget, is_agent_session_key, should_run_announce
-from a2a_lab.runtime.concurrency import DEFAULT_CONCURRENCY, ConcurrencyConfig, ConcurrencyError, ConcurrencyGate
+from a2a_lab.runtime.concurrency import (
+    DEFAULT_CONCURRENCY,
+    ConcurrencyConfig,
+    ConcurrencyError,
+    ConcurrencyGate,
+)
 from a2a_lab.runtime.errors import ErrorCategory, ErrorInfo, classify_error
 from a2a_lab.runtime.intent import (
     INTENT_RULES_V1,

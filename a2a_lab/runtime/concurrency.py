@@ -72,7 +72,9 @@ class ConcurrencyError(Exception):
         When it fired.
     """
 
-    def __init__(self, agent_id: str, flow_id: str, active_count: int, queue_timeout_ms: float, at_ms: float) -> None:
+    def __init__(
+        self, agent_id: str, flow_id: str, active_count: int, queue_timeout_ms: float, at_ms: float
+    ) -> None:
         super().__init__(
             f"A2A concurrency limit exceeded for agent {agent_id}: "
             f"{active_count} active flows, timed out after {js_number_str(queue_timeout_ms)}ms"
@@ -118,7 +120,9 @@ class ConcurrencyGate:
     ['f3']
     """
 
-    def __init__(self, config: ConcurrencyConfig = DEFAULT_CONCURRENCY, *, corrected_release: bool = False) -> None:
+    def __init__(
+        self, config: ConcurrencyConfig = DEFAULT_CONCURRENCY, *, corrected_release: bool = False
+    ) -> None:
         self.config = config
         self.corrected_release = corrected_release
         self._active: dict[str, int] = {}
@@ -214,7 +218,11 @@ class ConcurrencyGate:
             for waiter in queue:
                 if waiter.deadline_ms <= now_ms:
                     error = ConcurrencyError(
-                        agent_id, waiter.flow_id, self.active_count(agent_id), self.config.queue_timeout_ms, now_ms
+                        agent_id,
+                        waiter.flow_id,
+                        self.active_count(agent_id),
+                        self.config.queue_timeout_ms,
+                        now_ms,
                     )
                     refused.append((waiter.deadline_ms, error))
             if kept:

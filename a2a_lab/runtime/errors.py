@@ -65,22 +65,29 @@ EXCEPTION_RULES: Final[tuple[ExceptionRule, ...]] = (
         "gateway_connection",
         True,
     ),
-    ExceptionRule(("unauthorized", "forbidden", "401", "403"), ErrorCategory.PERMANENT, "auth_failure", False),
+    ExceptionRule(
+        ("unauthorized", "forbidden", "401", "403"), ErrorCategory.PERMANENT, "auth_failure", False
+    ),
 )
 
 
-def _wait_rule(source: str, category: ErrorCategory, code: str, retriable: bool, fallback: str) -> WaitErrorRule:
+def _wait_rule(
+    source: str, category: ErrorCategory, code: str, retriable: bool, fallback: str
+) -> WaitErrorRule:
     """Compile a reference pattern; its ``.`` (only ever in ``.?``) becomes :data:`JS_DOT`.
 
     The reference matches with the ``i`` flag on the already lower-cased message, so the
     lower-case ASCII patterns need no flag here.
     """
-    return WaitErrorRule(re.compile(source.replace(".?", JS_DOT + "?")), category, code, retriable, fallback)
+    pattern = re.compile(source.replace(".?", JS_DOT + "?"))
+    return WaitErrorRule(pattern, category, code, retriable, fallback)
 
 
 #: ``status: "error"`` responses, first match wins; else ``unknown/error_unknown``.
 WAIT_ERROR_RULES: Final[tuple[WaitErrorRule, ...]] = (
-    _wait_rule("rate.?limit|429|too many requests", ErrorCategory.TRANSIENT, "rate_limit", True, "rate limit"),
+    _wait_rule(
+        "rate.?limit|429|too many requests", ErrorCategory.TRANSIENT, "rate_limit", True, "rate limit"
+    ),
     _wait_rule(
         "context.?length|token.?limit|too.?long|maximum.?context",
         ErrorCategory.PERMANENT,
@@ -129,8 +136,9 @@ def classify_error(error: BaseException | Mapping[str, object]) -> ErrorInfo:
     --------
     >>> classify_error(ConnectionError("read ECONNRESET")).code
     'gateway_connection'
-    >>> classify_error({"status": "error", "error": "429 Too Many Requests"})
-    ErrorInfo(category=<ErrorCategory.TRANSIENT: 'transient'>, code='rate_limit', reason='429 Too Many Requests', retriable=True)
+    >>> info = classify_error({"status": "error", "error": "429 Too Many Requests"})
+    >>> info.category, info.code, info.reason, info.retriable
+    (<ErrorCategory.TRANSIENT: 'transient'>, 'rate_limit', '429 Too Many Requests', True)
     >>> classify_error({"status": "weird"}).reason
     'unexpected status: weird'
     """
@@ -158,8 +166,7 @@ def classify_error(error: BaseException | Mapping[str, object]) -> ErrorInfo:
         reason = error_text if error_text is not None else "unknown error"
         return ErrorInfo(ErrorCategory.UNKNOWN, "error_unknown", reason, True)
     if status == "timeout":
-        return ErrorInfo(
-            ErrorCategory.TRANSIENT, "wait_chunk_timeout", "agent.wait chunk timeout (agent still running)", True
-        )
+        reason = "agent.wait chunk timeout (agent still running)"
+        return ErrorInfo(ErrorCategory.TRANSIENT, "wait_chunk_timeout", reason, True)
     shown = js_string(status) if "status" in error else "undefined"
     return ErrorInfo(ErrorCategory.UNKNOWN, "unexpected_status", f"unexpected status: {shown}", True)

@@ -47,7 +47,9 @@ class LoopGuardConfig(BaseModel):
 
     Examples
     --------
-    >>> cfg = LoopGuardConfig.model_validate({"maxMessagesPerWindow": 5, "overrides": {"a::b": {"windowMs": 500}}})
+    >>> cfg = LoopGuardConfig.model_validate(
+    ...     {"maxMessagesPerWindow": 5, "overrides": {"a::b": {"windowMs": 500}}}
+    ... )
     >>> cfg.max_messages_per_window, cfg.window_ms, cfg.overrides["a::b"].window_ms
     (5, 60000.0, 500.0)
     """

@@ -37,7 +37,9 @@ class RetryPolicy:
 
 
 #: Today's reference values (identical at ``main`` and ``0b3325a28``).
-REFERENCE_RETRY: Final = RetryPolicy(chunk_ms=30_000, max_wait_ms=300_000, max_retries=3, base_ms=2_000, max_ms=60_000)
+REFERENCE_RETRY: Final = RetryPolicy(
+    chunk_ms=30_000, max_wait_ms=300_000, max_retries=3, base_ms=2_000, max_ms=60_000
+)
 
 
 def backoff_ms(

@@ -38,6 +38,7 @@ from pydantic import (
     StrictStr,
     TypeAdapter,
     ValidationError,
+    ValidationInfo,
     model_validator,
 )
 from pydantic_core import InitErrorDetails, PydanticCustomError
@@ -58,6 +59,9 @@ URGENCIES: Final[tuple[str, ...]] = ("urgent", "normal", "low")
 NOT_A_STRING_ERROR: Final = "payloadJson must be a string"
 INVALID_JSON_ERROR: Final = "payloadJson is not valid JSON"
 NOT_AN_OBJECT_ERROR: Final = "payloadJson must be a JSON object"
+
+# validation context telling the models that the reference rules have already passed
+_PREVALIDATED: Final[dict[str, bool]] = {"prevalidated": True}
 
 _FieldRule = tuple[str, str, tuple[Any, ...]]
 
@@ -120,9 +124,9 @@ def _check(field: str, kind: str, args: tuple[Any, ...], obj: Mapping[str, Any])
         return None if isinstance(value, str) else args[0]
     if kind == "enum":
         # isinstance first: a list or dict value must not reach the (hashing) membership test
-        return None if isinstance(value, str) and value in args[0] else (
-            f"{field} must be one of: {', '.join(args[0])}"
-        )
+        if isinstance(value, str) and value in args[0]:
+            return None
+        return f"{field} must be one of: {', '.join(args[0])}"
     if kind == "range":
         lo, hi, message = args
         # `not (lo <= v <= hi)` also rejects NaN, which JSON cannot carry anyway
@@ -152,8 +156,11 @@ def validate_payload(obj: Mapping[str, Any]) -> tuple[str, ...]:
 
     Examples
     --------
-    >>> validate_payload({"type": "task_delegation"})
-    ('taskId is required and must be a string', 'taskTitle is required and must be a string', 'taskDescription is required and must be a string')
+    >>> for error in validate_payload({"type": "task_delegation", "taskTitle": "T", "priority": "P0"}):
+    ...     print(error)
+    taskId is required and must be a string
+    taskDescription is required and must be a string
+    priority must be one of: critical, high, medium, low
     >>> validate_payload({"type": "answer", "questionId": "q", "answer": "yes", "confidence": 1})
     ()
     """
@@ -176,8 +183,10 @@ class _Payload(BaseModel):
 
     @model_validator(mode="before")
     @classmethod
-    def _reference_rules(cls, data: Any) -> Any:
+    def _reference_rules(cls, data: Any, info: ValidationInfo) -> Any:
         """Raise one error per failing reference rule, with the reference's text."""
+        if info.context is _PREVALIDATED:  # parse_payload has just run the same rules
+            return data
         kind = cls.model_fields["type"].default
         if isinstance(data, Mapping):
             # validate against the model's own type even if `type` is absent or another one
@@ -193,7 +202,7 @@ class _Payload(BaseModel):
                 [
                     InitErrorDetails(
                         type=PydanticCustomError("a2a_payload", error),
-                        loc=(error.split(" ", 1)[0],),
+                        loc=(error.split(" ", 1)[0],),  # every text starts with its field
                         input=data,
                     )
                     for error in errors
@@ -385,7 +394,7 @@ def parse_payload(payload_json: str | None, payload_type: str | None = None) -> 
             kind = raw_kind if isinstance(raw_kind, str) else None
             errors = validate_payload(obj)
             if not errors:
-                payload = _PAYLOAD_ADAPTER.validate_python(obj)
+                payload = _PAYLOAD_ADAPTER.validate_python(obj, context=_PREVALIDATED)
     mismatch = payload_type is not None and kind is not None and payload_type != kind
     return PayloadResult(
         payload=payload,
@@ -451,7 +460,9 @@ def build_payload_summary(payload: TaskDelegation | StatusReport | Question | An
         return _lines(
             f"Task ID: {payload.taskId}",
             f"Status: {payload.status}",
-            None if payload.progressPercent is None else f"Progress: {js_number_str(payload.progressPercent)}%",
+            None
+            if payload.progressPercent is None
+            else f"Progress: {js_number_str(payload.progressPercent)}%",
             payload.completedWork and f"Completed: {payload.completedWork}",
             payload.remainingWork and f"Remaining: {payload.remainingWork}",
             payload.blockers and f"Blockers: {', '.join(payload.blockers)}",
