@@ -281,7 +281,7 @@ def test_exchanges_ping_pong_and_retries(events: list[dict[str, Any]]) -> None:
     for d in retries:
         assert d["maxAttempts"] == 3 and 1 <= d["attempt"] <= 3
         cap = min(60_000, 2_000 * 2 ** (d["attempt"] - 1))
-        assert cap // 2 <= d["backoffMs"] < cap
+        assert cap // 2 <= d["backoffMs"] <= cap
         assert {"errorCategory", "errorCode", "reason", "elapsedMs"} <= d.keys()
 
 
@@ -295,6 +295,10 @@ def test_sessions_sub_agents_and_ids(events: list[dict[str, Any]]) -> None:
     assert any(re.fullmatch(f"agent:[a-z]+:subagent:{UUID}", k) for k in keys)
     assert any(re.fullmatch("agent:[a-z]+:main", k) for k in keys)
     assert any(re.fullmatch(f"agent:[a-z]+:a2a:{UUID}", k) for k in keys)
+    # every session key shape of runtime §1 occurs (requester keys of the older runtime too)
+    keys |= {d[k] for d in data for k in ("requesterSessionKey", "sourceSessionKey") if k in d}
+    assert any(re.fullmatch(r"agent:[a-z]+:discord:group:\d{17,20}", k) for k in keys)
+    assert any(re.fullmatch(r"agent:[a-z]+:direct:\d{17,20}", k) for k in keys)
     spawns = [d for e, d in zip(events, data, strict=True) if e["type"] == "a2a.spawn"]
     assert all(isinstance(d["depth"], int) for d in spawns)
     assert any("parentConversationId" in d for d in spawns)

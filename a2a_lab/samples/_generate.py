@@ -521,6 +521,7 @@ class _Builder:
                 "fromAgent": sender.agent,
                 "toAgent": target.agent,
                 "targetSessionKey": target.key,
+                "requesterSessionKey": sender.key if legacy else None,
                 "message": message,
                 "runId": run_id,
                 "conversationId": conv,
@@ -1597,8 +1598,9 @@ class _Builder:
                 "conversationId": conversation,
             },
         )
+        # The mention arrived in a Discord channel: both agents' sessions are that channel's.
         sender = _Session(agent.id, f"agent:{agent.id}:discord:group:{channel}")
-        target = _Session(peer.id, f"agent:{peer.id}:main")
+        target = _Session(peer.id, f"agent:{peer.id}:discord:group:{channel}")
         return self.exchange(
             t0 + self.ms(300, 2_500),
             sender,
@@ -2096,9 +2098,13 @@ and its rotated siblings, {manifest.events} events from {first} to {last} (7 day
 - Until 2026-01-31 00:00 KST the older runtime wrote the log: no-reply outcomes say
   `outcome: "blocked"` with `[outcome] blocked: 응답을 받지 못했습니다 …`, a 30 s wait chunk
   that times out counts as a retry (`errorCode: wait_chunk_timeout`), there is no concurrency
-  gate and no structured payload, a spawn result says `status: "ok"`, and sub-agent results
-  carry session keys instead of roles. From then on the current runtime writes
-  `outcome: "no_reply"`, `status: "accepted"`, gate refusals and payloads.
+  gate and no structured payload, a spawn result says `status: "ok"`, `a2a.send` also names
+  the `requesterSessionKey`, and sub-agent results carry session keys instead of roles. From
+  then on the current runtime writes `outcome: "no_reply"`, `status: "accepted"`, gate
+  refusals and payloads.
+- Session keys (runtime §1): `agent:<id>:main`, `agent:<id>:subagent:<uuid>`,
+  `agent:<id>:direct:<peer>`, `agent:<id>:discord:group:<channel>` (conversations started
+  from Discord, auto-routed mentions) and `agent:<id>:a2a:<conversationId>`.
 - Rotation: month rotation at the KST month change (`coordination-events-2026-01.ndjson`);
   size rotation when the live file exceeds {SAMPLE_ROTATE_BYTES // 1024} KiB (scaled down from the
   reference's 10 MiB so a small sample shows it), named with the UTC time of the write that
