@@ -199,6 +199,8 @@ def test_absent_and_non_string_payloads() -> None:
     assert (absent.present, absent.valid, absent.errors, absent.type_mismatch) == (False, False, (), False)
     weird = parse_payload(42)  # type: ignore[arg-type]
     assert weird.errors == (NOT_A_STRING_ERROR,) and weird.present
+    odd_type = parse_payload('{"type":"answer","questionId":"q","answer":"a"}', object())  # type: ignore[arg-type]
+    assert odd_type.valid and odd_type.type_mismatch
 
 
 def test_payload_type_disagreement_is_reported_not_fatal() -> None:

@@ -403,8 +403,8 @@ def parse_payload(payload_json: str | None, payload_type: str | None = None) -> 
         payload_type=payload_type,
         type_mismatch=mismatch,
         mismatch_message=(
-            f"payloadType {json.dumps(payload_type, ensure_ascii=False)} disagrees with the "
-            f"payloadJson type {json.dumps(kind, ensure_ascii=False)}"
+            f"payloadType {json.dumps(payload_type, ensure_ascii=False, default=repr)} disagrees "
+            f"with the payloadJson type {json.dumps(kind, ensure_ascii=False)}"
             if mismatch
             else None
         ),
