@@ -303,13 +303,6 @@ class _Payload:
     valid: bool
 
 
-@dataclass(frozen=True)
-class _Outcome:
-    end: int
-    conversation: str
-    replied: bool
-
-
 class _Ids:
     """Identifiers. In template mode the random tail of every id is a placeholder token."""
 
@@ -501,8 +494,8 @@ class _Builder:
         run_ms: int | None = None,
         gate_blocked: bool = False,
         announce_channel: str | None = None,
-    ) -> _Outcome:
-        """Emit the events of one asynchronous ``sessions_send`` flow and return when it ended."""
+    ) -> int:
+        """Emit the events of one asynchronous ``sessions_send`` flow; return its end (ms)."""
         legacy = self.legacy(t0)
         ctx = ctx or _Ctx()
         conv = conversation or self.conversation_id(ctx, sender.agent, target.agent)
@@ -627,11 +620,11 @@ class _Builder:
                 **shared,
             },
         )
-        return _Outcome(t, conv, True)
+        return t
 
     def _gate_blocked(
         self, t0: int, sender: _Session, target: _Session, conv: str, shared: dict[str, Any]
-    ) -> _Outcome:
+    ) -> int:
         t = t0 + GATE_QUEUE_TIMEOUT_MS + self.ms(2, 60)
         text = f"[outcome] blocked: 동시 처리 한도 초과 (agent: {target.agent})"
         self.emit(
@@ -663,7 +656,7 @@ class _Builder:
                 **shared,
             },
         )
-        return _Outcome(t, conv, False)
+        return t
 
     def _error_plan(self) -> dict[int, tuple[str, str, str]]:
         """Which ``agent.wait`` calls fail, and how: ``{call index: (kind, status, message)}``."""
@@ -773,7 +766,7 @@ class _Builder:
         wait_error: str | None,
         exceeded: bool,
         role: str,
-    ) -> _Outcome:
+    ) -> int:
         t = waited_until + self.ms(30, 1200)
         text = _no_reply_text(legacy, wait_status, wait_error, exceeded)
         self.emit(
@@ -814,7 +807,7 @@ class _Builder:
                 **shared,
             },
         )
-        return _Outcome(t, conv, False)
+        return t
 
     def _ping_pong(
         self,
@@ -989,7 +982,7 @@ class _Builder:
             question = self.message(
                 self.pick(("question", "request", "collaboration")), lang, topic
             )
-            outcome = self.exchange(
+            outcome_end = self.exchange(
                 t + self.ms(20_000, max(20_001, end - t - 30_000)),
                 child,
                 _Session(asked.id, f"agent:{asked.id}:main"),
@@ -998,7 +991,7 @@ class _Builder:
                 ctx=child_ctx,
                 topic=topic,
             )
-            end = max(end, outcome.end + self.ms(5_000, 60_000))
+            end = max(end, outcome_end + self.ms(5_000, 60_000))
         if depth == 0 and self.chance(0.1):
             nested = self.pick([w for w in WORKER_AGENTS if w != worker])
             nested_end = self.spawn(
@@ -1168,7 +1161,7 @@ class _Builder:
                     topic,
                     mention=self.mention(peer.id) if self.chance(0.2) else "",
                 )
-                outcome = self.exchange(
+                outcome_end = self.exchange(
                     t,
                     me,
                     _Session(peer.id, f"agent:{peer.id}:main"),
@@ -1177,7 +1170,7 @@ class _Builder:
                     ctx=ctx,
                     topic=topic,
                 )
-                t = outcome.end if self.chance(0.5) else t
+                t = outcome_end if self.chance(0.5) else t
             elif action == "delegate":
                 pending.append(self._delegate(t, owner, ctx, lang, topic))
             elif action == "ask":
@@ -1276,7 +1269,7 @@ class _Builder:
             },
         )
         text = self.message("request", lang, topic)
-        end = self.exchange(t, me, them, text, lang, ctx=ctx, topic=topic, payload=payload).end
+        end = self.exchange(t, me, them, text, lang, ctx=ctx, topic=topic, payload=payload)
         for percent in [*sorted({self.ms(2, 9) * 10 for _ in range(self.ms(1, 2))}), 100]:
             end += self.lognormal_ms(1200.0, 0.8, 60.0, 14_400.0)
             status = (
@@ -1303,7 +1296,7 @@ class _Builder:
             report_text = self.message("result_report", lang, topic)
             end = self.exchange(
                 end, them, me, report_text, lang, ctx=ctx, topic=topic, payload=report
-            ).end
+            )
         return end
 
     def _ask(self, t: int, owner: _Agent, ctx: _Ctx, lang: str, topic: str) -> int:
@@ -1347,14 +1340,12 @@ class _Builder:
                 payload=question,
                 reply=answer_text,
                 reply_payload=answer,
-            ).end
+            )
         end = self.exchange(
             t, me, them, question_text, lang, ctx=ctx, topic=topic, payload=question
-        ).end
+        )
         end += self.lognormal_ms(900.0, 0.8, 60.0, 7200.0)
-        return self.exchange(
-            end, them, me, answer_text, lang, ctx=ctx, topic=topic, payload=answer
-        ).end
+        return self.exchange(end, them, me, answer_text, lang, ctx=ctx, topic=topic, payload=answer)
 
     def _block(self, t: int, owner: _Agent, ctx: _Ctx, lang: str, topic: str) -> int:
         helper = self.pick([a for a in MAIN_AGENTS if a.id != owner.id])
@@ -1401,7 +1392,7 @@ class _Builder:
             lang,
             ctx=ctx,
             topic=topic,
-        ).end
+        )
         t += self.ms(5_000, 120_000)
         self.emit(t, "task.resumed", owner.id, {"taskId": ctx.task, "workSessionId": ctx.ws})
         return t
@@ -1531,7 +1522,7 @@ class _Builder:
                         lang,
                         ctx=ctx,
                         topic=topic,
-                    ).end
+                    )
                     if owner.id != "main"
                     else t
                 )
@@ -1564,7 +1555,7 @@ class _Builder:
             lang,
             topic=topic,
             conversation=conversation,
-        ).end
+        )
 
     def incident_report(self, t0: int) -> int:
         """An escalation with a pasted stack trace longer than the 4,000-character send limit."""
@@ -1573,7 +1564,7 @@ class _Builder:
         sender = _Session("seum", f"agent:seum:discord:group:{CHANNELS[0]}")
         return self.exchange(
             t0, sender, _Session("eden", "agent:eden:main"), text, "ko", topic="결제 모듈 버그 수정"
-        ).end
+        )
 
     def auto_route(self, t0: int, agent: _Agent) -> int:
         """A sibling bot mentioned in Discord: ``a2a.auto_route`` then the A2A flow."""
@@ -1610,7 +1601,7 @@ class _Builder:
             topic=topic,
             conversation=conversation,
             announce_channel="discord",
-        ).end
+        )
 
     def adhoc_spawn(self, t0: int, agent: _Agent) -> int:
         """A spawn outside any task: the spawn creates its own work session (runtime §6)."""
@@ -1643,7 +1634,7 @@ class _Builder:
             topic = topic_ko if lang == "ko" else topic_en
             text = self.message(self.pick(("escalation", "request", "question")), lang, topic)
             start = t0 + rank * self.ms(150, 900)
-            outcome = self.exchange(
+            outcome_end = self.exchange(
                 start,
                 _Session(sender.id, f"agent:{sender.id}:main"),
                 _Session(target.id, f"agent:{target.id}:main"),
@@ -1653,7 +1644,7 @@ class _Builder:
                 run_ms=self.ms(45_000, 150_000) if rank < GATE_LIMIT else None,
                 gate_blocked=rank >= GATE_LIMIT,
             )
-            end = max(end, outcome.end)
+            end = max(end, outcome_end)
         return end
 
     def episode(self, t0: int, kind: str) -> int:
