@@ -5,11 +5,13 @@
 #                   every notebook under strict nbval, notebook/jupytext pairing)
 #   make notebooks  re-execute every notebook and store its outputs (after editing one)
 #   make lock       re-resolve requirements/lock.txt from scratch (a deliberate upgrade)
+#   make bench      run every benchmarks/bench_*.py (numbers go to BENCHMARKS.md)
 #   make clean      remove .venv and caches
 #
 # Variables: PYTHON (the interpreter that creates .venv), PYTEST_ARGS (extra pytest
 # arguments, e.g. PYTEST_ARGS="-k loader -x"), LAB_ARGS (extra JupyterLab arguments),
-# NOTEBOOKS (the notebooks `make notebooks` runs; all by default).
+# NOTEBOOKS (the notebooks `make notebooks` runs; all by default), BENCH_ARGS (arguments
+# for every benchmark script, e.g. BENCH_ARGS="--repeat 1").
 
 PYTHON ?= python3
 VENV ?= .venv
@@ -30,10 +32,11 @@ NBVAL_ARGS := --nbval --nbval-current-env --nbval-cell-timeout=600 \
 PYTEST_ARGS ?=
 LAB_ARGS ?=
 NOTEBOOKS ?=
+BENCH_ARGS ?=
 # JupyterLab refuses to start as root unless told to (containers, CI machines).
 ALLOW_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root)
 
-.PHONY: lab test notebooks lock clean venv
+.PHONY: lab test notebooks bench lock clean venv
 
 venv: $(STAMP)
 
@@ -55,6 +58,11 @@ test: $(STAMP)
 
 notebooks: $(STAMP)
 	$(RUN_ENV) $(BIN)/python tools/run_notebooks.py $(NOTEBOOKS)
+
+bench: $(STAMP)
+	@set -e; for script in benchmarks/bench_*.py; do \
+		echo "== $$script"; $(BIN)/python "$$script" $(BENCH_ARGS); \
+	done
 
 # Resolves the newest releases pyproject.toml allows in a throw-away venv and freezes them
 # (pip, setuptools and wheel included, the project itself excluded).
