@@ -31,7 +31,7 @@ from a2a_lab._jsstr import JS_WHITESPACE, js_trim
 from a2a_lab.schema import CoordinationEvent, EventData, data_dtype, raw_event_dtype
 
 #: Lines per Polars decode call; a refused chunk is bisected down to ``_MIN_CHUNK`` lines.
-_CHUNK = 65_536
+_CHUNK = 16_384
 _MIN_CHUNK = 16
 #: Characters of a rejected line kept in the report.
 RAW_PREVIEW = 200
@@ -297,45 +297,87 @@ def decode_text(text: str, *, exact: bool = False) -> DecodedText:
     ``exact=True`` sends every line through the exact standard-library path (slow; the
     test-suite checks that both paths give the same frame).
     """
-    parts = split_lines(text)
-    n = len(parts)
-    frame = pl.DataFrame(
-        {"line": pl.int_range(1, n + 1, dtype=pl.Int64, eager=True), "text": pl.Series(parts, dtype=pl.String)}
-    ).with_columns(pl.col("text").str.strip_chars(JS_WHITESPACE))
-    blank_mask = frame["text"].str.len_bytes() == 0
-    blank = int(blank_mask.sum())
-    frame = frame.filter(~blank_mask)
+    return decode_lines(pl.Series("text", split_lines(text), dtype=pl.String), exact=exact)
 
+
+def _keep(frame: pl.DataFrame, mask: pl.Series) -> pl.DataFrame:
+    """``frame.filter(mask)`` without copying when every row is kept (the common case)."""
+    return frame if mask.all() else frame.filter(mask)
+
+
+def decode_lines(lines: pl.Series, *, exact: bool = False) -> DecodedText:
+    """Decode physical lines (a String series, line ``i`` at position ``i - 1``).
+
+    Works through the lines in chunks of ``_CHUNK`` so that the temporaries of the fast
+    path (decoded structs, coercion checks) never exist for the whole file at once.
+    """
+    n = len(lines)
+    fast_parts: list[pl.DataFrame] = []
+    slow_parts: list[pl.DataFrame] = []
+    blank = 0
+    for offset in range(0, n, _CHUNK):
+        chunk = lines.slice(offset, _CHUNK)
+        # a line that starts with '{' and ends with '}' has nothing to trim: skipping the
+        # trim then keeps `raw` a view of the lines read, not a copy
+        if not (chunk.str.starts_with("{") & chunk.str.ends_with("}")).all():
+            chunk = chunk.str.strip_chars(JS_WHITESPACE)
+        frame = pl.DataFrame(
+            {"line": pl.int_range(offset + 1, offset + len(chunk) + 1, dtype=pl.Int64, eager=True), "text": chunk}
+        )
+        fast, slow, n_blank = _fast_path(frame, exact)
+        blank += n_blank
+        fast_parts.append(fast)
+        slow_parts.extend(slow)
+    fast_events = (
+        pl.concat(fast_parts, how="vertical", rechunk=False) if fast_parts else _decoded_empty()
+    )
+    slow = (
+        pl.concat(slow_parts, how="vertical").sort("line")
+        if slow_parts
+        else pl.DataFrame(schema={"line": pl.Int64, "text": pl.String})
+    )
+    slow_events, rejects, issues = _exact(slow)
+    events = fast_events if slow_events.height == 0 else fast_events.merge_sorted(slow_events, key="line")
+    return DecodedText(events=events, rejects=rejects, issues=issues, lines=n, blank=blank, exact_lines=slow.height)
+
+
+def _decoded_empty() -> pl.DataFrame:
+    return pl.DataFrame(schema=event_columns_schema())
+
+
+def _fast_path(frame: pl.DataFrame, exact: bool) -> tuple[pl.DataFrame, list[pl.DataFrame], int]:
+    """Decode one chunk: (events decoded by Polars, line/text rows for the exact path, blanks)."""
+    not_blank = frame["text"].str.len_bytes() > 0
+    n_blank = frame.height - int(not_blank.sum())
+    frame = _keep(frame, not_blank)
     looks_ok = (
-        pl.repeat(not exact, frame.height, eager=True)
-        & frame["text"].str.starts_with("{")
+        frame["text"].str.starts_with("{")
         & frame["text"].str.ends_with("}")
         & ~frame["text"].str.contains(_NOT_JSON_HINT)
     )
-    fast = frame.filter(looks_ok)
-    slow_parts = [frame.filter(~looks_ok)]
-
+    if exact:
+        looks_ok = pl.repeat(False, frame.height, eager=True)
+    fast = _keep(frame, looks_ok)
+    slow = [frame.filter(~looks_ok)] if fast is not frame else []
+    if fast.height == 0:
+        return _decoded_empty(), slow, n_blank
     decoded, refused = _decode_chunks(fast["text"])
     fast = fast.with_columns(decoded.alias("_ev"))
     if refused:
-        refused_mask = pl.Series(pl.arange(0, len(fast), eager=True)).is_in(refused)
-        slow_parts.append(fast.filter(refused_mask).select("line", "text"))
+        refused_mask = pl.int_range(0, fast.height, eager=True).is_in(refused)
+        slow.append(fast.filter(refused_mask).select("line", "text"))
         fast = fast.filter(~refused_mask)
-    fast = fast.with_columns(_suspect_exprs("_ev", "text")).with_columns(
-        (pl.col("_s_text") | pl.col("_s_other") | pl.col("_s_keys")).alias("_suspect")
-    )
     typ = pl.col("_ev").struct.field("type")
-    good_type = typ.is_not_null() & (typ.str.strip_chars(JS_WHITESPACE).str.len_bytes() > 0)
-    slow_parts.append(fast.filter(pl.col("_suspect") | ~good_type).select("line", "text"))
-    fast = fast.filter(~pl.col("_suspect") & good_type)
-
-    fast_events = fast.select(pl.col("line"), pl.col("_ev").struct.unnest(), pl.col("text").alias("raw"))
-    slow = pl.concat(slow_parts, how="vertical")
-    slow_events, rejects, issues = _exact(slow)
-    events = pl.concat([fast_events, slow_events], how="vertical").sort("line")
-    rejects = rejects.sort("line")
-    issues = issues.sort("line", maintain_order=True)
-    return DecodedText(events=events, rejects=rejects, issues=issues, lines=n, blank=blank, exact_lines=slow.height)
+    ok = fast.select(
+        ~pl.any_horizontal(_suspect_exprs("_ev", "text"))
+        & typ.is_not_null()
+        & (typ.str.strip_chars(JS_WHITESPACE).str.len_bytes() > 0)
+    ).to_series()
+    if not ok.all():
+        slow.append(fast.filter(~ok).select("line", "text"))
+        fast = fast.filter(ok)
+    events = fast.select(pl.col("line"), pl.col("_ev").struct.unnest(), pl.col("text").alias("raw"))
+    return events, slow, n_blank
 
 
 def _exact(frame: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:

@@ -12,19 +12,20 @@ import polars as pl
 
 from a2a_lab.io._decode import (
     DecodedText,
+    decode_lines,
     decode_text,
     issues_frame,
     rows_to_events,
     typed_row,
 )
 from a2a_lab.io._sources import Source, read_bytes, resolve_source
-from a2a_lab.io._timestamps import event_ms_expr
+from a2a_lab.io._timestamps import with_event_time
 from a2a_lab.schema import polars_schema
 
 _REPORT_COLS = {"file": pl.String, "line": pl.Int64}
 
 
-@dataclass
+@dataclass(repr=False)
 class LoadReport:
     """What a load read: every physical line is an event, a reject or a blank line.
 
@@ -100,6 +101,9 @@ class LoadReport:
             f"{s['rejects']} rejected, {s['blank']} blank, {s['warnings']} warnings"
         )
 
+    def __repr__(self) -> str:
+        return f"LoadReport({self})"
+
     def _repr_markdown_(self) -> str:
         s = self.summary()
         rows = [
@@ -141,16 +145,14 @@ def _finish(decoded: list[tuple[str, DecodedText, pl.DataFrame]], timezone: str,
         rejects.append(dec.rejects.with_columns(pl.lit(name, dtype=pl.String).alias("file")))
         issues.append(pl.concat([dec.issues, extra_issues]).with_columns(pl.lit(name, dtype=pl.String).alias("file")))
     events = (
-        pl.concat(frames, how="vertical") if frames else pl.DataFrame(schema={k: v for k, v in schema.items() if k not in ("event_ms", "event_time")})
+        pl.concat(frames, how="vertical", rechunk=False) if frames else pl.DataFrame(schema={k: v for k, v in schema.items() if k not in ("event_ms", "event_time")})
     )
-    events = events.with_columns(event_ms_expr(timezone)).with_columns(
-        pl.col("event_ms").cast(pl.Int64, strict=False).cast(pl.Datetime("ms")).dt.replace_time_zone("UTC").alias("event_time")
-    )
+    events = with_event_time(events, timezone)
     no_time = events.filter(pl.col("event_ms") == 0).select(
         "file", "line", pl.lit("no_timestamp").alias("kind"), pl.lit(None, pl.String).alias("field")
     )
-    if sort:
-        events = events.with_row_index("_seq").sort(["event_ms", "_seq"]).drop("_seq")
+    if sort and not events["event_ms"].is_sorted():
+        events = events.sort("event_ms", maintain_order=True)
     events = events.select(list(schema))
     report = LoadReport(
         files=[name for name, _, _ in decoded],
@@ -173,22 +175,45 @@ def _empty_issues() -> pl.DataFrame:
     return pl.DataFrame(schema={**_REPORT_COLS, "kind": pl.String, "field": pl.String})
 
 
+def _lines_or_none(source: Path | bytes) -> pl.Series | None:
+    """Physical lines read by Polars (split on LF; a CR before it dropped, which the JS trim
+    would remove anyway); None when the bytes are not valid UTF-8."""
+    try:
+        return pl.read_lines(source, name="text").to_series()
+    except pl.exceptions.ComputeError as exc:
+        if "utf8" in str(exc).lower() or "utf-8" in str(exc).lower():
+            return None
+        raise
+
+
 def decode_bytes(data: bytes) -> tuple[DecodedText, pl.DataFrame]:
     """Decode one file's bytes: UTF-8 as Node does (invalid → U+FFFD, line kept and reported)."""
-    try:
-        text = data.decode("utf-8")
-        bad_lines: list[int] = []
-    except UnicodeDecodeError:
-        text = data.decode("utf-8", errors="replace")
-        bad_lines = []
-        for i, raw in enumerate(data.split(b"\n"), start=1):
-            try:
-                raw.decode("utf-8")
-            except UnicodeDecodeError:
-                bad_lines.append(i)
-    dec = decode_text(text)
+    lines = _lines_or_none(data) if data else pl.Series("text", [], dtype=pl.String)
+    if lines is not None:
+        return decode_lines(lines), issues_frame([])
+    return _decode_invalid_utf8(data)
+
+
+def _decode_invalid_utf8(data: bytes) -> tuple[DecodedText, pl.DataFrame]:
+    bad_lines = []
+    for i, raw in enumerate(data.split(b"\n"), start=1):
+        try:
+            raw.decode("utf-8")
+        except UnicodeDecodeError:
+            bad_lines.append(i)
+    dec = decode_text(data.decode("utf-8", errors="replace"))
     extra = issues_frame([{"line": i, "kind": "invalid_utf8", "field": None} for i in bad_lines])
     return dec, extra
+
+
+def _decode_file(path: Path) -> tuple[DecodedText, pl.DataFrame]:
+    """Let Polars read a plain file itself (no copy through Python); gzip and invalid UTF-8
+    go through :func:`decode_bytes`."""
+    if path.suffix != ".gz" and path.stat().st_size > 0:
+        lines = _lines_or_none(path)
+        if lines is not None:
+            return decode_lines(lines), issues_frame([])
+    return decode_bytes(read_bytes(path))
 
 
 def load(source: Source, *, timezone: str = "UTC", sort: bool = True) -> LoadResult:
@@ -224,7 +249,7 @@ def load(source: Source, *, timezone: str = "UTC", sort: bool = True) -> LoadRes
     files = resolve_source(source)
     decoded = []
     for path in files:
-        dec, extra = decode_bytes(read_bytes(path))
+        dec, extra = _decode_file(path)
         decoded.append((str(path), dec, extra))
     return _finish(decoded, timezone, sort)
 

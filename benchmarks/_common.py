@@ -1,0 +1,110 @@
+"""Shared benchmark plumbing: the generated log, the bare read B, timing and peak memory.
+
+Every benchmark of a2a_lab measures against B = ``polars.read_ndjson(path, schema=<the
+loader's own derived schema>)`` of the same clean file, in the same run, so figures from
+a busy or a quiet machine stay comparable as ratios.
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import platform
+import re
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+ROOT = Path(__file__).resolve().parent.parent
+DATA = ROOT / "benchmarks" / "_data"
+RESULTS = ROOT / "benchmarks" / "results"
+
+#: The size the issues ask for: ≥ 800k events, ~300 MB.
+DEFAULT_EVENTS = 860_000
+SEED = 20260222
+
+
+def bench_log(n_events: int = DEFAULT_EVENTS, bad_fraction: float = 0.0, seed: int = SEED) -> Path:
+    """The generated benchmark log (written once, then reused from ``benchmarks/_data``)."""
+    from a2a_lab.samples import write_log
+
+    name = f"log_{n_events}_{seed}_{bad_fraction:g}.ndjson"
+    path = DATA / name
+    if not path.exists():
+        tmp = path.with_suffix(".tmp")
+        write_log(tmp, n_events, seed=seed, bad_line_fraction=bad_fraction)
+        tmp.rename(path)
+    return path
+
+
+def bare_schema() -> pl.Schema:
+    """The loader's own derived schema of one decoded line (type, agentId, ts, …, data)."""
+    from a2a_lab.schema import raw_event_dtype
+
+    return pl.Schema({f.name: f.dtype for f in raw_event_dtype().fields})
+
+
+def bare_read(path: Path) -> pl.DataFrame:
+    """B: Polars' own NDJSON reader with the derived schema."""
+    return pl.read_ndjson(path, schema=bare_schema())
+
+
+def timed(fn: Callable[[], Any], repeat: int) -> tuple[float, list[float], Any]:
+    """Median wall time of ``repeat`` calls (and all times, and the last result)."""
+    times = []
+    result = None
+    for _ in range(repeat):
+        result = None
+        gc.collect()
+        t0 = time.perf_counter()
+        result = fn()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times), times, result
+
+
+def peak_rss_mb(code: str) -> float:
+    """Max RSS (MB) of a fresh Python process running ``code``.
+
+    Uses ``/usr/bin/time -v`` ("Maximum resident set size") when installed, else the
+    kernel's rusage of the child, which is the same counter.
+    """
+    cmd = [sys.executable, "-c", code]
+    gnu_time = shutil.which("time", path="/usr/bin")
+    if gnu_time:
+        proc = subprocess.run([gnu_time, "-v", *cmd], capture_output=True, text=True, check=True, cwd=ROOT)
+        m = re.search(r"Maximum resident set size \(kbytes\): (\d+)", proc.stderr)
+        assert m, proc.stderr
+        return int(m.group(1)) / 1024
+    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    subprocess.run(cmd, check=True, cwd=ROOT)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    return max(before, after) / 1024
+
+
+def machine() -> dict[str, Any]:
+    """What the numbers were measured on."""
+    import os
+
+    return {
+        "python": platform.python_version(),
+        "polars": pl.__version__,
+        "cpus": os.cpu_count(),
+        "machine": platform.machine(),
+        "load_avg_1m": round(os.getloadavg()[0], 2),
+    }
+
+
+def save(name: str, result: dict[str, Any]) -> Path:
+    """Write a result JSON under ``benchmarks/results/`` and return its path."""
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    out = RESULTS / f"{name}.json"
+    out.write_text(json.dumps(result, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    return out
