@@ -32,13 +32,26 @@ column                 dtype           meaning
 that needs the reference's object puts them into ``data`` as well, with the trimmed
 ``data.collabIntent``).
 
-The keyword test is one Aho-Corasick pass (``str.extract_many`` with ``overlapping=True``,
-which reports every occurrence of every keyword, so ``docs`` yields ``doc``, ``docs`` and
-``cs``). The distinct hits per event are mapped to their keyword ordinals; category scores and
-hit counts are summed as bit-packed integers (one small bit field per category, wide enough
-that no field can overflow into the next), ranked with horizontal expressions, and the sub-tags
-are a slice of the sorted ordinals. The confidence comes from the rule set's exact table over
-all reachable ``(top, gap)`` pairs, so it equals JavaScript's ``Number(x.toFixed(2))``.
+How the keyword rule (§6.2) is vectorised:
+
+* **One Aho-Corasick pass** over the haystack (``str.extract_many`` with
+  ``overlapping=True``, which reports every occurrence of every keyword: ``docs`` yields
+  ``doc``, ``docs`` and ``cs``).
+* **No per-field trim and no lower-casing of the haystack** when that is provably exact for
+  the rule set's keywords (true for v1): if no keyword contains a line feed, starts or ends
+  with JavaScript whitespace, or contains a sigma (the only context-dependent lower-case
+  rule), a keyword occurs in the reference's trimmed, lower-cased haystack exactly when it
+  occurs ASCII-case-insensitively in the raw newline-joined fields after replacing the few
+  non-ASCII characters whose lower-case form contains a keyword character (for v1: ``İ`` →
+  ``i̇`` and the Kelvin sign → ``k``). Other rule sets take the exact path (trim every field,
+  lower-case the haystack).
+* **Bit sets instead of lists**: the distinct hits of an event become one bit per keyword,
+  packed into 63-bit integers with one bit field per category. A category's score is a
+  population count of its field (split by weight), the ranking uses horizontal
+  expressions, and the sub-tags are the lowest set bits of the top category's field
+  (keyword-list order), found with ``bitwise_trailing_zeros``.
+* **Exact confidence**: a lookup table over every reachable ``(top, gap)`` pair, computed
+  by :meth:`~a2a_lab.rules.RuleSet.rule_confidence` (JavaScript ``Number(x.toFixed(2))``).
 
 The enrichment has no non-default modes: its quirks (unknown/unknown ``a2a.*`` events are
 delegation, keywords match as plain substrings) are rules, and a corrected classifier is a
@@ -49,13 +62,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cache, cached_property
 from os import PathLike
 from typing import TypeVar
 
 import polars as pl
 
-from a2a_lab._jsstr import js_string_expr, js_trim_expr
+from a2a_lab._jsstr import JS_WHITESPACE, js_lower_all, js_string_expr, js_trim_expr
 from a2a_lab.rules import TASK_MONITOR_V1, RuleSet, main_agents_from_openclaw, normalize_agent_id
 
 __all__ = ["ENRICHMENT_COLUMNS", "enrich", "resolve_main_agents"]
@@ -155,22 +168,15 @@ def enrich(
     │ conversation.main ┆ docs_knowledge    ┆ ["doc", "docs"]  ┆ 0.71               │
     └───────────────────┴───────────────────┴──────────────────┴────────────────────┘
     """
-    plan = _Plan(rules, resolve_main_agents(main_agents, rules))
-    names = events.collect_schema().names()
-    out = (
-        events.lazy()
-        .with_columns(plan.stage_agents())
-        .with_columns(plan.stage_session_types())
-        .with_columns(plan.stage_role_and_hits())
-        .with_columns(plan.stage_packed_scores())
-        .with_columns(plan.stage_category_scores())
-        .with_columns(plan.stage_top_score())
-        .with_columns(plan.stage_top_category())
-        .with_columns(plan.stage_ranking())
-        .with_columns(plan.stage_category())
-        .select(*(n for n in names if n not in ENRICHMENT_COLUMNS), *ENRICHMENT_COLUMNS)
-    )
-    return out if isinstance(events, pl.LazyFrame) else out.collect()
+    return _Plan(rules, resolve_main_agents(main_agents, rules)).apply(events)
+
+
+@cache
+def _case_changes() -> dict[str, str]:
+    """Every non-ASCII character whose JavaScript lower-case form differs from it."""
+    # all cased scripts live below U+20000 (planes 2+ hold CJK ideographs, tags and private use)
+    chars = [chr(c) for c in range(0x80, 0x20000) if not 0xD800 <= c <= 0xDFFF]
+    return {c: low for c, low in zip(chars, js_lower_all(chars), strict=True) if c != low}
 
 
 def _data(field: str) -> pl.Expr:
@@ -187,10 +193,37 @@ def _tmp(name: str) -> pl.Expr:
 
 @dataclass(frozen=True)
 class _Plan:
-    """The enrichment expressions for one rule set and main-agent set, stage by stage."""
+    """The enrichment of one rule set and main-agent set, as a chain of Polars stages.
+
+    ``exact_text=True`` forces the trim-and-lower-case haystack even where the raw one is
+    provably equivalent (the tests compare both).
+    """
 
     rules: RuleSet
     main_agents: frozenset[str]
+    exact_text: bool = False
+
+    def apply(self, events: Frame) -> Frame:
+        names = events.collect_schema().names()
+        stages = [
+            self.stage_agents(),
+            self.stage_session_inputs(),
+            self.stage_session_types(),
+            self.stage_role_and_hits(),
+            self.stage_presence(),
+            self.stage_masks(),
+            self.stage_scores(),
+            self.stage_top_score(),
+            self.stage_top_category(),
+            self.stage_ranking(),
+            *self.stages_sub_tags(),
+            self.stage_category(),
+        ]
+        out = events.lazy()
+        for stage in stages:
+            out = out.with_columns(stage)
+        out = out.select(*(n for n in names if n not in ENRICHMENT_COLUMNS), *ENRICHMENT_COLUMNS)
+        return out if isinstance(events, pl.LazyFrame) else out.collect()
 
     # ------------------------------------------------------------ keyword tables
     @cached_property
@@ -199,32 +232,43 @@ class _Plan:
         return list(self.rules.keyword_patterns)
 
     @cached_property
-    def keyword_category(self) -> list[int]:
-        names = self.rules.category_names
-        return [names.index(cat) for cat, _ in self.rules.keywords]
+    def folding(self) -> dict[str, str] | None:
+        """Replacements for the raw ASCII-case-insensitive haystack; None: not exact here."""
+        pats = self.patterns
+        if self.exact_text or js_lower_all(pats) != pats:
+            return None
+        for p in pats:
+            if "\n" in p or p[0] in JS_WHITESPACE or p[-1] in JS_WHITESPACE or {"σ", "ς"} & set(p):
+                return None
+        used = set("".join(pats))
+        return {c: low for c, low in _case_changes().items() if c in used or used & set(low)}
 
     @cached_property
-    def field_bits(self) -> int:
-        """Bits of one packed field: enough for the largest score and the largest count."""
-        widest = max(self.rules.max_category_score, *(len(c.keywords) for c in self.rules.categories))
-        return max(1, widest.bit_length())
+    def field_width(self) -> int:
+        """Bits per bit field: the longest keyword list, at most 63 (a longer one is split)."""
+        return min(63, max(len(c.keywords) for c in self.rules.categories))
 
     @cached_property
-    def fields_per_word(self) -> int:
-        return 63 // self.field_bits
+    def slices(self) -> list[tuple[int, int, int]]:
+        """Bit fields: ``(category, first keyword index in it, first ordinal)``, in order."""
+        out, ordinal = [], 0
+        for c, cat in enumerate(self.rules.categories):
+            out += [(c, start, ordinal + start) for start in range(0, len(cat.keywords), self.field_width)]
+            ordinal += len(cat.keywords)
+        return out
+
+    def _slice_size(self, g: int) -> int:
+        cat, start, _ = self.slices[g]
+        return min(self.field_width, len(self.rules.categories[cat].keywords) - start)
+
+    def _slice_place(self, g: int) -> tuple[int, int]:
+        """(word, bit shift) of bit field ``g``."""
+        word, slot = divmod(g, 63 // self.field_width)
+        return word, slot * self.field_width
 
     @cached_property
     def n_words(self) -> int:
-        return -(-len(self.rules.categories) // self.fields_per_word)
-
-    def _packed(self, word: int, unit: str) -> list[int]:
-        """Per keyword ordinal: its weight (``unit="score"``) or 1 shifted into its field."""
-        values = []
-        for (_, kw), cat in zip(self.rules.keywords, self.keyword_category, strict=True):
-            w, slot = divmod(cat, self.fields_per_word)
-            amount = self.rules.keyword_weight(kw) if unit == "score" else 1
-            values.append(amount << (slot * self.field_bits) if w == word else 0)
-        return values
+        return self._slice_place(len(self.slices) - 1)[0] + 1
 
     # ------------------------------------------------------------------- stages
     def stage_agents(self) -> list[pl.Expr]:
@@ -250,19 +294,30 @@ class _Plan:
             .otherwise(pl.lit(unknown))
         )
 
-    def stage_session_types(self) -> list[pl.Expr]:
+    def stage_session_inputs(self) -> list[pl.Expr]:
         main, subagent, unknown = self.rules.session_types
         mains = pl.lit(pl.Series(sorted(self.main_agents), dtype=pl.String)).implode()
-        from_main = pl.col("fromAgent").str.to_lowercase().is_in(mains).fill_null(False)
-        to_main = pl.col("toAgent").str.to_lowercase().is_in(mains).fill_null(False)
-        hint = _tmp("hint")
         spawn = pl.col("type").is_in(self.rules.spawn_types)
         from_key = pl.coalesce(_text("sourceSessionKey"), _text("requesterSessionKey"), _text("sessionKey"))
-        from_type = pl.when(spawn).then(pl.lit(main)).otherwise(self._key_type(from_key))
-        to_type = pl.when(spawn).then(pl.lit(subagent)).otherwise(self._key_type(_text("targetSessionKey")))
+        explicit_from, explicit_to = _text("fromSessionType"), _text("toSessionType")
+        return [
+            pl.col("fromAgent").str.to_lowercase().is_in(mains).fill_null(False).alias(_TMP + "from_main"),
+            pl.col("toAgent").str.to_lowercase().is_in(mains).fill_null(False).alias(_TMP + "to_main"),
+            pl.when(spawn).then(pl.lit(main)).otherwise(self._key_type(from_key)).alias(_TMP + "from_key_type"),
+            pl.when(spawn)
+            .then(pl.lit(subagent))
+            .otherwise(self._key_type(_text("targetSessionKey")))
+            .alias(_TMP + "to_key_type"),
+            explicit_from.alias(_TMP + "explicit_from"),
+            explicit_to.alias(_TMP + "explicit_to"),
+        ]
+
+    def stage_session_types(self) -> list[pl.Expr]:
+        main, subagent, unknown = self.rules.session_types
+        hint, from_main, to_main = _tmp("hint"), _tmp("from_main"), _tmp("to_main")
         from_type = (
-            pl.when(from_type != unknown)
-            .then(from_type)
+            pl.when(_tmp("from_key_type") != unknown)
+            .then(_tmp("from_key_type"))
             .when(from_main)
             .then(pl.lit(main))
             .when(hint & to_main)
@@ -270,15 +325,16 @@ class _Plan:
             .otherwise(pl.lit(unknown))
         )
         to_type = (
-            pl.when(to_type != unknown)
-            .then(to_type)
+            pl.when(_tmp("to_key_type") != unknown)
+            .then(_tmp("to_key_type"))
             .when(to_main)
             .then(pl.lit(main))
             .when(hint & from_main)
             .then(pl.lit(subagent))
             .otherwise(pl.lit(unknown))
         )
-        explicit_from, explicit_to = _text("fromSessionType"), _text("toSessionType")
+        explicit_from, explicit_to = _tmp("explicit_from"), _tmp("explicit_to")
+        # the explicit pair counts only when both are valid
         explicit = (
             explicit_from.is_in(self.rules.session_types) & explicit_to.is_in(self.rules.session_types)
         ).fill_null(False)
@@ -286,6 +342,21 @@ class _Plan:
             pl.when(explicit).then(explicit_from).otherwise(from_type).alias("fromSessionType"),
             pl.when(explicit).then(explicit_to).otherwise(to_type).alias("toSessionType"),
         ]
+
+    def _matches(self) -> pl.Expr:
+        """Every keyword occurrence in the haystack, as the lower-cased keyword."""
+        fields = self.rules.haystack_fields
+        if self.folding is None:
+            haystack = pl.concat_str(
+                [pl.col("type"), *(_text(f) for f in fields)], separator="\n", ignore_nulls=True
+            ).str.to_lowercase()
+            return haystack.str.extract_many(self.patterns, overlapping=True)
+        haystack = pl.concat_str([pl.col("type"), *(_data(f) for f in fields)], separator="\n", ignore_nulls=True)
+        if self.folding:
+            haystack = haystack.str.replace_many(list(self.folding), list(self.folding.values()))
+        return haystack.str.extract_many(self.patterns, ascii_case_insensitive=True, overlapping=True).list.eval(
+            pl.element().str.to_lowercase()
+        )
 
     def stage_role_and_hits(self) -> list[pl.Expr]:
         r = self.rules
@@ -314,74 +385,115 @@ class _Plan:
             .then(a2a_role)
             .otherwise(pl.lit(r.role_observability))
         )
-        haystack = pl.concat_str(
-            [etype, *(_text(f) for f in r.haystack_fields)], separator="\n", ignore_nulls=True
-        ).str.to_lowercase()
-        ordinals = (
-            haystack.str.extract_many(self.patterns, overlapping=True)
+        hits = self._matches().list.eval(
+            pl.element().replace_strict(self.patterns, range(len(self.patterns)), return_dtype=pl.UInt16)
+        )
+        # a keyword counts once however often it occurs
+        return [role.alias("eventRole"), hits.list.unique().alias(_TMP + "hits")]
+
+    def stage_presence(self) -> list[pl.Expr]:
+        """One bit per distinct keyword hit, summed into the packed words."""
+        bits: list[dict[int, int]] = [{} for _ in range(self.n_words)]
+        for g, (_, _, first) in enumerate(self.slices):
+            word, shift = self._slice_place(g)
+            for j in range(self._slice_size(g)):
+                bits[word][first + j] = 1 << (shift + j)
+        return [
+            _tmp("hits")
             .list.eval(
                 pl.element().replace_strict(
-                    self.patterns, range(len(self.patterns)), return_dtype=pl.UInt16
+                    list(bits[w]), list(bits[w].values()), default=0, return_dtype=pl.Int64
                 )
             )
-            .list.unique()
-            .list.sort()
-        )
-        return [role.alias("eventRole"), ordinals.alias(_TMP + "hits")]
+            .list.sum()
+            .alias(f"{_TMP}word{w}")
+            for w in range(self.n_words)
+        ]
 
-    def stage_packed_scores(self) -> list[pl.Expr]:
-        hits = _tmp("hits")
-        ordinals = list(range(len(self.patterns)))
+    def stage_masks(self) -> list[pl.Expr]:
         exprs = []
-        for word in range(self.n_words):
-            for unit in ("score", "count"):
-                exprs.append(
-                    hits.list.eval(
-                        pl.element().replace_strict(
-                            ordinals, self._packed(word, unit), return_dtype=pl.Int64
-                        )
-                    )
-                    .list.sum()
-                    .alias(f"{_TMP}{unit}{word}")
-                )
+        for g in range(len(self.slices)):
+            word, shift = self._slice_place(g)
+            packed = _tmp(f"word{word}")
+            field = packed // (1 << shift) if shift else packed
+            exprs.append((field & ((1 << self._slice_size(g)) - 1)).alias(f"{_TMP}mask{g}"))
         return exprs
 
-    def stage_category_scores(self) -> list[pl.Expr]:
-        """Unpack every category's score and hit count from the packed words."""
-        exprs = []
-        for cat in range(len(self.rules.categories)):
-            word, slot = divmod(cat, self.fields_per_word)
-            shift, size = 1 << (slot * self.field_bits), 1 << self.field_bits
-            for unit in ("score", "count"):
-                exprs.append(((_tmp(f"{unit}{word}") // shift) % size).alias(f"{_TMP}{unit}_{cat}"))
-        return exprs
+    def stage_scores(self) -> list[pl.Expr]:
+        r = self.rules
+        terms: list[list[pl.Expr]] = [[] for _ in r.categories]
+        for g, (cat, start, _) in enumerate(self.slices):
+            keywords = r.categories[cat].keywords[start : start + self._slice_size(g)]
+            for weight in sorted({r.keyword_weight(kw) for kw in keywords}):
+                bits = sum(1 << j for j, kw in enumerate(keywords) if r.keyword_weight(kw) == weight)
+                ones = (_tmp(f"mask{g}") & bits).bitwise_count_ones().cast(pl.Int64)
+                terms[cat].append(ones * weight)
+        return [pl.sum_horizontal(t).alias(f"{_TMP}score{c}") for c, t in enumerate(terms)]
 
-    def _per_category(self, unit: str) -> list[pl.Expr]:
-        return [_tmp(f"{unit}_{cat}") for cat in range(len(self.rules.categories))]
+    def _scores(self) -> list[pl.Expr]:
+        return [_tmp(f"score{c}") for c in range(len(self.rules.categories))]
 
     def stage_top_score(self) -> list[pl.Expr]:
-        return [pl.max_horizontal(self._per_category("score")).alias(_TMP + "top")]
+        return [pl.max_horizontal(self._scores()).alias(_TMP + "top")]
 
     def stage_top_category(self) -> list[pl.Expr]:
         # the reference's stable sort puts the first category with the top score first
-        top = _tmp("top")
-        firsts = [pl.when(s == top).then(pl.lit(c)) for c, s in enumerate(self._per_category("score"))]
+        firsts = [pl.when(s == _tmp("top")).then(pl.lit(c, pl.Int64)) for c, s in enumerate(self._scores())]
         return [pl.coalesce(firsts).alias(_TMP + "top_cat")]
 
+    @cached_property
+    def slice_index(self) -> list[dict[int, int]]:
+        """Per slice position ``s``: category -> its ``s``-th bit field."""
+        by_position: list[dict[int, int]] = []
+        for g, (cat, start, _) in enumerate(self.slices):
+            s = start // self.field_width
+            if s == len(by_position):
+                by_position.append({})
+            by_position[s][cat] = g
+        return by_position
+
     def stage_ranking(self) -> list[pl.Expr]:
-        scores, counts = self._per_category("score"), self._per_category("count")
-        top_cat = _tmp("top_cat")
+        scores, top_cat = self._scores(), _tmp("top_cat")
         others = [pl.when(top_cat != c).then(s) for c, s in enumerate(scores)]
         second = pl.max_horizontal(others).fill_null(0) if len(scores) > 1 else pl.lit(0, pl.Int64)
-        # the hits are sorted by ordinal (category-major): the top category's hits start
-        # after those of the categories declared before it
-        offset = pl.sum_horizontal([pl.when(top_cat > c).then(k).otherwise(0) for c, k in enumerate(counts)])
-        top_count = pl.coalesce([pl.when(top_cat == c).then(k) for c, k in enumerate(counts)])
-        return [
-            (_tmp("top") - second).clip(lower_bound=0).alias(_TMP + "gap"),
-            offset.alias(_TMP + "offset"),
-            pl.min_horizontal(top_count, pl.lit(self.rules.rule_sub_tag_limit)).alias(_TMP + "n_tags"),
+        top_masks = [
+            pl.coalesce([pl.when(top_cat == cat).then(_tmp(f"mask{g}")) for cat, g in fields.items()])
+            .fill_null(0)
+            .alias(f"{_TMP}top_mask{s}_0")
+            for s, fields in enumerate(self.slice_index)
         ]
+        return [(_tmp("top") - second).clip(lower_bound=0).alias(_TMP + "gap"), *top_masks]
+
+    @cached_property
+    def tag_keys(self) -> tuple[int, dict[int, str]]:
+        """Sub-tag lookup: ``category * stride + index in category`` -> keyword."""
+        stride = max(len(c.keywords) for c in self.rules.categories)
+        return stride, {
+            c * stride + j: kw for c, cat in enumerate(self.rules.categories) for j, kw in enumerate(cat.keywords)
+        }
+
+    def stages_sub_tags(self) -> list[list[pl.Expr]]:
+        """The first sub-tags: the lowest set bits of the top category's fields, one per stage."""
+        stride, lookup = self.tag_keys
+        stages = []
+        for s in range(len(self.slice_index)):
+            for i in range(self.rules.rule_sub_tag_limit):
+                mask = _tmp(f"top_mask{s}_{i}")
+                key = _tmp("top_cat") * stride + s * self.field_width + mask.bitwise_trailing_zeros().cast(pl.Int64)
+                tag = key.replace_strict(list(lookup), list(lookup.values()), default=None, return_dtype=pl.String)
+                stages.append(
+                    [
+                        pl.when(mask != 0).then(tag).alias(f"{_TMP}tag{s}_{i}"),
+                        (mask & (mask - 1)).alias(f"{_TMP}top_mask{s}_{i + 1}"),
+                    ]
+                )
+        return stages
+
+    @cached_property
+    def tag_separator(self) -> str:
+        """A character that occurs in no keyword."""
+        used = set("".join(kw for _, kw in self.rules.keywords))
+        return next(chr(c) for c in range(0x1F, 0x110000) if chr(c) not in used)
 
     @cached_property
     def confidence_table(self) -> tuple[list[int], list[float]]:
@@ -403,22 +515,26 @@ class _Plan:
             .list.eval(js_string_expr(pl.element()))
             .list.drop_nulls()
             .list.head(r.manual_sub_tag_limit)
+            .fill_null([])
         )
         empty_tags = pl.lit([], dtype=pl.List(pl.String))
-        keywords = [kw for _, kw in r.keywords]
+        # joining and splitting the few tags is much cheaper than concat_list + drop_nulls
+        joined = pl.concat_str(
+            [_tmp(f"tag{s}_{i}") for s in range(len(self.slice_index)) for i in range(r.rule_sub_tag_limit)],
+            separator=self.tag_separator,
+            ignore_nulls=True,
+        )
         rule_tags = (
-            _tmp("hits")
-            .list.slice(_tmp("offset"), _tmp("n_tags"))
-            .list.eval(
-                pl.element().replace_strict(range(len(keywords)), keywords, return_dtype=pl.String)
-            )
+            pl.when(joined.str.len_bytes() > 0)
+            .then(joined.str.split(self.tag_separator).list.head(r.rule_sub_tag_limit))
+            .otherwise(empty_tags)
+            if r.rule_sub_tag_limit
+            else empty_tags
         )
         top = _tmp("top")
         k = r.max_category_score + 1
         keys, values = self.confidence_table
-        rule_conf = (top * k + _tmp("gap")).replace_strict(
-            keys, values, default=None, return_dtype=pl.Float64
-        )
+        rule_conf = (top * k + _tmp("gap")).replace_strict(keys, values, default=None, return_dtype=pl.Float64)
         rule_cat = _tmp("top_cat").replace_strict(
             range(len(r.categories)), r.category_names, return_dtype=pl.String
         )
@@ -435,7 +551,7 @@ class _Plan:
 
         return [
             choose(manual_cat, rule_cat, fallback_cat).alias("collabCategory"),
-            choose(manual_tags.fill_null([]), rule_tags, empty_tags).alias("collabSubTags"),
+            choose(manual_tags, rule_tags, empty_tags).alias("collabSubTags"),
             choose(
                 pl.lit(r.manual_confidence, pl.Float64), rule_conf, pl.lit(r.fallback_confidence, pl.Float64)
             ).alias("categoryConfidence"),
