@@ -1,0 +1,335 @@
+"""The agent interaction graph: who talks to whom, how much, how fast (networkx).
+
+Nodes are agents; a directed edge ``requester → target`` summarises the A2A traffic between
+them: the messages written that way (``a2a.send`` and ``a2a.response`` events whose
+``fromAgent → toAgent`` is the edge), the exchanges the requester started
+(:func:`a2a_lab.conversations.conversations`) with their first-reply latency quantiles,
+no-reply share and mean turns, and the delegations (``a2a.spawn``). A second graph, the
+conversation tree, links conversations through ``parentConversationId``.
+
+All counting happens in Polars; networkx only holds the result and computes the graph
+metrics.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import networkx as nx
+import polars as pl
+
+from a2a_lab._jsstr import js_trim_expr
+from a2a_lab.conversations import conversations as _conversations
+from a2a_lab.conversations import exchange_events, pair_stats
+
+__all__ = [
+    "MESSAGE_TYPES",
+    "conversation_tree",
+    "graph_metrics",
+    "interaction_graph",
+    "message_counts",
+    "to_node_link",
+    "write_graph",
+]
+
+#: Event types counted as messages on an edge.
+MESSAGE_TYPES: tuple[str, ...] = ("a2a.send", "a2a.response")
+
+_D = pl.col("data")
+
+
+def _text(field: str) -> pl.Expr:
+    v = js_trim_expr(_D.struct.field(field))
+    return pl.when(v.str.len_bytes() > 0).then(v)
+
+
+def _agents(lf: pl.LazyFrame) -> pl.LazyFrame:
+    if {"fromAgent", "toAgent"} <= set(lf.collect_schema().names()):
+        return lf
+    agent = js_trim_expr(pl.col("agentId"))
+    return lf.with_columns(
+        pl.coalesce(_text("fromAgent"), _text("senderAgentId"), pl.when(agent.str.len_bytes() > 0).then(agent)).alias(
+            "fromAgent"
+        ),
+        pl.coalesce(_text("toAgent"), _text("targetAgentId")).alias("toAgent"),
+    )
+
+
+def _select(
+    events: pl.DataFrame | pl.LazyFrame,
+    window: tuple[datetime | None, datetime | None] | None,
+    work_session: str | None,
+) -> pl.LazyFrame:
+    lf = _agents(events.lazy())
+    if window is not None:
+        start, end = window
+        if start is not None:
+            lf = lf.filter(pl.col("event_time") >= pl.lit(start).dt.convert_time_zone("UTC"))
+        if end is not None:
+            lf = lf.filter(pl.col("event_time") < pl.lit(end).dt.convert_time_zone("UTC"))
+    if work_session is not None:
+        lf = lf.filter(_text("workSessionId") == work_session.removeprefix("ws:"))
+    return lf
+
+
+def message_counts(events: pl.DataFrame | pl.LazyFrame) -> pl.DataFrame:
+    """Messages per exchange direction: the ``a2a.send`` and ``a2a.response`` events of the
+    exchanges requester → target (the reply and every ping-pong turn included), by
+    ``fromAgent`` (requester) and ``toAgent`` (target).
+
+    Examples
+    --------
+    >>> from a2a_lab.io import from_records
+    >>> ev = from_records([
+    ...     {"type": "a2a.send", "ts": 1, "data": {"conversationId": "c", "fromAgent": "a", "toAgent": "b"}},
+    ...     {"type": "a2a.response", "ts": 2, "data": {"conversationId": "c", "fromAgent": "b", "toAgent": "a"}}])
+    >>> message_counts(ev).rows()
+    [('a', 'b', 1, 1)]
+    """
+    t = pl.col("type")
+    return (
+        exchange_events(events)
+        .filter(t.is_in(MESSAGE_TYPES) & pl.col("_requester").is_not_null() & pl.col("_target").is_not_null())
+        .group_by(pl.col("_requester").alias("fromAgent"), pl.col("_target").alias("toAgent"))
+        .agg(
+            (t == "a2a.send").sum().cast(pl.Int64).alias("sends"),
+            (t == "a2a.response").sum().cast(pl.Int64).alias("responses"),
+        )
+        .sort("fromAgent", "toAgent")
+        .collect()
+    )
+
+
+def _clean(attrs: dict[str, Any]) -> dict[str, Any]:
+    """Attributes GraphML can store: no None, no NaN, datetimes as ISO text."""
+    out = {}
+    for k, v in attrs.items():
+        if v is None or (isinstance(v, float) and math.isnan(v)):
+            continue
+        out[k] = v.isoformat() if isinstance(v, datetime) else v
+    return out
+
+
+def interaction_graph(
+    events: pl.DataFrame | pl.LazyFrame,
+    *,
+    window: tuple[datetime | None, datetime | None] | None = None,
+    work_session: str | None = None,
+    main_agents: Iterable[str] | None = None,
+) -> nx.DiGraph:
+    """Build the directed agent interaction graph.
+
+    Parameters
+    ----------
+    events
+        An event frame (loaded or enriched).
+    window
+        Optional ``(start, end)`` (timezone-aware; either may be None): events with
+        ``start <= event_time < end``.
+    work_session
+        Optional work-session id (with or without the ``ws:`` prefix).
+    main_agents
+        The configured (main) agents; other agents are marked ``subagent``. Default: the
+        reference's ``{main, ruda}`` plus every agent that writes a main-session key.
+
+    Returns
+    -------
+    networkx.DiGraph
+        Node attributes: ``kind`` (main/subagent), ``events`` (events it wrote as
+        ``fromAgent``), ``requested``/``received`` (exchanges), ``first_seen``/``last_seen``
+        (ISO). Edge attributes: ``messages`` (``sends`` + ``responses`` of the exchanges
+        in that direction, see :func:`message_counts`), ``exchanges``,
+        ``conversations`` (distinct ids), ``replied``, ``no_reply``,
+        ``concurrency_blocked``, ``no_reply_share``, ``p50/p95/p99_first_reply_ms``,
+        ``mean_turns``, ``retries``, ``spawns`` and ``delegation`` (any ``a2a.spawn``).
+    """
+    lf = _select(events, window, work_session)
+    a2a = lf.filter(pl.col("type").str.starts_with("a2a."))
+    msgs = message_counts(a2a)
+    conv = _conversations(a2a)
+    stats = pair_stats(conv)
+    conv_ids = conv.group_by("fromAgent", "toAgent").agg(pl.col("conversationId").n_unique().alias("conversations"))
+    spawns = (
+        a2a.filter((pl.col("type") == "a2a.spawn") & pl.col("fromAgent").is_not_null() & pl.col("toAgent").is_not_null())
+        .group_by("fromAgent", "toAgent")
+        .len("spawns")
+        .with_columns(pl.col("spawns").cast(pl.Int64))
+        .collect()
+    )
+    keys = ["fromAgent", "toAgent"]
+    edges = (
+        msgs.join(stats, on=keys, how="full", coalesce=True)
+        .join(conv_ids, on=keys, how="full", coalesce=True)
+        .join(spawns, on=keys, how="full", coalesce=True)
+        .filter(pl.col("fromAgent").is_not_null() & pl.col("toAgent").is_not_null())
+        .with_columns(
+            pl.col("sends", "responses", "exchanges", "replied", "no_reply", "concurrency_blocked", "spawns",
+                   "conversations", "retries").fill_null(0),
+        )
+        .with_columns(
+            (pl.col("sends") + pl.col("responses")).alias("messages"),
+            (pl.col("spawns") > 0).alias("delegation"),
+            pl.col("no_reply_rate").alias("no_reply_share"),
+        )
+        .sort(keys)
+    )
+    nodes = _nodes(a2a, conv, main_agents)
+    g = nx.DiGraph(window=None if window is None else [str(w) for w in window], work_session=work_session or "")
+    for row in nodes.iter_rows(named=True):
+        g.add_node(row.pop("agent"), **_clean(row))
+    edge_cols = ["messages", "sends", "responses", "exchanges", "conversations", "replied", "no_reply",
+                 "concurrency_blocked", "no_reply_share", "p50_first_reply_ms", "p95_first_reply_ms",
+                 "p99_first_reply_ms", "mean_turns", "retries", "spawns", "delegation"]
+    for row in edges.select(*keys, *edge_cols).iter_rows(named=True):
+        g.add_edge(row.pop("fromAgent"), row.pop("toAgent"), **_clean(row))
+    g.graph = _clean(g.graph)
+    return g
+
+
+def _nodes(a2a: pl.LazyFrame, conv: pl.DataFrame, main_agents: Iterable[str] | None) -> pl.DataFrame:
+    both = pl.concat(
+        [
+            a2a.select(pl.col("fromAgent").alias("agent"), "event_time", pl.lit(1).alias("wrote")),
+            a2a.select(pl.col("toAgent").alias("agent"), "event_time", pl.lit(0).alias("wrote")),
+        ]
+    ).filter(pl.col("agent").is_not_null())
+    activity = both.group_by("agent").agg(
+        pl.col("wrote").sum().cast(pl.Int64).alias("events"),
+        pl.col("event_time").min().alias("first_seen"),
+        pl.col("event_time").max().alias("last_seen"),
+    ).collect()
+    if main_agents is None:
+        key = js_trim_expr(_D.struct.field("sourceSessionKey").fill_null(_D.struct.field("requesterSessionKey")))
+        mains = set(
+            a2a.filter(key.str.contains(r"(?i)^agent:[^:]+:main$"))
+            .select(pl.col("fromAgent").str.to_lowercase())
+            .unique()
+            .collect()
+            .to_series()
+            .drop_nulls()
+            .to_list()
+        ) | {"main", "ruda"}
+        mains |= set(
+            a2a.filter(js_trim_expr(_D.struct.field("targetSessionKey")).str.contains(r"(?i)^agent:[^:]+:main$"))
+            .select(pl.col("toAgent").str.to_lowercase())
+            .unique()
+            .collect()
+            .to_series()
+            .drop_nulls()
+            .to_list()
+        )
+    else:
+        mains = {m.strip().lower() for m in main_agents}
+    requested = conv.group_by(pl.col("fromAgent").alias("agent")).len("requested")
+    received = conv.group_by(pl.col("toAgent").alias("agent")).len("received")
+    return (
+        activity.join(requested, on="agent", how="left")
+        .join(received, on="agent", how="left")
+        .with_columns(
+            pl.col("requested", "received").fill_null(0).cast(pl.Int64),
+            pl.when(pl.col("agent").str.to_lowercase().is_in(sorted(mains)))
+            .then(pl.lit("main"))
+            .otherwise(pl.lit("subagent"))
+            .alias("kind"),
+        )
+        .sort("agent")
+        .select("agent", "kind", "events", "requested", "received", "first_seen", "last_seen")
+    )
+
+
+def conversation_tree(events: pl.DataFrame | pl.LazyFrame) -> nx.DiGraph:
+    """Conversations linked parent → child through ``data.parentConversationId``.
+
+    Nodes carry ``events``, ``first_seen`` and ``agents`` (sorted, comma-joined); a relay
+    hop that keeps its parent's id (parent == child) adds no edge.
+    """
+    lf = _agents(events.lazy()).filter(pl.col("type").str.starts_with("a2a."))
+    conv, parent = _text("conversationId"), _text("parentConversationId")
+    nodes = (
+        lf.filter(conv.is_not_null())
+        .group_by(conv.alias("conversationId"))
+        .agg(
+            pl.len().cast(pl.Int64).alias("events"),
+            pl.col("event_time").min().alias("first_seen"),
+            pl.concat_list("fromAgent", "toAgent").list.explode(keep_nulls=False, empty_as_null=False)
+            .drop_nulls().unique().sort().str.join(",").alias("agents"),
+        )
+        .sort("conversationId")
+        .collect()
+    )
+    links = (
+        lf.filter(conv.is_not_null() & parent.is_not_null() & (conv != parent))
+        .select(parent.alias("parent"), conv.alias("child"))
+        .unique()
+        .sort("parent", "child")
+        .collect()
+    )
+    tree = nx.DiGraph()
+    for row in nodes.iter_rows(named=True):
+        tree.add_node(row.pop("conversationId"), **_clean(row))
+    tree.add_edges_from(links.iter_rows())
+    return tree
+
+
+def graph_metrics(g: nx.DiGraph, *, weight: str = "messages") -> pl.DataFrame:
+    """Per-agent metrics: degrees, weighted degrees, betweenness, reciprocity, hub/authority.
+
+    ``betweenness`` is unweighted and normalised; ``reciprocity`` is the share of the
+    agent's edges that are answered by an edge the other way; ``hub``/``authority`` are HITS
+    scores on the ``weight`` attribute; ``role`` names the agent's most distinctive part
+    (``hub``: top hub score, ``authority``: top authority, ``broker``: top betweenness).
+    """
+    if g.number_of_nodes() == 0:
+        return pl.DataFrame(schema={"agent": pl.String})
+    between = nx.betweenness_centrality(g, normalized=True)
+    recip = nx.reciprocity(g, g.nodes) if g.number_of_edges() else {n: 0.0 for n in g}
+    try:
+        hubs, auths = nx.hits(g, max_iter=1000, normalized=True) if g.number_of_edges() else ({}, {})
+    except nx.PowerIterationFailedConvergence:
+        hubs, auths = {}, {}
+    rows = []
+    for n, attrs in sorted(g.nodes(data=True)):
+        rows.append(
+            {
+                "agent": n,
+                "kind": attrs.get("kind"),
+                "in_degree": g.in_degree(n),
+                "out_degree": g.out_degree(n),
+                "in_weight": float(g.in_degree(n, weight=weight)),
+                "out_weight": float(g.out_degree(n, weight=weight)),
+                "betweenness": between.get(n, 0.0),
+                "reciprocity": float(recip.get(n) or 0.0),
+                "hub": hubs.get(n, 0.0),
+                "authority": auths.get(n, 0.0),
+            }
+        )
+    frame = pl.DataFrame(rows)
+    tops = {c: frame.sort(c, "agent", descending=[True, False])["agent"][0] for c in ("hub", "authority", "betweenness")}
+    return frame.with_columns(
+        pl.when(pl.col("agent") == tops["hub"]).then(pl.lit("hub"))
+        .when(pl.col("agent") == tops["authority"]).then(pl.lit("authority"))
+        .when(pl.col("agent") == tops["betweenness"]).then(pl.lit("broker"))
+        .alias("role")
+    ).sort("in_weight", "agent", descending=[True, False])
+
+
+def to_node_link(g: nx.DiGraph) -> dict[str, Any]:
+    """The graph as node-link JSON (``nodes``, ``links``), as d3 and networkx read it."""
+    return nx.node_link_data(g, edges="links")
+
+
+def write_graph(g: nx.DiGraph, path: str | Path) -> Path:
+    """Write ``.graphml`` (GraphML) or ``.json`` (node-link JSON), chosen by the suffix."""
+    out = Path(path)
+    if out.suffix == ".graphml":
+        nx.write_graphml(g, out)
+    elif out.suffix == ".json":
+        out.write_text(json.dumps(to_node_link(g), ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+    else:
+        raise ValueError(f"unknown graph format {out.suffix!r}: use .graphml or .json")
+    return out
