@@ -62,7 +62,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from functools import cache, cached_property
+from functools import cache, cached_property, lru_cache
 from os import PathLike
 from typing import TypeVar
 
@@ -168,7 +168,13 @@ def enrich(
     │ conversation.main ┆ docs_knowledge    ┆ ["doc", "docs"]  ┆ 0.71               │
     └───────────────────┴───────────────────┴──────────────────┴────────────────────┘
     """
-    return _Plan(rules, resolve_main_agents(main_agents, rules)).apply(events)
+    return _plan(rules, resolve_main_agents(main_agents, rules)).apply(events)
+
+
+@lru_cache(maxsize=16)
+def _plan(rules: RuleSet, main_agents: frozenset[str]) -> _Plan:
+    # building the expressions costs tens of milliseconds: notebooks call enrich repeatedly
+    return _Plan(rules, main_agents)
 
 
 @cache
@@ -205,7 +211,16 @@ class _Plan:
 
     def apply(self, events: Frame) -> Frame:
         names = events.collect_schema().names()
-        stages = [
+        out = events.lazy()
+        for stage in self.stages:
+            out = out.with_columns(stage)
+        out = out.select(*(n for n in names if n not in ENRICHMENT_COLUMNS), *ENRICHMENT_COLUMNS)
+        return out if isinstance(events, pl.LazyFrame) else out.collect()
+
+    @cached_property
+    def stages(self) -> list[list[pl.Expr]]:
+        """The ``with_columns`` stages, in order (each reads the columns of the previous)."""
+        return [
             self.stage_agents(),
             self.stage_session_inputs(),
             self.stage_session_types(),
@@ -219,11 +234,6 @@ class _Plan:
             *self.stages_sub_tags(),
             self.stage_category(),
         ]
-        out = events.lazy()
-        for stage in stages:
-            out = out.with_columns(stage)
-        out = out.select(*(n for n in names if n not in ENRICHMENT_COLUMNS), *ENRICHMENT_COLUMNS)
-        return out if isinstance(events, pl.LazyFrame) else out.collect()
 
     # ------------------------------------------------------------ keyword tables
     @cached_property

@@ -15,7 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from a2a_lab.enrich import ENRICHMENT_COLUMNS, enrich, resolve_main_agents
+from a2a_lab.enrich import ENRICHMENT_COLUMNS, _case_changes, _Plan, enrich, resolve_main_agents
 from a2a_lab.io import from_records, load
 from a2a_lab.rules import TASK_MONITOR_V1, Category, RuleSet, main_agents_from_openclaw
 from tests.reference_impl import enrich_ref as ref
@@ -380,7 +380,7 @@ EVENT = st.fixed_dictionaries(
 )
 
 
-@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(events=st.lists(EVENT, min_size=1, max_size=25),
        mains=st.one_of(st.none(), st.lists(padded(AGENTS), max_size=4)))
 def test_enrich_equals_the_slow_reference(events: list[dict[str, Any]], mains: list[str] | None) -> None:
@@ -391,3 +391,68 @@ def test_enrich_equals_the_slow_reference(events: list[dict[str, Any]], mains: l
         return
     got = _rows(enrich(from_records(kept), main_agents=mains))
     assert [got[i] for i in range(1, len(kept) + 1)] == oracle
+
+
+# ---- rule sets that need the exact haystack, and the fast path against it ----------------
+
+CUSTOM = TASK_MONITOR_V1.with_keywords(
+    {"greek": ["ΟΔΟΣ", "σ"], "edges": [" cause", "a\nb", "İ", "Kelvin", "x "]}
+)
+CUSTOM_KEYWORDS = {c.name: list(c.keywords) for c in CUSTOM.categories}
+CUSTOM_TEXT = st.lists(
+    st.one_of(
+        st.sampled_from(["ΟΔΟΣ", "οδοσ", "Σ", "σ", "ς", "Α", " cause", "CAUSE", "root", "a", "b", "\n", "İ",
+                         "i\u0307", "\u212aelvin", "KELVIN", "x", "X", "doc", "S", "C", *PADS]),
+        FRAGMENTS,
+    ),
+    max_size=6,
+).map("".join)
+CUSTOM_EVENT = st.fixed_dictionaries(
+    {"type": padded(["a2a.send", "task.x", "custom", "docs"])},
+    optional={"data": st.fixed_dictionaries({}, optional={f: CUSTOM_TEXT for f in TASK_MONITOR_V1.haystack_fields})},
+)
+
+
+def test_raw_haystack_shortcut_applies_only_where_it_is_exact() -> None:
+    assert _Plan(TASK_MONITOR_V1, frozenset()).folding == {"İ": "i\u0307", "\u212a": "k"}
+    assert _Plan(TASK_MONITOR_V1, frozenset(), exact_text=True).folding is None
+    assert _Plan(CUSTOM, frozenset()).folding is None
+    for keywords in (["σ"], [" x"], ["x\u3000"], ["a\nb"]):
+        rules = TASK_MONITOR_V1.with_keywords({"extra": keywords})
+        assert _Plan(rules, frozenset()).folding is None, keywords
+    assert _Plan(TASK_MONITOR_V1.with_keywords({"extra": ["a b", "é"]}), frozenset()).folding is not None
+
+
+def test_lower_case_changes_table_is_complete() -> None:
+    # the table stops at U+20000: nothing above lower-cases to anything else
+    rest = pl.Series([chr(c) for c in range(0x20000, 0x110000)])
+    assert (rest.str.to_lowercase() == rest).all()
+    assert _case_changes()["\u0130"] == "i\u0307" and "A" not in _case_changes()
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(events=st.lists(CUSTOM_EVENT, min_size=1, max_size=20))
+def test_exact_haystack_and_custom_keywords_equal_the_slow_reference(events: list[dict[str, Any]]) -> None:
+    kept = [ev for ev in events if ref.trim(ev["type"])]
+    if not kept:
+        return
+    frame = from_records(kept)
+    oracle = [ref.enrich_event(ev, {"main", "ruda"}, CUSTOM_KEYWORDS, CUSTOM.version) for ev in kept]
+    got = _rows(enrich(frame, rules=CUSTOM))
+    assert [got[i] for i in range(1, len(kept) + 1)] == oracle
+    # and for v1, the raw-haystack shortcut equals the trim-and-lower-case path
+    exact = _Plan(TASK_MONITOR_V1, TASK_MONITOR_V1.default_main_agents, exact_text=True).apply(frame)
+    assert enrich(frame).equals(exact)
+
+
+def test_categories_longer_than_one_bit_field() -> None:
+    many = [f"kw{i:02d}" for i in range(70)]
+    rules = TASK_MONITOR_V1.with_keywords({"many": many})
+    assert len(_Plan(rules, frozenset()).slices) == 12  # "many" takes two 63-bit fields
+    texts = ["kw69 kw01", "kw66 kw65 kw64 kw63 kw62", "kw62 kw63", "kw00", "docs kw68"]
+    events = [{"type": "custom", "data": {"message": t}} for t in texts]
+    keywords = {c.name: list(c.keywords) for c in rules.categories}
+    oracle = [ref.enrich_event(ev, {"main", "ruda"}, keywords, rules.version) for ev in events]
+    got = _rows(enrich(from_records(events), rules=rules))
+    assert [got[i] for i in range(1, len(events) + 1)] == oracle
+    assert got[2]["collabSubTags"] == ["kw62", "kw63", "kw64"]

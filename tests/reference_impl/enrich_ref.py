@@ -111,8 +111,15 @@ def to_fixed_2(x: float) -> float:
     return float(Decimal(x).quantize(Decimal("0.01"), rounding=ROUND_HALF_UP))
 
 
-def enrich_event(event: Any, main_agents: set[str]) -> dict | None:
-    """The enrichment of one parsed JSON value, or None when the reference drops it."""
+def enrich_event(
+    event: Any, main_agents: set[str], keywords: dict[str, list[str]] | None = None, version: str = "v1"
+) -> dict | None:
+    """The enrichment of one parsed JSON value, or None when the reference drops it.
+
+    ``keywords`` replaces the categories and their keywords (declared order = dict order;
+    the fallback categories must be among them); ``version`` is the default categoryVersion.
+    """
+    keywords = KEYWORDS if keywords is None else keywords
     rec = record(event)
     etype = string_field(rec.get("type"))
     if etype is None:
@@ -183,7 +190,7 @@ def enrich_event(event: Any, main_agents: set[str]) -> dict | None:
 
     # §6 category
     manual = string_field(data.get("collabCategory"))
-    if manual in KEYWORDS:
+    if manual in keywords:
         tags_raw = data.get("collabSubTags")
         tags = []
         if isinstance(tags_raw, list):
@@ -195,14 +202,14 @@ def enrich_event(event: Any, main_agents: set[str]) -> dict | None:
         ]
         haystack = "\n".join(parts).lower()
         scored = []
-        for name, _ in CATEGORIES:
-            hits = [kw for kw in KEYWORDS[name] if kw.lower() in haystack]
+        for name, category_keywords in keywords.items():
+            hits = [kw for kw in category_keywords if kw.lower() in haystack]
             score = sum(2 if js_length(kw) > 4 else 1 for kw in hits)
             scored.append((name, score, hits))
         ranked = sorted(scored, key=lambda item: -item[1])  # stable: ties keep declared order
         top_name, top_score, top_hits = ranked[0]
         if top_score > 0:
-            gap = max(0, top_score - ranked[1][1])
+            gap = max(0, top_score - (ranked[1][1] if len(ranked) > 1 else 0))
             raw = min(0.95, 0.5 + top_score * 0.08 + gap * 0.05)
             category, sub_tags, confidence, source = top_name, top_hits[:3], to_fixed_2(raw), "rule"
         else:
@@ -222,5 +229,5 @@ def enrich_event(event: Any, main_agents: set[str]) -> dict | None:
         "collabSubTags": sub_tags,
         "categoryConfidence": confidence,
         "categorySource": source,
-        "categoryVersion": string_field(data.get("categoryVersion")) or "v1",
+        "categoryVersion": string_field(data.get("categoryVersion")) or version,
     }
