@@ -1,0 +1,70 @@
+"""``a2a-lab conversations`` and ``a2a-lab graph``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from a2a_lab.cli._common import CliError
+
+#: Columns of ``conversations --json`` (every column of the frame; times as epoch ms).
+_JSON_DROP = ("startTime",)
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("conversations", help="one row per A2A exchange: who asked whom, how fast, how it ended")
+    p.add_argument("source", help="an NDJSON file, a glob, or a log directory")
+    out = p.add_mutually_exclusive_group()
+    out.add_argument("--json", action="store_true", help="print one JSON object per conversation (a JSON array)")
+    out.add_argument("-o", "--output", metavar="FILE", help="write FILE.parquet or FILE.csv")
+    p.set_defaults(func=run_conversations)
+
+    g = sub.add_parser("graph", help="write the agent interaction graph as GraphML or node-link JSON")
+    g.add_argument("source", help="an NDJSON file, a glob, or a log directory")
+    g.add_argument("-o", "--output", metavar="FILE", required=True, help="FILE.graphml or FILE.json")
+    g.set_defaults(func=run_graph)
+
+
+def run_conversations(args: argparse.Namespace) -> int:
+    from a2a_lab.cli._source import load_source
+    from a2a_lab.conversations import conversations
+
+    out = Path(args.output) if args.output else None
+    if out is not None and out.suffix not in (".parquet", ".csv"):
+        raise CliError(f"unknown output format {out.suffix or out.name!r}: use .parquet or .csv")
+    conv = conversations(load_source(args.source).events)
+    if out is not None:
+        try:
+            if out.suffix == ".parquet":
+                conv.write_parquet(out)
+            else:
+                conv.drop(_JSON_DROP).write_csv(out)
+        except OSError as exc:
+            raise CliError(f"cannot write {out}: {exc.strerror or exc}") from None
+        print(f"{conv.height} conversations written to {out}", file=sys.stderr)
+        return 0
+    rows = conv.drop(_JSON_DROP).to_dicts()
+    if args.json:
+        json.dump(rows, sys.stdout, ensure_ascii=False)
+        sys.stdout.write("\n")
+    else:
+        print(conv)
+    return 0
+
+
+def run_graph(args: argparse.Namespace) -> int:
+    from a2a_lab.cli._source import load_source
+    from a2a_lab.graph import interaction_graph, write_graph
+
+    out = Path(args.output)
+    if out.suffix not in (".graphml", ".json"):
+        raise CliError(f"unknown graph format {out.suffix or out.name!r}: use .graphml or .json")
+    g = interaction_graph(load_source(args.source).events)
+    try:
+        write_graph(g, out)
+    except OSError as exc:
+        raise CliError(f"cannot write {out}: {exc.strerror or exc}") from None
+    print(f"{g.number_of_nodes()} agents, {g.number_of_edges()} edges written to {out}", file=sys.stderr)
+    return 0

@@ -1,0 +1,291 @@
+"""Altair charts of a log, its conversations and its interaction graph.
+
+Every chart takes collected frames and aggregates in Polars first, so no chart embeds more
+than :data:`MAX_ROWS` rows (a larger input raises instead of freezing a notebook). Marks
+carry tooltips. Times are shown in a display time zone (default UTC, see
+:func:`set_display_timezone`): they are converted in Polars and handed to Vega-Lite as UTC
+wall-clock values, so a chart reads the same in every browser and in a PNG.
+
+All charts use the registered theme :data:`THEME` (enabled on import).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import altair as alt
+import networkx as nx
+import polars as pl
+
+__all__ = [
+    "MAX_ROWS",
+    "THEME",
+    "category_bars",
+    "display_timezone",
+    "graph_chart",
+    "latency_by_pair",
+    "outcome_bars",
+    "pair_heatmap",
+    "save_chart",
+    "set_display_timezone",
+    "swimlane",
+]
+
+#: Most rows any chart embeds.
+MAX_ROWS = 5_000
+#: Name of the registered Altair theme.
+THEME = "a2a_lab"
+
+_OUTCOME_COLORS = {
+    "replied": "#4c78a8",
+    "no_reply": "#e45756",
+    "concurrency_blocked": "#f58518",
+    "incomplete": "#9d9d9d",
+}
+_DISPLAY_TZ = ["UTC"]
+
+
+@alt.theme.register(THEME, enable=True)
+def _theme() -> alt.theme.ThemeConfig:
+    return {
+        "config": {
+            "view": {"continuousWidth": 520, "continuousHeight": 280, "stroke": None},
+            "axis": {"labelFontSize": 11, "titleFontSize": 12, "grid": True, "gridOpacity": 0.4},
+            "legend": {"labelFontSize": 11, "titleFontSize": 12},
+            "title": {"fontSize": 14, "anchor": "start"},
+            "range": {"category": {"scheme": "tableau10"}},
+        }
+    }
+
+
+def set_display_timezone(tz: str) -> None:
+    """Set the IANA time zone charts show times in (default ``UTC``)."""
+    pl.select(pl.lit(0).cast(pl.Datetime("ms", "UTC")).dt.convert_time_zone(tz))  # validates the name
+    _DISPLAY_TZ[0] = tz
+
+
+def display_timezone() -> str:
+    """The time zone charts show times in."""
+    return _DISPLAY_TZ[0]
+
+
+def _guard(frame: pl.DataFrame, what: str) -> pl.DataFrame:
+    if frame.height > MAX_ROWS:
+        raise ValueError(f"{what}: {frame.height} rows to draw (at most {MAX_ROWS}); aggregate or filter first")
+    return frame
+
+
+def _wall_clock(col: str, tz: str | None, alias: str) -> list[pl.Expr]:
+    """A UTC datetime column as wall-clock time in ``tz``, for a ``utc`` scale, and a label."""
+    local = pl.col(col).dt.convert_time_zone(tz or display_timezone())  # works on any tz-aware column
+    return [
+        local.dt.replace_time_zone(None).dt.epoch("ms").alias(alias),
+        local.dt.strftime("%Y-%m-%d %H:%M").alias(alias + "_label"),
+    ]
+
+
+def swimlane(events: pl.DataFrame, *, every: str = "1h", tz: str | None = None, top: int = 30) -> alt.Chart:
+    """Agent × time: events written per agent per ``every`` bucket (A2A events only).
+
+    Rows are agents (``fromAgent``, else ``agentId``), most active first, at most ``top``.
+    """
+    tz = tz or display_timezone()
+    agent = (
+        pl.coalesce(pl.col("fromAgent"), pl.col("agentId")) if "fromAgent" in events.columns
+        else pl.coalesce(pl.col("data").struct.field("fromAgent"), pl.col("agentId"))
+    )
+    counts = (
+        events.lazy()
+        .filter(pl.col("type").str.starts_with("a2a.") & (pl.col("event_ms") > 0))
+        .with_columns(agent.alias("agent"), pl.col("event_time").dt.convert_time_zone(tz).dt.truncate(every).alias("bucket"))
+        .group_by("agent", "bucket")
+        .len("events")
+        .collect()
+    )
+    keep = counts.group_by("agent").agg(pl.col("events").sum()).sort("events", "agent", descending=[True, False]).head(top)
+    data = _guard(
+        counts.join(keep.select("agent"), on="agent", how="semi")
+        .with_columns(pl.col("bucket").dt.offset_by(every).alias("bucket_end"))
+        .with_columns(*_wall_clock("bucket", tz, "t"), *_wall_clock("bucket_end", tz, "t_end"))
+        .drop("bucket", "bucket_end", "t_end_label")
+        .sort("agent", "t"),
+        "swimlane",
+    )
+    return (
+        alt.Chart(data, title=f"A2A events per agent and {every} ({tz})")
+        .mark_rect()
+        .encode(
+            x=alt.X("t:T", title=f"time ({tz})", scale=alt.Scale(type="utc")),
+            x2="t_end:T",
+            y=alt.Y("agent:N", sort=keep["agent"].to_list(), title=None),
+            color=alt.Color("events:Q", scale=alt.Scale(scheme="blues"), title="events"),
+            tooltip=["agent:N", alt.Tooltip("t_label:N", title="from"), "events:Q"],
+        )
+    )
+
+
+def latency_by_pair(conversations: pl.DataFrame, *, top: int = 15, min_exchanges: int = 3) -> alt.LayerChart:
+    """First-reply latency per requester → target pair, as box plots from Polars quantiles.
+
+    The ``top`` pairs by median latency among pairs with at least ``min_exchanges`` replies.
+    """
+    lat = pl.col("firstReplyMs") / 1000
+    q = (
+        conversations.filter(pl.col("firstReplyMs").is_not_null())
+        .group_by("fromAgent", "toAgent")
+        .agg(
+            pl.len().alias("replies"),
+            lat.quantile(0.05, "linear").alias("p5"),
+            lat.quantile(0.25, "linear").alias("p25"),
+            lat.quantile(0.5, "linear").alias("p50"),
+            lat.quantile(0.75, "linear").alias("p75"),
+            lat.quantile(0.95, "linear").alias("p95"),
+        )
+        .filter(pl.col("replies") >= min_exchanges)
+        .with_columns(pl.concat_str("fromAgent", pl.lit(" → "), "toAgent").alias("pair"))
+        .sort("p50", "pair", descending=[True, False])
+        .head(top)
+    )
+    data = _guard(q, "latency_by_pair")
+    order = data["pair"].to_list()
+    base = alt.Chart(data, title="First-reply latency per pair (s): 5-25-50-75-95 %").encode(
+        y=alt.Y("pair:N", sort=order, title=None),
+        tooltip=["pair:N", "replies:Q", alt.Tooltip("p50:Q", format=".1f", title="median s"),
+                 alt.Tooltip("p95:Q", format=".1f", title="p95 s")],
+    )
+    whisker = base.mark_rule().encode(x=alt.X("p5:Q", title="seconds (log scale)", scale=alt.Scale(type="log")), x2="p95:Q")
+    box = base.mark_bar(size=12, opacity=0.8).encode(x="p25:Q", x2="p75:Q")
+    median = base.mark_tick(color="black", size=12, thickness=2).encode(x="p50:Q")
+    return whisker + box + median
+
+
+def pair_heatmap(conversations: pl.DataFrame, *, value: str = "exchanges") -> alt.Chart:
+    """Requester × target matrix of exchanges, no-reply rate or median latency.
+
+    ``value``: ``exchanges``, ``no_reply_rate`` or ``p50_first_reply_s``.
+    """
+    finished = (pl.col("outcome") == "replied").sum() + (pl.col("outcome") == "no_reply").sum()
+    agg = conversations.group_by("fromAgent", "toAgent").agg(
+        pl.len().alias("exchanges"),
+        ((pl.col("outcome") == "no_reply").sum() / pl.when(finished > 0).then(finished)).alias("no_reply_rate"),
+        (pl.col("firstReplyMs").median() / 1000).alias("p50_first_reply_s"),
+    ).drop_nulls(["fromAgent", "toAgent"])
+    if value not in ("exchanges", "no_reply_rate", "p50_first_reply_s"):
+        raise ValueError(f"value must be exchanges, no_reply_rate or p50_first_reply_s, not {value!r}")
+    data = _guard(agg.sort("fromAgent", "toAgent"), "pair_heatmap")
+    scheme = {"exchanges": "blues", "no_reply_rate": "reds", "p50_first_reply_s": "oranges"}[value]
+    return (
+        alt.Chart(data, title=f"Requester × target: {value.replace('_', ' ')}")
+        .mark_rect()
+        .encode(
+            x=alt.X("toAgent:N", title="target", sort="ascending"),
+            y=alt.Y("fromAgent:N", title="requester", sort="ascending"),
+            color=alt.Color(f"{value}:Q", scale=alt.Scale(scheme=scheme), title=value),
+            tooltip=["fromAgent:N", "toAgent:N", "exchanges:Q",
+                     alt.Tooltip("no_reply_rate:Q", format=".0%"), alt.Tooltip("p50_first_reply_s:Q", format=".1f")],
+        )
+    )
+
+
+def outcome_bars(conversations: pl.DataFrame, *, by: str = "toAgent") -> alt.Chart:
+    """Exchanges by outcome, per ``by`` (target agent by default), stacked."""
+    data = _guard(
+        conversations.group_by(by, "outcome").len("exchanges").drop_nulls(by).sort(by, "outcome"),
+        "outcome_bars",
+    )
+    return (
+        alt.Chart(data, title=f"Exchange outcomes per {by}")
+        .mark_bar()
+        .encode(
+            y=alt.Y(f"{by}:N", sort="-x", title=None),
+            x=alt.X("exchanges:Q", stack=True),
+            color=alt.Color("outcome:N", scale=alt.Scale(domain=list(_OUTCOME_COLORS), range=list(_OUTCOME_COLORS.values()))),
+            tooltip=[f"{by}:N", "outcome:N", "exchanges:Q"],
+        )
+    )
+
+
+def category_bars(frame: pl.DataFrame, *, column: str = "collabCategory", title: str | None = None) -> alt.Chart:
+    """Counts per collaboration category (of enriched events or of work sessions)."""
+    data = _guard(frame.group_by(column).len("count").drop_nulls(column).sort("count", column, descending=[True, False]),
+                  "category_bars")
+    return (
+        alt.Chart(data, title=title or f"{column} counts")
+        .mark_bar()
+        .encode(
+            y=alt.Y(f"{column}:N", sort="-x", title=None),
+            x=alt.X("count:Q"),
+            tooltip=[f"{column}:N", "count:Q"],
+        )
+    )
+
+
+def graph_chart(g: nx.DiGraph, *, weight: str = "messages", seed: int = 7, title: str = "Agent interaction graph") -> alt.LayerChart:
+    """Draw the interaction graph from a networkx spring layout (fixed ``seed``).
+
+    Edge width follows ``weight``; dashed edges are delegations (spawns); node size is the
+    agent's traffic, colour its kind (main / subagent).
+    """
+    pos = nx.spring_layout(g, seed=seed, weight=weight) if g.number_of_nodes() else {}
+    nodes = pl.DataFrame(
+        [
+            {"agent": n, "x": float(pos[n][0]), "y": float(pos[n][1]), "kind": d.get("kind", "?"),
+             "traffic": float(g.in_degree(n, weight=weight) + g.out_degree(n, weight=weight))}
+            for n, d in sorted(g.nodes(data=True))
+        ],
+        schema={"agent": pl.String, "x": pl.Float64, "y": pl.Float64, "kind": pl.String, "traffic": pl.Float64},
+    )
+    edges = pl.DataFrame(
+        [
+            {"from": a, "to": b, "x": float(pos[a][0]), "y": float(pos[a][1]), "x2": float(pos[b][0]),
+             "y2": float(pos[b][1]), "weight": float(d.get(weight, 0) or 0), "delegation": bool(d.get("delegation")),
+             "exchanges": int(d.get("exchanges", 0) or 0),
+             "p50_s": (d["p50_first_reply_ms"] / 1000) if d.get("p50_first_reply_ms") is not None else None}
+            for a, b, d in sorted(g.edges(data=True), key=lambda e: (e[0], e[1])) if a != b
+        ],
+        schema={"from": pl.String, "to": pl.String, "x": pl.Float64, "y": pl.Float64, "x2": pl.Float64,
+                "y2": pl.Float64, "weight": pl.Float64, "delegation": pl.Boolean, "exchanges": pl.Int64,
+                "p50_s": pl.Float64},
+    )
+    _guard(nodes, "graph_chart nodes")
+    _guard(edges, "graph_chart edges")
+    axis = alt.Axis(title=None, labels=False, ticks=False, grid=False, domain=False)
+    edge_layer = (
+        alt.Chart(edges)
+        .mark_rule(opacity=0.45)
+        .encode(
+            x=alt.X("x:Q", axis=axis), y=alt.Y("y:Q", axis=axis), x2="x2:Q", y2="y2:Q",
+            strokeWidth=alt.StrokeWidth("weight:Q", scale=alt.Scale(range=[0.5, 6]), title=weight),
+            strokeDash=alt.StrokeDash("delegation:N", scale=alt.Scale(domain=[False, True], range=[[1, 0], [4, 3]])),
+            tooltip=["from:N", "to:N", alt.Tooltip("weight:Q", title=weight), "exchanges:Q",
+                     alt.Tooltip("p50_s:Q", format=".1f", title="median reply s"), "delegation:N"],
+        )
+    )
+    node_layer = (
+        alt.Chart(nodes)
+        .mark_circle(opacity=0.9, stroke="white")
+        .encode(
+            x="x:Q", y="y:Q",
+            size=alt.Size("traffic:Q", scale=alt.Scale(range=[60, 900]), title="traffic"),
+            color=alt.Color("kind:N", scale=alt.Scale(domain=["main", "subagent"], range=["#4c78a8", "#f58518"])),
+            tooltip=["agent:N", "kind:N", "traffic:Q"],
+        )
+    )
+    labels = alt.Chart(nodes).mark_text(dy=-14, fontSize=11).encode(x="x:Q", y="y:Q", text="agent:N")
+    return (edge_layer + node_layer + labels).properties(title=title, width=480, height=420)
+
+
+def save_chart(chart: alt.TopLevelMixin, path: str | Path, *, scale: float = 2.0) -> Path:
+    """Write a chart as ``.png`` or ``.svg`` (via vl-convert), chosen by the suffix."""
+    import vl_convert as vlc
+
+    out = Path(path)
+    spec: Any = chart.to_json()
+    if out.suffix == ".png":
+        out.write_bytes(vlc.vegalite_to_png(spec, scale=scale))
+    elif out.suffix == ".svg":
+        out.write_text(vlc.vegalite_to_svg(spec), encoding="utf-8")
+    else:
+        raise ValueError(f"unknown image format {out.suffix!r}: use .png or .svg")
+    return out

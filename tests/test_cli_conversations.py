@@ -1,0 +1,55 @@
+"""``a2a-lab conversations`` and ``a2a-lab graph``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import networkx as nx
+import polars as pl
+import pytest
+
+import a2a_lab as al
+from a2a_lab.cli import main
+from a2a_lab.conversations import conversations
+
+SAMPLE = str(al.samples.sample_dir())
+
+
+def test_conversations_json(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["conversations", SAMPLE, "--json"]) == 0
+    rows = json.loads(capsys.readouterr().out)
+    expected = conversations(al.load(SAMPLE).events)
+    assert len(rows) == expected.height
+    for key in ("conversationId", "fromAgent", "toAgent", "outcome", "outcomeReason", "turns", "firstReplyMs", "retries"):
+        assert key in rows[0]
+    assert sum(r["retries"] for r in rows) == expected["retries"].sum()
+
+
+@pytest.mark.parametrize("suffix", [".parquet", ".csv"])
+def test_conversations_file(tmp_path: Path, suffix: str) -> None:
+    out = tmp_path / f"c{suffix}"
+    assert main(["conversations", SAMPLE, "-o", str(out)]) == 0
+    back = pl.read_parquet(out) if suffix == ".parquet" else pl.read_csv(out)
+    assert back.height == conversations(al.load(SAMPLE).events).height
+
+
+@pytest.mark.parametrize("suffix", [".graphml", ".json"])
+def test_graph_file(tmp_path: Path, suffix: str) -> None:
+    out = tmp_path / f"g{suffix}"
+    assert main(["graph", SAMPLE, "-o", str(out)]) == 0
+    g = nx.read_graphml(out) if suffix == ".graphml" else nx.node_link_graph(json.loads(out.read_text()), edges="links")
+    assert g.number_of_nodes() == 15
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [["conversations", "/no/such"], ["conversations", SAMPLE, "-o", "x.xlsx"], ["graph", SAMPLE, "-o", "g.txt"],
+     ["graph", SAMPLE], ["conversations", SAMPLE, "--json", "-o", "x.csv"], ["graph", SAMPLE, "-o", "/no/dir/g.json"]],
+)
+def test_errors_are_one_line_status_2(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exc:
+        raise SystemExit(main(argv))
+    assert exc.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "Traceback" not in err[0]
