@@ -24,13 +24,15 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
+from functools import cached_property
 from pathlib import Path
 from typing import Any, Literal
 
 import polars as pl
 
-from a2a_lab._jsstr import js_lower, js_string_expr, js_trim, js_trim_expr, utf16_sort_key_expr
+from a2a_lab._jsstr import js_lower, js_string_expr, js_trim, utf16_sort_key_expr
 from a2a_lab.io import iso_to_ms_expr
+from a2a_lab.io._sources import _rotation_key
 from a2a_lab.rules import TASK_MONITOR_V1, RuleSet
 
 __all__ = [
@@ -39,6 +41,7 @@ __all__ = [
     "UNASSIGNED_SESSION_ID",
     "EventsResult",
     "WorkSessionsResult",
+    "event_objects",
     "events_query",
     "load_overrides",
     "work_sessions",
@@ -133,7 +136,7 @@ def _js_number(text: str) -> float:
     base = _JS_RADIX.get(body[:2])
     if base is not None:
         try:
-            return float(int(body[2:], base)) if body[2:].isalnum() else math.nan
+            return float(int(body[2:], base)) if body[2:].isascii() and body[2:].isalnum() else math.nan
         except ValueError:
             return math.nan
     return float(body) if _JS_DECIMAL.fullmatch(body) else math.nan
@@ -194,6 +197,10 @@ def _now_ms(now: Now) -> float:
 # ---------------------------------------------------------------------------------------
 # Overrides
 # ---------------------------------------------------------------------------------------
+def _reject_constant(name: str) -> None:
+    raise ValueError(f"{name} is not JSON")
+
+
 def load_overrides(
     overrides: Mapping[str, Any] | str | os.PathLike[str], *, rules: RuleSet = TASK_MONITOR_V1
 ) -> dict[str, dict[str, Any]]:
@@ -230,7 +237,7 @@ def load_overrides(
     {'ws_1': {'collabCategory': 'qa_validation', 'updatedAt': 'x', 'updatedBy': None}}
     """
     if isinstance(overrides, (str, os.PathLike)):
-        parsed = json.loads(Path(overrides).read_text(encoding="utf-8"))
+        parsed = json.loads(Path(overrides).read_text(encoding="utf-8"), parse_constant=_reject_constant)
     else:
         parsed = overrides
     if not isinstance(parsed, Mapping):
@@ -251,8 +258,11 @@ def load_overrides(
 
 
 # ---------------------------------------------------------------------------------------
-# The per-event columns the session rules read
+# The session rules, vectorised
 # ---------------------------------------------------------------------------------------
+_THREAD_KEYS = ("workSessionId", "_thread")
+
+
 def _data(name: str) -> pl.Expr:
     return pl.col("data").struct.field(name)
 
@@ -270,49 +280,94 @@ def _js_integer_string(number: pl.Expr) -> pl.Expr:
     )
 
 
-def _agent_exprs(columns: Iterable[str]) -> tuple[pl.Expr, pl.Expr]:
-    """The from/to agents of rules §3 (JS-trimmed, null when absent).
+def _session_events(
+    enriched: pl.LazyFrame, *, roles: list[str], types: list[str], unassigned: bool, rules: RuleSet
+) -> pl.DataFrame:
+    """The events that enter work sessions, in the reference's processing order.
 
-    :func:`a2a_lab.enrich` already resolved them into ``fromAgent`` / ``toAgent``; a frame
-    without those columns gets them computed here.
+    ``_seq`` numbers them in that order (time, ties in frame order). ``_thread`` identifies
+    an event's thread within its session, in a canonical form that is cheap to group by:
+    ``c<conversationId>``; else ``p<len>:<a><b>`` for the unordered pair of agents (in
+    code-point order, the lengths keep it unambiguous); else ``e<bucket>:<type>``. The
+    printed thread id (pair in UTF-16 order) is made per thread by :func:`_thread_id`.
     """
-    cols = set(columns)
-    if {"fromAgent", "toAgent"} <= cols:
-        return pl.col("fromAgent"), pl.col("toAgent")
-    from_agent = pl.coalesce(
-        js_string_expr(_data("fromAgent")),
-        js_string_expr(_data("senderAgentId")),
-        js_string_expr(pl.col("agentId")),
+    events = enriched.select(
+        "file",
+        "line",
+        "type",
+        pl.col("event_ms").alias("ts"),
+        "eventRole",
+        "collabCategory",
+        "collabSubTags",
+        "fromAgent",
+        "toAgent",
+        js_string_expr(_data("workSessionId")).alias("workSessionId"),
+        _data("conversationId").alias("_conversation"),
+        _data("status").alias("_dataStatus"),
+        pl.col("status").alias("_topStatus"),
     )
-    to_agent = pl.coalesce(js_string_expr(_data("toAgent")), js_string_expr(_data("targetAgentId")))
-    return from_agent, to_agent
-
-
-def _thread_key(rules: RuleSet) -> pl.Expr:
-    """``conv:<id>``, else ``pair:<a>_<b>`` (UTF-16 order), else ``event:<type>:<bucket>``."""
+    if types:
+        events = events.filter(pl.col("type").is_in(types))
+    if roles:
+        events = events.filter(pl.col("eventRole").is_in(roles))
+    if not unassigned:
+        events = events.filter(pl.col("workSessionId").is_not_null())
+    frame = events.collect()
+    # A stable sort by time: ties keep the frame's order (file order for a loaded log);
+    # -0.0 and 0.0 compare equal, as with the reference's comparator a - b. A loaded frame
+    # is already in this order, and a stable sort of a sorted column changes nothing.
+    if not frame.get_column("ts").is_sorted():
+        frame = frame.sort("ts", maintain_order=True)
     from_agent = pl.col("fromAgent").fill_null("unknown")
     to_agent = pl.col("toAgent").fill_null("unknown")
-    from_first = utf16_sort_key_expr(from_agent) <= utf16_sort_key_expr(to_agent)
-    pair = pl.concat_str(
-        pl.when(from_first).then(from_agent).otherwise(to_agent),
-        pl.lit("_"),
-        pl.when(from_first).then(to_agent).otherwise(from_agent),
+    low = pl.min_horizontal(from_agent, to_agent)
+    # "<a>_<b>" is "unknown_unknown" only for a == b == "unknown" ("_" sits at index 7 only)
+    no_pair = (from_agent == "unknown") & (to_agent == "unknown")
+    # + 0.0 makes floor(-0.0) the same bucket as 0.0, as String(-0) is "0"
+    bucket = ((pl.col("ts") / rules.thread_bucket_ms).floor() + 0.0).cast(pl.String)
+    thread = pl.coalesce(
+        pl.concat_str(pl.lit("c"), pl.col("conversationId")),
+        pl.when(~no_pair).then(
+            pl.concat_str(
+                pl.lit("p"), low.str.len_bytes().cast(pl.String), pl.lit(":"), low, pl.max_horizontal(from_agent, to_agent)
+            )
+        ),
+        pl.concat_str(pl.lit("e"), bucket, pl.lit(":"), pl.col("type")),
     )
-    bucket = _js_integer_string((pl.col("ts") / rules.thread_bucket_ms).floor())
+    return (
+        frame.lazy()
+        .with_row_index("_seq")
+        .with_columns(js_string_expr(pl.col("_conversation")).alias("conversationId"))
+        .with_columns(thread.alias("_thread"))
+        .collect()
+    )
+
+
+def _thread_id(rules: RuleSet) -> pl.Expr:
+    """``conv:<id>``, else ``pair:<a>_<b>`` in UTF-16 order, else ``event:<type>:<bucket>``.
+
+    Evaluated per thread on the values of its first event (``conversationId``,
+    ``fromAgent``, ``toAgent``, ``_type``, ``_ts``): every event of a thread gives the same id.
+    """
+    from_agent = pl.col("fromAgent")
+    to_agent = pl.col("toAgent")
+    from_first = utf16_sort_key_expr(from_agent) <= utf16_sort_key_expr(to_agent)
+    pair = pl.when(from_first).then(from_agent + "_" + to_agent).otherwise(to_agent + "_" + from_agent)
+    bucket = _js_integer_string((pl.col("_ts") / rules.thread_bucket_ms).floor())
     return (
         pl.when(pl.col("conversationId").is_not_null())
         .then(pl.lit("conv:") + pl.col("conversationId"))
         .when(pair != "unknown_unknown")
         .then(pl.lit("pair:") + pair)
-        .otherwise(pl.concat_str(pl.lit("event:"), pl.col("type"), pl.lit(":"), bucket))
+        .otherwise(pl.concat_str(pl.lit("event:"), pl.col("_type"), pl.lit(":"), bucket))
     )
 
 
 def _is_terminal(rules: RuleSet, *, lifecycle_terminal: bool) -> pl.Expr:
-    """Rules §7 terminal event, on the columns ``type``, ``dataStatus``, ``topStatus``."""
-    event_type = pl.col("type")
-    data_status = pl.col("dataStatus")
-    task_status = pl.coalesce(data_status, pl.col("topStatus"))
+    """Rules §7 terminal event, on the latest event's ``_type``, ``_dataStatus``, ``_topStatus``."""
+    event_type = pl.col("_type")
+    data_status = js_string_expr(pl.col("_dataStatus"))
+    task_status = pl.coalesce(data_status, js_string_expr(pl.col("_topStatus")))
     spawn_error = (event_type == rules.spawn_result_type) & data_status.is_in(
         list(rules.spawn_result_terminal_statuses)
     )
@@ -325,50 +380,44 @@ def _is_terminal(rules: RuleSet, *, lifecycle_terminal: bool) -> pl.Expr:
     return terminal
 
 
-def _session_events(
-    enriched: pl.LazyFrame,
-    columns: Iterable[str],
-    *,
-    roles: list[str],
-    types: list[str],
-    unassigned: bool,
-) -> pl.LazyFrame:
-    """The events that enter work sessions, in the reference's processing order."""
-    from_agent, to_agent = _agent_exprs(columns)
-    events = enriched.select(
-        pl.col("file"),
-        pl.col("line"),
-        js_trim_expr(pl.col("type")).alias("type"),
-        # -0.0 and 0.0 are one time for the reference (it sorts with a - b)
-        (pl.col("event_ms") + 0.0).alias("ts"),
-        pl.col("eventRole"),
-        pl.col("collabCategory"),
-        pl.col("collabSubTags"),
-        js_string_expr(_data("workSessionId")).alias("workSessionId"),
-        js_string_expr(_data("conversationId")).alias("conversationId"),
-        from_agent.alias("fromAgent"),
-        to_agent.alias("toAgent"),
-        js_string_expr(_data("status")).alias("dataStatus"),
-        js_string_expr(pl.col("status")).alias("topStatus"),
+def _role_counts(rules: RuleSet) -> list[pl.Expr]:
+    return [(pl.col("eventRole") == role).sum().cast(pl.Int64).alias(role) for role in rules.event_roles]
+
+
+def _thread_table(events: pl.DataFrame, rules: RuleSet) -> pl.DataFrame:
+    """One row per thread: times, counts, and the ``_seq`` of the events its values come from.
+
+    "The first event whose category is not the default" and "the first non-empty sub-tag
+    list" are found as the smallest ``_seq`` among those events, then gathered.
+    """
+    default = rules.default_category
+    return events.group_by(_THREAD_KEYS).agg(
+        pl.col("_seq").min().alias("_first"),
+        pl.col("_seq").max().alias("_last"),
+        pl.col("_seq").alias("_members"),
+        pl.col("ts").min().alias("startTime"),
+        pl.col("ts").max().alias("lastTime"),
+        pl.len().cast(pl.Int64).alias("eventCount"),
+        pl.when(pl.col("collabCategory") != default).then(pl.col("_seq")).min().alias("_categorySeq"),
+        pl.when(pl.col("collabSubTags").list.len() > 0).then(pl.col("_seq")).min().alias("_subTagSeq"),
+        *_role_counts(rules),
     )
-    if types:
-        events = events.filter(pl.col("type").is_in(types))
-    if roles:
-        events = events.filter(pl.col("eventRole").is_in(roles))
-    if not unassigned:
-        events = events.filter(pl.col("workSessionId").is_not_null())
-    # a stable sort by time: ties keep the frame's order (file order for a loaded log)
-    return events.sort("ts", maintain_order=True).with_row_index("_seq")
 
 
-def _first_non_default(column: str, default: str) -> pl.Expr:
-    values = pl.col(column)
-    return values.filter(values != default).first().fill_null(default)
+def _gathered(events: pl.DataFrame, column: str, index: pl.Series) -> pl.Series:
+    """``events[column][index]`` (null where the index is null)."""
+    return events.get_column(column).gather(index)
 
 
-def _first_non_empty(column: str) -> pl.Expr:
-    values = pl.col(column)
-    return values.filter(values.list.len() > 0).first().fill_null(pl.lit([], dtype=pl.List(pl.String)))
+def _first_values(table: pl.DataFrame, events: pl.DataFrame, rules: RuleSet) -> pl.DataFrame:
+    """The category and sub-tags of a thread or session, from the events they come from."""
+    empty = pl.lit([], dtype=pl.List(pl.String))
+    return table.with_columns(
+        _gathered(events, "collabCategory", table["_categorySeq"]).fill_null(rules.default_category).alias(
+            "_eventCategory"
+        ),
+        _gathered(events, "collabSubTags", table["_subTagSeq"]).alias("collabSubTags"),
+    ).with_columns(pl.col("collabSubTags").fill_null(empty))
 
 
 # ---------------------------------------------------------------------------------------
@@ -388,9 +437,6 @@ class WorkSessionsResult:
         One row per thread of those sessions, sessions in order and, inside each, threads in
         the reference's order; the key ``workSessionId`` plus the §8.1 thread fields
         except ``events``.
-    thread_events
-        The thread-event membership: ``workSessionId, threadId, file, line, ts, type``, one
-        row per event, in thread order and, inside a thread, in time order (stable).
     category_counts
         Sessions per category over ``sessions`` (before the limit), in order of first
         appearance, as the reference counts them.
@@ -404,17 +450,40 @@ class WorkSessionsResult:
 
     sessions: pl.DataFrame
     threads: pl.DataFrame
-    thread_events: pl.DataFrame
     category_counts: dict[str, int]
     total_sessions: int
     limit_count: int | None
     query: dict[str, Any]
+    _members: pl.Series = field(repr=False)
+    _events: pl.DataFrame = field(repr=False)
     _enriched: pl.LazyFrame = field(repr=False)
 
     @property
     def total_matched(self) -> int:
         """Sessions after the status / viewCategory / subTag filters (``totalMatched``)."""
         return self.sessions.height
+
+    @cached_property
+    def thread_events(self) -> pl.DataFrame:
+        """The thread-event membership (built on first use).
+
+        ``workSessionId, threadId, file, line, ts, type``: one row per event of
+        :attr:`threads`, threads in their order and, inside each, events in time order
+        (stable), as the reference lists them.
+        """
+        return self._thread_events(self.threads.height)
+
+    def _thread_events(self, n_threads: int) -> pl.DataFrame:
+        """The membership of the first ``n_threads`` threads."""
+        members = (
+            self.threads.head(n_threads)
+            .select("workSessionId", pl.col("id").alias("threadId"), self._members.head(n_threads))
+            .explode("_members")
+        )
+        index = members.get_column("_members")
+        return members.drop("_members").with_columns(
+            self._events.get_column(name).gather(index) for name in ("file", "line", "ts", "type")
+        )
 
     def to_api(self, *, thread_events: Literal["full", "summary"] = "full") -> dict[str, Any]:
         """The JSON body of ``GET /api/work-sessions`` (rules §8.1), exactly.
@@ -434,11 +503,9 @@ class WorkSessionsResult:
             no ``conversationId`` key, as ``JSON.stringify`` drops undefined.
         """
         sessions = self.sessions if self.limit_count is None else self.sessions.head(self.limit_count)
-        keep = sessions.select("workSessionId")
-        threads = self.threads.join(keep, on="workSessionId", how="semi", nulls_equal=True, maintain_order="left")
-        members = self.thread_events.join(
-            keep, on="workSessionId", how="semi", nulls_equal=True, maintain_order="left"
-        )
+        n_threads = int(sessions.get_column("threadCount").sum())
+        threads = self.threads.head(n_threads)
+        members = self._thread_events(n_threads)
         if thread_events == "full":
             objects = _event_objects(self._enriched, members.select("file", "line"))
         else:
@@ -566,35 +633,45 @@ def work_sessions(
     valid_overrides = load_overrides(overrides, rules=rules) if overrides is not None else {}
 
     lazy = enriched.lazy()
-    events = _session_events(
-        lazy, lazy.collect_schema().names(), roles=role_filters, types=type_filters, unassigned=unassigned
-    ).with_columns(_thread_key(rules).alias("threadId"))
+    events = _session_events(lazy, roles=role_filters, types=type_filters, unassigned=unassigned, rules=rules)
 
-    default_category = rules.default_category
-    sessions = events.group_by("workSessionId").agg(
-        pl.col("_seq").first().alias("_first"),
-        pl.col("ts").min().alias("startTime"),
-        pl.col("ts").max().alias("lastTime"),
-        pl.len().cast(pl.Int64).alias("eventCount"),
-        pl.col("threadId").n_unique().cast(pl.Int64).alias("threadCount"),
-        _first_non_default("collabCategory", default_category).alias("eventCategory"),
-        _first_non_empty("collabSubTags").alias("collabSubTags"),
-        pl.struct(
-            [(pl.col("eventRole") == role).sum().cast(pl.Int64).alias(role) for role in rules.event_roles]
-        ).alias("roleCounts"),
-        # the latest event is the last one in processing order (ties: later wins)
-        pl.col("type").last(),
-        pl.col("dataStatus").last(),
-        pl.col("topStatus").last(),
+    threads = _first_values(_thread_table(events, rules), events, rules)
+    first = threads["_first"]
+    threads = threads.with_columns(
+        _gathered(events, "conversationId", first),
+        _gathered(events, "fromAgent", first).fill_null("unknown"),
+        _gathered(events, "toAgent", first).fill_null("unknown"),
+        _gathered(events, "type", first).alias("_type"),
+        _gathered(events, "ts", first).alias("_ts"),
+        pl.col("_eventCategory").alias("collabCategory"),
+    ).with_columns(_thread_id(rules).alias("id"))
+
+    sessions = threads.group_by("workSessionId").agg(
+        pl.col("_first").min(),
+        pl.col("_last").max(),
+        pl.col("startTime").min(),
+        pl.col("lastTime").max(),
+        pl.col("eventCount").sum(),
+        pl.len().cast(pl.Int64).alias("threadCount"),
+        pl.col("_categorySeq").min(),
+        pl.col("_subTagSeq").min(),
+        *(pl.col(role).sum() for role in rules.event_roles),
     )
-    override_frame = pl.LazyFrame(
+    sessions = _first_values(sessions, events, rules)
+    # the latest event is the last one in processing order (ties: the later one wins)
+    sessions = sessions.with_columns(
+        _gathered(events, "type", sessions["_last"]).alias("_type"),
+        _gathered(events, "_dataStatus", sessions["_last"]),
+        _gathered(events, "_topStatus", sessions["_last"]),
+    )
+    override_frame = pl.DataFrame(
         {
             "workSessionId": list(valid_overrides),
-            "overrideCategory": [o["collabCategory"] for o in valid_overrides.values()],
+            "_overrideCategory": [o["collabCategory"] for o in valid_overrides.values()],
         },
-        schema={"workSessionId": pl.String, "overrideCategory": pl.String},
+        schema={"workSessionId": pl.String, "_overrideCategory": pl.String},
     )
-    overridden = pl.col("overrideCategory").is_not_null() | pl.col("workSessionId").is_in(
+    overridden = pl.col("_overrideCategory").is_not_null() | pl.col("workSessionId").is_in(
         sorted(_OBJECT_PROTOTYPE_MEMBERS - set(valid_overrides))
     )
     sessions = (
@@ -611,11 +688,12 @@ def work_sessions(
             .otherwise(pl.lit("ACTIVE"))
             .alias("status"),
             (pl.col("lastTime") - pl.col("startTime")).clip(lower_bound=0.0).alias("durationMs"),
-            pl.coalesce("overrideCategory", "eventCategory").alias("collabCategory"),
+            pl.coalesce("_overrideCategory", "_eventCategory").alias("collabCategory"),
             pl.when(overridden.fill_null(False))
             .then(pl.lit("manual_override"))
             .otherwise(pl.lit("event"))
             .alias("categorySource"),
+            pl.struct(rules.event_roles).alias("roleCounts"),
         )
         .sort(["lastTime", "_first"], descending=[True, False])
         .with_row_index("_rank")
@@ -631,46 +709,14 @@ def work_sessions(
             pl.col("collabSubTags").list.eval(pl.element().str.to_lowercase() == needle).list.any()
         )
 
-    threads = (
-        events.group_by("workSessionId", "threadId")
-        .agg(
-            pl.col("_seq").first().alias("_first"),
-            pl.col("conversationId").drop_nulls().first(),
-            pl.col("fromAgent").first().fill_null("unknown"),
-            pl.col("toAgent").first().fill_null("unknown"),
-            pl.col("ts").min().alias("startTime"),
-            pl.col("ts").max().alias("lastTime"),
-            pl.len().cast(pl.Int64).alias("eventCount"),
-            _first_non_default("collabCategory", default_category).alias("collabCategory"),
-            _first_non_empty("collabSubTags").alias("collabSubTags"),
-        )
-        .join(matched.select("workSessionId", "_rank"), on="workSessionId", how="inner", nulls_equal=True)
-        .sort(["_rank", "lastTime", "_first"], descending=[False, True, False])
-        .with_row_index("_thread_rank")
-    )
-    members = (
-        events.select("workSessionId", "threadId", "_seq", "file", "line", "ts", "type")
-        .join(
-            threads.select("workSessionId", "threadId", "_thread_rank"),
-            on=["workSessionId", "threadId"],
-            how="inner",
-            nulls_equal=True,
-        )
-        .sort(["_thread_rank", "_seq"])
-        .select("workSessionId", "threadId", "file", "line", "ts", "type")
-    )
-    all_count = sessions.select(pl.len())
-    counts = matched.group_by("collabCategory", maintain_order=True).len()
-    matched_out = matched.select(_SESSION_COLUMNS)
-    threads_out = threads.rename({"threadId": "id"}).select(_THREAD_COLUMNS)
-    collected = pl.collect_all([matched_out, threads_out, members, counts, all_count])
-    session_frame, thread_frame, member_frame, count_frame, total_frame = collected
+    threads = threads.join(
+        matched.select("workSessionId", "_rank"), on="workSessionId", how="inner", nulls_equal=True
+    ).sort(["_rank", "lastTime", "_first"], descending=[False, True, False])
     return WorkSessionsResult(
-        sessions=session_frame,
-        threads=thread_frame,
-        thread_events=member_frame,
-        category_counts={str(k): int(v) for k, v in count_frame.iter_rows()},
-        total_sessions=int(total_frame.item()),
+        sessions=matched.select(_SESSION_COLUMNS),
+        threads=threads.select(_THREAD_COLUMNS),
+        category_counts=dict(matched.group_by("collabCategory", maintain_order=True).len().iter_rows()),
+        total_sessions=sessions.height,
         limit_count=_limit_count(limit),
         query={
             "role": role_filters,
@@ -679,6 +725,8 @@ def work_sessions(
             "viewCategory": view,
             "subTag": tag,
         },
+        _members=threads.get_column("_members"),
+        _events=events.select("file", "line", "ts", "type"),
         _enriched=lazy,
     )
 
@@ -721,7 +769,7 @@ class EventsResult:
             ``{events, count, total, totalMatched, role, type, viewCategory,
             categoryCounts}``; the events are the enriched event objects.
         """
-        objects = _event_objects(self.events.lazy(), self.events.select("file", "line"))
+        objects = event_objects(self.events)
         return {
             "events": objects,
             "count": len(objects),
@@ -734,12 +782,17 @@ class EventsResult:
         }
 
 
-def _file_order(frame: pl.LazyFrame, files: Iterable[str] | None) -> pl.Expr:
-    """Rank of each row's file: the given order, else by the file's first row."""
-    if files is not None:
-        order = {name: rank for rank, name in enumerate(files)}
-        return pl.col("file").replace_strict(order, default=len(order), return_dtype=pl.Int64)
-    return pl.col("_row").min().over("file")
+def _file_rank(frame: pl.LazyFrame, files: Iterable[str] | None) -> pl.Expr:
+    """Rank of each row's file in reading order: the given order, else the loader's.
+
+    The loader reads a log directory's rotated files oldest first (by their names) and the
+    live file last; files named otherwise keep their name order, per directory.
+    """
+    if files is None:
+        names = frame.select(pl.col("file").unique()).collect().get_column("file").to_list()
+        files = sorted(names, key=lambda name: (str(Path(name).parent), _rotation_key(Path(name))))
+    order = {name: rank for rank, name in enumerate(files)}
+    return pl.col("file").replace_strict(order, default=len(order), return_dtype=pl.Int64)
 
 
 def events_query(
@@ -773,9 +826,9 @@ def events_query(
         ``Number(limit) || 100`` semantics; keeps the LAST ``max(1, limit)`` matched events
         in file order.
     files
-        The files in reading order (``LoadResult.report.files``: rotated files oldest
-        first, the live file last). By default a file ranks by its earliest row in the frame,
-        which is the same order for a time-ordered frame of rotated logs.
+        The files in reading order, e.g. ``LoadResult.report.files``. By default, the order
+        in which the loader reads a log directory: rotated files oldest first (by name),
+        the live file last.
     timezone_name
         Zone of a ``since`` date-time without an offset (the reference host's local time).
 
@@ -799,7 +852,7 @@ def events_query(
     type_filters = _csv_values(types)
     view = _as_string(view_category)
     lazy = enriched.lazy().with_row_index("_row")
-    matched = lazy.with_columns(js_trim_expr(pl.col("type")).alias("_type"))
+    matched = lazy
     if isinstance(since, datetime):
         matched = matched.filter(pl.col("event_ms") >= _now_ms(since))
     elif since:
@@ -811,10 +864,10 @@ def events_query(
     if role_filter is not None:
         matched = matched.filter(pl.col("eventRole") == role_filter)
     if type_filters:
-        matched = matched.filter(pl.col("_type").is_in(type_filters))
+        matched = matched.filter(pl.col("type").is_in(type_filters))
     if view is not None and view != "all":
         matched = matched.filter(pl.col("collabCategory") == view)
-    matched = matched.with_columns(_file_order(lazy, files).alias("_file_rank")).sort(
+    matched = matched.with_columns(_file_rank(lazy, files).alias("_file_rank")).sort(
         ["_file_rank", "line"], maintain_order=True
     )
     count = _limit_count(limit)
@@ -822,7 +875,7 @@ def events_query(
     counts = matched.group_by("collabCategory", maintain_order=True).len()
     total = lazy.select(pl.len())
     kept_frame, count_frame, total_frame = pl.collect_all(
-        [kept.drop("_row", "_type", "_file_rank"), counts, total]
+        [kept.drop("_row", "_file_rank"), counts, total]
     )
     return EventsResult(
         events=kept_frame,
@@ -916,18 +969,50 @@ def _enriched_object(row: Mapping[str, Any]) -> dict[str, Any]:
     return _js_key_order(record)
 
 
+_OBJECT_COLUMNS = ("raw", "categoryVersion", *_ENRICHMENT_TOP, "type", "agentId", "ts", "timestampMs", "timestamp", "status", "data")
+
+
+def event_objects(enriched: pl.DataFrame) -> list[dict[str, Any]]:
+    """The reference's enriched event objects of these rows, in row order.
+
+    Each object is the original event (from ``raw``; rows made in memory are written from
+    their typed columns) with the enrichment written in as ``enrichCoordinationEvent``
+    does: ``eventRole, fromSessionType, toSessionType, collabCategory, collabSubTags,
+    categoryConfidence, categorySource`` at the top level and inside ``data``, plus
+    ``categoryVersion`` and the trimmed ``collabIntent`` inside ``data`` (rules §6). Existing
+    keys keep their place, new ones are appended, and keys are ordered as JavaScript orders
+    an object's keys (array-index keys first); numbers are JavaScript doubles.
+
+    Parameters
+    ----------
+    enriched
+        Rows of an enriched frame (:func:`a2a_lab.enrich`).
+
+    Returns
+    -------
+    list of dict
+        One JSON-able object per row.
+
+    Examples
+    --------
+    >>> from a2a_lab.enrich import enrich
+    >>> from a2a_lab.io import from_records
+    >>> (obj,) = event_objects(enrich(from_records([{"type": "task.started", "ts": 5, "data": {}}])))
+    >>> obj["eventRole"], obj["data"]["categoryVersion"], list(obj)[:3]
+    ('orchestration.task', 'v1', ['type', 'ts', 'data'])
+    """
+    return [_enriched_object(row) for row in enriched.select(_OBJECT_COLUMNS).iter_rows(named=True)]
+
+
 def _event_objects(enriched: pl.LazyFrame, keys: pl.DataFrame) -> list[dict[str, Any]]:
     """The enriched event objects of the rows ``keys`` (file, line), in that order."""
     if keys.height == 0:
         return []
-    names = enriched.collect_schema().names()
-    wanted = ["file", "line", "raw", "categoryVersion", *_ENRICHMENT_TOP]
-    typed = [c for c in ("type", "agentId", "ts", "timestampMs", "timestamp", "status", "data") if c in names]
     rows = (
         keys.lazy()
         .with_row_index("_order")
-        .join(enriched.select(*dict.fromkeys([*wanted, *typed])), on=["file", "line"], how="left")
+        .join(enriched.select("file", "line", *_OBJECT_COLUMNS), on=["file", "line"], how="left")
         .sort("_order")
         .collect()
     )
-    return [_enriched_object(row) for row in rows.iter_rows(named=True)]
+    return event_objects(rows)

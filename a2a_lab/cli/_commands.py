@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from a2a_lab.cli import _load
+from a2a_lab.cli import _conversations, _enrich, _events, _load, _sessions
 
 REGISTRY = [
     _load.register,
+    _enrich.register, _sessions.register, _events.register,
+    _conversations.register,
 ]

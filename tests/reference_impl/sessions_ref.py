@@ -13,6 +13,7 @@ were passed in, so a caller can map them back to their source line by identity.
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from datetime import datetime, timezone
@@ -179,7 +180,7 @@ def js_slice(items: list[Any], start: float, end: float | None = None) -> list[A
 
 _ISO = re.compile(
     r"(?P<year>[+-]\d{6}|\d{4})(?:-(?P<month>\d{2})(?:-(?P<day>\d{2}))?)?"
-    r"(?:T(?P<hour>\d{2}):(?P<minute>\d{2})(?::(?P<second>\d{2})(?:\.(?P<fraction>\d+))?)?"
+    r"(?:[T ](?P<hour>\d{2}):(?P<minute>\d{2})(?::(?P<second>\d{2})(?:\.(?P<fraction>\d+))?)?"
     r"(?P<zone>Z|[+-]\d{2}:\d{2})?)?"
 )
 
@@ -243,6 +244,53 @@ def event_timestamp_ms(event: dict[str, Any]) -> float:
         return 0.0
     parsed = parse_iso_ms(iso)
     return parsed if parsed else 0.0
+
+
+# ---------------------------------------------------------------------------
+# Reading a log as the reference does (rules §9-§10), for building test inputs
+# ---------------------------------------------------------------------------
+def _reject_constant(name: str) -> None:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _double_int(text: str) -> int | float:
+    value = int(text)
+    return value if abs(value) <= 2**53 else float(value)
+
+
+def _double_float(text: str) -> float | None:
+    value = float(text)
+    return value if math.isfinite(value) else None  # Infinity; JSON.stringify writes null
+
+
+def js_json_parse(text: str) -> Any:
+    """``JSON.parse``: strict JSON, numbers as doubles (an overflow becomes null here)."""
+    return json.loads(text, parse_constant=_reject_constant, parse_int=_double_int, parse_float=_double_float)
+
+
+def parse_log(text: str) -> list[tuple[int, dict[str, Any]]]:
+    """``(line, record)`` for every line the reference turns into an event, in file order."""
+    kept = []
+    for number, line in enumerate(text.split("\n"), start=1):
+        body = js_trim(line)
+        if not body:
+            continue
+        try:
+            record = js_json_parse(body)
+        except ValueError:
+            continue
+        if isinstance(record, dict) and as_string(record.get("type")) is not None:
+            kept.append((number, record))
+    return kept
+
+
+def ordered(value: Any) -> Any:
+    """Objects as lists of (key, value) pairs, so that == also compares key order."""
+    if isinstance(value, dict):
+        return [(k, ordered(v)) for k, v in value.items()]
+    if isinstance(value, list):
+        return [ordered(v) for v in value]
+    return value
 
 
 # ---------------------------------------------------------------------------
@@ -322,7 +370,7 @@ def thread_key(event: dict[str, Any], event_ts: float) -> str:
     pair = "_".join(sorted(_agents(event), key=utf16_key))
     if pair != "unknown_unknown":
         return f"pair:{pair}"
-    return f"event:{event['type']}:{js_number_to_string(math.floor(event_ts / BUCKET_MS))}"
+    return f"event:{event['type']}:{js_number_to_string(float(math.floor(event_ts / BUCKET_MS)))}"
 
 
 def is_terminal(event: dict[str, Any], *, lifecycle_terminal: bool = False) -> bool:

@@ -1,0 +1,108 @@
+"""``a2a-lab enrich SOURCE``: the reference's enriched event objects, one JSON per line.
+
+Also the shared plumbing of the commands that enrich a log first (``work-sessions``,
+``events``): the main-agent options and "load, then enrich".
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import TextIO
+
+import polars as pl
+
+from a2a_lab.cli._common import CliError, split_multi
+
+#: Rows serialised per batch, so that a large log never holds all its JSON text at once.
+_BATCH = 50_000
+
+
+def add_main_agent_options(parser: argparse.ArgumentParser) -> None:
+    """``--main-agents a,b`` or ``--openclaw-config F`` (rules §1), mutually exclusive."""
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument(
+        "--main-agents",
+        metavar="A,B",
+        action="append",
+        help="the main agents (comma-separated or repeated); default: main, ruda",
+    )
+    group.add_argument(
+        "--openclaw-config",
+        metavar="F",
+        help="read the main agents from this openclaw.json (plus main and ruda, as the dashboard)",
+    )
+
+
+def main_agents(args: argparse.Namespace) -> frozenset[str] | None:
+    """The main-agent set the options name (None: the rule set's default)."""
+    from a2a_lab.enrich import resolve_main_agents
+
+    if args.openclaw_config is not None:
+        try:
+            return resolve_main_agents(Path(args.openclaw_config))
+        except OSError as exc:
+            raise CliError(f"cannot read --openclaw-config {args.openclaw_config}: {exc.strerror or exc}") from None
+        except ValueError as exc:
+            raise CliError(f"--openclaw-config: {exc}") from None
+    if args.main_agents is not None:
+        ids = resolve_main_agents(split_multi(args.main_agents) or [])
+        if not ids:
+            raise CliError("--main-agents needs at least one agent id")
+        return ids
+    return None
+
+
+def load_enriched(args: argparse.Namespace) -> tuple[pl.DataFrame, list[str]]:
+    """Load ``args.source`` and enrich it; returns the frame and the files in reading order."""
+    from a2a_lab.cli._source import load_source
+    from a2a_lab.enrich import enrich
+
+    agents = main_agents(args)
+    loaded = load_source(args.source)
+    return enrich(loaded.events, main_agents=agents), list(loaded.report.files)
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "enrich",
+        help="write every event enriched as the Task-Monitor dashboard does (one JSON object per line)",
+        description=(
+            "Write each event of SOURCE, in reading order, as the dashboard's enriched event "
+            "object (rules §6) plus its source 'file' and 'line'."
+        ),
+    )
+    p.add_argument("source", help="an NDJSON file, a glob, or a log directory")
+    p.add_argument("-o", "--output", metavar="OUT.ndjson", help="write here instead of standard output")
+    add_main_agent_options(p)
+    p.set_defaults(func=run)
+
+
+def _write(frame: pl.DataFrame, out: TextIO) -> None:
+    from a2a_lab.sessions import event_objects
+
+    for batch in frame.iter_slices(_BATCH):
+        objects = event_objects(batch)
+        text = []
+        for obj, (file, line) in zip(objects, batch.select("file", "line").iter_rows(), strict=True):
+            obj["file"] = file
+            obj["line"] = line
+            text.append(json.dumps(obj, ensure_ascii=False, separators=(",", ":")))
+        out.write("\n".join(text) + "\n")
+
+
+def run(args: argparse.Namespace) -> int:
+    frame, files = load_enriched(args)
+    rank = {name: i for i, name in enumerate(files)}
+    frame = frame.sort(pl.col("file").replace_strict(rank, return_dtype=pl.Int64), "line")
+    if args.output is None:
+        _write(frame, sys.stdout)
+        return 0
+    try:
+        with open(args.output, "w", encoding="utf-8") as out:
+            _write(frame, out)
+    except OSError as exc:
+        raise CliError(f"cannot write {args.output}: {exc.strerror or exc}") from None
+    return 0

@@ -1,0 +1,50 @@
+"""``a2a-lab events SOURCE``: the body of the dashboard's ``GET /api/events``."""
+
+from __future__ import annotations
+
+import argparse
+
+from a2a_lab.cli._common import print_json
+from a2a_lab.cli._enrich import add_main_agent_options, load_enriched
+from a2a_lab.cli._sessions import number_option
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "events",
+        help="print the dashboard's event list (GET /api/events) as JSON",
+        description=(
+            "Filter the enriched events of SOURCE as GET /api/events does and print its JSON "
+            "body: the LAST --limit matching events in reading order (rotated files oldest "
+            "first, the live file last)."
+        ),
+    )
+    p.add_argument("source", help="an NDJSON file, a glob, or a log directory")
+    p.add_argument(
+        "--since", metavar="ISO", help="keep events at or after this time (an unparsable date matches none)"
+    )
+    p.add_argument("--role", metavar="R", help="keep events of exactly this role (one value)")
+    p.add_argument("--type", action="append", metavar="T", help="keep events of this type (repeated or a,b)")
+    p.add_argument("--view-category", metavar="C", help="keep events of this category ('all': every one)")
+    p.add_argument("--limit", metavar="N", help="at most this many events, the last ones (default 100)")
+    add_main_agent_options(p)
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from a2a_lab.sessions import events_query
+
+    if args.limit is not None:
+        number_option("--limit", args.limit)
+    frame, files = load_enriched(args)
+    result = events_query(
+        frame,
+        since=args.since,
+        role=args.role,
+        types=args.type,
+        view_category=args.view_category,
+        limit=args.limit,
+        files=files,
+    )
+    print_json(result.to_api())
+    return 0

@@ -1,0 +1,75 @@
+"""``a2a-lab work-sessions SOURCE``: the body of the dashboard's ``GET /api/work-sessions``."""
+
+from __future__ import annotations
+
+import argparse
+import math
+import time
+
+from a2a_lab.cli._common import CliError, print_json
+from a2a_lab.cli._enrich import add_main_agent_options, load_enriched
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "work-sessions",
+        help="print the dashboard's work sessions (GET /api/work-sessions) as JSON",
+        description=(
+            "Build the Task-Monitor work sessions of SOURCE and print the JSON body of "
+            "GET /api/work-sessions. --role, --type and --status take repeated options and "
+            "comma-separated values; invalid roles and statuses are dropped, as the dashboard does."
+        ),
+    )
+    p.add_argument("source", help="an NDJSON file, a glob, or a log directory")
+    p.add_argument("--now-ms", metavar="N", help="the clock, epoch milliseconds (default: now)")
+    p.add_argument("--role", action="append", metavar="R", help="keep events of this role (before building)")
+    p.add_argument("--type", action="append", metavar="T", help="keep events of this type (before building)")
+    p.add_argument("--status", action="append", metavar="S", help="keep sessions: ACTIVE, QUIET, ARCHIVED")
+    p.add_argument("--view-category", metavar="C", help="keep sessions of this category ('all': every one)")
+    p.add_argument("--sub-tag", metavar="X", help="keep sessions with this sub-tag (case-insensitive)")
+    p.add_argument("--limit", metavar="N", help="at most this many sessions (default 100; 0 means 100)")
+    p.add_argument("--overrides", metavar="F", help="category overrides file {workSessionId: {collabCategory, ...}}")
+    add_main_agent_options(p)
+    p.set_defaults(func=run)
+
+
+def number_option(name: str, value: str) -> float:
+    """A numeric option value as JavaScript's ``Number()`` reads it; anything else is an error."""
+    from a2a_lab.sessions import _js_number
+
+    number = _js_number(value)
+    if math.isnan(number):
+        raise CliError(f"{name} must be a number, not {value!r}")
+    return number
+
+
+def run(args: argparse.Namespace) -> int:
+    from a2a_lab.sessions import load_overrides, work_sessions
+
+    now = time.time() * 1000 if args.now_ms is None else number_option("--now-ms", args.now_ms)
+    if not math.isfinite(now):
+        raise CliError(f"--now-ms must be a finite number, not {args.now_ms!r}")
+    if args.limit is not None:
+        number_option("--limit", args.limit)
+    overrides = None
+    if args.overrides is not None:
+        try:
+            overrides = load_overrides(args.overrides)
+        except OSError as exc:
+            raise CliError(f"cannot read overrides file {args.overrides}: {exc.strerror or exc}") from None
+        except ValueError as exc:
+            raise CliError(f"overrides file {args.overrides}: {exc}") from None
+    frame, _ = load_enriched(args)
+    result = work_sessions(
+        frame,
+        now=now,
+        roles=args.role,
+        types=args.type,
+        status=args.status,
+        view_category=args.view_category,
+        sub_tag=args.sub_tag,
+        limit=args.limit,
+        overrides=overrides,
+    )
+    print_json(result.to_api())
+    return 0
