@@ -3,39 +3,89 @@
 One import serves a notebook::
 
     import a2a_lab as al
-    res = al.load(al.samples.sample_dir())
-    res.events, res.report
+
+    res = al.load(al.samples.sample_dir())          # events + load report
+    enriched = al.enrich(res.events)                 # Task-Monitor enrichment (rules §1-§6)
+    ws = al.work_sessions(enriched, now=...)         # work sessions (rules §7-§8)
+    conv = al.conversations(enriched)                # one row per A2A exchange
+    g = al.interaction_graph(enriched)               # networkx DiGraph of agents
+
+The data flows one way: ``schema → io → enrich → sessions → conversations / graph → plots``.
 """
 
 import importlib
 from typing import Any
 
 from a2a_lab import schema
+from a2a_lab.conversations import (
+    conversations,
+    delegation_reports,
+    exchange_events,
+    pair_stats,
+    payload_events,
+    question_answers,
+    status_timeline,
+    target_stats,
+)
+from a2a_lab.enrich import ENRICHMENT_COLUMNS, enrich
 from a2a_lab.io import LoadReport, LoadResult, LogFollower, from_records, load, write_events
+from a2a_lab.rules import TASK_MONITOR_V1, RuleSet, main_agents_from_openclaw
 from a2a_lab.schema import CoordinationEvent, EventData, polars_schema
+from a2a_lab.sessions import WorkSessionsResult, events_query, work_sessions
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "ENRICHMENT_COLUMNS",
+    "TASK_MONITOR_V1",
     "CoordinationEvent",
     "EventData",
     "LoadReport",
     "LoadResult",
     "LogFollower",
+    "RuleSet",
+    "WorkSessionsResult",
     "__version__",
+    "conversation_tree",
+    "conversations",
+    "delegation_reports",
+    "enrich",
+    "events_query",
+    "exchange_events",
     "from_records",
+    "graph_metrics",
+    "interaction_graph",
     "load",
+    "main_agents_from_openclaw",
+    "pair_stats",
+    "payload_events",
+    "plots",
     "polars_schema",
+    "question_answers",
+    "rules",
+    "runtime",
     "samples",
     "schema",
+    "status_timeline",
+    "target_stats",
+    "work_sessions",
     "write_events",
+    "write_graph",
 ]
 
-_LAZY_SUBMODULES = {"samples"}
+# Sub-packages with data or heavy imports (altair, networkx) load on first use.
+_LAZY_MODULES = {"samples", "plots", "graph", "runtime", "rules", "notebook"}
+_LAZY_NAMES = {
+    "interaction_graph": "graph",
+    "graph_metrics": "graph",
+    "conversation_tree": "graph",
+    "write_graph": "graph",
+}
 
 
 def __getattr__(name: str) -> Any:
-    # sub-packages with data or heavy imports load on first use
-    if name in _LAZY_SUBMODULES:
+    if name in _LAZY_MODULES:
         return importlib.import_module(f"a2a_lab.{name}")
+    if name in _LAZY_NAMES:
+        return getattr(importlib.import_module(f"a2a_lab.{_LAZY_NAMES[name]}"), name)
     raise AttributeError(f"module 'a2a_lab' has no attribute {name!r}")

@@ -1,0 +1,215 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 01 · Load and inspect a coordination log
+#
+# This notebook reads an OpenClaw-style coordination log — the live
+# `coordination-events.ndjson` **and** every rotated sibling — into one Polars frame, shows
+# what the loader could not read and why, and takes a first look at the traffic: which event
+# types, which agents, which days, and how one conversation looks line by line.
+#
+# **Where the logs come from.** `setup()` reads the environment variable `A2A_LAB_LOGS`
+# (a log directory, a file or a glob). Unset, it falls back to the sample bundled with
+# a2a_lab, which is what CI runs. To look at your own gateway:
+#
+# ```bash
+# A2A_LAB_LOGS=~/.openclaw/logs make lab
+# ```
+
+# %%
+import altair as alt
+import polars as pl
+
+import a2a_lab as al
+from a2a_lab.notebook import setup
+
+LOGS = setup()
+LOGS
+
+# %% [markdown]
+# ## 1. Load
+#
+# `al.load` accepts a file, a list of files, a glob or a log directory. For a directory it
+# reads the rotated files oldest first and the live file last, then sorts all events by their
+# time (rules §2: `timestampMs`, else `ts`, else the ISO `timestamp`); events with the same
+# time keep their file order. The reference dashboard reads only the live file, so its history
+# silently stops at the last rotation — here nothing drops out.
+
+# %%
+res = al.load(LOGS)
+events, report = res.events, res.report
+report
+
+# %% [markdown]
+# Every physical line is accounted for: it is an event, a rejected line, or a blank line.
+
+# %%
+assert report.total_lines == report.events + report.rejects.height + report.total_blank
+pl.DataFrame(
+    {
+        "file": [f.split("/")[-1] for f in report.files],
+        "lines": [report.lines[f] for f in report.files],
+        "blank": [report.blank[f] for f in report.files],
+    }
+).join(
+    report.rejects.group_by("file").len("rejected").with_columns(pl.col("file").str.split("/").list.last()),
+    on="file",
+    how="left",
+).with_columns(pl.col("rejected").fill_null(0))
+
+# %% [markdown]
+# ## 2. What could not be read
+#
+# A line is **rejected** when it is not JSON (strictly: `NaN` and `Infinity` are not JSON),
+# not a JSON object, or has no usable `type`. The reason names the problem; `raw` keeps the
+# first 200 characters so you can find the writer that produced it.
+
+# %%
+report.rejects.with_columns(pl.col("file").str.split("/").list.last())
+
+# %% [markdown]
+# **Warnings** are problems in events that were *kept*: a field of the wrong JSON type (the
+# rules then treat the field as absent), bytes that were not valid UTF-8 (decoded to U+FFFD,
+# as Node does), or an event without any usable timestamp (its time becomes 0, as in the
+# reference).
+
+# %%
+report.issues.group_by("kind", "field").len("events").sort("events", descending=True)
+
+# %% [markdown]
+# ## 3. The event frame
+#
+# One row per event. `data` is a struct of every field the rules and the runtime read, each
+# with its JSON type (absent or wrongly typed → null); `raw` keeps the original line, so
+# unknown fields are never lost and `al.write_events` writes the log back unchanged.
+
+# %%
+events.select("file", "line", "type", "agentId", "event_time", "data").with_columns(
+    pl.col("file").str.split("/").list.last()
+).head(5)
+
+# %% [markdown]
+# ## 4. Traffic at a glance
+#
+# Event types grouped by family (the part before the first dot): `a2a.*` are agent-to-agent
+# exchanges, `task.*`, `plan.*`, `continuation.*`… are orchestration, `milestone.*` is
+# observability.
+
+# %%
+by_type = (
+    events.group_by("type")
+    .len("events")
+    .with_columns(family=pl.col("type").str.split(".").list.first())
+    .sort("events", descending=True)
+)
+alt.Chart(by_type, title="Events per type").mark_bar().encode(
+    x=alt.X("events:Q", title="events"),
+    y=alt.Y("type:N", sort="-x", title=None),
+    color=alt.Color("family:N", title="family"),
+    tooltip=["type", "family", "events"],
+).properties(width=520)
+
+# %% [markdown]
+# Who writes the log? `agentId` is the agent whose gateway process wrote the line.
+
+# %%
+by_agent = (
+    events.with_columns(family=pl.col("type").str.split(".").list.first())
+    .group_by("agentId", "family")
+    .len("events")
+    .with_columns(pl.col("agentId").fill_null("(none)"))
+)
+alt.Chart(by_agent, title="Events per writing agent").mark_bar().encode(
+    x=alt.X("sum(events):Q", title="events"),
+    y=alt.Y("agentId:N", sort="-x", title="agent"),
+    color=alt.Color("family:N"),
+    tooltip=["agentId", "family", "events"],
+).properties(width=520)
+
+# %% [markdown]
+# Activity per day (UTC) and family: quiet nights and weekends show up as dips.
+
+# %%
+per_day = (
+    events.filter(pl.col("event_ms") > 0)
+    .with_columns(day=pl.col("event_time").dt.truncate("1d"), family=pl.col("type").str.split(".").list.first())
+    .group_by("day", "family")
+    .len("events")
+    .sort("day", "family")
+)
+alt.Chart(per_day, title="Events per day").mark_bar().encode(
+    x=alt.X("yearmonthdate(day):O", title="day (UTC)"),
+    y=alt.Y("events:Q", stack=True),
+    color="family:N",
+    tooltip=[alt.Tooltip("day:T", format="%Y-%m-%d"), "family", "events"],
+).properties(width=520)
+
+# %% [markdown]
+# Hour of day shows when the agents work; the sample's agents follow a Korean office day
+# (UTC+9).
+
+# %%
+per_hour = (
+    events.filter(pl.col("event_ms") > 0)
+    .group_by(hour=pl.col("event_time").dt.hour())
+    .len("events")
+    .sort("hour")
+)
+alt.Chart(per_hour, title="Events per hour of day (UTC)").mark_bar().encode(
+    x=alt.X("hour:O", title="hour (UTC)"), y="events:Q", tooltip=["hour", "events"]
+).properties(width=520)
+
+# %% [markdown]
+# ## 5. One conversation, line by line
+#
+# An A2A exchange is `a2a.send` → `a2a.response` (the reply, then one per ping-pong turn) →
+# `a2a.complete`. Here is the longest conversation of the log with its provenance: you can open
+# the file at that line.
+
+# %%
+conv = pl.col("data").struct.field("conversationId")
+longest = (
+    events.filter(conv.is_not_null())
+    .group_by(conv.alias("conversationId"))
+    .len("events")
+    .sort(["events", "conversationId"], descending=[True, False])
+    .row(0, named=True)
+)
+longest
+
+# %%
+d = pl.col("data").struct
+(
+    events.filter(conv == longest["conversationId"])
+    .select(
+        pl.col("file").str.split("/").list.last(),
+        "line",
+        pl.col("event_time").dt.strftime("%m-%d %H:%M:%S").alias("time"),
+        "type",
+        d.field("fromAgent").alias("from"),
+        d.field("toAgent").alias("to"),
+        d.field("turn"),
+        d.field("outcome"),
+        pl.coalesce(d.field("message"), d.field("replyPreview")).str.slice(0, 60).alias("text"),
+    )
+)
+
+# %% [markdown]
+# ## Next
+#
+# * `02_work_sessions` groups these events exactly as the Task-Monitor dashboard does.
+# * `al.LogFollower(LOGS)` reads only what was appended since the last call — useful in a
+#   notebook left open next to a running gateway.

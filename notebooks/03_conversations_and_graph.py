@@ -1,0 +1,215 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 03 · Conversations and the agent interaction graph
+#
+# The dashboard groups events into work sessions; it does not say how each agent-to-agent
+# exchange went. This notebook answers the questions it cannot:
+#
+# 1. How does each exchange end — a reply, no reply, refused by the concurrency gate?
+# 2. Which requester → target pairs are slow, and which targets leave questions unanswered?
+# 3. What did the structured hand-offs (delegations, questions) achieve?
+# 4. Who talks to whom — and who sits in the middle?
+
+# %%
+import polars as pl
+
+import a2a_lab as al
+from a2a_lab import plots
+from a2a_lab.conversations import (
+    conversations,
+    delegation_reports,
+    pair_stats,
+    payload_events,
+    question_answers,
+    status_timeline,
+    target_stats,
+)
+from a2a_lab.enrich import enrich
+from a2a_lab.graph import graph_metrics, interaction_graph
+from a2a_lab.notebook import setup
+
+LOGS = setup()
+events = enrich(al.load(LOGS).events)
+conv = conversations(events)
+print(f"{events.height} events → {conv.height} exchanges")
+
+# %% [markdown]
+# ## 1. One row per exchange
+#
+# An exchange is one `sessions_send`: the `a2a.send`, the target's reply, the ping-pong turns,
+# retries and the closing `a2a.complete`. The reference reuses a conversation id for every
+# exchange of a work session and agent pair, so a conversation id can hold several exchanges
+# (`exchange` counts them).
+
+# %%
+conv.select(
+    "conversationId", "exchange", "fromAgent", "toAgent", "startTime",
+    (pl.col("firstReplyMs") / 1000).round(1).alias("firstReply_s"), "turns", "outcome", "outcomeReason",
+    "retries", "intent",
+).head(8)
+
+# %% [markdown]
+# How exchanges end (runtime §3b): **replied**; **no_reply** — the message was delivered but no
+# answer came within the wait (`대기 시간 300초 초과` = waited more than 300 s), or the run
+# failed; **concurrency_blocked** — the target already ran 3 A2A flows and the permit did not
+# come within 30 s; **incomplete** — no `a2a.complete` in the log (still running, or lost).
+
+# %%
+conv.group_by("outcome", "outcomeReason").len("exchanges").sort("exchanges", descending=True)
+
+# %%
+plots.outcome_bars(conv)
+
+# %% [markdown]
+# ## 2. Who is slow, who does not answer
+#
+# First-reply latency is send → first reply (exchanges without a reply have none). The box
+# shows the middle half, the whiskers 5 %–95 %, the tick the median — per directed pair.
+
+# %%
+plots.latency_by_pair(conv, top=15)
+
+# %%
+slowest = pair_stats(conv).filter(pl.col("replied") >= 3).sort("p95_first_reply_ms", descending=True)
+slowest.select(
+    "fromAgent", "toAgent", "exchanges", "replied", "no_reply",
+    (pl.col("p50_first_reply_ms") / 1000).round(1).alias("p50_s"),
+    (pl.col("p95_first_reply_ms") / 1000).round(1).alias("p95_s"),
+    pl.col("no_reply_rate").round(3), pl.col("mean_turns").round(2),
+).head(10)
+
+# %% [markdown]
+# Per target agent: which agents leave their requesters waiting? A high no-reply rate on a main
+# agent usually means its session is saturated (one message at a time, FIFO).
+
+# %%
+target_stats(conv).select(
+    "toAgent", "exchanges", "no_reply", "concurrency_blocked",
+    pl.col("no_reply_rate").round(3), (pl.col("p95_first_reply_ms") / 1000).round(1).alias("p95_s"),
+).head(10)
+
+# %%
+plots.pair_heatmap(conv, value="no_reply_rate")
+
+# %% [markdown]
+# Load by hour of day: exchanges started and median latency per UTC hour.
+
+# %%
+by_hour = (
+    conv.with_columns(hour=pl.col("startTime").dt.hour())
+    .group_by("hour")
+    .agg(pl.len().alias("exchanges"), (pl.col("firstReplyMs").median() / 1000).alias("median_reply_s"))
+    .sort("hour")
+)
+import altair as alt  # noqa: E402
+
+alt.Chart(by_hour, title="Exchanges and median first reply by hour (UTC)").mark_bar().encode(
+    x=alt.X("hour:O"), y="exchanges:Q", color=alt.Color("median_reply_s:Q", scale=alt.Scale(scheme="oranges")),
+    tooltip=["hour", "exchanges", alt.Tooltip("median_reply_s:Q", format=".1f")],
+)
+
+# %% [markdown]
+# ## 3. Structured hand-offs
+#
+# Messages may carry a typed payload (runtime §8). Invalid payloads fall back to free text;
+# here is why they failed:
+
+# %%
+payloads = payload_events(events)
+payloads.group_by("payload_kind", "payload_valid").len("events").sort("payload_kind", "payload_valid")
+
+# %%
+payloads.filter(~pl.col("payload_valid")).select(
+    "line", "payload_type", "payload_kind", pl.col("payload_errors").list.join("; ").str.slice(0, 90).alias("errors")
+).head(8)
+
+# %% [markdown]
+# **Unanswered questions** (a `question` payload with no `answer` of the same `questionId`):
+
+# %%
+qa = question_answers(payloads)
+qa.filter(~pl.col("answered")).select("questionId", "askedBy", "askedTo", "asked")
+
+# %% [markdown]
+# The slowest answers, and answers whose question is not in the log as a *valid* question
+# payload (the question was sent as free text or failed validation):
+
+# %%
+qa.filter(pl.col("answered") & pl.col("askedAt").is_not_null()).select(
+    "questionId", "askedBy", "answeredBy", (pl.col("answerLatencyMs") / 60_000).round(1).alias("answer_min")
+).sort("answer_min", descending=True).head(5)
+
+# %%
+qa.filter(pl.col("askedAt").is_null()).select("questionId", "answeredBy", "answers")
+
+# %% [markdown]
+# **Delegations and their status reports** (linked by `taskId`): the last status, progress and
+# the blockers reported on the way. A task delegated twice is a duplicate (the taskId is the
+# retry dedupe key).
+
+# %%
+delegations = delegation_reports(payloads)
+delegations.select(
+    "taskId", "delegatedBy", "delegatedTo", "delegations", "reports", "lastStatus", "lastProgress", "blockers",
+    "duplicate",
+).head(10)
+
+# %%
+timeline = status_timeline(payloads).filter(pl.col("progress").is_not_null())
+alt.Chart(timeline, title="Reported progress per delegated task").mark_line(point=True).encode(
+    x=alt.X("at:T", title="time (UTC)", scale=alt.Scale(type="utc")),
+    y=alt.Y("progress:Q", title="progress %"),
+    color=alt.Color("taskId:N", legend=None),
+    tooltip=["taskId", "reporter", "status", "progress"],
+)
+
+# %% [markdown]
+# ## 4. Who talks to whom
+#
+# Nodes are agents (blue: configured main agents, orange: agents that only run as spawned
+# sub-agents); an edge is requester → target, as wide as its messages; dashed edges are
+# delegations (`a2a.spawn`).
+
+# %%
+main_agents = al.main_agents_from_openclaw(LOGS / "openclaw.json") if (LOGS / "openclaw.json").exists() else None
+g = interaction_graph(events, main_agents=main_agents)
+print(f"{g.number_of_nodes()} agents, {g.number_of_edges()} directed edges")
+plots.graph_chart(g)
+
+# %%
+graph_metrics(g).select(
+    "agent", "kind", "in_degree", "out_degree", "in_weight", "out_weight",
+    pl.col("betweenness").round(3), pl.col("reciprocity").round(2), pl.col("hub").round(3),
+    pl.col("authority").round(3), "role",
+)
+
+# %% [markdown]
+# Activity over time per agent (A2A events per 3 hours):
+
+# %%
+plots.swimlane(events, every="3h")
+
+# %% [markdown]
+# ## What to look at next
+#
+# * **Pairs with a high p95 and a high no-reply rate** point at a saturated target session:
+#   `05_capacity_whatif` simulates what more session concurrency would change.
+# * **Unanswered questions and stalled delegations** are work that fell through; open the
+#   work session in `02_work_sessions` to read the thread.
+# * **Brokers** (high betweenness) relay work between others; if one is slow, everything behind
+#   it is slow.
+# * Export the graph for Gephi or d3: `a2a-lab graph LOGS -o agents.graphml`.
