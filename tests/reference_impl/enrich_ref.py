@@ -112,11 +112,16 @@ def to_fixed_2(x: float) -> float:
 
 
 def enrich_event(
-    event: Any, main_agents: set[str], keywords: dict[str, list[str]] | None = None, version: str = "v1"
+    event: Any,
+    main_agents: set[str] | frozenset[str] = frozenset({"main", "ruda"}),
+    keywords: dict[str, list[str]] | None = None,
+    version: str = "v1",
 ) -> dict | None:
     """The enrichment of one parsed JSON value, or None when the reference drops it.
 
-    ``keywords`` replaces the categories and their keywords (declared order = dict order;
+    Returns the trimmed ``type``, ``fromAgent``/``toAgent`` (§3, trimmed, None when absent)
+    and the eight enrichment fields (not the whole enriched event object). ``main_agents``
+    holds trimmed, lower-cased ids. ``keywords`` replaces the categories and their keywords (declared order = dict order;
     the fallback categories must be among them); ``version`` is the default categoryVersion.
     """
     keywords = KEYWORDS if keywords is None else keywords
