@@ -21,8 +21,8 @@ def iso_to_ms_expr(expr: pl.Expr, timezone: str = "UTC") -> pl.Expr:
 
     Examples
     --------
-    >>> s = pl.Series(["2026-02-19T11:21:41.500+09:00", "2026-02-19", "nope"])
-    >>> pl.select(iso_to_ms_expr(pl.lit(s))).to_series().to_list()
+    >>> df = pl.DataFrame({"t": ["2026-02-19T11:21:41.500+09:00", "2026-02-19", "nope"]})
+    >>> df.select(iso_to_ms_expr(pl.col("t"))).to_series().to_list()
     [1771467701500, 1771459200000, None]
     """
     g = expr.str.extract_groups(_ISO)

@@ -1,0 +1,439 @@
+"""Log health: is the log trustworthy, and what would the safety limits have done?
+
+:func:`check` runs every rule of :data:`RULES` and returns one findings frame; each rule is
+also a function of its own. A finding names its rule, severity (``info``, ``warning``,
+``error``), the conversation / task / work session it concerns, the file and the physical
+line numbers of the events involved, and a message.
+
+The safety-limit replays (:func:`replay_guard`) reproduce the reference's sliding-window
+loop guard (runtime §5; :class:`a2a_lab.runtime.loop_guard.LoopGuard`): a message is blocked
+when the window already holds the maximum and a blocked message is not recorded. Pairs whose
+traffic never exceeds the limit in any window are cleared in one vectorised pass; only the
+pairs that do are replayed message by message.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass
+from datetime import datetime
+
+import numpy as np
+import polars as pl
+
+from a2a_lab._jsstr import js_trim_expr
+from a2a_lab.conversations import exchange_events
+
+__all__ = [
+    "FINDING_SCHEMA",
+    "RULES",
+    "SEVERITIES",
+    "Rule",
+    "check",
+    "replay_guard",
+]
+
+#: Severities, mildest first.
+SEVERITIES: tuple[str, ...] = ("info", "warning", "error")
+
+#: Columns of a findings frame.
+FINDING_SCHEMA = pl.Schema(
+    {
+        "rule": pl.String(),
+        "severity": pl.String(),
+        "conversationId": pl.String(),
+        "taskId": pl.String(),
+        "workSessionId": pl.String(),
+        "file": pl.String(),
+        "lines": pl.List(pl.Int64()),
+        "message": pl.String(),
+    }
+)
+
+
+@dataclass(frozen=True)
+class Rule:
+    """A documented health rule."""
+
+    id: str
+    severity: str
+    description: str
+
+
+RULES: dict[str, Rule] = {
+    r.id: r
+    for r in [
+        Rule("a2a.orphan_response", "warning", "An a2a.response with no a2a.send before it in its conversation and direction."),
+        Rule("a2a.complete_without_send", "warning", "An a2a.complete with no a2a.send before it in its conversation and direction."),
+        Rule("a2a.missing_complete", "warning", "An exchange (a2a.send) that never got its a2a.complete."),
+        Rule("a2a.turns_out_of_order", "warning", "Ping-pong turn numbers of an exchange that do not run 1, 2, 3 … in time order."),
+        Rule("a2a.event_after_complete", "warning", "An event of an exchange logged after its a2a.complete."),
+        Rule("task.after_terminal", "error", "A task.* event for a task after it completed, was cancelled, failed or was abandoned."),
+        Rule("task.invalid_transition", "warning", "A task lifecycle step that cannot follow the previous one (e.g. resumed while not blocked, started twice)."),
+        Rule("task.protocol_state", "warning", "An A2A protocol task state change that runtime §9 forbids (e.g. completed → working)."),
+        Rule("guard.loop", "warning", "Messages of an agent pair that the loop guard (N per sliding window per unordered pair) would have blocked."),
+        Rule("guard.collaborate", "warning", "Sends of an agent pair beyond the collaborate limit (10 per 5 min per pair)."),
+        Rule("guard.relay_depth", "warning", "A relay deeper than the maximum depth (depth > 5), which the guard blocks."),
+        Rule("clock.zero_ts", "error", "An event without any usable timestamp (time 0)."),
+        Rule("clock.future_ts", "warning", "An event time later than the check's `now` (plus tolerance)."),
+        Rule("identity.duplicate_event", "warning", "Events with the same type, agent, time and data."),
+        Rule("identity.conversation_reused", "warning", "A conversation id used by more than one agent pair (outside relay hops that carry it as parentConversationId)."),
+    ]
+}
+
+_D = pl.col("data")
+
+
+def _text(field: str) -> pl.Expr:
+    v = js_trim_expr(_D.struct.field(field))
+    return pl.when(v.str.len_bytes() > 0).then(v)
+
+
+def _findings(frame: pl.DataFrame | pl.LazyFrame, rule: str, message: pl.Expr) -> pl.LazyFrame:
+    """Shape rows with ``file``, ``lines`` and optional ids into findings of ``rule``."""
+    lf = frame.lazy()
+    names = lf.collect_schema().names()
+    def col(name: str) -> pl.Expr:
+        return pl.col(name) if name in names else pl.lit(None, pl.String)
+    return lf.select(
+        pl.lit(rule).alias("rule"),
+        pl.lit(RULES[rule].severity).alias("severity"),
+        col("conversationId").alias("conversationId"),
+        col("taskId").alias("taskId"),
+        col("workSessionId").alias("workSessionId"),
+        pl.col("file"),
+        pl.col("lines").cast(pl.List(pl.Int64)),
+        message.alias("message"),
+    )
+
+
+# ---------------------------------------------------------------------------------------
+# A2A sequence
+# ---------------------------------------------------------------------------------------
+
+
+def _a2a_sequence(events: pl.DataFrame) -> list[pl.LazyFrame]:
+    ex = exchange_events(events).with_columns(
+        _text("workSessionId").alias("workSessionId"), _text("taskId").alias("taskId"),
+        _D.struct.field("turn").alias("_turn"),
+    )
+    t = pl.col("type")
+    out = []
+    orphans = ex.filter((pl.col("exchange") == 0) & t.is_in(["a2a.response", "a2a.complete"]))
+    for typ, rule in (("a2a.response", "a2a.orphan_response"), ("a2a.complete", "a2a.complete_without_send")):
+        rows = orphans.filter(t == typ).with_columns(pl.concat_list("line").alias("lines"))
+        out.append(_findings(rows, rule, pl.format("{} {} → {} without an a2a.send before it", pl.col("type"),
+                                                   pl.col("fromAgent").fill_null("?"), pl.col("toAgent").fill_null("?"))))
+    per = ex.filter(pl.col("exchange") > 0).group_by("conversationId", "_requester", "_target", "exchange").agg(
+        pl.col("file").first(),
+        pl.col("workSessionId").drop_nulls().first(),
+        pl.col("taskId").drop_nulls().first(),
+        pl.col("line").filter(t == "a2a.send").first().alias("send_line"),
+        (t == "a2a.complete").any().alias("has_complete"),
+        pl.col("event_ms").filter(t == "a2a.complete").first().alias("complete_ms"),
+        pl.col("_seq").filter(t == "a2a.complete").first().alias("complete_seq"),
+        pl.col("line").alias("all_lines"),
+        pl.col("event_ms").alias("all_ms"),
+        pl.col("_seq").alias("all_seq"),
+        pl.col("_turn").filter(pl.col("_turn").is_not_null()).alias("turns"),
+        pl.col("line").filter(pl.col("_turn").is_not_null()).alias("turn_lines"),
+    )
+    missing = per.filter(~pl.col("has_complete")).with_columns(pl.concat_list("send_line").alias("lines"))
+    out.append(_findings(missing, "a2a.missing_complete", pl.format("exchange {} → {} (#{}) has no a2a.complete",
+                                                                   pl.col("_requester"), pl.col("_target"), pl.col("exchange"))))
+    n_turns = pl.col("turns").list.len()
+    expected = pl.int_ranges(1, n_turns + 1).cast(pl.List(pl.Float64))
+    bad_turns = per.filter((n_turns > 0) & (pl.col("turns") != expected)).with_columns(pl.col("turn_lines").alias("lines"))
+    out.append(_findings(bad_turns, "a2a.turns_out_of_order", pl.format("turns in time order: {}",
+                                                                       pl.col("turns").cast(pl.List(pl.Int64)).cast(pl.List(pl.String)).list.join(", "))))
+    after = (
+        per.filter(pl.col("has_complete"))
+        .explode("all_lines", "all_ms", "all_seq")
+        .filter((pl.col("all_ms") > pl.col("complete_ms")) | ((pl.col("all_ms") == pl.col("complete_ms")) & (pl.col("all_seq") > pl.col("complete_seq"))))
+        .group_by("conversationId", "_requester", "_target", "exchange", "file", "workSessionId", "taskId")
+        .agg(pl.col("all_lines").sort().alias("lines"))
+    )
+    out.append(_findings(after, "a2a.event_after_complete", pl.format("{} event(s) after the a2a.complete of {} → {}",
+                                                                     pl.col("lines").list.len(), pl.col("_requester"), pl.col("_target"))))
+    return out
+
+
+# ---------------------------------------------------------------------------------------
+# Task lifecycle
+# ---------------------------------------------------------------------------------------
+
+_TERMINAL_TYPES = ("task.completed", "task.cancelled", "task.failed", "task.abandoned")
+_TERMINAL_STATUS = ("completed", "cancelled", "canceled", "failed", "abandoned")
+# previous lifecycle step -> steps that may follow it (None: the first event of the task)
+_STEPS = ("task.started", "task.blocked", "task.resumed")
+
+# runtime §9, both spellings normalised to v0.3 kebab-case
+_PROTOCOL_STATES = ("submitted", "working", "input-required", "completed", "failed", "canceled")
+_PROTOCOL_INVALID = {
+    ("completed", "working"), ("completed", "submitted"),
+    ("failed", "submitted"), ("failed", "working"),
+    ("canceled", "working"), ("canceled", "submitted"),
+}
+
+
+def _protocol_state(expr: pl.Expr) -> pl.Expr:
+    v = js_trim_expr(expr).str.to_lowercase()
+    v = pl.when(v.str.starts_with("task_state_")).then(v.str.slice(11).str.replace_all("_", "-")).otherwise(v)
+    v = v.replace({"cancelled": "canceled"})
+    return pl.when(v.is_in(_PROTOCOL_STATES)).then(v)
+
+
+def _tasks(events: pl.DataFrame) -> list[pl.LazyFrame]:
+    task = _text("taskId")
+    status = js_trim_expr(pl.coalesce(_D.struct.field("status"), pl.col("status"))).str.to_lowercase()
+    lf = (
+        events.lazy()
+        .with_row_index("_seq")
+        .filter(pl.col("type").str.starts_with("task.") & task.is_not_null())
+        .with_columns(task.alias("taskId"), _text("workSessionId").alias("workSessionId"))
+        .with_columns(
+            (pl.col("type").is_in(_TERMINAL_TYPES) | status.is_in(_TERMINAL_STATUS)).alias("_terminal"),
+            _protocol_state(pl.coalesce(_D.struct.field("state"), _D.struct.field("status"), pl.col("status"))).alias("_pstate"),
+        )
+        .sort("taskId", "event_ms", "_seq")
+    )
+    terminal_before = pl.col("_terminal").cast(pl.Int32).cum_sum().shift(1).over("taskId").fill_null(0) > 0
+    after = (
+        lf.filter(terminal_before)
+        .group_by("taskId", "file", maintain_order=True)
+        .agg(pl.col("line").alias("lines"), pl.col("workSessionId").drop_nulls().first(), pl.col("type").first().alias("first_type"))
+    )
+    out = [_findings(after, "task.after_terminal", pl.format("{} event(s) after the task ended (first: {})",
+                                                            pl.col("lines").list.len(), pl.col("first_type")))]
+    steps = lf.filter(pl.col("type").is_in(_STEPS)).with_columns(pl.col("type").shift(1).over("taskId").alias("_prev"))
+    t, prev = pl.col("type"), pl.col("_prev")
+    invalid = (
+        ((t == "task.started") & prev.is_not_null())
+        | ((t == "task.resumed") & (prev != "task.blocked") & prev.is_not_null())
+        | ((t == "task.blocked") & (prev == "task.blocked"))
+    )
+    bad = steps.filter(invalid).with_columns(pl.concat_list("line").alias("lines"))
+    out.append(_findings(bad, "task.invalid_transition", pl.format("{} after {}", t, prev)))
+    ps = lf.filter(pl.col("_pstate").is_not_null()).with_columns(pl.col("_pstate").shift(1).over("taskId").alias("_pprev"))
+    pairs = pl.concat_str(pl.col("_pprev"), pl.lit("|"), pl.col("_pstate"))
+    bad_p = ps.filter(pairs.is_in([f"{a}|{b}" for a, b in sorted(_PROTOCOL_INVALID)])).with_columns(pl.concat_list("line").alias("lines"))
+    out.append(_findings(bad_p, "task.protocol_state", pl.format("protocol state {} → {}", pl.col("_pprev"), pl.col("_pstate"))))
+    return out
+
+
+# ---------------------------------------------------------------------------------------
+# Safety-limit replays
+# ---------------------------------------------------------------------------------------
+
+
+def _greedy_blocked(ts: np.ndarray, limit: int, window_ms: float) -> np.ndarray:
+    """Exact loop-guard semantics on one pair's time-sorted messages: which are blocked."""
+    kept: deque[float] = deque()
+    blocked = np.zeros(len(ts), dtype=bool)
+    for i, now in enumerate(ts):
+        while kept and kept[0] < now - window_ms:
+            kept.popleft()
+        if len(kept) >= limit:
+            blocked[i] = True
+        else:
+            kept.append(now)
+    return blocked
+
+
+def replay_guard(
+    events: pl.DataFrame,
+    *,
+    limit: int = 6,
+    window_s: float = 60.0,
+    types: tuple[str, ...] = ("a2a.send", "a2a.response"),
+    ping_pong_only: bool = True,
+) -> pl.DataFrame:
+    """Which messages a sliding-window pair guard WOULD have blocked on this log.
+
+    Parameters
+    ----------
+    events
+        An event frame.
+    limit, window_s
+        At most ``limit`` messages per unordered agent pair in any window of ``window_s``
+        (today's loop guard: 6 / 60 s; the library default 10 / 60 s; the collaborate limit
+        10 / 300 s). An entry exactly one window old still counts, as in the reference.
+    types
+        The message events counted.
+    ping_pong_only
+        Count only the ``a2a.response`` events that are ping-pong turns (carry ``turn``), as
+        runtime §5 says for a replay; sends always count.
+
+    Returns
+    -------
+    pl.DataFrame
+        One row per counted message: ``pair`` (``a::b``), ``file``, ``line``, ``event_ms``,
+        ``blocked``, in time order per pair.
+    """
+    a, b = _text("fromAgent"), _text("toAgent")
+    from_ = pl.coalesce(a, _text("senderAgentId"), js_trim_expr(pl.col("agentId")))
+    to = pl.coalesce(b, _text("targetAgentId"))
+    counted = pl.col("type").is_in(types)
+    if ping_pong_only:
+        counted = counted & ((pl.col("type") != "a2a.response") | _D.struct.field("turn").is_not_null())
+    msgs = (
+        events.lazy()
+        .with_row_index("_seq")
+        .filter(counted)
+        .with_columns(from_.alias("_f"), to.alias("_t"))
+        .filter(pl.col("_f").is_not_null() & pl.col("_t").is_not_null())
+        .with_columns(pl.concat_str(pl.min_horizontal("_f", "_t"), pl.lit("::"), pl.max_horizontal("_f", "_t")).alias("pair"))
+        .sort("pair", "event_ms", "_seq")
+        .select("pair", "file", "line", "event_ms")
+        .collect()
+    )
+    window_ms = window_s * 1000.0
+    ms = msgs["event_ms"].to_numpy()
+    pair_codes = msgs["pair"].cast(pl.Categorical).to_physical().to_numpy()
+    # events in [t - window, t] of the same pair, by binary search over (pair, time)
+    key = pair_codes.astype(np.float64) * 1e15 + ms
+    lo = np.searchsorted(key, key - window_ms, side="left")
+    in_window = np.arange(len(ms)) - lo + 1
+    heavy_pairs = np.unique(pair_codes[in_window > limit])
+    blocked = np.zeros(len(ms), dtype=bool)
+    for code in heavy_pairs:
+        idx = np.flatnonzero(pair_codes == code)
+        blocked[idx] = _greedy_blocked(ms[idx], limit, window_ms)
+    return msgs.with_columns(pl.Series("blocked", blocked))
+
+
+def _guard_findings(events: pl.DataFrame, rule: str, limit: int, window_s: float, **kw: object) -> pl.LazyFrame:
+    rep = replay_guard(events, limit=limit, window_s=window_s, **kw)  # type: ignore[arg-type]
+    agg = (
+        rep.filter(pl.col("blocked"))
+        .group_by("pair", "file", maintain_order=True)
+        .agg(pl.col("line").alias("lines"), pl.col("event_ms").min().alias("first_ms"))
+    )
+    return _findings(
+        agg, rule,
+        pl.format("{} message(s) of {} would be blocked ({} per {} s); first at {}",
+                  pl.col("lines").list.len(), pl.col("pair"), pl.lit(limit), pl.lit(window_s),
+                  pl.col("first_ms").cast(pl.Int64).cast(pl.Datetime("ms")).dt.strftime("%Y-%m-%dT%H:%M:%S%.3fZ")),
+    )
+
+
+def _relay_depth(events: pl.DataFrame, max_depth: int) -> pl.LazyFrame:
+    depth = _D.struct.field("depth")
+    rows = (
+        events.lazy()
+        .filter(pl.col("type").str.starts_with("a2a.") & (depth > max_depth))
+        .with_columns(_text("conversationId").alias("conversationId"), _text("workSessionId").alias("workSessionId"),
+                      pl.concat_list("line").alias("lines"), depth.alias("_depth"))
+    )
+    return _findings(rows, "guard.relay_depth", pl.format("relay depth {} > {}", pl.col("_depth").cast(pl.Int64), pl.lit(max_depth)))
+
+
+# ---------------------------------------------------------------------------------------
+# Clock and identity
+# ---------------------------------------------------------------------------------------
+
+
+def _clock(events: pl.DataFrame, now_ms: float, tolerance_ms: float) -> list[pl.LazyFrame]:
+    lf = events.lazy()
+    zero = lf.filter(pl.col("event_ms") == 0).with_columns(pl.concat_list("line").alias("lines"))
+    future = lf.filter(pl.col("event_ms") > now_ms + tolerance_ms).with_columns(pl.concat_list("line").alias("lines"))
+    return [
+        _findings(zero, "clock.zero_ts", pl.format("{} has no usable timestamp", pl.col("type"))),
+        _findings(future, "clock.future_ts", pl.format("{} at {} is in the future", pl.col("type"),
+                                                       pl.col("event_time").dt.strftime("%Y-%m-%dT%H:%M:%SZ"))),
+    ]
+
+
+def _identity(events: pl.DataFrame) -> list[pl.LazyFrame]:
+    lf = events.lazy()
+    dup_key = pl.struct("type", "agentId", "event_ms", "data").hash()
+    dups = (
+        lf.with_columns(dup_key.alias("_k"))
+        .filter(pl.col("_k").is_duplicated())
+        .group_by("_k", maintain_order=True)
+        .agg(pl.col("file").first(), pl.col("line").alias("lines"), pl.col("type").first(),
+             _text("conversationId").first().alias("conversationId"))
+    )
+    out = [_findings(dups, "identity.duplicate_event", pl.format("{} copies of one {} event", pl.col("lines").list.len(), pl.col("type")))]
+    conv, parent = _text("conversationId"), _text("parentConversationId")
+    a = pl.coalesce(_text("fromAgent"), _text("senderAgentId"), js_trim_expr(pl.col("agentId")))
+    b = pl.coalesce(_text("toAgent"), _text("targetAgentId"))
+    pairs = (
+        lf.filter(pl.col("type").str.starts_with("a2a.") & conv.is_not_null() & a.is_not_null() & b.is_not_null()
+                  & (parent.is_null() | (parent != conv)))
+        .with_columns(conv.alias("conversationId"), pl.concat_str(pl.min_horizontal(a, b), pl.lit("::"), pl.max_horizontal(a, b)).alias("_pair"))
+        .group_by("conversationId")
+        .agg(pl.col("_pair").unique().sort().alias("_pairs"), pl.col("file").first(),
+             pl.col("line").sort().alias("lines"))
+        .filter(pl.col("_pairs").list.len() > 1)
+    )
+    out.append(_findings(pairs, "identity.conversation_reused", pl.format("used by {} agent pairs: {}", pl.col("_pairs").list.len(),
+                                                                         pl.col("_pairs").list.join(", "))))
+    return out
+
+
+# ---------------------------------------------------------------------------------------
+# all rules
+# ---------------------------------------------------------------------------------------
+
+
+def check(
+    events: pl.DataFrame,
+    *,
+    now: int | float | datetime | None = None,
+    future_tolerance_s: float = 300.0,
+    loop_limit: int = 6,
+    loop_window_s: float = 60.0,
+    collaborate_limit: int = 10,
+    collaborate_window_s: float = 300.0,
+    max_depth: int = 5,
+    rules: list[str] | None = None,
+) -> pl.DataFrame:
+    """Run the health rules on an event frame and return the findings.
+
+    Parameters
+    ----------
+    events
+        An event frame (loaded or enriched).
+    now
+        The clock for ``clock.future_ts`` (epoch ms or datetime); default: the latest event
+        time of the log, so only events beyond the tolerance of it are flagged when unset.
+    future_tolerance_s
+        How far past ``now`` an event may lie before it is flagged.
+    loop_limit, loop_window_s
+        The loop guard replayed (today's 6 per 60 s).
+    collaborate_limit, collaborate_window_s
+        The collaborate limit replayed (10 per 5 min).
+    max_depth
+        The relay depth above which the guard blocks.
+    rules
+        Only these rule ids (default: all of :data:`RULES`).
+
+    Returns
+    -------
+    pl.DataFrame
+        :data:`FINDING_SCHEMA`, sorted by severity (errors first), rule, file and line.
+    """
+    unknown = sorted(set(rules or ()) - set(RULES))
+    if unknown:
+        raise ValueError(f"unknown rule(s): {', '.join(unknown)}")
+    if now is None:
+        now_ms = float(events["event_ms"].max() or 0.0) if events.height else 0.0
+    elif isinstance(now, datetime):
+        now_ms = now.timestamp() * 1000.0
+    else:
+        now_ms = float(now)
+    parts: list[pl.LazyFrame] = []
+    parts += _a2a_sequence(events)
+    parts += _tasks(events)
+    parts.append(_guard_findings(events, "guard.loop", loop_limit, loop_window_s))
+    parts.append(_guard_findings(events, "guard.collaborate", collaborate_limit, collaborate_window_s,
+                                 types=("a2a.send",), ping_pong_only=False))
+    parts.append(_relay_depth(events, max_depth))
+    parts += _clock(events, now_ms, future_tolerance_s * 1000.0)
+    parts += _identity(events)
+    found = pl.concat([p.select(list(FINDING_SCHEMA)).cast(dict(FINDING_SCHEMA)) for p in parts]).collect()
+    if rules is not None:
+        found = found.filter(pl.col("rule").is_in(rules))
+    sev = pl.col("severity").replace_strict({s: i for i, s in enumerate(SEVERITIES)}, return_dtype=pl.Int8)
+    return found.sort(-sev, "rule", "file", pl.col("lines").list.first(), nulls_last=True)
