@@ -181,3 +181,36 @@ def test_sample_findings_are_few_and_explained() -> None:
     assert set(found["rule"]) <= set(RULES)
     assert found.filter(pl.col("severity") == "error").height == 0
     assert np.all(found["lines"].list.len().to_numpy() >= 1)
+
+
+# ---- CLI ---------------------------------------------------------------------------------
+
+def test_cli_check_json_and_fail_on(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from a2a_lab.cli import main
+
+    path = _write(tmp_path, _clean() + ANOMALIES["a2a.missing_complete"] + ANOMALIES["clock.zero_ts"])
+    now = str(T0 + 10**7)
+    assert main(["check", str(path), "--json", "--now-ms", now]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert {f["rule"] for f in out["findings"]} == {"a2a.missing_complete", "clock.zero_ts"}
+    for f in out["findings"]:
+        assert {"rule", "severity", "lines", "message"} <= set(f)
+    assert out["by_severity"] == {"info": 0, "warning": 1, "error": 1}
+    assert main(["check", str(path), "--json", "--now-ms", now, "--fail-on", "error"]) == 1
+    assert main(["check", str(path), "--now-ms", now, "--fail-on", "warning"]) == 1
+    clean = _write(tmp_path, _clean())
+    capsys.readouterr()
+    assert main(["check", str(clean), "--now-ms", now, "--fail-on", "warning"]) == 0
+    assert capsys.readouterr().out.strip() == "no findings"
+
+
+@pytest.mark.parametrize("argv", [["check", "/no/such"], ["check", "x", "--fail-on", "fatal"],
+                                  ["check", "x", "--loop-limit", "0"]])
+def test_cli_check_errors(argv: list[str], capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    from a2a_lab.cli import main
+
+    argv = [str(_write(tmp_path, _clean())) if a == "x" else a for a in argv]
+    with pytest.raises(SystemExit) as exc:
+        raise SystemExit(main(argv))
+    assert exc.value.code == 2
+    assert len(capsys.readouterr().err.strip().splitlines()) == 1
