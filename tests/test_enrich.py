@@ -329,7 +329,7 @@ SESSION_KEY = value(st.one_of(
             "agent:\n:main", "agent:x:Subagent:y", "agent:x:main\n", "agent:x:maın"]),
     TEXT,
 ))
-NUMBER = st.one_of(st.integers(-3, 3), st.floats(allow_nan=False, allow_infinity=False), st.just(2**63 + 1),
+NUMBER = st.one_of(st.integers(-3, 3), st.floats(allow_nan=False, allow_infinity=False), st.just(2**63 + 1), st.just(10**400),
                    st.sampled_from(["1", "", True]))
 DATA_FIELDS: dict[str, st.SearchStrategy[Any]] = {
     "fromAgent": AGENT,

@@ -322,3 +322,13 @@ def test_environment_does_not_leak_into_load(tmp_path: Path) -> None:
 def test_escaped_surrogate_pair_decodes_to_one_character(tmp_path: Path) -> None:
     res = load(_write(tmp_path, "x.ndjson", '{"type":"a","data":{"message":"\\ud83d\\ude00"}}\n'))
     assert res.events["data"].struct.field("message").to_list() == ["\U0001f600"]
+
+
+def test_integer_too_large_for_a_double_is_not_a_number(tmp_path: Path) -> None:
+    huge = "1" + "0" * 400
+    res = load(_write(tmp_path, "x.ndjson", f'{{"type":"a","ts":{huge},"data":{{"depth":{huge},"hop":-{huge}}}}}\n'))
+    assert res.events.height == 1
+    assert res.events["ts"].to_list() == [None]
+    assert res.events["data"].struct.field("depth").to_list() == [None]
+    fields = sorted(res.report.issues.filter(pl.col("kind") == "wrong_type")["field"].to_list())
+    assert fields == ["data.depth", "data.hop", "ts"]

@@ -168,10 +168,21 @@ def typed_row(obj: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
     return row, issues
 
 
+def _as_double(value: Any) -> Any:
+    """An integer literal too large for a double is Infinity in JavaScript (not a number)."""
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) > _MAX_DOUBLE:
+        return math.inf if value > 0 else -math.inf
+    return value
+
+
+_MAX_DOUBLE = 1.7976931348623157e308
+
+
 def _validated(model: type, values: dict[str, Any], prefix: str, issues: list[str]) -> dict[str, Any]:
     out: dict[str, Any] = {k: None for k in model.model_fields if k != "data"}  # type: ignore[attr-defined]
     if not values:
         return out
+    values = {k: _as_double(v) for k, v in values.items()}
     bad: set[str] = set()
     try:
         model.model_validate(values)  # type: ignore[attr-defined]
