@@ -260,7 +260,6 @@ def load_overrides(
 # ---------------------------------------------------------------------------------------
 # The session rules, vectorised
 # ---------------------------------------------------------------------------------------
-_THREAD_KEYS = ("workSessionId", "_thread")
 
 
 def _data(name: str) -> pl.Expr:
@@ -286,10 +285,11 @@ def _session_events(
     """The events that enter work sessions, in the reference's processing order.
 
     ``_seq`` numbers them in that order (time, ties in frame order). ``_thread`` identifies
-    an event's thread within its session, in a canonical form that is cheap to group by:
-    ``c<conversationId>``; else ``p<len>:<a><b>`` for the unordered pair of agents (in
-    code-point order, the lengths keep it unambiguous); else ``e<bucket>:<type>``. The
-    printed thread id (pair in UTF-16 order) is made per thread by :func:`_thread_id`.
+    an event's session and thread in one canonical string that is cheap to group by: the
+    length-prefixed workSessionId, then ``c<conversationId>``, else ``p<len>:<a><b>`` for
+    the unordered pair of agents (in code-point order), else ``e<bucket>:<type>``; the
+    length prefixes keep it unambiguous. The printed thread id (pair in UTF-16 order) is
+    made per thread by :func:`_thread_id`.
     """
     events = enriched.select(
         "file",
@@ -320,19 +320,24 @@ def _session_events(
         frame = frame.sort("ts", maintain_order=True)
     from_agent = pl.col("fromAgent").fill_null("unknown")
     to_agent = pl.col("toAgent").fill_null("unknown")
-    low = pl.min_horizontal(from_agent, to_agent)
+    by_conversation = pl.col("conversationId").is_not_null()
     # "<a>_<b>" is "unknown_unknown" only for a == b == "unknown" ("_" sits at index 7 only)
     no_pair = (from_agent == "unknown") & (to_agent == "unknown")
+    # the parts of the other kinds of key are null where unused, which keeps them cheap
+    low = pl.when(~by_conversation & ~no_pair).then(pl.min_horizontal(from_agent, to_agent))
+    high = pl.when(~by_conversation & ~no_pair).then(pl.max_horizontal(from_agent, to_agent))
+    bucket_ts = pl.when(~by_conversation & no_pair).then(pl.col("ts"))
     # + 0.0 makes floor(-0.0) the same bucket as 0.0, as String(-0) is "0"
-    bucket = ((pl.col("ts") / rules.thread_bucket_ms).floor() + 0.0).cast(pl.String)
-    thread = pl.coalesce(
-        pl.concat_str(pl.lit("c"), pl.col("conversationId")),
-        pl.when(~no_pair).then(
-            pl.concat_str(
-                pl.lit("p"), low.str.len_bytes().cast(pl.String), pl.lit(":"), low, pl.max_horizontal(from_agent, to_agent)
-            )
+    bucket = ((bucket_ts / rules.thread_bucket_ms).floor() + 0.0).cast(pl.String)
+    session = pl.col("workSessionId")
+    thread = pl.concat_str(
+        # the session, length-prefixed; "-" (never a digit) for events without one
+        pl.concat_str(session.str.len_bytes().cast(pl.String), pl.lit(":"), session).fill_null("-"),
+        pl.coalesce(
+            pl.lit("c") + pl.col("conversationId"),
+            pl.concat_str(pl.lit("p"), low.str.len_bytes().cast(pl.String), pl.lit(":"), low, high),
+            pl.concat_str(pl.lit("e"), bucket, pl.lit(":"), pl.col("type")),
         ),
-        pl.concat_str(pl.lit("e"), bucket, pl.lit(":"), pl.col("type")),
     )
     return (
         frame.lazy()
@@ -340,7 +345,12 @@ def _session_events(
         .with_columns(js_string_expr(pl.col("_conversation")).alias("conversationId"))
         .with_columns(thread.alias("_thread"))
         .collect()
+        # contiguous columns: the many gathers by _seq that follow are then much cheaper
+        .rechunk()
     )
+
+
+_FROM_U_E000 = "[\\x{E000}-\\x{10FFFF}]"
 
 
 def _thread_id(rules: RuleSet) -> pl.Expr:
@@ -349,9 +359,21 @@ def _thread_id(rules: RuleSet) -> pl.Expr:
     Evaluated per thread on the values of its first event (``conversationId``,
     ``fromAgent``, ``toAgent``, ``_type``, ``_ts``): every event of a thread gives the same id.
     """
-    from_agent = pl.col("fromAgent")
-    to_agent = pl.col("toAgent")
-    from_first = utf16_sort_key_expr(from_agent) <= utf16_sort_key_expr(to_agent)
+    # only threads without a conversation id need the pair: null elsewhere keeps it cheap
+    by_pair = pl.col("conversationId").is_null()
+    from_agent = pl.when(by_pair).then(pl.col("fromAgent"))
+    to_agent = pl.when(by_pair).then(pl.col("toAgent"))
+    # UTF-16 and code-point order differ only for characters from U+E000 on; the (slow)
+    # UTF-16 sort keys are computed for the pairs with such characters alone
+    high = from_agent.str.contains(_FROM_U_E000) | to_agent.str.contains(_FROM_U_E000)
+    from_first = (
+        pl.when(high)
+        .then(
+            utf16_sort_key_expr(pl.when(high).then(from_agent))
+            <= utf16_sort_key_expr(pl.when(high).then(to_agent))
+        )
+        .otherwise(from_agent <= to_agent)
+    )
     pair = pl.when(from_first).then(from_agent + "_" + to_agent).otherwise(to_agent + "_" + from_agent)
     bucket = _js_integer_string((pl.col("_ts") / rules.thread_bucket_ms).floor())
     return (
@@ -374,7 +396,11 @@ def _is_terminal(rules: RuleSet, *, lifecycle_terminal: bool) -> pl.Expr:
     task_end = event_type.str.starts_with(rules.task_type_prefix) & task_status.is_in(
         list(rules.task_terminal_statuses)
     )
-    terminal = event_type.is_in(list(rules.terminal_types)) | spawn_error.fill_null(False) | task_end.fill_null(False)
+    terminal = (
+        event_type.is_in(list(rules.terminal_types))
+        | spawn_error.fill_null(False)
+        | task_end.fill_null(False)
+    )
     if lifecycle_terminal:
         terminal = terminal | event_type.is_in(list(LIFECYCLE_TERMINAL_TYPES))
     return terminal
@@ -391,7 +417,7 @@ def _thread_table(events: pl.DataFrame, rules: RuleSet) -> pl.DataFrame:
     list" are found as the smallest ``_seq`` among those events, then gathered.
     """
     default = rules.default_category
-    return events.group_by(_THREAD_KEYS).agg(
+    return events.group_by("_thread").agg(
         pl.col("_seq").min().alias("_first"),
         pl.col("_seq").max().alias("_last"),
         pl.col("_seq").alias("_members"),
@@ -413,9 +439,9 @@ def _first_values(table: pl.DataFrame, events: pl.DataFrame, rules: RuleSet) -> 
     """The category and sub-tags of a thread or session, from the events they come from."""
     empty = pl.lit([], dtype=pl.List(pl.String))
     return table.with_columns(
-        _gathered(events, "collabCategory", table["_categorySeq"]).fill_null(rules.default_category).alias(
-            "_eventCategory"
-        ),
+        _gathered(events, "collabCategory", table["_categorySeq"])
+        .fill_null(rules.default_category)
+        .alias("_eventCategory"),
         _gathered(events, "collabSubTags", table["_subTagSeq"]).alias("collabSubTags"),
     ).with_columns(pl.col("collabSubTags").fill_null(empty))
 
@@ -638,6 +664,7 @@ def work_sessions(
     threads = _first_values(_thread_table(events, rules), events, rules)
     first = threads["_first"]
     threads = threads.with_columns(
+        _gathered(events, "workSessionId", first),
         _gathered(events, "conversationId", first),
         _gathered(events, "fromAgent", first).fill_null("unknown"),
         _gathered(events, "toAgent", first).fill_null("unknown"),
@@ -851,32 +878,52 @@ def events_query(
     role_filter = _as_string(role)
     type_filters = _csv_values(types)
     view = _as_string(view_category)
-    lazy = enriched.lazy().with_row_index("_row")
-    matched = lazy
+    lazy = enriched.lazy()
+    keep = pl.lit(True)
     if isinstance(since, datetime):
-        matched = matched.filter(pl.col("event_ms") >= _now_ms(since))
+        keep = keep & (pl.col("event_ms") >= _now_ms(since))
     elif since:
         since_ms = pl.select(iso_to_ms_expr(pl.lit(since, dtype=pl.String), timezone_name)).item()
-        if since_ms is None:
-            matched = matched.filter(pl.lit(False))
-        else:
-            matched = matched.filter(pl.col("event_ms") >= float(since_ms))
+        # an unparsable date is NaN for the reference, and no time is >= NaN
+        keep = keep & (pl.col("event_ms") >= float(since_ms)) if since_ms is not None else pl.lit(False)
     if role_filter is not None:
-        matched = matched.filter(pl.col("eventRole") == role_filter)
+        keep = keep & (pl.col("eventRole") == role_filter)
     if type_filters:
-        matched = matched.filter(pl.col("type").is_in(type_filters))
+        keep = keep & pl.col("type").is_in(type_filters)
     if view is not None and view != "all":
-        matched = matched.filter(pl.col("collabCategory") == view)
-    matched = matched.with_columns(_file_rank(lazy, files).alias("_file_rank")).sort(
-        ["_file_rank", "line"], maintain_order=True
+        keep = keep & (pl.col("collabCategory") == view)
+    # the filters and the file order on a few narrow columns; the rows kept are gathered last
+    matched = (
+        lazy.select(
+            pl.int_range(pl.len(), dtype=pl.UInt32).alias("_row"),
+            "file",
+            "line",
+            "collabCategory",
+            keep.alias("_keep"),
+        )
+        .filter("_keep")
+        .with_columns(_file_rank(lazy, files).alias("_fileRank"))
+        .sort(["_fileRank", "line"], maintain_order=True)
     )
     count = _limit_count(limit)
-    kept = matched if count is None else matched.tail(count)
-    counts = matched.group_by("collabCategory", maintain_order=True).len()
-    total = lazy.select(pl.len())
-    kept_frame, count_frame, total_frame = pl.collect_all(
-        [kept.drop("_row", "_file_rank"), counts, total]
+    kept_rows, count_frame, total_frame = pl.collect_all(
+        [
+            (matched if count is None else matched.tail(count)).select("_row"),
+            matched.group_by("collabCategory", maintain_order=True).len(),
+            lazy.select(pl.len()),
+        ]
     )
+    rows = kept_rows.get_column("_row")
+    if isinstance(enriched, pl.DataFrame):
+        kept_frame = enriched[rows]
+    else:
+        kept_frame = (
+            lazy.with_row_index("_row")
+            .join(kept_rows.lazy().with_row_index("_order"), on="_row", how="inner")
+            .sort("_order")
+            .drop("_row", "_order")
+            .collect()
+        )
     return EventsResult(
         events=kept_frame,
         total=int(total_frame.item()),
@@ -969,7 +1016,18 @@ def _enriched_object(row: Mapping[str, Any]) -> dict[str, Any]:
     return _js_key_order(record)
 
 
-_OBJECT_COLUMNS = ("raw", "categoryVersion", *_ENRICHMENT_TOP, "type", "agentId", "ts", "timestampMs", "timestamp", "status", "data")
+_OBJECT_COLUMNS = (
+    "raw",
+    "categoryVersion",
+    *_ENRICHMENT_TOP,
+    "type",
+    "agentId",
+    "ts",
+    "timestampMs",
+    "timestamp",
+    "status",
+    "data",
+)
 
 
 def event_objects(enriched: pl.DataFrame) -> list[dict[str, Any]]:

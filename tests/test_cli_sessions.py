@@ -37,7 +37,9 @@ def without_events(body: dict[str, Any]) -> dict[str, Any]:
 
 
 @pytest.mark.parametrize("name", [n for n in WS_FILES if "limit-abc" not in n])
-def test_work_sessions_command_prints_the_reference_body(capsys: pytest.CaptureFixture[str], name: str) -> None:
+def test_work_sessions_command_prints_the_reference_body(
+    capsys: pytest.CaptureFixture[str], name: str
+) -> None:
     meta, expected = load_case(name)
     argv = ["work-sessions", str(PEER / meta["log"]), f"--now-ms={meta['nowMs']}", *query_args(meta["query"])]
     if meta["overrides"]["file"]:
@@ -89,7 +91,9 @@ def test_enrich_command_reads_a_directory_in_reading_order(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     (tmp_path / "coordination-events-2026-01.ndjson").write_text('{"type":"old","ts":9}\n', encoding="utf-8")
-    (tmp_path / "coordination-events.ndjson").write_text('{"type":"new","ts":1}\n\n{"type":"x"}\n', encoding="utf-8")
+    (tmp_path / "coordination-events.ndjson").write_text(
+        '{"type":"new","ts":1}\n\n{"type":"x"}\n', encoding="utf-8"
+    )
     status, stdout, _ = run_cli(capsys, "enrich", str(tmp_path))
     rows = [json.loads(line) for line in stdout.splitlines()]
     assert status == 0
@@ -102,7 +106,9 @@ def test_enrich_command_reads_a_directory_in_reading_order(
 
 def test_main_agent_options_change_the_roles(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     log = tmp_path / "log.ndjson"
-    log.write_text(json.dumps({"type": "a2a.send", "ts": 1, "data": {"fromAgent": "eden", "toAgent": "Seum"}}) + "\n")
+    log.write_text(
+        json.dumps({"type": "a2a.send", "ts": 1, "data": {"fromAgent": "eden", "toAgent": "Seum"}}) + "\n"
+    )
     config = tmp_path / "openclaw.json"
     config.write_text(json.dumps({"agents": {"list": [{"id": "eden"}, {"id": "seum"}]}}), encoding="utf-8")
 
@@ -150,7 +156,9 @@ def test_errors_are_one_line_with_status_2(
     assert err.count("\n") == 1 and err.startswith("a2a-lab: error: ") and message in err
 
 
-def test_exclusive_main_agent_options_are_a_usage_error(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+def test_exclusive_main_agent_options_are_a_usage_error(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
     with pytest.raises(SystemExit) as exc:
         main(["events", str(tmp_path), "--main-agents=a", "--openclaw-config=f"])
     assert exc.value.code == 2

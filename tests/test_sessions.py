@@ -177,7 +177,11 @@ def test_sort_is_stable_and_latest_event_wins_ties() -> None:
 
 
 def test_unsorted_frame_is_sorted_by_time_keeping_ties_in_frame_order() -> None:
-    records = [event(T0 + 2, conversationId="c"), event(T0 + 1, conversationId="c"), event(T0 + 1, conversationId="c")]
+    records = [
+        event(T0 + 2, conversationId="c"),
+        event(T0 + 1, conversationId="c"),
+        event(T0 + 1, conversationId="c"),
+    ]
     frame = enrich(from_records(records, sort=False))
     body = work_sessions(frame, now=T0).to_api(thread_events="summary")
     assert [e["line"] for e in body["sessions"][0]["threads"][0]["events"]] == [2, 3, 1]
@@ -275,8 +279,14 @@ def test_overrides_validate_trim_and_inherit_object_prototype_quirk(tmp_path: Pa
         encoding="utf-8",
     )
     by_id = {s["workSessionId"]: s for s in sessions_of(records, overrides=path)["sessions"]}
-    assert (by_id["ws_a"]["collabCategory"], by_id["ws_a"]["categorySource"]) == ("legal_compliance", "manual_override")
-    assert (by_id["ws_b"]["collabCategory"], by_id["ws_b"]["categorySource"]) == ("engineering_build", "event")
+    assert (by_id["ws_a"]["collabCategory"], by_id["ws_a"]["categorySource"]) == (
+        "legal_compliance",
+        "manual_override",
+    )
+    assert (by_id["ws_b"]["collabCategory"], by_id["ws_b"]["categorySource"]) == (
+        "engineering_build",
+        "event",
+    )
     # overrides[wsId] on a plain JavaScript object finds Object.prototype.constructor
     assert (by_id["constructor"]["collabCategory"], by_id["constructor"]["categorySource"]) == (
         "engineering_build",
@@ -336,9 +346,25 @@ def test_now_accepts_datetimes() -> None:
 @pytest.mark.parametrize(
     ("limit", "count"),
     [
-        (None, 100), ("0", 100), ("", 100), ("abc", 100), ("1_0", 100), (0, 100), (math.nan, 100),
-        ("-3", 1), (-3, 1), ("-Infinity", 1), ("0.5", 1), ("2.5", 2), (" 7\n", 7), ("1e1", 10),
-        ("0x10", 16), ("0b11", 3), ("Infinity", None), (math.inf, None), ("-0", 100),
+        (None, 100),
+        ("0", 100),
+        ("", 100),
+        ("abc", 100),
+        ("1_0", 100),
+        (0, 100),
+        (math.nan, 100),
+        ("-3", 1),
+        (-3, 1),
+        ("-Infinity", 1),
+        ("0.5", 1),
+        ("2.5", 2),
+        (" 7\n", 7),
+        ("1e1", 10),
+        ("0x10", 16),
+        ("0b11", 3),
+        ("Infinity", None),
+        (math.inf, None),
+        ("-0", 100),
     ],
 )
 def test_limit_follows_javascript_number(limit: Any, count: int | None) -> None:
@@ -364,8 +390,8 @@ def test_enriched_object_keeps_key_positions_like_javascript(tmp_path: Path) -> 
     path.write_text(line + "\n", encoding="utf-8")
     (obj,) = events_query(enriched_log(path)).to_api()["events"]
     assert list(obj) == [
-        "1", "5", "eventRole", "type", "b", "data", "ts",
-        "fromSessionType", "toSessionType", "collabCategory", "collabSubTags", "categoryConfidence", "categorySource",
+        "1", "5", "eventRole", "type", "b", "data", "ts", "fromSessionType", "toSessionType",
+        "collabCategory", "collabSubTags", "categoryConfidence", "categorySource",
     ]  # fmt: skip
     assert (obj["type"], obj["b"], obj["eventRole"]) == ("a2a.send", 4, "delegation.subagent")
     data = obj["data"]
@@ -383,7 +409,8 @@ def test_events_limit_keeps_the_last_events_in_file_order(tmp_path: Path) -> Non
     live = tmp_path / "coordination-events.ndjson"
     rotated.write_text(json.dumps({"type": "a", "ts": T0 + 50}) + "\n", encoding="utf-8")
     live.write_text(
-        "\n".join(json.dumps({"type": t, "ts": T0 + ts}) for t, ts in [("b", 100), ("c", 10), ("d", 20)]) + "\n",
+        "\n".join(json.dumps({"type": t, "ts": T0 + ts}) for t, ts in [("b", 100), ("c", 10), ("d", 20)])
+        + "\n",
         encoding="utf-8",
     )
     loaded = load(tmp_path)
@@ -426,33 +453,44 @@ class Raw(str):
     """JSON text to embed as is."""
 
 
-TEXT = st.text(alphabet=st.sampled_from(list("ab_ Zz😀\uff01\u3000\ufeff\x85\t가테스트eE2İΣςkpi,")), max_size=6)
+TEXT = st.text(
+    alphabet=st.sampled_from(list("ab_ Zz😀\uff01\u3000\ufeff\x85\t가테스트eE2İΣςkpi,")), max_size=6
+)
 AGENTS = st.one_of(
     st.sampled_from(["ruda", "main", "eden", "Zed", "adam", "unknown", " RUDA ", "", "  ", "😀", "\uff01"]),
     TEXT,
     st.integers(-2, 2),
 )
 TIMES = st.sampled_from(
-    [T0, T0, T0 + 1, T0 + 299_999, T0 + 300_000, T0 - 86_400_000, T0 + 3_600_000, 0, -0.0, -1, 0.5, 3e26, 1e300,
-     2**63 + 1, T0 + 0.25, "1771500000000", True]
+    [T0, T0, T0 + 1, T0 + 299_999, T0 + 300_000, T0 - 86_400_000, T0 + 3_600_000, 0, -0.0, -1, 0.5,
+     3e26, 1e300, 2**63 + 1, T0 + 0.25, "1771500000000", True]
 )  # fmt: skip
 ISO = st.sampled_from(
-    ["2026-02-19T11:20:00Z", "2026-02-19T20:20:00.5+09:00", "2026-02-19", "2026-02-19T11:20:00", "2026-02-19 11:20:01Z",
-     "nope", "", 7]
+    ["2026-02-19T11:20:00Z", "2026-02-19T20:20:00.5+09:00", "2026-02-19", "2026-02-19T11:20:00",
+     "2026-02-19 11:20:01Z", "nope", "", 7]
 )  # fmt: skip
 TYPES = st.sampled_from(
-    ["a2a.send", "a2a.response", "a2a.complete", " a2a.complete ", "a2a.spawn", "a2a.spawn_result", "task.started",
-     "task.completed", "task.cancelled", "task.update", "continuation.complete", "continuation.completed",
-     "milestone.sync_failed", "custom.thing", "plan.submitted"]
+    ["a2a.send", "a2a.response", "a2a.complete", " a2a.complete ", "a2a.spawn", "a2a.spawn_result",
+     "task.started", "task.completed", "task.cancelled", "task.update", "continuation.complete",
+     "continuation.completed", "milestone.sync_failed", "custom.thing", "plan.submitted"]
 )  # fmt: skip
-STATUSES = st.sampled_from(["completed", " failed ", "Completed", "error", " error ", "ok", "", "cancelled", "abandoned", 3])
+STATUSES = st.sampled_from(
+    ["completed", " failed ", "Completed", "error", " error ", "ok", "", "cancelled", "abandoned", 3]
+)
 WS_IDS = st.sampled_from(["ws_a", " ws_a ", "ws_b", "ws_c", "", "  ", "constructor", "테스트", 5])
 CATEGORIES = st.sampled_from(["qa_validation", " infra_ops ", "QA_VALIDATION", "biz_strategy", 3])
-SUB_TAGS = st.one_of(st.lists(st.one_of(TEXT, st.sampled_from(["E2E", " e2e ", "implement"]), st.integers()), max_size=7), TEXT)
-MESSAGES = st.one_of(
-    st.sampled_from(["please implement the feature", "latest docs", "e2e test", "배포 장애", "kpi roadmap", "hello"]), TEXT
+SUB_TAGS = st.one_of(
+    st.lists(st.one_of(TEXT, st.sampled_from(["E2E", " e2e ", "implement"]), st.integers()), max_size=7), TEXT
 )
-ROLES = st.sampled_from(["conversation.main", " delegation.subagent ", "orchestration.task", "bogus", "Conversation.Main"])
+MESSAGES = st.one_of(
+    st.sampled_from(
+        ["please implement the feature", "latest docs", "e2e test", "배포 장애", "kpi roadmap", "hello"]
+    ),
+    TEXT,
+)
+ROLES = st.sampled_from(
+    ["conversation.main", " delegation.subagent ", "orchestration.task", "bogus", "Conversation.Main"]
+)
 
 DATA_FIELDS: dict[str, st.SearchStrategy[Any]] = {
     "workSessionId": WS_IDS,
@@ -499,7 +537,14 @@ def json_objects(draw: st.DrawFn, fields: dict[str, st.SearchStrategy[Any]], req
     if pairs and draw(st.booleans()):
         name, _ = draw(st.sampled_from(pairs))
         pairs.append((name, draw(fields.get(name, TEXT))))
-    return "{" + ",".join(f"{json.dumps(k)}:{v if isinstance(v, Raw) else json.dumps(v, ensure_ascii=False)}" for k, v in pairs) + "}"
+    return (
+        "{"
+        + ",".join(
+            f"{json.dumps(k)}:{v if isinstance(v, Raw) else json.dumps(v, ensure_ascii=False)}"
+            for k, v in pairs
+        )
+        + "}"
+    )
 
 
 @st.composite
@@ -507,7 +552,9 @@ def log_lines(draw: st.DrawFn) -> str:
     line = draw(
         st.one_of(
             st.just("event"),
-            st.sampled_from(["", "   ", "not json", "[1,2,3]", '{"type": 5}', '{"data": {}}', '{"type":"a2a.send",}']),
+            st.sampled_from(
+                ["", "   ", "not json", "[1,2,3]", '{"type": 5}', '{"data": {}}', '{"type":"a2a.send",}']
+            ),
         )
     )
     if line != "event":
@@ -519,17 +566,24 @@ def log_lines(draw: st.DrawFn) -> str:
 
 LOGS = st.lists(log_lines(), max_size=18).map(lambda lines: "\n".join(lines) + "\n")
 QUERY_VALUES = {
-    "role": st.lists(st.sampled_from(["conversation.main", " delegation.subagent", "orchestration.task,bogus", ""]), max_size=2),
+    "role": st.lists(
+        st.sampled_from(["conversation.main", " delegation.subagent", "orchestration.task,bogus", ""]),
+        max_size=2,
+    ),
     "type": st.lists(st.sampled_from(["a2a.send", " a2a.complete , task.started", "", "nope"]), max_size=2),
     "status": st.lists(st.sampled_from(["ACTIVE", "QUIET,ARCHIVED", "quiet", ""]), max_size=2),
-    "viewCategory": st.lists(st.sampled_from(["all", " infra_ops ", "qa_validation", "engineering_build", ""]), max_size=1),
+    "viewCategory": st.lists(
+        st.sampled_from(["all", " infra_ops ", "qa_validation", "engineering_build", ""]), max_size=1
+    ),
     "subTag": st.lists(st.sampled_from(["e2e", "IMPLEMENT", "테스트", "ab", " "]), max_size=1),
     "limit": st.lists(st.sampled_from(["0", "-3", "abc", "1", "2.5", "Infinity", " 3 ", "0x2"]), max_size=1),
 }
 OVERRIDES = st.dictionaries(
     st.sampled_from(["ws_a", "ws_b", "테스트", "constructor", "ws:ws_a"]),
     st.one_of(
-        st.fixed_dictionaries({"collabCategory": CATEGORIES, "updatedAt": st.just("2026-02-20T00:00:00.000Z")}),
+        st.fixed_dictionaries(
+            {"collabCategory": CATEGORIES, "updatedAt": st.just("2026-02-20T00:00:00.000Z")}
+        ),
         st.just("junk"),
     ),
     max_size=3,
@@ -568,7 +622,12 @@ def first(values: list[str]) -> str | None:
     unassigned=st.booleans(),
 )
 def test_work_sessions_equal_the_oracle(
-    text: str, query: dict[str, list[str]], overrides: dict[str, Any], now: int, lifecycle_terminal: bool, unassigned: bool
+    text: str,
+    query: dict[str, list[str]],
+    overrides: dict[str, Any],
+    now: int,
+    lifecycle_terminal: bool,
+    unassigned: bool,
 ) -> None:
     events, _ = oracle_events(text)
     expected = ref.work_sessions_response(
@@ -602,8 +661,12 @@ def test_work_sessions_equal_the_oracle(
 @settings(max_examples=60)
 @given(
     text=LOGS,
-    since=st.sampled_from([None, "", "not-a-date", "2026-02-19T11:20:00Z", "2026-02-19T11:20:00.001Z", "1970-01-01"]),
-    role=st.sampled_from([None, "", "conversation.main", " delegation.subagent ", "a,b", "system.observability"]),
+    since=st.sampled_from(
+        [None, "", "not-a-date", "2026-02-19T11:20:00Z", "2026-02-19T11:20:00.001Z", "1970-01-01"]
+    ),
+    role=st.sampled_from(
+        [None, "", "conversation.main", " delegation.subagent ", "a,b", "system.observability"]
+    ),
     query=st.fixed_dictionaries({k: QUERY_VALUES[k] for k in ("type", "viewCategory", "limit")}),
 )
 def test_events_query_equals_the_oracle(

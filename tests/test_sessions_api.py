@@ -122,4 +122,6 @@ def test_events_body(name: str) -> None:
     assert result.events["line"].to_list() == meta["responseEventLines"]
     # the objects are the reference's enrichment of the original lines
     objects = reference_objects(meta["log"])
-    assert [ref.ordered(e) for e in body["events"]] == [ref.ordered(objects[n]) for n in meta["responseEventLines"]]
+    assert [ref.ordered(e) for e in body["events"]] == [
+        ref.ordered(objects[n]) for n in meta["responseEventLines"]
+    ]

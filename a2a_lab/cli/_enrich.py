@@ -44,7 +44,9 @@ def main_agents(args: argparse.Namespace) -> frozenset[str] | None:
         try:
             return resolve_main_agents(Path(args.openclaw_config))
         except OSError as exc:
-            raise CliError(f"cannot read --openclaw-config {args.openclaw_config}: {exc.strerror or exc}") from None
+            raise CliError(
+                f"cannot read --openclaw-config {args.openclaw_config}: {exc.strerror or exc}"
+            ) from None
         except ValueError as exc:
             raise CliError(f"--openclaw-config: {exc}") from None
     if args.main_agents is not None:

@@ -28,7 +28,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--view-category", metavar="C", help="keep sessions of this category ('all': every one)")
     p.add_argument("--sub-tag", metavar="X", help="keep sessions with this sub-tag (case-insensitive)")
     p.add_argument("--limit", metavar="N", help="at most this many sessions (default 100; 0 means 100)")
-    p.add_argument("--overrides", metavar="F", help="category overrides file {workSessionId: {collabCategory, ...}}")
+    p.add_argument(
+        "--overrides", metavar="F", help="category overrides file {workSessionId: {collabCategory, ...}}"
+    )
     add_main_agent_options(p)
     p.set_defaults(func=run)
 

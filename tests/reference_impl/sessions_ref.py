@@ -144,7 +144,11 @@ def js_number(text: str | None) -> float:
         return math.inf
     if body == "-Infinity":
         return -math.inf
-    for prefix, base, digits in (("0x", 16, "0123456789abcdefABCDEF"), ("0o", 8, "01234567"), ("0b", 2, "01")):
+    for prefix, base, digits in (
+        ("0x", 16, "0123456789abcdefABCDEF"),
+        ("0o", 8, "01234567"),
+        ("0b", 2, "01"),
+    ):
         if body[:2].lower() == prefix:
             rest = body[2:]
             if rest and all(c in digits for c in rest):
@@ -297,9 +301,7 @@ def ordered(value: Any) -> Any:
 # The enriched event object (rules §6, last paragraph)
 # ---------------------------------------------------------------------------
 def _is_array_index(key: str) -> bool:
-    return key == "0" or (
-        key[:1] in "123456789" and key.isdigit() and key.isascii() and int(key) < 2**32 - 1
-    )
+    return key == "0" or (key[:1] in "123456789" and key.isdigit() and key.isascii() and int(key) < 2**32 - 1)
 
 
 def js_ordered(value: Any) -> Any:
@@ -687,4 +689,3 @@ def events_response(events: list[dict[str, Any]], *, query: Query) -> dict[str, 
         "viewCategory": view_category,
         "categoryCounts": category_counts,
     }
-
