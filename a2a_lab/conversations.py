@@ -179,6 +179,15 @@ def _agents(frame: pl.LazyFrame) -> pl.LazyFrame:
     )
 
 
+#: The ``data`` fields :func:`exchange_events` keeps.
+_EXCHANGE_FIELDS: tuple[str, ...] = (
+    "conversationId", "parentConversationId", "workSessionId", "taskId", "turn", "maxTurns", "outcome",
+    "message", "replyPreview", "waitStatus", "waitError", "configuredMaxTurns", "effectiveTurns", "actualTurns",
+    "announced", "earlyTermination", "terminationReason", "concurrencyBlocked", "messageIntent", "payloadType",
+    "payloadJson", "depth", "hop", "attempt", "errorCode", "errorCategory",
+)
+
+
 def exchange_events(events: pl.DataFrame | pl.LazyFrame) -> pl.LazyFrame:
     """The events of A2A exchanges with their exchange key.
 
@@ -190,7 +199,23 @@ def exchange_events(events: pl.DataFrame | pl.LazyFrame) -> pl.LazyFrame:
     because a relay (A → B, then B → C as a sub-agent) reuses one conversation id for both
     hops, and a sub-agent may ask its parent a question (B → A) in the middle of A → B.
     """
-    lf = _agents(events.lazy()).with_row_index("_seq")
+    # carry only what the exchange analytics read: sorting and joining the full event
+    # (63 data fields and the raw line) would move every column
+    # (eager select, then filter: a lazy plan would filter the whole struct first)
+    frame = _agents(events.lazy()).collect() if isinstance(events, pl.LazyFrame) or "fromAgent" not in events.columns else events
+    lf = (
+        frame.select(
+            pl.int_range(pl.len(), dtype=pl.UInt32).alias("_seq"),
+            "file", "line", "type", "event_ms", "event_time", "fromAgent", "toAgent",
+            *[_D.struct.field(f).alias("_d_" + f) for f in _EXCHANGE_FIELDS],
+        )
+        .filter(pl.col("type").is_in(EXCHANGE_TYPES))
+        .lazy()
+        .select(
+            pl.exclude("^_d_.*$"),
+            pl.struct([pl.col("_d_" + f).alias(f) for f in _EXCHANGE_FIELDS]).alias("data"),
+        )
+    )
     conv = _text("conversationId")
     frm, to = pl.col("fromAgent"), pl.col("toAgent")
     turn = _num("turn")
@@ -279,11 +304,17 @@ def conversations(events: pl.DataFrame | pl.LazyFrame, *, intent_rules: IntentRu
     >>> conversations(ev).select("fromAgent", "toAgent", "firstReplyMs", "outcome", "intent").row(0)
     ('a', 'b', 3000.0, 'replied', 'request')
     """
-    ex = exchange_events(events)
+    return _conversations_of(exchange_events(events), intent_rules)
+
+
+def _conversations_of(ex: pl.LazyFrame, intent_rules: IntentRules = INTENT_RULES_V1) -> pl.DataFrame:
+    """:func:`conversations` from already computed :func:`exchange_events`."""
     t = pl.col("type")
     is_send, is_resp, is_retry, is_complete = (t == x for x in EXCHANGE_TYPES)
     outcome_field = _text("outcome")
-    text_outcome = outcome_text_expr(pl.coalesce(_D.struct.field("message"), _D.struct.field("replyPreview")))
+    text = pl.coalesce(_D.struct.field("message"), _D.struct.field("replyPreview"))
+    # parse only the texts that can be outcome texts (a small minority)
+    text_outcome = outcome_text_expr(pl.when(text.str.contains("[outcome]", literal=True)).then(text))
     ex = ex.with_columns(
         outcome_field.alias("_outcome"),
         text_outcome.struct.field("kind").alias("_text_kind"),
@@ -302,49 +333,63 @@ def conversations(events: pl.DataFrame | pl.LazyFrame, *, intent_rules: IntentRu
         .when(pl.col("_wait_status").is_in(list(REASON_TEXTS))).then(pl.col("_wait_status"))
         .when(pl.col("_wait_status") == "timeout").then(pl.lit("timeout"))
     )
-    first = lambda e, cond: e.filter(cond).first()  # noqa: E731
-    last = lambda e, cond: e.filter(cond).last()  # noqa: E731
+    # every "first/last value where <condition>" is a masked column aggregated with
+    # first/last(ignore_nulls=True): Polars' fast group-by kernels, no per-group filter
+    masked = {
+        "_send_ms": (pl.col("event_ms"), is_send),
+        "_reply_ms": (pl.col("event_ms"), replied),
+        "end": (pl.col("event_ms"), is_complete),
+        "configuredMaxTurns": (_num("configuredMaxTurns"), is_complete),
+        "effectiveTurns": (_num("effectiveTurns"), is_complete),
+        "actualTurns": (_num("actualTurns"), is_complete),
+        "announced": (_num("announced"), is_complete),
+        "earlyTermination": (_num("earlyTermination"), is_complete),
+        "_complete_termination": (_text("terminationReason"), is_complete),
+        "_any_termination": (_text("terminationReason"), pl.lit(True)),
+        "_text_no_reply_reason": (pl.col("_text_reason"), no_reply_resp & (pl.col("_text_kind") == "no_reply")),
+        "_field_no_reply_reason": (field_reason, no_reply_resp),
+        "_complete_reason": (field_reason, is_complete),
+        "_complete_intent": (_text("messageIntent"), is_complete),
+        "_any_intent": (_text("messageIntent"), pl.lit(True)),
+        "_send_message": (_D.struct.field("message"), is_send),
+        "payloadType": (_text("payloadType"), is_send),
+        "_payload_json": (_D.struct.field("payloadJson"), is_send),
+        "depth": (_num("depth"), is_send),
+        "parentConversationId": (_text("parentConversationId"), is_send),
+        "workSessionId": (_text("workSessionId"), pl.lit(True)),
+        "taskId": (_text("taskId"), pl.lit(True)),
+    }
+    last_of = {"end", "configuredMaxTurns", "effectiveTurns", "actualTurns", "announced", "earlyTermination",
+               "_complete_termination", "_any_termination", "_complete_reason", "_complete_intent"}
+    ex = ex.with_columns(
+        *[pl.when(cond).then(value).alias("_m" + name) for name, (value, cond) in masked.items()],
+        is_send.alias("_is_send"), is_resp.alias("_is_resp"), is_retry.alias("_is_retry"),
+        is_complete.alias("_is_complete"), replied.alias("_replied_row"), no_reply_resp.alias("_no_reply_row"),
+        (is_resp & _num("turn").is_not_null()).alias("_turn_row"),
+        (is_complete & _num("concurrencyBlocked").fill_null(False)).alias("_conc_row"),
+    )
     agg = ex.group_by("conversationId", "_requester", "_target", "exchange").agg(
-        _text("workSessionId").drop_nulls().first().alias("workSessionId"),
-        _text("taskId").drop_nulls().first().alias("taskId"),
-        first(pl.col("event_ms"), is_send).alias("_send_ms"),
+        *[
+            (pl.col("_m" + name).last(ignore_nulls=True) if name in last_of else pl.col("_m" + name).first(ignore_nulls=True)).alias(name)
+            for name in masked
+        ],
         pl.col("event_ms").first().alias("_first_ms"),
-        first(pl.col("event_ms"), replied).alias("_reply_ms"),
-        last(pl.col("event_ms"), is_complete).alias("end"),
-        is_resp.sum().cast(pl.Int64).alias("responses"),
-        (is_resp & _num("turn").is_not_null()).sum().cast(pl.Int64).alias("_turn_responses"),
-        last(_num("configuredMaxTurns"), is_complete).alias("configuredMaxTurns"),
-        last(_num("effectiveTurns"), is_complete).alias("effectiveTurns"),
-        last(_num("actualTurns"), is_complete).alias("actualTurns"),
-        is_retry.sum().cast(pl.Int64).alias("retries"),
-        last(_num("announced"), is_complete).alias("announced"),
-        last(_num("earlyTermination"), is_complete).alias("earlyTermination"),
-        pl.coalesce(last(_text("terminationReason"), is_complete), _text("terminationReason").drop_nulls().last()).alias(
-            "terminationReason"
-        ),
-        (is_complete & _num("concurrencyBlocked").fill_null(False)).any().alias("_conc_blocked"),
-        no_reply_resp.any().alias("_no_reply"),
-        replied.any().alias("_replied"),
-        pl.coalesce(
-            first(pl.col("_text_reason"), no_reply_resp & (pl.col("_text_kind") == "no_reply")),
-            first(field_reason, no_reply_resp),
-        ).alias("_no_reply_text_reason"),
-        first(field_reason, no_reply_resp).alias("_no_reply_field_reason"),
-        last(field_reason, is_complete).alias("_complete_reason"),
-        first(pl.col("_outcome"), is_resp & pl.col("_outcome").is_not_null()).alias("_resp_outcome"),
-        pl.coalesce(last(_text("messageIntent"), is_complete), _text("messageIntent").drop_nulls().first()).alias(
-            "_logged_intent"
-        ),
-        first(_D.struct.field("message"), is_send).alias("_send_message"),
-        first(_text("payloadType"), is_send).alias("payloadType"),
-        first(_D.struct.field("payloadJson"), is_send).alias("_payload_json"),
-        first(_num("depth"), is_send).alias("depth"),
-        first(_text("parentConversationId"), is_send).alias("parentConversationId"),
-        is_send.any().alias("hasSend"),
-        is_complete.any().alias("hasComplete"),
+        pl.col("_is_resp").sum().cast(pl.Int64).alias("responses"),
+        pl.col("_turn_row").sum().cast(pl.Int64).alias("_turn_responses"),
+        pl.col("_is_retry").sum().cast(pl.Int64).alias("retries"),
+        pl.col("_conc_row").any().alias("_conc_blocked"),
+        pl.col("_no_reply_row").any().alias("_no_reply"),
+        pl.col("_replied_row").any().alias("_replied"),
+        pl.col("_is_send").any().alias("hasSend"),
+        pl.col("_is_complete").any().alias("hasComplete"),
         pl.len().cast(pl.Int64).alias("events"),
         pl.col("file").first().alias("file"),
         pl.col("line").first().alias("line"),
+    ).with_columns(
+        pl.coalesce("_complete_termination", "_any_termination").alias("terminationReason"),
+        pl.coalesce("_text_no_reply_reason", "_field_no_reply_reason").alias("_no_reply_text_reason"),
+        pl.col("_field_no_reply_reason").alias("_no_reply_field_reason"),
+        pl.coalesce("_complete_intent", "_any_intent").alias("_logged_intent"),
     )
     payload_kind = pl.col("_payload_json").str.extract(r'"type"\s*:\s*"([a-z_]+)"', 1)
     payload_intent = pl.coalesce(pl.col("payloadType"), payload_kind).replace_strict(

@@ -24,8 +24,7 @@ import networkx as nx
 import polars as pl
 
 from a2a_lab._jsstr import js_trim_expr
-from a2a_lab.conversations import conversations as _conversations
-from a2a_lab.conversations import exchange_events, pair_stats
+from a2a_lab.conversations import _conversations_of, exchange_events, pair_stats
 
 __all__ = [
     "MESSAGE_TYPES",
@@ -91,10 +90,13 @@ def message_counts(events: pl.DataFrame | pl.LazyFrame) -> pl.DataFrame:
     >>> message_counts(ev).rows()
     [('a', 'b', 1, 1)]
     """
+    return _message_counts(exchange_events(events))
+
+
+def _message_counts(ex: pl.LazyFrame) -> pl.DataFrame:
     t = pl.col("type")
     return (
-        exchange_events(events)
-        .filter(t.is_in(MESSAGE_TYPES) & pl.col("_requester").is_not_null() & pl.col("_target").is_not_null())
+        ex.filter(t.is_in(MESSAGE_TYPES) & pl.col("_requester").is_not_null() & pl.col("_target").is_not_null())
         .group_by(pl.col("_requester").alias("fromAgent"), pl.col("_target").alias("toAgent"))
         .agg(
             (t == "a2a.send").sum().cast(pl.Int64).alias("sends"),
@@ -149,13 +151,14 @@ def interaction_graph(
         ``mean_turns``, ``retries``, ``spawns`` and ``delegation`` (any ``a2a.spawn``).
     """
     lf = _select(events, window, work_session)
-    a2a = lf.filter(pl.col("type").str.starts_with("a2a."))
-    msgs = message_counts(a2a)
-    conv = _conversations(a2a)
+    a2a = lf.filter(pl.col("type").str.starts_with("a2a.")).collect()
+    ex = exchange_events(a2a).collect()
+    msgs = _message_counts(ex.lazy())
+    conv = _conversations_of(ex.lazy())
     stats = pair_stats(conv)
     conv_ids = conv.group_by("fromAgent", "toAgent").agg(pl.col("conversationId").n_unique().alias("conversations"))
     spawns = (
-        a2a.filter((pl.col("type") == "a2a.spawn") & pl.col("fromAgent").is_not_null() & pl.col("toAgent").is_not_null())
+        a2a.lazy().filter((pl.col("type") == "a2a.spawn") & pl.col("fromAgent").is_not_null() & pl.col("toAgent").is_not_null())
         .group_by("fromAgent", "toAgent")
         .len("spawns")
         .with_columns(pl.col("spawns").cast(pl.Int64))
@@ -191,7 +194,8 @@ def interaction_graph(
     return g
 
 
-def _nodes(a2a: pl.LazyFrame, conv: pl.DataFrame, main_agents: Iterable[str] | None) -> pl.DataFrame:
+def _nodes(a2a_frame: pl.DataFrame, conv: pl.DataFrame, main_agents: Iterable[str] | None) -> pl.DataFrame:
+    a2a = a2a_frame.lazy()
     both = pl.concat(
         [
             a2a.select(pl.col("fromAgent").alias("agent"), "event_time", pl.lit(1).alias("wrote")),
