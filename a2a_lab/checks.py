@@ -21,6 +21,7 @@ from datetime import datetime
 import numpy as np
 import polars as pl
 
+from a2a_lab._frames import narrow
 from a2a_lab._jsstr import js_trim_expr
 from a2a_lab.conversations import exchange_events
 
@@ -113,9 +114,16 @@ def _findings(frame: pl.DataFrame | pl.LazyFrame, rule: str, message: pl.Expr) -
 
 
 def _a2a_sequence(events: pl.DataFrame) -> list[pl.LazyFrame]:
-    ex = exchange_events(events).with_columns(
-        _text("workSessionId").alias("workSessionId"), _text("taskId").alias("taskId"),
-        _D.struct.field("turn").alias("_turn"),
+    keys = ["conversationId", "_requester", "_target", "exchange"]
+    ex = (
+        exchange_events(events)
+        .select(
+            *keys, "_seq", "file", "line", "type", "event_ms",
+            _text("workSessionId").alias("workSessionId"), _text("taskId").alias("taskId"),
+            _D.struct.field("turn").alias("_turn"),
+        )
+        .collect()
+        .lazy()
     )
     t = pl.col("type")
     out = []
@@ -123,35 +131,38 @@ def _a2a_sequence(events: pl.DataFrame) -> list[pl.LazyFrame]:
     for typ, rule in (("a2a.response", "a2a.orphan_response"), ("a2a.complete", "a2a.complete_without_send")):
         rows = orphans.filter(t == typ).with_columns(pl.concat_list("line").alias("lines"))
         out.append(_findings(rows, rule, pl.format("{} {} → {} without an a2a.send before it", pl.col("type"),
-                                                   pl.col("fromAgent").fill_null("?"), pl.col("toAgent").fill_null("?"))))
-    per = ex.filter(pl.col("exchange") > 0).group_by("conversationId", "_requester", "_target", "exchange").agg(
+                                                   pl.col("_requester").fill_null("?"), pl.col("_target").fill_null("?"))))
+    sent = ex.filter(pl.col("exchange") > 0)
+    per = sent.group_by(keys).agg(
         pl.col("file").first(),
-        pl.col("workSessionId").drop_nulls().first(),
-        pl.col("taskId").drop_nulls().first(),
-        pl.col("line").filter(t == "a2a.send").first().alias("send_line"),
+        pl.col("workSessionId").first(ignore_nulls=True),
+        pl.col("taskId").first(ignore_nulls=True),
+        pl.col("line").first().alias("send_line"),  # the send opens its exchange
         (t == "a2a.complete").any().alias("has_complete"),
-        pl.col("event_ms").filter(t == "a2a.complete").first().alias("complete_ms"),
-        pl.col("_seq").filter(t == "a2a.complete").first().alias("complete_seq"),
-        pl.col("line").alias("all_lines"),
-        pl.col("event_ms").alias("all_ms"),
-        pl.col("_seq").alias("all_seq"),
-        pl.col("_turn").filter(pl.col("_turn").is_not_null()).alias("turns"),
-        pl.col("line").filter(pl.col("_turn").is_not_null()).alias("turn_lines"),
     )
     missing = per.filter(~pl.col("has_complete")).with_columns(pl.concat_list("send_line").alias("lines"))
     out.append(_findings(missing, "a2a.missing_complete", pl.format("exchange {} → {} (#{}) has no a2a.complete",
                                                                    pl.col("_requester"), pl.col("_target"), pl.col("exchange"))))
-    n_turns = pl.col("turns").list.len()
-    expected = pl.int_ranges(1, n_turns + 1).cast(pl.List(pl.Float64))
-    bad_turns = per.filter((n_turns > 0) & (pl.col("turns") != expected)).with_columns(pl.col("turn_lines").alias("lines"))
-    out.append(_findings(bad_turns, "a2a.turns_out_of_order", pl.format("turns in time order: {}",
-                                                                       pl.col("turns").cast(pl.List(pl.Int64)).cast(pl.List(pl.String)).list.join(", "))))
+    turns = sent.filter(pl.col("_turn").is_not_null()).with_columns(
+        pl.int_range(1, pl.len() + 1).over(keys).cast(pl.Float64).alias("_expected"),
+        (pl.col("_turn") != pl.int_range(1, pl.len() + 1).over(keys).cast(pl.Float64)).any().over(keys).alias("_bad"),
+    )
+    bad_turns = turns.filter(pl.col("_bad")).group_by(keys, maintain_order=True).agg(
+        pl.col("file").first(), pl.col("workSessionId").first(ignore_nulls=True), pl.col("taskId").first(ignore_nulls=True),
+        pl.col("line").alias("lines"), pl.col("_turn").cast(pl.Int64).cast(pl.String).str.join(", ").alias("_turns"),
+    )
+    out.append(_findings(bad_turns, "a2a.turns_out_of_order", pl.format("turns in time order: {}", pl.col("_turns"))))
+    completes = (
+        sent.filter(t == "a2a.complete")
+        .group_by(keys)
+        .agg(pl.col("event_ms").first().alias("_c_ms"), pl.col("_seq").first().alias("_c_seq"))
+    )
     after = (
-        per.filter(pl.col("has_complete"))
-        .explode("all_lines", "all_ms", "all_seq")
-        .filter((pl.col("all_ms") > pl.col("complete_ms")) | ((pl.col("all_ms") == pl.col("complete_ms")) & (pl.col("all_seq") > pl.col("complete_seq"))))
-        .group_by("conversationId", "_requester", "_target", "exchange", "file", "workSessionId", "taskId")
-        .agg(pl.col("all_lines").sort().alias("lines"))
+        sent.join(completes, on=keys)
+        .filter((pl.col("event_ms") > pl.col("_c_ms")) | ((pl.col("event_ms") == pl.col("_c_ms")) & (pl.col("_seq") > pl.col("_c_seq"))))
+        .group_by(keys, maintain_order=True)
+        .agg(pl.col("file").first(), pl.col("workSessionId").first(ignore_nulls=True), pl.col("taskId").first(ignore_nulls=True),
+             pl.col("line").sort().alias("lines"))
     )
     out.append(_findings(after, "a2a.event_after_complete", pl.format("{} event(s) after the a2a.complete of {} → {}",
                                                                      pl.col("lines").list.len(), pl.col("_requester"), pl.col("_target"))))
@@ -185,15 +196,16 @@ def _protocol_state(expr: pl.Expr) -> pl.Expr:
 
 def _tasks(events: pl.DataFrame) -> list[pl.LazyFrame]:
     task = _text("taskId")
-    status = js_trim_expr(pl.coalesce(_D.struct.field("status"), pl.col("status"))).str.to_lowercase()
+    status = js_trim_expr(pl.coalesce(_D.struct.field("status"), pl.col("top_status"))).str.to_lowercase()
     lf = (
-        events.lazy()
-        .with_row_index("_seq")
-        .filter(pl.col("type").str.starts_with("task.") & task.is_not_null())
+        narrow(events.with_columns(pl.col("status").alias("top_status")), pl.col("type").str.starts_with("task."),
+               ("taskId", "workSessionId", "status", "state"), ("file", "line", "type", "event_ms", "top_status"))
+        .lazy()
+        .filter(task.is_not_null())
         .with_columns(task.alias("taskId"), _text("workSessionId").alias("workSessionId"))
         .with_columns(
             (pl.col("type").is_in(_TERMINAL_TYPES) | status.is_in(_TERMINAL_STATUS)).alias("_terminal"),
-            _protocol_state(pl.coalesce(_D.struct.field("state"), _D.struct.field("status"), pl.col("status"))).alias("_pstate"),
+            _protocol_state(pl.coalesce(_D.struct.field("state"), _D.struct.field("status"), pl.col("top_status"))).alias("_pstate"),
         )
         .sort("taskId", "event_ms", "_seq")
     )
@@ -277,9 +289,9 @@ def replay_guard(
     if ping_pong_only:
         counted = counted & ((pl.col("type") != "a2a.response") | _D.struct.field("turn").is_not_null())
     msgs = (
-        events.lazy()
-        .with_row_index("_seq")
-        .filter(counted)
+        narrow(events, counted, ("fromAgent", "toAgent", "senderAgentId", "targetAgentId", "turn"),
+               ("file", "line", "type", "event_ms", "agentId"))
+        .lazy()
         .with_columns(from_.alias("_f"), to.alias("_t"))
         .filter(pl.col("_f").is_not_null() & pl.col("_t").is_not_null())
         .with_columns(pl.concat_str(pl.min_horizontal("_f", "_t"), pl.lit("::"), pl.max_horizontal("_f", "_t")).alias("pair"))
@@ -320,8 +332,9 @@ def _guard_findings(events: pl.DataFrame, rule: str, limit: int, window_s: float
 def _relay_depth(events: pl.DataFrame, max_depth: int) -> pl.LazyFrame:
     depth = _D.struct.field("depth")
     rows = (
-        events.lazy()
-        .filter(pl.col("type").str.starts_with("a2a.") & (depth > max_depth))
+        narrow(events, pl.col("type").str.starts_with("a2a.") & (depth > max_depth),
+               ("depth", "conversationId", "workSessionId"))
+        .lazy()
         .with_columns(_text("conversationId").alias("conversationId"), _text("workSessionId").alias("workSessionId"),
                       pl.concat_list("line").alias("lines"), depth.alias("_depth"))
     )
@@ -345,10 +358,12 @@ def _clock(events: pl.DataFrame, now_ms: float, tolerance_ms: float) -> list[pl.
 
 
 def _identity(events: pl.DataFrame) -> list[pl.LazyFrame]:
-    lf = events.lazy()
-    dup_key = pl.struct("type", "agentId", "event_ms", "data").hash()
+    # candidates share type, agent and time (cheap); only they are compared on their data
+    cheap = pl.struct("type", "agentId", "event_ms").hash()
+    candidates = events.filter(cheap.is_duplicated())
     dups = (
-        lf.with_columns(dup_key.alias("_k"))
+        candidates.lazy()
+        .with_columns(pl.struct("type", "agentId", "event_ms", "data").hash().alias("_k"))
         .filter(pl.col("_k").is_duplicated())
         .group_by("_k", maintain_order=True)
         .agg(pl.col("file").first(), pl.col("line").alias("lines"), pl.col("type").first(),
@@ -358,9 +373,13 @@ def _identity(events: pl.DataFrame) -> list[pl.LazyFrame]:
     conv, parent = _text("conversationId"), _text("parentConversationId")
     a = pl.coalesce(_text("fromAgent"), _text("senderAgentId"), js_trim_expr(pl.col("agentId")))
     b = pl.coalesce(_text("toAgent"), _text("targetAgentId"))
+    a2a = narrow(
+        events, pl.col("type").str.starts_with("a2a."),
+        ("conversationId", "parentConversationId", "fromAgent", "toAgent", "senderAgentId", "targetAgentId"),
+        ("file", "line", "type", "agentId"),
+    ).lazy()
     pairs = (
-        lf.filter(pl.col("type").str.starts_with("a2a.") & conv.is_not_null() & a.is_not_null() & b.is_not_null()
-                  & (parent.is_null() | (parent != conv)))
+        a2a.filter(conv.is_not_null() & a.is_not_null() & b.is_not_null() & (parent.is_null() | (parent != conv)))
         .with_columns(conv.alias("conversationId"), pl.concat_str(pl.min_horizontal(a, b), pl.lit("::"), pl.max_horizontal(a, b)).alias("_pair"))
         .group_by("conversationId")
         .agg(pl.col("_pair").unique().sort().alias("_pairs"), pl.col("file").first(),

@@ -18,6 +18,7 @@ from functools import cache
 
 import polars as pl
 
+from a2a_lab._frames import narrow
 from a2a_lab._jsstr import js_trim_expr
 from a2a_lab.runtime.intent import INTENT_RULES_V1, PAYLOAD_INTENTS, IntentRules
 from a2a_lab.runtime.outcome import LEGACY_NO_REPLY_TEXT, NO_REPLY_TEXT, REASON_TEXTS
@@ -201,21 +202,11 @@ def exchange_events(events: pl.DataFrame | pl.LazyFrame) -> pl.LazyFrame:
     """
     # carry only what the exchange analytics read: sorting and joining the full event
     # (63 data fields and the raw line) would move every column
-    # (eager select, then filter: a lazy plan would filter the whole struct first)
     frame = _agents(events.lazy()).collect() if isinstance(events, pl.LazyFrame) or "fromAgent" not in events.columns else events
-    lf = (
-        frame.select(
-            pl.int_range(pl.len(), dtype=pl.UInt32).alias("_seq"),
-            "file", "line", "type", "event_ms", "event_time", "fromAgent", "toAgent",
-            *[_D.struct.field(f).alias("_d_" + f) for f in _EXCHANGE_FIELDS],
-        )
-        .filter(pl.col("type").is_in(EXCHANGE_TYPES))
-        .lazy()
-        .select(
-            pl.exclude("^_d_.*$"),
-            pl.struct([pl.col("_d_" + f).alias(f) for f in _EXCHANGE_FIELDS]).alias("data"),
-        )
-    )
+    lf = narrow(
+        frame, pl.col("type").is_in(EXCHANGE_TYPES), _EXCHANGE_FIELDS,
+        ("file", "line", "type", "event_ms", "event_time", "fromAgent", "toAgent"),
+    ).lazy()
     conv = _text("conversationId")
     frm, to = pl.col("fromAgent"), pl.col("toAgent")
     turn = _num("turn")

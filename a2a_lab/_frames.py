@@ -1,0 +1,39 @@
+"""Small frame helpers shared by the analytics modules."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import polars as pl
+
+_D = pl.col("data")
+
+
+def narrow(
+    events: pl.DataFrame | pl.LazyFrame,
+    where: pl.Expr,
+    data_fields: Sequence[str],
+    columns: Sequence[str] = ("file", "line", "type", "event_ms", "event_time"),
+) -> pl.DataFrame:
+    """The rows matching ``where`` with only ``columns`` and a ``data`` struct cut down to
+    ``data_fields``, plus ``_seq`` (the row's position in ``events``).
+
+    Filtering a lazy plan would gather every field of the 63-field ``data`` struct (and the
+    raw line) for the kept rows before projecting; selecting first and filtering an eager
+    frame touches only what the caller reads.
+    """
+    frame = events.collect() if isinstance(events, pl.LazyFrame) else events
+    present = [c for c in columns if c in frame.columns]
+    return (
+        frame.select(
+            pl.int_range(pl.len(), dtype=pl.UInt32).alias("_seq"),
+            *present,
+            where.alias("_keep"),
+            *[_D.struct.field(f).alias("_d_" + f) for f in data_fields],
+        )
+        .filter(pl.col("_keep"))
+        .select(
+            pl.exclude("_keep", "^_d_.*$"),
+            pl.struct([pl.col("_d_" + f).alias(f) for f in data_fields]).alias("data"),
+        )
+    )
