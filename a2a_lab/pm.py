@@ -172,18 +172,8 @@ def _ocel_frames(events: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame, pl.D
     return ev.select("id", "type", "time", "file", "line").collect(), rel, objects
 
 
-def to_ocel2(events: pl.DataFrame) -> dict:
-    """The event frame as an OCEL 2.0 JSON document (a dict).
-
-    Objects: ``work_session`` (``ws:<id>``), ``conversation`` (``conv:<id>``), ``task``
-    (``task:<id>``), ``agent`` (``agent:<id>``) and ``log_file`` (``file:<path>``). Every event
-    is related to its log file (qualifier ``source``) and, where the event names them, to its
-    work session, conversation and task, its ``sender`` and ``receiver`` agents and its
-    ``writer`` (the ``agentId``, when not the sender); an object is related to an event once
-    (the first of those qualifiers), as PM4Py keeps one relation per pair. Objects relate to each other:
-    a conversation is ``part of`` its work session, a task ``belongs to`` its work session.
-    Event attributes: ``file``, ``line``.
-    """
+def _ocel_parts(events: pl.DataFrame) -> tuple[dict, pl.DataFrame, pl.DataFrame]:
+    """Header (object and event types), objects frame and events frame of the OCEL 2.0 document."""
     ev, rel, objects = _ocel_frames(events)
     rel_lists = rel.group_by("id", maintain_order=True).agg(
         pl.struct(pl.col("objectId"), pl.col("qualifier")).alias("relationships")
@@ -223,19 +213,47 @@ def to_ocel2(events: pl.DataFrame) -> dict:
         ).otherwise(pl.col("relationships")).alias("relationships")
     )
     used_types = sorted(set(objects["objectType"]))
-    return {
+    header = {
         "objectTypes": [{"name": t, "attributes": []} for t in _OBJECT_TYPES if t in used_types],
         "eventTypes": [
             {"name": t, "attributes": [{"name": "file", "type": "string"}, {"name": "line", "type": "integer"}]}
             for t in sorted(ev["type"].unique())
         ],
-        "objects": json.loads(obj_rows.write_json()),
-        "events": json.loads(ev_rows.with_columns(pl.col("relationships").fill_null([])).write_json()),
     }
+    return header, obj_rows, ev_rows.with_columns(pl.col("relationships").fill_null([]))
+
+
+def to_ocel2(events: pl.DataFrame) -> dict:
+    """The event frame as an OCEL 2.0 JSON document (a dict).
+
+    Objects: ``work_session`` (``ws:<id>``), ``conversation`` (``conv:<id>``), ``task``
+    (``task:<id>``), ``agent`` (``agent:<id>``) and ``log_file`` (``file:<path>``). Every event
+    is related to its log file (qualifier ``source``) and, where the event names them, to its
+    work session, conversation and task, its ``sender`` and ``receiver`` agents and its
+    ``writer`` (the ``agentId``, when not the sender); an object is related to an event once
+    (the first of those qualifiers), as PM4Py keeps one relation per pair. Objects relate to each other:
+    a conversation is ``part of`` its work session, a task ``belongs to`` its work session.
+    Event attributes: ``file``, ``line``.
+
+    For a large log prefer :func:`write_ocel2`, which writes the JSON without building
+    Python objects for every event.
+    """
+    header, objects, evs = _ocel_parts(events)
+    return {**header, "objects": json.loads(objects.write_json()), "events": json.loads(evs.write_json())}
 
 
 def write_ocel2(events: pl.DataFrame, path: str | Path) -> Path:
-    """Write :func:`to_ocel2` as JSON (``.jsonocel`` / ``.json``)."""
+    """Write the OCEL 2.0 document of :func:`to_ocel2` as JSON (``.jsonocel`` / ``.json``).
+
+    The object and event arrays are serialised by Polars straight to text.
+    """
+    header, objects, evs = _ocel_parts(events)
     out = Path(path)
-    out.write_text(json.dumps(to_ocel2(events), ensure_ascii=False), encoding="utf-8")
+    with out.open("w", encoding="utf-8") as fh:
+        fh.write(json.dumps(header, ensure_ascii=False)[:-1])
+        fh.write(',"objects":')
+        fh.write(objects.write_json())
+        fh.write(',"events":')
+        fh.write(evs.write_json())
+        fh.write("}")
     return out
