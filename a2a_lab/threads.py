@@ -36,7 +36,7 @@ import polars as pl
 
 from a2a_lab._jsstr import js_string_expr
 from a2a_lab.conversations import outcome_text_expr
-from a2a_lab.sessions import UNASSIGNED_SESSION_ID, WorkSessionsResult
+from a2a_lab.sessions import WorkSessionsResult
 
 if TYPE_CHECKING:
     import altair as alt
@@ -163,9 +163,12 @@ def markdown_html_expr(text: pl.Expr) -> pl.Expr:
 
     Examples
     --------
-    >>> df = pl.DataFrame({"t": ["**done**, see `x<y` at https://e.com/a.", "<b>hi</b>\\nbye", None]})
-    >>> df.select(markdown_html_expr(pl.col("t"))).to_series().to_list()
-    ['<strong>done</strong>, see <code>x&lt;y</code> at <a href="https://e.com/a" target="_blank" rel="noopener noreferrer">https://e.com/a</a>.', '&lt;b&gt;hi&lt;/b&gt;<br>bye', None]
+    >>> df = pl.DataFrame({"t": ["**ok**: `x<y`, [a](https://e.com).", "<b>hi</b>\\nbye", None]})
+    >>> for html_text in df.select(markdown_html_expr(pl.col("t"))).to_series():
+    ...     print(html_text)
+    <strong>ok</strong>: <code>x&lt;y</code>, <a href="https://e.com" target="_blank" rel="noopener noreferrer">a</a>.
+    &lt;b&gt;hi&lt;/b&gt;<br>bye
+    None
     """
     return text.str.extract_all(_TOKEN).list.eval(_token_html()).list.join("")
 
@@ -175,8 +178,10 @@ def render_markdown(text: str | None) -> str:
 
     Examples
     --------
-    >>> render_markdown("[docs](https://example.com) and <script>alert(1)</script>")
-    '<a href="https://example.com" target="_blank" rel="noopener noreferrer">docs</a> and &lt;script&gt;alert(1)&lt;/script&gt;'
+    >>> render_markdown("[docs](https://example.com)")
+    '<a href="https://example.com" target="_blank" rel="noopener noreferrer">docs</a>'
+    >>> render_markdown("<script>alert(1)</script>")
+    '&lt;script&gt;alert(1)&lt;/script&gt;'
     >>> render_markdown("[x](javascript:alert(1))")
     '[x](javascript:alert(1))'
     """
@@ -708,8 +713,10 @@ def thread_messages(
     ... ]))
     >>> res = al.work_sessions(ev, now=10_000)
     >>> msgs = thread_messages(res, ev, "ws_1", discord_users={"42": "eden"})
-    >>> msgs.select("n", "sender", "receiver", "label", "text").rows()
-    [(1, 'ruda', 'eden', 'message', '@eden please **deploy**'), (2, 'ruda', 'eden', 'no reply: waited more than 300 s', None)]
+    >>> for row in msgs.select("n", "sender", "receiver", "label", "text").iter_rows():
+    ...     print(row)
+    (1, 'ruda', 'eden', 'message', '@eden please **deploy**')
+    (2, 'ruda', 'eden', 'no reply: waited more than 300 s', None)
     >>> msgs["html"][0]
     '@eden please <strong>deploy</strong>'
     """
@@ -771,7 +778,10 @@ def _badge(text: str, color: str) -> str:
 def _duration_expr(ms: pl.Expr) -> pl.Expr:
     """``42 s``, ``5 min 03 s``, ``2 h 07 min``, ``3 d 4 h``."""
     seconds = (ms / 1000).floor().cast(pl.Int64)
-    two = lambda e: e.cast(pl.String).str.zfill(2)  # noqa: E731
+
+    def two(e: pl.Expr) -> pl.Expr:
+        return e.cast(pl.String).str.zfill(2)
+
     return (
         pl.when(seconds < 60)
         .then(pl.format("{} s", seconds))
@@ -978,8 +988,10 @@ class SessionsTable:
         head = ("status", "session", "category", "threads", "events", "start", "last activity", "duration")
         cell = 'style="padding:2px 8px;border-bottom:1px solid #eee;text-align:left;vertical-align:top"'
         parts = [
-            f'<div style="{_ROOT}"><div style="{_MUTED}">{self.frame.height} of {self.total} sessions · '
-            f"times in {_esc(self.timezone)}</div><table style=\"border-collapse:collapse\"><thead><tr>",
+            (
+                f'<div style="{_ROOT}"><div style="{_MUTED}">{self.frame.height} of {self.total} sessions · '
+                f'times in {_esc(self.timezone)}</div><table style="border-collapse:collapse"><thead><tr>'
+            ),
             *(f"<th {cell}>{h}</th>" for h in head),
             "</tr></thead><tbody>",
         ]

@@ -239,7 +239,7 @@ LINK = '<a href="{0}" target="_blank" rel="noopener noreferrer">{1}</a>'
         ("[x](data:text/html,hi)", "[x](data:text/html,hi)"),
         ("see https://e.com/x.", "see " + LINK.format("https://e.com/x", "https://e.com/x") + "."),
         ("(https://e.com/y)", "(" + LINK.format("https://e.com/y", "https://e.com/y") + ")"),
-        ('https://e.com/"onmouseover="x', LINK.format("https://e.com/", "https://e.com/") + "&quot;onmouseover=&quot;x"),
+        ('https://e.com/"onclick="x', LINK.format("https://e.com/", "https://e.com/") + "&quot;onclick=&quot;x"),
         ("mail [me](mailto:a@b.c)", "mail " + LINK.format("mailto:a@b.c", "me")),
         ("hello there", "hello there"),
         ("", ""),
