@@ -1,0 +1,72 @@
+"""The simulator: a SimPy model of the gateway whose output is a real-schema coordination log.
+
+Configure (:class:`SimConfig`, or a textbook queue from :mod:`~a2a_lab.sim.presets`), run
+(:func:`simulate`), then read the per-message frame, the session time series and the
+summary, or push :attr:`SimResult.events` through the same analyses as a recorded log::
+
+    from a2a_lab import sim
+
+    res = sim.simulate(sim.SimConfig(), seed=1)
+    res.summary()                                   # waits, latency percentiles, rates
+    res.messages                                    # one row per message
+    al.conversations(al.enrich(res.events))         # the log, analysed like a real one
+
+Modules, in the order data flows: :mod:`~a2a_lab.sim.config` (and
+:mod:`~a2a_lab.sim.distributions`) → :mod:`~a2a_lab.sim.plan` (every random draw, per
+message) → :mod:`~a2a_lab.sim.model` (SimPy) → :mod:`~a2a_lab.sim.run` (results, the log) →
+:mod:`~a2a_lab.sim.output` (a rotated log directory); :mod:`~a2a_lab.sim.experiment`
+replicates runs, :mod:`~a2a_lab.sim.theory` holds the queueing formulas they are checked
+against.
+"""
+
+from a2a_lab.sim import presets, theory
+from a2a_lab.sim.config import (
+    AgentConfig,
+    AgentRate,
+    AnnouncePolicy,
+    GatePolicy,
+    MessageMix,
+    PairRate,
+    PingPongPolicy,
+    PoissonArrivals,
+    SimConfig,
+    TaskPolicy,
+    TraceArrivals,
+    TraceSend,
+    WaitPolicy,
+)
+from a2a_lab.sim.distributions import Deterministic, Empirical, Exponential, Gamma, Lognormal
+from a2a_lab.sim.experiment import confidence_interval, replicate
+from a2a_lab.sim.output import write_log
+from a2a_lab.sim.plan import Plan, draw_plan
+from a2a_lab.sim.run import SimResult, simulate
+
+__all__ = [
+    "AgentConfig",
+    "AgentRate",
+    "AnnouncePolicy",
+    "Deterministic",
+    "Empirical",
+    "Exponential",
+    "Gamma",
+    "GatePolicy",
+    "Lognormal",
+    "MessageMix",
+    "PairRate",
+    "PingPongPolicy",
+    "Plan",
+    "PoissonArrivals",
+    "SimConfig",
+    "SimResult",
+    "TaskPolicy",
+    "TraceArrivals",
+    "TraceSend",
+    "WaitPolicy",
+    "confidence_interval",
+    "draw_plan",
+    "presets",
+    "replicate",
+    "simulate",
+    "theory",
+    "write_log",
+]

@@ -1,0 +1,359 @@
+"""Render a run as a coordination log: the event frame of :func:`a2a_lab.load`, vectorised.
+
+The model records facts (times, outcomes, which replies were logged); this module writes
+the events the reference would have emitted for them (runtime §2, the field sets of
+``runSessionsSendA2AFlow``), all with Polars over whole columns: ``a2a.send`` at the send;
+for a refused flow ``a2a.response {outcome: "blocked"}`` and ``a2a.complete
+{concurrencyBlocked: true}``; for an unanswered one ``a2a.response {outcome: "no_reply",
+waitStatus}`` with the reference's outcome text and ``a2a.complete``; otherwise the reply,
+one ``a2a.response {turn, maxTurns, messageIntent, terminationReason?}`` per logged
+ping-pong reply, and ``a2a.complete`` with the turn and announce fields. Tasks add
+``task.started`` / ``task.completed`` with their work-session id.
+
+Identifiers are uuid4 strings drawn from the plan's ``ids`` stream (per message: its
+``runId`` and the id its conversation gets if it starts one; per task: its work session and
+task id; per agent: its sub-agent session), so a seed gives the same ids every time.
+Conversation ids follow runtime §6: a message with a work session reuses the id of the
+first message of that work session and (lower-cased, sorted) agent pair; one without gets
+a new id (the reference's cache is keyed by work session only).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Final
+
+import numpy as np
+import polars as pl
+
+from a2a_lab.io import event_ms_expr
+from a2a_lab.runtime.outcome import build_no_reply_outcome_message
+from a2a_lab.runtime.termination import TERMINATION_REASONS
+from a2a_lab.schema import data_dtype, polars_schema
+from a2a_lab.sim.config import INTENTS, PAYLOAD_TYPES, SimConfig
+from a2a_lab.sim.model import BLOCKED, NO_REPLY, REPLIED, WAIT_STATUSES, Trace
+from a2a_lab.sim.plan import REPLY_TEXTS, SESSION_KINDS, Plan, _child
+
+__all__ = ["SIM_FILE", "Identifiers", "identifiers", "render_events", "session_keys"]
+
+#: The ``file`` column of simulated events (they come from no file).
+SIM_FILE: Final = "<simulation>"
+MESSAGE_LIMIT: Final = 4000
+PREVIEW_LIMIT: Final = 200
+#: The reference's text of a refused flow.
+BLOCKED_TEXT: Final = "[outcome] blocked: 동시 처리 한도 초과 (agent: {agent})"
+_SESSION_TYPE: Final = {"main": "main", "subagent": "subagent", "channel": "unknown", "a2a": "unknown"}
+
+
+def _uuids(raw: bytes) -> list[str]:
+    """uuid4 strings of consecutive 16-byte blocks (version and variant bits set)."""
+    count = len(raw) // 16
+    if count == 0:
+        return []
+    b = np.frombuffer(raw, dtype=np.uint8).reshape(count, 16).copy()
+    b[:, 6] = (b[:, 6] & 0x0F) | 0x40
+    b[:, 8] = (b[:, 8] & 0x3F) | 0x80
+    h = b.tobytes().hex()
+    return [f"{h[i:i + 8]}-{h[i + 8:i + 12]}-{h[i + 12:i + 16]}-{h[i + 16:i + 20]}-{h[i + 20:i + 32]}" for i in range(0, len(h), 32)]
+
+
+class Identifiers:
+    """The run's ids, drawn once per run from the ``ids`` stream.
+
+    Attributes
+    ----------
+    run_id
+        Per message, its ``runId``.
+    conversation_id
+        Per message, its conversation's id (runtime §6).
+    work_session_id, task_id
+        Per task.
+    subagent_session
+        Per agent, the uuid of its sub-agent session (used by sub-agents only).
+    """
+
+    def __init__(self, plan: Plan) -> None:
+        messages = np.random.default_rng(_child(plan.ids_seed, 0))
+        tasks = np.random.default_rng(_child(plan.ids_seed, 1))
+        agents = np.random.default_rng(_child(plan.ids_seed, 2))
+        n = plan.n
+        raw = np.frombuffer(messages.bytes(32 * n), dtype=np.uint8).reshape(n, 2, 16) if n else np.empty((0, 2, 16), np.uint8)
+        self.run_id = _uuids(raw[:, 0].tobytes())
+        heads = np.unique(plan.conversation)
+        head_ids = _uuids(raw[heads, 1].tobytes())
+        position = np.searchsorted(heads, plan.conversation)
+        self.conversation_id = [head_ids[k] for k in position.tolist()]
+        n_tasks = plan.task_agent.shape[0]
+        task_raw = np.frombuffer(tasks.bytes(24 * n_tasks), dtype=np.uint8).reshape(n_tasks, 24) if n_tasks else np.empty((0, 24), np.uint8)
+        self.work_session_id = ["ws_" + u for u in _uuids(task_raw[:, :16].tobytes())]
+        task_hex = task_raw[:, 16:22].tobytes().hex()
+        self.task_id = ["task_" + task_hex[i : i + 12] for i in range(0, len(task_hex), 12)]
+        self.subagent_session = _uuids(agents.bytes(16 * len(plan.agents)))
+
+
+def identifiers(plan: Plan) -> Identifiers:
+    """The ids of a run (see :class:`Identifiers`)."""
+    return Identifiers(plan)
+
+
+def session_keys(plan: Plan, ids: Identifiers, config: SimConfig) -> list[str]:
+    """The session key of every session (runtime §1)."""
+    keys = []
+    for agent, kind, ref in zip(plan.session_agent.tolist(), plan.session_kind.tolist(), plan.session_ref.tolist(), strict=True):
+        name = plan.agents[agent]
+        kind_name = SESSION_KINDS[kind]
+        if kind_name == "main":
+            keys.append(f"agent:{name}:main")
+        elif kind_name == "subagent":
+            keys.append(f"agent:{name}:subagent:{ids.subagent_session[agent]}")
+        elif kind_name == "channel":
+            keys.append(f"agent:{name}:discord:group:{config.channels[ref]}")
+        else:
+            keys.append(f"agent:{name}:a2a:{ids.conversation_id[ref]}")
+    return keys
+
+
+_ID: Final = "\ue000"
+_TEXT: Final = "\ue001"
+#: Payload templates per type (runtime §8, every required field): ``_ID`` becomes an id made
+#: from the message index, ``_TEXT`` the message text.
+_PAYLOADS: Final = {
+    "task_delegation": ("task_sim_", {"type": "task_delegation", "taskId": _ID, "taskTitle": _TEXT, "taskDescription": _TEXT, "priority": "medium"}),
+    "status_report": ("task_sim_", {"type": "status_report", "taskId": _ID, "status": "in_progress", "completedWork": _TEXT, "progressPercent": 50}),
+    "question": ("q_sim_", {"type": "question", "questionId": _ID, "question": _TEXT, "urgency": "normal"}),
+    "answer": ("q_sim_", {"type": "answer", "questionId": _ID, "answer": _TEXT, "confidence": 0.8}),
+}
+
+
+def _payload_json(payload: pl.Expr, escaped_text: pl.Expr, index: pl.Expr) -> pl.Expr:
+    """A valid structured payload (runtime §8) of the message's type, its ids from its index.
+
+    ``escaped_text`` is the message text as the inside of a JSON string literal.
+    """
+    expr = pl.lit(None, pl.String)
+    for k, name in enumerate(PAYLOAD_TYPES):
+        prefix, body = _PAYLOADS[name]
+        # private-use placeholders survive json.dumps verbatim; split on them and splice
+        pieces = re.split(f"({_ID}|{_TEXT})", json.dumps(body, ensure_ascii=False, separators=(",", ":")))
+        values = {_ID: pl.lit(prefix) + index.cast(pl.String), _TEXT: escaped_text}
+        filled = pl.concat_str([values.get(piece, pl.lit(piece)) for piece in pieces if piece])
+        expr = pl.when(payload == k).then(filled).otherwise(expr)
+    return expr
+
+
+def _gather(values: list[str] | tuple[str, ...], index: np.ndarray) -> pl.Series:
+    """``values[index]`` as a String series, null where ``index`` is negative."""
+    idx = pl.Series(index, dtype=pl.Int64)
+    return pl.Series(list(values), dtype=pl.String).gather(pl.select(pl.when(idx >= 0).then(idx)).to_series())
+
+
+def _messages_frame(plan: Plan, trace: Trace, config: SimConfig, ids: Identifiers, keys: list[str]) -> pl.DataFrame:
+    """One row per message with every value its events need."""
+    session_type = [_SESSION_TYPE[SESSION_KINDS[k]] for k in plan.session_kind.tolist()]
+    req, tgt = plan.requester_session, plan.target_session
+    frame = pl.DataFrame(
+        {
+            "i": np.arange(plan.n, dtype=np.int64),
+            "from": _gather(plan.agents, plan.sender),
+            "to": _gather(plan.agents, plan.target),
+            "from_key": _gather(keys, req),
+            "to_key": _gather(keys, tgt),
+            "from_type": _gather(session_type, req),
+            "to_type": _gather(session_type, tgt),
+            "text": _gather(plan.texts, plan.text),
+            # the inside of a JSON string literal of the text, for payloadJson
+            "text_json": _gather([json.dumps(t, ensure_ascii=False)[1:-1] for t in plan.texts], plan.text),
+            "payload": plan.payload,
+            "payloadType": _gather(PAYLOAD_TYPES, plan.payload),
+            "intent": _gather(INTENTS, plan.intent),
+            "effective": plan.effective_turns.astype(np.float64),
+            "run_id": pl.Series(ids.run_id, dtype=pl.String),
+            "conversation": pl.Series(ids.conversation_id, dtype=pl.String),
+            "ws": _gather(ids.work_session_id, plan.task),
+            "task": _gather(ids.task_id, plan.task),
+            "reply": _gather(REPLY_TEXTS, plan.first_reply),
+            "t_send": plan.arrival_s,
+            "t_gate": trace.gate_s,
+            "t_reply": trace.reply_s,
+            "t_complete": trace.complete_s,
+            "outcome": trace.outcome,
+            "wait_status": _gather(["", *WAIT_STATUSES[1:]], np.where(trace.wait_status > 0, trace.wait_status, -1)),
+            "turns": trace.turns.astype(np.float64),
+            "termination": _gather(TERMINATION_REASONS, trace.termination),
+            "announced": trace.announced,
+            "announce_skipped": ~plan.announce_runs,
+        }
+    )
+    either_sub = (pl.col("from_type") == "subagent") | (pl.col("to_type") == "subagent")
+    return frame.with_columns(
+        pl.when(either_sub).then(pl.lit("delegation.subagent")).otherwise(pl.lit("conversation.main")).alias("role"),
+        pl.col("text").str.slice(0, MESSAGE_LIMIT).alias("message"),
+        _payload_json(pl.col("payload"), pl.col("text_json"), pl.col("i")).alias("payloadJson"),
+    )
+
+
+def _shared() -> list[pl.Expr]:
+    """The ``sharedContext`` every event of the flow repeats (absent fields stay null)."""
+    return [pl.col("task").alias("taskId"), pl.col("ws").alias("workSessionId"), pl.col("conversation").alias("conversationId")]
+
+
+def render_events(plan: Plan, trace: Trace, config: SimConfig, ids: Identifiers | None = None) -> pl.DataFrame:
+    """The run's coordination log as an event frame (:func:`a2a_lab.schema.polars_schema`).
+
+    Events are ordered by simulated time (ties: task starts, then the exchanges by message
+    and step, then task ends); ``line`` is the position in that order, ``file`` is
+    :data:`SIM_FILE` and ``raw`` is null. ``ts`` is ``config.start`` plus the simulated time,
+    truncated to the millisecond (JavaScript's ``Date.now()``).
+    """
+    ids = ids or identifiers(plan)
+    keys = session_keys(plan, ids, config)
+    m = _messages_frame(plan, trace, config, ids, keys)
+    max_wait_ms = (config.wait.max_wait_s if config.wait else 300.0) * 1000.0
+    no_reply_text = build_no_reply_outcome_message("timeout", None, max_wait_exceeded=True, max_wait_ms=max_wait_ms)
+    last = 10_000  # step number of a2a.complete (after every ping-pong turn)
+    parts: list[pl.DataFrame] = []
+
+    def part(frame: pl.DataFrame, type_: str, agent: str, t: str, step: int | pl.Expr, *fields: pl.Expr) -> None:
+        step_expr = step if isinstance(step, pl.Expr) else pl.lit(step, pl.Int64)
+        parts.append(
+            frame.select(
+                pl.col(t).alias("_t"), pl.lit(1, pl.Int8).alias("_group"), pl.col("i").alias("_i"), step_expr.alias("_step"),
+                pl.lit(type_).alias("_type"), pl.col(agent).alias("_agent"), *fields,
+            )
+        )
+
+    part(
+        m, "a2a.send", "from", "t_send", 0,
+        pl.col("from").alias("fromAgent"), pl.col("to").alias("toAgent"), pl.col("to_key").alias("targetSessionKey"),
+        pl.col("message"), pl.col("run_id").alias("runId"), pl.col("role").alias("eventRole"), pl.col("payloadType"),
+        pl.col("payloadJson"), pl.col("from_type").alias("fromSessionType"), pl.col("to_type").alias("toSessionType"), *_shared(),
+    )
+    blocked = m.filter(pl.col("outcome") == BLOCKED)
+    blocked_text = pl.lit(BLOCKED_TEXT.split("{")[0]) + pl.col("to") + pl.lit(")")
+    part(
+        blocked, "a2a.response", "to", "t_gate", 1,
+        pl.col("from").alias("fromAgent"), pl.col("to").alias("toAgent"), blocked_text.alias("message"),
+        blocked_text.str.slice(0, PREVIEW_LIMIT).alias("replyPreview"), pl.lit("blocked").alias("outcome"), *_shared(),
+    )
+    part(
+        blocked, "a2a.complete", "from", "t_complete", last,
+        pl.col("from").alias("fromAgent"), pl.col("to").alias("toAgent"), pl.lit(False).alias("announced"),
+        pl.col("to_key").alias("targetSessionKey"), pl.lit(True).alias("concurrencyBlocked"), *_shared(),
+    )
+    unanswered = m.filter(pl.col("outcome") == NO_REPLY)
+    part(
+        unanswered, "a2a.response", "to", "t_complete", 1,
+        pl.col("to").alias("fromAgent"), pl.col("from").alias("toAgent"), pl.lit(no_reply_text).alias("message"),
+        pl.lit(no_reply_text[:PREVIEW_LIMIT]).alias("replyPreview"), pl.lit("no_reply").alias("outcome"),
+        pl.col("wait_status").alias("waitStatus"), pl.col("role").alias("eventRole"),
+        pl.col("to_type").alias("fromSessionType"), pl.col("from_type").alias("toSessionType"), *_shared(),
+    )
+    part(
+        unanswered, "a2a.complete", "from", "t_complete", last,
+        pl.col("from").alias("fromAgent"), pl.col("to").alias("toAgent"), pl.lit(False).alias("announced"),
+        pl.col("to_key").alias("targetSessionKey"), pl.col("role").alias("eventRole"),
+        pl.col("from_type").alias("fromSessionType"), pl.col("to_type").alias("toSessionType"),
+        pl.col("wait_status").alias("waitStatus"), *_shared(),
+    )
+    replied = m.filter(pl.col("outcome") == REPLIED)
+    part(
+        replied, "a2a.response", "to", "t_reply", 1,
+        pl.col("to").alias("fromAgent"), pl.col("from").alias("toAgent"), pl.col("reply").str.slice(0, MESSAGE_LIMIT).alias("message"),
+        pl.col("reply").str.slice(0, PREVIEW_LIMIT).alias("replyPreview"), pl.col("role").alias("eventRole"),
+        pl.col("to_type").alias("fromSessionType"), pl.col("from_type").alias("toSessionType"), *_shared(),
+    )
+    turns = pl.DataFrame(
+        {
+            "i": trace.turn_message,
+            "turn": trace.turn_number.astype(np.float64),
+            "t_turn": trace.turn_s,
+            "turn_text": _gather(REPLY_TEXTS, trace.turn_text),
+            "turn_reason": _gather(TERMINATION_REASONS, trace.turn_reason),
+        }
+    ).join(m, on="i", how="left")
+    odd = (pl.col("turn") % 2) == 1  # odd turns: the requester speaks
+    parts.append(
+        turns.with_columns(
+            pl.when(odd).then(pl.col("from")).otherwise(pl.col("to")).alias("_speaker"),
+            pl.when(odd).then(pl.col("to")).otherwise(pl.col("from")).alias("_listener"),
+        ).select(
+            pl.col("t_turn").alias("_t"), pl.lit(1, pl.Int8).alias("_group"), pl.col("i").alias("_i"),
+            (pl.col("turn").cast(pl.Int64) + 1).alias("_step"), pl.lit("a2a.response").alias("_type"),
+            pl.col("_speaker").alias("_agent"), pl.col("_speaker").alias("fromAgent"), pl.col("_listener").alias("toAgent"),
+            pl.col("turn"), pl.col("effective").alias("maxTurns"),
+            pl.col("turn_text").str.slice(0, MESSAGE_LIMIT).alias("message"),
+            pl.col("turn_text").str.slice(0, PREVIEW_LIMIT).alias("replyPreview"), pl.col("role").alias("eventRole"),
+            pl.when(odd).then(pl.col("from_type")).otherwise(pl.col("to_type")).alias("fromSessionType"),
+            pl.when(odd).then(pl.col("to_type")).otherwise(pl.col("from_type")).alias("toSessionType"),
+            pl.col("intent").alias("messageIntent"), pl.col("turn_reason").alias("terminationReason"), *_shared(),
+        )
+    )
+    part(
+        replied, "a2a.complete", "from", "t_complete", last,
+        pl.col("from").alias("fromAgent"), pl.col("to").alias("toAgent"), pl.col("announced"),
+        pl.col("to_key").alias("targetSessionKey"), pl.col("role").alias("eventRole"),
+        pl.col("from_type").alias("fromSessionType"), pl.col("to_type").alias("toSessionType"),
+        pl.col("intent").alias("messageIntent"), pl.lit(float(config.ping_pong.max_turns)).alias("configuredMaxTurns"),
+        pl.col("effective").alias("effectiveTurns"), pl.col("turns").alias("actualTurns"),
+        pl.col("termination").is_not_null().alias("earlyTermination"), pl.col("termination").alias("terminationReason"),
+        pl.col("announce_skipped").alias("announceSkipped"), *_shared(),
+    )
+    parts.extend(_task_events(plan, trace, ids))
+
+    events = pl.concat([p for p in parts if p.height], how="diagonal_relaxed") if any(p.height for p in parts) else None
+    return _finish(events, config)
+
+
+def _task_events(plan: Plan, trace: Trace, ids: Identifiers) -> list[pl.DataFrame]:
+    """``task.started`` for every task, ``task.completed`` for those ending within the run."""
+    if plan.task_agent.shape[0] == 0:
+        return []
+    tasks = pl.DataFrame(
+        {
+            "_i": np.arange(plan.task_agent.shape[0], dtype=np.int64),
+            "_agent": pl.Series(plan.agents, dtype=pl.String).gather(plan.task_agent),
+            "start": plan.task_start_s,
+            "end": plan.task_end_s,
+            "taskId": pl.Series(ids.task_id, dtype=pl.String),
+            "workSessionId": pl.Series(ids.work_session_id, dtype=pl.String),
+        }
+    )
+    common = [pl.col("_i"), pl.lit(0, pl.Int64).alias("_step"), pl.col("_agent"), pl.col("taskId"), pl.col("workSessionId")]
+    started = tasks.select(pl.col("start").alias("_t"), pl.lit(0, pl.Int8).alias("_group"), pl.lit("task.started").alias("_type"), *common)
+    completed = tasks.filter(pl.col("end") <= trace.end_s).select(
+        pl.col("end").alias("_t"), pl.lit(2, pl.Int8).alias("_group"), pl.lit("task.completed").alias("_type"), *common
+    )
+    return [started, completed]
+
+
+def _finish(events: pl.DataFrame | None, config: SimConfig) -> pl.DataFrame:
+    """Sort, stamp and shape the events into the event-frame schema."""
+    schema = polars_schema()
+    data = data_dtype()
+    if events is None:
+        return pl.DataFrame(schema=schema)
+    start_ms = int(config.start.timestamp() * 1000)
+    events = events.sort("_t", "_group", "_i", "_step")
+    fields = []
+    for f in data.fields:
+        if f.name in events.columns:
+            fields.append(pl.col(f.name).cast(f.dtype))
+        else:
+            fields.append(pl.lit(None, f.dtype).alias(f.name))
+    out = events.select(
+        pl.lit(SIM_FILE).alias("file"),
+        pl.int_range(1, pl.len() + 1, dtype=pl.Int64).alias("line"),
+        pl.col("_type").alias("type"),
+        pl.col("_agent").alias("agentId"),
+        (pl.col("_t") * 1000.0).floor().add(start_ms).alias("ts"),
+        pl.lit(None, pl.Float64).alias("timestampMs"),
+        pl.lit(None, pl.String).alias("timestamp"),
+        pl.lit(None, pl.String).alias("status"),
+        pl.struct(fields).alias("data"),
+    ).with_columns(event_ms_expr())
+    out = out.with_columns(
+        pl.col("event_ms").cast(pl.Int64).cast(pl.Datetime("ms")).dt.replace_time_zone("UTC").alias("event_time"),
+        pl.lit(None, pl.String).alias("raw"),
+    )
+    return out.select(list(schema)).cast(dict(schema))

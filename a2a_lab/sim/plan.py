@@ -1,0 +1,617 @@
+"""Everything random about a simulation, drawn up front per message index: the :class:`Plan`.
+
+Randomness comes from ``numpy.random.SeedSequence(seed)``, split into one independent
+stream per PURPOSE (:data:`PURPOSES`): arrival times, routing (who sends to whom, from which
+session), service times, the message mix, ping-pong turns, the announce step, task
+timelines and identifiers. Each stream is drawn as whole arrays indexed by message (a
+ping-pong turn's draws are a column per turn number), before the model runs, so:
+
+- two configurations that differ only in a policy (gate, wait limit, session concurrency,
+  ...) see exactly the same messages, service times and replies: their differences are the
+  policy's (common random numbers);
+- a different arrival RATE rescales the same standard exponential gaps, and a different
+  service DISTRIBUTION maps the same uniforms through its quantile function;
+- the same seed gives the same plan, hence (the model being deterministic) the same run.
+
+Purposes are only ever appended to :data:`PURPOSES`, so a new purpose never changes the
+draws of an existing one.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from functools import cache
+from typing import Final
+
+import numpy as np
+import polars as pl
+
+from a2a_lab._jsstr import js_trim_expr
+from a2a_lab.rules import normalize_agent_id
+from a2a_lab.runtime.announce import AnnounceTarget, should_run_announce
+from a2a_lab.runtime.intent import IntentResult, classify_intent, effective_turns, payload_intent
+from a2a_lab.sim import _texts as tx
+from a2a_lab.sim.config import ENDINGS, INTENTS, PAYLOAD_TYPES, PoissonArrivals, SimConfig, TraceArrivals
+from a2a_lab.sim.distributions import Exponential, Lognormal, ServiceTime
+
+__all__ = ["PURPOSES", "SESSION_KINDS", "Plan", "draw_plan", "purpose_seeds"]
+
+#: The random streams, one per purpose (append only).
+PURPOSES: Final = ("arrivals", "routing", "service", "mix", "turns", "announce", "tasks", "ids")
+
+#: Session kinds: ``agent:<id>:main``, ``agent:<id>:subagent:<uuid>``,
+#: ``agent:<id>:discord:group:<channel>``, ``agent:<id>:a2a:<conversationId>``.
+SESSION_KINDS: Final = ("main", "subagent", "channel", "a2a")
+
+#: All reply texts the model may log, in one table: first replies, ping-pong texts,
+#: conclusions, minimal replies, ``REPLY_SKIP``.
+REPLY_TEXTS: Final = (*tx.REPLIES, *tx.TURNS, *tx.CONCLUSIONS, *tx.MINIMAL, tx.REPLY_SKIP)
+TURN_OFFSET: Final = len(tx.REPLIES)
+CONCLUSION_OFFSET: Final = TURN_OFFSET + len(tx.TURNS)
+MINIMAL_OFFSET: Final = CONCLUSION_OFFSET + len(tx.CONCLUSIONS)
+SKIP_TEXT: Final = len(REPLY_TEXTS) - 1
+
+#: Intent of each payload type's accompanying text (the reference maps the type the same way).
+_PAYLOAD_TEXT_INTENT: Final = {"task_delegation": "collaboration", "status_report": "result_report", "question": "question", "answer": "notification"}
+
+
+def _child(root: np.random.SeedSequence, index: int) -> np.random.SeedSequence:
+    """Child ``index`` of ``root``, as ``root.spawn`` would make it, without mutating ``root``."""
+    return np.random.SeedSequence(root.entropy, spawn_key=(*root.spawn_key, index), pool_size=root.pool_size)
+
+
+def purpose_seeds(seed: int | np.random.SeedSequence) -> dict[str, np.random.SeedSequence]:
+    """The seed sequence of every purpose of :data:`PURPOSES`.
+
+    Parameters
+    ----------
+    seed
+        An integer, or a :class:`numpy.random.SeedSequence` (e.g. one of
+        ``SeedSequence(seed).spawn(n)`` for independent replications).
+
+    Examples
+    --------
+    >>> a, b = purpose_seeds(7), purpose_seeds(7)
+    >>> np.random.default_rng(a["service"]).random() == np.random.default_rng(b["service"]).random()
+    True
+    >>> np.random.default_rng(a["service"]).random() == np.random.default_rng(a["arrivals"]).random()
+    False
+    """
+    root = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
+    return {name: _child(root, i) for i, name in enumerate(PURPOSES)}
+
+
+@dataclass(frozen=True, eq=False)
+class Plan:
+    """The pre-drawn inputs of one run (arrays indexed by message unless said otherwise).
+
+    Attributes
+    ----------
+    agents, agent_kind, agent_capacity
+        Agent ids (configured ones first, then any a trace added), ``main``/``subagent``, and
+        their session concurrency.
+    interarrival_s, arrival_s
+        Gap before each arrival and arrival times (seconds from 0).
+    sender, target
+        Agent index of requester and target.
+    channel
+        Channel index of the requester's Discord session, -1 when it sends from its own
+        agent session.
+    text, payload
+        Index of the message text in :attr:`texts`; payload type index in
+        :data:`~a2a_lab.sim.config.PAYLOAD_TYPES` or -1.
+    intent, effective_turns
+        Index in :data:`~a2a_lab.sim.config.INTENTS` of the intent the reference rules give
+        the message (payload type, else classifier), and its effective ping-pong turns.
+    service_s
+        The target's run time for the message.
+    first_reply
+        Index in :data:`REPLY_TEXTS` of the target's reply.
+    turn_service_s, turn_ending, turn_choice
+        Shape ``(max_turns, n)``: row ``k`` is turn ``k + 1``'s run time (on the requester for
+        odd turns, the target for even ones), its ending (index in
+        :data:`~a2a_lab.sim.config.ENDINGS`, -1 = the conversation goes on) and a uniform
+        choosing its text.
+    announce_runs, announce_service_s, announce_skip
+        Whether the reference would run the announce step, its run time, and whether its
+        reply is ``ANNOUNCE_SKIP``.
+    task, task_agent, task_start_s, task_end_s
+        The sender's task at the send (index into the task arrays, -1 = none) and the task
+        timelines.
+    conversation
+        Message index of the first message of the message's conversation (runtime §6: same
+        work session and agent pair), the message's own index without a work session.
+    session_agent, session_kind, session_ref, session_capacity
+        The sessions (per session): agent, :data:`SESSION_KINDS` index, channel index or
+        conversation (message index) of ``channel``/``a2a`` sessions (-1 otherwise), servers.
+    requester_session, target_session
+        Session index of each message's requester and target.
+    ids_seed
+        Seed of the identifiers (uuids) drawn when the log is rendered.
+    """
+
+    agents: tuple[str, ...]
+    agent_kind: tuple[str, ...]
+    agent_capacity: np.ndarray
+    texts: tuple[str, ...]
+    interarrival_s: np.ndarray
+    arrival_s: np.ndarray
+    sender: np.ndarray
+    target: np.ndarray
+    channel: np.ndarray
+    text: np.ndarray
+    payload: np.ndarray
+    intent: np.ndarray
+    effective_turns: np.ndarray
+    service_s: np.ndarray
+    first_reply: np.ndarray
+    turn_service_s: np.ndarray
+    turn_ending: np.ndarray
+    turn_choice: np.ndarray
+    announce_runs: np.ndarray
+    announce_service_s: np.ndarray
+    announce_skip: np.ndarray
+    task: np.ndarray
+    task_agent: np.ndarray
+    task_start_s: np.ndarray
+    task_end_s: np.ndarray
+    conversation: np.ndarray
+    session_agent: np.ndarray
+    session_kind: np.ndarray
+    session_ref: np.ndarray
+    session_capacity: np.ndarray
+    requester_session: np.ndarray
+    target_session: np.ndarray
+    ids_seed: np.random.SeedSequence
+
+    @property
+    def n(self) -> int:
+        """Number of messages."""
+        return int(self.arrival_s.shape[0])
+
+
+# ----------------------------------------------------------------------------------------
+# arrivals
+# ----------------------------------------------------------------------------------------
+
+
+def _poisson_routes(wl: PoissonArrivals, agents: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Directed pairs and their rates: (sender index, target index, rate)."""
+    index = {a: i for i, a in enumerate(agents)}
+    rows: dict[tuple[int, int], float] = {}
+    for p in wl.pairs:
+        key = (index[p.from_agent], index[p.to_agent])
+        rows[key] = rows.get(key, 0.0) + p.rate_per_s
+    for r in wl.agents:
+        weights = r.targets if r.targets is not None else {a: 1.0 for a in agents if a != r.agent}
+        total = math.fsum(weights.values())
+        for t, w in weights.items():
+            if w > 0:
+                key = (index[r.agent], index[t])
+                rows[key] = rows.get(key, 0.0) + r.rate_per_s * w / total
+    pairs = list(rows)
+    return (
+        np.array([p[0] for p in pairs], dtype=np.int32),
+        np.array([p[1] for p in pairs], dtype=np.int32),
+        np.array([rows[p] for p in pairs], dtype=float),
+    )
+
+
+def _exponential_gaps(rng: np.random.Generator, rate: float, n: int | None, duration: float | None) -> np.ndarray:
+    """Gaps of a Poisson process: the first ``n`` and/or those whose arrival is before ``duration``.
+
+    Gaps are standard exponentials divided by the rate, drawn in chunks (the k-th gap is the
+    same whatever the chunking), so another rate rescales the same draws.
+    """
+    if n is not None:
+        gaps = rng.standard_exponential(n) / rate
+    else:
+        assert duration is not None
+        size = max(256, int(rate * duration * 1.05) + 64)
+        gaps = rng.standard_exponential(size) / rate
+        while gaps.sum() <= duration:
+            gaps = np.concatenate([gaps, rng.standard_exponential(size) / rate])
+    if duration is not None:
+        gaps = gaps[np.cumsum(gaps) <= duration]
+    return gaps
+
+
+def _thinned_times(
+    rng: np.random.Generator, thin: np.random.Generator, rate: float, profile: list[float], start_offset_s: float,
+    n: int | None, duration: float | None,
+) -> np.ndarray:
+    """Arrival times of a Poisson process whose rate follows an hourly profile (thinning)."""
+    multipliers = np.asarray(profile, dtype=float)
+    peak = float(multipliers.max())
+    kept: list[np.ndarray] = []
+    count, last = 0, 0.0
+    size = 4096 if n is None else max(256, int(n * peak / max(multipliers.mean(), 1e-12) * 1.1) + 64)
+    while (n is None or count < n) and (duration is None or last <= duration):
+        t = last + np.cumsum(rng.standard_exponential(size) / (rate * peak))
+        u = thin.random(size)
+        hour = np.floor((t + start_offset_s) / 3600.0).astype(np.int64) % 24
+        accepted = t[u * peak < multipliers[hour]]
+        kept.append(accepted)
+        count += accepted.size
+        last = float(t[-1])
+    times = np.concatenate(kept) if kept else np.empty(0)
+    if duration is not None:
+        times = times[times <= duration]
+    return times[:n] if n is not None else times
+
+
+def _trace(wl: TraceArrivals) -> tuple[np.ndarray, list[str], list[str], list[str | None]]:
+    """Send times (seconds from the first send), senders, targets and texts of a trace."""
+    if wl.sends is not None:
+        rows = sorted(wl.sends, key=lambda s: s.at_s)
+        times = np.array([s.at_s for s in rows], dtype=float)
+        return times, [s.from_agent for s in rows], [s.to_agent for s in rows], [s.message for s in rows]
+    from a2a_lab.io import load
+
+    ev = load(wl.path).events  # type: ignore[arg-type]
+    d = pl.col("data")
+    sends = (
+        ev.filter(pl.col("type") == "a2a.send")
+        .select(
+            "event_ms",
+            js_trim_expr(pl.coalesce(d.struct.field("fromAgent"), d.struct.field("senderAgentId"), pl.col("agentId"))).alias("f"),
+            js_trim_expr(pl.coalesce(d.struct.field("toAgent"), d.struct.field("targetAgentId"))).alias("t"),
+            d.struct.field("message").alias("m"),
+        )
+        .filter(pl.col("f").str.len_chars() > 0, pl.col("t").str.len_chars() > 0, pl.col("event_ms") > 0)
+        .filter(~pl.col("f").str.contains(r"[:\s]") & ~pl.col("t").str.contains(r"[:\s]"))
+    )
+    if sends.height == 0:
+        raise ValueError(f"workload.path: no usable a2a.send events in {wl.path}")
+    ms = sends["event_ms"].to_numpy()
+    return (ms - ms.min()) / 1000.0, sends["f"].to_list(), sends["t"].to_list(), sends["m"].to_list()
+
+
+# ----------------------------------------------------------------------------------------
+# helpers
+# ----------------------------------------------------------------------------------------
+
+
+def _choice(u: np.ndarray, weights: list[float]) -> np.ndarray:
+    """Categorical draws by inversion: the bin of ``u`` in the cumulative weights."""
+    cum = np.cumsum(np.asarray(weights, dtype=float))
+    return np.minimum(np.searchsorted(cum / cum[-1], u, side="right"), len(weights) - 1).astype(np.int32)
+
+
+def _dense_codes(key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct values of non-negative integer keys, sorted, and each key's index among them.
+
+    ``numpy.unique`` sorts; the keys here mostly span a small range, where a lookup table
+    built with ``bincount`` does the same in linear time.
+    """
+    if key.size and int(key.max()) < 4 * key.size + 4096:
+        present = np.bincount(key) > 0
+        values = np.flatnonzero(present)
+        lookup = np.cumsum(present) - 1
+        return values, lookup[key]
+    values, inverse = np.unique(key, return_inverse=True)
+    return values, inverse.ravel()
+
+
+def _by_agent(values: np.ndarray, agent: np.ndarray, dists: list[ServiceTime]) -> np.ndarray:
+    """Map uniforms ``values`` through the distribution of each row's agent."""
+    out = np.empty(values.shape, dtype=float)
+    for a, dist in enumerate(dists):
+        rows = agent == a
+        if rows.any():
+            out[rows] = dist.ppf(values[rows])
+    return out
+
+
+@cache
+def _classified(text: str) -> IntentResult:
+    return classify_intent(text)
+
+
+def _intents(
+    config: SimConfig, texts: tuple[str, ...], text: np.ndarray, payload: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Intent index and effective turns of every message, by the reference rules.
+
+    Applied once per distinct (text, payload type) and gathered, so a million messages cost
+    a few dozen rule evaluations.
+    """
+    mix = config.mix
+    width = len(PAYLOAD_TYPES) + 1
+    combos, inverse = _dense_codes(text.astype(np.int64) * width + payload + 1)
+    intent = np.empty(combos.shape[0], dtype=np.int8)
+    turns = np.empty(combos.shape[0], dtype=np.int32)
+    for k, combo in enumerate(combos.tolist()):
+        t, p = divmod(combo, width)
+        p -= 1
+        result = (
+            payload_intent(PAYLOAD_TYPES[p], reference_caller=mix.payload_turns == "reference_caller")
+            if p >= 0
+            else _classified(texts[t])
+        )
+        if mix.suggested_turns is not None and result.intent in mix.suggested_turns:
+            result = IntentResult(result.intent, mix.suggested_turns[result.intent], result.confidence)
+        intent[k] = INTENTS.index(result.intent)
+        turns[k] = effective_turns(config.ping_pong.max_turns, result)
+    return intent[inverse], turns[inverse]
+
+
+def _tasks(
+    config: SimConfig, seed: np.random.SeedSequence, agents: tuple[str, ...], kinds: tuple[str, ...], horizon: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Task timelines: (agent, start, end) per task, agents in order, each agent its own stream."""
+    policy = config.tasks
+    if policy is None:
+        empty = np.empty(0)
+        return empty.astype(np.int32), empty, empty
+    duration = Lognormal(mean_s=policy.mean_duration_s, cv=policy.duration_cv)
+    gap = Exponential(mean_s=policy.mean_gap_s)
+    agent_rows, starts, ends = [], [], []
+    for a, kind in enumerate(kinds):
+        if policy.agents == "main" and kind != "main":
+            continue
+        rng = np.random.default_rng(_child(seed, a))
+        t = 0.0
+        while t <= horizon:
+            u = rng.random((64, 2))
+            gaps, lengths = gap.ppf(u[:, 0]), duration.ppf(u[:, 1])
+            begin = t + np.cumsum(gaps + lengths) - lengths
+            end = begin + lengths
+            keep = begin <= horizon
+            agent_rows.append(np.full(int(keep.sum()), a, dtype=np.int32))
+            starts.append(begin[keep])
+            ends.append(end[keep])
+            t = float(end[-1])
+    if not starts:
+        empty = np.empty(0)
+        return empty.astype(np.int32), empty, empty
+    return np.concatenate(agent_rows), np.concatenate(starts), np.concatenate(ends)
+
+
+def _task_of(sender: np.ndarray, arrival: np.ndarray, task_agent: np.ndarray, start: np.ndarray, end: np.ndarray) -> np.ndarray:
+    """The sender's running task at each arrival (-1 = none)."""
+    task = np.full(sender.shape, -1, dtype=np.int64)
+    for a in np.unique(task_agent):
+        rows = np.flatnonzero(task_agent == a)
+        mine = np.flatnonzero(sender == a)
+        j = np.searchsorted(start[rows], arrival[mine], side="right") - 1
+        ok = (j >= 0) & (arrival[mine] < end[rows][np.maximum(j, 0)])
+        task[mine[ok]] = rows[j[ok]]
+    return task
+
+
+# ----------------------------------------------------------------------------------------
+# the plan
+# ----------------------------------------------------------------------------------------
+
+
+def draw_plan(config: SimConfig, seed: int | np.random.SeedSequence = 0) -> Plan:
+    """Draw every random input of a run.
+
+    Parameters
+    ----------
+    config
+        The configuration.
+    seed
+        An integer or a :class:`numpy.random.SeedSequence`.
+
+    Returns
+    -------
+    Plan
+        The arrays the model runs on.
+
+    Examples
+    --------
+    >>> from a2a_lab.sim.presets import mm1
+    >>> plan = draw_plan(mm1(0.8, 1.0, n_messages=1000), seed=1)
+    >>> plan.n, plan.agents, float(plan.arrival_s[0]) == float(plan.interarrival_s[0])
+    (1000, ('client', 'server'), True)
+    >>> slower = draw_plan(mm1(0.4, 1.0, n_messages=1000), seed=1)  # same gaps, rescaled
+    >>> bool(np.allclose(slower.interarrival_s, 2 * plan.interarrival_s))
+    True
+    """
+    seeds = purpose_seeds(seed)
+    wl = config.workload
+
+    # -- agents and arrivals ------------------------------------------------------------
+    agents = [a.id for a in config.agents]
+    arrivals_rng = np.random.default_rng(seeds["arrivals"])
+    routing_rng = np.random.default_rng(seeds["routing"])
+    trace_texts: list[str | None] | None = None
+    if isinstance(wl, PoissonArrivals):
+        from_idx, to_idx, rates = _poisson_routes(wl, tuple(agents))
+        total = float(rates.sum())
+        if wl.hourly_profile is None:
+            # SimPy adds the gaps one by one, as the sequential cumulative sum does: the
+            # simulated arrival times equal `arrival` to the last bit
+            interarrival = _exponential_gaps(arrivals_rng, total, config.n_messages, config.duration_s)
+            arrival = np.cumsum(interarrival)
+        else:
+            offset = (config.start - config.start.replace(hour=0, minute=0, second=0, microsecond=0)).total_seconds()
+            thin = np.random.default_rng(_child(seeds["arrivals"], 0))
+            arrival = _thinned_times(arrivals_rng, thin, total, wl.hourly_profile, offset, config.n_messages, config.duration_s)
+            interarrival = np.diff(arrival, prepend=0.0)
+        n = arrival.shape[0]
+        route = _choice(routing_rng.random(n), rates.tolist())
+        sender, target = from_idx[route], to_idx[route]
+    else:
+        times, senders, targets, trace_texts = _trace(wl)
+        order = np.argsort(times, kind="stable")
+        arrival = times[order] * wl.time_scale
+        for a in (*senders, *targets):
+            if a not in agents:
+                agents.append(a)
+        index = {a: i for i, a in enumerate(agents)}
+        sender = np.array([index[senders[i]] for i in order], dtype=np.int32)
+        target = np.array([index[targets[i]] for i in order], dtype=np.int32)
+        trace_texts = [trace_texts[i] for i in order]
+        keep = np.ones(arrival.shape[0], dtype=bool)
+        if config.duration_s is not None:
+            keep &= arrival <= config.duration_s
+        if config.n_messages is not None:
+            keep &= np.arange(arrival.shape[0]) < config.n_messages
+        arrival, sender, target = arrival[keep], sender[keep], target[keep]
+        trace_texts = [m for m, k in zip(trace_texts, keep, strict=True) if k]
+        n = arrival.shape[0]
+        interarrival = np.diff(arrival, prepend=0.0)
+    agent_cfg = [config.agent(a) for a in agents]
+    kinds = tuple(a.kind for a in agent_cfg)
+    agent_main = np.array([k == "main" for k in kinds], dtype=bool)
+
+    # requester session: a main agent sometimes sends from a Discord channel session
+    u_session, u_channel = routing_rng.random(n), routing_rng.random(n)
+    via_channel = agent_main[sender] & (u_session < config.channel_share)
+    channel = np.where(via_channel, np.minimum((u_channel * len(config.channels)).astype(np.int32), len(config.channels) - 1), -1)
+
+    # -- message mix ----------------------------------------------------------------------
+    mix_rng = np.random.default_rng(seeds["mix"])
+    u_intent, u_payload, u_type, u_text, u_reply = (mix_rng.random(n) for _ in range(5))
+    mix = config.mix
+    mix_intent = _choice(u_intent, [mix.intents.get(i, 0.0) for i in INTENTS])
+    has_payload = u_payload < mix.payload_share
+    payload = np.where(has_payload, _choice(u_type, [mix.payload_types.get(p, 0.0) for p in PAYLOAD_TYPES]), -1).astype(np.int32)
+    text_intent = mix_intent.copy()
+    for p, ptype in enumerate(PAYLOAD_TYPES):
+        text_intent[payload == p] = INTENTS.index(_PAYLOAD_TEXT_INTENT[ptype])  # type: ignore[arg-type]
+    texts: list[str] = []
+    bank_offset = np.empty(len(INTENTS), dtype=np.int32)
+    bank_size = np.empty(len(INTENTS), dtype=np.int32)
+    for k, intent in enumerate(INTENTS):
+        bank_offset[k], bank_size[k] = len(texts), len(tx.MESSAGES[intent])
+        texts.extend(tx.MESSAGES[intent])
+    text = bank_offset[text_intent] + np.minimum((u_text * bank_size[text_intent]).astype(np.int32), bank_size[text_intent] - 1)
+    if trace_texts is not None:
+        recorded = {m: i for i, m in enumerate(dict.fromkeys(m for m in trace_texts if m is not None and m.strip()))}
+        has_text = np.array([m is not None and m.strip() != "" for m in trace_texts], dtype=bool)
+        text = np.where(has_text, [len(texts) + recorded.get(m, 0) if m is not None else 0 for m in trace_texts], text)
+        payload = np.where(has_text, -1, payload).astype(np.int32)
+        texts.extend(recorded)
+    text = text.astype(np.int32)
+    intent, turns = _intents(config, tuple(texts), text, payload)
+    first_reply = np.minimum((u_reply * len(tx.REPLIES)).astype(np.int32), len(tx.REPLIES) - 1)
+
+    # -- service times ----------------------------------------------------------------------
+    service = _by_agent(np.random.default_rng(seeds["service"]).random(n), target, [a.service for a in agent_cfg])
+
+    # -- ping-pong turns: one column of each kind per turn number ---------------------------
+    T = config.ping_pong.max_turns
+    turn_rng = np.random.default_rng(seeds["turns"])
+    turn_service = np.empty((T, n))
+    turn_ending = np.empty((T, n), dtype=np.int8)
+    turn_choice = np.empty((T, n))
+    endings = config.ping_pong.endings
+    thresholds = np.cumsum([endings.get(e, 0.0) for e in ENDINGS])
+    for k in range(T):
+        actor = sender if k % 2 == 0 else target
+        turn_service[k] = _by_agent(turn_rng.random(n), actor, [a.turn_time for a in agent_cfg])
+        u_end = turn_rng.random(n)
+        ending = np.searchsorted(thresholds, u_end, side="right")
+        turn_ending[k] = np.where(ending < len(ENDINGS), ending, -1)
+        turn_choice[k] = turn_rng.random(n)
+
+    # -- tasks and conversations (runtime §6) ----------------------------------------------
+    horizon = float(arrival[-1]) if n else 0.0
+    task_agent, task_start, task_end = _tasks(config, seeds["tasks"], tuple(agents), kinds, horizon)
+    task = _task_of(sender, arrival, task_agent, task_start, task_end)
+    # the reference keys its cache by the sorted pair of lower-cased ids: equal ids, one pair
+    _, code = np.unique([normalize_agent_id(a) or a for a in agents], return_inverse=True)
+    a_code, b_code = code[sender], code[target]
+    pair_key = np.minimum(a_code, b_code) * len(agents) + np.maximum(a_code, b_code)
+    index = np.arange(n, dtype=np.int64)
+    conversation = index
+    if (task >= 0).any():
+        conversation = (
+            pl.DataFrame({"task": task, "pair": pair_key, "i": index})
+            .select(pl.when(pl.col("task") >= 0).then(pl.col("i").first().over("task", "pair")).otherwise(pl.col("i")))
+            .to_series()
+            .to_numpy()
+        )
+
+    # -- sessions ----------------------------------------------------------------------------
+    n_agents = len(agents)
+    main_kind = np.where(agent_main, 0, 1)
+    cross = sender != target
+    a2a = cross if config.target_session == "a2a" else np.zeros(n, dtype=bool)
+    req_kind = np.where(via_channel, 2, main_kind[sender])
+    tgt_kind = np.where(a2a, 3, main_kind[target])
+    # a session is (kind, agent, ref): ref is the channel or the conversation of the
+    # channel and a2a sessions; every agent has its own session even if it never receives
+    kind_all = np.concatenate([main_kind, req_kind, tgt_kind]).astype(np.int64)
+    agent_all = np.concatenate([np.arange(n_agents), sender, target]).astype(np.int64)
+    ref_all = np.concatenate([np.full(n_agents, -1), np.where(via_channel, channel, -1), np.where(a2a, conversation, -1)])
+    width = int(ref_all.max()) + 2
+    unique_key, session_index = _dense_codes((kind_all * n_agents + agent_all) * width + (ref_all + 1))
+    sessions_agent = ((unique_key // width) % n_agents).astype(np.int32)
+    sessions_kind = (unique_key // width // n_agents).astype(np.int8)
+    sessions_ref = unique_key % width - 1
+
+    # -- announce step ----------------------------------------------------------------------
+    announce_rng = np.random.default_rng(seeds["announce"])
+    u_internal, u_skip, u_announce = (announce_rng.random(n) for _ in range(3))
+    if config.announce is None:
+        runs = np.zeros(n, dtype=bool)
+        skip = np.zeros(n, dtype=bool)
+    else:
+        internal = u_internal < config.announce.internal_share
+        skip = u_skip < config.announce.skip_probability
+        # the reference decision, once per distinct (requester kind, target kind, channel)
+        runs = np.zeros(n, dtype=bool)
+        for rk in range(len(SESSION_KINDS)):
+            for tk in range(len(SESSION_KINDS)):
+                for inner in (False, True):
+                    rows = (req_kind == rk) & (tgt_kind == tk) & (internal == inner)
+                    if rows.any():
+                        runs[rows] = should_run_announce(
+                            AnnounceTarget("internal" if inner else "discord", "channel"),
+                            tx.REPLIES[0],
+                            _key_shape(SESSION_KINDS[rk]),
+                            _key_shape(SESSION_KINDS[tk]),
+                        )
+    announce_service = _by_agent(u_announce, target, [a.announce_time for a in agent_cfg])
+
+    return Plan(
+        agents=tuple(agents),
+        agent_kind=kinds,
+        agent_capacity=np.array([a.session_concurrency for a in agent_cfg], dtype=np.int32),
+        texts=tuple(texts),
+        interarrival_s=interarrival,
+        arrival_s=arrival,
+        sender=sender.astype(np.int32),
+        target=target.astype(np.int32),
+        channel=channel.astype(np.int32),
+        text=text,
+        payload=payload,
+        intent=intent,
+        effective_turns=turns,
+        service_s=service,
+        first_reply=first_reply,
+        turn_service_s=turn_service,
+        turn_ending=turn_ending,
+        turn_choice=turn_choice,
+        announce_runs=runs,
+        announce_service_s=announce_service,
+        announce_skip=skip,
+        task=task,
+        task_agent=task_agent,
+        task_start_s=task_start,
+        task_end_s=task_end,
+        conversation=conversation,
+        session_agent=sessions_agent,
+        session_kind=sessions_kind,
+        session_ref=sessions_ref,
+        session_capacity=np.array([agent_cfg[a].session_concurrency for a in sessions_agent], dtype=np.int32),
+        requester_session=session_index[n_agents : n_agents + n].astype(np.int32),
+        target_session=session_index[n_agents + n :].astype(np.int32),
+        ids_seed=seeds["ids"],
+    )
+
+
+def _key_shape(kind: str) -> str:
+    """A representative session key of a kind (the announce rule only reads its shape)."""
+    return {
+        "main": "agent:x:main",
+        "subagent": "agent:x:subagent:0",
+        "channel": "agent:x:discord:group:0",
+        "a2a": "agent:x:a2a:0",
+    }[kind]

@@ -1,0 +1,374 @@
+"""Run the model: :func:`simulate` and its :class:`SimResult`.
+
+A result keeps the run's raw arrays and builds each view on first use: the per-message
+frame (:attr:`SimResult.messages`), the coordination log in the real event-frame schema
+(:attr:`SimResult.events`), the session runs (:attr:`SimResult.runs`), the queue-length and
+utilisation time series (:attr:`SimResult.timeseries`), per-session figures
+(:attr:`SimResult.sessions`) and the headline numbers (:meth:`SimResult.summary`, computed
+straight from the arrays so that thousands of replications stay cheap).
+
+Times in these frames are simulated seconds from 0 (the log's ``ts`` adds
+``config.start``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
+
+import numpy as np
+import polars as pl
+
+from a2a_lab.sim._events import Identifiers, identifiers, render_events, session_keys
+from a2a_lab.sim.config import INTENTS, PAYLOAD_TYPES, SimConfig
+from a2a_lab.sim.model import JOB_KINDS, OUTCOMES, WAIT_STATUSES, Model, Trace
+from a2a_lab.sim.plan import SESSION_KINDS, Plan, draw_plan
+from a2a_lab.runtime.termination import TERMINATION_REASONS
+
+__all__ = ["SUMMARY_KEYS", "SimResult", "simulate"]
+
+#: Keys of :meth:`SimResult.summary`, in order.
+SUMMARY_KEYS: tuple[str, ...] = (
+    "messages",
+    "horizon_s",
+    "arrival_rate_per_s",
+    "throughput_per_s",
+    "mean_wait_s",
+    "p_wait",
+    "mean_service_s",
+    "mean_sojourn_s",
+    "p95_sojourn_s",
+    "p99_sojourn_s",
+    "mean_latency_s",
+    "p50_latency_s",
+    "p95_latency_s",
+    "p99_latency_s",
+    "utilization",
+    "mean_in_system",
+    "replied_rate",
+    "no_reply_rate",
+    "blocked_rate",
+    "mean_turns",
+)
+
+
+def _labels(values: tuple[Any, ...], codes: np.ndarray) -> pl.Series:
+    """Codes → labels (a negative code or a None label → null)."""
+    idx = pl.Series(codes, dtype=pl.Int64)
+    labels = pl.Series([v for v in values], dtype=pl.String)
+    return labels.gather(pl.select(pl.when(idx >= 0).then(idx)).to_series())
+
+
+def _nan_quantile(values: np.ndarray, q: float) -> float:
+    return float(np.quantile(values, q)) if values.size else float("nan")
+
+
+def _nan_mean(values: np.ndarray) -> float:
+    return float(values.mean()) if values.size else float("nan")
+
+
+@dataclass(eq=False)
+class SimResult:
+    """The outcome of one :func:`simulate` run.
+
+    Attributes
+    ----------
+    config
+        The configuration.
+    seed
+        The seed it ran with.
+    plan
+        The pre-drawn inputs (:class:`~a2a_lab.sim.plan.Plan`).
+    trace
+        The raw arrays the model produced (:class:`~a2a_lab.sim.model.Trace`).
+    """
+
+    config: SimConfig
+    seed: int | np.random.SeedSequence
+    plan: Plan = field(repr=False)
+    trace: Trace = field(repr=False)
+
+    def __repr__(self) -> str:
+        return f"SimResult(messages={self.plan.n}, sessions={self.plan.session_agent.shape[0]}, horizon_s={self.trace.end_s:.1f})"
+
+    # -- identifiers and sessions --------------------------------------------------------
+
+    @cached_property
+    def ids(self) -> Identifiers:
+        """The run's identifiers (run, conversation, work-session, task and session ids)."""
+        return identifiers(self.plan)
+
+    @cached_property
+    def session_keys(self) -> list[str]:
+        """The key of every session (index = session number)."""
+        return session_keys(self.plan, self.ids, self.config)
+
+    # -- frames ---------------------------------------------------------------------------
+
+    @cached_property
+    def messages(self) -> pl.DataFrame:
+        """One row per message: who, when, how long it waited and took, how it ended.
+
+        Columns: ``message`` (index, in arrival order), ``arrival_s``, ``from_agent``,
+        ``to_agent``, ``requester_session``, ``target_session``, ``intent``,
+        ``payload_type``, ``effective_turns``, ``gate_wait_s`` (send → permit or refusal;
+        null without a gate), ``service_start_s``, ``service_end_s``, ``queue_wait_s``
+        (arrival → the run starts on the target's session), ``service_s``, ``sojourn_s``
+        (arrival → the run ends; defined even when nobody waited for it), ``reply_s``
+        (the reply event, null without one), ``latency_s`` (arrival → reply),
+        ``complete_s``, ``duration_s`` (arrival → ``a2a.complete``), ``outcome``
+        (replied, no_reply, concurrency_blocked), ``wait_status``, ``turns`` (ping-pong
+        replies logged), ``termination_reason``, ``announce_ran``, ``announced``,
+        ``conversation_id``, ``work_session_id``, ``task_id``.
+        """
+        p, t, n = self.plan, self.trace, self.plan.n
+        ids = self.ids
+        arrival = p.arrival_s
+        start, end = t.job_start[:n], t.job_end[:n]
+        frame = pl.DataFrame(
+            {
+                "message": np.arange(n, dtype=np.int64),
+                "arrival_s": arrival,
+                "from_agent": _labels(p.agents, p.sender),
+                "to_agent": _labels(p.agents, p.target),
+                "requester_session": _labels(tuple(self.session_keys), p.requester_session),
+                "target_session": _labels(tuple(self.session_keys), p.target_session),
+                "intent": _labels(INTENTS, p.intent),
+                "payload_type": _labels(PAYLOAD_TYPES, p.payload),
+                "effective_turns": p.effective_turns.astype(np.int64),
+                "gate_wait_s": t.gate_s - arrival,
+                "service_start_s": start,
+                "service_end_s": end,
+                "queue_wait_s": start - arrival,
+                "service_s": t.job_service[:n],
+                "sojourn_s": end - arrival,
+                "reply_s": t.reply_s,
+                "latency_s": t.reply_s - arrival,
+                "complete_s": t.complete_s,
+                "duration_s": t.complete_s - arrival,
+                "outcome": _labels(OUTCOMES, t.outcome),
+                "wait_status": _labels(WAIT_STATUSES, np.where(t.wait_status > 0, t.wait_status, -1)),
+                "turns": t.turns.astype(np.int64),
+                "termination_reason": _labels(TERMINATION_REASONS, t.termination),
+                "announce_ran": t.announce_ran,
+                "announced": t.announced,
+                "conversation_id": pl.Series(ids.conversation_id, dtype=pl.String),
+                "work_session_id": _labels(tuple(ids.work_session_id), p.task),
+                "task_id": _labels(tuple(ids.task_id), p.task),
+            }
+        )
+        return frame.with_columns(pl.col("gate_wait_s", "reply_s", "latency_s").fill_nan(None))
+
+    @cached_property
+    def events(self) -> pl.DataFrame:
+        """The run as a coordination log, in the event-frame schema of :func:`a2a_lab.load`.
+
+        Write it with :func:`a2a_lab.write_events` (or :func:`a2a_lab.sim.write_log` with
+        the reference's rotation); analyse it like a loaded log.
+        """
+        return render_events(self.plan, self.trace, self.config, self.ids)
+
+    @cached_property
+    def runs(self) -> pl.DataFrame:
+        """One row per agent run on a session: messages, ping-pong turns and announce steps.
+
+        Columns: ``session`` (key), ``agent``, ``kind`` (message, turn, announce),
+        ``message``, ``enqueue_s``, ``start_s``, ``end_s``, ``wait_s``, ``service_s``.
+        """
+        t = self.trace
+        return pl.DataFrame(
+            {
+                "session": _labels(tuple(self.session_keys), t.job_session),
+                "agent": _labels(self.plan.agents, self.plan.session_agent[t.job_session]),
+                "kind": _labels(JOB_KINDS, t.job_kind),
+                "message": t.job_message,
+                "enqueue_s": t.job_enqueue,
+                "start_s": t.job_start,
+                "end_s": t.job_end,
+                "wait_s": t.job_start - t.job_enqueue,
+                "service_s": t.job_service,
+            }
+        )
+
+    @cached_property
+    def timeseries(self) -> pl.DataFrame:
+        """Queue length and utilisation of every session, as exact step functions.
+
+        One row per change: ``session``, ``time_s``, ``in_system`` (runs queued or
+        running), ``queue_length`` (queued), ``busy`` (running), ``utilization``
+        (``busy / capacity``); each value holds from ``time_s`` to the session's next row.
+        Every session starts empty at 0 (an implicit first row) and ends empty.
+        """
+        t = self.trace
+        m = t.job_session.shape[0]
+        # at one instant: ends first, then arrivals, then starts (no transient overshoot)
+        frame = pl.DataFrame(
+            {
+                "s": np.concatenate([t.job_session] * 3),
+                "time_s": np.concatenate([t.job_end, t.job_enqueue, t.job_start]),
+                "order": np.repeat(np.array([0, 1, 2], dtype=np.int8), m),
+                "d_system": np.repeat(np.array([-1, 1, 0], dtype=np.int64), m),
+                "d_queue": np.repeat(np.array([0, 1, -1], dtype=np.int64), m),
+                "d_busy": np.repeat(np.array([-1, 0, 1], dtype=np.int64), m),
+            }
+        )
+        table = pl.DataFrame(
+            {
+                "s": np.arange(len(self.session_keys), dtype=np.int32),
+                "session": self.session_keys,
+                "capacity": self.plan.session_capacity.astype(np.float64),
+            }
+        )
+        return (
+            frame.sort("s", "time_s", "order")
+            .with_columns(
+                pl.col("d_system").cum_sum().over("s").alias("in_system"),
+                pl.col("d_queue").cum_sum().over("s").alias("queue_length"),
+                pl.col("d_busy").cum_sum().over("s").alias("busy"),
+            )
+            .unique(["s", "time_s"], keep="last", maintain_order=True)
+            .join(table, on="s", how="left")
+            .with_columns((pl.col("busy") / pl.col("capacity")).alias("utilization"))
+            .select("session", "time_s", "in_system", "queue_length", "busy", "utilization")
+        )
+
+    @cached_property
+    def sessions(self) -> pl.DataFrame:
+        """Per session: agent, kind, capacity, runs, busy time, utilisation, queue figures.
+
+        ``utilization`` is busy server-time over capacity × the run's horizon;
+        ``mean_in_system`` and ``mean_queue`` are time averages over the horizon;
+        ``max_queue`` is the longest queue seen.
+        """
+        p, t = self.plan, self.trace
+        horizon = self.trace.end_s
+        runs = pl.DataFrame(
+            {
+                "s": t.job_session,
+                "busy_s": t.job_end - t.job_start,
+                "system_s": t.job_end - t.job_enqueue,
+                "queue_s": t.job_start - t.job_enqueue,
+            }
+        ).group_by("s").agg(pl.len().alias("runs"), pl.col("busy_s", "system_s", "queue_s").sum())
+        peaks = self.timeseries.group_by("session").agg(pl.col("queue_length").max().alias("max_queue"))
+        table = pl.DataFrame(
+            {
+                "s": np.arange(p.session_agent.shape[0], dtype=np.int32),
+                "session": self.session_keys,
+                "agent": _labels(p.agents, p.session_agent),
+                "kind": _labels(SESSION_KINDS, p.session_kind),
+                "capacity": p.session_capacity.astype(np.int64),
+            }
+        )
+        return (
+            table.join(runs, on="s", how="left")
+            .join(peaks, on="session", how="left")
+            .with_columns(pl.col("runs", "max_queue").fill_null(0), pl.col("busy_s", "system_s", "queue_s").fill_null(0.0))
+            .with_columns(
+                (pl.col("busy_s") / (pl.col("capacity") * horizon)).alias("utilization"),
+                (pl.col("system_s") / horizon).alias("mean_in_system"),
+                (pl.col("queue_s") / horizon).alias("mean_queue"),
+            )
+            .select("session", "agent", "kind", "capacity", "runs", "busy_s", "utilization", "mean_in_system", "mean_queue", "max_queue")
+        )
+
+    # -- headline numbers -------------------------------------------------------------------
+
+    def summary(self, warmup_s: float = 0.0) -> dict[str, float]:
+        """Headline figures of the run, optionally without a warm-up period.
+
+        Parameters
+        ----------
+        warmup_s
+            Leave out messages that arrived before this time, and measure rates and
+            utilisation over ``[warmup_s, end]`` only.
+
+        Returns
+        -------
+        dict
+            :data:`SUMMARY_KEYS`: ``messages`` (counted), ``horizon_s`` (the measured span),
+            ``arrival_rate_per_s``, ``throughput_per_s`` (exchanges completed per second),
+            ``mean_wait_s`` / ``p_wait`` (queue wait of the message's run: mean, share
+            that waited at all), ``mean_service_s``, ``mean_sojourn_s`` and its
+            ``p95`` / ``p99`` (arrival → the run ends), ``mean`` / ``p50`` / ``p95`` /
+            ``p99_latency_s`` (arrival → reply, over replied messages), ``utilization``
+            (busy server-time over capacity-time of the sessions that ran anything),
+            ``mean_in_system`` (time-average runs queued or running, all sessions),
+            ``replied_rate``, ``no_reply_rate``, ``blocked_rate``, ``mean_turns``.
+        """
+        p, t, n = self.plan, self.trace, self.plan.n
+        end = t.end_s
+        span = end - warmup_s
+        keep = p.arrival_s >= warmup_s
+        arrival = p.arrival_s[keep]
+        start, finish = t.job_start[:n][keep], t.job_end[:n][keep]
+        wait = start - arrival
+        sojourn = finish - arrival
+        replied = t.outcome[keep] == 0
+        latency = (t.reply_s[keep] - arrival)[replied]
+        counted = int(keep.sum())
+        # busy server-time of every run inside [warmup_s, end]
+        busy = np.clip(t.job_end, warmup_s, None) - np.clip(t.job_start, warmup_s, None)
+        in_system = np.clip(t.job_end, warmup_s, None) - np.clip(t.job_enqueue, warmup_s, None)
+        used = np.unique(t.job_session)
+        capacity = float(p.session_capacity[used].sum()) if used.size else float("nan")
+        completed = int(((t.complete_s >= warmup_s) & (t.complete_s <= end)).sum())
+        rate = (lambda x: x / span if span > 0 else float("nan"))
+        return {
+            "messages": counted,
+            "horizon_s": span,
+            "arrival_rate_per_s": rate(counted),
+            "throughput_per_s": rate(completed),
+            "mean_wait_s": _nan_mean(wait),
+            "p_wait": _nan_mean(wait > 0),
+            "mean_service_s": _nan_mean(t.job_service[:n][keep]),
+            "mean_sojourn_s": _nan_mean(sojourn),
+            "p95_sojourn_s": _nan_quantile(sojourn, 0.95),
+            "p99_sojourn_s": _nan_quantile(sojourn, 0.99),
+            "mean_latency_s": _nan_mean(latency),
+            "p50_latency_s": _nan_quantile(latency, 0.50),
+            "p95_latency_s": _nan_quantile(latency, 0.95),
+            "p99_latency_s": _nan_quantile(latency, 0.99),
+            "utilization": rate(float(busy.sum()) / capacity),
+            "mean_in_system": rate(float(in_system.sum())),
+            "replied_rate": _nan_mean(replied),
+            "no_reply_rate": _nan_mean(t.outcome[keep] == 1),
+            "blocked_rate": _nan_mean(t.outcome[keep] == 2),
+            "mean_turns": _nan_mean(t.turns[keep]),
+        }
+
+
+def simulate(config: SimConfig, seed: int | np.random.SeedSequence = 0, *, full_flow: bool = False) -> SimResult:
+    """Simulate a configuration.
+
+    Parameters
+    ----------
+    config
+        The deployment, workload and policies (:class:`~a2a_lab.sim.config.SimConfig`).
+    seed
+        An integer, or a :class:`numpy.random.SeedSequence` (replication ``k`` of
+        ``SeedSequence(seed).spawn(n)``). The same seed gives the same run, to the byte of
+        its log; two configurations run with one seed share their random draws.
+    full_flow
+        Run every message through the flow process, also those that need no decision
+        (slower, same results; for tests).
+
+    Returns
+    -------
+    SimResult
+        The run; its frames are built on first use.
+
+    Examples
+    --------
+    >>> from a2a_lab.sim.presets import mm1
+    >>> res = simulate(mm1(0.5, 1.0, n_messages=2000), seed=3)
+    >>> s = res.summary()
+    >>> s["messages"], s["replied_rate"], round(s["utilization"], 1)
+    (2000, 1.0, 0.5)
+    >>> res.events.group_by("type").len().sort("type").rows()
+    [('a2a.complete', 2000), ('a2a.response', 2000), ('a2a.send', 2000)]
+    """
+    plan = draw_plan(config, seed)
+    trace = Model(plan, config, full_flow=full_flow).run()
+    return SimResult(config=config, seed=seed, plan=plan, trace=trace)
