@@ -939,10 +939,15 @@ def events_query(
 _MAX_SAFE_INTEGER = 2**53
 
 
-def _js_int(text: str) -> int | float:
-    """A JSON integer as JavaScript holds it: a double once beyond 2**53."""
+def _js_int(text: str) -> int | float | None:
+    """A JSON integer as JavaScript holds it: a double beyond 2**53; too large, Infinity (null)."""
     value = int(text)
-    return value if abs(value) <= _MAX_SAFE_INTEGER else float(value)
+    if abs(value) <= _MAX_SAFE_INTEGER:
+        return value
+    try:
+        return float(value)
+    except OverflowError:
+        return None
 
 
 def _js_float(text: str) -> float | None:

@@ -383,7 +383,10 @@ def test_limit_rejects_other_types() -> None:
 def test_enriched_object_keeps_key_positions_like_javascript(tmp_path: Path) -> None:
     line = (
         '{"eventRole":"junk","type":" a2a.send ","b":1,"5":2,"1":3,"b":4,'
-        '"data":{"collabIntent":"  ","x":12345678901234567891,"y":1e400,"2":0,"categoryVersion":" v0 ",'
+        '"data":{"collabIntent":"  ","x":12345678901234567891,"y":1e400,"z":1'
+        + "0"
+        * 400
+        + ',"2":0,"categoryVersion":" v0 ",'
         '"workSessionId":"ws_1"},"ts":1771500000000}'
     )
     path = tmp_path / "log.ndjson"
@@ -395,9 +398,9 @@ def test_enriched_object_keeps_key_positions_like_javascript(tmp_path: Path) -> 
     ]  # fmt: skip
     assert (obj["type"], obj["b"], obj["eventRole"]) == ("a2a.send", 4, "delegation.subagent")
     data = obj["data"]
-    assert list(data)[:5] == ["2", "x", "y", "categoryVersion", "workSessionId"]
+    assert list(data)[:6] == ["2", "x", "y", "z", "categoryVersion", "workSessionId"]
     assert "collabIntent" not in data  # a blank intent is undefined, which JSON drops
-    assert data["x"] == float(12345678901234567891) and data["y"] is None
+    assert data["x"] == float(12345678901234567891) and data["y"] is None and data["z"] is None
     assert data["categoryVersion"] == "v0"
 
 
@@ -463,7 +466,7 @@ AGENTS = st.one_of(
 )
 TIMES = st.sampled_from(
     [T0, T0, T0 + 1, T0 + 299_999, T0 + 300_000, T0 - 86_400_000, T0 + 3_600_000, 0, -0.0, -1, 0.5,
-     3e26, 1e300, 2**63 + 1, T0 + 0.25, "1771500000000", True]
+     3e26, 1e300, 2**63 + 1, T0 + 0.25, "1771500000000", True, Raw("1" + "0" * 400)]
 )  # fmt: skip
 ISO = st.sampled_from(
     ["2026-02-19T11:20:00Z", "2026-02-19T20:20:00.5+09:00", "2026-02-19", "2026-02-19T11:20:00",
@@ -477,7 +480,9 @@ TYPES = st.sampled_from(
 STATUSES = st.sampled_from(
     ["completed", " failed ", "Completed", "error", " error ", "ok", "", "cancelled", "abandoned", 3]
 )
-WS_IDS = st.sampled_from(["ws_a", " ws_a ", "ws_b", "ws_c", "", "  ", "constructor", "테스트", 5])
+WS_IDS = st.sampled_from(
+    ["ws_a", "ws_a", " ws_a ", "ws_b", "ws_b", "ws_c", "", "  ", "constructor", "테스트", 5]
+)
 CATEGORIES = st.sampled_from(["qa_validation", " infra_ops ", "QA_VALIDATION", "biz_strategy", 3])
 SUB_TAGS = st.one_of(
     st.lists(st.one_of(TEXT, st.sampled_from(["E2E", " e2e ", "implement"]), st.integers()), max_size=7), TEXT
@@ -527,14 +532,26 @@ TOP_FIELDS: dict[str, st.SearchStrategy[Any]] = {
 }
 
 
+def often(draw: st.DrawFn) -> bool:
+    return draw(st.integers(0, 9)) < 8
+
+
 @st.composite
-def json_objects(draw: st.DrawFn, fields: dict[str, st.SearchStrategy[Any]], required: dict[str, Any]) -> str:
-    """A JSON object's text: chosen fields in a random order, sometimes a key twice."""
-    names = draw(st.lists(st.sampled_from(sorted(fields)), unique=True, max_size=len(fields)))
+def json_objects(
+    draw: st.DrawFn,
+    fields: dict[str, st.SearchStrategy[Any]],
+    required: dict[str, Any],
+    usual: tuple[str, ...] = (),
+) -> str:
+    """A JSON object's text: usual fields most of the time, a few others, in a random order,
+    sometimes a key twice (the last one wins)."""
+    names = [name for name in usual if often(draw)]
+    others = sorted(set(fields) - set(usual))
+    names += draw(st.lists(st.sampled_from(others), unique=True, max_size=5))
     pairs = [(name, draw(fields[name])) for name in names]
     pairs += [(k, v) for k, v in required.items()]
     pairs = draw(st.permutations(pairs))
-    if pairs and draw(st.booleans()):
+    if pairs and not often(draw):
         name, _ = draw(st.sampled_from(pairs))
         pairs.append((name, draw(fields.get(name, TEXT))))
     return (
@@ -547,24 +564,22 @@ def json_objects(draw: st.DrawFn, fields: dict[str, st.SearchStrategy[Any]], req
     )
 
 
+JUNK_LINES = ["", "   ", "not json", "[1,2,3]", '{"type": 5}', '{"data": {}}', '{"type":"a2a.send",}']
+USUAL_DATA = ("workSessionId", "conversationId", "fromAgent", "toAgent", "message")
+
+
 @st.composite
 def log_lines(draw: st.DrawFn) -> str:
-    line = draw(
-        st.one_of(
-            st.just("event"),
-            st.sampled_from(
-                ["", "   ", "not json", "[1,2,3]", '{"type": 5}', '{"data": {}}', '{"type":"a2a.send",}']
-            ),
-        )
-    )
-    if line != "event":
-        return line
-    data = draw(st.one_of(json_objects(DATA_FIELDS, {}), st.sampled_from(["[1]", '"text"', "null"])).map(Raw))
-    event_type = draw(TYPES)
-    return draw(json_objects(TOP_FIELDS, {"type": event_type, "data": data}))
+    if not often(draw):
+        return draw(st.sampled_from(JUNK_LINES))
+    if often(draw):
+        data = draw(json_objects(DATA_FIELDS, {}, USUAL_DATA))
+    else:
+        data = draw(st.sampled_from(["[1]", '"text"', "null"]))
+    return draw(json_objects(TOP_FIELDS, {"type": draw(TYPES), "data": Raw(data)}, ("ts",)))
 
 
-LOGS = st.lists(log_lines(), max_size=18).map(lambda lines: "\n".join(lines) + "\n")
+LOGS = st.lists(log_lines(), max_size=24).map(lambda lines: "\n".join(lines) + "\n")
 QUERY_VALUES = {
     "role": st.lists(
         st.sampled_from(["conversation.main", " delegation.subagent", "orchestration.task,bogus", ""]),

@@ -257,9 +257,14 @@ def _reject_constant(name: str) -> None:
     raise ValueError(f"{name} is not JSON")
 
 
-def _double_int(text: str) -> int | float:
+def _double_int(text: str) -> int | float | None:
     value = int(text)
-    return value if abs(value) <= 2**53 else float(value)
+    if abs(value) <= 2**53:
+        return value
+    try:
+        return float(value)
+    except OverflowError:  # Infinity; JSON.stringify writes null
+        return None
 
 
 def _double_float(text: str) -> float | None:
@@ -586,7 +591,9 @@ def parse_csv(query: Query, key: str) -> list[str]:
 
 
 def _limit(query: Query) -> float:
-    return js_number(_get(query, "limit")) or 100
+    """``Number(limit) || 100``: 0 and NaN are falsy in JavaScript."""
+    number = js_number(_get(query, "limit"))
+    return 100 if number == 0 or math.isnan(number) else number
 
 
 def _json_session(session: dict[str, Any]) -> dict[str, Any]:
