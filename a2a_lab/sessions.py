@@ -32,7 +32,7 @@ import polars as pl
 
 from a2a_lab._jsstr import js_lower, js_string_expr, js_trim, utf16_sort_key_expr
 from a2a_lab.io import iso_to_ms_expr
-from a2a_lab.io._sources import _rotation_key
+from a2a_lab.io import rotation_key
 from a2a_lab.rules import TASK_MONITOR_V1, RuleSet
 
 __all__ = [
@@ -817,7 +817,7 @@ def _file_rank(frame: pl.LazyFrame, files: Iterable[str] | None) -> pl.Expr:
     """
     if files is None:
         names = frame.select(pl.col("file").unique()).collect().get_column("file").to_list()
-        files = sorted(names, key=lambda name: (str(Path(name).parent), _rotation_key(Path(name))))
+        files = sorted(names, key=lambda name: (str(Path(name).parent), rotation_key(Path(name))))
     order = {name: rank for rank, name in enumerate(files)}
     return pl.col("file").replace_strict(order, default=len(order), return_dtype=pl.Int64)
 

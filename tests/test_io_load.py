@@ -332,3 +332,8 @@ def test_integer_too_large_for_a_double_is_not_a_number(tmp_path: Path) -> None:
     assert res.events["data"].struct.field("depth").to_list() == [None]
     fields = sorted(res.report.issues.filter(pl.col("kind") == "wrong_type")["field"].to_list())
     assert fields == ["data.depth", "data.hop", "ts"]
+
+
+def test_padded_iso_timestamp_is_trimmed_before_parsing(tmp_path: Path) -> None:
+    res = load(_write(tmp_path, "x.ndjson", '{"type":"a","timestamp":" 2026-02-19T11:20:01Z\\u3000"}\n'))
+    assert res.events["event_ms"].to_list() == [1771500001000.0]

@@ -22,7 +22,7 @@ class SourceError(ValueError):
     """A log source that names no readable file."""
 
 
-def _rotation_key(path: Path) -> tuple[int, str, int, str]:
+def rotation_key(path: Path) -> tuple[int, str, int, str]:
     """Order rotated siblings oldest first.
 
     Size rotations are named by the ISO time of the rotation inside month M
@@ -48,7 +48,7 @@ def log_files_in_dir(directory: Path) -> list[Path]:
         if p.is_file()
         and (p.name in (LIVE_NAME, LIVE_NAME + ".gz") or _ROTATED.match(p.name) is not None)
     ]
-    return sorted(names, key=_rotation_key)
+    return sorted(names, key=rotation_key)
 
 
 def resolve_source(source: Source) -> list[Path]:
@@ -85,7 +85,7 @@ def resolve_source(source: Source) -> list[Path]:
             matched = [Path(p) for p in _glob.glob(str(path), recursive=True) if Path(p).is_file()]
             if not matched:
                 raise SourceError(f"no file matches {path}")
-            files.extend(sorted(matched, key=lambda p: (str(p.parent), _rotation_key(p))))
+            files.extend(sorted(matched, key=lambda p: (str(p.parent), rotation_key(p))))
         elif path.exists():
             raise SourceError(f"not a regular file or directory: {path}")
         else:

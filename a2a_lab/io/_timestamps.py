@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import polars as pl
 
+from a2a_lab._jsstr import js_trim_expr
+
 # ECMAScript date-time string format (Date.parse's ISO subset), plus a space for 'T' as V8
 # accepts. Groups: year, month, day, hour, minute, second, fraction, zone.
 _ISO = (
@@ -15,7 +17,7 @@ _ISO = (
 def iso_to_ms_expr(expr: pl.Expr, timezone: str = "UTC") -> pl.Expr:
     """Parse ISO-8601 strings to epoch ms as JavaScript ``Date.parse`` does; null if unparsable.
 
-    A date-only string is UTC; a date-time with ``Z`` or an offset is exact; a date-time
+    The text is JS-trimmed first, as the reference trims before parsing. A date-only string is UTC; a date-time with ``Z`` or an offset is exact; a date-time
     without an offset is read in ``timezone`` (the reference host's local time; default UTC).
     Fractions beyond milliseconds are truncated, as V8 does.
 
@@ -25,7 +27,7 @@ def iso_to_ms_expr(expr: pl.Expr, timezone: str = "UTC") -> pl.Expr:
     >>> df.select(iso_to_ms_expr(pl.col("t"))).to_series().to_list()
     [1771467701500, 1771459200000, None]
     """
-    g = expr.str.extract_groups(_ISO)
+    g = js_trim_expr(expr).str.extract_groups(_ISO)
     year = g.struct.field("1").cast(pl.Int32, strict=False)
     month = g.struct.field("2").cast(pl.Int8, strict=False).fill_null(1)
     day = g.struct.field("3").cast(pl.Int8, strict=False).fill_null(1)
