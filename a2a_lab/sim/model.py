@@ -148,9 +148,12 @@ class Session:
         self.busy = 0
         self.queue: deque[int] = deque()
 
+    # The three methods below run once or twice per job: they read SimPy's `_now` and
+    # `_value` slots directly (what `now` and `value` return, without the property calls).
+
     def submit(self, job: int) -> None:
         """A job arrives now: it starts at once if a server is free, else queues."""
-        self._model.job_enqueue[job] = self._env.now
+        self._model.job_enqueue[job] = self._env._now
         if self.busy < self.capacity:
             self.busy += 1
             self._begin(job)
@@ -159,18 +162,22 @@ class Session:
 
     def _begin(self, job: int) -> None:
         m = self._model
-        m.job_start[job] = self._env.now
+        m.job_start[job] = self._env._now
         Timeout(self._env, m.job_service[job], job).callbacks.append(self._finish)
 
     def _finish(self, event: Event) -> None:
-        job = event.value
+        job = event._value
         m = self._model
-        m.job_end[job] = self._env.now
+        now = m.job_end[job] = self._env._now
         if self.queue:
             self._begin(self.queue.popleft())
         else:
             self.busy -= 1
-        m.job_done(job)
+        if job < m.n and m.lean[job]:
+            # the shortcut: the reply and the completion are the run's end
+            m.reply_s[job] = m.complete_s[job] = now
+        else:
+            m.waiters.pop(job).succeed()
 
 
 class GateDriver:
@@ -340,7 +347,8 @@ class Model:
         self.announce_ran: list[bool] = [False] * n
         self.announced: list[bool] = [False] * n
         self.turn_rows: list[tuple[int, int, float, int, int]] = []
-        self._waiters: dict[int, Event] = {}
+        #: the end event of every job someone waits for (the flows' jobs)
+        self.waiters: dict[int, Event] = {}
         self._interarrival: list[float] = plan.interarrival_s.tolist()
 
     # -- arrivals ----------------------------------------------------------------------------
@@ -353,9 +361,9 @@ class Model:
         return self._trace()
 
     def _arrive(self, event: Event) -> None:
-        i = event.value
+        i = event._value
         if not self.lean[i]:
-            self._waiters[i] = self.env.event()
+            self.waiters[i] = self.env.event()
             self.env.process(self._flow(i))
         self.sessions[self.job_session[i]].submit(i)
         j = i + 1
@@ -372,17 +380,9 @@ class Model:
         self.job_enqueue.append(float("nan"))
         self.job_start.append(float("nan"))
         self.job_end.append(float("nan"))
-        done = self._waiters[job] = self.env.event()
+        done = self.waiters[job] = self.env.event()
         self.sessions[session].submit(job)
         return done
-
-    def job_done(self, job: int) -> None:
-        """A job's run ended now (called by its session)."""
-        if job < self.n and self.lean[job]:
-            # the shortcut: the reply and the completion are the run's end
-            self.reply_s[job] = self.complete_s[job] = self.job_end[job]
-            return
-        self._waiters.pop(job).succeed()
 
     # -- the flow ----------------------------------------------------------------------------
 
@@ -390,7 +390,7 @@ class Model:
         """One asynchronous ``sessions_send`` flow (runtime §2), from the send to the complete."""
         env = self.env
         plan = self.plan
-        done = self._waiters[i]
+        done = self.waiters[i]
         target_agent = plan.agents[plan.target[i]]
         if self.gate is not None:
             granted = yield from self.gate.acquire(target_agent, str(i))
