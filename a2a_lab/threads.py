@@ -287,10 +287,12 @@ def task_titles(enriched: pl.DataFrame | pl.LazyFrame) -> pl.DataFrame:
 
 
 def session_titles(enriched: pl.DataFrame | pl.LazyFrame, titles: pl.DataFrame | None = None) -> pl.DataFrame:
-    """Per work session, the task it works on and that task's title.
+    """Per work session, the task it works on, that task's title and its first message.
 
     The session's task is the ``taskId`` of its earliest event whose task has a title
-    (:func:`task_titles`), else of its earliest event with a ``taskId``.
+    (:func:`task_titles`), else of its earliest event with a ``taskId``. Many tasks have no
+    title in a log (only plans and delegations carry one), so the session's first
+    ``message`` (JS-trimmed, in time order) is returned too: it says what the work is about.
 
     Parameters
     ----------
@@ -302,8 +304,8 @@ def session_titles(enriched: pl.DataFrame | pl.LazyFrame, titles: pl.DataFrame |
     Returns
     -------
     pl.DataFrame
-        ``workSessionId, taskId, title`` (title null when the task has none), sorted by
-        workSessionId.
+        ``workSessionId, taskId, title, firstMessage`` (null where absent), one row per
+        workSessionId of the events, sorted by it.
 
     Examples
     --------
@@ -311,26 +313,34 @@ def session_titles(enriched: pl.DataFrame | pl.LazyFrame, titles: pl.DataFrame |
     >>> ev = from_records([
     ...     {"type": "task.started", "ts": 1, "data": {"taskId": "t1", "workSessionId": "ws_1"}},
     ...     {"type": "plan.submitted", "ts": 2, "data": {"taskId": "t1", "title": "Rollout"}},
+    ...     {"type": "a2a.spawn", "ts": 3, "data": {"workSessionId": "ws_2", "message": "Check logs"}},
     ... ])
     >>> session_titles(ev).rows()
-    [('ws_1', 't1', 'Rollout')]
+    [('ws_1', 't1', 'Rollout', None), ('ws_2', None, None, 'Check logs')]
     """
     titles = task_titles(enriched) if titles is None else titles
+    titled = pl.col("title").is_not_null()
     return (
         enriched.lazy()
         .with_row_index("_row")
         .select(
             js_string_expr(_D.field("workSessionId")).alias("workSessionId"),
             js_string_expr(_D.field("taskId")).alias("taskId"),
+            js_string_expr(_D.field("message")).alias("message"),
             "event_ms",
             "_row",
         )
-        .filter(pl.col("workSessionId").is_not_null() & pl.col("taskId").is_not_null())
+        .filter(pl.col("workSessionId").is_not_null())
         .join(titles.lazy().select("taskId", "title"), on="taskId", how="left")
-        .sort(pl.col("title").is_null(), "event_ms", "_row")
-        .group_by("workSessionId", maintain_order=True)
-        .first()
-        .select("workSessionId", "taskId", "title")
+        .sort("event_ms", "_row")
+        .group_by("workSessionId")
+        .agg(
+            pl.coalesce(pl.col("taskId").filter(titled).first(), pl.col("taskId").drop_nulls().first()).alias(
+                "taskId"
+            ),
+            pl.col("title").drop_nulls().first(),
+            pl.col("message").drop_nulls().first().alias("firstMessage"),
+        )
         .sort("workSessionId")
         .collect()
     )
@@ -797,15 +807,16 @@ def _local(ms: pl.Expr, timezone: str, fmt: str) -> pl.Expr:
     return ms.cast(pl.Int64).cast(pl.Datetime("ms", "UTC")).dt.convert_time_zone(timezone).dt.strftime(fmt)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class ThreadView:
     """A work session's threads rendered as a conversation (shown by Jupyter as HTML).
 
     Attributes
     ----------
     session
-        The session row (:attr:`WorkSessionsResult.sessions` columns) plus ``title`` and
-        ``taskId``.
+        The session row (:attr:`WorkSessionsResult.sessions` columns) plus ``title`` (its
+        task's, else the first task title its messages name), ``taskId`` and ``about`` (its
+        first message, mentions resolved), as in :func:`session_titles`.
     messages
         The messages shown (:func:`thread_messages` columns), at most ``max_messages``.
     matched
@@ -834,7 +845,7 @@ class ThreadView:
         status = s["status"]
         shown = self.messages
         header = (
-            f'<div style="font-size:1.15em"><strong>{_esc(s["title"] or s["id"])}</strong> '
+            f'<div style="font-size:1.15em">{_title_html(s["title"], s["about"])} '
             f"{_badge(status, _STATUS_COLORS.get(status, _DEFAULT_KIND_COLOR))}</div>"
             f'<div style="{_MUTED}">{_esc(s["id"])} · {_esc(s["collabCategory"])}'
             f"{' · ' + _esc(', '.join(s['collabSubTags'])) if s['collabSubTags'] else ''} · "
@@ -885,6 +896,12 @@ class ThreadView:
 
     def _repr_html_(self) -> str:
         return self.to_html()
+
+    def __repr__(self) -> str:
+        return (
+            f"ThreadView({self.session['id']!r}: {self.messages.height} messages shown, "
+            f"{self.matched} matched of {self.total})"
+        )
 
 
 def thread_view(
@@ -945,16 +962,17 @@ def thread_view(
         titles=titles,
     )
     if row["workSessionId"] is None:
-        title, task = "events without a work session", None
+        title, task, about = "events without a work session", None, None
     else:
         own = enriched.lazy().filter(js_string_expr(_D.field("workSessionId")) == row["workSessionId"])
         titled = session_titles(own, titles)
-        title, task = (titled["title"][0], titled["taskId"][0]) if titled.height else (None, None)
+        task, title, first = titled.row(0)[1:] if titled.height else (None, None, None)
         # a session whose own task has no title is named after the first task it talks about
         title = title or messages.sort("time", maintain_order=True)["title"].drop_nulls().first()
+        about = None if first is None else pl.select(mentions_expr(pl.lit(first), discord_users)).item()
     matched = _search_filter(messages, search, regex=regex)
     return ThreadView(
-        session={**row, "title": title, "taskId": task},
+        session={**row, "title": title, "taskId": task, "about": about},
         messages=matched.head(max_messages),
         matched=matched.height,
         total=messages.height,
@@ -964,15 +982,30 @@ def thread_view(
     )
 
 
-@dataclass(frozen=True)
+#: Characters of a session's first message shown where its task has no title.
+_ABOUT_CHARS = 90
+
+
+def _title_html(title: str | None, about: str | None) -> str:
+    """A session's task title, else its first message in quotes, else a dash."""
+    if title:
+        return f"<strong>{_esc(title)}</strong>"
+    if about:
+        return f'<em style="{_MUTED}">“{_esc(about)}”</em>'
+    return f'<span style="{_MUTED}">—</span>'
+
+
+@dataclass(frozen=True, repr=False)
 class SessionsTable:
     """The dashboard's session list with status badges and task titles (HTML in Jupyter).
 
     Attributes
     ----------
     frame
-        The rows shown: ``id, workSessionId, status, title, collabCategory, collabSubTags,
-        categorySource, threadCount, eventCount, start, last, duration``.
+        The rows shown: ``id, workSessionId, status, title`` (the task's, see
+        :func:`session_titles`), ``about`` (the session's first message, cut short),
+        ``collabCategory, collabSubTags, categorySource, threadCount, eventCount, start, last,
+        duration``.
     total
         Sessions matched (before the limit).
     timezone
@@ -1001,7 +1034,7 @@ class SessionsTable:
             parts.append(
                 "<tr>"
                 f"<td {cell}>{_badge(r['status'], _STATUS_COLORS.get(r['status'], _DEFAULT_KIND_COLOR))}</td>"
-                f"<td {cell}><strong>{_esc(r['title'] or '(no task title)')}</strong>"
+                f"<td {cell}>{_title_html(r['title'], r['about'])}"
                 f'<div style="{_MUTED}">{_esc(r["id"])}</div></td>'
                 f"<td {cell}>{_esc(r['collabCategory'])}{manual}{tags}</td>"
                 f"<td {cell}>{r['threadCount']}</td><td {cell}>{r['eventCount']}</td>"
@@ -1015,6 +1048,9 @@ class SessionsTable:
     def _repr_html_(self) -> str:
         return self.to_html()
 
+    def __repr__(self) -> str:
+        return f"SessionsTable({self.frame.height} of {self.total} sessions)"
+
 
 def sessions_table(
     result: WorkSessionsResult,
@@ -1022,6 +1058,7 @@ def sessions_table(
     *,
     timezone: str = "UTC",
     limit: int | None = None,
+    discord_users: Mapping[str, str] | None = None,
     titles: pl.DataFrame | None = None,
 ) -> SessionsTable:
     """The matched sessions as the dashboard lists them, with status badges and titles.
@@ -1036,6 +1073,8 @@ def sessions_table(
         IANA time zone of the start and last-activity times.
     limit
         Most rows; default the result's own limit (the dashboard's page size).
+    discord_users
+        Discord user id → name, for the mentions in ``about`` (:func:`mentions_expr`).
     titles
         :func:`task_titles` of ``enriched``, if already computed.
 
@@ -1059,12 +1098,16 @@ def sessions_table(
     count = result.limit_count if limit is None else limit
     sessions = result.sessions if count is None else result.sessions.head(count)
     named = session_titles(enriched, titles)
-    frame = sessions.join(named.select("workSessionId", "title"), on="workSessionId", how="left",
-                          maintain_order="left").select(
+    about = mentions_expr(pl.col("firstMessage"), discord_users)
+    frame = sessions.join(named, on="workSessionId", how="left", maintain_order="left").select(
         "id",
         "workSessionId",
         "status",
         "title",
+        pl.when(about.str.len_chars() > _ABOUT_CHARS)
+        .then(about.str.slice(0, _ABOUT_CHARS) + pl.lit("…"))
+        .otherwise(about)
+        .alias("about"),
         "collabCategory",
         "collabSubTags",
         "categorySource",
@@ -1146,7 +1189,7 @@ def search_chart(messages: pl.DataFrame, *, text_chars: int = 110, title: str | 
     )
     base = (
         alt.Chart(data, title=title or (data["thread"][0] if data.height else "messages"))
-        .transform_filter("indexOf(datum.haystack, lower(search)) >= 0")
+        .transform_filter("indexof(datum.haystack, lower(search)) >= 0")
         .transform_window(row="row_number()", sort=[alt.SortField("order")])
         .encode(
             y=alt.Y("row:O", axis=None),

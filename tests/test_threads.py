@@ -316,7 +316,23 @@ def test_thread_and_session_titles_come_from_tasks_else_agents() -> None:
     }
     assert out.filter(pl.col("threadId") == "conv:c1")["title"].to_list() == ["Fix CI"]
     assert thread_view(result, enriched, WS).session["title"] == "Rollback plan"
-    assert session_titles(enriched).rows() == [(WS, "t1", "Rollback plan")]
+    assert session_titles(enriched).rows() == [(WS, "t1", "Rollback plan", "hi")]
+
+
+def test_a_session_without_a_task_title_is_shown_by_its_first_message() -> None:
+    records = [
+        ev(0, "task.started", "ruda", None, conv=None, taskId="t1"),
+        ev(1, "a2a.send", "ruda", "eden", message="<@130050000004821007> check the <b>logs</b>"),
+        ev(2, "a2a.send", "ruda", "eden", message="second"),
+    ]
+    result, enriched = build(records)
+    assert session_titles(enriched).rows() == [(WS, "t1", None, "<@130050000004821007> check the <b>logs</b>")]
+    view = thread_view(result, enriched, WS, discord_users=USERS)
+    assert (view.session["title"], view.session["about"]) == (None, "@main check the <b>logs</b>")
+    assert "“@main check the &lt;b&gt;logs&lt;/b&gt;”</em>" in view.to_html()
+    table = sessions_table(result, enriched, discord_users=USERS)
+    assert table.frame["about"].to_list() == ["@main check the <b>logs</b>"]
+    assert "“@main check the &lt;b&gt;logs&lt;/b&gt;”</em>" in table.to_html()
 
 
 def test_one_agent_threads_are_named_by_agent_and_event_families() -> None:
@@ -405,12 +421,22 @@ def test_search_chart_filters_as_the_search_parameter_does() -> None:
     (param,) = spec["params"]
     assert param["name"] == "search" and param["bind"]["input"] == "search" and param["value"] == ""
     layer = spec["layer"][0]
-    assert {"filter": "indexOf(datum.haystack, lower(search)) >= 0"} in layer["transform"]
+    assert {"filter": "indexof(datum.haystack, lower(search)) >= 0"} in layer["transform"]
     rows = spec["datasets"][spec["data"]["name"]]
     for query in ("deploy", "NO REPLY", "seum", "zzz"):
         in_chart = [row["num"] for row in rows if query.lower() in row["haystack"]]
         in_frame = [f"#{n}" for n in messages(SEARCHABLE, search=query)["n"]]
         assert in_chart == in_frame, query
+
+
+def test_search_chart_filters_in_vega_as_the_search_parameter_does() -> None:
+    vl_convert = pytest.importorskip("vl_convert")
+    everything = messages(SEARCHABLE)
+    spec = search_chart(everything).to_dict()
+    for query in ("DEPLOY", "no reply", "zzz"):
+        spec["params"][0]["value"] = query  # what a reader types in the box
+        shown = re.findall(r">(#\d+)<", vl_convert.vegalite_to_svg(spec))
+        assert shown == [f"#{n}" for n in messages(SEARCHABLE, search=query)["n"]], query
 
 
 def test_search_chart_refuses_too_many_rows() -> None:
