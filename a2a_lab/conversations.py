@@ -429,7 +429,7 @@ def _conversations_of(ex: pl.LazyFrame, intent_rules: IntentRules = INTENT_RULES
         "intent", "intentSource", "payloadType", "depth", "parentConversationId", "hasSend", "hasComplete",
         "events", "file", "line",
     ]
-    return out.select(cols).sort(["start", "conversationId", "fromAgent", "exchange"], nulls_last=True).collect()
+    return out.select(cols).sort(["start", "conversationId", "fromAgent", "toAgent", "exchange"], nulls_last=True).collect()
 
 
 # ---------------------------------------------------------------------------------------

@@ -87,7 +87,7 @@ report.rejects.with_columns(pl.col("file").str.split("/").list.last())
 # reference).
 
 # %%
-report.issues.group_by("kind", "field").len("events").sort("events", descending=True)
+report.issues.group_by("kind", "field").len("events").sort(["events", "kind", "field"], descending=[True, False, False], nulls_last=True)
 
 # %% [markdown]
 # ## 3. The event frame
@@ -113,7 +113,7 @@ by_type = (
     events.group_by("type")
     .len("events")
     .with_columns(family=pl.col("type").str.split(".").list.first())
-    .sort("events", descending=True)
+    .sort(["events", "type"], descending=[True, False])
 )
 alt.Chart(by_type, title="Events per type").mark_bar().encode(
     x=alt.X("events:Q", title="events"),
@@ -131,6 +131,7 @@ by_agent = (
     .group_by("agentId", "family")
     .len("events")
     .with_columns(pl.col("agentId").fill_null("(none)"))
+    .sort("agentId", "family")  # group_by order varies between runs; stored charts must not
 )
 alt.Chart(by_agent, title="Events per writing agent").mark_bar().encode(
     x=alt.X("sum(events):Q", title="events"),

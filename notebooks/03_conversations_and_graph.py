@@ -69,7 +69,9 @@ conv.select(
 # come within 30 s; **incomplete** — no `a2a.complete` in the log (still running, or lost).
 
 # %%
-conv.group_by("outcome", "outcomeReason").len("exchanges").sort("exchanges", descending=True)
+conv.group_by("outcome", "outcomeReason").len("exchanges").sort(
+    ["exchanges", "outcome", "outcomeReason"], descending=[True, False, False], nulls_last=True
+)
 
 # %%
 plots.outcome_bars(conv)
@@ -84,7 +86,9 @@ plots.outcome_bars(conv)
 plots.latency_by_pair(conv, top=15)
 
 # %%
-slowest = pair_stats(conv).filter(pl.col("replied") >= 3).sort("p95_first_reply_ms", descending=True)
+slowest = pair_stats(conv).filter(pl.col("replied") >= 3).sort(
+    ["p95_first_reply_ms", "fromAgent", "toAgent"], descending=[True, False, False]
+)
 slowest.select(
     "fromAgent", "toAgent", "exchanges", "replied", "no_reply",
     (pl.col("p50_first_reply_ms") / 1000).round(1).alias("p50_s"),
@@ -151,7 +155,7 @@ qa.filter(~pl.col("answered")).select("questionId", "askedBy", "askedTo", "asked
 # %%
 qa.filter(pl.col("answered") & pl.col("askedAt").is_not_null()).select(
     "questionId", "askedBy", "answeredBy", (pl.col("answerLatencyMs") / 60_000).round(1).alias("answer_min")
-).sort("answer_min", descending=True).head(5)
+).sort(["answer_min", "questionId"], descending=[True, False]).head(5)
 
 # %%
 qa.filter(pl.col("askedAt").is_null()).select("questionId", "answeredBy", "answers")

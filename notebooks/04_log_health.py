@@ -60,7 +60,7 @@ pl.DataFrame([{"rule": r.id, "severity": r.severity, "what it finds": r.descript
 findings = check(events, now=NOW)
 summary = findings.group_by("rule", "severity").agg(
     pl.len().alias("findings"), pl.col("lines").list.len().sum().alias("events")
-).sort("findings", descending=True)
+).sort(["findings", "rule"], descending=[True, False])
 summary
 
 # %%
