@@ -131,7 +131,9 @@ deciding = (
     .group_by(ws_id.alias("workSessionId"), maintain_order=True)
     .agg(pl.col("type").first(), pl.col("categorySource").first(), pl.col("collabCategory").first())
 )
-deciding.group_by("categorySource", "type").len("sessions").sort(["sessions", "type"], descending=[True, False])
+deciding.group_by("categorySource", "type").len("sessions").sort(
+    ["sessions", "type", "categorySource"], descending=[True, False, False]
+)
 
 # %% [markdown]
 # ## 4. The dashboard's filters
@@ -195,7 +197,9 @@ compared = ws.sessions.select("id", "status", "collabCategory").join(
     by_role.sessions.select("id", "status", "collabCategory"), on="id", how="left", suffix="_role"
 )
 print(f"{(compared['collabCategory'] != compared['collabCategory_role']).sum()} sessions change category")
-compared.group_by("status", "status_role").len("sessions").sort(["sessions", "status"], descending=[True, False])
+compared.group_by("status", "status_role").len("sessions").sort(
+    ["sessions", "status", "status_role"], descending=[True, False, False]
+)
 
 # %% [markdown]
 # ## 5. Two corrections the dashboard does not make
@@ -214,7 +218,7 @@ lifecycle = al.work_sessions(events, now=NOW, lifecycle_terminal=True)
     .join(lifecycle.sessions.select("id", "status"), on="id", suffix="_lifecycle")
     .group_by("status", "status_lifecycle")
     .len("sessions")
-    .sort(["sessions", "status"], descending=[True, False])
+    .sort(["sessions", "status", "status_lifecycle"], descending=[True, False, False])
 )
 
 # %% [markdown]
