@@ -1197,13 +1197,23 @@ def search_chart(messages: pl.DataFrame, *, text_chars: int = 110, title: str | 
         )
         .properties(width=900, height=alt.Step(18))
     )
-    columns = (("num", 0, "#666"), ("clock", 36, "#666"), ("who", 140, "#111"), ("label", 300, "#1565c0"),
-               ("line", 520, "#111"))
+    # a coloured square per line says which thread it belongs to (legend below)
+    thread_mark = base.mark_square(size=70).encode(
+        x=alt.value(5),
+        color=alt.Color("thread:N", title="thread", sort=None, legend=alt.Legend(orient="bottom", labelLimit=400)),
+    )
+    columns = (
+        ("num", 16, "#666", 40),
+        ("clock", 50, "#666", 100),
+        ("who", 150, "#111", 150),
+        ("label", 305, "#1565c0", 210),
+        ("line", 520, "#111", 380),
+    )
     layers = [
-        base.mark_text(align="left", baseline="middle", color=color, limit=(380 if field == "line" else 210)).encode(
+        base.mark_text(align="left", baseline="middle", color=color, limit=limit).encode(
             x=alt.value(x), text=f"{field}:N"
         )
-        for field, x, color in columns
+        for field, x, color, limit in columns
     ]
-    return alt.layer(*layers).add_params(search).configure_view(stroke=None)
+    return alt.layer(thread_mark, *layers).add_params(search).configure_view(stroke=None)
 

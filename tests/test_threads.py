@@ -420,7 +420,7 @@ def test_search_chart_filters_as_the_search_parameter_does() -> None:
     spec = search_chart(everything).to_dict()
     (param,) = spec["params"]
     assert param["name"] == "search" and param["bind"]["input"] == "search" and param["value"] == ""
-    layer = spec["layer"][0]
+    layer = spec["layer"][1]
     assert {"filter": "indexof(datum.haystack, lower(search)) >= 0"} in layer["transform"]
     rows = spec["datasets"][spec["data"]["name"]]
     for query in ("deploy", "NO REPLY", "seum", "zzz"):
