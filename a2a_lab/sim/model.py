@@ -49,7 +49,7 @@ import numpy as np
 import simpy
 from simpy.events import Event, EventPriority, Timeout
 
-from a2a_lab.runtime.concurrency import ConcurrencyConfig, ConcurrencyGate
+from a2a_lab.runtime.concurrency import ConcurrencyConfig, ConcurrencyError, ConcurrencyGate
 from a2a_lab.runtime.skip_tokens import is_reply_skip
 from a2a_lab.runtime.termination import TERMINATION_REASONS, should_terminate_ping_pong
 from a2a_lab.sim import _texts as tx
@@ -186,7 +186,8 @@ class GateDriver:
     :meth:`acquire` is a SimPy sub-process: granted at once, or queued until a release
     hands it a permit (True) or its permit timeout passes (False: refused, and removed from
     the gate's queue so that no later release wakes a flow that is gone). A release at the
-    very instant of the timeout still admits the flow.
+    very instant of the timeout still admits the flow. Every refusal is kept in
+    :attr:`refusals` as the gate's :class:`~a2a_lab.runtime.ConcurrencyError`.
 
     Examples
     --------
@@ -204,12 +205,15 @@ class GateDriver:
     >>> env.run()
     >>> log  # f2 gets f1's permit at the instant its timeout expires; f3 times out
     [(0, 'f1', True), (50.0, 'f2', True), (50.0, 'f3', False)]
+    >>> [(e.agent_id, e.flow_id, e.at_ms) for e in gate.refusals]
+    [('eden', 'f3', 50000.0)]
     """
 
     def __init__(self, env: simpy.Environment, config: ConcurrencyConfig, *, corrected_release: bool = False) -> None:
         self.env = env
         self.gate = ConcurrencyGate(config, corrected_release=corrected_release)
-        self._waiting: dict[str, Event] = {}
+        self.refusals: list[ConcurrencyError] = []
+        self._waiting: dict[tuple[str, str], Event] = {}
 
     def acquire(self, agent_id: str, flow_id: str):  # type: ignore[no-untyped-def]  # a SimPy generator
         """Ask for a permit; a generator to ``yield from``, returning whether it was granted."""
@@ -217,27 +221,28 @@ class GateDriver:
         if self.gate.acquire(agent_id, flow_id, now_ms) == "granted":
             return True
         woken = self.env.event()
-        self._waiting[flow_id] = woken
+        self._waiting[agent_id, flow_id] = woken
         timeout_ms = self.gate.config.queue_timeout_ms
         yield race(self.env, woken, timeout_ms / 1000.0)
         if woken.triggered:
             self.gate.resume(agent_id, flow_id)
             return True
-        del self._waiting[flow_id]
+        del self._waiting[agent_id, flow_id]
         # the gate's own deadline for this waiter (same arithmetic): expiring exactly it
-        # removes the waiter even where env.now * 1000 rounds below it
-        self.gate.expire(max(self.env.now * 1000.0, now_ms + timeout_ms))
+        # removes the waiter even where env.now * 1000 rounds below it; waiters due at the
+        # same instant are refused with it (their own deadlines find them gone)
+        self.refusals += self.gate.expire(max(self.env.now * 1000.0, now_ms + timeout_ms))
         return False
 
     def release(self, agent_id: str) -> None:
         """Give a permit back; the oldest waiter, if any, is woken now."""
         woken = self.gate.release(agent_id)
         if woken is not None:
-            self._waiting.pop(woken).succeed()
+            self._waiting.pop((agent_id, woken)).succeed()
 
     @property
     def pending(self) -> int:
-        """Flows queued or woken but not resumed (0 once the simulation has drained)."""
+        """Flows waiting for a permit (0 once the simulation has drained)."""
         return len(self._waiting)
 
 
