@@ -807,6 +807,21 @@ def _local(ms: pl.Expr, timezone: str, fmt: str) -> pl.Expr:
     return ms.cast(pl.Int64).cast(pl.Datetime("ms", "UTC")).dt.convert_time_zone(timezone).dt.strftime(fmt)
 
 
+#: Title of the session that ``unassigned=True`` builds.
+_UNASSIGNED_TITLE = "events without a work session"
+#: Characters of a session's first message shown where its task has no title.
+_ABOUT_CHARS = 90
+
+
+def _title_html(title: str | None, about: str | None) -> str:
+    """A session's task title, else its first message in quotes, else a dash."""
+    if title:
+        return f"<strong>{_esc(title)}</strong>"
+    if about:
+        return f'<em style="{_MUTED}">“{_esc(about)}”</em>'
+    return f'<span style="{_MUTED}">—</span>'
+
+
 @dataclass(frozen=True, repr=False)
 class ThreadView:
     """A work session's threads rendered as a conversation (shown by Jupyter as HTML).
@@ -962,7 +977,7 @@ def thread_view(
         titles=titles,
     )
     if row["workSessionId"] is None:
-        title, task, about = "events without a work session", None, None
+        title, task, about = _UNASSIGNED_TITLE, None, None
     else:
         own = enriched.lazy().filter(js_string_expr(_D.field("workSessionId")) == row["workSessionId"])
         titled = session_titles(own, titles)
@@ -980,19 +995,6 @@ def thread_view(
         timezone=timezone,
         search_box=search_box,
     )
-
-
-#: Characters of a session's first message shown where its task has no title.
-_ABOUT_CHARS = 90
-
-
-def _title_html(title: str | None, about: str | None) -> str:
-    """A session's task title, else its first message in quotes, else a dash."""
-    if title:
-        return f"<strong>{_esc(title)}</strong>"
-    if about:
-        return f'<em style="{_MUTED}">“{_esc(about)}”</em>'
-    return f'<span style="{_MUTED}">—</span>'
 
 
 @dataclass(frozen=True, repr=False)
@@ -1103,7 +1105,10 @@ def sessions_table(
         "id",
         "workSessionId",
         "status",
-        "title",
+        pl.when(pl.col("workSessionId").is_null())
+        .then(pl.lit(_UNASSIGNED_TITLE))
+        .otherwise(pl.col("title"))
+        .alias("title"),
         pl.when(about.str.len_chars() > _ABOUT_CHARS)
         .then(about.str.slice(0, _ABOUT_CHARS) + pl.lit("…"))
         .otherwise(about)

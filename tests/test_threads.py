@@ -378,6 +378,8 @@ def test_unknown_session_raises_and_unassigned_events_are_a_session() -> None:
     result, enriched = build(records, unassigned=True)
     assert thread_messages(result, enriched, "unassigned")["text"].to_list() == ["loose"]
     assert thread_view(result, enriched, "unassigned").session["title"] == "events without a work session"
+    titles = dict(sessions_table(result, enriched).frame.select("id", "title").iter_rows())
+    assert titles == {"unassigned": "events without a work session", "ws:" + WS: None}
 
 
 # ---- search ------------------------------------------------------------------------------
