@@ -66,6 +66,10 @@ __all__ = [
     "runtime",
     "samples",
     "schema",
+    "sim",
+    "threads",
+    "checks",
+    "pm",
     "status_timeline",
     "target_stats",
     "work_sessions",
@@ -74,7 +78,7 @@ __all__ = [
 ]
 
 # Sub-packages with data or heavy imports (altair, networkx) load on first use.
-_LAZY_MODULES = {"samples", "plots", "graph", "runtime", "rules", "notebook"}
+_LAZY_MODULES = {"samples", "plots", "graph", "runtime", "rules", "notebook", "threads", "checks", "pm", "sim"}
 _LAZY_NAMES = {
     "interaction_graph": "graph",
     "graph_metrics": "graph",
