@@ -5,7 +5,8 @@ so replications are independent and the whole experiment is reproducible from on
 They run in worker processes (:class:`concurrent.futures.ProcessPoolExecutor`, ``spawn``
 start method: each worker imports a2a_lab afresh, which is safe with Polars' thread pool)
 and each returns only its :meth:`~a2a_lab.sim.run.SimResult.summary`, so a replication of a
-million messages ships a few numbers back, not its frames.
+million messages ships a few numbers back, not its frames. A script that starts workers
+needs the usual ``if __name__ == "__main__":`` guard (notebooks and tests need none).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 from collections.abc import Sequence
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import Executor, ProcessPoolExecutor
 
 import numpy as np
 import polars as pl
@@ -44,6 +45,7 @@ def replicate(
     seed: int = 0,
     warmup_s: float = 0.0,
     workers: int | None = None,
+    executor: Executor | None = None,
 ) -> pl.DataFrame:
     """Run independent replications of a configuration, in parallel.
 
@@ -60,6 +62,9 @@ def replicate(
     workers
         Worker processes (default: one per CPU, at most one per replication); 1 runs them in
         this process.
+    executor
+        Run on this executor instead (e.g. one process pool shared by several experiments);
+        ``workers`` is then ignored.
 
     Returns
     -------
@@ -77,7 +82,9 @@ def replicate(
     seeds = np.random.SeedSequence(seed).spawn(replications)
     tasks = [(config, s, warmup_s) for s in seeds]
     workers = min(replications, workers or os.cpu_count() or 1)
-    if workers <= 1:
+    if executor is not None:
+        rows = list(executor.map(replication_summary, tasks))
+    elif workers <= 1:
         rows = [replication_summary(t) for t in tasks]
     else:
         with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn")) as pool:
