@@ -57,6 +57,7 @@ wait limit, a path the simulator does not model (:attr:`Calibration.spawned` cou
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -725,7 +726,10 @@ def _quantile_cols(col: str, quantiles: Sequence[float], prefix: str) -> list[pl
 def _ks(a: np.ndarray, b: np.ndarray, min_samples: int) -> tuple[float | None, float | None]:
     if a.size < min_samples or b.size < min_samples:
         return None, None
-    res = stats.ks_2samp(a, b)
+    with warnings.catch_warnings():
+        # scipy falls back to the asymptotic p-value where the exact one underflows: fine here
+        warnings.filterwarnings("ignore", "ks_2samp: Exact calculation unsuccessful", RuntimeWarning)
+        res = stats.ks_2samp(a, b)
     return float(res.statistic), float(res.pvalue)
 
 
