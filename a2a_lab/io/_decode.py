@@ -302,13 +302,13 @@ def split_lines(text: str) -> list[str]:
     return parts
 
 
-def decode_text(text: str, *, exact: bool = False) -> DecodedText:
+def decode_text(text: str, *, exact: bool = False, timezone: str = "UTC", file: str | None = None) -> DecodedText:
     """Decode one file's text (already UTF-8 decoded) into events, rejects and issues.
 
     ``exact=True`` sends every line through the exact standard-library path (slow; the
     test-suite checks that both paths give the same frame).
     """
-    return decode_lines(pl.Series("text", split_lines(text), dtype=pl.String), exact=exact)
+    return decode_lines(pl.Series("text", split_lines(text), dtype=pl.String), exact=exact, timezone=timezone, file=file)
 
 
 def _keep(frame: pl.DataFrame, mask: pl.Series) -> pl.DataFrame:
@@ -316,11 +316,16 @@ def _keep(frame: pl.DataFrame, mask: pl.Series) -> pl.DataFrame:
     return frame if mask.all() else frame.filter(mask)
 
 
-def decode_lines(lines: pl.Series, *, exact: bool = False) -> DecodedText:
+def decode_lines(
+    lines: pl.Series, *, exact: bool = False, file: str | None = None, timezone: str = "UTC"
+) -> DecodedText:
     """Decode physical lines (a String series, line ``i`` at position ``i - 1``).
 
     Works through the lines in chunks of ``_CHUNK`` so that the temporaries of the fast
-    path (decoded structs, coercion checks) never exist for the whole file at once.
+    path (decoded structs, coercion checks) never exist for the whole file at once. Each
+    chunk also gets its ``event_ms`` / ``event_time`` (rules §2, ISO times read in
+    ``timezone``) and, with ``file``, a ``file`` column: a column added to the whole frame
+    afterwards would make Polars re-chunk (copy) every column to line the chunks up.
     """
     n = len(lines)
     fast_parts: list[pl.DataFrame] = []
@@ -337,19 +342,54 @@ def decode_lines(lines: pl.Series, *, exact: bool = False) -> DecodedText:
         )
         fast, slow, n_blank = _fast_path(frame, exact)
         blank += n_blank
-        fast_parts.append(fast)
+        fast_parts.append(_provenance(fast, file, timezone))
         slow_parts.extend(slow)
-    fast_events = (
-        pl.concat(fast_parts, how="vertical", rechunk=False) if fast_parts else _decoded_empty()
-    )
+    fast_events = _concat_contiguous(fast_parts) if fast_parts else _decoded_empty()
     slow = (
         pl.concat(slow_parts, how="vertical").sort("line")
         if slow_parts
         else pl.DataFrame(schema={"line": pl.Int64, "text": pl.String})
     )
     slow_events, rejects, issues = _exact(slow)
+    slow_events = _provenance(slow_events, file, timezone)
+    if not fast_parts:
+        fast_events = _provenance(fast_events, file, timezone)
     events = fast_events if slow_events.height == 0 else fast_events.merge_sorted(slow_events, key="line")
     return DecodedText(events=events, rejects=rejects, issues=issues, lines=n, blank=blank, exact_lines=slow.height)
+
+
+def _concat_contiguous(frames: list[pl.DataFrame]) -> pl.DataFrame:
+    """Concatenate chunk frames into one contiguous frame, column by column.
+
+    Polars copies a multi-chunk frame into contiguous buffers on its first eager
+    operation, which doubles the memory of a large log at that moment. Building each
+    column once (``data`` field by field) and dropping the chunks' copy of it right away
+    keeps the peak at the frame's size plus one column.
+    """
+    if len(frames) == 1:
+        return frames[0]
+    schema = frames[0].schema
+    data_fields = [fld.name for fld in schema["data"].fields]  # type: ignore[union-attr]
+    # the data fields as their own columns (zero-copy), prefixed: some share a top-level name
+    flat = [
+        f.select(pl.exclude("data"), *[pl.col("data").struct.field(n).alias("data." + n) for n in data_fields])
+        for f in frames
+    ]
+    del frames[:]
+    built: dict[str, pl.Series] = {}
+    for name in flat[0].columns:
+        built[name] = pl.concat([f.drop_in_place(name) for f in flat], rechunk=True)
+    data = pl.struct([built.pop("data." + n).alias(n) for n in data_fields], eager=True).alias("data")
+    return pl.DataFrame([data if n == "data" else built[n] for n in schema.names()])
+
+
+def _provenance(events: pl.DataFrame, file: str | None, timezone: str) -> pl.DataFrame:
+    """Add ``file`` and the event time to one chunk, in the event frame's column order."""
+    from a2a_lab.io._timestamps import with_event_time
+    from a2a_lab.schema import polars_schema
+
+    events = with_event_time(events.with_columns(pl.lit(file, dtype=pl.String).alias("file")), timezone)
+    return events.select(list(polars_schema()))
 
 
 def _decoded_empty() -> pl.DataFrame:

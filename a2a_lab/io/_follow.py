@@ -118,7 +118,7 @@ class LogFollower:
         for data, first_line in pieces:
             if not data:
                 continue
-            dec, extra = decode_bytes(data)
+            dec, extra = decode_bytes(data, self.timezone, str(self.path))
             shift = pl.col("line") + first_line
             dec.events = dec.events.with_columns(shift)
             dec.rejects = dec.rejects.with_columns(shift)

@@ -141,19 +141,25 @@ def _finish(decoded: list[tuple[str, DecodedText, pl.DataFrame]], timezone: str,
     rejects = []
     issues = []
     for name, dec, extra_issues in decoded:
-        frames.append(dec.events.with_columns(pl.lit(name, dtype=pl.String).alias("file")))
+        frames.append(
+            dec.events if "file" in dec.events.columns and dec.events["file"].null_count() == 0
+            else dec.events.with_columns(pl.lit(name, dtype=pl.String).alias("file"))
+        )
         rejects.append(dec.rejects.with_columns(pl.lit(name, dtype=pl.String).alias("file")))
         issues.append(pl.concat([dec.issues, extra_issues]).with_columns(pl.lit(name, dtype=pl.String).alias("file")))
     events = (
         pl.concat(frames, how="vertical", rechunk=False) if frames else pl.DataFrame(schema={k: v for k, v in schema.items() if k not in ("event_ms", "event_time")})
     )
-    events = with_event_time(events, timezone)
-    no_time = events.filter(pl.col("event_ms") == 0).select(
+    if "event_ms" not in events.columns:
+        events = with_event_time(events, timezone)
+    # select, then filter: filtering the frame would first copy every column of the kept rows
+    no_time = events.select("file", "line", "event_ms").filter(pl.col("event_ms") == 0).select(
         "file", "line", pl.lit("no_timestamp").alias("kind"), pl.lit(None, pl.String).alias("field")
     )
     if sort and not events["event_ms"].is_sorted():
         events = events.sort("event_ms", maintain_order=True)
-    events = events.select(list(schema))
+    if events.columns != list(schema):
+        events = events.select(list(schema))
     report = LoadReport(
         files=[name for name, _, _ in decoded],
         lines={name: dec.lines for name, dec, _ in decoded},
@@ -161,7 +167,7 @@ def _finish(decoded: list[tuple[str, DecodedText, pl.DataFrame]], timezone: str,
         rejects=pl.concat(rejects).select("file", "line", "reason", "raw") if rejects else _empty_rejects(),
         exact_lines=sum(dec.exact_lines for _, dec, _ in decoded),
         issues=pl.concat([*(i.select("file", "line", "kind", "field") for i in issues), no_time]).sort(["file", "line"], maintain_order=True) if issues else _empty_issues(),
-        by_type=_counts(events, "type"),
+        by_type=_counts(events.select("type"), "type"),
         events=events.height,
     )
     return LoadResult(events=events, report=report)
@@ -186,34 +192,34 @@ def _lines_or_none(source: Path | bytes) -> pl.Series | None:
         raise
 
 
-def decode_bytes(data: bytes) -> tuple[DecodedText, pl.DataFrame]:
+def decode_bytes(data: bytes, timezone: str = "UTC", file: str | None = None) -> tuple[DecodedText, pl.DataFrame]:
     """Decode one file's bytes: UTF-8 as Node does (invalid → U+FFFD, line kept and reported)."""
     lines = _lines_or_none(data) if data else pl.Series("text", [], dtype=pl.String)
     if lines is not None:
-        return decode_lines(lines), issues_frame([])
-    return _decode_invalid_utf8(data)
+        return decode_lines(lines, timezone=timezone, file=file), issues_frame([])
+    return _decode_invalid_utf8(data, timezone, file)
 
 
-def _decode_invalid_utf8(data: bytes) -> tuple[DecodedText, pl.DataFrame]:
+def _decode_invalid_utf8(data: bytes, timezone: str, file: str | None) -> tuple[DecodedText, pl.DataFrame]:
     bad_lines = []
     for i, raw in enumerate(data.split(b"\n"), start=1):
         try:
             raw.decode("utf-8")
         except UnicodeDecodeError:
             bad_lines.append(i)
-    dec = decode_text(data.decode("utf-8", errors="replace"))
+    dec = decode_text(data.decode("utf-8", errors="replace"), timezone=timezone, file=file)
     extra = issues_frame([{"line": i, "kind": "invalid_utf8", "field": None} for i in bad_lines])
     return dec, extra
 
 
-def _decode_file(path: Path) -> tuple[DecodedText, pl.DataFrame]:
+def _decode_file(path: Path, timezone: str) -> tuple[DecodedText, pl.DataFrame]:
     """Let Polars read a plain file itself (no copy through Python); gzip and invalid UTF-8
     go through :func:`decode_bytes`."""
     if path.suffix != ".gz" and path.stat().st_size > 0:
         lines = _lines_or_none(path)
         if lines is not None:
-            return decode_lines(lines), issues_frame([])
-    return decode_bytes(read_bytes(path))
+            return decode_lines(lines, file=str(path), timezone=timezone), issues_frame([])
+    return decode_bytes(read_bytes(path), timezone, str(path))
 
 
 def load(source: Source, *, timezone: str = "UTC", sort: bool = True) -> LoadResult:
@@ -249,7 +255,7 @@ def load(source: Source, *, timezone: str = "UTC", sort: bool = True) -> LoadRes
     files = resolve_source(source)
     decoded = []
     for path in files:
-        dec, extra = _decode_file(path)
+        dec, extra = _decode_file(path, timezone)
         decoded.append((str(path), dec, extra))
     return _finish(decoded, timezone, sort)
 

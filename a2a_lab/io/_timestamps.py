@@ -90,23 +90,18 @@ def with_event_time(events: pl.DataFrame, timezone: str = "UTC") -> pl.DataFrame
     """Add ``event_ms`` (rules §2) and ``event_time`` to an event frame.
 
     Same result as ``with_columns(event_ms_expr(timezone))``, but the ISO parser only runs
-    on the rows that need it (no usable number and a ``timestamp`` string): parsing a
-    column that is null almost everywhere would allocate for every row.
+    when some row needs it (no usable number and a ``timestamp`` string), and only on those
+    rows: parsing a column that is null almost everywhere would allocate for every row.
+    Everything stays an expression on the frame, so its chunks are not copied.
     """
     tms, ts = pl.col("timestampMs"), pl.col("ts")
-    numeric = (
-        pl.when(tms.is_not_null() & (tms != 0)).then(tms)
-        .when(ts.is_not_null() & (ts != 0)).then(ts)
-        .alias("event_ms")
-    )
-    out = events.with_columns(numeric)
-    need = out.select((pl.col("event_ms").is_null() & pl.col("timestamp").is_not_null()).arg_true()).to_series()
-    event_ms = out["event_ms"]
-    if len(need):
-        parsed = out[need].select(iso_to_ms_expr(pl.col("timestamp"), timezone).cast(pl.Float64)).to_series()
-        event_ms = event_ms.scatter(need, parsed)
-    event_ms = event_ms.fill_null(0.0)
-    return out.with_columns(
-        event_ms,
-        event_ms.cast(pl.Int64, strict=False).cast(pl.Datetime("ms")).dt.replace_time_zone("UTC").alias("event_time"),
+    numeric = pl.when(tms.is_not_null() & (tms != 0)).then(tms).when(ts.is_not_null() & (ts != 0)).then(ts)
+    needs_iso = events.select((numeric.is_null() & pl.col("timestamp").is_not_null()).any()).item()
+    if needs_iso:
+        iso = iso_to_ms_expr(pl.when(numeric.is_null()).then(pl.col("timestamp")), timezone).cast(pl.Float64)
+        event_ms = pl.coalesce(numeric, iso)
+    else:
+        event_ms = numeric
+    return events.with_columns(event_ms.fill_null(0.0).alias("event_ms")).with_columns(
+        pl.col("event_ms").cast(pl.Int64, strict=False).cast(pl.Datetime("ms")).dt.replace_time_zone("UTC").alias("event_time"),
     )
