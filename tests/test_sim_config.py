@@ -103,7 +103,10 @@ def _error_locations(data: dict) -> list[str]:
 @pytest.mark.parametrize(
     ("data", "where"),
     [
-        ({"agents": [{"id": "a", "service": {"kind": "lognormal", "mean_s": 1, "cv": -2}}]}, "agents.0.service.lognormal.cv"),
+        (
+            {"agents": [{"id": "a", "service": {"kind": "lognormal", "mean_s": 1, "cv": -2}}]},
+            "agents.0.service.lognormal.cv",
+        ),
         ({"agents": [{"id": "a", "servce": {"kind": "exponential", "mean_s": 1}}]}, "agents.0.servce"),
         ({"agents": [{"id": "a:b"}]}, "agents.0.id"),
         ({"gate": {"max_concurrent_flows": 0}}, "gate.max_concurrent_flows"),
@@ -113,11 +116,26 @@ def _error_locations(data: dict) -> list[str]:
         ({"ping_pong": {"endings": {"typo": 0.1}}}, "ping_pong.endings.typo"),
         ({"mix": {"payload_share": 1.5}}, "mix.payload_share"),
         ({"mix": {"intents": {"gossip": 1.0}}}, "mix.intents.gossip"),
-        ({"workload": {"kind": "poisson", "pairs": [{"from": "main", "to": "nobody", "rate_per_s": 1}]}}, "workload.pairs.0.to"),
-        ({"workload": {"kind": "poisson", "agents": [{"agent": "main", "rate_per_s": 1, "targets": {"ghost": 1}}]}}, "workload.agents.0.targets.ghost"),
+        (
+            {"workload": {"kind": "poisson", "pairs": [{"from": "main", "to": "nobody", "rate_per_s": 1}]}},
+            "workload.pairs.0.to",
+        ),
+        (
+            {"workload": {"kind": "poisson", "agents": [{"agent": "main", "rate_per_s": 1, "targets": {"ghost": 1}}]}},
+            "workload.agents.0.targets.ghost",
+        ),
         ({"workload": {"kind": "poisson", "pairs": [], "agents": []}}, "workload.poisson"),
         ({"workload": {"kind": "trace"}}, "workload.trace"),
-        ({"workload": {"kind": "poisson", "hourly_profile": [1.0] * 23, "agents": [{"agent": "main", "rate_per_s": 1}]}}, "workload.poisson.hourly_profile"),
+        (
+            {
+                "workload": {
+                    "kind": "poisson",
+                    "hourly_profile": [1.0] * 23,
+                    "agents": [{"agent": "main", "rate_per_s": 1}],
+                }
+            },
+            "workload.poisson.hourly_profile",
+        ),
         ({"agents": [{"id": "a"}, {"id": "a"}]}, "duplicate id(s) a"),
         ({"n_messages": None, "duration_s": None}, "need `n_messages` or `duration_s`"),
     ],
@@ -137,7 +155,9 @@ def test_an_unlisted_agent_gets_the_agent_defaults() -> None:
 def test_total_rate_adds_pairs_and_agents() -> None:
     cfg = SimConfig(
         agents=[AgentConfig(id="a"), AgentConfig(id="b")],
-        workload=PoissonArrivals(pairs=[PairRate(from_agent="a", to_agent="b", rate_per_s=0.25)], agents=[{"agent": "b", "rate_per_s": 0.5}]),
+        workload=PoissonArrivals(
+            pairs=[PairRate(from_agent="a", to_agent="b", rate_per_s=0.25)], agents=[{"agent": "b", "rate_per_s": 0.5}]
+        ),
     )
     assert cfg.total_rate_per_s == 0.75
     trace = SimConfig(workload=TraceArrivals(sends=[{"at_s": 0, "from": "main", "to": "ruda"}]))
@@ -149,7 +169,13 @@ def test_total_rate_adds_pairs_and_agents() -> None:
 
 @pytest.mark.parametrize(
     "dist",
-    [Exponential(mean_s=2.5), Deterministic(value_s=60), Lognormal(mean_s=1.0, cv=0.5), Gamma(mean_s=30.0, cv=0.4), Gamma(mean_s=1.0, cv=2.0)],
+    [
+        Exponential(mean_s=2.5),
+        Deterministic(value_s=60),
+        Lognormal(mean_s=1.0, cv=0.5),
+        Gamma(mean_s=30.0, cv=0.4),
+        Gamma(mean_s=1.0, cv=2.0),
+    ],
 )
 def test_quantile_functions_have_the_stated_mean_and_cv(dist) -> None:
     x = dist.ppf(GRID)

@@ -73,10 +73,14 @@ def test_ids_are_uuid4_and_conversations_follow_runtime_6(default_run) -> None:
     assert m["task_id"].drop_nulls().str.contains(r"^task_[0-9a-f]{12}$").all()
     run_ids = default_run.events.filter(pl.col("type") == "a2a.send")["data"].struct.field("runId")
     assert run_ids.str.contains(f"^{UUID4}$").all() and run_ids.n_unique() == m.height
-    pair = pl.concat_list(pl.min_horizontal(pl.col("from_agent").str.to_lowercase(), pl.col("to_agent").str.to_lowercase()),
-                          pl.max_horizontal(pl.col("from_agent").str.to_lowercase(), pl.col("to_agent").str.to_lowercase()))
+    pair = pl.concat_list(
+        pl.min_horizontal(pl.col("from_agent").str.to_lowercase(), pl.col("to_agent").str.to_lowercase()),
+        pl.max_horizontal(pl.col("from_agent").str.to_lowercase(), pl.col("to_agent").str.to_lowercase()),
+    )
     with_ws = m.filter(pl.col("work_session_id").is_not_null()).with_columns(pair.alias("pair"))
-    groups = with_ws.group_by("work_session_id", "pair").agg(pl.col("conversation_id").n_unique().alias("ids"), pl.col("conversation_id").first())
+    groups = with_ws.group_by("work_session_id", "pair").agg(
+        pl.col("conversation_id").n_unique().alias("ids"), pl.col("conversation_id").first()
+    )
     assert (groups["ids"] == 1).all()  # one id per work session and pair ...
     assert groups["conversation_id"].n_unique() == groups.height  # ... and a new one for each
     without = m.filter(pl.col("work_session_id").is_null())
@@ -110,10 +114,14 @@ def test_conversations_equal_the_per_message_frame(taskless_run) -> None:
     assert (joined["retries"] == 0).all()
     replied = joined.filter(pl.col("outcome") == "replied")
     assert replied.height > 0.9 * m.height
-    assert (replied["firstReplyMs"] == replied.select(_ms(pl.col("reply_s")) - _ms(pl.col("arrival_s"))).to_series()).all()
+    assert (
+        replied["firstReplyMs"] == replied.select(_ms(pl.col("reply_s")) - _ms(pl.col("arrival_s"))).to_series()
+    ).all()
     assert (replied["turns"] == replied["turns_right"].cast(pl.Float64)).all()
     assert (replied["announced"] == replied["announced_right"]).all()
-    assert (joined["durationMs"] == joined.select(_ms(pl.col("complete_s")) - _ms(pl.col("arrival_s"))).to_series()).all()
+    assert (
+        joined["durationMs"] == joined.select(_ms(pl.col("complete_s")) - _ms(pl.col("arrival_s"))).to_series()
+    ).all()
     unanswered = joined.filter(pl.col("outcome") == "no_reply")
     assert unanswered.height > 0 and (unanswered["outcomeReason"] == "timeout").all()
 
@@ -148,16 +156,22 @@ def test_with_tasks_conversations_match_except_where_reused_ids_overlap(default_
     assert 0 < overlaps < 0.05 * m.height and tangled  # rare, but the default workload has some
     assert check(ev).filter(pl.col("rule") == "a2a.missing_complete").height == overlaps
     conv = al.conversations(al.enrich(ev)).filter(pl.col("hasSend"), ~pl.col("conversationId").is_in(list(tangled)))
-    numbered = m.filter(~pl.col("conversation_id").is_in(list(tangled))).sort("message").with_columns(
-        pl.int_range(1, pl.len() + 1).over("conversation_id", "from_agent", "to_agent").alias("exchange")
+    numbered = (
+        m.filter(~pl.col("conversation_id").is_in(list(tangled)))
+        .sort("message")
+        .with_columns(pl.int_range(1, pl.len() + 1).over("conversation_id", "from_agent", "to_agent").alias("exchange"))
     )
     joined = conv.with_columns(pl.col("exchange").cast(pl.Int64)).join(
-        numbered, left_on=["conversationId", "fromAgent", "toAgent", "exchange"], right_on=["conversation_id", "from_agent", "to_agent", "exchange"]
+        numbered,
+        left_on=["conversationId", "fromAgent", "toAgent", "exchange"],
+        right_on=["conversation_id", "from_agent", "to_agent", "exchange"],
     )
     assert joined.height == conv.height == numbered.height
     assert (joined["outcome"] == joined["outcome_right"]).all()
     replied = joined.filter(pl.col("outcome") == "replied")
-    assert (replied["firstReplyMs"] == replied.select(_ms(pl.col("reply_s")) - _ms(pl.col("arrival_s"))).to_series()).all()
+    assert (
+        replied["firstReplyMs"] == replied.select(_ms(pl.col("reply_s")) - _ms(pl.col("arrival_s"))).to_series()
+    ).all()
     assert (replied["turns"] == replied["turns_right"].cast(pl.Float64)).all()
 
 
@@ -169,9 +183,15 @@ def test_work_sessions_are_the_tasks(default_run) -> None:
     assert ws.sessions.height == tasks.height
     expected = set("ws:" + tasks["data"].struct.field("workSessionId"))
     assert set(ws.sessions["id"]) == expected
-    per_ws = ev.filter(D.struct.field("workSessionId").is_not_null()).group_by(D.struct.field("workSessionId").alias("w")).len()
+    per_ws = (
+        ev.filter(D.struct.field("workSessionId").is_not_null())
+        .group_by(D.struct.field("workSessionId").alias("w"))
+        .len()
+    )
     counts = dict(zip("ws:" + per_ws["w"], per_ws["len"], strict=True))
-    assert all(counts[row["id"]] == row["eventCount"] for row in ws.sessions.select("id", "eventCount").iter_rows(named=True))
+    assert all(
+        counts[row["id"]] == row["eventCount"] for row in ws.sessions.select("id", "eventCount").iter_rows(named=True)
+    )
     assert set(ws.sessions["status"]) <= {"ACTIVE", "QUIET", "ARCHIVED"}
 
 
@@ -188,7 +208,9 @@ def test_write_log_rotates_by_month_and_size_like_the_reference(tmp_path) -> Non
     files = write_log(ev, tmp_path / "by-size", rotate_bytes=40_000)
     names = [f.name for f in files]
     assert names[-1] == "coordination-events.ndjson" and len(names) > 3
-    stamped = [n for n in names if re.fullmatch(r"coordination-events-\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}-\d{3}Z\.ndjson", n)]
+    stamped = [
+        n for n in names if re.fullmatch(r"coordination-events-\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}-\d{3}Z\.ndjson", n)
+    ]
     assert len(stamped) == len(names) - 2  # one month rotation, the rest by size
     for name, after in zip(names, files[1:], strict=False):
         if name in stamped:
@@ -212,8 +234,12 @@ def test_timeseries_and_sessions_agree_with_the_runs(default_run) -> None:
         .agg(((pl.col("next") - pl.col("time_s")) * pl.col("busy")).sum().alias("busy_s"))
     )
     busy = runs.group_by("session").agg((pl.col("end_s") - pl.col("start_s")).sum().alias("runs_busy"))
-    both = integral.join(busy, on="session").join(sessions.select("session", "busy_s", "runs"), on="session", suffix="_table")
-    assert np.allclose(both["busy_s"], both["runs_busy"], rtol=1e-9) and np.allclose(both["busy_s_table"], both["runs_busy"], rtol=1e-9)
+    both = integral.join(busy, on="session").join(
+        sessions.select("session", "busy_s", "runs"), on="session", suffix="_table"
+    )
+    assert np.allclose(both["busy_s"], both["runs_busy"], rtol=1e-9) and np.allclose(
+        both["busy_s_table"], both["runs_busy"], rtol=1e-9
+    )
     assert sessions["runs"].sum() == runs.height
     s = default_run.summary()
     used = sessions.filter(pl.col("runs") > 0)

@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 
 import a2a_lab as al
 from a2a_lab.runtime import (
+    TERMINATION_REASONS,
     ConcurrencyConfig,
     classify_intent,
     effective_turns,
@@ -46,7 +47,6 @@ from a2a_lab.sim import (
     presets,
     simulate,
 )
-from a2a_lab.runtime import TERMINATION_REASONS
 from a2a_lab.sim.model import GateDriver, Model
 from a2a_lab.sim.plan import REPLY_TEXTS
 
@@ -59,7 +59,9 @@ def trace_config(sends: list[tuple[float, str, str]], services: dict[str, float]
     agents = sorted({a for _, f, t in sends for a in (f, t)})
     return SimConfig(
         agents=[AgentConfig(id=a, service=Deterministic(value_s=services.get(a, 1.0))) for a in agents],
-        workload=TraceArrivals(sends=[TraceSend(at_s=t, from_agent=f, to_agent=to, message="배포 진행해줘") for t, f, to in sends]),
+        workload=TraceArrivals(
+            sends=[TraceSend(at_s=t, from_agent=f, to_agent=to, message="배포 진행해줘") for t, f, to in sends]
+        ),
         n_messages=None,
         channel_share=0.0,
         tasks=None,
@@ -87,11 +89,15 @@ def test_two_agents_sending_to_one_agent_at_once_add_up() -> None:
     assert m["latency_s"].to_list() == [60.0, 120.0]
     assert m["queue_wait_s"].to_list() == [0.0, 60.0]
     assert m["outcome"].to_list() == ["replied", "replied"]
-    two = simulate(cfg.model_copy(update={"agents": [a.model_copy(update={"session_concurrency": 2}) for a in cfg.agents]}))
+    two = simulate(
+        cfg.model_copy(update={"agents": [a.model_copy(update={"session_concurrency": 2}) for a in cfg.agents]})
+    )
     assert two.messages["latency_s"].to_list() == [60.0, 60.0]
 
 
-@pytest.mark.parametrize(("service", "outcome", "latency"), [(30.0, "replied", 30.0), (300.0, "replied", 300.0), (300.001, "no_reply", None)])
+@pytest.mark.parametrize(
+    ("service", "outcome", "latency"), [(30.0, "replied", 30.0), (300.0, "replied", 300.0), (300.001, "no_reply", None)]
+)
 def test_a_run_ending_when_the_wait_ends_counts_as_a_reply(service: float, outcome: str, latency: float | None) -> None:
     cfg = trace_config([(0.0, "ruda", "eden")], {"eden": service})
     res = simulate(cfg)
@@ -122,7 +128,10 @@ def test_the_agent_keeps_working_after_the_requester_gives_up() -> None:
     assert sessions["busy_s"] == 800.0 and sessions["utilization"] == 1.0
     # the discarded work leaves no trace in the log: the last events are the two give-ups
     assert res.events["event_ms"].max() == res.events["event_ms"].min() + 301_000
-    assert res.events.filter(pl.col("type") == "a2a.response")["data"].struct.field("outcome").to_list() == ["no_reply", "no_reply"]
+    assert res.events.filter(pl.col("type") == "a2a.response")["data"].struct.field("outcome").to_list() == [
+        "no_reply",
+        "no_reply",
+    ]
 
 
 def test_without_a_wait_limit_the_requester_waits_as_long_as_it_takes() -> None:
@@ -184,11 +193,12 @@ def test_the_simpy_gate_passes_the_reference_gate_cases(case: dict) -> None:
     expect = case["expect"]
     if "grant_order" in expect:
         assert order[1:] == expect["grant_order"]
+    names = {"agentId": "agent_id", "flowId": "flow_id", "queueTimeoutMs": "queue_timeout_ms"}
     for flow_id, outcome in expect.items():
-        if isinstance(outcome, dict) and outcome.get("rejects_with") or (isinstance(outcome, dict) and outcome.get("rejects")):
+        if isinstance(outcome, dict) and (outcome.get("rejects_with") or outcome.get("rejects")):
             (error,) = [e for e in driver.refusals if e.flow_id == flow_id]
             for key, value in outcome.get("error_fields", {}).items():
-                assert getattr(error, {"agentId": "agent_id", "flowId": "flow_id", "queueTimeoutMs": "queue_timeout_ms"}[key]) == value
+                assert getattr(error, names[key]) == value
 
 
 def test_a_refused_flow_is_blocked_after_exactly_the_permit_timeout_but_its_run_still_happens() -> None:
@@ -196,12 +206,22 @@ def test_a_refused_flow_is_blocked_after_exactly_the_permit_timeout_but_its_run_
     cfg = trace_config(sends, {"eden": 100.0}, gate=GatePolicy(max_concurrent_flows=2, queue_timeout_s=30.0), wait=None)
     res = simulate(cfg)
     m = res.messages.sort("message")
-    assert m["outcome"].to_list() == ["replied", "replied", "concurrency_blocked", "concurrency_blocked", "concurrency_blocked"]
+    assert m["outcome"].to_list() == [
+        "replied",
+        "replied",
+        "concurrency_blocked",
+        "concurrency_blocked",
+        "concurrency_blocked",
+    ]
     assert m["gate_wait_s"].to_list() == [0.0, 0.0, 30.0, 30.0, 30.0]
     assert m["service_end_s"].to_list() == [100.0, 200.0, 300.0, 400.0, 500.0]  # delivered anyway
     ev = res.events
     blocked = ev.filter(field("outcome") == "blocked")
-    assert blocked.height == 3 and blocked["data"].struct.field("message").to_list()[0] == "[outcome] blocked: 동시 처리 한도 초과 (agent: eden)"
+    assert (
+        blocked.height == 3
+        and blocked["data"].struct.field("message").to_list()[0]
+        == "[outcome] blocked: 동시 처리 한도 초과 (agent: eden)"
+    )
     completes = ev.filter(pl.col("type") == "a2a.complete")
     assert completes["data"].struct.field("concurrencyBlocked").to_list().count(True) == 3
     conv = al.conversations(ev)
@@ -210,7 +230,11 @@ def test_a_refused_flow_is_blocked_after_exactly_the_permit_timeout_but_its_run_
 
 def test_a_permit_released_at_the_waiters_deadline_admits_it() -> None:
     # the first flow completes at 30 s, exactly when the second one's permit wait expires
-    cfg = trace_config([(0.0, "ruda", "eden"), (0.0, "bada", "eden")], {"eden": 15.0}, gate=GatePolicy(max_concurrent_flows=1, queue_timeout_s=15.0))
+    cfg = trace_config(
+        [(0.0, "ruda", "eden"), (0.0, "bada", "eden")],
+        {"eden": 15.0},
+        gate=GatePolicy(max_concurrent_flows=1, queue_timeout_s=15.0),
+    )
     m = simulate(cfg).messages
     assert m["outcome"].to_list() == ["replied", "replied"]
     assert m["gate_wait_s"].to_list() == [0.0, 15.0]
@@ -228,13 +252,34 @@ def racy_configs(draw: st.DrawFn) -> tuple[SimConfig, int]:
             id=name,
             kind="subagent" if name == "jiwoo" else "main",
             service=Exponential(mean_s=draw(st.floats(0.5, 60.0))),
-            turn_service=Deterministic(value_s=draw(st.sampled_from([1.0, 5.0, 10.0]))) if draw(st.booleans()) else None,
+            turn_service=Deterministic(value_s=draw(st.sampled_from([1.0, 5.0, 10.0])))
+            if draw(st.booleans())
+            else None,
             session_concurrency=draw(st.integers(1, 2)),
         )
         for name in names
     ]
-    gate = draw(st.one_of(st.none(), st.builds(GatePolicy, max_concurrent_flows=st.integers(1, 3), queue_timeout_s=st.sampled_from([0.0, 5.0, 10.0, 20.0]), corrected_release=st.booleans())))
-    wait = draw(st.one_of(st.none(), st.builds(WaitPolicy, chunk_s=st.sampled_from([1.0, 5.0, 10.0]), max_wait_s=st.sampled_from([5.0, 10.0, 30.0, 60.0]))))
+    gate = draw(
+        st.one_of(
+            st.none(),
+            st.builds(
+                GatePolicy,
+                max_concurrent_flows=st.integers(1, 3),
+                queue_timeout_s=st.sampled_from([0.0, 5.0, 10.0, 20.0]),
+                corrected_release=st.booleans(),
+            ),
+        )
+    )
+    wait = draw(
+        st.one_of(
+            st.none(),
+            st.builds(
+                WaitPolicy,
+                chunk_s=st.sampled_from([1.0, 5.0, 10.0]),
+                max_wait_s=st.sampled_from([5.0, 10.0, 30.0, 60.0]),
+            ),
+        )
+    )
     cfg = SimConfig(
         agents=agents,
         workload=PoissonArrivals(agents=[{"agent": a, "rate_per_s": draw(st.floats(0.01, 1.0))} for a in names]),
@@ -242,7 +287,9 @@ def racy_configs(draw: st.DrawFn) -> tuple[SimConfig, int]:
         channel_share=draw(st.sampled_from([0.0, 0.5])),
         gate=gate,
         wait=wait,
-        ping_pong=PingPongPolicy(max_turns=draw(st.integers(0, 5)), turn_timeout_s=draw(st.sampled_from([2.0, 10.0, 120.0]))),
+        ping_pong=PingPongPolicy(
+            max_turns=draw(st.integers(0, 5)), turn_timeout_s=draw(st.sampled_from([2.0, 10.0, 120.0]))
+        ),
         announce=draw(st.one_of(st.none(), st.just(AnnouncePolicy(internal_share=0.0, timeout_s=5.0)))),
         tasks=draw(st.one_of(st.none(), st.just(TaskPolicy(mean_duration_s=100.0, mean_gap_s=20.0)))),
         target_session=draw(st.sampled_from(["main", "a2a"])),
@@ -265,12 +312,18 @@ def test_no_message_is_lost_when_waits_race_timeouts(case: tuple[SimConfig, int]
     assert runs.select(pl.col("enqueue_s", "start_s", "end_s").is_nan().sum()).row(0) == (0, 0, 0)
     assert (runs["wait_s"] >= 0).all()
     assert ((runs["end_s"] - runs["start_s"] - runs["service_s"]).abs() <= 1e-9 * (1 + runs["end_s"].abs())).all()
-    fifo = runs.with_row_index("job").sort("session", "enqueue_s", "job").with_columns(pl.col("start_s").diff().over("session").alias("gap"))
+    fifo = (
+        runs.with_row_index("job")
+        .sort("session", "enqueue_s", "job")
+        .with_columns(pl.col("start_s").diff().over("session").alias("gap"))
+    )
     assert (fifo["gap"].drop_nulls() >= 0).all()
     ts = res.timeseries
     capacity = dict(zip(res.sessions["session"], res.sessions["capacity"], strict=True))
     assert (ts["busy"] <= ts["session"].replace_strict(capacity)).all() and (ts["queue_length"] >= 0).all()
-    assert ts.group_by("session").agg(pl.col("in_system").last())["in_system"].to_list() == [0] * ts["session"].n_unique()
+    assert (
+        ts.group_by("session").agg(pl.col("in_system").last())["in_system"].to_list() == [0] * ts["session"].n_unique()
+    )
     # the gate is drained: nobody waits, nobody holds a permit
     if model.gate is not None:
         gate = model.gate.gate
@@ -279,9 +332,12 @@ def test_no_message_is_lost_when_waits_race_timeouts(case: tuple[SimConfig, int]
         blocked = m.filter(pl.col("outcome") == "concurrency_blocked")
         assert ((blocked["gate_wait_s"] - cfg.gate.queue_timeout_s).abs() < 1e-9).all()
         if cfg.gate.corrected_release:
-            held = m.filter(pl.col("outcome") != "concurrency_blocked").select("to_agent", t=pl.col("arrival_s") + pl.col("gate_wait_s"), end=pl.col("complete_s"))
-            for agent, flows in held.group_by("to_agent"):
-                points = sorted([(t, 1) for t in flows["t"]] + [(e, -1) for e in flows["end"]], key=lambda p: (p[0], p[1]))
+            held = m.filter(pl.col("outcome") != "concurrency_blocked").select(
+                "to_agent", t=pl.col("arrival_s") + pl.col("gate_wait_s"), end=pl.col("complete_s")
+            )
+            for _, flows in held.group_by("to_agent"):
+                # a release and an acquire at one instant: the release first (-1 sorts first)
+                points = sorted([(t, 1) for t in flows["t"]] + [(e, -1) for e in flows["end"]])
                 assert max(np.cumsum([d for _, d in points]), default=0) <= cfg.gate.max_concurrent_flows
     # the log: one send and one complete per message; replies and turns before the complete
     ev = res.events
@@ -298,7 +354,10 @@ def test_no_message_is_lost_when_waits_race_timeouts(case: tuple[SimConfig, int]
 
 def pingpong_config(endings: dict[str, float], **overrides) -> SimConfig:
     return SimConfig(
-        agents=[AgentConfig(id="ruda", service=Deterministic(value_s=10.0)), AgentConfig(id="eden", service=Deterministic(value_s=10.0))],
+        agents=[
+            AgentConfig(id="ruda", service=Deterministic(value_s=10.0)),
+            AgentConfig(id="eden", service=Deterministic(value_s=10.0)),
+        ],
         workload=PoissonArrivals(pairs=[PairRate(from_agent="ruda", to_agent="eden", rate_per_s=1 / 600)]),
         n_messages=40,
         mix=MessageMix(intents={"collaboration": 1.0}, payload_share=0.0),
@@ -313,12 +372,20 @@ def pingpong_config(endings: dict[str, float], **overrides) -> SimConfig:
 def test_turns_alternate_between_the_two_sessions_and_queue_there() -> None:
     res = simulate(pingpong_config({}), seed=2)
     m = res.messages
-    assert (m["effective_turns"] == 5).all() and (m["turns"] == 5).all() and m["termination_reason"].null_count() == m.height
-    turns = res.runs.filter(pl.col("kind") == "turn").with_columns(pl.int_range(1, pl.len() + 1).over("message").alias("k"))
+    assert (
+        (m["effective_turns"] == 5).all()
+        and (m["turns"] == 5).all()
+        and m["termination_reason"].null_count() == m.height
+    )
+    turns = res.runs.filter(pl.col("kind") == "turn").with_columns(
+        pl.int_range(1, pl.len() + 1).over("message").alias("k")
+    )
     expected = pl.when(pl.col("k") % 2 == 1).then(pl.lit("agent:ruda:main")).otherwise(pl.lit("agent:eden:main"))
     assert (turns["session"] == turns.select(expected).to_series()).all()
     logged = res.events.filter(field("turn").is_not_null())
-    speakers = logged.select(pl.col("agentId"), field("turn")).with_columns(pl.when(pl.col("turn") % 2 == 1).then(pl.lit("ruda")).otherwise(pl.lit("eden")).alias("x"))
+    speakers = logged.select(pl.col("agentId"), field("turn")).with_columns(
+        pl.when(pl.col("turn") % 2 == 1).then(pl.lit("ruda")).otherwise(pl.lit("eden")).alias("x")
+    )
     assert (speakers["agentId"] == speakers["x"]).all()
     assert logged.height == 5 * m.height
 
@@ -346,7 +413,9 @@ def test_early_endings_follow_the_reference_rules(endings: dict[str, float], tur
 
 def test_a_turn_that_takes_longer_than_the_turn_timeout_ends_the_loop_but_still_runs() -> None:
     cfg = pingpong_config({})
-    cfg = cfg.model_copy(update={"agents": [a.model_copy(update={"turn_service": Deterministic(value_s=200.0)}) for a in cfg.agents]})
+    cfg = cfg.model_copy(
+        update={"agents": [a.model_copy(update={"turn_service": Deterministic(value_s=200.0)}) for a in cfg.agents]}
+    )
     res = simulate(cfg, seed=1)
     m = res.messages
     assert (m["turns"] == 0).all() and (m["termination_reason"] == "turn_timeout").all()
@@ -359,8 +428,12 @@ def test_logged_turns_agree_with_the_reference_rules_and_the_intent() -> None:
     res = simulate(SimConfig(n_messages=600), seed=11)
     t = res.trace
     turns = pl.DataFrame(
-        {"message": t.turn_message, "turn": t.turn_number, "text": [REPLY_TEXTS[k] for k in t.turn_text.tolist()],
-         "reason": [TERMINATION_REASONS[k] if k >= 0 else None for k in t.turn_reason.tolist()]}
+        {
+            "message": t.turn_message,
+            "turn": t.turn_number,
+            "text": [REPLY_TEXTS[k] for k in t.turn_text.tolist()],
+            "reason": [TERMINATION_REASONS[k] if k >= 0 else None for k in t.turn_reason.tolist()],
+        }
     )
     assert turns.height > 100
     # every logged ping-pong reply's reason is the reference rule applied to it and the
@@ -372,12 +445,16 @@ def test_logged_turns_agree_with_the_reference_rules_and_the_intent() -> None:
             verdict = should_terminate_ping_pong(text, texts[:k])
             assert reason == (verdict.reason if verdict.terminate else None)
     logged = res.events.filter(field("turn").is_not_null())
-    assert sorted(logged["data"].struct.field("terminationReason").drop_nulls().to_list()) == sorted(turns["reason"].drop_nulls().to_list())
+    assert sorted(logged["data"].struct.field("terminationReason").drop_nulls().to_list()) == sorted(
+        turns["reason"].drop_nulls().to_list()
+    )
     assert sorted(logged["data"].struct.field("message").to_list()) == sorted(turns["text"].to_list())
     # effective turns follow the intent of the sent message (a payload's type first)
     m = res.messages
     sent = res.events.filter(pl.col("type") == "a2a.send")["data"]
-    for k, (text, payload) in enumerate(zip(sent.struct.field("message"), sent.struct.field("payloadType"), strict=True)):
+    for k, (text, payload) in enumerate(
+        zip(sent.struct.field("message"), sent.struct.field("payloadType"), strict=True)
+    ):
         expected = resolve_intent(text, payload, reference_caller=True)
         assert m["intent"][k] == expected.intent
         assert m["effective_turns"][k] == effective_turns(5, expected)
@@ -391,10 +468,14 @@ def test_only_exchanges_from_a_channel_session_are_announced() -> None:
     assert m.filter(pl.col("announced"))["announce_ran"].all()
     skipped = m.filter(~pl.col("announce_ran"))
     assert skipped.height > 0
-    complete = res.events.filter(pl.col("type") == "a2a.complete", field("concurrencyBlocked").is_null(), field("waitStatus").is_null())
+    complete = res.events.filter(
+        pl.col("type") == "a2a.complete", field("concurrencyBlocked").is_null(), field("waitStatus").is_null()
+    )
     assert complete.select(field("announceSkipped").sum()).item() == skipped.height
     # the announce step is a run on the TARGET's session
-    announce_runs = res.runs.filter(pl.col("kind") == "announce").join(m.select("message", "target_session"), on="message")
+    announce_runs = res.runs.filter(pl.col("kind") == "announce").join(
+        m.select("message", "target_session"), on="message"
+    )
     assert announce_runs.height == ran.height and (announce_runs["session"] == announce_runs["target_session"]).all()
 
 
@@ -424,7 +505,19 @@ def test_policies_compared_with_one_seed_share_every_draw() -> None:
     p0 = draw_plan(base, 9)
     for cfg in variants:
         p = draw_plan(cfg, 9)
-        for name in ("arrival_s", "sender", "target", "text", "payload", "service_s", "turn_service_s", "turn_ending", "first_reply", "task", "conversation"):
+        for name in (
+            "arrival_s",
+            "sender",
+            "target",
+            "text",
+            "payload",
+            "service_s",
+            "turn_service_s",
+            "turn_ending",
+            "first_reply",
+            "task",
+            "conversation",
+        ):
             assert np.array_equal(getattr(p, name), getattr(p0, name)), name
         res = simulate(cfg, 9)
         assert res.messages["service_s"].equals(simulate(base, 9).messages["service_s"])
@@ -464,7 +557,11 @@ def test_an_hourly_profile_shapes_arrivals_by_local_hour() -> None:
         agents=[AgentConfig(id="a"), AgentConfig(id="b")],
         workload=PoissonArrivals(pairs=[PairRate(from_agent="a", to_agent="b", rate_per_s=0.05)], hourly_profile=night),
         n_messages=20_000,
-        gate=None, wait=None, announce=None, tasks=None, ping_pong=PingPongPolicy(max_turns=0),
+        gate=None,
+        wait=None,
+        announce=None,
+        tasks=None,
+        ping_pong=PingPongPolicy(max_turns=0),
     )
     plan = draw_plan(cfg, 1)
     local_hour = (np.floor(plan.arrival_s / 3600) + cfg.start.hour) % 24
@@ -502,7 +599,9 @@ def test_subagents_run_in_their_spawned_session_and_get_delegation_roles() -> No
     m = res.messages.filter(pl.col("to_agent") == "jiwoo")
     assert m.height > 0 and m["target_session"].str.contains(r"^agent:jiwoo:subagent:[0-9a-f-]{36}$").all()
     assert m["target_session"].n_unique() == 1
-    roles = res.events.filter(pl.col("type") == "a2a.send", field("toAgent") == "jiwoo")["data"].struct.field("eventRole")
+    roles = res.events.filter(pl.col("type") == "a2a.send", field("toAgent") == "jiwoo")["data"].struct.field(
+        "eventRole"
+    )
     assert (roles == "delegation.subagent").all()
 
 
@@ -517,5 +616,8 @@ def test_summary_counts_add_up_and_warmup_drops_early_messages() -> None:
     assert s["p95_latency_s"] == pytest.approx(replied["latency_s"].quantile(0.95, "linear"))
     later = res.summary(warmup_s=float(m["arrival_s"][100]))
     assert later["messages"] == 400 and later["horizon_s"] < s["horizon_s"]
-    with_lognormal = SimConfig(n_messages=50, agents=[a.model_copy(update={"service": Lognormal(mean_s=5.0, cv=0.5)}) for a in SimConfig().agents])
+    with_lognormal = SimConfig(
+        n_messages=50,
+        agents=[a.model_copy(update={"service": Lognormal(mean_s=5.0, cv=0.5)}) for a in SimConfig().agents],
+    )
     assert simulate(with_lognormal, seed=1).summary()["mean_service_s"] < 20

@@ -72,13 +72,19 @@ def test_md1_mean_wait(pool) -> None:
 
 
 def test_mg1_lognormal_mean_wait(pool) -> None:
-    reps = replicate(presets.mg1_lognormal(0.5, 1.0, 2.0, n_messages=200_000), 15, seed=604, warmup_s=2_000.0, executor=pool)
+    reps = replicate(
+        presets.mg1_lognormal(0.5, 1.0, 2.0, n_messages=200_000), 15, seed=604, warmup_s=2_000.0, executor=pool
+    )
     assert_agrees(reps["mean_wait_s"], theory.mg1_mean_wait(0.5, 1.0, 2.0), 0.05)
 
 
 @pytest.mark.parametrize(
     "cfg",
-    [presets.mm1(0.8, 1.0, n_messages=50_000), presets.mmc(2.4, 1.0, 3, n_messages=50_000), SimConfig(n_messages=2_000)],
+    [
+        presets.mm1(0.8, 1.0, n_messages=50_000),
+        presets.mmc(2.4, 1.0, 3, n_messages=50_000),
+        SimConfig(n_messages=2_000),
+    ],
     ids=["mm1", "mm3", "default"],
 )
 def test_littles_law_holds_exactly_on_a_run(cfg: SimConfig) -> None:
@@ -92,7 +98,9 @@ def test_littles_law_holds_exactly_on_a_run(cfg: SimConfig) -> None:
         .agg(((pl.col("next") - pl.col("time_s")) * pl.col("in_system")).sum().alias("area"))
     )
     # lambda * W per session, from the runs
-    runs = res.runs.group_by("session").agg(pl.len().alias("runs"), (pl.col("end_s") - pl.col("enqueue_s")).mean().alias("w"))
+    runs = res.runs.group_by("session").agg(
+        pl.len().alias("runs"), (pl.col("end_s") - pl.col("enqueue_s")).mean().alias("w")
+    )
     both = area.join(runs, on="session")
     assert both.height == res.sessions.filter(pl.col("runs") > 0).height
     L = both["area"] / horizon
@@ -118,7 +126,11 @@ def _lindley(interarrival: np.ndarray, service: np.ndarray) -> np.ndarray:
 
 @pytest.mark.parametrize(
     "cfg",
-    [presets.mm1(0.95, 1.0, n_messages=200_000), presets.md1(0.8, 1.0, n_messages=100_000), presets.mg1_lognormal(0.5, 1.0, 2.0, n_messages=100_000)],
+    [
+        presets.mm1(0.95, 1.0, n_messages=200_000),
+        presets.md1(0.8, 1.0, n_messages=100_000),
+        presets.mg1_lognormal(0.5, 1.0, 2.0, n_messages=100_000),
+    ],
     ids=["mm1", "md1", "mg1"],
 )
 def test_single_server_fifo_waits_equal_lindleys_recursion_on_the_same_draws(cfg: SimConfig) -> None:

@@ -55,7 +55,10 @@ def _uuids(raw: bytes) -> list[str]:
     b[:, 6] = (b[:, 6] & 0x0F) | 0x40
     b[:, 8] = (b[:, 8] & 0x3F) | 0x80
     h = b.tobytes().hex()
-    return [f"{h[i:i + 8]}-{h[i + 8:i + 12]}-{h[i + 12:i + 16]}-{h[i + 16:i + 20]}-{h[i + 20:i + 32]}" for i in range(0, len(h), 32)]
+    return [
+        f"{h[i:i + 8]}-{h[i + 8:i + 12]}-{h[i + 12:i + 16]}-{h[i + 16:i + 20]}-{h[i + 20:i + 32]}"
+        for i in range(0, len(h), 32)
+    ]
 
 
 class Identifiers:
@@ -85,7 +88,7 @@ class Identifiers:
         position = np.searchsorted(heads, plan.conversation)
         self.conversation_id = [head_ids[k] for k in position.tolist()]
         n_tasks = plan.task_agent.shape[0]
-        task_raw = np.frombuffer(tasks.bytes(24 * n_tasks), dtype=np.uint8).reshape(n_tasks, 24) if n_tasks else np.empty((0, 24), np.uint8)
+        task_raw = np.frombuffer(tasks.bytes(24 * n_tasks), dtype=np.uint8).reshape(n_tasks, 24)
         self.work_session_id = ["ws_" + u for u in _uuids(task_raw[:, :16].tobytes())]
         task_hex = task_raw[:, 16:22].tobytes().hex()
         self.task_id = ["task_" + task_hex[i : i + 12] for i in range(0, len(task_hex), 12)]
@@ -119,8 +122,14 @@ _TEXT: Final = "\ue001"
 #: Payload templates per type (runtime §8, every required field): ``_ID`` becomes an id made
 #: from the message index, ``_TEXT`` the message text.
 _PAYLOADS: Final = {
-    "task_delegation": ("task_sim_", {"type": "task_delegation", "taskId": _ID, "taskTitle": _TEXT, "taskDescription": _TEXT, "priority": "medium"}),
-    "status_report": ("task_sim_", {"type": "status_report", "taskId": _ID, "status": "in_progress", "completedWork": _TEXT, "progressPercent": 50}),
+    "task_delegation": (
+        "task_sim_",
+        {"type": "task_delegation", "taskId": _ID, "taskTitle": _TEXT, "taskDescription": _TEXT, "priority": "medium"},
+    ),
+    "status_report": (
+        "task_sim_",
+        {"type": "status_report", "taskId": _ID, "status": "in_progress", "completedWork": _TEXT, "progressPercent": 50},
+    ),
     "question": ("q_sim_", {"type": "question", "questionId": _ID, "question": _TEXT, "urgency": "normal"}),
     "answer": ("q_sim_", {"type": "answer", "questionId": _ID, "answer": _TEXT, "confidence": 0.8}),
 }
@@ -259,7 +268,8 @@ def render_events(plan: Plan, trace: Trace, config: SimConfig, ids: Identifiers 
     replied = m.filter(pl.col("outcome") == REPLIED)
     part(
         replied, "a2a.response", "to", "t_reply", 1,
-        pl.col("to").alias("fromAgent"), pl.col("from").alias("toAgent"), pl.col("reply").str.slice(0, MESSAGE_LIMIT).alias("message"),
+        pl.col("to").alias("fromAgent"), pl.col("from").alias("toAgent"),
+        pl.col("reply").str.slice(0, MESSAGE_LIMIT).alias("message"),
         pl.col("reply").str.slice(0, PREVIEW_LIMIT).alias("replyPreview"), pl.col("role").alias("eventRole"),
         pl.col("to_type").alias("fromSessionType"), pl.col("from_type").alias("toSessionType"), *_shared(),
     )
@@ -320,7 +330,9 @@ def _task_events(plan: Plan, trace: Trace, ids: Identifiers) -> list[pl.DataFram
         }
     )
     common = [pl.col("_i"), pl.lit(0, pl.Int64).alias("_step"), pl.col("_agent"), pl.col("taskId"), pl.col("workSessionId")]
-    started = tasks.select(pl.col("start").alias("_t"), pl.lit(0, pl.Int8).alias("_group"), pl.lit("task.started").alias("_type"), *common)
+    started = tasks.select(
+        pl.col("start").alias("_t"), pl.lit(0, pl.Int8).alias("_group"), pl.lit("task.started").alias("_type"), *common
+    )
     completed = tasks.filter(pl.col("end") <= trace.end_s).select(
         pl.col("end").alias("_t"), pl.lit(2, pl.Int8).alias("_group"), pl.lit("task.completed").alias("_type"), *common
     )

@@ -560,7 +560,11 @@ class SimConfig(BaseModel):
         if isinstance(wl, PoissonArrivals):
             if self.n_messages is None and self.duration_s is None:
                 raise ValueError("Poisson arrivals need `n_messages` or `duration_s`")
-            names = [(f"workload.pairs.{i}.{side}", getattr(p, f"{side}_agent")) for i, p in enumerate(wl.pairs) for side in ("from", "to")]
+            names = [
+                (f"workload.pairs.{i}.{side}", getattr(p, f"{side}_agent"))
+                for i, p in enumerate(wl.pairs)
+                for side in ("from", "to")
+            ]
             names += [(f"workload.agents.{i}.agent", r.agent) for i, r in enumerate(wl.agents)]
             names += [(f"workload.agents.{i}.targets.{t}", t) for i, r in enumerate(wl.agents) for t in (r.targets or {})]
             for where, agent in names:

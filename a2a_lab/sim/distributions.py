@@ -82,7 +82,7 @@ class Deterministic(_Distribution):
 class Lognormal(_Distribution):
     """Lognormal service time given by its mean and coefficient of variation.
 
-    ``sigma² = ln(1 + cv²)`` and ``mu = ln(mean) − sigma² / 2``.
+    ``sigma² = ln(1 + cv²)`` and ``mu = ln(mean) - sigma² / 2``.
 
     Examples
     --------

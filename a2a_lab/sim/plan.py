@@ -53,7 +53,12 @@ MINIMAL_OFFSET: Final = CONCLUSION_OFFSET + len(tx.CONCLUSIONS)
 SKIP_TEXT: Final = len(REPLY_TEXTS) - 1
 
 #: Intent of each payload type's accompanying text (the reference maps the type the same way).
-_PAYLOAD_TEXT_INTENT: Final = {"task_delegation": "collaboration", "status_report": "result_report", "question": "question", "answer": "notification"}
+_PAYLOAD_TEXT_INTENT: Final = {
+    "task_delegation": "collaboration",
+    "status_report": "result_report",
+    "question": "question",
+    "answer": "notification",
+}
 
 
 def _child(root: np.random.SeedSequence, index: int) -> np.random.SeedSequence:

@@ -20,11 +20,11 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from a2a_lab.runtime.termination import TERMINATION_REASONS
 from a2a_lab.sim._events import Identifiers, identifiers, render_events, session_keys
 from a2a_lab.sim.config import INTENTS, PAYLOAD_TYPES, SimConfig
 from a2a_lab.sim.model import JOB_KINDS, OUTCOMES, WAIT_STATUSES, Model, Trace
 from a2a_lab.sim.plan import SESSION_KINDS, Plan, draw_plan
-from a2a_lab.runtime.termination import TERMINATION_REASONS
 
 __all__ = ["SUMMARY_KEYS", "SimResult", "simulate"]
 
@@ -237,7 +237,7 @@ class SimResult:
     def sessions(self) -> pl.DataFrame:
         """Per session: agent, kind, capacity, runs, busy time, utilisation, queue figures.
 
-        ``utilization`` is busy server-time over capacity × the run's horizon;
+        ``utilization`` is busy server-time over capacity times the run's horizon;
         ``mean_in_system`` and ``mean_queue`` are time averages over the horizon;
         ``max_queue`` is the longest queue seen.
         """
@@ -270,7 +270,10 @@ class SimResult:
                 (pl.col("system_s") / horizon).alias("mean_in_system"),
                 (pl.col("queue_s") / horizon).alias("mean_queue"),
             )
-            .select("session", "agent", "kind", "capacity", "runs", "busy_s", "utilization", "mean_in_system", "mean_queue", "max_queue")
+            .select(
+                "session", "agent", "kind", "capacity", "runs", "busy_s", "utilization", "mean_in_system", "mean_queue",
+                "max_queue",
+            )
         )
 
     # -- headline numbers -------------------------------------------------------------------
@@ -314,7 +317,10 @@ class SimResult:
         used = np.unique(t.job_session)
         capacity = float(p.session_capacity[used].sum()) if used.size else float("nan")
         completed = int(((t.complete_s >= warmup_s) & (t.complete_s <= end)).sum())
-        rate = (lambda x: x / span if span > 0 else float("nan"))
+
+        def rate(x: float) -> float:
+            return x / span if span > 0 else float("nan")
+
         return {
             "messages": counted,
             "horizon_s": span,
