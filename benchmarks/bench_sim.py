@@ -95,21 +95,27 @@ def main() -> int:
     from a2a_lab.sim import SimConfig, presets, simulate
 
     n = args.messages
-    bare_wall, bare_cpu, bare_wait = measure(lambda: bare_mm1(n, args.seed), args.repeat)
     cfg = presets.mm1(LAMBDA, MU, n_messages=n)
-    sim_wall, sim_cpu, res = measure(lambda: simulate(cfg, seed=args.seed), args.repeat)
-    # the frames are built on first use (and cached): time that first use on a fresh run
-    frame_wall, _, _ = measure(lambda: simulate(cfg, seed=args.seed).messages, 1)
-    frame_wall -= sim_wall
-    events_wall, _, ev = measure(lambda: simulate(cfg, seed=args.seed).events, 1)
-    events_wall -= sim_wall
-    assert ev.height == 3 * n
+    # alternate the two, so that a change in the machine's load hits both alike
+    bare_runs, sim_runs = [], []
+    for _ in range(args.repeat):
+        bare_runs.append(measure(lambda: bare_mm1(n, args.seed), 1))
+        sim_runs.append(measure(lambda: simulate(cfg, seed=args.seed), 1))
+    bare_wall, bare_cpu = (statistics.median(r[k] for r in bare_runs) for k in (0, 1))
+    sim_wall, sim_cpu = (statistics.median(r[k] for r in sim_runs) for k in (0, 1))
+    bare_wait, res = bare_runs[-1][2], sim_runs[-1][2]
     sim_wait = res.summary()["mean_wait_s"]
+    # the frames are built on first use (and then cached): time that first use, on fresh runs
+    fresh = simulate(cfg, seed=args.seed)
+    frame_wall, _, _ = measure(lambda: fresh.messages, 1)
+    fresh = simulate(cfg, seed=args.seed)
+    events_wall, _, ev = measure(lambda: fresh.events, 1)
+    assert ev.height == 3 * n
 
     full = SimConfig(n_messages=args.full_messages)
     full_wall, full_cpu, full_res = measure(lambda: simulate(full, seed=args.seed), args.repeat)
-    full_events_wall, _, full_ev = measure(lambda: simulate(full, seed=args.seed).events, 1)
-    full_events_wall -= full_wall
+    fresh = simulate(full, seed=args.seed)
+    full_events_wall, _, full_ev = measure(lambda: fresh.events, 1)
 
     def rate(count: int, seconds: float) -> float:
         return count / seconds
