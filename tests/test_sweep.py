@@ -57,8 +57,7 @@ def test_grid_points_product_order_and_validation() -> None:
     assert grid_points({"a": [1, 2], "b": [3]}) == [{"a": 1, "b": 3}, {"a": 2, "b": 3}]
     with pytest.raises(TypeError, match="list of values"):
         grid_points({"a": 3})  # type: ignore[dict-item]
-    with pytest.raises(ValueError, match="same parameters"):
-        grid_points([{"a": 1}, {"b": 2}])
+    assert grid_points([{"a": 1}, {"b": 2}]) == [{"a": 1}, {"b": 2}]
 
 
 def test_apply_point_paths_policies_and_errors() -> None:
@@ -125,6 +124,19 @@ def test_any_grid_gives_each_point_its_own_result(scales: list[float]) -> None:
     for s in scales:
         expected = [simulate(scale_arrivals(cfg, s), replication_seed(2, k)).summary()["mean_sojourn_s"] for k in range(2)]
         assert runs.filter(pl.col("rate_scale") == s)["mean_sojourn_s"].to_list() == expected
+
+
+def test_scenarios_may_name_different_parameters() -> None:
+    cfg = mm1(0.5, 1.0, n_messages=100)
+    runs = sweep_runs(cfg, [{"rate_scale": 1.5}, {"agents.1.session_concurrency": 2}, {}], replications=2, seed=1, workers=1)
+    assert runs.columns[:3] == ["point", "rate_scale", "agents.1.session_concurrency"]
+    assert runs["rate_scale"].to_list() == [1.5, 1.5, None, None, None, None]
+    assert runs["agents.1.session_concurrency"].to_list() == [None, None, 2, 2, None, None]
+    base = runs.filter(pl.col("point") == 2)["mean_wait_s"].to_list()
+    assert base == [simulate(cfg, replication_seed(1, k)).summary()["mean_wait_s"] for k in range(2)]
+    # two servers wait less than one, more load waits more: same draws, so per replication
+    per_point = runs.pivot(on="point", index="replication", values="mean_wait_s")
+    assert (per_point["1"] < per_point["2"]).all() and (per_point["0"] > per_point["2"]).all()
 
 
 def test_load_raises_waits_pathwise(serial_runs: pl.DataFrame) -> None:

@@ -11,7 +11,7 @@ every figure of :meth:`~a2a_lab.sim.run.SimResult.summary`::
           replications=10, seed=1)
 
 **Grid.** A mapping of parameter → values (their cartesian product, in order) or a list of
-points (mappings). A parameter is a dotted path into the configuration's JSON form
+points (mappings, e.g. one per what-if scenario). A parameter is a dotted path into the configuration's JSON form
 (``"gate.max_concurrent_flows"``, ``"agents.1.service.mean_s"``, ``"wait"`` — ``None``
 switches a policy off, a mapping switches one on) or ``"rate_scale"``, which multiplies
 every arrival rate (:func:`scale_arrivals`; applied after the paths).
@@ -204,6 +204,9 @@ def apply_point(config: SimConfig, point: Mapping[str, Any]) -> SimConfig:
 def grid_points(grid: Grid) -> list[dict[str, Any]]:
     """The points of a grid: the cartesian product of a mapping of values, or a list as is.
 
+    Points of a list may name different parameters: a parameter a point does not name keeps
+    the base configuration's value (and is null in that point's row of a sweep).
+
     Examples
     --------
     >>> grid_points({"a": [1, 2], "b": ["x", "y"]})
@@ -217,10 +220,7 @@ def grid_points(grid: Grid) -> list[dict[str, Any]]:
             if isinstance(grid[k], str | bytes) or not isinstance(grid[k], Sequence):
                 raise TypeError(f"grid parameter {k!r}: give a list of values")
         return [dict(zip(keys, values, strict=True)) for values in itertools.product(*(grid[k] for k in keys))]
-    points = [dict(p) for p in grid]
-    if len({tuple(p) for p in points}) > 1:
-        raise ValueError("every grid point must name the same parameters")
-    return points
+    return [dict(p) for p in grid]
 
 
 # ----------------------------------------------------------------------------------------
@@ -430,7 +430,10 @@ def sweep_runs(
         summaries[i] = summary
         if directory is not None:
             _cache_write(directory, keys[i], summary)
-    params = pl.DataFrame([p for p in points for _ in range(replications)]) if points[0] else pl.DataFrame()
+    names = list(dict.fromkeys(k for p in points for k in p))
+    params = pl.DataFrame(
+        {k: [p.get(k) for p in points for _ in range(replications)] for k in names}, strict=False
+    )
     frame = pl.DataFrame(
         {
             "point": np.repeat(np.arange(len(points), dtype=np.int64), replications),
