@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import polars as pl
@@ -29,21 +28,16 @@ from a2a_lab.schema.payloads import (
     parse_payloads,
     validate_payload,
 )
+from runtime_cases import cases, load_doc
 
-FIXTURE = Path(__file__).parent / "data" / "runtime" / "a2a-payload-parser.test-cases.json"
 
 
 def _cases(function: str) -> list[Any]:
-    doc = json.loads(FIXTURE.read_text(encoding="utf-8"))
-    return [
-        pytest.param(c, id=c["name"] + (f" [{c['part']}]" if "part" in c else ""))
-        for c in doc["cases"]
-        if c["function"] == function
-    ]
+    return cases("a2a-payload-parser", function)
 
 
 def test_fixture_has_every_case() -> None:
-    doc = json.loads(FIXTURE.read_text(encoding="utf-8"))
+    doc = load_doc("a2a-payload-parser")
     assert len(doc["cases"]) == 48
     assert doc["skipped"] == []
 

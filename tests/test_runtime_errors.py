@@ -2,28 +2,21 @@
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from a2a_lab.runtime.errors import ErrorCategory, classify_error
+from runtime_cases import cases, load_doc
 
-FIXTURE = Path(__file__).parent / "data" / "runtime" / "a2a-error-classification.test-cases.json"
 
 
 def _cases(function: str) -> list[Any]:
-    doc = json.loads(FIXTURE.read_text(encoding="utf-8"))
-    return [
-        pytest.param(c, id=c["name"] + (f" [{c['part']}]" if "part" in c else ""))
-        for c in doc["cases"]
-        if c["function"] == function
-    ]
+    return cases("a2a-error-classification", function)
 
 
 def test_fixture_has_every_case() -> None:
-    doc = json.loads(FIXTURE.read_text(encoding="utf-8"))
+    doc = load_doc("a2a-error-classification")
     assert len(doc["cases"]) == 25 and doc["skipped"] == []
     assert len(_cases("classifyA2AError")) == 21
 

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -18,21 +16,16 @@ from a2a_lab.runtime.intent import (
     resolve_intent,
     resolve_ping_pong_turns,
 )
+from runtime_cases import cases, load_doc
 
-FIXTURE = Path(__file__).parent / "data" / "runtime" / "a2a-intent-classifier.test-cases.json"
 
 
 def _cases(function: str) -> list[Any]:
-    doc = json.loads(FIXTURE.read_text(encoding="utf-8"))
-    return [
-        pytest.param(c, id=c["name"] + (f" [{c['part']}]" if "part" in c else ""))
-        for c in doc["cases"]
-        if c["function"] == function
-    ]
+    return cases("a2a-intent-classifier", function)
 
 
 def test_fixture_has_every_case() -> None:
-    doc = json.loads(FIXTURE.read_text(encoding="utf-8"))
+    doc = load_doc("a2a-intent-classifier")
     assert len(doc["cases"]) == 49
     assert doc["skipped"] == []
 

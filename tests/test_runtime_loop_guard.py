@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -20,22 +18,17 @@ from a2a_lab.runtime.loop_guard import (
     is_self_message,
     pair_key,
 )
+from runtime_cases import cases, load_doc
 
-FIXTURE = Path(__file__).parent / "data" / "runtime" / "loop-guard.test-cases.json"
 T0 = 1_700_000_000_000  # the frozen fake-timer start; the cases give times relative to it
 
 
 def _cases(function: str) -> list[Any]:
-    doc = json.loads(FIXTURE.read_text(encoding="utf-8"))
-    return [
-        pytest.param(c, id=c["name"] + (f" [{c['part']}]" if "part" in c else ""))
-        for c in doc["cases"]
-        if c["function"] == function
-    ]
+    return cases("loop-guard", function)
 
 
 def test_fixture_has_every_case() -> None:
-    doc = json.loads(FIXTURE.read_text(encoding="utf-8"))
+    doc = load_doc("loop-guard")
     assert len(doc["cases"]) == 22 and doc["skipped"] == []
 
 

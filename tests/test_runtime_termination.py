@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -16,17 +14,12 @@ from a2a_lab.runtime.termination import (
     calculate_similarity,
     should_terminate_ping_pong,
 )
+from runtime_cases import cases
 
-FIXTURE = Path(__file__).parent / "data" / "runtime" / "a2a-intent-classifier.test-cases.json"
 
 
 def _cases(function: str) -> list[Any]:
-    doc = json.loads(FIXTURE.read_text(encoding="utf-8"))
-    return [
-        pytest.param(c, id=c["name"] + (f" [{c['part']}]" if "part" in c else ""))
-        for c in doc["cases"]
-        if c["function"] == function
-    ]
+    return cases("a2a-intent-classifier", function)
 
 
 @pytest.mark.parametrize("case", _cases("shouldTerminatePingPong"))
