@@ -332,12 +332,12 @@ def test_no_message_is_lost_when_waits_race_timeouts(case: tuple[SimConfig, int]
         blocked = m.filter(pl.col("outcome") == "concurrency_blocked")
         assert ((blocked["gate_wait_s"] - cfg.gate.queue_timeout_s).abs() < 1e-9).all()
         if cfg.gate.corrected_release:
-            held = m.filter(pl.col("outcome") != "concurrency_blocked").select(
-                "to_agent", t=pl.col("arrival_s") + pl.col("gate_wait_s"), end=pl.col("complete_s")
-            )
-            for _, flows in held.group_by("to_agent"):
+            t = res.trace
+            granted = t.outcome != 2
+            for agent in np.unique(res.plan.target[granted]):
+                mine = granted & (res.plan.target == agent)
                 # a release and an acquire at one instant: the release first (-1 sorts first)
-                points = sorted([(t, 1) for t in flows["t"]] + [(e, -1) for e in flows["end"]])
+                points = sorted([(g, 1) for g in t.gate_s[mine]] + [(e, -1) for e in t.complete_s[mine]])
                 assert max(np.cumsum([d for _, d in points]), default=0) <= cfg.gate.max_concurrent_flows
     # the log: one send and one complete per message; replies and turns before the complete
     ev = res.events
