@@ -157,7 +157,7 @@ def _gather(values: list[str] | tuple[str, ...], index: np.ndarray) -> pl.Series
     return pl.Series(list(values), dtype=pl.String).gather(pl.select(pl.when(idx >= 0).then(idx)).to_series())
 
 
-def _messages_frame(plan: Plan, trace: Trace, config: SimConfig, ids: Identifiers, keys: list[str]) -> pl.DataFrame:
+def _messages_frame(plan: Plan, trace: Trace, ids: Identifiers, keys: list[str]) -> pl.DataFrame:
     """One row per message with every value its events need."""
     session_type = [_SESSION_TYPE[SESSION_KINDS[k]] for k in plan.session_kind.tolist()]
     req, tgt = plan.requester_session, plan.target_session
@@ -217,7 +217,7 @@ def render_events(plan: Plan, trace: Trace, config: SimConfig, ids: Identifiers 
     """
     ids = ids or identifiers(plan)
     keys = session_keys(plan, ids, config)
-    m = _messages_frame(plan, trace, config, ids, keys)
+    m = _messages_frame(plan, trace, ids, keys)
     max_wait_ms = (config.wait.max_wait_s if config.wait else 300.0) * 1000.0
     no_reply_text = build_no_reply_outcome_message("timeout", None, max_wait_exceeded=True, max_wait_ms=max_wait_ms)
     last = 10_000  # step number of a2a.complete (after every ping-pong turn)

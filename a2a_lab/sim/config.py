@@ -307,7 +307,7 @@ def _default_workload() -> PoissonArrivals:
     return PoissonArrivals(
         agents=[
             *(AgentRate(agent=a, rate_per_s=1 / 600) for a in mains),
-            *(AgentRate(agent=s, rate_per_s=1 / 1800, targets={m: 1.0 for m in mains}) for s in ("jiwoo", "hana")),
+            *(AgentRate(agent=s, rate_per_s=1 / 1800, targets=dict.fromkeys(mains, 1.0)) for s in ("jiwoo", "hana")),
         ]
     )
 

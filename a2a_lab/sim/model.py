@@ -404,7 +404,7 @@ class Model:
                 self.outcome[i] = BLOCKED
                 self.complete_s[i] = env.now
                 return
-        replied = yield from self._wait_for_run(i, done)
+        replied = yield from self._wait_for_run(done)
         if not replied:
             self.outcome[i] = NO_REPLY
             self.wait_status[i] = WAIT_STATUSES.index("timeout")
@@ -418,8 +418,8 @@ class Model:
         if self.gate is not None:
             self.gate.release(target_agent)
 
-    def _wait_for_run(self, i: int, done: Event):  # type: ignore[no-untyped-def]
-        """Wait for message ``i``'s run in chunks up to the limit; True if it finished in time."""
+    def _wait_for_run(self, done: Event):  # type: ignore[no-untyped-def]
+        """Wait for a run (its end event) in chunks up to the limit; True if it ended in time."""
         wait = self.config.wait
         if wait is None:
             yield done

@@ -19,6 +19,7 @@ draws of an existing one.
 
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass
 from functools import cache
@@ -28,6 +29,7 @@ import numpy as np
 import polars as pl
 
 from a2a_lab._jsstr import js_trim_expr
+from a2a_lab.io import load
 from a2a_lab.rules import normalize_agent_id
 from a2a_lab.runtime.announce import AnnounceTarget, should_run_announce
 from a2a_lab.runtime.intent import IntentResult, classify_intent, effective_turns, payload_intent
@@ -252,8 +254,6 @@ def _trace(wl: TraceArrivals) -> tuple[np.ndarray, list[str], list[str], list[st
         rows = sorted(wl.sends, key=lambda s: s.at_s)
         times = np.array([s.at_s for s in rows], dtype=float)
         return times, [s.from_agent for s in rows], [s.to_agent for s in rows], [s.message for s in rows]
-    from a2a_lab.io import load
-
     ev = load(wl.path).events  # type: ignore[arg-type]
     d = pl.col("data")
     sends = (
@@ -343,7 +343,7 @@ def _intents(
 
 
 def _tasks(
-    config: SimConfig, seed: np.random.SeedSequence, agents: tuple[str, ...], kinds: tuple[str, ...], horizon: float
+    config: SimConfig, seed: np.random.SeedSequence, kinds: tuple[str, ...], horizon: float
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Task timelines: (agent, start, end) per task, agents in order, each agent its own stream."""
     policy = config.tasks
@@ -417,163 +417,36 @@ def draw_plan(config: SimConfig, seed: int | np.random.SeedSequence = 0) -> Plan
     True
     """
     seeds = purpose_seeds(seed)
-    wl = config.workload
-
-    # -- agents and arrivals ------------------------------------------------------------
-    agents = [a.id for a in config.agents]
-    arrivals_rng = np.random.default_rng(seeds["arrivals"])
     routing_rng = np.random.default_rng(seeds["routing"])
-    trace_texts: list[str | None] | None = None
-    if isinstance(wl, PoissonArrivals):
-        from_idx, to_idx, rates = _poisson_routes(wl, tuple(agents))
-        total = float(rates.sum())
-        if wl.hourly_profile is None:
-            # SimPy adds the gaps one by one, as the sequential cumulative sum does: the
-            # simulated arrival times equal `arrival` to the last bit
-            interarrival = _exponential_gaps(arrivals_rng, total, config.n_messages, config.duration_s)
-            arrival = np.cumsum(interarrival)
-        else:
-            offset = (config.start - config.start.replace(hour=0, minute=0, second=0, microsecond=0)).total_seconds()
-            thin = np.random.default_rng(_child(seeds["arrivals"], 0))
-            arrival = _thinned_times(arrivals_rng, thin, total, wl.hourly_profile, offset, config.n_messages, config.duration_s)
-            interarrival = np.diff(arrival, prepend=0.0)
-        n = arrival.shape[0]
-        route = _choice(routing_rng.random(n), rates.tolist())
-        sender, target = from_idx[route], to_idx[route]
-    else:
-        times, senders, targets, trace_texts = _trace(wl)
-        order = np.argsort(times, kind="stable")
-        arrival = times[order] * wl.time_scale
-        for a in (*senders, *targets):
-            if a not in agents:
-                agents.append(a)
-        index = {a: i for i, a in enumerate(agents)}
-        sender = np.array([index[senders[i]] for i in order], dtype=np.int32)
-        target = np.array([index[targets[i]] for i in order], dtype=np.int32)
-        trace_texts = [trace_texts[i] for i in order]
-        keep = np.ones(arrival.shape[0], dtype=bool)
-        if config.duration_s is not None:
-            keep &= arrival <= config.duration_s
-        if config.n_messages is not None:
-            keep &= np.arange(arrival.shape[0]) < config.n_messages
-        arrival, sender, target = arrival[keep], sender[keep], target[keep]
-        trace_texts = [m for m, k in zip(trace_texts, keep, strict=True) if k]
-        n = arrival.shape[0]
-        interarrival = np.diff(arrival, prepend=0.0)
+    agents, interarrival, arrival, sender, target, trace_texts = _arrivals(config, seeds, routing_rng)
+    n = arrival.shape[0]
     agent_cfg = [config.agent(a) for a in agents]
     kinds = tuple(a.kind for a in agent_cfg)
     agent_main = np.array([k == "main" for k in kinds], dtype=bool)
 
-    # requester session: a main agent sometimes sends from a Discord channel session
+    # requester session: a main agent sometimes sends from one of its Discord channel sessions
     u_session, u_channel = routing_rng.random(n), routing_rng.random(n)
     via_channel = agent_main[sender] & (u_session < config.channel_share)
-    channel = np.where(via_channel, np.minimum((u_channel * len(config.channels)).astype(np.int32), len(config.channels) - 1), -1)
+    channels = len(config.channels)
+    channel = np.where(via_channel, np.minimum((u_channel * channels).astype(np.int32), channels - 1), -1)
 
-    # -- message mix ----------------------------------------------------------------------
-    mix_rng = np.random.default_rng(seeds["mix"])
-    u_intent, u_payload, u_type, u_text, u_reply = (mix_rng.random(n) for _ in range(5))
-    mix = config.mix
-    mix_intent = _choice(u_intent, [mix.intents.get(i, 0.0) for i in INTENTS])
-    has_payload = u_payload < mix.payload_share
-    payload = np.where(has_payload, _choice(u_type, [mix.payload_types.get(p, 0.0) for p in PAYLOAD_TYPES]), -1).astype(np.int32)
-    text_intent = mix_intent.copy()
-    for p, ptype in enumerate(PAYLOAD_TYPES):
-        text_intent[payload == p] = INTENTS.index(_PAYLOAD_TEXT_INTENT[ptype])  # type: ignore[arg-type]
-    texts: list[str] = []
-    bank_offset = np.empty(len(INTENTS), dtype=np.int32)
-    bank_size = np.empty(len(INTENTS), dtype=np.int32)
-    for k, intent in enumerate(INTENTS):
-        bank_offset[k], bank_size[k] = len(texts), len(tx.MESSAGES[intent])
-        texts.extend(tx.MESSAGES[intent])
-    text = bank_offset[text_intent] + np.minimum((u_text * bank_size[text_intent]).astype(np.int32), bank_size[text_intent] - 1)
-    if trace_texts is not None:
-        recorded = {m: i for i, m in enumerate(dict.fromkeys(m for m in trace_texts if m is not None and m.strip()))}
-        has_text = np.array([m is not None and m.strip() != "" for m in trace_texts], dtype=bool)
-        text = np.where(has_text, [len(texts) + recorded.get(m, 0) if m is not None else 0 for m in trace_texts], text)
-        payload = np.where(has_text, -1, payload).astype(np.int32)
-        texts.extend(recorded)
-    text = text.astype(np.int32)
-    intent, turns = _intents(config, tuple(texts), text, payload)
-    first_reply = np.minimum((u_reply * len(tx.REPLIES)).astype(np.int32), len(tx.REPLIES) - 1)
-
-    # -- service times ----------------------------------------------------------------------
+    texts, text, payload, intent, turns, first_reply = _message_mix(config, seeds["mix"], n, trace_texts)
     service = _by_agent(np.random.default_rng(seeds["service"]).random(n), target, [a.service for a in agent_cfg])
+    turn_service, turn_ending, turn_choice = _turn_draws(config, seeds["turns"], sender, target, agent_cfg)
 
-    # -- ping-pong turns: one column of each kind per turn number ---------------------------
-    T = config.ping_pong.max_turns
-    turn_rng = np.random.default_rng(seeds["turns"])
-    turn_service = np.empty((T, n))
-    turn_ending = np.empty((T, n), dtype=np.int8)
-    turn_choice = np.empty((T, n))
-    endings = config.ping_pong.endings
-    thresholds = np.cumsum([endings.get(e, 0.0) for e in ENDINGS])
-    for k in range(T):
-        actor = sender if k % 2 == 0 else target
-        turn_service[k] = _by_agent(turn_rng.random(n), actor, [a.turn_time for a in agent_cfg])
-        u_end = turn_rng.random(n)
-        ending = np.searchsorted(thresholds, u_end, side="right")
-        turn_ending[k] = np.where(ending < len(ENDINGS), ending, -1)
-        turn_choice[k] = turn_rng.random(n)
-
-    # -- tasks and conversations (runtime §6) ----------------------------------------------
     horizon = float(arrival[-1]) if n else 0.0
-    task_agent, task_start, task_end = _tasks(config, seeds["tasks"], tuple(agents), kinds, horizon)
+    task_agent, task_start, task_end = _tasks(config, seeds["tasks"], kinds, horizon)
     task = _task_of(sender, arrival, task_agent, task_start, task_end)
-    # the reference keys its cache by the sorted pair of lower-cased ids: equal ids, one pair
-    _, code = np.unique([normalize_agent_id(a) or a for a in agents], return_inverse=True)
-    a_code, b_code = code[sender], code[target]
-    pair_key = np.minimum(a_code, b_code) * len(agents) + np.maximum(a_code, b_code)
-    index = np.arange(n, dtype=np.int64)
-    conversation = index
-    if (task >= 0).any():
-        conversation = (
-            pl.DataFrame({"task": task, "pair": pair_key, "i": index})
-            .select(pl.when(pl.col("task") >= 0).then(pl.col("i").first().over("task", "pair")).otherwise(pl.col("i")))
-            .to_series()
-            .to_numpy()
-        )
+    conversation = _conversations(agents, sender, target, task)
 
-    # -- sessions ----------------------------------------------------------------------------
-    n_agents = len(agents)
     main_kind = np.where(agent_main, 0, 1)
-    cross = sender != target
-    a2a = cross if config.target_session == "a2a" else np.zeros(n, dtype=bool)
+    a2a = (sender != target) if config.target_session == "a2a" else np.zeros(n, dtype=bool)
     req_kind = np.where(via_channel, 2, main_kind[sender])
     tgt_kind = np.where(a2a, 3, main_kind[target])
-    # a session is (kind, agent, ref): ref is the channel or the conversation of the
-    # channel and a2a sessions; every agent has its own session even if it never receives
-    kind_all = np.concatenate([main_kind, req_kind, tgt_kind]).astype(np.int64)
-    agent_all = np.concatenate([np.arange(n_agents), sender, target]).astype(np.int64)
-    ref_all = np.concatenate([np.full(n_agents, -1), np.where(via_channel, channel, -1), np.where(a2a, conversation, -1)])
-    width = int(ref_all.max()) + 2
-    unique_key, session_index = _dense_codes((kind_all * n_agents + agent_all) * width + (ref_all + 1))
-    sessions_agent = ((unique_key // width) % n_agents).astype(np.int32)
-    sessions_kind = (unique_key // width // n_agents).astype(np.int8)
-    sessions_ref = unique_key % width - 1
-
-    # -- announce step ----------------------------------------------------------------------
-    announce_rng = np.random.default_rng(seeds["announce"])
-    u_internal, u_skip, u_announce = (announce_rng.random(n) for _ in range(3))
-    if config.announce is None:
-        runs = np.zeros(n, dtype=bool)
-        skip = np.zeros(n, dtype=bool)
-    else:
-        internal = u_internal < config.announce.internal_share
-        skip = u_skip < config.announce.skip_probability
-        # the reference decision, once per distinct (requester kind, target kind, channel)
-        runs = np.zeros(n, dtype=bool)
-        for rk in range(len(SESSION_KINDS)):
-            for tk in range(len(SESSION_KINDS)):
-                for inner in (False, True):
-                    rows = (req_kind == rk) & (tgt_kind == tk) & (internal == inner)
-                    if rows.any():
-                        runs[rows] = should_run_announce(
-                            AnnounceTarget("internal" if inner else "discord", "channel"),
-                            tx.REPLIES[0],
-                            _key_shape(SESSION_KINDS[rk]),
-                            _key_shape(SESSION_KINDS[tk]),
-                        )
-    announce_service = _by_agent(u_announce, target, [a.announce_time for a in agent_cfg])
+    sessions_agent, sessions_kind, sessions_ref, requester_session, target_session = _sessions(
+        main_kind, sender, target, req_kind, tgt_kind, np.where(via_channel, channel, -1), np.where(a2a, conversation, -1)
+    )
+    runs, skip, announce_service = _announce_draws(config, seeds["announce"], req_kind, tgt_kind, target, agent_cfg)
 
     return Plan(
         agents=tuple(agents),
@@ -606,10 +479,194 @@ def draw_plan(config: SimConfig, seed: int | np.random.SeedSequence = 0) -> Plan
         session_kind=sessions_kind,
         session_ref=sessions_ref,
         session_capacity=np.array([agent_cfg[a].session_concurrency for a in sessions_agent], dtype=np.int32),
-        requester_session=session_index[n_agents : n_agents + n].astype(np.int32),
-        target_session=session_index[n_agents + n :].astype(np.int32),
+        requester_session=requester_session,
+        target_session=target_session,
         ids_seed=seeds["ids"],
     )
+
+
+def _arrivals(
+    config: SimConfig, seeds: dict[str, np.random.SeedSequence], routing_rng: np.random.Generator
+) -> tuple[list[str], np.ndarray, np.ndarray, np.ndarray, np.ndarray, list[str | None] | None]:
+    """Agents (a trace may add some), gaps, arrival times, sender, target, recorded texts.
+
+    Poisson pairs are drawn first from ``routing_rng`` (the routing stream).
+    """
+    wl = config.workload
+    agents = [a.id for a in config.agents]
+    if isinstance(wl, PoissonArrivals):
+        arrivals_rng = np.random.default_rng(seeds["arrivals"])
+        from_idx, to_idx, rates = _poisson_routes(wl, tuple(agents))
+        total = float(rates.sum())
+        if wl.hourly_profile is None:
+            # SimPy adds the gaps one by one, as the sequential cumulative sum does: the
+            # simulated arrival times equal `arrival` to the last bit
+            interarrival = _exponential_gaps(arrivals_rng, total, config.n_messages, config.duration_s)
+            arrival = np.cumsum(interarrival)
+        else:
+            offset = (config.start - config.start.replace(hour=0, minute=0, second=0, microsecond=0)).total_seconds()
+            thin = np.random.default_rng(_child(seeds["arrivals"], 0))
+            arrival = _thinned_times(arrivals_rng, thin, total, wl.hourly_profile, offset, config.n_messages, config.duration_s)
+            interarrival = np.diff(arrival, prepend=0.0)
+        route = _choice(routing_rng.random(arrival.shape[0]), rates.tolist())
+        return agents, interarrival, arrival, from_idx[route], to_idx[route], None
+    times, senders, targets, texts = _trace(wl)
+    order = np.argsort(times, kind="stable")
+    arrival = times[order] * wl.time_scale
+    for a in (*senders, *targets):
+        if a not in agents:
+            agents.append(a)
+    index = {a: i for i, a in enumerate(agents)}
+    sender = np.array([index[senders[i]] for i in order], dtype=np.int32)
+    target = np.array([index[targets[i]] for i in order], dtype=np.int32)
+    keep = np.ones(arrival.shape[0], dtype=bool)
+    if config.duration_s is not None:
+        keep &= arrival <= config.duration_s
+    if config.n_messages is not None:
+        keep &= np.arange(arrival.shape[0]) < config.n_messages
+    recorded = [texts[i] for i, k in zip(order, keep, strict=True) if k]
+    arrival = arrival[keep]
+    return agents, np.diff(arrival, prepend=0.0), arrival, sender[keep], target[keep], recorded
+
+
+def _message_mix(
+    config: SimConfig, seed: np.random.SeedSequence, n: int, recorded: list[str | None] | None
+) -> tuple[list[str], np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Texts table, and per message: text, payload type, intent, effective turns, first reply.
+
+    A recorded text (trace replay) replaces the drawn text and payload.
+    """
+    mix_rng = np.random.default_rng(seed)
+    u_intent, u_payload, u_type, u_text, u_reply = (mix_rng.random(n) for _ in range(5))
+    mix = config.mix
+    mix_intent = _choice(u_intent, [mix.intents.get(i, 0.0) for i in INTENTS])
+    has_payload = u_payload < mix.payload_share
+    payload = np.where(has_payload, _choice(u_type, [mix.payload_types.get(p, 0.0) for p in PAYLOAD_TYPES]), -1)
+    # a payload's message says what its type means
+    text_intent = mix_intent.copy()
+    for p, ptype in enumerate(PAYLOAD_TYPES):
+        text_intent[payload == p] = INTENTS.index(_PAYLOAD_TEXT_INTENT[ptype])  # type: ignore[arg-type]
+    texts: list[str] = []
+    bank_offset = np.empty(len(INTENTS), dtype=np.int32)
+    bank_size = np.empty(len(INTENTS), dtype=np.int32)
+    for k, intent in enumerate(INTENTS):
+        bank_offset[k], bank_size[k] = len(texts), len(tx.MESSAGES[intent])
+        texts.extend(tx.MESSAGES[intent])
+    size = bank_size[text_intent]
+    text = bank_offset[text_intent] + np.minimum((u_text * size).astype(np.int32), size - 1)
+    if recorded is not None:
+        has_text = np.array([m is not None and m.strip() != "" for m in recorded], dtype=bool)
+        kept = dict.fromkeys(m for m, ok in zip(recorded, has_text, strict=True) if ok)
+        distinct = {m: len(texts) + k for k, m in enumerate(kept)}
+        text = np.where(has_text, [distinct.get(m, 0) for m in recorded], text)
+        payload = np.where(has_text, -1, payload)
+        texts.extend(distinct)
+    text, payload = text.astype(np.int32), payload.astype(np.int32)
+    intent, turns = _intents(config, tuple(texts), text, payload)
+    first_reply = np.minimum((u_reply * len(tx.REPLIES)).astype(np.int32), len(tx.REPLIES) - 1)
+    return texts, text, payload, intent, turns, first_reply
+
+
+def _turn_draws(
+    config: SimConfig, seed: np.random.SeedSequence, sender: np.ndarray, target: np.ndarray, agent_cfg: list
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per turn number (rows) and message: run time, ending (-1 = goes on), text choice.
+
+    Drawn turn by turn, so the first ``k`` rows do not depend on the configured maximum.
+    """
+    n = sender.shape[0]
+    turns = config.ping_pong.max_turns
+    rng = np.random.default_rng(seed)
+    service = np.empty((turns, n))
+    ending = np.empty((turns, n), dtype=np.int8)
+    choice = np.empty((turns, n))
+    thresholds = np.cumsum([config.ping_pong.endings.get(e, 0.0) for e in ENDINGS])
+    for k in range(turns):
+        actor = sender if k % 2 == 0 else target  # odd turns (k even): the requester speaks
+        service[k] = _by_agent(rng.random(n), actor, [a.turn_time for a in agent_cfg])
+        drawn = np.searchsorted(thresholds, rng.random(n), side="right")
+        ending[k] = np.where(drawn < len(ENDINGS), drawn, -1)
+        choice[k] = rng.random(n)
+    return service, ending, choice
+
+
+def _conversations(agents: list[str], sender: np.ndarray, target: np.ndarray, task: np.ndarray) -> np.ndarray:
+    """Per message, the index of the first message of its conversation (runtime §6).
+
+    The reference caches conversation ids by work session and the sorted pair of lower-cased
+    agent ids; without a work session every send gets a new id.
+    """
+    index = np.arange(sender.shape[0], dtype=np.int64)
+    if not (task >= 0).any():
+        return index
+    _, code = np.unique([normalize_agent_id(a) or a for a in agents], return_inverse=True)
+    a_code, b_code = code[sender], code[target]
+    pair = np.minimum(a_code, b_code) * len(agents) + np.maximum(a_code, b_code)
+    return (
+        pl.DataFrame({"task": task, "pair": pair, "i": index})
+        .select(pl.when(pl.col("task") >= 0).then(pl.col("i").first().over("task", "pair")).otherwise(pl.col("i")))
+        .to_series()
+        .to_numpy()
+    )
+
+
+def _sessions(
+    main_kind: np.ndarray,
+    sender: np.ndarray,
+    target: np.ndarray,
+    req_kind: np.ndarray,
+    tgt_kind: np.ndarray,
+    req_ref: np.ndarray,
+    tgt_ref: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Enumerate the sessions: (agent, kind, ref) per session, requester and target session.
+
+    A session is (kind, agent, ref), ref being the channel or the conversation of channel and
+    a2a sessions (-1 otherwise); every agent has its own session even if it never receives.
+    """
+    n_agents, n = main_kind.shape[0], sender.shape[0]
+    kind_all = np.concatenate([main_kind, req_kind, tgt_kind]).astype(np.int64)
+    agent_all = np.concatenate([np.arange(n_agents), sender, target]).astype(np.int64)
+    ref_all = np.concatenate([np.full(n_agents, -1), req_ref, tgt_ref]).astype(np.int64)
+    width = int(ref_all.max()) + 2
+    unique_key, session_index = _dense_codes((kind_all * n_agents + agent_all) * width + (ref_all + 1))
+    return (
+        ((unique_key // width) % n_agents).astype(np.int32),
+        (unique_key // width // n_agents).astype(np.int8),
+        unique_key % width - 1,
+        session_index[n_agents : n_agents + n].astype(np.int32),
+        session_index[n_agents + n :].astype(np.int32),
+    )
+
+
+def _announce_draws(
+    config: SimConfig,
+    seed: np.random.SeedSequence,
+    req_kind: np.ndarray,
+    tgt_kind: np.ndarray,
+    target: np.ndarray,
+    agent_cfg: list,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Whether the reference runs the announce step, whether its reply skips, its run time."""
+    n = target.shape[0]
+    rng = np.random.default_rng(seed)
+    u_internal, u_skip, u_announce = (rng.random(n) for _ in range(3))
+    runs = np.zeros(n, dtype=bool)
+    skip = np.zeros(n, dtype=bool)
+    if config.announce is not None:
+        internal = u_internal < config.announce.internal_share
+        skip = u_skip < config.announce.skip_probability
+        # the reference decision, once per distinct (requester kind, target kind, channel)
+        for rk, tk, inner in itertools.product(range(len(SESSION_KINDS)), range(len(SESSION_KINDS)), (False, True)):
+            rows = (req_kind == rk) & (tgt_kind == tk) & (internal == inner)
+            if rows.any():
+                runs[rows] = should_run_announce(
+                    AnnounceTarget("internal" if inner else "discord", "channel"),
+                    tx.REPLIES[0],
+                    _key_shape(SESSION_KINDS[rk]),
+                    _key_shape(SESSION_KINDS[tk]),
+                )
+    return runs, skip, _by_agent(u_announce, target, [a.announce_time for a in agent_cfg])
 
 
 def _key_shape(kind: str) -> str:

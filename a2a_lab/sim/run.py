@@ -56,7 +56,7 @@ SUMMARY_KEYS: tuple[str, ...] = (
 def _labels(values: tuple[Any, ...], codes: np.ndarray) -> pl.Series:
     """Codes → labels (a negative code or a None label → null)."""
     idx = pl.Series(codes, dtype=pl.Int64)
-    labels = pl.Series([v for v in values], dtype=pl.String)
+    labels = pl.Series(list(values), dtype=pl.String)
     return labels.gather(pl.select(pl.when(idx >= 0).then(idx)).to_series())
 
 
