@@ -121,9 +121,9 @@ def with_concurrency(cfg: sim.SimConfig, c: int) -> sim.SimConfig:
     return cfg.model_copy(update={"agents": [a.model_copy(update={"session_concurrency": c}) for a in cfg.agents]})
 
 
-rows = []
+rows, runs = [], {}
 for c in (1, 2, 3):
-    res = sim.simulate(with_concurrency(busy_day, c), seed=SEED)
+    res = runs[c] = sim.simulate(with_concurrency(busy_day, c), seed=SEED)
     s = res.summary()
     busiest = res.sessions.sort("utilization", "session", descending=[True, False]).row(0, named=True)
     rows.append(
@@ -149,6 +149,28 @@ pl.DataFrame(rows).with_columns(pl.selectors.float().round(3))
 # sub-agents' runs take 90 s on average). Exchanges without a reply still had their runs
 # executed (the agent keeps working after the requester gives up), so they still delayed
 # everything behind them.
+#
+# Every run also records each session's queue as an exact step function
+# (`res.timeseries`); `binned_timeseries` averages it over time bins for a chart. Here the
+# busiest session's queue (messages waiting, not counting those being processed), hour by
+# hour, under the three settings — the same messages arrive at the same times in all three:
+
+# %%
+busiest = rows[0]["busiest_session"]
+queue = pl.concat(
+    [
+        runs[c].binned_timeseries(3600.0, [busiest]).with_columns(pl.lit(str(c)).alias("session concurrency"))
+        for c in (1, 2, 3)
+    ]
+).select("session concurrency", (pl.col("time_s") / 3600).alias("hour"), pl.col("queue_length").round(3))
+owner, kind = busiest.split(":")[1:3]
+title = f"{owner}'s {kind} session: messages waiting (hourly mean)"
+alt.Chart(queue, title=title).mark_line(interpolate="step-after").encode(
+    x=alt.X("hour:Q", title="hours since the start"),
+    y=alt.Y("queue_length:Q", title="messages waiting"),
+    color=alt.Color("session concurrency:N"),
+    tooltip=["session concurrency:N", "hour:Q", "queue_length:Q"],
+)
 
 # %% [markdown]
 # ## 3. The 95th-percentile latency against the arrival rate

@@ -253,3 +253,19 @@ def test_mm1_preset_log_is_three_events_per_message() -> None:
     assert counts == {"a2a.send": 300, "a2a.response": 300, "a2a.complete": 300}
     completes = res.events.filter(pl.col("type") == "a2a.complete")["data"]
     assert (completes.struct.field("actualTurns") == 0).all() and (completes.struct.field("announceSkipped")).all()
+
+
+def test_binned_time_series_keep_the_exact_integrals(default_run) -> None:
+    every = 1800.0
+    binned = default_run.binned_timeseries(every)
+    runs = default_run.runs
+    per_session = binned.group_by("session").agg((pl.col("in_system").sum() * every).alias("area"), pl.len().alias("bins"))
+    exact = runs.group_by("session").agg((pl.col("end_s") - pl.col("enqueue_s")).sum().alias("exact"))
+    both = per_session.join(exact, on="session")
+    assert both.height == runs["session"].n_unique()
+    assert np.allclose(both["area"], both["exact"], rtol=1e-9)
+    assert (both["bins"] == math.ceil(default_run.trace.end_s / every)).all()
+    one = default_run.binned_timeseries(every, [runs["session"][0]])
+    assert one["session"].unique().to_list() == [runs["session"][0]]
+    assert (binned["utilization"] <= 1.0 + 1e-12).all() and (binned["queue_length"] >= 0).all()
+
