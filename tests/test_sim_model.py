@@ -201,6 +201,51 @@ def test_the_simpy_gate_passes_the_reference_gate_cases(case: dict) -> None:
                 assert getattr(error, names[key]) == value
 
 
+def test_a_timed_out_waiter_leaves_the_queue_unlike_a_stale_simpy_request() -> None:
+    # A holds the only permit from 0 to 50 s; B asks at 1 s and gives up at 31 s; C asks at
+    # 35 s and would wait until 65 s. A bare SimPy request raced against a timeout and not
+    # cancelled stays queued: at 50 s the permit goes to B, who is gone and never gives it
+    # back, and C is refused although the permit was free. The gate driver admits C at 50 s.
+    patience = 30.0
+
+    def scenario(acquire, release) -> dict[str, object]:
+        env = simpy.Environment()
+        got: dict[str, object] = {}
+
+        def flow(name: str, start: float, hold: float):
+            yield env.timeout(start)
+            ok = yield from acquire(env, name)
+            got[name] = env.now if ok else "refused"
+            if ok:
+                yield env.timeout(hold)
+                release(name)
+
+        for args in (("A", 0.0, 50.0), ("B", 1.0, 1.0), ("C", 35.0, 1.0)):
+            env.process(flow(*args))
+        env.run()
+        return got
+
+    shared: dict[str, object] = {}
+
+    def stale_acquire(env, name):
+        server = shared.setdefault("resource", simpy.Resource(env, capacity=1))
+        request = shared[name] = server.request()
+        yield request | env.timeout(patience)
+        return request.triggered  # the bug: the request that lost the race is not cancelled
+
+    def stale_release(name):
+        shared["resource"].release(shared[name])
+
+    assert scenario(stale_acquire, stale_release) == {"A": 0.0, "B": "refused", "C": "refused"}
+
+    def gate_acquire(env, name):
+        config = ConcurrencyConfig(max_concurrent_flows=1, queue_timeout_ms=patience * 1000)
+        driver = shared.setdefault("gate", GateDriver(env, config))
+        return (yield from driver.acquire("eden", name))
+
+    assert scenario(gate_acquire, lambda name: shared["gate"].release("eden")) == {"A": 0.0, "B": "refused", "C": 50.0}
+
+
 def test_a_refused_flow_is_blocked_after_exactly_the_permit_timeout_but_its_run_still_happens() -> None:
     sends = [(0.0, f"s{k}", "eden") for k in range(5)]
     cfg = trace_config(sends, {"eden": 100.0}, gate=GatePolicy(max_concurrent_flows=2, queue_timeout_s=30.0), wait=None)

@@ -13,13 +13,14 @@ summary, or push :attr:`SimResult.events` through the same analyses as a recorde
 
 Modules, in the order data flows: :mod:`~a2a_lab.sim.config` (and
 :mod:`~a2a_lab.sim.distributions`) → :mod:`~a2a_lab.sim.plan` (every random draw, per
-message) → :mod:`~a2a_lab.sim.model` (SimPy) → :mod:`~a2a_lab.sim.run` (results, the log) →
+message) → :mod:`~a2a_lab.sim.model` (SimPy; :mod:`~a2a_lab.sim.policy_model` when a policy of
+:mod:`~a2a_lab.sim.policies` is on) → :mod:`~a2a_lab.sim.run` (results, the log) →
 :mod:`~a2a_lab.sim.output` (a rotated log directory); :mod:`~a2a_lab.sim.experiment`
 replicates runs, :mod:`~a2a_lab.sim.theory` holds the queueing formulas they are checked
 against.
 """
 
-from a2a_lab.sim import presets, theory
+from a2a_lab.sim import policies, presets, theory
 from a2a_lab.sim.config import (
     AgentConfig,
     AgentRate,
@@ -39,31 +40,56 @@ from a2a_lab.sim.distributions import Deterministic, Empirical, Exponential, Gam
 from a2a_lab.sim.experiment import confidence_interval, replicate
 from a2a_lab.sim.output import write_log
 from a2a_lab.sim.plan import Plan, draw_plan
+from a2a_lab.sim.policies import (
+    CollaborateLimit,
+    CollaborationRetry,
+    ExponentialRetry,
+    FailurePolicy,
+    IdempotencyPolicy,
+    LoopGuardPolicy,
+    RateLimitPolicy,
+    ReferenceRetry,
+    RelayPolicy,
+    RetryBudget,
+    SyncPath,
+)
 from a2a_lab.sim.run import SimResult, simulate
 
 __all__ = [
     "AgentConfig",
     "AgentRate",
     "AnnouncePolicy",
+    "CollaborateLimit",
+    "CollaborationRetry",
     "Deterministic",
     "Empirical",
     "Exponential",
+    "ExponentialRetry",
+    "FailurePolicy",
     "Gamma",
     "GatePolicy",
+    "IdempotencyPolicy",
     "Lognormal",
+    "LoopGuardPolicy",
     "MessageMix",
     "PairRate",
     "PingPongPolicy",
     "Plan",
     "PoissonArrivals",
+    "RateLimitPolicy",
+    "ReferenceRetry",
+    "RelayPolicy",
+    "RetryBudget",
     "SimConfig",
     "SimResult",
+    "SyncPath",
     "TaskPolicy",
     "TraceArrivals",
     "TraceSend",
     "WaitPolicy",
     "confidence_interval",
     "draw_plan",
+    "policies",
     "presets",
     "replicate",
     "simulate",

@@ -199,12 +199,17 @@ def _messages_frame(plan: Plan, trace: Trace, ids: Identifiers, keys: list[str])
         pl.when(either_sub).then(pl.lit("delegation.subagent")).otherwise(pl.lit("conversation.main")).alias("role"),
         pl.col("text").str.slice(0, MESSAGE_LIMIT).alias("message"),
         _payload_json(pl.col("payload"), pl.col("text_json"), pl.col("i")).alias("payloadJson"),
+        pl.lit(None, pl.String).alias("wait_error"),
+        pl.lit(None, pl.Float64).alias("depth"),
     )
 
 
 def _shared() -> list[pl.Expr]:
     """The ``sharedContext`` every event of the flow repeats (absent fields stay null)."""
-    return [pl.col("task").alias("taskId"), pl.col("ws").alias("workSessionId"), pl.col("conversation").alias("conversationId")]
+    return [
+        pl.col("task").alias("taskId"), pl.col("ws").alias("workSessionId"),
+        pl.col("conversation").alias("conversationId"), pl.col("depth"),
+    ]
 
 
 def render_events(plan: Plan, trace: Trace, config: SimConfig, ids: Identifiers | None = None) -> pl.DataFrame:
@@ -213,13 +218,19 @@ def render_events(plan: Plan, trace: Trace, config: SimConfig, ids: Identifiers 
     Events are ordered by simulated time (ties: task starts, then the exchanges by message
     and step, then task ends); ``line`` is the position in that order, ``file`` is
     :data:`SIM_FILE` and ``raw`` is null. ``ts`` is ``config.start`` plus the simulated time,
-    truncated to the millisecond (JavaScript's ``Date.now()``).
+    truncated to the millisecond (JavaScript's ``Date.now()``). The policies' events
+    (retries, logged refusals) and omissions come from ``trace.policy``
+    (:mod:`~a2a_lab.sim._policy_events`).
     """
     ids = ids or identifiers(plan)
     keys = session_keys(plan, ids, config)
     m = _messages_frame(plan, trace, ids, keys)
     max_wait_ms = (config.wait.max_wait_s if config.wait else 300.0) * 1000.0
     no_reply_text = build_no_reply_outcome_message("timeout", None, max_wait_exceeded=True, max_wait_ms=max_wait_ms)
+    m = m.with_columns(pl.lit(no_reply_text).alias("no_reply_text"))
+    extra: list[pl.DataFrame] = []
+    if trace.policy is not None:
+        m, extra = trace.policy.render(m, config)
     last = 10_000  # step number of a2a.complete (after every ping-pong turn)
     parts: list[pl.DataFrame] = []
 
@@ -253,9 +264,9 @@ def render_events(plan: Plan, trace: Trace, config: SimConfig, ids: Identifiers 
     unanswered = m.filter(pl.col("outcome") == NO_REPLY)
     part(
         unanswered, "a2a.response", "to", "t_complete", 1,
-        pl.col("to").alias("fromAgent"), pl.col("from").alias("toAgent"), pl.lit(no_reply_text).alias("message"),
-        pl.lit(no_reply_text[:PREVIEW_LIMIT]).alias("replyPreview"), pl.lit("no_reply").alias("outcome"),
-        pl.col("wait_status").alias("waitStatus"), pl.col("role").alias("eventRole"),
+        pl.col("to").alias("fromAgent"), pl.col("from").alias("toAgent"), pl.col("no_reply_text").alias("message"),
+        pl.col("no_reply_text").str.slice(0, PREVIEW_LIMIT).alias("replyPreview"), pl.lit("no_reply").alias("outcome"),
+        pl.col("wait_status").alias("waitStatus"), pl.col("wait_error").alias("waitError"), pl.col("role").alias("eventRole"),
         pl.col("to_type").alias("fromSessionType"), pl.col("from_type").alias("toSessionType"), *_shared(),
     )
     part(
@@ -263,7 +274,7 @@ def render_events(plan: Plan, trace: Trace, config: SimConfig, ids: Identifiers 
         pl.col("from").alias("fromAgent"), pl.col("to").alias("toAgent"), pl.lit(False).alias("announced"),
         pl.col("to_key").alias("targetSessionKey"), pl.col("role").alias("eventRole"),
         pl.col("from_type").alias("fromSessionType"), pl.col("to_type").alias("toSessionType"),
-        pl.col("wait_status").alias("waitStatus"), *_shared(),
+        pl.col("wait_status").alias("waitStatus"), pl.col("wait_error").alias("waitError"), *_shared(),
     )
     replied = m.filter(pl.col("outcome") == REPLIED)
     part(
@@ -309,6 +320,7 @@ def render_events(plan: Plan, trace: Trace, config: SimConfig, ids: Identifiers 
         pl.col("termination").is_not_null().alias("earlyTermination"), pl.col("termination").alias("terminationReason"),
         pl.col("announce_skipped").alias("announceSkipped"), *_shared(),
     )
+    parts.extend(extra)
     parts.extend(_task_events(plan, trace, ids))
 
     events = pl.concat([p for p in parts if p.height], how="diagonal_relaxed") if any(p.height for p in parts) else None

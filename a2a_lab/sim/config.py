@@ -10,7 +10,11 @@ behaviour; ``None`` (``false`` in TOML, which has no null) switches it off:
 - ``ping_pong``: up to 5 turns, 120 s per turn, early-termination chances (``max_turns=0``
   switches ping-pong off);
 - ``announce``: the announce step;
-- ``tasks``: task contexts, which give messages their work-session ids.
+- ``tasks``: task contexts, which give messages their work-session ids;
+- the policies of :mod:`~a2a_lab.sim.policies`: ``failures``, ``retry`` (today's: the
+  reference's 3 retries), ``loop_guard``, ``collaborate_limit``, ``queue_capacity``,
+  ``rate_limit``, ``idempotency`` (on), ``sync`` (the synchronous path) and ``relays``; the
+  safety and rate limits do not act on ``sessions_send`` today, so they are off until set.
 
 Validation errors are pydantic's: each names the offending field by its path, e.g.
 ``agents.0.service.mean_s``.
@@ -66,6 +70,17 @@ from a2a_lab.runtime.concurrency import ConcurrencyConfig
 from a2a_lab.runtime.intent import PING_PONG_LIMITS_0B3325A28, PING_PONG_LIMITS_MAIN, Intent
 from a2a_lab.runtime.retry import REFERENCE_RETRY
 from a2a_lab.sim.distributions import Lognormal, ServiceTime
+from a2a_lab.sim.policies import (
+    CollaborateLimit,
+    FailurePolicy,
+    IdempotencyPolicy,
+    LoopGuardPolicy,
+    RateLimitPolicy,
+    ReferenceRetry,
+    RelayPolicy,
+    RetryField,
+    SyncPath,
+)
 
 __all__ = [
     "ENDINGS",
@@ -521,6 +536,14 @@ class SimConfig(BaseModel):
         The channel ids of those sessions.
     gate, wait, ping_pong, announce, tasks
         The policies (None: off).
+    failures, retry, loop_guard, collaborate_limit, rate_limit, idempotency, sync, relays
+        The policies of :mod:`~a2a_lab.sim.policies` (None: off): injected failures, the
+        retry policy (default: the reference's), the loop guard and the collaborate limit,
+        Discord's rate limits, idempotency keys (default: on), the synchronous path and
+        relay depths.
+    queue_capacity
+        The most runs a session holds, queued or running (None: unlimited); an arrival that
+        finds it full is refused as ``concurrency_blocked``.
     target_session
         ``"main"`` (runtime §1): a message queues on the target's main session, so messages
         from different senders add up; ``"a2a"``: on a per-conversation session
@@ -546,6 +569,15 @@ class SimConfig(BaseModel):
     ping_pong: PingPongPolicy = Field(default_factory=PingPongPolicy)
     announce: Annotated[AnnouncePolicy | None, _Off] = Field(default_factory=AnnouncePolicy)
     tasks: Annotated[TaskPolicy | None, _Off] = Field(default_factory=TaskPolicy)
+    failures: Annotated[FailurePolicy | None, _Off] = None
+    retry: RetryField = Field(default_factory=ReferenceRetry)
+    loop_guard: Annotated[LoopGuardPolicy | None, _Off] = None
+    collaborate_limit: Annotated[CollaborateLimit | None, _Off] = None
+    queue_capacity: Annotated[PositiveInt | None, _Unlimited] = None
+    rate_limit: Annotated[RateLimitPolicy | None, _Off] = None
+    idempotency: Annotated[IdempotencyPolicy | None, _Off] = Field(default_factory=IdempotencyPolicy)
+    sync: Annotated[SyncPath | None, _Off] = None
+    relays: Annotated[RelayPolicy | None, _Off] = None
     target_session: Literal["main", "a2a"] = "main"
     start: AwareDatetime = DEFAULT_START
 

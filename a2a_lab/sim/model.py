@@ -43,7 +43,7 @@ from __future__ import annotations
 from collections import deque
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import numpy as np
 import simpy
@@ -56,16 +56,20 @@ from a2a_lab.sim import _texts as tx
 from a2a_lab.sim.config import ENDINGS, SimConfig
 from a2a_lab.sim.plan import CONCLUSION_OFFSET, MINIMAL_OFFSET, REPLY_TEXTS, SKIP_TEXT, TURN_OFFSET, Plan
 
+if TYPE_CHECKING:
+    from a2a_lab.sim._policy_events import PolicyTrace
+
 __all__ = ["JOB_KINDS", "OUTCOMES", "WAIT_STATUSES", "Deadline", "GateDriver", "Model", "Session", "Trace", "race"]
 
-#: Outcome codes of a message (runtime §3b).
-OUTCOMES: Final = ("replied", "no_reply", "concurrency_blocked")
+#: Outcome codes of a message (runtime §3b); ``guard_blocked``: a safety limit of
+#: :mod:`~a2a_lab.sim.policies` stopped the send.
+OUTCOMES: Final = ("replied", "no_reply", "concurrency_blocked", "guard_blocked")
 #: ``waitStatus`` codes of a flow that got no reply (0 = none).
 WAIT_STATUSES: Final = (None, "timeout")
 #: Job kinds on a session.
 JOB_KINDS: Final = ("message", "turn", "announce")
 
-REPLIED, NO_REPLY, BLOCKED = 0, 1, 2
+REPLIED, NO_REPLY, BLOCKED, GUARD_BLOCKED = 0, 1, 2, 3
 #: Below SimPy's NORMAL (1): everything else happening at a deadline's instant goes first.
 LATE: Final = EventPriority(2)
 
@@ -268,7 +272,8 @@ class Trace:
     reason (index in :data:`~a2a_lab.runtime.TERMINATION_REASONS`, -1 = none), whether the
     announce step ran and whether something was announced. Per logged ping-pong reply
     (``turn_*``): message, turn number (odd: the requester speaks), time, text (index in
-    :data:`~a2a_lab.sim.plan.REPLY_TEXTS`), termination reason.
+    :data:`~a2a_lab.sim.plan.REPLY_TEXTS`), termination reason. ``policy``: what the policies
+    of :mod:`~a2a_lab.sim.policy_model` add (None for the core model).
     """
 
     job_session: np.ndarray
@@ -292,6 +297,7 @@ class Trace:
     turn_s: np.ndarray
     turn_text: np.ndarray
     turn_reason: np.ndarray
+    policy: PolicyTrace | None = None
 
     @property
     def end_s(self) -> float:
@@ -462,6 +468,9 @@ class Model:
             if verdict == _REASON["explicit_skip"]:
                 reason = verdict
                 break
+            if self._turn_blocked(i, k):
+                reason = _REASON["aborted"]
+                break
             actual = k + 1
             self.turn_rows.append((i, actual, env.now, text, verdict))
             if verdict >= 0:
@@ -470,6 +479,10 @@ class Model:
             previous = text
         self.turns[i] = actual
         self.termination[i] = reason
+
+    def _turn_blocked(self, i: int, k: int) -> bool:
+        """Whether a safety limit drops the reply of turn ``k + 1`` (never in the core model)."""
+        return False
 
     @staticmethod
     def _turn_text(ending: int, u: float, previous: int) -> int:

@@ -39,8 +39,11 @@ from a2a_lab.sim.distributions import Exponential, Lognormal, ServiceTime
 
 __all__ = ["PURPOSES", "SESSION_KINDS", "Plan", "draw_plan", "purpose_seeds"]
 
-#: The random streams, one per purpose (append only).
-PURPOSES: Final = ("arrivals", "routing", "service", "mix", "turns", "announce", "tasks", "ids")
+#: The random streams, one per purpose (append only); the last three are the policies'
+#: (:mod:`~a2a_lab.sim.policy_model`): injected failures, backoff jitter, relay depths.
+PURPOSES: Final = (
+    "arrivals", "routing", "service", "mix", "turns", "announce", "tasks", "ids", "failures", "retries", "relays"
+)
 
 #: Session kinds: ``agent:<id>:main``, ``agent:<id>:subagent:<uuid>``,
 #: ``agent:<id>:discord:group:<channel>``, ``agent:<id>:a2a:<conversationId>``.

@@ -23,8 +23,9 @@ import polars as pl
 from a2a_lab.runtime.termination import TERMINATION_REASONS
 from a2a_lab.sim._events import Identifiers, identifiers, render_events, session_keys
 from a2a_lab.sim.config import INTENTS, PAYLOAD_TYPES, SimConfig
-from a2a_lab.sim.model import JOB_KINDS, OUTCOMES, WAIT_STATUSES, Model, Trace
+from a2a_lab.sim.model import JOB_KINDS, OUTCOMES, WAIT_STATUSES, Trace
 from a2a_lab.sim.plan import SESSION_KINDS, Plan, draw_plan
+from a2a_lab.sim.policy_model import build_model
 
 __all__ = ["SUMMARY_KEYS", "SimResult", "simulate"]
 
@@ -50,6 +51,8 @@ SUMMARY_KEYS: tuple[str, ...] = (
     "no_reply_rate",
     "blocked_rate",
     "mean_turns",
+    "invisible_conversations",
+    "retry_amplification",
 )
 
 
@@ -120,7 +123,9 @@ class SimResult:
         ``complete_s``, ``duration_s`` (arrival → ``a2a.complete``), ``outcome``
         (replied, no_reply, concurrency_blocked), ``wait_status``, ``turns`` (ping-pong
         replies logged), ``termination_reason``, ``announce_ran``, ``announced``,
-        ``conversation_id``, ``work_session_id``, ``task_id``.
+        ``conversation_id``, ``work_session_id``, ``task_id``; with policies on, the columns of
+        :meth:`~a2a_lab.sim._policy_events.PolicyTrace.message_columns` (attempts, retries,
+        runs, error, refusal, depth, whether the exchange shows in the log).
         """
         p, t, n = self.plan, self.trace, self.plan.n
         ids = self.ids
@@ -158,7 +163,8 @@ class SimResult:
                 "task_id": _labels(tuple(ids.task_id), p.task),
             }
         )
-        return frame.with_columns(pl.col("gate_wait_s", "reply_s", "latency_s").fill_nan(None))
+        frame = frame.with_columns(pl.col("gate_wait_s", "reply_s", "latency_s").fill_nan(None))
+        return t.policy.message_columns(frame) if t.policy is not None else frame
 
     @cached_property
     def events(self) -> pl.DataFrame:
@@ -174,7 +180,8 @@ class SimResult:
         """One row per agent run on a session: messages, ping-pong turns and announce steps.
 
         Columns: ``session`` (key), ``agent``, ``kind`` (message, turn, announce),
-        ``message``, ``enqueue_s``, ``start_s``, ``end_s``, ``wait_s``, ``service_s``.
+        ``message``, ``enqueue_s``, ``start_s``, ``end_s``, ``wait_s``, ``service_s`` (a
+        message refused before it reached its target has none).
         """
         t = self.trace
         return pl.DataFrame(
@@ -189,7 +196,7 @@ class SimResult:
                 "wait_s": t.job_start - t.job_enqueue,
                 "service_s": t.job_service,
             }
-        )
+        ).filter(pl.col("start_s").is_not_nan())
 
     @cached_property
     def timeseries(self) -> pl.DataFrame:
@@ -221,7 +228,8 @@ class SimResult:
             }
         )
         return (
-            frame.sort("s", "time_s", "order")
+            frame.filter(pl.col("time_s").is_not_nan())  # refused messages never ran
+            .sort("s", "time_s", "order")
             .with_columns(
                 pl.col("d_system").cum_sum().over("s").alias("in_system"),
                 pl.col("d_queue").cum_sum().over("s").alias("queue_length"),
@@ -311,7 +319,9 @@ class SimResult:
                 "system_s": t.job_end - t.job_enqueue,
                 "queue_s": t.job_start - t.job_enqueue,
             }
-        ).group_by("s").agg(pl.len().alias("runs"), pl.col("busy_s", "system_s", "queue_s").sum())
+        ).filter(pl.col("busy_s").is_not_nan()).group_by("s").agg(
+            pl.len().alias("runs"), pl.col("busy_s", "system_s", "queue_s").sum()
+        )
         peaks = self.timeseries.group_by("session").agg(pl.col("queue_length").max().alias("max_queue"))
         table = pl.DataFrame(
             {
@@ -359,7 +369,11 @@ class SimResult:
             ``p99_latency_s`` (arrival → reply, over replied messages), ``utilization``
             (busy server-time over capacity-time of the sessions that ran anything),
             ``mean_in_system`` (time-average runs queued or running, all sessions),
-            ``replied_rate``, ``no_reply_rate``, ``blocked_rate``, ``mean_turns``.
+            ``replied_rate``, ``no_reply_rate``, ``blocked_rate``, ``mean_turns``,
+            ``invisible_conversations`` (exchanges that took place but left no event in the
+            log: the synchronous path's timeout bug) and ``retry_amplification`` (attempts
+            per message: 1 plus its retries). Waits, service and sojourn times count the
+            messages whose run ran (a refused message has none).
         """
         p, t, n = self.plan, self.trace, self.plan.n
         end = t.end_s
@@ -367,15 +381,16 @@ class SimResult:
         keep = p.arrival_s >= warmup_s
         arrival = p.arrival_s[keep]
         start, finish = t.job_start[:n][keep], t.job_end[:n][keep]
-        wait = start - arrival
-        sojourn = finish - arrival
+        ran = ~np.isnan(start)
+        wait = (start - arrival)[ran]
+        sojourn = (finish - arrival)[ran]
         replied = t.outcome[keep] == 0
         latency = (t.reply_s[keep] - arrival)[replied]
         counted = int(keep.sum())
         # busy server-time of every run inside [warmup_s, end]
         busy = np.clip(t.job_end, warmup_s, None) - np.clip(t.job_start, warmup_s, None)
         in_system = np.clip(t.job_end, warmup_s, None) - np.clip(t.job_enqueue, warmup_s, None)
-        used = np.unique(t.job_session)
+        used = np.unique(t.job_session[~np.isnan(t.job_start)])
         capacity = float(p.session_capacity[used].sum()) if used.size else float("nan")
         completed = int(((t.complete_s >= warmup_s) & (t.complete_s <= end)).sum())
 
@@ -389,7 +404,7 @@ class SimResult:
             "throughput_per_s": rate(completed),
             "mean_wait_s": _nan_mean(wait),
             "p_wait": _nan_mean(wait > 0),
-            "mean_service_s": _nan_mean(t.job_service[:n][keep]),
+            "mean_service_s": _nan_mean(t.job_service[:n][keep][ran]),
             "mean_sojourn_s": _nan_mean(sojourn),
             "p95_sojourn_s": _nan_quantile(sojourn, 0.95),
             "p99_sojourn_s": _nan_quantile(sojourn, 0.99),
@@ -397,12 +412,16 @@ class SimResult:
             "p50_latency_s": _nan_quantile(latency, 0.50),
             "p95_latency_s": _nan_quantile(latency, 0.95),
             "p99_latency_s": _nan_quantile(latency, 0.99),
-            "utilization": rate(float(busy.sum()) / capacity),
-            "mean_in_system": rate(float(in_system.sum())),
+            "utilization": rate(float(np.nansum(busy)) / capacity),
+            "mean_in_system": rate(float(np.nansum(in_system))),
             "replied_rate": _nan_mean(replied),
             "no_reply_rate": _nan_mean(t.outcome[keep] == 1),
             "blocked_rate": _nan_mean(t.outcome[keep] == 2),
             "mean_turns": _nan_mean(t.turns[keep]),
+            "invisible_conversations": int(t.policy.invisible[keep].sum()) if t.policy is not None else 0,
+            "retry_amplification": (
+                _nan_mean(t.policy.attempts[keep]) if t.policy is not None else (1.0 if counted else float("nan"))
+            ),
         }
 
 
@@ -437,5 +456,5 @@ def simulate(config: SimConfig, seed: int | np.random.SeedSequence = 0, *, full_
     [('a2a.complete', 2000), ('a2a.response', 2000), ('a2a.send', 2000)]
     """
     plan = draw_plan(config, seed)
-    trace = Model(plan, config, full_flow=full_flow).run()
+    trace = build_model(plan, config, seed, full_flow=full_flow).run()
     return SimResult(config=config, seed=seed, plan=plan, trace=trace)
