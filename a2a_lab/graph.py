@@ -24,7 +24,8 @@ import networkx as nx
 import polars as pl
 
 from a2a_lab._jsstr import js_trim_expr
-from a2a_lab.conversations import _conversations_of, exchange_events, pair_stats
+from a2a_lab._frames import narrow
+from a2a_lab.conversations import _EXCHANGE_FIELDS, _conversations_of, exchange_events, pair_stats
 
 __all__ = [
     "MESSAGE_TYPES",
@@ -59,21 +60,29 @@ def _agents(lf: pl.LazyFrame) -> pl.LazyFrame:
     )
 
 
+#: The ``data`` fields the graph reads (exchange fields plus session keys).
+_GRAPH_FIELDS: tuple[str, ...] = tuple(
+    dict.fromkeys((*_EXCHANGE_FIELDS, "sourceSessionKey", "requesterSessionKey", "targetSessionKey"))
+)
+
+
 def _select(
     events: pl.DataFrame | pl.LazyFrame,
     window: tuple[datetime | None, datetime | None] | None,
     work_session: str | None,
-) -> pl.LazyFrame:
-    lf = _agents(events.lazy())
+) -> pl.DataFrame:
+    """The A2A events in the window / work session, narrowed to what the graph reads."""
+    frame = _agents(events.lazy()).collect() if isinstance(events, pl.LazyFrame) or "fromAgent" not in events.columns else events
+    keep = pl.col("type").str.starts_with("a2a.")
     if window is not None:
         start, end = window
         if start is not None:
-            lf = lf.filter(pl.col("event_time") >= pl.lit(start).dt.convert_time_zone("UTC"))
+            keep = keep & (pl.col("event_time") >= pl.lit(start).dt.convert_time_zone("UTC"))
         if end is not None:
-            lf = lf.filter(pl.col("event_time") < pl.lit(end).dt.convert_time_zone("UTC"))
+            keep = keep & (pl.col("event_time") < pl.lit(end).dt.convert_time_zone("UTC"))
     if work_session is not None:
-        lf = lf.filter(_text("workSessionId") == work_session.removeprefix("ws:"))
-    return lf
+        keep = keep & (_text("workSessionId") == work_session.removeprefix("ws:"))
+    return narrow(frame, keep, _GRAPH_FIELDS, ("file", "line", "type", "event_ms", "event_time", "fromAgent", "toAgent"))
 
 
 def message_counts(events: pl.DataFrame | pl.LazyFrame) -> pl.DataFrame:
@@ -150,8 +159,7 @@ def interaction_graph(
         ``concurrency_blocked``, ``no_reply_share``, ``p50/p95/p99_first_reply_ms``,
         ``mean_turns``, ``retries``, ``spawns`` and ``delegation`` (any ``a2a.spawn``).
     """
-    lf = _select(events, window, work_session)
-    a2a = lf.filter(pl.col("type").str.starts_with("a2a.")).collect()
+    a2a = _select(events, window, work_session)
     ex = exchange_events(a2a).collect()
     msgs = _message_counts(ex.lazy())
     conv = _conversations_of(ex.lazy())
