@@ -9,6 +9,7 @@ One import serves a notebook::
     ws = al.work_sessions(enriched, now=...)         # work sessions (rules §7-§8)
     conv = al.conversations(enriched)                # one row per A2A exchange
     g = al.interaction_graph(enriched)               # networkx DiGraph of agents
+    sim = al.simulate(al.SimConfig(), seed=1)        # a simulated log in the same schema
 
 The data flows one way: ``schema → io → enrich → sessions → conversations / graph → plots``.
 """
@@ -44,6 +45,7 @@ __all__ = [
     "LoadResult",
     "LogFollower",
     "RuleSet",
+    "SimConfig",
     "WorkSessionsResult",
     "__version__",
     "conversation_tree",
@@ -67,6 +69,7 @@ __all__ = [
     "samples",
     "schema",
     "sim",
+    "simulate",
     "threads",
     "checks",
     "pm",
@@ -80,6 +83,8 @@ __all__ = [
 # Sub-packages with data or heavy imports (altair, networkx) load on first use.
 _LAZY_MODULES = {"samples", "plots", "graph", "runtime", "rules", "notebook", "threads", "checks", "pm", "sim"}
 _LAZY_NAMES = {
+    "simulate": "sim",
+    "SimConfig": "sim",
     "interaction_graph": "graph",
     "graph_metrics": "graph",
     "conversation_tree": "graph",
