@@ -34,7 +34,7 @@ from a2a_lab.sim.config import SimConfig
 from a2a_lab.sim.model import GUARD_BLOCKED, NO_REPLY
 from a2a_lab.sim.policies import BLOCK_REASONS, ERROR_KINDS
 
-__all__ = ["BLOCKED_TEXTS", "PolicyTrace"]
+__all__ = ["BLOCKED_TEXTS", "PolicyTrace", "core_message_columns"]
 
 #: The ``[outcome] blocked`` text of a logged refusal, per reason of :data:`BLOCK_REASONS`
 #: (``{}`` is the pair ``a::b``, or the depth); the reference drops such a message silently.
@@ -50,6 +50,25 @@ def _labels(values: list[str | None] | tuple[str, ...], codes: np.ndarray) -> pl
     """``values[code]`` as strings, null where the code is negative."""
     idx = pl.Series(codes, dtype=pl.Int64)
     return pl.Series(list(values), dtype=pl.String).gather(pl.select(pl.when(idx >= 0).then(idx)).to_series())
+
+
+def core_message_columns(frame: pl.DataFrame) -> pl.DataFrame:
+    """The policy columns of a run of the core model, where no policy acts.
+
+    Every message is sent at its arrival, attempted once, run once, and logged.
+    """
+    return frame.with_columns(
+        pl.col("arrival_s").alias("send_s"),
+        pl.lit(1, pl.Int64).alias("attempts"),
+        pl.lit(0, pl.Int64).alias("retries"),
+        pl.lit(1, pl.Int64).alias("runs"),
+        pl.lit(None, pl.String).alias("error_code"),
+        pl.lit(None, pl.String).alias("wait_error"),
+        pl.lit(None, pl.String).alias("blocked_by"),
+        pl.lit(None, pl.Int64).alias("depth"),
+        pl.lit(True).alias("logged"),
+        pl.lit(False).alias("invisible"),
+    )
 
 
 @dataclass(frozen=True, eq=False)

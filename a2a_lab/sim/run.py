@@ -25,6 +25,7 @@ from a2a_lab.sim._events import Identifiers, identifiers, render_events, session
 from a2a_lab.sim.config import INTENTS, PAYLOAD_TYPES, SimConfig
 from a2a_lab.sim.model import JOB_KINDS, OUTCOMES, WAIT_STATUSES, Trace
 from a2a_lab.sim.plan import SESSION_KINDS, Plan, draw_plan
+from a2a_lab.sim._policy_events import core_message_columns
 from a2a_lab.sim.policy_model import build_model
 
 __all__ = ["SUMMARY_KEYS", "SimResult", "simulate"]
@@ -123,9 +124,9 @@ class SimResult:
         ``complete_s``, ``duration_s`` (arrival → ``a2a.complete``), ``outcome``
         (replied, no_reply, concurrency_blocked), ``wait_status``, ``turns`` (ping-pong
         replies logged), ``termination_reason``, ``announce_ran``, ``announced``,
-        ``conversation_id``, ``work_session_id``, ``task_id``; with policies on, the columns of
-        :meth:`~a2a_lab.sim._policy_events.PolicyTrace.message_columns` (attempts, retries,
-        runs, error, refusal, depth, whether the exchange shows in the log).
+        ``conversation_id``, ``work_session_id``, ``task_id``, and the policies' columns
+        (:meth:`~a2a_lab.sim._policy_events.PolicyTrace.message_columns`: send time, attempts,
+        retries, runs, error, refusal, depth, whether the exchange shows in the log).
         """
         p, t, n = self.plan, self.trace, self.plan.n
         ids = self.ids
@@ -164,7 +165,7 @@ class SimResult:
             }
         )
         frame = frame.with_columns(pl.col("gate_wait_s", "reply_s", "latency_s").fill_nan(None))
-        return t.policy.message_columns(frame) if t.policy is not None else frame
+        return t.policy.message_columns(frame) if t.policy is not None else core_message_columns(frame)
 
     @cached_property
     def events(self) -> pl.DataFrame:
