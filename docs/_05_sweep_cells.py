@@ -1,20 +1,21 @@
 # %% [markdown]
 # Cells for notebooks/05_capacity_whatif.py (issue 8), to be merged after its section 3.
 # They use `sim`, `SEED` and `hub(rate_per_s, concurrency)` from the cells above; the
-# function `sweep` is imported under the module alias `sw` because section 3 already names a
-# frame `sweep`. (Kept out of notebooks/ until merged: every notebooks/*.py is a notebook.)
+# function `sweep` is imported as `sweep_grid` because section 3 already names a frame
+# `sweep`. (Kept out of notebooks/ until merged: every notebooks/*.py is a notebook.)
 
 # %% [markdown]
 # ### 3b. The same curve with confidence intervals, on any executor
 #
-# One seed gives one sample path. `sw.sweep` runs every point of a grid with the same
-# independent replications and reports, per point, the mean and a 95 % confidence interval
-# of every summary figure. A grid point changes the configuration by dotted paths
-# (`"agents.4.session_concurrency"` is `eden`'s) and `rate_scale` multiplies every arrival
-# rate; here the base configuration sends at exactly one run's worth of work per second of
-# one slot (`utilisation × concurrency` is the scale). Replication `k` of every point uses
-# the same seed (`SeedSequence(SEED, spawn_key=(k,))`), so the points share their draws
-# (common random numbers) and a point's result does not depend on what else is in the grid.
+# One seed gives one sample path. `sweep_grid` (`a2a_lab.sim.sweep.sweep`) runs every point
+# of a grid with the same independent replications and reports, per point, the mean and a
+# 95 % confidence interval of every summary figure. A grid point changes the configuration
+# by dotted paths (`"agents.4.session_concurrency"` is `eden`'s) and `rate_scale` multiplies
+# every arrival rate; here the base configuration sends one run's worth of work per second
+# of one slot, so `utilisation × concurrency` is the scale. Replication `k` of every point
+# uses the same seed (`SeedSequence(SEED, spawn_key=(k,))`), so the points share their
+# draws (common random numbers) and a point's result does not depend on what else is in
+# the grid.
 #
 # `workers=1` runs in this kernel; the default is a process pool over every core, and any
 # `concurrent.futures.Executor` works — for a Dask cluster,
@@ -24,7 +25,7 @@
 # %%
 import math
 
-import a2a_lab.sim.sweep as sw
+from a2a_lab.sim.sweep import capacity_search, sweep as sweep_grid
 
 unit = hub(1 / 40.0, 1)  # 4 senders → eden at 1/40 messages per second: utilisation 1 at one slot
 points = [
@@ -32,7 +33,7 @@ points = [
     for c in (1, 2)
     for u in (0.3, 0.5, 0.7, 0.85)
 ]
-curve = sw.sweep(
+curve = sweep_grid(
     unit, points, replications=3, seed=SEED, metrics=["p95_latency_s", "p95_sojourn_s", "no_reply_rate"],
     workers=1, progress=False,
 )
@@ -65,7 +66,7 @@ mean = alt.Chart(curve).mark_line(point=True).encode(
 # %% [markdown]
 # ### 3c. Capacity: the highest arrival rate that meets a latency target
 #
-# `sw.capacity_search` answers the question directly: the highest arrival rate at which the
+# `capacity_search` answers the question directly: the highest arrival rate at which the
 # 95th percentile of send → reply stays within 180 s (`eden`'s runs alone reach 110 s at
 # their 95th percentile). A message without a reply counts as
 # infinitely late, so a load that leaves more than 5 % unanswered never qualifies. Each
@@ -78,7 +79,7 @@ mean = alt.Chart(curve).mark_line(point=True).encode(
 
 # %%
 target = 15.0
-mm1_cap = sw.capacity_search(
+mm1_cap = capacity_search(
     sim.presets.mm1(0.5, 1.0, n_messages=4000), target_latency_s=target, target_quantile=0.95,
     replications=5, seed=SEED, rel_tol=0.01, level=0.99, workers=1, progress=False,
 )
@@ -92,7 +93,7 @@ print(f"theory: {exact:.4f}/s, inside the 99 % interval: {mm1_cap.rate_low <= ex
 # %%
 capacity = []
 for c in (1, 2):
-    cap = sw.capacity_search(
+    cap = capacity_search(
         hub(0.5 * c / 40.0, c), target_latency_s=180.0, target_quantile=0.95, replications=3, seed=SEED,
         rel_tol=0.05, workers=1, progress=False,
     )
