@@ -22,10 +22,10 @@ import polars as pl
 
 from a2a_lab.runtime.termination import TERMINATION_REASONS
 from a2a_lab.sim._events import Identifiers, identifiers, render_events, session_keys
+from a2a_lab.sim._policy_events import core_message_columns
 from a2a_lab.sim.config import INTENTS, PAYLOAD_TYPES, SimConfig
 from a2a_lab.sim.model import JOB_KINDS, OUTCOMES, WAIT_STATUSES, Trace
 from a2a_lab.sim.plan import SESSION_KINDS, Plan, draw_plan
-from a2a_lab.sim._policy_events import core_message_columns
 from a2a_lab.sim.policy_model import build_model
 
 __all__ = ["SUMMARY_KEYS", "SimResult", "simulate"]
