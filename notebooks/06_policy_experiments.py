@@ -59,9 +59,10 @@ SEED = 20260302
 # %%
 senders = ("ruda", "bada", "seum", "main")
 failing = sim.FailurePolicy(rates={"server_overload": 0.05, "gateway_connection": 0.02})
+KEYS = sim.IdempotencyPolicy()  # today's idempotency keys: 5 minutes
 
 
-def hub(utilisation: float, retry, idempotency=sim.IdempotencyPolicy(), n_messages: int = 2000) -> sim.SimConfig:
+def hub(utilisation: float, retry, idempotency=KEYS, n_messages: int = 2000) -> sim.SimConfig:
     """Four senders, one 40 s agent at the given offered utilisation, with failures."""
     rate = utilisation / 40.0
     return sim.SimConfig(
@@ -115,9 +116,9 @@ today.events.filter(pl.col("data").struct.field("conversationId") == first["conv
 
 # %%
 policies = {
-    "today (re-poll)": (sim.ReferenceRetry(), sim.IdempotencyPolicy()),
+    "today (re-poll)": (sim.ReferenceRetry(), KEYS),
     "re-send": (sim.ExponentialRetry(attempt_timeout_s=150.0), None),
-    "re-send + keys": (sim.ExponentialRetry(attempt_timeout_s=150.0), sim.IdempotencyPolicy()),
+    "re-send + keys": (sim.ExponentialRetry(attempt_timeout_s=150.0), KEYS),
     "re-send + budget": (
         sim.ExponentialRetry(attempt_timeout_s=150.0, budget=sim.RetryBudget(ratio=0.1, min_retries=1, window_s=600.0)),
         None,
@@ -324,12 +325,14 @@ for label, path in paths:
             "health findings": check(res.events).filter(~pl.col("rule").str.starts_with("guard.")).height,
         }
     )
-visibility = pl.DataFrame(sync_rows)
-visibility
+visibility = pl.DataFrame(sync_rows).with_columns(
+    (pl.col("invisible") / pl.col("exchanges")).round(3).alias("share invisible")
+)
+first = ["path", "exchanges", "invisible", "share invisible"]
+visibility.select(*first, pl.exclude(first))
 
 # %%
-shares = visibility.with_columns((pl.col("invisible") / pl.col("exchanges")).round(4).alias("share invisible"))
-alt.Chart(shares).mark_bar().encode(
+alt.Chart(visibility).mark_bar().encode(
     x=alt.X("share invisible:Q", title="share of exchanges missing from the log", scale=alt.Scale(domain=[0, 1])),
     y=alt.Y("path:N", sort=[p for p, _ in paths], title=None),
     tooltip=["path:N", "exchanges:Q", "invisible:Q", "in the log:Q"],
