@@ -419,7 +419,7 @@ class SimResult:
             "no_reply_rate": _nan_mean(t.outcome[keep] == 1),
             "blocked_rate": _nan_mean(t.outcome[keep] == 2),
             "mean_turns": _nan_mean(t.turns[keep]),
-            "invisible_conversations": int(t.policy.invisible[keep].sum()) if t.policy is not None else 0,
+            "invisible_conversations": float(t.policy.invisible[keep].sum()) if t.policy is not None else 0.0,
             "retry_amplification": (
                 _nan_mean(t.policy.attempts[keep]) if t.policy is not None else (1.0 if counted else float("nan"))
             ),
