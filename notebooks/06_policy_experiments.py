@@ -318,7 +318,7 @@ for label, path in paths:
         {
             "path": label,
             "exchanges": s["messages"],
-            "invisible": s["invisible_conversations"],
+            "invisible": int(s["invisible_conversations"]),
             "in the log": seen.height,
             "replied (truth)": round(s["replied_rate"], 3),
             "replied (as the log shows)": round(float((seen["outcome"] == "replied").mean()), 3),
