@@ -192,7 +192,7 @@ def test_simulated_logs_never_exceed_the_guard(seed, limit, window_s, count_turn
     agents = [AgentConfig(id=a, service=Exponential(mean_s=3.0)) for a in ("ana", "bo", "cy")]
     cfg = SimConfig(
         agents=agents,
-        workload=PoissonArrivals(agents=[AgentRate(agent=a.id, rate_per_s=0.3) for a in agents]),
+        workload=PoissonArrivals(agents=[AgentRate(agent=a.id, rate_per_s=1.0) for a in agents]),
         n_messages=200,
         ping_pong=PingPongPolicy(max_turns=3, endings={}),
         announce=None,
