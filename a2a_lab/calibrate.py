@@ -359,7 +359,11 @@ def _quiet_flags(conv: pl.DataFrame, log_end_ms: float, hidden_ms: float) -> pl.
 
 
 def _hour_exposure(start_ms: float, end_ms: float, tz: str) -> np.ndarray:
-    """Hours of ``[start_ms, end_ms]`` spent in each local hour of the day (24 values)."""
+    """Hours of ``[start_ms, end_ms]`` spent in each local hour of the day (24 values).
+
+    The log is cut at whole UTC hours, each piece labelled with its local hour: exact in
+    every time zone whose offset is a whole number of hours.
+    """
     first = math.floor(start_ms / 3_600_000.0) * 3_600_000.0
     bounds = np.arange(first, end_ms, 3_600_000.0)
     spans = (np.minimum(bounds + 3_600_000.0, end_ms) - np.maximum(bounds, start_ms)) / 3_600_000.0
@@ -493,6 +497,8 @@ def fit_log(
     Returns
     -------
     Calibration
+        Exchanges of agents whose ids the simulator cannot take (with ``:`` or white space)
+        are left out of it.
 
     Examples
     --------

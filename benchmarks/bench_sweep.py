@@ -10,9 +10,11 @@ run, every policy on) at five traffic levels, ``--replications`` each. It runs i
 process (``workers=1``), on a process pool of one worker and on one of two, and every run
 must give the identical frame. The pool runs are alternated (``--repeat`` rounds of one
 worker, then two) and the best of each is kept. Goal: two workers ≥ 1.7 × faster than one.
-Worker start-up (a fresh interpreter importing a2a_lab) is part of the measured time. The
-1-minute load average at the start of each timed run is recorded: other work on the
-machine takes cores from the pool.
+Worker start-up (a fresh interpreter importing a2a_lab) is part of the measured time.
+Recorded with each pool run: the 1-minute load average at its start and the cores it used
+(CPU seconds of the pool's processes over wall seconds): other work on the machine takes
+cores from the pool, and a two-worker run that used well under 2 cores was not measured
+on an idle machine.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from __future__ import annotations
 import argparse
 import multiprocessing
 import os
+import resource
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
@@ -52,27 +55,35 @@ def main() -> int:
     grid = {"rate_scale": SCALES}
     runs = len(SCALES) * args.replications
 
-    def timed(**kw: object) -> float:
+    def cpu_s() -> float:
+        # this process and its reaped children (a pool's workers count once the pool is shut down)
+        own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+        return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+
+    def timed(workers: int) -> float:
         load = os.getloadavg()[0]
-        t0 = time.perf_counter()
-        out = sweep(config, grid, replications=args.replications, seed=args.seed, progress=False, **kw)  # type: ignore[arg-type]
+        cpu0, t0 = cpu_s(), time.perf_counter()
+        with ProcessPoolExecutor(workers, mp_context=ctx) as pool:
+            out = sweep(config, grid, replications=args.replications, seed=args.seed, progress=False, executor=pool)
         elapsed = time.perf_counter() - t0
         assert_frame_equal(out, reference)
         loads.append(round(load, 2))
+        cores.append(round((cpu_s() - cpu0) / elapsed, 2))
         return elapsed
 
     loads: list[float] = []
-    t0 = time.perf_counter()
+    cores: list[float] = []
+    ctx = multiprocessing.get_context("spawn")
+    cpu0, t0 = cpu_s(), time.perf_counter()
     reference = sweep(config, grid, replications=args.replications, seed=args.seed, progress=False, workers=1)
     t_inproc = time.perf_counter() - t0
-    ctx = multiprocessing.get_context("spawn")
+    cores_inproc = round((cpu_s() - cpu0) / t_inproc, 2)
     t_one: list[float] = []
     t_two: list[float] = []
     # alternated rounds, best of each: a burst of other work on the machine hits one round, not a whole series
     for _ in range(args.repeat):
-        with ProcessPoolExecutor(1, mp_context=ctx) as one:
-            t_one.append(timed(executor=one))
-        t_two.append(timed(workers=2))
+        t_one.append(timed(1))
+        t_two.append(timed(2))
     best_one, best_two = min(t_one), min(t_two)
 
     result = {
@@ -89,14 +100,17 @@ def main() -> int:
         "speedup_two_vs_one": round(best_one / best_two, 3),
         "speedup_two_vs_in_process": round(t_inproc / best_two, 3),
         "load_avg_1m_at_each_start": loads,
+        "cores_used_in_process": cores_inproc,
+        "cores_used_each_pool_run": cores,
         "identical_results": True,
     }
     out = save("sweep", result)
-    print("| runs | in process s | 1 worker s (best) | 2 workers s (best) | speed-up 2 vs 1 | 2 vs in process | 1-min load at each start |")
-    print("|---:|---:|---:|---:|---:|---:|---|")
+    print("| runs | in process s | 1 worker s (best) | 2 workers s (best) | speed-up 2 vs 1 | 2 vs in process "
+          "| cores used (pool runs) | 1-min load at each pool start |")
+    print("|---:|---:|---:|---:|---:|---:|---|---|")
     print(
         f"| {runs} | {t_inproc:.1f} | {best_one:.1f} | {best_two:.1f} | {best_one / best_two:.2f}× "
-        f"| {t_inproc / best_two:.2f}× | {', '.join(f'{x:.2f}' for x in loads)} |"
+        f"| {t_inproc / best_two:.2f}× | {', '.join(f'{x:.2f}' for x in cores)} | {', '.join(f'{x:.2f}' for x in loads)} |"
     )
     print(f"saved {out}")
     return 0
