@@ -14,7 +14,8 @@ Worker start-up (a fresh interpreter importing a2a_lab) is part of the measured 
 Recorded with each pool run: the 1-minute load average at its start and the cores it used
 (CPU seconds of the pool's processes over wall seconds): other work on the machine takes
 cores from the pool, and a two-worker run that used well under 2 cores was not measured
-on an idle machine.
+on an idle machine. ``--ceiling`` also times what the machine gives at best: the same runs
+in one plain process (no executor) against two plain processes running half each.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import argparse
 import multiprocessing
 import os
 import resource
+import subprocess
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
@@ -43,6 +45,10 @@ def main() -> int:
     ap.add_argument("--messages", type=int, default=2000, help="messages per run")
     ap.add_argument("--repeat", type=int, default=2, help="rounds of (1 worker, 2 workers), alternated")
     ap.add_argument("--seed", type=int, default=8)
+    ap.add_argument(
+        "--ceiling", action="store_true",
+        help="also time the machine's own ceiling: the same runs in one plain process vs split over two",
+    )
     # `make bench BENCH_ARGS=...` passes the same arguments to every benchmark: ignore the others
     args, _ = ap.parse_known_args()
 
@@ -85,6 +91,31 @@ def main() -> int:
         t_one.append(timed(1))
         t_two.append(timed(2))
     best_one, best_two = min(t_one), min(t_two)
+    ceiling: dict[str, float] = {}
+    if args.ceiling:
+        # no executor at all: one interpreter running every replication, then two running half
+        # each at the same time; their ratio is what two cores of this machine give at best
+        code = (
+            "import sys; from a2a_lab.sim import SimConfig; from a2a_lab.sim.sweep import sweep; "
+            f"sweep(SimConfig(n_messages={args.messages}), {{'rate_scale': {SCALES!r}}}, "
+            "replications=int(sys.argv[1]), seed=int(sys.argv[2]), workers=1, progress=False)"
+        )
+        half = args.replications // 2
+
+        def plain(*jobs: tuple[int, int]) -> float:
+            t0 = time.perf_counter()
+            procs = [subprocess.Popen([sys.executable, "-c", code, str(r), str(seed)]) for r, seed in jobs]
+            if any(p.wait() for p in procs):
+                raise RuntimeError("a plain sweep process failed")
+            return time.perf_counter() - t0
+
+        one_process = plain((2 * half, args.seed))
+        two_processes = plain((half, args.seed), (half, args.seed + 1))
+        ceiling = {
+            "one_process_s": round(one_process, 2),
+            "two_processes_s": round(two_processes, 2),
+            "ceiling_speedup": round(one_process / two_processes, 3),
+        }
 
     result = {
         "benchmark": "sweep",
@@ -103,6 +134,7 @@ def main() -> int:
         "cores_used_in_process": cores_inproc,
         "cores_used_each_pool_run": cores,
         "identical_results": True,
+        **ceiling,
     }
     out = save("sweep", result)
     print("| runs | in process s | 1 worker s (best) | 2 workers s (best) | speed-up 2 vs 1 | 2 vs in process "
@@ -112,6 +144,11 @@ def main() -> int:
         f"| {runs} | {t_inproc:.1f} | {best_one:.1f} | {best_two:.1f} | {best_one / best_two:.2f}× "
         f"| {t_inproc / best_two:.2f}× | {', '.join(f'{x:.2f}' for x in cores)} | {', '.join(f'{x:.2f}' for x in loads)} |"
     )
+    if ceiling:
+        print(
+            f"ceiling: one plain process {ceiling['one_process_s']:.1f} s, two at once {ceiling['two_processes_s']:.1f} s: "
+            f"{ceiling['ceiling_speedup']:.2f}×"
+        )
     print(f"saved {out}")
     return 0
 
