@@ -514,6 +514,16 @@ def payload_events(events: pl.DataFrame | pl.LazyFrame) -> pl.DataFrame:
     return base.join(parsed, on=["file", "line"], how="left", maintain_order="left")
 
 
+def _per_link(valid: pl.DataFrame, kind: str, key: str, *aggs: pl.Expr) -> pl.DataFrame:
+    """Payloads of one kind aggregated per linking id, in time order (first = earliest)."""
+    return (
+        valid.filter(pl.col("payload_kind") == kind)
+        .sort("event_ms", "line")
+        .group_by(key, maintain_order=True)
+        .agg(*aggs)
+    )
+
+
 def question_answers(payloads: pl.DataFrame) -> pl.DataFrame:
     """Questions linked to their answers by ``questionId`` (valid payloads only).
 
@@ -523,26 +533,15 @@ def question_answers(payloads: pl.DataFrame) -> pl.DataFrame:
     are rows with ``askedAt`` null.
     """
     valid = payloads.filter(pl.col("payload_valid") & pl.col("payload_question_id").is_not_null())
-    questions = (
-        valid.filter(pl.col("payload_kind") == "question")
-        .sort("event_ms", "line")
-        .group_by("payload_question_id", maintain_order=True)
-        .agg(
-            pl.col("fromAgent").first().alias("askedBy"),
-            pl.col("toAgent").first().alias("askedTo"),
-            pl.col("event_ms").first().alias("askedAt"),
-            pl.len().cast(pl.Int64).alias("asked"),
-        )
+    questions = _per_link(
+        valid, "question", "payload_question_id",
+        pl.col("fromAgent").first().alias("askedBy"), pl.col("toAgent").first().alias("askedTo"),
+        pl.col("event_ms").first().alias("askedAt"), pl.len().cast(pl.Int64).alias("asked"),
     )
-    answers = (
-        valid.filter(pl.col("payload_kind") == "answer")
-        .sort("event_ms", "line")
-        .group_by("payload_question_id", maintain_order=True)
-        .agg(
-            pl.col("fromAgent").first().alias("answeredBy"),
-            pl.col("event_ms").first().alias("answeredAt"),
-            pl.len().cast(pl.Int64).alias("answers"),
-        )
+    answers = _per_link(
+        valid, "answer", "payload_question_id",
+        pl.col("fromAgent").first().alias("answeredBy"), pl.col("event_ms").first().alias("answeredAt"),
+        pl.len().cast(pl.Int64).alias("answers"),
     )
     return (
         questions.join(answers, on="payload_question_id", how="full", coalesce=True)
@@ -568,28 +567,19 @@ def delegation_reports(payloads: pl.DataFrame) -> pl.DataFrame:
     never delegated in the log appear with ``delegatedAt`` null.
     """
     valid = payloads.filter(pl.col("payload_valid") & pl.col("payload_task_id").is_not_null())
-    delegations = (
-        valid.filter(pl.col("payload_kind") == "task_delegation")
-        .sort("event_ms", "line")
-        .group_by("payload_task_id", maintain_order=True)
-        .agg(
-            pl.col("fromAgent").first().alias("delegatedBy"),
-            pl.col("toAgent").first().alias("delegatedTo"),
-            pl.col("event_ms").first().alias("delegatedAt"),
-            pl.len().cast(pl.Int64).alias("delegations"),
-        )
+    delegations = _per_link(
+        valid, "task_delegation", "payload_task_id",
+        pl.col("fromAgent").first().alias("delegatedBy"), pl.col("toAgent").first().alias("delegatedTo"),
+        pl.col("event_ms").first().alias("delegatedAt"), pl.len().cast(pl.Int64).alias("delegations"),
     )
-    reports = (
-        valid.filter(pl.col("payload_kind") == "status_report")
-        .sort("event_ms", "line")
-        .group_by("payload_task_id", maintain_order=True)
-        .agg(
-            pl.len().cast(pl.Int64).alias("reports"),
-            pl.col("payload_status").last().alias("lastStatus"),
-            pl.col("payload_progress_percent").drop_nulls().last().alias("lastProgress"),
-            pl.col("event_ms").last().alias("lastReportAt"),
-            pl.col("payload_blockers").list.explode(keep_nulls=False, empty_as_null=False).drop_nulls().unique(maintain_order=True).alias("blockers"),
-        )
+    reports = _per_link(
+        valid, "status_report", "payload_task_id",
+        pl.len().cast(pl.Int64).alias("reports"),
+        pl.col("payload_status").last().alias("lastStatus"),
+        pl.col("payload_progress_percent").drop_nulls().last().alias("lastProgress"),
+        pl.col("event_ms").last().alias("lastReportAt"),
+        pl.col("payload_blockers").list.explode(keep_nulls=False, empty_as_null=False).drop_nulls()
+        .unique(maintain_order=True).alias("blockers"),
     )
     return (
         delegations.join(reports, on="payload_task_id", how="full", coalesce=True)
