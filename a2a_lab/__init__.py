@@ -18,7 +18,7 @@ import importlib
 from typing import Any
 
 from a2a_lab import schema
-from a2a_lab.conversations import (
+from a2a_lab.analysis.conversations import (
     conversations,
     delegation_reports,
     exchange_events,
@@ -30,7 +30,7 @@ from a2a_lab.conversations import (
 )
 from a2a_lab.enrich import ENRICHMENT_COLUMNS, enrich
 from a2a_lab.io import LoadReport, LoadResult, LogFollower, from_records, load, write_events
-from a2a_lab.rules import TASK_MONITOR_V1, RuleSet, main_agents_from_openclaw
+from a2a_lab.reference.rules import TASK_MONITOR_V1, RuleSet, main_agents_from_openclaw
 from a2a_lab.schema import CoordinationEvent, EventData, polars_schema
 from a2a_lab.sessions import WorkSessionsResult, events_query, work_sessions
 
@@ -80,21 +80,41 @@ __all__ = [
     "write_graph",
 ]
 
-# Sub-packages with data or heavy imports (altair, networkx) load on first use.
-_LAZY_MODULES = {"samples", "plots", "graph", "runtime", "rules", "notebook", "threads", "checks", "pm", "sim"}
+# Sub-packages with data or heavy imports (altair, networkx) load on first use; the
+# short names (``al.checks``) stay as they were before the layers got their folders.
+_LAZY_MODULES = {
+    "samples": "a2a_lab.samples",
+    "sim": "a2a_lab.sim",
+    "runtime": "a2a_lab.reference.runtime",
+    "rules": "a2a_lab.reference.rules",
+    "reference": "a2a_lab.reference",
+    "analysis": "a2a_lab.analysis",
+    "views": "a2a_lab.views",
+    "graph": "a2a_lab.analysis.graph",
+    "checks": "a2a_lab.analysis.checks",
+    "pm": "a2a_lab.analysis.pm",
+    "calibrate": "a2a_lab.analysis.calibrate",
+    "threads": "a2a_lab.views.threads",
+    "plots": "a2a_lab.views.plots",
+    "notebook": "a2a_lab.views.notebook",
+}
 _LAZY_NAMES = {
-    "simulate": "sim",
-    "SimConfig": "sim",
-    "interaction_graph": "graph",
-    "graph_metrics": "graph",
-    "conversation_tree": "graph",
-    "write_graph": "graph",
+    "simulate": "a2a_lab.sim",
+    "SimConfig": "a2a_lab.sim",
+    "interaction_graph": "a2a_lab.analysis.graph",
+    "graph_metrics": "a2a_lab.analysis.graph",
+    "conversation_tree": "a2a_lab.analysis.graph",
+    "write_graph": "a2a_lab.analysis.graph",
 }
 
 
 def __getattr__(name: str) -> Any:
     if name in _LAZY_MODULES:
-        return importlib.import_module(f"a2a_lab.{name}")
+        return importlib.import_module(_LAZY_MODULES[name])
     if name in _LAZY_NAMES:
-        return getattr(importlib.import_module(f"a2a_lab.{_LAZY_NAMES[name]}"), name)
+        return getattr(importlib.import_module(_LAZY_NAMES[name]), name)
     raise AttributeError(f"module 'a2a_lab' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -1,8 +1,8 @@
 """Enrichment of the event frame: roles, session types and collaboration categories.
 
 A vectorised Polars transcription of the reference's ``enrichCoordinationEvent`` (rules
-§1-§6, with the JavaScript string semantics of §10 from :mod:`a2a_lab._jsstr`). All
-constants come from a :class:`~a2a_lab.rules.RuleSet`.
+§1-§6, with the JavaScript string semantics of §10 from :mod:`a2a_lab.reference.jsstr`). All
+constants come from a :class:`~a2a_lab.reference.rules.RuleSet`.
 
 Columns added (or replaced) by :func:`enrich`:
 
@@ -51,7 +51,7 @@ How the keyword rule (§6.2) is vectorised:
   expressions, and the sub-tags are the lowest set bits of the top category's field
   (keyword-list order), found with ``bitwise_trailing_zeros``.
 * **Exact confidence**: a lookup table over every reachable ``(top, gap)`` pair, computed
-  by :meth:`~a2a_lab.rules.RuleSet.rule_confidence` (JavaScript ``Number(x.toFixed(2))``).
+  by :meth:`~a2a_lab.reference.rules.RuleSet.rule_confidence` (JavaScript ``Number(x.toFixed(2))``).
 
 The enrichment has no non-default modes: its quirks (unknown/unknown ``a2a.*`` events are
 delegation, keywords match as plain substrings) are rules, and a corrected classifier is a
@@ -68,8 +68,8 @@ from typing import TypeVar
 
 import polars as pl
 
-from a2a_lab._jsstr import JS_WHITESPACE, js_lower_all, js_string_expr, js_trim_expr
-from a2a_lab.rules import TASK_MONITOR_V1, RuleSet, main_agents_from_openclaw, normalize_agent_id
+from a2a_lab.reference.jsstr import JS_WHITESPACE, js_lower_all, js_string_expr, js_trim_expr
+from a2a_lab.reference.rules import TASK_MONITOR_V1, RuleSet, main_agents_from_openclaw, normalize_agent_id
 
 __all__ = ["ENRICHMENT_COLUMNS", "enrich", "resolve_main_agents"]
 
@@ -103,7 +103,7 @@ def resolve_main_agents(main_agents: MainAgents, rules: RuleSet = TASK_MONITOR_V
     ----------
     main_agents
         ``None``: ``rules.default_main_agents`` (``{main, ruda}``). A ``str`` or path: an
-        ``openclaw.json`` read by :func:`~a2a_lab.rules.main_agents_from_openclaw` (which
+        ``openclaw.json`` read by :func:`~a2a_lab.reference.rules.main_agents_from_openclaw` (which
         adds ``main`` and ``ruda``, as the reference does). Any other iterable: exactly these
         ids (nothing added).
     rules
@@ -137,7 +137,7 @@ def enrich(
         The event frame of :func:`a2a_lab.load` (or any frame with its ``type``,
         ``agentId`` and ``data`` columns), eager or lazy.
     rules
-        The rule set (default: the reference, :data:`~a2a_lab.rules.TASK_MONITOR_V1`).
+        The rule set (default: the reference, :data:`~a2a_lab.reference.rules.TASK_MONITOR_V1`).
     main_agents
         The main-agent set: ``None`` (``{main, ruda}``), ids, or an ``openclaw.json`` path;
         see :func:`resolve_main_agents`.

@@ -30,10 +30,10 @@ from typing import Any, Literal
 
 import polars as pl
 
-from a2a_lab._jsstr import js_lower, js_string_expr, js_trim, utf16_sort_key_expr
+from a2a_lab.reference.jsstr import js_lower, js_string_expr, js_trim, utf16_sort_key_expr
 from a2a_lab.io import iso_to_ms_expr
 from a2a_lab.io import rotation_key
-from a2a_lab.rules import TASK_MONITOR_V1, RuleSet
+from a2a_lab.reference.rules import TASK_MONITOR_V1, RuleSet
 
 __all__ = [
     "LIFECYCLE_TERMINAL_TYPES",

@@ -29,8 +29,8 @@ def main() -> int:
     args = ap.parse_args()
 
     import a2a_lab as al
-    from a2a_lab.checks import check
-    from a2a_lab.pm import directly_follows, to_ocel2
+    from a2a_lab.analysis.checks import check
+    from a2a_lab.analysis.pm import directly_follows, to_ocel2
 
     path = bench_log(args.events)
     b, _, _ = timed(lambda: bare_read(path), args.repeat)

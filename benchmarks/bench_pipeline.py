@@ -36,9 +36,9 @@ def main() -> int:
     args = ap.parse_args()
 
     import a2a_lab as al
-    from a2a_lab.conversations import conversations
+    from a2a_lab.analysis.conversations import conversations
     from a2a_lab.enrich import enrich
-    from a2a_lab.graph import interaction_graph
+    from a2a_lab.analysis.graph import interaction_graph
     from a2a_lab.sessions import work_sessions
 
     path = bench_log(args.events)

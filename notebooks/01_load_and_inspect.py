@@ -34,7 +34,7 @@ import altair as alt
 import polars as pl
 
 import a2a_lab as al
-from a2a_lab.notebook import setup
+from a2a_lab.views.notebook import setup
 
 LOGS = setup()
 LOGS

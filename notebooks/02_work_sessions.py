@@ -36,8 +36,8 @@ import polars as pl
 
 import a2a_lab as al
 from a2a_lab import plots
-from a2a_lab.notebook import display_timezone, setup
-from a2a_lab.threads import search_chart, sessions_table, thread_messages, thread_view
+from a2a_lab.views.notebook import display_timezone, setup
+from a2a_lab.views.threads import search_chart, sessions_table, thread_messages, thread_view
 
 LOGS = setup()
 TZ = display_timezone()
@@ -271,7 +271,7 @@ served == api
 # The dashboard shows a thread as a list of raw events. Reading one there is hard: Discord
 # mentions are bare ids (`<@1302…>`), markdown is shown as source, a failed exchange reads
 # `[outcome] no_reply: 메시지가 전달되었으나 응답을 수신하지 못했습니다 (대기 시간 300초 초과)`,
-# threads are named `conv:<uuid>` and there is no search. `a2a_lab.threads` fixes each:
+# threads are named `conv:<uuid>` and there is no search. `a2a_lab.views.threads` fixes each:
 #
 # | the dashboard shows | here |
 # |---|---|

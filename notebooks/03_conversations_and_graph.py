@@ -29,7 +29,7 @@ import polars as pl
 
 import a2a_lab as al
 from a2a_lab import plots
-from a2a_lab.conversations import (
+from a2a_lab.analysis.conversations import (
     conversations,
     delegation_reports,
     pair_stats,
@@ -39,8 +39,8 @@ from a2a_lab.conversations import (
     target_stats,
 )
 from a2a_lab.enrich import enrich
-from a2a_lab.graph import graph_metrics, interaction_graph
-from a2a_lab.notebook import setup
+from a2a_lab.analysis.graph import graph_metrics, interaction_graph
+from a2a_lab.views.notebook import setup
 
 LOGS = setup()
 events = enrich(al.load(LOGS).events)

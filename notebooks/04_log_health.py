@@ -33,9 +33,9 @@ import polars as pl
 
 import a2a_lab as al
 from a2a_lab import plots
-from a2a_lab.checks import RULES, check, replay_guard
-from a2a_lab.notebook import setup
-from a2a_lab.pm import directly_follows, variants, write_ocel2
+from a2a_lab.analysis.checks import RULES, check, replay_guard
+from a2a_lab.views.notebook import setup
+from a2a_lab.analysis.pm import directly_follows, variants, write_ocel2
 
 LOGS = setup()
 res = al.load(LOGS)

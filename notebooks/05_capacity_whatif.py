@@ -42,7 +42,7 @@ import polars as pl
 
 import a2a_lab as al
 from a2a_lab import plots, sim
-from a2a_lab.notebook import setup
+from a2a_lab.views.notebook import setup
 
 LOGS = setup()
 SEED = 20260302
@@ -434,6 +434,6 @@ plots.latency_by_pair(conv, top=12, min_exchanges=10)
 # conversation analytics count some of them as incomplete.
 
 # %%
-from a2a_lab.checks import check  # noqa: E402
+from a2a_lab.analysis.checks import check  # noqa: E402
 
 check(events).group_by("rule", "severity").len("findings").sort("findings", "rule", descending=[True, False])

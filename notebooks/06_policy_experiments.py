@@ -42,8 +42,8 @@ import polars as pl
 
 import a2a_lab as al
 from a2a_lab import sim
-from a2a_lab.checks import check
-from a2a_lab.notebook import setup
+from a2a_lab.analysis.checks import check
+from a2a_lab.views.notebook import setup
 
 LOGS = setup()
 SEED = 20260302

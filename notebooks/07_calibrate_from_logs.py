@@ -21,7 +21,7 @@
 # the log, and then asks it questions the log cannot answer:
 #
 # 1. **Fit**: arrival rates per agent pair and hour, each agent's run time, ping-pong turns,
-#    message mix (`a2a_lab.calibrate.fit_log`).
+#    message mix (`a2a_lab.analysis.calibrate.fit_log`).
 # 2. **Check**: simulate the twin with today's policies and compare first-reply latencies and
 #    turns with the log (`compare`); the median must come out within 10 %.
 # 3. **Ask**: what if traffic doubles, agents get per-conversation sessions, the wait limit
@@ -33,8 +33,8 @@ import altair as alt
 import polars as pl
 
 import a2a_lab as al
-from a2a_lab.calibrate import compare, fit_log
-from a2a_lab.notebook import setup
+from a2a_lab.analysis.calibrate import compare, fit_log
+from a2a_lab.views.notebook import setup
 from a2a_lab.sim import simulate
 from a2a_lab.sim.sweep import capacity_search, sweep
 

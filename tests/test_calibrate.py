@@ -1,4 +1,4 @@
-"""Tests of a2a_lab.calibrate: exchanges, censored fits, recovery of a known model, the sample twin, compare."""
+"""Tests of a2a_lab.analysis.calibrate: exchanges, censored fits, recovery of a known model, the sample twin, compare."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 from scipy import stats
 
 import a2a_lab as al
-from a2a_lab.calibrate import Calibration, calibrate, compare, comparison_chart, exchanges, fit_log, fit_service_time
-from a2a_lab.plots import MAX_ROWS
+from a2a_lab.analysis.calibrate import Calibration, calibrate, compare, comparison_chart, exchanges, fit_log, fit_service_time
+from a2a_lab.views.plots import MAX_ROWS
 from a2a_lab.sim import (
     AgentConfig,
     Exponential,

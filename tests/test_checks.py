@@ -12,8 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import a2a_lab as al
-from a2a_lab.checks import RULES, check, replay_guard
-from a2a_lab.runtime.loop_guard import LoopGuard, LoopGuardConfig
+from a2a_lab.analysis.checks import RULES, check, replay_guard
+from a2a_lab.reference.runtime.loop_guard import LoopGuard, LoopGuardConfig
 
 T0 = 1_771_500_000_000
 

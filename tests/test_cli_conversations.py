@@ -11,7 +11,7 @@ import pytest
 
 import a2a_lab as al
 from a2a_lab.cli import main
-from a2a_lab.conversations import conversations
+from a2a_lab.analysis.conversations import conversations
 
 SAMPLE = str(al.samples.sample_dir())
 

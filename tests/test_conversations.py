@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import a2a_lab as al
-from a2a_lab.conversations import (
+from a2a_lab.analysis.conversations import (
     conversations,
     delegation_reports,
     exchange_events,
@@ -24,8 +24,8 @@ from a2a_lab.conversations import (
     target_stats,
 )
 from a2a_lab.io import from_records
-from a2a_lab.runtime.intent import classify_intent
-from a2a_lab.runtime.outcome import build_no_reply_outcome_message, parse_outcome_text
+from a2a_lab.reference.runtime.intent import classify_intent
+from a2a_lab.reference.runtime.outcome import build_no_reply_outcome_message, parse_outcome_text
 
 DATA = Path(__file__).parent / "data"
 T0 = 1_771_500_000_000

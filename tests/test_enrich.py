@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from a2a_lab.enrich import ENRICHMENT_COLUMNS, _case_changes, _Plan, enrich, resolve_main_agents
 from a2a_lab.io import from_records, load
-from a2a_lab.rules import TASK_MONITOR_V1, Category, RuleSet, main_agents_from_openclaw
+from a2a_lab.reference.rules import TASK_MONITOR_V1, Category, RuleSet, main_agents_from_openclaw
 from tests.reference_impl import enrich_ref as ref
 
 DATA = Path(__file__).parent / "data"

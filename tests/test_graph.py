@@ -11,8 +11,8 @@ import polars as pl
 import pytest
 
 import a2a_lab as al
-from a2a_lab.conversations import conversations, exchange_events
-from a2a_lab.graph import conversation_tree, graph_metrics, interaction_graph, message_counts, write_graph
+from a2a_lab.analysis.conversations import conversations, exchange_events
+from a2a_lab.analysis.graph import conversation_tree, graph_metrics, interaction_graph, message_counts, write_graph
 from a2a_lab.io import from_records
 
 

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from a2a_lab._jsstr import (
+from a2a_lab.reference.jsstr import (
     JS_WHITESPACE,
     js_lower,
     js_lower_all,

@@ -1,4 +1,4 @@
-"""Tests for ``a2a_lab.notebook``: the log source lookup and the notebook display setup."""
+"""Tests for ``a2a_lab.views.notebook``: the log source lookup and the notebook display setup."""
 
 from __future__ import annotations
 

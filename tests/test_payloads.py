@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import TypeAdapter, ValidationError
 
-from a2a_lab.runtime.intent import payload_intent
+from a2a_lab.reference.runtime.intent import payload_intent
 from a2a_lab.schema import polars_schema
 from a2a_lab.schema.payloads import (
     INVALID_JSON_ERROR,

@@ -10,9 +10,9 @@ import pytest
 
 import a2a_lab as al
 from a2a_lab import plots
-from a2a_lab.conversations import conversations
+from a2a_lab.analysis.conversations import conversations
 from a2a_lab.enrich import enrich
-from a2a_lab.graph import interaction_graph
+from a2a_lab.analysis.graph import interaction_graph
 
 
 @pytest.fixture(scope="module")

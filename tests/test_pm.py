@@ -11,7 +11,7 @@ import pytest
 
 import a2a_lab as al
 from a2a_lab.io import from_records
-from a2a_lab.pm import END, START, directly_follows, to_ocel2, variants, write_ocel2
+from a2a_lab.analysis.pm import END, START, directly_follows, to_ocel2, variants, write_ocel2
 
 
 def _log() -> pl.DataFrame:

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from a2a_lab.runtime.announce import AnnounceTarget, is_agent_session_key, should_run_announce
+from a2a_lab.reference.runtime.announce import AnnounceTarget, is_agent_session_key, should_run_announce
 
 FIXTURE = Path(__file__).parent / "data" / "runtime" / "a2a-intent-classifier.test-cases.json"
 

@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-import a2a_lab.runtime.concurrency as concurrency_module
-from a2a_lab.runtime.concurrency import DEFAULT_CONCURRENCY, ConcurrencyConfig, ConcurrencyError, ConcurrencyGate
+import a2a_lab.reference.runtime.concurrency as concurrency_module
+from a2a_lab.reference.runtime.concurrency import DEFAULT_CONCURRENCY, ConcurrencyConfig, ConcurrencyError, ConcurrencyGate
 
 FIXTURE = Path(__file__).parent / "data" / "runtime" / "a2a-concurrency.test-cases.json"
 

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from a2a_lab.runtime.errors import ErrorCategory, classify_error
+from a2a_lab.reference.runtime.errors import ErrorCategory, classify_error
 from runtime_cases import cases, load_doc
 
 

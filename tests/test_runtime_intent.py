@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from a2a_lab.runtime.intent import (
+from a2a_lab.reference.runtime.intent import (
     INTENT_RULES_V1,
     PING_PONG_LIMITS_0B3325A28,
     IntentResult,

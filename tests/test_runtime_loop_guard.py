@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from a2a_lab.runtime.loop_guard import (
+from a2a_lab.reference.runtime.loop_guard import (
     COLLABORATE_LIMIT,
     LIBRARY_LOOP_GUARD,
     LIVE_LOOP_GUARD,

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from a2a_lab.runtime.message_context import (
+from a2a_lab.reference.runtime.message_context import (
     agent_id_from_session_key,
     build_agent_to_agent_message_context,
     normalize_agent_id,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from a2a_lab.runtime.outcome import (
+from a2a_lab.reference.runtime.outcome import (
     LEGACY_NO_REPLY_TEXT,
     NO_REPLY_TEXT,
     OutcomeText,

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from a2a_lab.runtime.retry import REFERENCE_RETRY, backoff_ms
+from a2a_lab.reference.runtime.retry import REFERENCE_RETRY, backoff_ms
 
 FIXTURE = Path(__file__).parent / "data" / "runtime" / "a2a-error-classification.test-cases.json"
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from a2a_lab.runtime.skip_tokens import is_announce_skip, is_reply_skip
+from a2a_lab.reference.runtime.skip_tokens import is_announce_skip, is_reply_skip
 
 FIXTURE = Path(__file__).parent / "data" / "runtime" / "sessions-send-helpers.test-cases.json"
 _FUNCTIONS = {"isReplySkip": is_reply_skip, "isAnnounceSkip": is_announce_skip}

@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from a2a_lab._jsstr import js_trim, utf16_len
-from a2a_lab.runtime.termination import (
+from a2a_lab.reference.jsstr import js_trim, utf16_len
+from a2a_lab.reference.runtime.termination import (
     TERMINATION_REASONS,
     TERMINATION_RULES_V1,
     TerminationResult,

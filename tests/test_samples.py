@@ -20,8 +20,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from a2a_lab.rules import TASK_MONITOR_V1
-from a2a_lab.runtime import REFERENCE_RETRY
+from a2a_lab.reference.rules import TASK_MONITOR_V1
+from a2a_lab.reference.runtime import REFERENCE_RETRY
 from a2a_lab.samples import (
     DEFAULT_SEED,
     LogSummary,

@@ -8,7 +8,7 @@ import numpy as np
 import pydantic
 import pytest
 
-from a2a_lab.runtime import DEFAULT_CONCURRENCY, PING_PONG_LIMITS_MAIN, REFERENCE_RETRY
+from a2a_lab.reference.runtime import DEFAULT_CONCURRENCY, PING_PONG_LIMITS_MAIN, REFERENCE_RETRY
 from a2a_lab.sim import (
     AgentConfig,
     Deterministic,

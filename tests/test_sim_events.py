@@ -12,7 +12,7 @@ import polars as pl
 import pytest
 
 import a2a_lab as al
-from a2a_lab.checks import check
+from a2a_lab.analysis.checks import check
 from a2a_lab.schema import polars_schema
 from a2a_lab.schema.payloads import parse_payload
 from a2a_lab.sim import SimConfig, presets, simulate, write_log

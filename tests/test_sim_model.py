@@ -17,7 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import a2a_lab as al
-from a2a_lab.runtime import (
+from a2a_lab.reference.runtime import (
     TERMINATION_REASONS,
     ConcurrencyConfig,
     classify_intent,
@@ -25,7 +25,7 @@ from a2a_lab.runtime import (
     resolve_intent,
     should_terminate_ping_pong,
 )
-from a2a_lab.runtime.outcome import build_no_reply_outcome_message
+from a2a_lab.reference.runtime.outcome import build_no_reply_outcome_message
 from a2a_lab.sim import (
     AgentConfig,
     AnnouncePolicy,

@@ -18,9 +18,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import a2a_lab as al
-from a2a_lab.runtime import backoff_ms, is_self_message
-from a2a_lab.runtime.loop_guard import LoopGuardConfig
-from a2a_lab.runtime.outcome import NO_REPLY_TEXT, build_no_reply_outcome_message
+from a2a_lab.reference.runtime import backoff_ms, is_self_message
+from a2a_lab.reference.runtime.loop_guard import LoopGuardConfig
+from a2a_lab.reference.runtime.outcome import NO_REPLY_TEXT, build_no_reply_outcome_message
 from a2a_lab.sim import (
     AgentConfig,
     CollaborateLimit,

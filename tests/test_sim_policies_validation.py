@@ -24,7 +24,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from a2a_lab.checks import check, replay_guard
+from a2a_lab.analysis.checks import check, replay_guard
 from a2a_lab.sim import (
     AgentConfig,
     AgentRate,

@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 
 import a2a_lab as al
 from a2a_lab.io import from_records
-from a2a_lab.runtime.outcome import build_no_reply_outcome_message
-from a2a_lab.threads import (
+from a2a_lab.reference.runtime.outcome import build_no_reply_outcome_message
+from a2a_lab.views.threads import (
     MESSAGE_COLUMNS,
     markdown_html_expr,
     mentions_expr,

@@ -24,7 +24,7 @@ def run(args: argparse.Namespace) -> int:
 
     import polars as pl
 
-    from a2a_lab.checks import SEVERITIES, check
+    from a2a_lab.analysis.checks import SEVERITIES, check
     from a2a_lab.cli._source import load_source
 
     if args.loop_limit < 1:

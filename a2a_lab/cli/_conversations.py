@@ -29,7 +29,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run_conversations(args: argparse.Namespace) -> int:
     from a2a_lab.cli._source import load_source
-    from a2a_lab.conversations import conversations
+    from a2a_lab.analysis.conversations import conversations
 
     out = Path(args.output) if args.output else None
     if out is not None and out.suffix not in (".parquet", ".csv"):
@@ -56,7 +56,7 @@ def run_conversations(args: argparse.Namespace) -> int:
 
 def run_graph(args: argparse.Namespace) -> int:
     from a2a_lab.cli._source import load_source
-    from a2a_lab.graph import interaction_graph, write_graph
+    from a2a_lab.analysis.graph import interaction_graph, write_graph
 
     out = Path(args.output)
     if out.suffix not in (".graphml", ".json"):

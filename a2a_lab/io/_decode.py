@@ -27,7 +27,7 @@ from typing import Any
 import polars as pl
 from pydantic import ValidationError
 
-from a2a_lab._jsstr import JS_WHITESPACE, js_trim
+from a2a_lab.reference.jsstr import JS_WHITESPACE, js_trim
 from a2a_lab.schema import CoordinationEvent, EventData, data_dtype, raw_event_dtype
 
 #: Lines per Polars decode call; a refused chunk is bisected down to ``_MIN_CHUNK`` lines.

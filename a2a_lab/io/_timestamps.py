@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from a2a_lab._jsstr import js_trim_expr
+from a2a_lab.reference.jsstr import js_trim_expr
 
 # ECMAScript date-time string format (Date.parse's ISO subset), plus a space for 'T' as V8
 # accepts. Groups: year, month, day, hour, minute, second, fraction, zone.

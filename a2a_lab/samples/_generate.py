@@ -38,8 +38,8 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from a2a_lab._jsstr import utf16_len
-from a2a_lab.runtime import (
+from a2a_lab.reference.jsstr import utf16_len
+from a2a_lab.reference.runtime import (
     REFERENCE_RETRY,
     AnnounceTarget,
     build_no_reply_outcome_message,
@@ -51,7 +51,7 @@ from a2a_lab.runtime import (
     should_run_announce,
     should_terminate_ping_pong,
 )
-from a2a_lab.runtime import backoff_ms as reference_backoff_ms
+from a2a_lab.reference.runtime import backoff_ms as reference_backoff_ms
 from a2a_lab.samples import _texts as tx
 
 __all__ = [

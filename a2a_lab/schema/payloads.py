@@ -43,7 +43,7 @@ from pydantic import (
 )
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
-from a2a_lab.runtime._js import UNDEFINED, is_js_number, js_number_str, js_round, js_string
+from a2a_lab.reference.runtime._js import UNDEFINED, is_js_number, js_number_str, js_round, js_string
 
 #: The payload types, in the reference's order.
 PAYLOAD_TYPES: Final[tuple[str, ...]] = ("task_delegation", "status_report", "question", "answer")

@@ -28,8 +28,8 @@ import numpy as np
 import polars as pl
 
 from a2a_lab.io import event_ms_expr
-from a2a_lab.runtime.outcome import build_no_reply_outcome_message
-from a2a_lab.runtime.termination import TERMINATION_REASONS
+from a2a_lab.reference.runtime.outcome import build_no_reply_outcome_message
+from a2a_lab.reference.runtime.termination import TERMINATION_REASONS
 from a2a_lab.schema import data_dtype, polars_schema
 from a2a_lab.sim.config import INTENTS, PAYLOAD_TYPES, SimConfig
 from a2a_lab.sim.model import BLOCKED, NO_REPLY, REPLIED, WAIT_STATUSES, Trace

@@ -28,7 +28,7 @@ from typing import Final
 import numpy as np
 import polars as pl
 
-from a2a_lab.runtime.outcome import build_no_reply_outcome_message
+from a2a_lab.reference.runtime.outcome import build_no_reply_outcome_message
 from a2a_lab.sim._events import MESSAGE_LIMIT, PREVIEW_LIMIT, _shared
 from a2a_lab.sim.config import SimConfig
 from a2a_lab.sim.model import GUARD_BLOCKED, NO_REPLY

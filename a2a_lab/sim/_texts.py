@@ -1,9 +1,9 @@
 """Text banks of simulated messages and replies (Korean and English, like the reference's logs).
 
 Texts are data the reference rules judge, never labels: a message of the ``request`` bank
-is a request because :func:`a2a_lab.runtime.classify_intent` says so (a test checks every
+is a request because :func:`a2a_lab.reference.runtime.classify_intent` says so (a test checks every
 entry), and a ping-pong reply of the ``conclusion`` bank ends the loop because
-:func:`a2a_lab.runtime.should_terminate_ping_pong` finds the conclusion. The topics spread
+:func:`a2a_lab.reference.runtime.should_terminate_ping_pong` finds the conclusion. The topics spread
 over the Task-Monitor categories so the simulated log enriches into varied categories.
 """
 

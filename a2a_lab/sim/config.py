@@ -66,9 +66,9 @@ from pydantic import (
     model_validator,
 )
 
-from a2a_lab.runtime.concurrency import ConcurrencyConfig
-from a2a_lab.runtime.intent import PING_PONG_LIMITS_0B3325A28, PING_PONG_LIMITS_MAIN, Intent
-from a2a_lab.runtime.retry import REFERENCE_RETRY
+from a2a_lab.reference.runtime.concurrency import ConcurrencyConfig
+from a2a_lab.reference.runtime.intent import PING_PONG_LIMITS_0B3325A28, PING_PONG_LIMITS_MAIN, Intent
+from a2a_lab.reference.runtime.retry import REFERENCE_RETRY
 from a2a_lab.sim.distributions import Lognormal, ServiceTime
 from a2a_lab.sim.policies import (
     CollaborateLimit,
@@ -331,7 +331,7 @@ class MessageMix(BaseModel):
     """What the messages say: their intents and how many carry a structured payload.
 
     The intent of a message decides its ping-pong budget (runtime §3). Each message gets a
-    text of its intent (the classifier of :mod:`a2a_lab.runtime.intent` reads it back), or,
+    text of its intent (the classifier of :mod:`a2a_lab.reference.runtime.intent` reads it back), or,
     with probability ``payload_share``, a structured payload whose type replaces the
     classifier.
 
@@ -385,7 +385,7 @@ class MessageMix(BaseModel):
 
 
 class GatePolicy(BaseModel):
-    """The per-target concurrency gate (runtime §1; :class:`~a2a_lab.runtime.ConcurrencyGate`).
+    """The per-target concurrency gate (runtime §1; :class:`~a2a_lab.reference.runtime.ConcurrencyGate`).
 
     Attributes
     ----------

@@ -12,7 +12,7 @@ the target's session (the reference calls ``agent`` before starting the flow), t
 flow process (:meth:`Model._flow`):
 
 1. asks the target's concurrency gate for a permit (:class:`GateDriver`, the reference gate
-   :class:`~a2a_lab.runtime.ConcurrencyGate` driven by SimPy); a flow not admitted within
+   :class:`~a2a_lab.reference.runtime.ConcurrencyGate` driven by SimPy); a flow not admitted within
    the permit timeout ends ``concurrency_blocked``;
 2. waits for the run in chunks up to the wait limit (:meth:`Model._wait_for_run`); a run
    not finished by then ends the flow ``no_reply`` (reason ``timeout``);
@@ -29,7 +29,7 @@ behaviour, and a test runs every message through the full flow to show it.
 **Races and the work that goes on.** Every wait that races a timeout waits on an *event*
 (the run's end, a permit hand-over) OR a :class:`Deadline`; nothing stays queued on the
 requester's behalf when the deadline wins: a refused flow leaves the gate's queue
-(:meth:`~a2a_lab.runtime.ConcurrencyGate.expire`), so no later permit is handed to a flow
+(:meth:`~a2a_lab.reference.runtime.ConcurrencyGate.expire`), so no later permit is handed to a flow
 that is gone and no message is lost. What the requester stops waiting for is the agent's
 work, which is NOT cancelled, as in the reference: a run (or a ping-pong turn or announce
 step) whose requester gave up still runs to its end on its session, delaying the messages
@@ -49,9 +49,9 @@ import numpy as np
 import simpy
 from simpy.events import Event, EventPriority, Timeout
 
-from a2a_lab.runtime.concurrency import ConcurrencyConfig, ConcurrencyError, ConcurrencyGate
-from a2a_lab.runtime.skip_tokens import is_reply_skip
-from a2a_lab.runtime.termination import TERMINATION_REASONS, should_terminate_ping_pong
+from a2a_lab.reference.runtime.concurrency import ConcurrencyConfig, ConcurrencyError, ConcurrencyGate
+from a2a_lab.reference.runtime.skip_tokens import is_reply_skip
+from a2a_lab.reference.runtime.termination import TERMINATION_REASONS, should_terminate_ping_pong
 from a2a_lab.sim import _texts as tx
 from a2a_lab.sim.config import ENDINGS, SimConfig
 from a2a_lab.sim.plan import CONCLUSION_OFFSET, MINIMAL_OFFSET, REPLY_TEXTS, SKIP_TEXT, TURN_OFFSET, Plan
@@ -185,13 +185,13 @@ class Session:
 
 
 class GateDriver:
-    """The reference concurrency gate (:class:`~a2a_lab.runtime.ConcurrencyGate`) on SimPy time.
+    """The reference concurrency gate (:class:`~a2a_lab.reference.runtime.ConcurrencyGate`) on SimPy time.
 
     :meth:`acquire` is a SimPy sub-process: granted at once, or queued until a release
     hands it a permit (True) or its permit timeout passes (False: refused, and removed from
     the gate's queue so that no later release wakes a flow that is gone). A release at the
     very instant of the timeout still admits the flow. Every refusal is kept in
-    :attr:`refusals` as the gate's :class:`~a2a_lab.runtime.ConcurrencyError`.
+    :attr:`refusals` as the gate's :class:`~a2a_lab.reference.runtime.ConcurrencyError`.
 
     Examples
     --------
@@ -269,7 +269,7 @@ class Trace:
     message, enqueue / start / end time and service time. Per message: gate decision time
     (NaN without a gate), reply time (NaN without a reply), completion time, outcome
     (:data:`OUTCOMES`), ``waitStatus`` (:data:`WAIT_STATUSES`), actual turns, termination
-    reason (index in :data:`~a2a_lab.runtime.TERMINATION_REASONS`, -1 = none), whether the
+    reason (index in :data:`~a2a_lab.reference.runtime.TERMINATION_REASONS`, -1 = none), whether the
     announce step ran and whether something was announced. Per logged ping-pong reply
     (``turn_*``): message, turn number (odd: the requester speaks), time, text (index in
     :data:`~a2a_lab.sim.plan.REPLY_TEXTS`), termination reason. ``policy``: what the policies

@@ -28,11 +28,11 @@ from typing import Final
 import numpy as np
 import polars as pl
 
-from a2a_lab._jsstr import js_trim_expr
+from a2a_lab.reference.jsstr import js_trim_expr
 from a2a_lab.io import load
-from a2a_lab.rules import normalize_agent_id
-from a2a_lab.runtime.announce import AnnounceTarget, should_run_announce
-from a2a_lab.runtime.intent import IntentResult, classify_intent, effective_turns, payload_intent
+from a2a_lab.reference.rules import normalize_agent_id
+from a2a_lab.reference.runtime.announce import AnnounceTarget, should_run_announce
+from a2a_lab.reference.runtime.intent import IntentResult, classify_intent, effective_turns, payload_intent
 from a2a_lab.sim import _texts as tx
 from a2a_lab.sim.config import ENDINGS, INTENTS, PAYLOAD_TYPES, PoissonArrivals, SimConfig, TraceArrivals
 from a2a_lab.sim.distributions import Exponential, Lognormal, ServiceTime

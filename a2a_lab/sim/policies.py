@@ -3,13 +3,13 @@
 Each policy is a :class:`~a2a_lab.sim.config.SimConfig` field (a pydantic model here) whose
 default is what TODAY's ``sessions_send`` path does (runtime §2, §4, §5), and, next to it,
 the plain object the model drives with explicit time. The decisions themselves are the
-reference's pure rules of :mod:`a2a_lab.runtime` (error classes, backoff, loop guard),
+reference's pure rules of :mod:`a2a_lab.reference.runtime` (error classes, backoff, loop guard),
 never a second copy of them.
 
 - ``failures`` (:class:`FailurePolicy`, default off): per target agent, the chance that a
   run ends in an error of each class of runtime §4, or that an ``agent.wait`` call fails;
   LLM timeouts (a run that hangs, then errors). Each error is an :class:`ErrorKind`: a
-  concrete wait result that :func:`~a2a_lab.runtime.classify_error` classifies.
+  concrete wait result that :func:`~a2a_lab.reference.runtime.classify_error` classifies.
 - ``retry``: :class:`ReferenceRetry` (today: at most 3 retries of retriable errors, re-polling
   the same run, reference backoff), :class:`ExponentialRetry` (custom: jitter, re-send, a
   :class:`RetryBudget`, an attempt timeout), :class:`CollaborationRetry` (the design notes'
@@ -66,9 +66,9 @@ from pydantic import (
     field_validator,
 )
 
-from a2a_lab.runtime.errors import ErrorInfo, classify_error
-from a2a_lab.runtime.loop_guard import COLLABORATE_LIMIT, LIVE_LOOP_GUARD, LoopGuard, LoopGuardConfig, PairLimit
-from a2a_lab.runtime.retry import REFERENCE_RETRY, backoff_ms
+from a2a_lab.reference.runtime.errors import ErrorInfo, classify_error
+from a2a_lab.reference.runtime.loop_guard import COLLABORATE_LIMIT, LIVE_LOOP_GUARD, LoopGuard, LoopGuardConfig, PairLimit
+from a2a_lab.reference.runtime.retry import REFERENCE_RETRY, backoff_ms
 
 __all__ = [
     "BLOCK_REASONS",
@@ -112,7 +112,7 @@ class WaitResult:
 
     :meth:`step` is the reference wait loop's branching on it (runtime §2 step 2): ``ok``
     ends the wait, ``timeout`` waits another chunk (not an error, not a retry), anything
-    else is an error, classified by :func:`~a2a_lab.runtime.classify_error`.
+    else is an error, classified by :func:`~a2a_lab.reference.runtime.classify_error`.
 
     Examples
     --------
@@ -353,7 +353,7 @@ class ReferenceRetry(_Retry):
     """Today's wait loop (runtime §2 step 2): retriable errors re-poll the same run.
 
     At most ``max_retries`` retries, each after ``floor(min(max_ms, base_ms · 2^k) ·
-    U(0.5, 1))`` ms (:func:`~a2a_lab.runtime.backoff_ms`), each logged as ``a2a.retry``;
+    U(0.5, 1))`` ms (:func:`~a2a_lab.reference.runtime.backoff_ms`), each logged as ``a2a.retry``;
     a chunk timeout is not an error. A retry polls the SAME run again: a run that ended in
     an error shows it again, so only call-level failures can be recovered from.
 
@@ -389,7 +389,7 @@ class ExponentialRetry(_Retry):
         Retries per message.
     base_s, max_s
         The delay before retry ``k`` is capped at ``min(max_s, base_s · 2^k)``, then
-        jittered: ``equal`` (the reference's 50-100 %, through :func:`~a2a_lab.runtime.backoff_ms`),
+        jittered: ``equal`` (the reference's 50-100 %, through :func:`~a2a_lab.reference.runtime.backoff_ms`),
         ``full`` (0-100 %) or ``none``.
     resend_message
         True: a retry sends the message again (a new run of the target, unless
@@ -466,7 +466,7 @@ class CollaborationRetry(_Retry):
     >>> policy = CollaborationRetry()
     >>> policy.delay_ms(2, 0.9), policy.retries_allowed
     (4000, 3)
-    >>> from a2a_lab.runtime import classify_error
+    >>> from a2a_lab.reference.runtime import classify_error
     >>> policy.should_retry(classify_error(RuntimeError("403 Forbidden")), 0)
     False
     >>> policy.delay_ms(0, 0.9, classify_error({"status": "error", "error": "429"}), retry_after_s=7.5)
@@ -576,7 +576,7 @@ class PairOverride(BaseModel):
 
 
 class LoopGuardPolicy(BaseModel):
-    """The loop guard (runtime §5; :class:`~a2a_lab.runtime.LoopGuard`) on the simulated messages.
+    """The loop guard (runtime §5; :class:`~a2a_lab.reference.runtime.LoopGuard`) on the simulated messages.
 
     Attributes
     ----------
@@ -624,7 +624,7 @@ class LoopGuardPolicy(BaseModel):
 
     @classmethod
     def from_runtime(cls, config: LoopGuardConfig, **fields: Any) -> LoopGuardPolicy:
-        """The policy of a runtime :class:`~a2a_lab.runtime.LoopGuardConfig` (milliseconds → seconds).
+        """The policy of a runtime :class:`~a2a_lab.reference.runtime.LoopGuardConfig` (milliseconds → seconds).
 
         Examples
         --------
@@ -667,7 +667,7 @@ class SendGuards:
     """The safety limits of one run, with explicit time: relay depth, collaborate limit, loop guard.
 
     Times are simulated seconds; the guards see them as the log will, in whole
-    milliseconds, so a replay of the simulated log (:func:`a2a_lab.checks.replay_guard`)
+    milliseconds, so a replay of the simulated log (:func:`a2a_lab.analysis.checks.replay_guard`)
     reaches the same verdicts.
 
     Examples

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from a2a_lab.runtime.termination import TERMINATION_REASONS
+from a2a_lab.reference.runtime.termination import TERMINATION_REASONS
 from a2a_lab.sim._events import Identifiers, identifiers, render_events, session_keys
 from a2a_lab.sim._policy_events import core_message_columns
 from a2a_lab.sim.config import INTENTS, PAYLOAD_TYPES, SimConfig

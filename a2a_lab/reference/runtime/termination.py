@@ -8,7 +8,7 @@ After each ping-pong reply the reference checks, in this order:
 3. ``conclusion_detected``: the trimmed reply starts with a conclusion phrase.
 
 The loop also ends on ``REPLY_SKIP`` or an empty reply (``explicit_skip``, see
-:mod:`a2a_lab.runtime.skip_tokens`); the other reasons a log may carry are listed in
+:mod:`a2a_lab.reference.runtime.skip_tokens`); the other reasons a log may carry are listed in
 :data:`TERMINATION_REASONS`.
 """
 
@@ -19,8 +19,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from a2a_lab._jsstr import js_lower, js_trim, utf16_len
-from a2a_lab.runtime._js import JS_FLAGS_I, JS_SPACE
+from a2a_lab.reference.jsstr import js_lower, js_trim, utf16_len
+from a2a_lab.reference.runtime._js import JS_FLAGS_I, JS_SPACE
 
 #: Every ``terminationReason`` of runtime §3: the three checks here, the explicit skip, and
 #: the ends of a turn that did not produce a usable reply.

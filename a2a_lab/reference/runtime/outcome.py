@@ -19,7 +19,7 @@ import re
 from types import MappingProxyType
 from typing import Final, NamedTuple
 
-from a2a_lab._jsstr import js_trim
+from a2a_lab.reference.jsstr import js_trim
 
 #: Today's no-reply sentence.
 NO_REPLY_TEXT: Final = "[outcome] no_reply: 메시지가 전달되었으나 응답을 수신하지 못했습니다"

@@ -7,7 +7,7 @@ simulated log against the recorded one (quantiles and Kolmogorov-Smirnov statist
 first-reply latency per pair and of the turns), :func:`comparison_chart` draws it::
 
     import a2a_lab as al
-    from a2a_lab.calibrate import calibrate, compare
+    from a2a_lab.analysis.calibrate import calibrate, compare
     from a2a_lab.sim import simulate
 
     events = al.load(logs).events
@@ -16,7 +16,7 @@ first-reply latency per pair and of the turns), :func:`comparison_chart` draws i
     cmp.overall, cmp.latency, cmp.turns
 
 **What is fitted, and how.** The unit is the ``sessions_send`` exchange of
-:func:`a2a_lab.conversations.conversations`: a send, the target's first reply, ping-pong
+:func:`a2a_lab.analysis.conversations.conversations`: a send, the target's first reply, ping-pong
 turns, the complete. Exchanges that start a sub-agent (``sessions_spawn``: an ``a2a.spawn``
 event of the same conversation and direction at most :data:`SPAWN_WINDOW_MS` before the
 send) are left out: their result comes back when the sub-agent's whole run ends, with no
@@ -69,8 +69,8 @@ import numpy as np
 import polars as pl
 from scipy import stats
 
-from a2a_lab._jsstr import js_trim_expr
-from a2a_lab.conversations import conversations, exchange_events
+from a2a_lab.reference.jsstr import js_trim_expr
+from a2a_lab.analysis.conversations import conversations, exchange_events
 from a2a_lab.enrich import enrich
 from a2a_lab.sim.config import (
     ENDINGS,
@@ -135,7 +135,7 @@ def exchanges(events: pl.DataFrame) -> pl.DataFrame:
     Returns
     -------
     pl.DataFrame
-        :func:`~a2a_lab.conversations.conversations` plus ``spawned`` (the exchange starts a
+        :func:`~a2a_lab.analysis.conversations.conversations` plus ``spawned`` (the exchange starts a
         sub-agent: an ``a2a.spawn`` of its conversation and direction came at most
         :data:`SPAWN_WINDOW_MS` before its send) and ``latency_s`` (send → first reply).
 
@@ -792,7 +792,7 @@ def compare(
     """Compare first-reply latencies (per pair) and turns of a simulated and an observed log.
 
     Both sides go through the same analysis (:func:`exchanges`: the ``sessions_send``
-    exchanges of :func:`~a2a_lab.conversations.conversations`, spawns left out), so the
+    exchanges of :func:`~a2a_lab.analysis.conversations.conversations`, spawns left out), so the
     figures are measured the same way.
 
     Parameters

@@ -1,4 +1,4 @@
-"""JavaScript value and regex semantics the runtime rules need beyond :mod:`a2a_lab._jsstr`.
+"""JavaScript value and regex semantics the runtime rules need beyond :mod:`a2a_lab.reference.jsstr`.
 
 The reference rules are JavaScript; porting them to Python changes a few meanings
 (runtime/README.md, "Notes for porting to Python"):
@@ -22,7 +22,7 @@ import re
 from decimal import Decimal
 from typing import Final
 
-from a2a_lab._jsstr import JS_WHITESPACE
+from a2a_lab.reference.jsstr import JS_WHITESPACE
 
 
 class _Undefined:

@@ -3,30 +3,30 @@
 One module per concept, each a port of the reference function it names, with its rule set
 as module-level frozen data an analyst can copy and change:
 
-- :mod:`~a2a_lab.runtime.intent`: message intent, payload intents, effective ping-pong turns;
-- :mod:`~a2a_lab.runtime.termination`: early termination of the ping-pong;
-- :mod:`~a2a_lab.runtime.announce`: whether the announce step runs;
-- :mod:`~a2a_lab.runtime.skip_tokens`: ``REPLY_SKIP`` / ``ANNOUNCE_SKIP``;
-- :mod:`~a2a_lab.runtime.errors`: error classes of a wait;
-- :mod:`~a2a_lab.runtime.retry`: the wait-and-retry policy and its backoff;
-- :mod:`~a2a_lab.runtime.loop_guard`: loop guard, depth cap, collaborate limit;
-- :mod:`~a2a_lab.runtime.concurrency`: the per-agent concurrency gate (explicit time);
-- :mod:`~a2a_lab.runtime.outcome`: no-reply outcome texts and their reasons;
-- :mod:`~a2a_lab.runtime.message_context`: session key → agent id, the A2A context block.
+- :mod:`~a2a_lab.reference.runtime.intent`: message intent, payload intents, effective ping-pong turns;
+- :mod:`~a2a_lab.reference.runtime.termination`: early termination of the ping-pong;
+- :mod:`~a2a_lab.reference.runtime.announce`: whether the announce step runs;
+- :mod:`~a2a_lab.reference.runtime.skip_tokens`: ``REPLY_SKIP`` / ``ANNOUNCE_SKIP``;
+- :mod:`~a2a_lab.reference.runtime.errors`: error classes of a wait;
+- :mod:`~a2a_lab.reference.runtime.retry`: the wait-and-retry policy and its backoff;
+- :mod:`~a2a_lab.reference.runtime.loop_guard`: loop guard, depth cap, collaborate limit;
+- :mod:`~a2a_lab.reference.runtime.concurrency`: the per-agent concurrency gate (explicit time);
+- :mod:`~a2a_lab.reference.runtime.outcome`: no-reply outcome texts and their reasons;
+- :mod:`~a2a_lab.reference.runtime.message_context`: session key → agent id, the A2A context block.
 
 Nothing here keeps global state: guards and gates are objects, time is an argument and
 randomness is a drawn number passed in.
 """
 
-from a2a_lab.runtime.announce import AnnounceTarget, is_agent_session_key, should_run_announce
-from a2a_lab.runtime.concurrency import (
+from a2a_lab.reference.runtime.announce import AnnounceTarget, is_agent_session_key, should_run_announce
+from a2a_lab.reference.runtime.concurrency import (
     DEFAULT_CONCURRENCY,
     ConcurrencyConfig,
     ConcurrencyError,
     ConcurrencyGate,
 )
-from a2a_lab.runtime.errors import ErrorCategory, ErrorInfo, classify_error
-from a2a_lab.runtime.intent import (
+from a2a_lab.reference.runtime.errors import ErrorCategory, ErrorInfo, classify_error
+from a2a_lab.reference.runtime.intent import (
     INTENT_RULES_V1,
     PAYLOAD_INTENTS,
     PING_PONG_LIMITS_0B3325A28,
@@ -40,7 +40,7 @@ from a2a_lab.runtime.intent import (
     resolve_intent,
     resolve_ping_pong_turns,
 )
-from a2a_lab.runtime.loop_guard import (
+from a2a_lab.reference.runtime.loop_guard import (
     COLLABORATE_LIMIT,
     LIBRARY_LOOP_GUARD,
     LIVE_LOOP_GUARD,
@@ -51,16 +51,16 @@ from a2a_lab.runtime.loop_guard import (
     is_self_message,
     pair_key,
 )
-from a2a_lab.runtime.message_context import agent_id_from_session_key, build_agent_to_agent_message_context
-from a2a_lab.runtime.outcome import (
+from a2a_lab.reference.runtime.message_context import agent_id_from_session_key, build_agent_to_agent_message_context
+from a2a_lab.reference.runtime.outcome import (
     OutcomeText,
     build_no_reply_outcome_message,
     no_reply_reason,
     parse_outcome_text,
 )
-from a2a_lab.runtime.retry import REFERENCE_RETRY, RetryPolicy, backoff_ms
-from a2a_lab.runtime.skip_tokens import is_announce_skip, is_reply_skip
-from a2a_lab.runtime.termination import (
+from a2a_lab.reference.runtime.retry import REFERENCE_RETRY, RetryPolicy, backoff_ms
+from a2a_lab.reference.runtime.skip_tokens import is_announce_skip, is_reply_skip
+from a2a_lab.reference.runtime.termination import (
     TERMINATION_REASONS,
     TERMINATION_RULES_V1,
     TerminationResult,

@@ -24,7 +24,7 @@ from os import PathLike
 from pathlib import Path
 from typing import Any
 
-from a2a_lab._jsstr import js_lower, js_lower_all, js_to_fixed_number, js_trim, utf16_len
+from a2a_lab.reference.jsstr import js_lower, js_lower_all, js_to_fixed_number, js_trim, utf16_len
 
 __all__ = [
     "TASK_MONITOR_V1",

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Final
 
-from a2a_lab.runtime._js import JS_DOT, js_string
+from a2a_lab.reference.runtime._js import JS_DOT, js_string
 
 
 class ErrorCategory(StrEnum):

@@ -278,7 +278,7 @@ def graph_chart(g: nx.DiGraph, *, weight: str = "messages", seed: int = 7, title
 
 
 def dfg_chart(dfg: pl.DataFrame, *, min_count: int = 1, title: str = "Directly-follows graph") -> alt.LayerChart:
-    """A directly-follows graph (:func:`a2a_lab.pm.directly_follows`) as a from × to matrix.
+    """A directly-follows graph (:func:`a2a_lab.analysis.pm.directly_follows`) as a from × to matrix.
 
     A matrix keeps the direction readable where a node-link drawing of a dense process
     turns into a hairball: row = the activity, column = the one that directly follows it,

@@ -16,7 +16,7 @@ from typing import Literal
 
 import polars as pl
 
-from a2a_lab._jsstr import js_trim_expr
+from a2a_lab.reference.jsstr import js_trim_expr
 
 __all__ = ["CASE_NOTIONS", "directly_follows", "to_ocel2", "variants", "write_ocel2"]
 

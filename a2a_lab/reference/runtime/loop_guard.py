@@ -28,7 +28,7 @@ from typing import Final
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
-from a2a_lab._jsstr import utf16_key
+from a2a_lab.reference.jsstr import utf16_key
 
 _CONFIG = ConfigDict(frozen=True, alias_generator=to_camel, populate_by_name=True, extra="forbid")
 

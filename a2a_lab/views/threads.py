@@ -34,8 +34,8 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
-from a2a_lab._jsstr import js_string_expr
-from a2a_lab.conversations import outcome_text_expr
+from a2a_lab.reference.jsstr import js_string_expr
+from a2a_lab.analysis.conversations import outcome_text_expr
 from a2a_lab.sessions import WorkSessionsResult
 
 if TYPE_CHECKING:
@@ -1140,7 +1140,7 @@ def search_chart(messages: pl.DataFrame, *, text_chars: int = 110, title: str | 
     Parameters
     ----------
     messages
-        Rows of :func:`thread_messages` (at most :data:`a2a_lab.plots.MAX_ROWS`).
+        Rows of :func:`thread_messages` (at most :data:`a2a_lab.views.plots.MAX_ROWS`).
     text_chars
         Characters of text shown per line.
     title
@@ -1162,7 +1162,7 @@ def search_chart(messages: pl.DataFrame, *, text_chars: int = 110, title: str | 
     """
     import altair as alt
 
-    from a2a_lab.plots import MAX_ROWS
+    from a2a_lab.views.plots import MAX_ROWS
 
     if messages.height > MAX_ROWS:
         raise ValueError(f"search_chart: {messages.height} messages (at most {MAX_ROWS}); filter first")

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Final, Literal
 
-from a2a_lab.runtime._js import JS_DOT, JS_FLAGS_I, is_finite_js_number
+from a2a_lab.reference.runtime._js import JS_DOT, JS_FLAGS_I, is_finite_js_number
 
 Intent = Literal["notification", "escalation", "result_report", "request", "collaboration", "question"]
 

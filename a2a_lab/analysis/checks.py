@@ -6,7 +6,7 @@ also a function of its own. A finding names its rule, severity (``info``, ``warn
 line numbers of the events involved, and a message.
 
 The safety-limit replays (:func:`replay_guard`) reproduce the reference's sliding-window
-loop guard (runtime §5; :class:`a2a_lab.runtime.loop_guard.LoopGuard`): a message is blocked
+loop guard (runtime §5; :class:`a2a_lab.reference.runtime.loop_guard.LoopGuard`): a message is blocked
 when the window already holds the maximum and a blocked message is not recorded. Pairs whose
 traffic never exceeds the limit in any window are cleared in one vectorised pass; only the
 pairs that do are replayed message by message.
@@ -22,8 +22,8 @@ import numpy as np
 import polars as pl
 
 from a2a_lab._frames import narrow
-from a2a_lab._jsstr import js_trim_expr
-from a2a_lab.conversations import exchange_events
+from a2a_lab.reference.jsstr import js_trim_expr
+from a2a_lab.analysis.conversations import exchange_events
 
 __all__ = [
     "FINDING_SCHEMA",

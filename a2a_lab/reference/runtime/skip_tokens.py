@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Final, Literal
 
-from a2a_lab._jsstr import js_trim
+from a2a_lab.reference.jsstr import js_trim
 
 REPLY_SKIP_TOKEN: Final = "REPLY_SKIP"
 ANNOUNCE_SKIP_TOKEN: Final = "ANNOUNCE_SKIP"

@@ -3,7 +3,7 @@
 A notebook's first code cell is::
 
     import a2a_lab as al
-    from a2a_lab.notebook import setup
+    from a2a_lab.views.notebook import setup
 
     LOGS = setup()
 

@@ -2,7 +2,7 @@
 
 The requester waits for the target's run in chunks of 30 s up to 300 s in total. A chunk
 that ends with status ``timeout`` is not an error and not a retry. A retriable error
-(:func:`a2a_lab.runtime.errors.classify_error`) is retried at most 3 times, each after a
+(:func:`a2a_lab.reference.runtime.errors.classify_error`) is retried at most 3 times, each after a
 jittered exponential backoff; a non-retriable one stops the wait.
 """
 

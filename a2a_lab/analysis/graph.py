@@ -3,7 +3,7 @@
 Nodes are agents; a directed edge ``requester → target`` summarises the A2A traffic between
 them: the messages written that way (``a2a.send`` and ``a2a.response`` events whose
 ``fromAgent → toAgent`` is the edge), the exchanges the requester started
-(:func:`a2a_lab.conversations.conversations`) with their first-reply latency quantiles,
+(:func:`a2a_lab.analysis.conversations.conversations`) with their first-reply latency quantiles,
 no-reply share and mean turns, and the delegations (``a2a.spawn``). A second graph, the
 conversation tree, links conversations through ``parentConversationId``.
 
@@ -23,9 +23,9 @@ from typing import Any
 import networkx as nx
 import polars as pl
 
-from a2a_lab._jsstr import js_trim_expr
+from a2a_lab.reference.jsstr import js_trim_expr
 from a2a_lab._frames import narrow
-from a2a_lab.conversations import _EXCHANGE_FIELDS, _conversations_of, exchange_events, pair_stats
+from a2a_lab.analysis.conversations import _EXCHANGE_FIELDS, _conversations_of, exchange_events, pair_stats
 
 __all__ = [
     "MESSAGE_TYPES",

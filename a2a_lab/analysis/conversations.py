@@ -7,7 +7,7 @@ pair (runtime §6), so a conversation id can hold several exchanges: events are 
 exchanges at each ``a2a.send`` (in time order, ties in file order); events before the first
 send of their conversation form exchange 0 (orphans: a reply whose send is not in the log).
 
-Everything here is vectorised Polars; the pure reference rules in :mod:`a2a_lab.runtime`
+Everything here is vectorised Polars; the pure reference rules in :mod:`a2a_lab.reference.runtime`
 (``classify_intent``, ``parse_outcome_text``) are the slow, obvious oracles the tests compare
 these expressions against.
 """
@@ -19,9 +19,9 @@ from functools import cache
 import polars as pl
 
 from a2a_lab._frames import narrow
-from a2a_lab._jsstr import js_trim_expr
-from a2a_lab.runtime.intent import INTENT_RULES_V1, PAYLOAD_INTENTS, IntentRules
-from a2a_lab.runtime.outcome import LEGACY_NO_REPLY_TEXT, NO_REPLY_TEXT, REASON_TEXTS
+from a2a_lab.reference.jsstr import js_trim_expr
+from a2a_lab.reference.runtime.intent import INTENT_RULES_V1, PAYLOAD_INTENTS, IntentRules
+from a2a_lab.reference.runtime.outcome import LEGACY_NO_REPLY_TEXT, NO_REPLY_TEXT, REASON_TEXTS
 
 __all__ = [
     "EXCHANGE_TYPES",
@@ -98,7 +98,7 @@ def _intent_patterns(rules: IntentRules) -> tuple[tuple[str, str, int], ...]:
 def intent_expr(message: pl.Expr, rules: IntentRules = INTENT_RULES_V1) -> pl.Expr:
     """The reference intent classifier (runtime §3) as one Polars expression.
 
-    Equal to :func:`a2a_lab.runtime.intent.classify_intent` on every string (property-tested);
+    Equal to :func:`a2a_lab.reference.runtime.intent.classify_intent` on every string (property-tested);
     null for a null message.
 
     Examples
@@ -119,7 +119,7 @@ _NO_REPLY_SENTENCES = [t.removeprefix("[outcome] ") for t in (NO_REPLY_TEXT, LEG
 def outcome_text_expr(text: pl.Expr) -> pl.Expr:
     """Parse ``[outcome] …`` texts (runtime §3b) into a struct ``{kind, reason}``.
 
-    The vectorised twin of :func:`a2a_lab.runtime.outcome.parse_outcome_text` (property-
+    The vectorised twin of :func:`a2a_lab.reference.runtime.outcome.parse_outcome_text` (property-
     tested against it): null when the JS-trimmed text does not start with ``[outcome]``;
     both no-reply wordings give kind ``no_reply`` with reason ``timeout``, ``not_found``,
     ``error``, the wait error text, or null.

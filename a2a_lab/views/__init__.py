@@ -1,0 +1,1 @@
+"""What a person sees: thread views, charts and the notebook setup."""
