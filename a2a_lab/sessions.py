@@ -478,11 +478,15 @@ class WorkSessionsResult:
     sessions
         One row per session that passed the status / viewCategory / subTag filters, in the
         reference's order (last activity descending, ties by first appearance); the
-        columns of a §8.1 session except ``threads``.
+        fields of a §8.1 session except ``threads``, snake_case: ``id, work_session_id,
+        status, start_time, last_time`` (UTC datetimes), ``duration_s`` (seconds),
+        ``thread_count, event_count, collab_category, collab_sub_tags, category_source,
+        role_counts``.
     threads
         One row per thread of those sessions, sessions in order and, inside each, threads in
-        the reference's order; the key ``workSessionId`` plus the §8.1 thread fields
-        except ``events``.
+        the reference's order; the key ``work_session_id`` plus the §8.1 thread fields
+        except ``events``: ``id, conversation_id, from_agent, to_agent, start_time,
+        last_time, event_count, collab_category, collab_sub_tags``.
     category_counts
         Sessions per category over ``sessions`` (before the limit), in order of first
         appearance, as the reference counts them.
