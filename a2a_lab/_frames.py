@@ -37,3 +37,17 @@ def narrow(
             pl.struct([pl.col("_d_" + f).alias(f) for f in data_fields]).alias("data"),
         )
     )
+
+
+def ms_to_time(ms: pl.Expr) -> pl.Expr:
+    """Epoch milliseconds as a UTC ``Datetime("ms")``, as the event frame's ``event_time``.
+
+    Fractions of a millisecond are cut; a value no ``Datetime`` holds (non-finite, beyond
+    the Int64 range) is null.
+    """
+    return ms.cast(pl.Int64, strict=False).cast(pl.Datetime("ms")).dt.replace_time_zone("UTC")
+
+
+def ms_to_seconds(ms: pl.Expr) -> pl.Expr:
+    """A duration in milliseconds as float seconds (the ``*_s`` columns)."""
+    return ms.cast(pl.Float64) / 1000.0

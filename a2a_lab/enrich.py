@@ -6,27 +6,30 @@ constants come from a :class:`~a2a_lab.reference.rules.RuleSet`.
 
 Columns added (or replaced) by :func:`enrich`:
 
-=====================  ==============  ==================================================
-column                 dtype           meaning
-=====================  ==============  ==================================================
-``type``               String          REPLACED by its JS-trimmed value, as in the
-                                       reference's enriched event (the original text
-                                       stays in ``raw``)
-``fromAgent``          String, null    rules §3: ``data.fromAgent`` or
-                                       ``data.senderAgentId`` or top-level ``agentId``,
-                                       trimmed, case kept; null when none is a
-                                       non-blank string
-``toAgent``            String, null    ``data.toAgent`` or ``data.targetAgentId``, same
-``eventRole``          String          rules §5
-``fromSessionType``    String          rules §4: main / subagent / unknown
-``toSessionType``      String          rules §4
-``collabCategory``     String          rules §6
-``collabSubTags``      List[String]    rules §6 (never null; ``[]`` for fallbacks)
-``categoryConfidence`` Float64         rules §6
-``categorySource``     String          manual / rule / fallback
-``categoryVersion``    String          trimmed ``data.categoryVersion``, else the rule
-                                       set's version
-=====================  ==============  ==================================================
+=======================  ==============  ==================================================
+column                   dtype           meaning
+=======================  ==============  ==================================================
+``type``                 String          REPLACED by its JS-trimmed value, as in the
+                                         reference's enriched event (the original text
+                                         stays in ``raw``)
+``from_agent``           String, null    rules §3: ``data.fromAgent`` or
+                                         ``data.senderAgentId`` or top-level ``agentId``,
+                                         trimmed, case kept; null when none is a
+                                         non-blank string
+``to_agent``             String, null    ``data.toAgent`` or ``data.targetAgentId``, same
+``event_role``           String          rules §5 (the reference's ``eventRole``)
+``from_session_type``    String          rules §4: main / subagent / unknown
+``to_session_type``      String          rules §4
+``collab_category``      String          rules §6
+``collab_sub_tags``      List[String]    rules §6 (never null; ``[]`` for fallbacks)
+``category_confidence``  Float64         rules §6
+``category_source``      String          manual / rule / fallback
+``category_version``     String          trimmed ``data.categoryVersion``, else the rule
+                                         set's version
+=======================  ==============  ==================================================
+
+The columns are snake_case (the Python-side contract); the reference's camelCase names
+appear only where its JSON is reproduced (:func:`a2a_lab.sessions.event_objects`).
 
 ``data`` is left as read: the enriched values live in the top-level columns only (a writer
 that needs the reference's object puts them into ``data`` as well, with the trimmed
@@ -75,16 +78,16 @@ __all__ = ["ENRICHMENT_COLUMNS", "enrich", "resolve_main_agents"]
 
 #: The columns :func:`enrich` adds, in order (``type`` is replaced in place).
 ENRICHMENT_COLUMNS: tuple[str, ...] = (
-    "fromAgent",
-    "toAgent",
-    "eventRole",
-    "fromSessionType",
-    "toSessionType",
-    "collabCategory",
-    "collabSubTags",
-    "categoryConfidence",
-    "categorySource",
-    "categoryVersion",
+    "from_agent",
+    "to_agent",
+    "event_role",
+    "from_session_type",
+    "to_session_type",
+    "collab_category",
+    "collab_sub_tags",
+    "category_confidence",
+    "category_source",
+    "category_version",
 )
 
 # Sources of a category (the reference also declares "heuristic" but never produces it).
@@ -135,7 +138,7 @@ def enrich(
     ----------
     events
         The event frame of :func:`a2a_lab.load` (or any frame with its ``type``,
-        ``agentId`` and ``data`` columns), eager or lazy.
+        ``agent_id`` and ``data`` columns), eager or lazy.
     rules
         The rule set (default: the reference, :data:`~a2a_lab.reference.rules.TASK_MONITOR_V1`).
     main_agents
@@ -157,16 +160,16 @@ def enrich(
     ...     {"type": "a2a.response", "ts": 2, "data": {"fromAgent": "ruda", "toAgent": "main",
     ...      "replyPreview": "docs updated"}},
     ... ])
-    >>> enrich(frame).select("eventRole", "collabCategory", "collabSubTags", "categoryConfidence")
+    >>> enrich(frame).select("event_role", "collab_category", "collab_sub_tags", "category_confidence")
     shape: (2, 4)
-    ┌───────────────────┬───────────────────┬──────────────────┬────────────────────┐
-    │ eventRole         ┆ collabCategory    ┆ collabSubTags    ┆ categoryConfidence │
-    │ ---               ┆ ---               ┆ ---              ┆ ---                │
-    │ str               ┆ str               ┆ list[str]        ┆ f64                │
-    ╞═══════════════════╪═══════════════════╪══════════════════╪════════════════════╡
-    │ conversation.main ┆ engineering_build ┆ ["코드", "구현"] ┆ 0.76               │
-    │ conversation.main ┆ docs_knowledge    ┆ ["doc", "docs"]  ┆ 0.71               │
-    └───────────────────┴───────────────────┴──────────────────┴────────────────────┘
+    ┌───────────────────┬───────────────────┬──────────────────┬─────────────────────┐
+    │ event_role        ┆ collab_category   ┆ collab_sub_tags  ┆ category_confidence │
+    │ ---               ┆ ---               ┆ ---              ┆ ---                 │
+    │ str               ┆ str               ┆ list[str]        ┆ f64                 │
+    ╞═══════════════════╪═══════════════════╪══════════════════╪═════════════════════╡
+    │ conversation.main ┆ engineering_build ┆ ["코드", "구현"] ┆ 0.76                │
+    │ conversation.main ┆ docs_knowledge    ┆ ["doc", "docs"]  ┆ 0.71                │
+    └───────────────────┴───────────────────┴──────────────────┴─────────────────────┘
     """
     return _plan(rules, resolve_main_agents(main_agents, rules)).apply(events)
 
@@ -284,9 +287,9 @@ class _Plan:
     def stage_agents(self) -> list[pl.Expr]:
         return [
             js_trim_expr(pl.col("type")).alias("type"),
-            pl.coalesce(_text("fromAgent"), _text("senderAgentId"), js_string_expr(pl.col("agentId")))
-            .alias("fromAgent"),
-            pl.coalesce(_text("toAgent"), _text("targetAgentId")).alias("toAgent"),
+            pl.coalesce(_text("fromAgent"), _text("senderAgentId"), js_string_expr(pl.col("agent_id")))
+            .alias("from_agent"),
+            pl.coalesce(_text("toAgent"), _text("targetAgentId")).alias("to_agent"),
             (
                 _text("parentConversationId").is_not_null()
                 | _data("depth").is_not_null()
@@ -311,8 +314,8 @@ class _Plan:
         from_key = pl.coalesce(_text("sourceSessionKey"), _text("requesterSessionKey"), _text("sessionKey"))
         explicit_from, explicit_to = _text("fromSessionType"), _text("toSessionType")
         return [
-            pl.col("fromAgent").str.to_lowercase().is_in(mains).fill_null(False).alias(_TMP + "from_main"),
-            pl.col("toAgent").str.to_lowercase().is_in(mains).fill_null(False).alias(_TMP + "to_main"),
+            pl.col("from_agent").str.to_lowercase().is_in(mains).fill_null(False).alias(_TMP + "from_main"),
+            pl.col("to_agent").str.to_lowercase().is_in(mains).fill_null(False).alias(_TMP + "to_main"),
             pl.when(spawn).then(pl.lit(main)).otherwise(self._key_type(from_key)).alias(_TMP + "from_key_type"),
             pl.when(spawn)
             .then(pl.lit(subagent))
@@ -349,8 +352,8 @@ class _Plan:
             explicit_from.is_in(self.rules.session_types) & explicit_to.is_in(self.rules.session_types)
         ).fill_null(False)
         return [
-            pl.when(explicit).then(explicit_from).otherwise(from_type).alias("fromSessionType"),
-            pl.when(explicit).then(explicit_to).otherwise(to_type).alias("toSessionType"),
+            pl.when(explicit).then(explicit_from).otherwise(from_type).alias("from_session_type"),
+            pl.when(explicit).then(explicit_to).otherwise(to_type).alias("to_session_type"),
         ]
 
     def _matches(self) -> pl.Expr:
@@ -372,7 +375,7 @@ class _Plan:
         r = self.rules
         main, subagent, _ = r.session_types
         etype = pl.col("type")
-        from_type, to_type = pl.col("fromSessionType"), pl.col("toSessionType")
+        from_type, to_type = pl.col("from_session_type"), pl.col("to_session_type")
         explicit = _text("eventRole")
         delegation_hint = (
             etype.is_in(r.spawn_types) | _tmp("hint") | (from_type == subagent) | (to_type == subagent)
@@ -399,7 +402,7 @@ class _Plan:
             pl.element().replace_strict(self.patterns, range(len(self.patterns)), return_dtype=pl.UInt16)
         )
         # a keyword counts once however often it occurs
-        return [role.alias("eventRole"), hits.list.unique().alias(_TMP + "hits")]
+        return [role.alias("event_role"), hits.list.unique().alias(_TMP + "hits")]
 
     def stage_presence(self) -> list[pl.Expr]:
         """One bit per distinct keyword hit, summed into the packed words."""
@@ -548,7 +551,7 @@ class _Plan:
         rule_cat = _tmp("top_cat").replace_strict(
             range(len(r.categories)), r.category_names, return_dtype=pl.String
         )
-        fallback_cat = pl.col("eventRole").replace_strict(
+        fallback_cat = pl.col("event_role").replace_strict(
             [role for role, _ in r.fallback_categories],
             [cat for _, cat in r.fallback_categories],
             default=pl.lit(r.fallback_default_category),
@@ -560,13 +563,13 @@ class _Plan:
             return pl.when(manual).then(manual_value).when(is_rule).then(rule_value).otherwise(fallback_value)
 
         return [
-            choose(manual_cat, rule_cat, fallback_cat).alias("collabCategory"),
-            choose(manual_tags, rule_tags, empty_tags).alias("collabSubTags"),
+            choose(manual_cat, rule_cat, fallback_cat).alias("collab_category"),
+            choose(manual_tags, rule_tags, empty_tags).alias("collab_sub_tags"),
             choose(
                 pl.lit(r.manual_confidence, pl.Float64), rule_conf, pl.lit(r.fallback_confidence, pl.Float64)
-            ).alias("categoryConfidence"),
+            ).alias("category_confidence"),
             choose(pl.lit(SOURCE_MANUAL), pl.lit(SOURCE_RULE), pl.lit(SOURCE_FALLBACK)).alias(
-                "categorySource"
+                "category_source"
             ),
-            pl.coalesce(_text("categoryVersion"), pl.lit(r.version)).alias("categoryVersion"),
+            pl.coalesce(_text("categoryVersion"), pl.lit(r.version)).alias("category_version"),
         ]

@@ -31,9 +31,11 @@ from typing import Any, Literal
 import polars as pl
 
 from a2a_lab.reference.jsstr import js_lower, js_string_expr, js_trim, utf16_sort_key_expr
+from a2a_lab._frames import ms_to_seconds, ms_to_time
 from a2a_lab.io import iso_to_ms_expr
 from a2a_lab.io import rotation_key
 from a2a_lab.reference.rules import TASK_MONITOR_V1, RuleSet
+from a2a_lab.schema import LOG_FIELD_NAMES
 
 __all__ = [
     "LIFECYCLE_TERMINAL_TYPES",
@@ -80,39 +82,57 @@ _OBJECT_PROTOTYPE_MEMBERS: frozenset[str] = frozenset(
 
 _SESSION_COLUMNS = (
     "id",
-    "workSessionId",
+    "work_session_id",
     "status",
-    "startTime",
-    "lastTime",
-    "durationMs",
-    "threadCount",
-    "eventCount",
-    "collabCategory",
-    "collabSubTags",
-    "categorySource",
-    "roleCounts",
+    "start_time",
+    "last_time",
+    "duration_s",
+    "thread_count",
+    "event_count",
+    "collab_category",
+    "collab_sub_tags",
+    "category_source",
+    "role_counts",
 )
 _THREAD_COLUMNS = (
-    "workSessionId",
+    "work_session_id",
     "id",
-    "conversationId",
-    "fromAgent",
-    "toAgent",
-    "startTime",
-    "lastTime",
-    "eventCount",
-    "collabCategory",
-    "collabSubTags",
+    "conversation_id",
+    "from_agent",
+    "to_agent",
+    "start_time",
+    "last_time",
+    "event_count",
+    "collab_category",
+    "collab_sub_tags",
 )
-_ENRICHMENT_TOP = (
-    "eventRole",
-    "fromSessionType",
-    "toSessionType",
-    "collabCategory",
-    "collabSubTags",
-    "categoryConfidence",
-    "categorySource",
-)
+#: The enrichment ``enrichCoordinationEvent`` writes at the top level: its JSON key and the
+#: enriched frame's column.
+_ENRICHMENT_TOP: dict[str, str] = {
+    "eventRole": "event_role",
+    "fromSessionType": "from_session_type",
+    "toSessionType": "to_session_type",
+    "collabCategory": "collab_category",
+    "collabSubTags": "collab_sub_tags",
+    "categoryConfidence": "category_confidence",
+    "categorySource": "category_source",
+}
+#: The §8.1 session fields of :meth:`WorkSessionsResult.to_api` (JSON key → column of
+#: :attr:`WorkSessionsResult.sessions`); the times come from the float ms columns.
+_SESSION_API: dict[str, str] = {
+    "id": "id",
+    "workSessionId": "work_session_id",
+    "status": "status",
+    "startTime": "_start_ms",
+    "lastTime": "_last_ms",
+    "durationMs": "_duration_ms",
+    "threadCount": "thread_count",
+    "eventCount": "event_count",
+    "collabCategory": "collab_category",
+    "collabSubTags": "collab_sub_tags",
+    "categorySource": "category_source",
+    "roleCounts": "role_counts",
+}
 
 Now = int | float | datetime
 Filter = str | Iterable[str] | None
@@ -296,12 +316,12 @@ def _session_events(
         "line",
         "type",
         pl.col("event_ms").alias("ts"),
-        "eventRole",
-        "collabCategory",
-        "collabSubTags",
-        "fromAgent",
-        "toAgent",
-        js_string_expr(_data("workSessionId")).alias("workSessionId"),
+        "event_role",
+        "collab_category",
+        "collab_sub_tags",
+        "from_agent",
+        "to_agent",
+        js_string_expr(_data("workSessionId")).alias("work_session_id"),
         _data("conversationId").alias("_conversation"),
         _data("status").alias("_dataStatus"),
         pl.col("status").alias("_topStatus"),
@@ -309,18 +329,18 @@ def _session_events(
     if types:
         events = events.filter(pl.col("type").is_in(types))
     if roles:
-        events = events.filter(pl.col("eventRole").is_in(roles))
+        events = events.filter(pl.col("event_role").is_in(roles))
     if not unassigned:
-        events = events.filter(pl.col("workSessionId").is_not_null())
+        events = events.filter(pl.col("work_session_id").is_not_null())
     frame = events.collect()
     # A stable sort by time: ties keep the frame's order (file order for a loaded log);
     # -0.0 and 0.0 compare equal, as with the reference's comparator a - b. A loaded frame
     # is already in this order, and a stable sort of a sorted column changes nothing.
     if not frame.get_column("ts").is_sorted():
         frame = frame.sort("ts", maintain_order=True)
-    from_agent = pl.col("fromAgent").fill_null("unknown")
-    to_agent = pl.col("toAgent").fill_null("unknown")
-    by_conversation = pl.col("conversationId").is_not_null()
+    from_agent = pl.col("from_agent").fill_null("unknown")
+    to_agent = pl.col("to_agent").fill_null("unknown")
+    by_conversation = pl.col("conversation_id").is_not_null()
     # "<a>_<b>" is "unknown_unknown" only for a == b == "unknown" ("_" sits at index 7 only)
     no_pair = (from_agent == "unknown") & (to_agent == "unknown")
     # the parts of the other kinds of key are null where unused, which keeps them cheap
@@ -329,12 +349,12 @@ def _session_events(
     bucket_ts = pl.when(~by_conversation & no_pair).then(pl.col("ts"))
     # + 0.0 makes floor(-0.0) the same bucket as 0.0, as String(-0) is "0"
     bucket = ((bucket_ts / rules.thread_bucket_ms).floor() + 0.0).cast(pl.String)
-    session = pl.col("workSessionId")
+    session = pl.col("work_session_id")
     thread = pl.concat_str(
         # the session, length-prefixed; "-" (never a digit) for events without one
         pl.concat_str(session.str.len_bytes().cast(pl.String), pl.lit(":"), session).fill_null("-"),
         pl.coalesce(
-            pl.lit("c") + pl.col("conversationId"),
+            pl.lit("c") + pl.col("conversation_id"),
             pl.concat_str(pl.lit("p"), low.str.len_bytes().cast(pl.String), pl.lit(":"), low, high),
             pl.concat_str(pl.lit("e"), bucket, pl.lit(":"), pl.col("type")),
         ),
@@ -342,7 +362,7 @@ def _session_events(
     return (
         frame.lazy()
         .with_row_index("_seq")
-        .with_columns(js_string_expr(pl.col("_conversation")).alias("conversationId"))
+        .with_columns(js_string_expr(pl.col("_conversation")).alias("conversation_id"))
         .with_columns(thread.alias("_thread"))
         .collect()
         # contiguous columns: the many gathers by _seq that follow are then much cheaper
@@ -356,13 +376,13 @@ _FROM_U_E000 = "[\\x{E000}-\\x{10FFFF}]"
 def _thread_id(rules: RuleSet) -> pl.Expr:
     """``conv:<id>``, else ``pair:<a>_<b>`` in UTF-16 order, else ``event:<type>:<bucket>``.
 
-    Evaluated per thread on the values of its first event (``conversationId``,
-    ``fromAgent``, ``toAgent``, ``_type``, ``_ts``): every event of a thread gives the same id.
+    Evaluated per thread on the values of its first event (``conversation_id``,
+    ``from_agent``, ``to_agent``, ``_type``, ``_ts``): every event of a thread gives the same id.
     """
     # only threads without a conversation id need the pair: null elsewhere keeps it cheap
-    by_pair = pl.col("conversationId").is_null()
-    from_agent = pl.when(by_pair).then(pl.col("fromAgent"))
-    to_agent = pl.when(by_pair).then(pl.col("toAgent"))
+    by_pair = pl.col("conversation_id").is_null()
+    from_agent = pl.when(by_pair).then(pl.col("from_agent"))
+    to_agent = pl.when(by_pair).then(pl.col("to_agent"))
     # UTF-16 and code-point order differ only for characters from U+E000 on; the (slow)
     # UTF-16 sort keys are computed for the pairs with such characters alone
     high = from_agent.str.contains(_FROM_U_E000) | to_agent.str.contains(_FROM_U_E000)
@@ -377,8 +397,8 @@ def _thread_id(rules: RuleSet) -> pl.Expr:
     pair = pl.when(from_first).then(from_agent + "_" + to_agent).otherwise(to_agent + "_" + from_agent)
     bucket = _js_integer_string((pl.col("_ts") / rules.thread_bucket_ms).floor())
     return (
-        pl.when(pl.col("conversationId").is_not_null())
-        .then(pl.lit("conv:") + pl.col("conversationId"))
+        pl.when(pl.col("conversation_id").is_not_null())
+        .then(pl.lit("conv:") + pl.col("conversation_id"))
         .when(pair != "unknown_unknown")
         .then(pl.lit("pair:") + pair)
         .otherwise(pl.concat_str(pl.lit("event:"), pl.col("_type"), pl.lit(":"), bucket))
@@ -407,7 +427,7 @@ def _is_terminal(rules: RuleSet, *, lifecycle_terminal: bool) -> pl.Expr:
 
 
 def _role_counts(rules: RuleSet) -> list[pl.Expr]:
-    return [(pl.col("eventRole") == role).sum().cast(pl.Int64).alias(role) for role in rules.event_roles]
+    return [(pl.col("event_role") == role).sum().cast(pl.Int64).alias(role) for role in rules.event_roles]
 
 
 def _thread_table(events: pl.DataFrame, rules: RuleSet) -> pl.DataFrame:
@@ -421,11 +441,11 @@ def _thread_table(events: pl.DataFrame, rules: RuleSet) -> pl.DataFrame:
         pl.col("_seq").min().alias("_first"),
         pl.col("_seq").max().alias("_last"),
         pl.col("_seq").alias("_members"),
-        pl.col("ts").min().alias("startTime"),
-        pl.col("ts").max().alias("lastTime"),
-        pl.len().cast(pl.Int64).alias("eventCount"),
-        pl.when(pl.col("collabCategory") != default).then(pl.col("_seq")).min().alias("_categorySeq"),
-        pl.when(pl.col("collabSubTags").list.len() > 0).then(pl.col("_seq")).min().alias("_subTagSeq"),
+        pl.col("ts").min().alias("_start_ms"),
+        pl.col("ts").max().alias("_last_ms"),
+        pl.len().cast(pl.Int64).alias("event_count"),
+        pl.when(pl.col("collab_category") != default).then(pl.col("_seq")).min().alias("_categorySeq"),
+        pl.when(pl.col("collab_sub_tags").list.len() > 0).then(pl.col("_seq")).min().alias("_subTagSeq"),
         *_role_counts(rules),
     )
 
@@ -439,11 +459,11 @@ def _first_values(table: pl.DataFrame, events: pl.DataFrame, rules: RuleSet) -> 
     """The category and sub-tags of a thread or session, from the events they come from."""
     empty = pl.lit([], dtype=pl.List(pl.String))
     return table.with_columns(
-        _gathered(events, "collabCategory", table["_categorySeq"])
+        _gathered(events, "collab_category", table["_categorySeq"])
         .fill_null(rules.default_category)
         .alias("_eventCategory"),
-        _gathered(events, "collabSubTags", table["_subTagSeq"]).alias("collabSubTags"),
-    ).with_columns(pl.col("collabSubTags").fill_null(empty))
+        _gathered(events, "collab_sub_tags", table["_subTagSeq"]).alias("collab_sub_tags"),
+    ).with_columns(pl.col("collab_sub_tags").fill_null(empty))
 
 
 # ---------------------------------------------------------------------------------------
@@ -458,11 +478,15 @@ class WorkSessionsResult:
     sessions
         One row per session that passed the status / viewCategory / subTag filters, in the
         reference's order (last activity descending, ties by first appearance); the
-        columns of a §8.1 session except ``threads``.
+        fields of a §8.1 session except ``threads``, snake_case: ``id, work_session_id,
+        status, start_time, last_time`` (UTC datetimes), ``duration_s`` (seconds),
+        ``thread_count, event_count, collab_category, collab_sub_tags, category_source,
+        role_counts``.
     threads
         One row per thread of those sessions, sessions in order and, inside each, threads in
-        the reference's order; the key ``workSessionId`` plus the §8.1 thread fields
-        except ``events``.
+        the reference's order; the key ``work_session_id`` plus the §8.1 thread fields
+        except ``events``: ``id, conversation_id, from_agent, to_agent, start_time,
+        last_time, event_count, collab_category, collab_sub_tags``.
     category_counts
         Sessions per category over ``sessions`` (before the limit), in order of first
         appearance, as the reference counts them.
@@ -483,6 +507,10 @@ class WorkSessionsResult:
     _members: pl.Series = field(repr=False)
     _events: pl.DataFrame = field(repr=False)
     _enriched: pl.LazyFrame = field(repr=False)
+    # the times as the reference's float ms, row by row beside ``sessions`` / ``threads``:
+    # ``to_api`` writes them exactly (a Datetime keeps neither fractions of a ms nor -0.0)
+    _session_ms: pl.DataFrame = field(repr=False)
+    _thread_ms: pl.DataFrame = field(repr=False)
 
     @property
     def total_matched(self) -> int:
@@ -493,7 +521,8 @@ class WorkSessionsResult:
     def thread_events(self) -> pl.DataFrame:
         """The thread-event membership (built on first use).
 
-        ``workSessionId, threadId, file, line, ts, type``: one row per event of
+        ``work_session_id, thread_id, file, line, ts, type`` (``ts``: the event time in epoch
+        ms, rules §2): one row per event of
         :attr:`threads`, threads in their order and, inside each, events in time order
         (stable), as the reference lists them.
         """
@@ -503,7 +532,7 @@ class WorkSessionsResult:
         """The membership of the first ``n_threads`` threads."""
         members = (
             self.threads.head(n_threads)
-            .select("workSessionId", pl.col("id").alias("threadId"), self._members.head(n_threads))
+            .select("work_session_id", pl.col("id").alias("thread_id"), self._members.head(n_threads))
             .explode("_members")
         )
         index = members.get_column("_members")
@@ -528,9 +557,11 @@ class WorkSessionsResult:
             viewCategory, subTag, categoryCounts}``; a thread without a conversationId has
             no ``conversationId`` key, as ``JSON.stringify`` drops undefined.
         """
-        sessions = self.sessions if self.limit_count is None else self.sessions.head(self.limit_count)
-        n_threads = int(sessions.get_column("threadCount").sum())
-        threads = self.threads.head(n_threads)
+        sessions = pl.concat([self.sessions, self._session_ms], how="horizontal")
+        if self.limit_count is not None:
+            sessions = sessions.head(self.limit_count)
+        n_threads = int(sessions.get_column("thread_count").sum())
+        threads = pl.concat([self.threads, self._thread_ms], how="horizontal").head(n_threads)
         members = self._thread_events(n_threads)
         if thread_events == "full":
             objects = _event_objects(self._enriched, members.select("file", "line"))
@@ -541,32 +572,32 @@ class WorkSessionsResult:
             ]
         events_by_thread: dict[tuple[Any, str], list[Any]] = {}
         for (ws_id, thread_id), obj in zip(
-            members.select("workSessionId", "threadId").iter_rows(), objects, strict=True
+            members.select("work_session_id", "thread_id").iter_rows(), objects, strict=True
         ):
             events_by_thread.setdefault((ws_id, thread_id), []).append(obj)
         threads_by_session: dict[Any, list[dict[str, Any]]] = {}
         for row in threads.iter_rows(named=True):
             thread = {
                 "id": row["id"],
-                "conversationId": row["conversationId"],
-                "fromAgent": row["fromAgent"],
-                "toAgent": row["toAgent"],
-                "startTime": _json_number(row["startTime"]),
-                "lastTime": _json_number(row["lastTime"]),
-                "eventCount": row["eventCount"],
-                "collabCategory": row["collabCategory"],
-                "collabSubTags": row["collabSubTags"],
-                "events": events_by_thread[(row["workSessionId"], row["id"])],
+                "conversationId": row["conversation_id"],
+                "fromAgent": row["from_agent"],
+                "toAgent": row["to_agent"],
+                "startTime": _json_number(row["_start_ms"]),
+                "lastTime": _json_number(row["_last_ms"]),
+                "eventCount": row["event_count"],
+                "collabCategory": row["collab_category"],
+                "collabSubTags": row["collab_sub_tags"],
+                "events": events_by_thread[(row["work_session_id"], row["id"])],
             }
             if thread["conversationId"] is None:
                 del thread["conversationId"]
-            threads_by_session.setdefault(row["workSessionId"], []).append(thread)
+            threads_by_session.setdefault(row["work_session_id"], []).append(thread)
         body_sessions = []
         for row in sessions.iter_rows(named=True):
-            session = {name: row[name] for name in _SESSION_COLUMNS}
+            session = {key: row[column] for key, column in _SESSION_API.items()}
             for name in ("startTime", "lastTime", "durationMs"):
                 session[name] = _json_number(session[name])
-            session["threads"] = threads_by_session[row["workSessionId"]]
+            session["threads"] = threads_by_session[row["work_session_id"]]
             body_sessions.append(session)
         return {
             "sessions": body_sessions,
@@ -645,7 +676,7 @@ def work_sessions(
     ...      "conversationId": "c1", "fromAgent": "ruda", "toAgent": "eden"}},
     ... ])
     >>> res = work_sessions(al.enrich(ev), now=60_000)
-    >>> res.sessions.select("id", "status", "eventCount", "threadCount").row(0)
+    >>> res.sessions.select("id", "status", "event_count", "thread_count").row(0)
     ('ws:ws_1', 'QUIET', 2, 1)
     >>> res.to_api(thread_events="summary")["sessions"][0]["threads"][0]["events"]
     [{'line': 1, 'ts': 1000, 'type': 'a2a.send'}, {'line': 2, 'ts': 2000, 'type': 'a2a.complete'}]
@@ -664,22 +695,22 @@ def work_sessions(
     threads = _first_values(_thread_table(events, rules), events, rules)
     first = threads["_first"]
     threads = threads.with_columns(
-        _gathered(events, "workSessionId", first),
-        _gathered(events, "conversationId", first),
-        _gathered(events, "fromAgent", first).fill_null("unknown"),
-        _gathered(events, "toAgent", first).fill_null("unknown"),
+        _gathered(events, "work_session_id", first),
+        _gathered(events, "conversation_id", first),
+        _gathered(events, "from_agent", first).fill_null("unknown"),
+        _gathered(events, "to_agent", first).fill_null("unknown"),
         _gathered(events, "type", first).alias("_type"),
         _gathered(events, "ts", first).alias("_ts"),
-        pl.col("_eventCategory").alias("collabCategory"),
+        pl.col("_eventCategory").alias("collab_category"),
     ).with_columns(_thread_id(rules).alias("id"))
 
-    sessions = threads.group_by("workSessionId").agg(
+    sessions = threads.group_by("work_session_id").agg(
         pl.col("_first").min(),
         pl.col("_last").max(),
-        pl.col("startTime").min(),
-        pl.col("lastTime").max(),
-        pl.col("eventCount").sum(),
-        pl.len().cast(pl.Int64).alias("threadCount"),
+        pl.col("_start_ms").min(),
+        pl.col("_last_ms").max(),
+        pl.col("event_count").sum(),
+        pl.len().cast(pl.Int64).alias("thread_count"),
         pl.col("_categorySeq").min(),
         pl.col("_subTagSeq").min(),
         *(pl.col(role).sum() for role in rules.event_roles),
@@ -693,56 +724,62 @@ def work_sessions(
     )
     override_frame = pl.DataFrame(
         {
-            "workSessionId": list(valid_overrides),
+            "work_session_id": list(valid_overrides),
             "_overrideCategory": [o["collabCategory"] for o in valid_overrides.values()],
         },
-        schema={"workSessionId": pl.String, "_overrideCategory": pl.String},
+        schema={"work_session_id": pl.String, "_overrideCategory": pl.String},
     )
-    overridden = pl.col("_overrideCategory").is_not_null() | pl.col("workSessionId").is_in(
+    overridden = pl.col("_overrideCategory").is_not_null() | pl.col("work_session_id").is_in(
         sorted(_OBJECT_PROTOTYPE_MEMBERS - set(valid_overrides))
     )
     sessions = (
-        sessions.join(override_frame, on="workSessionId", how="left")
+        sessions.join(override_frame, on="work_session_id", how="left")
         .with_columns(
-            pl.when(pl.col("workSessionId").is_null())
+            pl.when(pl.col("work_session_id").is_null())
             .then(pl.lit(UNASSIGNED_SESSION_ID))
-            .otherwise(pl.lit("ws:") + pl.col("workSessionId"))
+            .otherwise(pl.lit("ws:") + pl.col("work_session_id"))
             .alias("id"),
-            pl.when(now_ms - pl.col("lastTime") > rules.archive_window_ms)
+            pl.when(now_ms - pl.col("_last_ms") > rules.archive_window_ms)
             .then(pl.lit("ARCHIVED"))
             .when(_is_terminal(rules, lifecycle_terminal=lifecycle_terminal))
             .then(pl.lit("QUIET"))
             .otherwise(pl.lit("ACTIVE"))
             .alias("status"),
-            (pl.col("lastTime") - pl.col("startTime")).clip(lower_bound=0.0).alias("durationMs"),
-            pl.coalesce("_overrideCategory", "_eventCategory").alias("collabCategory"),
+            (pl.col("_last_ms") - pl.col("_start_ms")).clip(lower_bound=0.0).alias("_duration_ms"),
+            pl.coalesce("_overrideCategory", "_eventCategory").alias("collab_category"),
             pl.when(overridden.fill_null(False))
             .then(pl.lit("manual_override"))
             .otherwise(pl.lit("event"))
-            .alias("categorySource"),
-            pl.struct(rules.event_roles).alias("roleCounts"),
+            .alias("category_source"),
+            pl.struct(rules.event_roles).alias("role_counts"),
         )
-        .sort(["lastTime", "_first"], descending=[True, False])
+        .sort(["_last_ms", "_first"], descending=[True, False])
         .with_row_index("_rank")
     )
     matched = sessions
     if status_filters:
         matched = matched.filter(pl.col("status").is_in(status_filters))
     if view is not None and view != "all":
-        matched = matched.filter(pl.col("collabCategory") == view)
+        matched = matched.filter(pl.col("collab_category") == view)
     if tag is not None:
         needle = js_lower(tag)
         matched = matched.filter(
-            pl.col("collabSubTags").list.eval(pl.element().str.to_lowercase() == needle).list.any()
+            pl.col("collab_sub_tags").list.eval(pl.element().str.to_lowercase() == needle).list.any()
         )
 
     threads = threads.join(
-        matched.select("workSessionId", "_rank"), on="workSessionId", how="inner", nulls_equal=True
-    ).sort(["_rank", "lastTime", "_first"], descending=[False, True, False])
+        matched.select("work_session_id", "_rank"), on="work_session_id", how="inner", nulls_equal=True
+    ).sort(["_rank", "_last_ms", "_first"], descending=[False, True, False])
+    times = [
+        ms_to_time(pl.col("_start_ms")).alias("start_time"),
+        ms_to_time(pl.col("_last_ms")).alias("last_time"),
+    ]
+    matched = matched.with_columns(*times, ms_to_seconds(pl.col("_duration_ms")).alias("duration_s"))
+    threads = threads.with_columns(*times)
     return WorkSessionsResult(
         sessions=matched.select(_SESSION_COLUMNS),
         threads=threads.select(_THREAD_COLUMNS),
-        category_counts=dict(matched.group_by("collabCategory", maintain_order=True).len().iter_rows()),
+        category_counts=dict(matched.group_by("collab_category", maintain_order=True).len().iter_rows()),
         total_sessions=sessions.height,
         limit_count=_limit_count(limit),
         query={
@@ -755,6 +792,8 @@ def work_sessions(
         _members=threads.get_column("_members"),
         _events=events.select("file", "line", "ts", "type"),
         _enriched=lazy,
+        _session_ms=matched.select("_start_ms", "_last_ms", "_duration_ms"),
+        _thread_ms=threads.select("_start_ms", "_last_ms"),
     )
 
 
@@ -887,18 +926,18 @@ def events_query(
         # an unparsable date is NaN for the reference, and no time is >= NaN
         keep = keep & (pl.col("event_ms") >= float(since_ms)) if since_ms is not None else pl.lit(False)
     if role_filter is not None:
-        keep = keep & (pl.col("eventRole") == role_filter)
+        keep = keep & (pl.col("event_role") == role_filter)
     if type_filters:
         keep = keep & pl.col("type").is_in(type_filters)
     if view is not None and view != "all":
-        keep = keep & (pl.col("collabCategory") == view)
+        keep = keep & (pl.col("collab_category") == view)
     # the filters and the file order on a few narrow columns; the rows kept are gathered last
     matched = (
         lazy.select(
             pl.int_range(pl.len(), dtype=pl.UInt32).alias("_row"),
             "file",
             "line",
-            "collabCategory",
+            "collab_category",
             keep.alias("_keep"),
         )
         .filter("_keep")
@@ -909,7 +948,7 @@ def events_query(
     kept_rows, count_frame, total_frame = pl.collect_all(
         [
             (matched if count is None else matched.tail(count)).select("_row"),
-            matched.group_by("collabCategory", maintain_order=True).len(),
+            matched.group_by("collab_category", maintain_order=True).len(),
             lazy.select(pl.len()),
         ]
     )
@@ -982,9 +1021,9 @@ def _js_key_order(value: Any) -> Any:
 def _record_from_columns(row: Mapping[str, Any]) -> dict[str, Any]:
     """An in-memory event (no ``raw`` JSON) as an object, absent fields omitted."""
     record: dict[str, Any] = {}
-    for name in ("type", "agentId", "ts", "timestampMs", "timestamp", "status"):
+    for name in ("type", "agent_id", "ts", "timestamp_ms", "timestamp", "status"):
         if row.get(name) is not None:
-            record[name] = _json_number(row[name])
+            record[LOG_FIELD_NAMES.get(name, name)] = _json_number(row[name])
     data = row.get("data") or {}
     record["data"] = {k: _json_number(v) for k, v in data.items() if v is not None}
     return record
@@ -1004,7 +1043,7 @@ def _enriched_object(row: Mapping[str, Any]) -> dict[str, Any]:
         record = json.loads(raw, parse_int=_js_int, parse_float=_js_float)
     data = record.get("data")
     data = dict(data) if isinstance(data, dict) else {}
-    enrichment = {name: row[name] for name in _ENRICHMENT_TOP}
+    enrichment = {key: row[column] for key, column in _ENRICHMENT_TOP.items()}
     enrichment["categoryConfidence"] = _json_number(enrichment["categoryConfidence"])
     for name in ("eventRole", "fromSessionType", "toSessionType", "collabCategory", "collabSubTags"):
         data[name] = enrichment[name]
@@ -1012,7 +1051,7 @@ def _enriched_object(row: Mapping[str, Any]) -> dict[str, Any]:
     data["collabIntent"] = intent
     data["categoryConfidence"] = enrichment["categoryConfidence"]
     data["categorySource"] = enrichment["categorySource"]
-    data["categoryVersion"] = row["categoryVersion"]
+    data["categoryVersion"] = row["category_version"]
     if intent is None:
         del data["collabIntent"]
     record["type"] = js_trim(record["type"]) if isinstance(record.get("type"), str) else row["type"]
@@ -1023,12 +1062,12 @@ def _enriched_object(row: Mapping[str, Any]) -> dict[str, Any]:
 
 _OBJECT_COLUMNS = (
     "raw",
-    "categoryVersion",
-    *_ENRICHMENT_TOP,
+    "category_version",
+    *_ENRICHMENT_TOP.values(),
     "type",
-    "agentId",
+    "agent_id",
     "ts",
-    "timestampMs",
+    "timestamp_ms",
     "timestamp",
     "status",
     "data",

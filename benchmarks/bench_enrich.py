@@ -57,7 +57,7 @@ def main() -> int:
     ref_per_event = (time.perf_counter() - t0) / len(records)
     polars_per_event = t_enrich / events.height
 
-    sources = enriched["categorySource"].value_counts(sort=True).rows()
+    sources = enriched["category_source"].value_counts(sort=True).rows()
     result = {
         "benchmark": "enrich",
         "command": " ".join(["benchmarks/bench_enrich.py", *sys.argv[1:]]),

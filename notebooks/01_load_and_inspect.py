@@ -97,7 +97,7 @@ report.issues.group_by("kind", "field").len("events").sort(["events", "kind", "f
 # unknown fields are never lost and `al.write_events` writes the log back unchanged.
 
 # %%
-events.select("file", "line", "type", "agentId", "event_time", "data").with_columns(
+events.select("file", "line", "type", "agent_id", "event_time", "data").with_columns(
     pl.col("file").str.split("/").list.last()
 ).head(5)
 
@@ -123,21 +123,21 @@ alt.Chart(by_type, title="Events per type").mark_bar().encode(
 ).properties(width=520)
 
 # %% [markdown]
-# Who writes the log? `agentId` is the agent whose gateway process wrote the line.
+# Who writes the log? `agent_id` (the log's `agentId`) is the agent whose gateway process wrote the line.
 
 # %%
 by_agent = (
     events.with_columns(family=pl.col("type").str.split(".").list.first())
-    .group_by("agentId", "family")
+    .group_by("agent_id", "family")
     .len("events")
-    .with_columns(pl.col("agentId").fill_null("(none)"))
-    .sort("agentId", "family")  # group_by order varies between runs; stored charts must not
+    .with_columns(pl.col("agent_id").fill_null("(none)"))
+    .sort("agent_id", "family")  # group_by order varies between runs; stored charts must not
 )
 alt.Chart(by_agent, title="Events per writing agent").mark_bar().encode(
     x=alt.X("sum(events):Q", title="events"),
-    y=alt.Y("agentId:N", sort="-x", title="agent"),
+    y=alt.Y("agent_id:N", sort="-x", title="agent"),
     color=alt.Color("family:N"),
-    tooltip=["agentId", "family", "events"],
+    tooltip=["agent_id", "family", "events"],
 ).properties(width=520)
 
 # %% [markdown]
@@ -184,9 +184,9 @@ alt.Chart(per_hour, title="Events per hour of day (UTC)").mark_bar().encode(
 conv = pl.col("data").struct.field("conversationId")
 longest = (
     events.filter(conv.is_not_null())
-    .group_by(conv.alias("conversationId"))
+    .group_by(conv.alias("conversation_id"))
     .len("events")
-    .sort(["events", "conversationId"], descending=[True, False])
+    .sort(["events", "conversation_id"], descending=[True, False])
     .row(0, named=True)
 )
 longest
@@ -194,7 +194,7 @@ longest
 # %%
 d = pl.col("data").struct
 (
-    events.filter(conv == longest["conversationId"])
+    events.filter(conv == longest["conversation_id"])
     .select(
         pl.col("file").str.split("/").list.last(),
         "line",

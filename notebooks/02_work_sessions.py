@@ -112,7 +112,7 @@ sessions_table(ws, events, timezone=TZ, limit=12, discord_users=DISCORD_USERS)
 # `engineering_build`** (rules §7). The counts are those of the dashboard's category chips:
 
 # %%
-assert dict(ws.sessions.group_by("collabCategory", maintain_order=True).len().iter_rows()) == ws.category_counts
+assert dict(ws.sessions.group_by("collab_category", maintain_order=True).len().iter_rows()) == ws.category_counts
 plots.category_bars(ws.sessions, title="Work sessions per category")
 
 # %% [markdown]
@@ -126,13 +126,13 @@ plots.category_bars(ws.sessions, title="Work sessions per category")
 # %%
 ws_id = pl.col("data").struct.field("workSessionId")
 deciding = (
-    events.filter(ws_id.is_not_null() & (pl.col("collabCategory") != "engineering_build"))
+    events.filter(ws_id.is_not_null() & (pl.col("collab_category") != "engineering_build"))
     .sort("event_ms", maintain_order=True)
-    .group_by(ws_id.alias("workSessionId"), maintain_order=True)
-    .agg(pl.col("type").first(), pl.col("categorySource").first(), pl.col("collabCategory").first())
+    .group_by(ws_id.alias("work_session_id"), maintain_order=True)
+    .agg(pl.col("type").first(), pl.col("category_source").first(), pl.col("collab_category").first())
 )
-deciding.group_by("categorySource", "type").len("sessions").sort(
-    ["sessions", "type", "categorySource"], descending=[True, False, False]
+deciding.group_by("category_source", "type").len("sessions").sort(
+    ["sessions", "type", "category_source"], descending=[True, False, False]
 )
 
 # %% [markdown]
@@ -150,12 +150,12 @@ deciding.group_by("categorySource", "type").len("sessions").sort(
 
 # %%
 top_tag = (
-    ws.sessions.explode("collabSubTags")
-    .drop_nulls("collabSubTags")
-    .group_by("collabSubTags")
+    ws.sessions.explode("collab_sub_tags")
+    .drop_nulls("collab_sub_tags")
+    .group_by("collab_sub_tags")
     .len()
-    .sort(["len", "collabSubTags"], descending=[True, False])
-    .item(0, "collabSubTags")
+    .sort(["len", "collab_sub_tags"], descending=[True, False])
+    .item(0, "collab_sub_tags")
 )
 variants = {
     "(none)": {},
@@ -177,7 +177,7 @@ for name, options in variants.items():
             "totalSessions": res.total_sessions,
             "totalMatched": res.total_matched,
             "count": res.total_matched if res.limit_count is None else min(res.total_matched, res.limit_count),
-            "events": int(res.sessions.get_column("eventCount").sum()),
+            "events": int(res.sessions.get_column("event_count").sum()),
             **{s: int((statuses == s).sum()) for s in ("ACTIVE", "QUIET", "ARCHIVED")},
             "categories": len(res.category_counts),
         }
@@ -193,10 +193,10 @@ pl.DataFrame(rows)
 
 # %%
 by_role = al.work_sessions(events, now=NOW, roles="conversation.main")
-compared = ws.sessions.select("id", "status", "collabCategory").join(
-    by_role.sessions.select("id", "status", "collabCategory"), on="id", how="left", suffix="_role"
+compared = ws.sessions.select("id", "status", "collab_category").join(
+    by_role.sessions.select("id", "status", "collab_category"), on="id", how="left", suffix="_role"
 )
-print(f"{(compared['collabCategory'] != compared['collabCategory_role']).sum()} sessions change category")
+print(f"{(compared['collab_category'] != compared['collab_category_role']).sum()} sessions change category")
 compared.group_by("status", "status_role").len("sessions").sort(
     ["sessions", "status", "status_role"], descending=[True, False, False]
 )
@@ -232,12 +232,12 @@ lifecycle = al.work_sessions(events, now=NOW, lifecycle_terminal=True)
 
 # %%
 with_unassigned = al.work_sessions(events, now=NOW, unassigned=True)
-unassigned_events = with_unassigned.sessions.filter(pl.col("id") == "unassigned").item(0, "eventCount")
+unassigned_events = with_unassigned.sessions.filter(pl.col("id") == "unassigned").item(0, "event_count")
 share = unassigned_events / events.height
 print(f"sessions: {ws.total_sessions} → {with_unassigned.total_sessions}")
 print(f"events without a work session: {unassigned_events} of {events.height} ({share:.0%})")
 with_unassigned.sessions.filter(pl.col("id") == "unassigned").select(
-    "id", "status", "threadCount", "eventCount", "roleCounts"
+    "id", "status", "thread_count", "event_count", "role_counts"
 )
 
 # %% [markdown]
@@ -290,7 +290,7 @@ served == api
 d = pl.col("data").struct
 candidates = (
     events.filter(ws_id.is_not_null())
-    .group_by(ws_id.alias("workSessionId"))
+    .group_by(ws_id.alias("work_session_id"))
     .agg(
         d.field("outcome").is_in(["no_reply", "blocked"]).sum().alias("no_replies"),
         d.field("message").str.contains("<@").sum().alias("mentions"),
@@ -299,9 +299,9 @@ candidates = (
         pl.len().alias("events"),
     )
     .filter((pl.col("no_replies") > 0) & (pl.col("mentions") > 0) & (pl.col("payloads") > 0) & (pl.col("retries") > 0))
-    .sort(["events", "workSessionId"])
+    .sort(["events", "work_session_id"])
 )
-SESSION = candidates.item(0, "workSessionId")
+SESSION = candidates.item(0, "work_session_id")
 candidates
 
 # %% [markdown]
@@ -322,7 +322,7 @@ thread_view(ws, events, SESSION, discord_users=DISCORD_USERS, timezone=TZ)
 trouble = thread_messages(
     ws, events, SESSION, discord_users=DISCORD_USERS, timezone=TZ, search=r"no reply|refused|retry", regex=True
 )
-trouble.select("threadTitle", "n", "time", "sender", "receiver", "label", "text")
+trouble.select("thread_title", "n", "time", "sender", "receiver", "label", "text")
 
 # %% [markdown]
 # Message numbers are counted before the search, so `n` points at the place in the thread.
@@ -343,12 +343,12 @@ search_chart(messages, title=f"{messages.height} messages of {SESSION}")
 # How the session's messages split by kind, per thread:
 
 # %%
-by_kind = messages.group_by("threadTitle", "kind").len("messages").sort("threadTitle", "kind")
+by_kind = messages.group_by("thread_title", "kind").len("messages").sort("thread_title", "kind")
 alt.Chart(by_kind, title="Messages per thread and kind").mark_bar().encode(
     x=alt.X("messages:Q", stack=True),
-    y=alt.Y("threadTitle:N", title=None, sort="-x"),
+    y=alt.Y("thread_title:N", title=None, sort="-x"),
     color=alt.Color("kind:N"),
-    tooltip=["threadTitle", "kind", "messages"],
+    tooltip=["thread_title", "kind", "messages"],
 )
 
 # %% [markdown]

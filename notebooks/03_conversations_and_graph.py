@@ -57,8 +57,8 @@ print(f"{events.height} events → {conv.height} exchanges")
 
 # %%
 conv.select(
-    "conversationId", "exchange", "fromAgent", "toAgent", "startTime",
-    (pl.col("firstReplyMs") / 1000).round(1).alias("firstReply_s"), "turns", "outcome", "outcomeReason",
+    "conversation_id", "exchange", "from_agent", "to_agent", "start_time",
+    pl.col("first_reply_s").round(1), "turns", "outcome", "outcome_reason",
     "retries", "intent",
 ).head(8)
 
@@ -69,8 +69,8 @@ conv.select(
 # come within 30 s; **incomplete** — no `a2a.complete` in the log (still running, or lost).
 
 # %%
-conv.group_by("outcome", "outcomeReason").len("exchanges").sort(
-    ["exchanges", "outcome", "outcomeReason"], descending=[True, False, False], nulls_last=True
+conv.group_by("outcome", "outcome_reason").len("exchanges").sort(
+    ["exchanges", "outcome", "outcome_reason"], descending=[True, False, False], nulls_last=True
 )
 
 # %%
@@ -87,12 +87,12 @@ plots.latency_by_pair(conv, top=15)
 
 # %%
 slowest = pair_stats(conv).filter(pl.col("replied") >= 3).sort(
-    ["p95_first_reply_ms", "fromAgent", "toAgent"], descending=[True, False, False]
+    ["p95_first_reply_s", "from_agent", "to_agent"], descending=[True, False, False]
 )
 slowest.select(
-    "fromAgent", "toAgent", "exchanges", "replied", "no_reply",
-    (pl.col("p50_first_reply_ms") / 1000).round(1).alias("p50_s"),
-    (pl.col("p95_first_reply_ms") / 1000).round(1).alias("p95_s"),
+    "from_agent", "to_agent", "exchanges", "replied", "no_reply",
+    pl.col("p50_first_reply_s").round(1).alias("p50_s"),
+    pl.col("p95_first_reply_s").round(1).alias("p95_s"),
     pl.col("no_reply_rate").round(3), pl.col("mean_turns").round(2),
 ).head(10)
 
@@ -102,8 +102,8 @@ slowest.select(
 
 # %%
 target_stats(conv).select(
-    "toAgent", "exchanges", "no_reply", "concurrency_blocked",
-    pl.col("no_reply_rate").round(3), (pl.col("p95_first_reply_ms") / 1000).round(1).alias("p95_s"),
+    "to_agent", "exchanges", "no_reply", "concurrency_blocked",
+    pl.col("no_reply_rate").round(3), (pl.col("p95_first_reply_s") / 1000).round(1).alias("p95_s"),
 ).head(10)
 
 # %%
@@ -114,9 +114,9 @@ plots.pair_heatmap(conv, value="no_reply_rate")
 
 # %%
 by_hour = (
-    conv.with_columns(hour=pl.col("startTime").dt.hour())
+    conv.with_columns(hour=pl.col("start_time").dt.hour())
     .group_by("hour")
-    .agg(pl.len().alias("exchanges"), (pl.col("firstReplyMs").median() / 1000).alias("median_reply_s"))
+    .agg(pl.len().alias("exchanges"), pl.col("first_reply_s").median().alias("median_reply_s"))
     .sort("hour")
 )
 import altair as alt  # noqa: E402
@@ -146,19 +146,19 @@ payloads.filter(~pl.col("payload_valid")).select(
 
 # %%
 qa = question_answers(payloads)
-qa.filter(~pl.col("answered")).select("questionId", "askedBy", "askedTo", "asked")
+qa.filter(~pl.col("answered")).select("question_id", "asked_by", "asked_to", "asked")
 
 # %% [markdown]
 # The slowest answers, and answers whose question is not in the log as a *valid* question
 # payload (the question was sent as free text or failed validation):
 
 # %%
-qa.filter(pl.col("answered") & pl.col("askedAt").is_not_null()).select(
-    "questionId", "askedBy", "answeredBy", (pl.col("answerLatencyMs") / 60_000).round(1).alias("answer_min")
-).sort(["answer_min", "questionId"], descending=[True, False]).head(5)
+qa.filter(pl.col("answered") & pl.col("asked_time").is_not_null()).select(
+    "question_id", "asked_by", "answered_by", (pl.col("answer_latency_s") / 60).round(1).alias("answer_min")
+).sort(["answer_min", "question_id"], descending=[True, False]).head(5)
 
 # %%
-qa.filter(pl.col("askedAt").is_null()).select("questionId", "answeredBy", "answers")
+qa.filter(pl.col("asked_time").is_null()).select("question_id", "answered_by", "answers")
 
 # %% [markdown]
 # **Delegations and their status reports** (linked by `taskId`): the last status, progress and
@@ -168,17 +168,17 @@ qa.filter(pl.col("askedAt").is_null()).select("questionId", "answeredBy", "answe
 # %%
 delegations = delegation_reports(payloads)
 delegations.select(
-    "taskId", "delegatedBy", "delegatedTo", "delegations", "reports", "lastStatus", "lastProgress", "blockers",
+    "task_id", "delegated_by", "delegated_to", "delegations", "reports", "last_status", "last_progress", "blockers",
     "duplicate",
 ).head(10)
 
 # %%
 timeline = status_timeline(payloads).filter(pl.col("progress").is_not_null())
 alt.Chart(timeline, title="Reported progress per delegated task").mark_line(point=True).encode(
-    x=alt.X("at:T", title="time (UTC)", scale=alt.Scale(type="utc")),
+    x=alt.X("report_time:T", title="time (UTC)", scale=alt.Scale(type="utc")),
     y=alt.Y("progress:Q", title="progress %"),
-    color=alt.Color("taskId:N", legend=None),
-    tooltip=["taskId", "reporter", "status", "progress"],
+    color=alt.Color("task_id:N", legend=None),
+    tooltip=["task_id", "reporter", "status", "progress"],
 )
 
 # %% [markdown]

@@ -103,7 +103,7 @@ if first is not None:
 
 # %%
 findings.filter(pl.col("rule").is_in(["a2a.turns_out_of_order", "a2a.event_after_complete"])).select(
-    "rule", "conversationId", "lines", "message"
+    "rule", "conversation_id", "lines", "message"
 )
 
 # %% [markdown]

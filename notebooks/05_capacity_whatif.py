@@ -94,7 +94,7 @@ sim.simulate(wider, seed=SEED).messages.select(columns)
 
 # %%
 example.events.select(
-    "line", "type", "agentId", (pl.col("event_ms") - pl.col("event_ms").min()).alias("ms_after_first"),
+    "line", "type", "agent_id", (pl.col("event_ms") - pl.col("event_ms").min()).alias("ms_after_first"),
     pl.col("data").struct.field("conversationId").str.slice(0, 8).alias("conversation"),
 )
 
@@ -404,8 +404,8 @@ events.group_by("type").len("events").sort("events", "type", descending=[True, F
 enriched = al.enrich(events)
 now = float(events["event_ms"].max()) + 3_600_000  # one hour after the last event
 ws = al.work_sessions(enriched, now=now)
-ws.sessions.select("id", "status", "threadCount", "eventCount", "collabCategory").sort(
-    "eventCount", "id", descending=[True, False]
+ws.sessions.select("id", "status", "thread_count", "event_count", "collab_category").sort(
+    "event_count", "id", descending=[True, False]
 ).head(8)
 
 # %%

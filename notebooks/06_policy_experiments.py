@@ -88,7 +88,7 @@ today = sim.simulate(hub(0.5, sim.ReferenceRetry()), seed=SEED)
 first = today.messages.filter(pl.col("error_code") == "server_overload").sort("message").row(0, named=True)
 today.events.filter(pl.col("data").struct.field("conversationId") == first["conversation_id"]).select(
     "type",
-    "agentId",
+    "agent_id",
     ((pl.col("event_ms") - pl.col("event_ms").min()) / 1000).alias("s_after_send"),
     *(
         pl.col("data").struct.field(f)

@@ -144,7 +144,7 @@ print(f"median first-reply latency: log {cmp.overall['observed_p50'][0]:.1f} s, 
 
 # %%
 cmp.latency.sort("observed", descending=True).head(8).select(
-    "fromAgent", "toAgent", "observed", "simulated", pl.col("observed_p50", "simulated_p50", "observed_p95", "simulated_p95").round(1),
+    "from_agent", "to_agent", "observed", "simulated", pl.col("observed_p50", "simulated_p50", "observed_p95", "simulated_p95").round(1),
     pl.col("ks", "ks_pvalue").round(3),
 )
 

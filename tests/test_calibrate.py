@@ -87,11 +87,11 @@ def test_spawned_exchanges_are_the_sends_to_new_subagent_sessions(sample_events:
     d = pl.col("data")
     subagent_sends = sample_events.filter(
         (pl.col("type") == "a2a.send") & d.struct.field("targetSessionKey").str.contains(":subagent:", literal=True)
-    ).select(d.struct.field("conversationId").alias("conversationId"), pl.col("event_ms").alias("start"))
-    flagged = ex.filter("spawned").select("conversationId", "start")
+    ).select(d.struct.field("conversationId").alias("conversation_id"), pl.col("event_time").alias("start_time"))
+    flagged = ex.filter("spawned").select("conversation_id", "start_time")
     assert flagged.height == subagent_sends.height == 131
-    assert flagged.sort("conversationId", "start").equals(subagent_sends.sort("conversationId", "start"))
-    assert np.allclose(ex["latency_s"].to_numpy() * 1000.0, ex["firstReplyMs"].to_numpy(), rtol=1e-12, equal_nan=True)
+    assert flagged.sort("conversation_id", "start_time").equals(subagent_sends.sort("conversation_id", "start_time"))
+    assert np.allclose(ex["latency_s"].to_numpy(), ex["first_reply_s"].to_numpy(), rtol=1e-12, equal_nan=True)
 
 
 # ---------------------------------------------------------------------------------------
@@ -148,11 +148,11 @@ def test_fits_are_scale_equivariant(observed: list[float], censored: list[float]
 
 
 def test_rates_and_agents_recovered(known_fit: Calibration) -> None:
-    rates = {(f, t): r for f, t, r in known_fit.rates.select("fromAgent", "toAgent", "rate_per_s").iter_rows()}
+    rates = {(f, t): r for f, t, r in known_fit.rates.select("from_agent", "to_agent", "rate_per_s").iter_rows()}
     truth = {(p.from_agent, p.to_agent): p.rate_per_s for p in KNOWN.workload.pairs}  # type: ignore[union-attr]
     assert rates.keys() == truth.keys()
     for pair, rate in truth.items():
-        n = known_fit.rates.filter((pl.col("fromAgent") == pair[0]) & (pl.col("toAgent") == pair[1]))["exchanges"][0]
+        n = known_fit.rates.filter((pl.col("from_agent") == pair[0]) & (pl.col("to_agent") == pair[1]))["exchanges"][0]
         assert abs(rates[pair] - rate) < 3 * rate / math.sqrt(n)  # within 3 Poisson standard errors
     assert [a.id for a in known_fit.config.agents] == ["a", "b", "c"]
     assert {a.kind for a in known_fit.config.agents} == {"main"}
@@ -190,7 +190,7 @@ def test_outcome_shares(known_fit: Calibration) -> None:
     out = known_fit.outcomes
     shares = out.select("replied", "timeout", "error", "blocked", "incomplete").sum_horizontal()
     assert np.allclose(shares.to_numpy(), 1.0)
-    total = out.filter(pl.col("toAgent") == "*").row(0, named=True)
+    total = out.filter(pl.col("to_agent") == "*").row(0, named=True)
     assert total["exchanges"] == known_fit.exchanges.height
     assert total["error"] == 0.0  # the simulator's unanswered messages all time out (or are refused)
     assert 0.05 < total["timeout"] < 0.3
@@ -264,9 +264,9 @@ def test_compare_per_pair_ks_is_scipys(two_runs: tuple[pl.DataFrame, pl.DataFram
     cmp = compare(a, b, min_samples=5)
     ca, cb = al.conversations(a), al.conversations(b)
     row = cmp.latency.sort("observed", descending=True).row(0, named=True)
-    pair = (pl.col("fromAgent") == row["fromAgent"]) & (pl.col("toAgent") == row["toAgent"]) & (pl.col("outcome") == "replied")
-    xa = (ca.filter(pair)["firstReplyMs"] / 1000).to_numpy()
-    xb = (cb.filter(pair)["firstReplyMs"] / 1000).to_numpy()
+    pair = (pl.col("from_agent") == row["from_agent"]) & (pl.col("to_agent") == row["to_agent"]) & (pl.col("outcome") == "replied")
+    xa = ca.filter(pair)["first_reply_s"].to_numpy()
+    xb = cb.filter(pair)["first_reply_s"].to_numpy()
     assert (row["simulated"], row["observed"]) == (xa.size, xb.size)
     assert row["ks"] == pytest.approx(stats.ks_2samp(xa, xb).statistic)
     assert row["observed_p95"] == pytest.approx(float(np.quantile(xb, 0.95)))

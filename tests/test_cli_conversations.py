@@ -21,7 +21,7 @@ def test_conversations_json(capsys: pytest.CaptureFixture[str]) -> None:
     rows = json.loads(capsys.readouterr().out)
     expected = conversations(al.load(SAMPLE).events)
     assert len(rows) == expected.height
-    for key in ("conversationId", "fromAgent", "toAgent", "outcome", "outcomeReason", "turns", "firstReplyMs", "retries"):
+    for key in ("conversation_id", "from_agent", "to_agent", "outcome", "outcome_reason", "turns", "first_reply_s", "retries"):
         assert key in rows[0]
     assert sum(r["retries"] for r in rows) == expected["retries"].sum()
 

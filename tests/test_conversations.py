@@ -53,16 +53,16 @@ def test_reply_then_turns_then_complete_is_replied() -> None:
         ev(10, "a2a.complete", "a", "b", announced=True, actualTurns=2, configuredMaxTurns=5, effectiveTurns=3,
            terminationReason="minimal_content"),
     ])
-    assert (row["outcome"], row["outcomeReason"]) == ("replied", None)
-    assert row["firstReplyMs"] == 5000 and row["durationMs"] == 10000
-    assert (row["responses"], row["turns"], row["actualTurns"]) == (3, 2.0, 2.0)
-    assert row["announced"] is True and row["terminationReason"] == "minimal_content"
+    assert (row["outcome"], row["outcome_reason"]) == ("replied", None)
+    assert row["first_reply_s"] == 5.0 and row["duration_s"] == 10.0
+    assert (row["responses"], row["turns"], row["actual_turns"]) == (3, 2, 2.0)
+    assert row["announced"] is True and row["termination_reason"] == "minimal_content"
 
 
 def test_turns_counted_from_responses_when_not_logged() -> None:
     row = one([ev(0, "a2a.send", "a", "b"), ev(1, "a2a.response", "b", "a"),
                ev(2, "a2a.response", "a", "b", turn=1), ev(3, "a2a.complete", "a", "b")])
-    assert row["turns"] == 1.0 and row["actualTurns"] is None
+    assert row["turns"] == 1 and row["actual_turns"] is None
 
 
 @pytest.mark.parametrize(
@@ -74,8 +74,8 @@ def test_no_reply_reason_from_wait_fields(wait: dict, reason: str) -> None:
     text = build_no_reply_outcome_message(wait.get("waitStatus"), wait.get("waitError"))
     row = one([ev(0, "a2a.send", "a", "b"), ev(300, "a2a.response", "b", "a", outcome="no_reply", message=text, **wait),
                ev(301, "a2a.complete", "a", "b", announced=False)])
-    assert (row["outcome"], row["outcomeReason"]) == ("no_reply", reason)
-    assert row["firstReplyMs"] is None
+    assert (row["outcome"], row["outcome_reason"]) == ("no_reply", reason)
+    assert row["first_reply_s"] is None
 
 
 def test_legacy_blocked_with_wait_fields_is_no_reply() -> None:
@@ -83,32 +83,32 @@ def test_legacy_blocked_with_wait_fields_is_no_reply() -> None:
                ev(300, "a2a.response", "b", "a", outcome="blocked", waitStatus="timeout",
                   message="[outcome] blocked: 응답을 받지 못했습니다 (대기 시간 300초 초과)"),
                ev(301, "a2a.complete", "a", "b")])
-    assert (row["outcome"], row["outcomeReason"]) == ("no_reply", "timeout")
+    assert (row["outcome"], row["outcome_reason"]) == ("no_reply", "timeout")
 
 
 def test_blocked_followed_by_concurrency_blocked_complete() -> None:
     row = one([ev(0, "a2a.send", "a", "b"), ev(30, "a2a.response", "a", "b", outcome="blocked", waitStatus="timeout"),
                ev(31, "a2a.complete", "a", "b", concurrencyBlocked=True, announced=False)])
-    assert (row["outcome"], row["outcomeReason"]) == ("concurrency_blocked", "concurrency_gate")
+    assert (row["outcome"], row["outcome_reason"]) == ("concurrency_blocked", "concurrency_gate")
 
 
 def test_outcome_text_alone_is_parsed() -> None:
     text = build_no_reply_outcome_message("not_found", None)
     row = one([ev(0, "a2a.send", "a", "b"), ev(2, "a2a.response", "b", "a", replyPreview=text),
                ev(3, "a2a.complete", "a", "b")])
-    assert (row["outcome"], row["outcomeReason"]) == ("no_reply", "not_found")
+    assert (row["outcome"], row["outcome_reason"]) == ("no_reply", "not_found")
 
 
 def test_legacy_blocked_without_anything_is_no_reply() -> None:
     row = one([ev(0, "a2a.send", "a", "b"), ev(2, "a2a.response", "b", "a", outcome="blocked"),
                ev(3, "a2a.complete", "a", "b")])
-    assert (row["outcome"], row["outcomeReason"]) == ("no_reply", "unknown")
+    assert (row["outcome"], row["outcome_reason"]) == ("no_reply", "unknown")
 
 
 def test_no_complete_is_incomplete() -> None:
     row = one([ev(0, "a2a.send", "a", "b"), ev(2, "a2a.response", "b", "a")])
-    assert (row["outcome"], row["outcomeReason"]) == ("incomplete", "no_complete")
-    assert row["firstReplyMs"] == 2000
+    assert (row["outcome"], row["outcome_reason"]) == ("incomplete", "no_complete")
+    assert row["first_reply_s"] == 2.0
 
 
 def test_retries_are_counted() -> None:
@@ -126,7 +126,7 @@ def test_reused_conversation_id_is_cut_at_each_send() -> None:
         ev(10, "a2a.send", "a", "b"), ev(13, "a2a.response", "b", "a"), ev(14, "a2a.complete", "a", "b"),
     ]))
     assert out["exchange"].to_list() == [1, 2]
-    assert out["firstReplyMs"].to_list() == [1000, 3000]
+    assert out["first_reply_s"].to_list() == [1.0, 3.0]
 
 
 def test_question_back_to_the_requester_inside_an_exchange() -> None:
@@ -136,9 +136,9 @@ def test_question_back_to_the_requester_inside_an_exchange() -> None:
         ev(5, "a2a.send", "b", "a"), ev(6, "a2a.response", "a", "b"), ev(7, "a2a.response", "b", "a", turn=1),
         ev(8, "a2a.complete", "b", "a"),
         ev(20, "a2a.response", "b", "a"), ev(21, "a2a.complete", "a", "b"),
-    ])).sort("start")
-    assert out.select("fromAgent", "toAgent", "firstReplyMs", "responses", "outcome").rows() == [
-        ("a", "b", 20000.0, 1, "replied"), ("b", "a", 1000.0, 2, "replied")]
+    ])).sort("start_time")
+    assert out.select("from_agent", "to_agent", "first_reply_s", "responses", "outcome").rows() == [
+        ("a", "b", 20.0, 1, "replied"), ("b", "a", 1.0, 2, "replied")]
 
 
 def test_relay_hop_reusing_the_parent_id_is_its_own_exchange() -> None:
@@ -147,13 +147,13 @@ def test_relay_hop_reusing_the_parent_id_is_its_own_exchange() -> None:
         ev(4, "a2a.response", "c", "b"), ev(5, "a2a.complete", "b", "c"),
         ev(8, "a2a.response", "b", "a"), ev(9, "a2a.complete", "a", "b"),
     ]))
-    assert sorted(out.select("fromAgent", "toAgent", "firstReplyMs").rows()) == [("a", "b", 8000.0), ("b", "c", 3000.0)]
-    assert out.filter(pl.col("fromAgent") == "b")["depth"].to_list() == [1.0]
+    assert sorted(out.select("from_agent", "to_agent", "first_reply_s").rows()) == [("a", "b", 8.0), ("b", "c", 3.0)]
+    assert out.filter(pl.col("from_agent") == "b")["depth"].to_list() == [1.0]
 
 
 def test_orphan_response_is_exchange_zero() -> None:
     row = one([ev(0, "a2a.response", "b", "a"), ev(1, "a2a.complete", "a", "b")])
-    assert row["exchange"] == 0 and row["hasSend"] is False
+    assert row["exchange"] == 0 and row["has_send"] is False
 
 
 def test_sample_every_exchange_event_is_in_exactly_one_exchange() -> None:
@@ -162,7 +162,7 @@ def test_sample_every_exchange_event_is_in_exactly_one_exchange() -> None:
     ex = exchange_events(events).collect()
     assert conv["events"].sum() == ex.height
     sends = events.filter((pl.col("type") == "a2a.send") & pl.col("data").struct.field("conversationId").is_not_null())
-    assert conv["hasSend"].sum() == sends.height
+    assert conv["has_send"].sum() == sends.height
     assert conv.filter(pl.col("exchange") == 0).height == 0
     assert set(conv["outcome"].unique()) == {"replied", "no_reply", "concurrency_blocked", "incomplete"}
 
@@ -177,8 +177,8 @@ def test_payload_type_wins_then_logged_intent_then_classifier() -> None:
         ev(2, "a2a.send", "a", "b", "c2", message="분석해줘"),
         ev(3, "a2a.complete", "a", "b", "c2", messageIntent="question"),
         ev(4, "a2a.send", "a", "b", "c3", message="분석해줘"),
-    ])).sort("start")
-    assert out.select("intent", "intentSource").rows() == [
+    ])).sort("start_time")
+    assert out.select("intent", "intent_source").rows() == [
         ("result_report", "payload"), ("question", "logged"), ("request", "classifier")]
 
 
@@ -239,11 +239,11 @@ def test_pair_quantiles_equal_numpy() -> None:
     records += [ev(900, "a2a.send", "a", "b", "cx"), ev(1200, "a2a.response", "b", "a", "cx", outcome="no_reply", waitStatus="timeout"),
                 ev(1201, "a2a.complete", "a", "b", "cx")]
     stats = pair_stats(conversations(from_records(records))).row(0, named=True)
-    ms = np.array(lat) * 1000.0
+    seconds = np.array(lat, dtype=float)
     assert stats["exchanges"] == 8 and stats["no_reply"] == 1
-    assert stats["p50_first_reply_ms"] == pytest.approx(np.percentile(ms, 50))
-    assert stats["p95_first_reply_ms"] == pytest.approx(np.percentile(ms, 95))
-    assert stats["p99_first_reply_ms"] == pytest.approx(np.percentile(ms, 99))
+    assert stats["p50_first_reply_s"] == pytest.approx(np.percentile(seconds, 50))
+    assert stats["p95_first_reply_s"] == pytest.approx(np.percentile(seconds, 95))
+    assert stats["p99_first_reply_s"] == pytest.approx(np.percentile(seconds, 99))
     assert stats["no_reply_rate"] == pytest.approx(1 / 8)
     by_target = target_stats(conversations(from_records(records)), by_hour=True)
     assert by_target["exchanges"].sum() == 8
@@ -260,10 +260,10 @@ def test_questions_link_to_answers() -> None:
     events = from_records([_q(0, "a", "b", "q1"), _q(5, "b", "a", "q1", kind="answer"), _q(7, "a", "c", "q2"),
                            _q(9, "c", "a", "q3", kind="answer")])
     qa = question_answers(payload_events(events))
-    rows = {r["questionId"]: r for r in qa.iter_rows(named=True)}
-    assert rows["q1"]["answered"] and rows["q1"]["answerLatencyMs"] == 5000 and rows["q1"]["answeredBy"] == "b"
+    rows = {r["question_id"]: r for r in qa.iter_rows(named=True)}
+    assert rows["q1"]["answered"] and rows["q1"]["answer_latency_s"] == 5.0 and rows["q1"]["answered_by"] == "b"
     assert not rows["q2"]["answered"] and rows["q2"]["answers"] == 0
-    assert rows["q3"]["askedAt"] is None and rows["q3"]["answers"] == 1
+    assert rows["q3"]["asked_time"] is None and rows["q3"]["answers"] == 1
 
 
 def _task(i, frm, to, task, kind, **extra):
@@ -281,8 +281,8 @@ def test_delegations_link_to_reports_and_duplicates_are_flagged() -> None:
         _task(9, "a", "c", "t2", "task_delegation"),
         _task(10, "a", "c", "t3", "status_report", status="nope"),  # invalid: not linked
     ])
-    d = {r["taskId"]: r for r in delegation_reports(payload_events(events)).iter_rows(named=True)}
+    d = {r["task_id"]: r for r in delegation_reports(payload_events(events)).iter_rows(named=True)}
     assert d["t1"]["duplicate"] and d["t1"]["delegations"] == 2 and d["t1"]["reports"] == 2
-    assert (d["t1"]["lastStatus"], d["t1"]["lastProgress"], d["t1"]["blockers"]) == ("blocked", 60.0, ["key"])
+    assert (d["t1"]["last_status"], d["t1"]["last_progress"], d["t1"]["blockers"]) == ("blocked", 60.0, ["key"])
     assert not d["t2"]["duplicate"] and d["t2"]["reports"] == 0
     assert "t3" not in d

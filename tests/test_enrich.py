@@ -38,12 +38,22 @@ PEER_FIELDS = [
     "categoryConfidence",
     "categorySource",
 ]
-RESULT_FIELDS = ["type", "fromAgent", "toAgent", *ENRICHMENT_COLUMNS[2:]]
+#: The reference's result keys (the oracle's, the peer output's) → the enriched frame's columns.
+RESULT_FIELDS = {
+    "type": "type",
+    **dict(zip(
+        ["fromAgent", "toAgent", "eventRole", "fromSessionType", "toSessionType", "collabCategory",
+         "collabSubTags", "categoryConfidence", "categorySource", "categoryVersion"],
+        ENRICHMENT_COLUMNS, strict=True,
+    )),
+}
 
 
 def _rows(frame: pl.DataFrame) -> dict[int, dict[str, Any]]:
+    """line → the row's enrichment, keyed as the reference names it."""
     lines = frame["line"].to_list()
-    return dict(zip(lines, frame.select(RESULT_FIELDS).iter_rows(named=True), strict=True))
+    named = frame.select(pl.col(c).alias(k) for k, c in RESULT_FIELDS.items())
+    return dict(zip(lines, named.iter_rows(named=True), strict=True))
 
 
 def _parse_log_like_the_reference(path: Path) -> dict[int, Any]:
@@ -219,7 +229,7 @@ def test_classification_cases(case: dict[str, Any]) -> None:
         # the frame keeps `data` as read; the enriched values that the reference also copies
         # into `data` are the top-level columns
         column = key.removeprefix("data.")
-        assert got[column] == expected, key
+        assert got[RESULT_FIELDS.get(column, column)] == expected, key
         assert oracle[column] == expected, key
 
 
@@ -254,9 +264,9 @@ def test_enrich_keeps_lazy_and_eager_kinds_and_columns() -> None:
     assert isinstance(lazy, pl.LazyFrame)
     assert lazy.collect().equals(eager)
     assert eager.columns == events.columns + list(ENRICHMENT_COLUMNS)
-    assert eager.schema["collabSubTags"] == pl.List(pl.String)
-    assert eager.schema["categoryConfidence"] == pl.Float64
-    assert eager.select(pl.col("collabSubTags").is_null().any()).item() is False
+    assert eager.schema["collab_sub_tags"] == pl.List(pl.String)
+    assert eager.schema["category_confidence"] == pl.Float64
+    assert eager.select(pl.col("collab_sub_tags").is_null().any()).item() is False
     assert enrich(eager).equals(eager)  # idempotent: the added columns are replaced
 
 
@@ -264,10 +274,10 @@ def test_main_agents_change_session_types() -> None:
     events = from_records([{"type": "a2a.send", "data": {"fromAgent": " Eden", "toAgent": "SEUM"}}])
     default = enrich(events).row(0, named=True)
     custom = enrich(events, main_agents=["eden", "Seum\u3000"]).row(0, named=True)
-    assert (default["fromSessionType"], default["eventRole"]) == ("unknown", "delegation.subagent")
-    assert (custom["fromSessionType"], custom["toSessionType"]) == ("main", "main")
-    assert custom["eventRole"] == "conversation.main"
-    assert (custom["fromAgent"], custom["toAgent"]) == ("Eden", "SEUM")
+    assert (default["from_session_type"], default["event_role"]) == ("unknown", "delegation.subagent")
+    assert (custom["from_session_type"], custom["to_session_type"]) == ("main", "main")
+    assert custom["event_role"] == "conversation.main"
+    assert (custom["from_agent"], custom["to_agent"]) == ("Eden", "SEUM")
 
 
 def test_a_modified_rule_set_drives_enrichment() -> None:
@@ -280,12 +290,12 @@ def test_a_modified_rule_set_drives_enrichment() -> None:
         {"type": "a2a.send", "data": {"message": "docs", "categoryVersion": " v0 "}},
     ])
     first, second = enrich(events, rules=rules).sort("line").iter_rows(named=True)
-    assert first["collabCategory"] == "security"
-    assert first["collabSubTags"] == ["vulnerability", "cve"]
-    assert first["categoryConfidence"] == rules.rule_confidence(3, 1)  # vs doc+docs = 2
-    assert first["categoryVersion"] == rules.version != "v1"
-    assert second["categoryVersion"] == "v0"
-    assert enrich(events).sort("line")["collabSubTags"].to_list()[1] == ["doc", "docs"]
+    assert first["collab_category"] == "security"
+    assert first["collab_sub_tags"] == ["vulnerability", "cve"]
+    assert first["category_confidence"] == rules.rule_confidence(3, 1)  # vs doc+docs = 2
+    assert first["category_version"] == rules.version != "v1"
+    assert second["category_version"] == "v0"
+    assert enrich(events).sort("line")["collab_sub_tags"].to_list()[1] == ["doc", "docs"]
 
 
 # ---- property test against the slow oracle -----------------------------------------------

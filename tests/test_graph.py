@@ -26,11 +26,11 @@ def test_edge_counts_equal_the_group_bys(sample: pl.DataFrame) -> None:
     ex = exchange_events(sample).collect()
     msgs = (
         ex.filter(pl.col("type").is_in(["a2a.send", "a2a.response"]))
-        .group_by("_requester", "_target").len().rows()
+        .group_by("requester", "target").len().rows()
     )
     assert {(a, b): n for a, b, n in msgs} == {(a, b): d["messages"] for a, b, d in g.edges(data=True) if d["messages"]}
     conv = conversations(sample)
-    per_pair = {(a, b): n for a, b, n in conv.group_by("fromAgent", "toAgent").len().rows()}
+    per_pair = {(a, b): n for a, b, n in conv.group_by("from_agent", "to_agent").len().rows()}
     assert per_pair == {(a, b): d["exchanges"] for a, b, d in g.edges(data=True) if d["exchanges"]}
     spawns = sample.filter(pl.col("type") == "a2a.spawn").select(
         pl.col("data").struct.field("fromAgent"), pl.col("data").struct.field("toAgent")).group_by(pl.all()).len().rows()

@@ -54,7 +54,7 @@ def test_every_chart_is_small_themed_and_has_tooltips(events: pl.DataFrame, conv
 
 
 def test_row_cap_raises(conv: pl.DataFrame) -> None:
-    big = pl.concat([conv] * 10).with_columns(pl.int_range(pl.len()).cast(pl.String).alias("toAgent"))
+    big = pl.concat([conv] * 10).with_columns(pl.int_range(pl.len()).cast(pl.String).alias("to_agent"))
     with pytest.raises(ValueError, match="at most 5000"):
         plots.outcome_bars(big)
 
@@ -81,7 +81,7 @@ def test_latency_box_values_are_polars_quantiles(conv: pl.DataFrame) -> None:
     assert len(rows) == 3
     r = rows[0]
     a, b = r["pair"].split(" → ")
-    lat = conv.filter((pl.col("fromAgent") == a) & (pl.col("toAgent") == b))["firstReplyMs"].drop_nulls() / 1000
+    lat = conv.filter((pl.col("from_agent") == a) & (pl.col("to_agent") == b))["first_reply_s"].drop_nulls()
     assert r["p50"] == pytest.approx(lat.quantile(0.5, "linear"))
     assert r["p5"] <= r["p25"] <= r["p50"] <= r["p75"] <= r["p95"]
 

@@ -33,7 +33,7 @@ def test_directly_follows_by_hand() -> None:
     dfg = {(r["source"], r["target"]): r for r in directly_follows(_log()).iter_rows(named=True)}
     assert dfg[(START, "task.started")]["count"] == 3
     assert dfg[("task.started", "a2a.send")]["count"] == 2
-    assert dfg[("a2a.send", "a2a.response")]["median_ms"] == 1000
+    assert dfg[("a2a.send", "a2a.response")]["median_s"] == 1.0
     assert dfg[("task.started", "task.cancelled")]["count"] == 1
     assert dfg[("task.completed", END)]["cases"] == 2
     assert sum(r["count"] for (s, _), r in dfg.items() if s == START) == 3

@@ -138,7 +138,7 @@ def test_peer_sessions_reproduced(name: str) -> None:
     assert body["totalSessions"] == len(expected)
     # the frames say the same as the body
     assert result.sessions["id"].to_list() == [s["id"] for s in expected]
-    assert result.threads.select("workSessionId", "id").rows() == [
+    assert result.threads.select("work_session_id", "id").rows() == [
         (s["workSessionId"], t["id"]) for s in expected for t in s["threads"]
     ]
     assert result.thread_events.select("line", "ts", "type").rows() == [
@@ -670,7 +670,7 @@ def test_work_sessions_equal_the_oracle(
         )
         assert ref.ordered(result.to_api()) == ref.ordered(expected)
     # the counts add up: every built session's events are the filtered events with an id
-    assert int(result.sessions["eventCount"].sum()) == result.thread_events.height
+    assert int(result.sessions["event_count"].sum()) == result.thread_events.height
 
 
 @settings(max_examples=60)

@@ -88,10 +88,10 @@ def test_ids_are_uuid4_and_conversations_follow_runtime_6(default_run) -> None:
     assert not set(without["conversation_id"]) & set(with_ws["conversation_id"])
     # the ws comes from the sender's task: a task.started of that agent precedes the send
     tasks = default_run.events.filter(pl.col("type") == "task.started").select(
-        pl.col("agentId"), D.struct.field("workSessionId").alias("work_session_id"), pl.col("event_ms").alias("started")
+        pl.col("agent_id"), D.struct.field("workSessionId").alias("work_session_id"), pl.col("event_ms").alias("started")
     )
     joined = with_ws.join(tasks, on="work_session_id")
-    assert joined.height == with_ws.height and (joined["agentId"] == joined["from_agent"]).all()
+    assert joined.height == with_ws.height and (joined["agent_id"] == joined["from_agent"]).all()
 
 
 def test_payloads_are_valid_and_agree_with_their_type(default_run) -> None:
@@ -106,24 +106,24 @@ def test_conversations_equal_the_per_message_frame(taskless_run) -> None:
     m = taskless_run.messages
     conv = al.conversations(al.enrich(taskless_run.events))
     assert conv.height == m.height
-    joined = conv.join(m, left_on="conversationId", right_on="conversation_id", how="inner")
+    joined = conv.join(m, left_on="conversation_id", right_on="conversation_id", how="inner")
     assert joined.height == m.height
     assert (joined["outcome"] == joined["outcome_right"]).all()
-    assert (joined["fromAgent"] == joined["from_agent"]).all() and (joined["toAgent"] == joined["to_agent"]).all()
+    assert (joined["from_agent"] == joined["from_agent_right"]).all() and (joined["to_agent"] == joined["to_agent_right"]).all()
     assert (joined["intent"] == joined["intent_right"]).all()
     assert (joined["retries"] == 0).all()
     replied = joined.filter(pl.col("outcome") == "replied")
     assert replied.height > 0.9 * m.height
     assert (
-        replied["firstReplyMs"] == replied.select(_ms(pl.col("reply_s")) - _ms(pl.col("arrival_s"))).to_series()
+        replied["first_reply_s"] == replied.select((_ms(pl.col("reply_s")) - _ms(pl.col("arrival_s"))) / 1000.0).to_series()
     ).all()
-    assert (replied["turns"] == replied["turns_right"].cast(pl.Float64)).all()
+    assert (replied["turns"] == replied["turns_right"]).all()
     assert (replied["announced"] == replied["announced_right"]).all()
     assert (
-        joined["durationMs"] == joined.select(_ms(pl.col("complete_s")) - _ms(pl.col("arrival_s"))).to_series()
+        joined["duration_s"] == joined.select((_ms(pl.col("complete_s")) - _ms(pl.col("arrival_s"))) / 1000.0).to_series()
     ).all()
     unanswered = joined.filter(pl.col("outcome") == "no_reply")
-    assert unanswered.height > 0 and (unanswered["outcomeReason"] == "timeout").all()
+    assert unanswered.height > 0 and (unanswered["outcome_reason"] == "timeout").all()
 
 
 def test_log_health_checks_find_nothing_wrong_with_exchanges(taskless_run) -> None:
@@ -155,7 +155,7 @@ def test_with_tasks_conversations_match_except_where_reused_ids_overlap(default_
     overlaps, tangled = _overlaps(m)
     assert 0 < overlaps < 0.05 * m.height and tangled  # rare, but the default workload has some
     assert check(ev).filter(pl.col("rule") == "a2a.missing_complete").height == overlaps
-    conv = al.conversations(al.enrich(ev)).filter(pl.col("hasSend"), ~pl.col("conversationId").is_in(list(tangled)))
+    conv = al.conversations(al.enrich(ev)).filter(pl.col("has_send"), ~pl.col("conversation_id").is_in(list(tangled)))
     numbered = (
         m.filter(~pl.col("conversation_id").is_in(list(tangled)))
         .sort("message")
@@ -163,16 +163,16 @@ def test_with_tasks_conversations_match_except_where_reused_ids_overlap(default_
     )
     joined = conv.with_columns(pl.col("exchange").cast(pl.Int64)).join(
         numbered,
-        left_on=["conversationId", "fromAgent", "toAgent", "exchange"],
+        left_on=["conversation_id", "from_agent", "to_agent", "exchange"],
         right_on=["conversation_id", "from_agent", "to_agent", "exchange"],
     )
     assert joined.height == conv.height == numbered.height
     assert (joined["outcome"] == joined["outcome_right"]).all()
     replied = joined.filter(pl.col("outcome") == "replied")
     assert (
-        replied["firstReplyMs"] == replied.select(_ms(pl.col("reply_s")) - _ms(pl.col("arrival_s"))).to_series()
+        replied["first_reply_s"] == replied.select((_ms(pl.col("reply_s")) - _ms(pl.col("arrival_s"))) / 1000.0).to_series()
     ).all()
-    assert (replied["turns"] == replied["turns_right"].cast(pl.Float64)).all()
+    assert (replied["turns"] == replied["turns_right"]).all()
 
 
 def test_work_sessions_are_the_tasks(default_run) -> None:
@@ -190,7 +190,7 @@ def test_work_sessions_are_the_tasks(default_run) -> None:
     )
     counts = dict(zip("ws:" + per_ws["w"], per_ws["len"], strict=True))
     assert all(
-        counts[row["id"]] == row["eventCount"] for row in ws.sessions.select("id", "eventCount").iter_rows(named=True)
+        counts[row["id"]] == row["event_count"] for row in ws.sessions.select("id", "event_count").iter_rows(named=True)
     )
     assert set(ws.sessions["status"]) <= {"ACTIVE", "QUIET", "ARCHIVED"}
 

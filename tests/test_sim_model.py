@@ -428,10 +428,10 @@ def test_turns_alternate_between_the_two_sessions_and_queue_there() -> None:
     expected = pl.when(pl.col("k") % 2 == 1).then(pl.lit("agent:ruda:main")).otherwise(pl.lit("agent:eden:main"))
     assert (turns["session"] == turns.select(expected).to_series()).all()
     logged = res.events.filter(field("turn").is_not_null())
-    speakers = logged.select(pl.col("agentId"), field("turn")).with_columns(
+    speakers = logged.select(pl.col("agent_id"), field("turn")).with_columns(
         pl.when(pl.col("turn") % 2 == 1).then(pl.lit("ruda")).otherwise(pl.lit("eden")).alias("x")
     )
-    assert (speakers["agentId"] == speakers["x"]).all()
+    assert (speakers["agent_id"] == speakers["x"]).all()
     assert logged.height == 5 * m.height
 
 

@@ -290,7 +290,7 @@ def test_reference_retries_repoll_the_same_failed_run() -> None:
     # the reference's counter: each failed call adds its backoff and a whole chunk
     assert retries.struct.field("elapsedMs").to_list() == [0.0, backoffs[0] + 30000.0, sum(backoffs[:2]) + 60000.0]
     assert set(retries.struct.field("errorCode")) == {"server_overload"}
-    assert set(retries.struct.field("errorCategory")) == {"transient"} and set(ev["agentId"][1:4]) == {"eden"}
+    assert set(retries.struct.field("errorCategory")) == {"transient"} and set(ev["agent_id"][1:4]) == {"eden"}
     fail_at = float(pp.run_service[0, 0])  # the run fails part way through its 10 s
     assert 0 < fail_at < 10 and res.runs["end_s"].to_list() == [fail_at]
     assert ev["ts"][1] - ev["ts"][0] == np.floor(fail_at * 1000)

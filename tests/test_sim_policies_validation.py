@@ -239,7 +239,7 @@ def _unexplained(findings: pl.DataFrame, events: pl.DataFrame) -> pl.DataFrame:
     reused = sends.group_by("c", "f", "t").len().filter(pl.col("len") > 1)["c"].unique()
     return findings.filter(
         ~pl.col("rule").str.starts_with("guard."),
-        ~(pl.col("rule").str.starts_with("a2a.") & pl.col("conversationId").is_in(reused.implode())),
+        ~(pl.col("rule").str.starts_with("a2a.") & pl.col("conversation_id").is_in(reused.implode())),
     )
 
 

@@ -307,14 +307,14 @@ def test_thread_and_session_titles_come_from_tasks_else_agents() -> None:
     ]
     result, enriched = build(records)
     out = thread_messages(result, enriched, WS)
-    titles = dict(out.select("threadId", "threadTitle").unique().iter_rows())
+    titles = dict(out.select("thread_id", "thread_title").unique().iter_rows())
     assert titles == {
         "pair:ruda_unknown": "Rollback plan",
         "conv:c1": "Fix CI",
         "conv:c2": "ruda ↔ seum",
         "event:milestone.sync_failed:5905000": "milestone sync failed events from 02-19 11:20",
     }
-    assert out.filter(pl.col("threadId") == "conv:c1")["title"].to_list() == ["Fix CI"]
+    assert out.filter(pl.col("thread_id") == "conv:c1")["title"].to_list() == ["Fix CI"]
     assert thread_view(result, enriched, WS).session["title"] == "Rollback plan"
     assert session_titles(enriched).rows() == [(WS, "t1", "Rollback plan", "hi")]
 
@@ -341,7 +341,7 @@ def test_one_agent_threads_are_named_by_agent_and_event_families() -> None:
         ev(1, "resume_reminder.sent", "ruda", None, conv=None, taskId="t1"),
         ev(2, "task.updated", "ruda", None, conv=None, taskId="t1"),
     ])
-    assert out["threadTitle"].unique().to_list() == ["ruda · task, resume reminder events"]
+    assert out["thread_title"].unique().to_list() == ["ruda · task, resume reminder events"]
 
 
 # ---- rows, order, selection --------------------------------------------------------------
@@ -357,9 +357,9 @@ def test_rows_are_the_sessions_thread_events_in_order_with_numbers() -> None:
     result, enriched = build(records)
     out = thread_messages(result, enriched, "ws:" + WS)
     assert out.columns == list(MESSAGE_COLUMNS)
-    members = result.thread_events.filter(pl.col("workSessionId") == WS)
-    assert out.select("threadId", "file", "line").equals(members.select("threadId", "file", "line"))
-    assert out.select("threadId", "n", "sender", "receiver", "text").rows() == [
+    members = result.thread_events.filter(pl.col("work_session_id") == WS)
+    assert out.select("thread_id", "file", "line").equals(members.select("thread_id", "file", "line"))
+    assert out.select("thread_id", "n", "sender", "receiver", "text").rows() == [
         ("conv:c1", 1, "ruda", "eden", "one"),
         ("conv:c1", 2, "eden", "ruda", "three"),
         ("conv:c2", 1, "ruda", "seum", "two"),
@@ -412,7 +412,7 @@ def test_search_filters_case_insensitively(search: str, regex: bool, texts: list
 
 def test_search_keeps_message_numbers_and_rejects_bad_regex() -> None:
     out = messages(SEARCHABLE, search="staging")
-    assert out.select("threadId", "n").rows() == [("conv:c1", 2)]
+    assert out.select("thread_id", "n").rows() == [("conv:c1", 2)]
     with pytest.raises(ValueError, match="invalid search regex"):
         messages(SEARCHABLE, search="(unclosed", regex=True)
 
@@ -503,7 +503,7 @@ def test_sessions_table_badges_titles_and_durations() -> None:
     enriched = al.enrich(from_records(records))
     result = al.work_sessions(enriched, now=T0 + 3_726_000, overrides={"ws_old": {"collabCategory": "infra_ops"}})
     table = sessions_table(result, enriched, timezone="Asia/Seoul")
-    assert table.frame.select("workSessionId", "status", "title", "duration", "start").rows() == [
+    assert table.frame.select("work_session_id", "status", "title", "duration", "start").rows() == [
         (WS, "QUIET", "Rollback plan", "1 h 02 min", "2026-02-19 20:20"),
         ("ws_old", "ARCHIVED", None, "0 s", "2026-02-16 20:20"),
     ]

@@ -28,7 +28,7 @@ wait limit, a path the simulator does not model (:attr:`Calibration.spawned` cou
   as multipliers of mean 1 (:attr:`Calibration.hourly`, and per pair
   :attr:`Calibration.pair_hours`).
 - *Service time per target agent* (the agent's run for a received message): the send →
-  first reply time (``firstReplyMs``), fitted by maximum likelihood with
+  first reply time (``first_reply_s``), fitted by maximum likelihood with
   :class:`scipy.stats.CensoredData`. An exchange that timed out (``no_reply``, reason
   ``timeout``) is right-censored at the wait limit: the run took longer than the requester
   waited. One still unanswered when the log ends is censored at the end of the log. Other
@@ -70,7 +70,7 @@ import polars as pl
 from scipy import stats
 
 from a2a_lab.reference.jsstr import js_trim_expr
-from a2a_lab.analysis.conversations import conversations, exchange_events
+from a2a_lab.analysis.conversations import _conversations_of, exchange_events
 from a2a_lab.enrich import enrich
 from a2a_lab.sim.config import (
     ENDINGS,
@@ -112,7 +112,7 @@ ENDING_REASONS: Final = {
 _UNLOGGED_ENDINGS: Final = ("explicit_skip", "empty_reply", "agent_error")
 Family = Literal["lognormal", "gamma", "exponential"]
 
-_KEY = ["conversationId", "fromAgent", "toAgent", "exchange"]
+_KEY = ["conversation_id", "from_agent", "to_agent", "exchange"]
 
 
 # ----------------------------------------------------------------------------------------
@@ -121,7 +121,7 @@ _KEY = ["conversationId", "fromAgent", "toAgent", "exchange"]
 
 
 def _enriched(events: pl.DataFrame) -> pl.DataFrame:
-    return events if "fromAgent" in events.columns and "toAgent" in events.columns else enrich(events)
+    return events if "from_agent" in events.columns and "to_agent" in events.columns else enrich(events)
 
 
 def exchanges(events: pl.DataFrame) -> pl.DataFrame:
@@ -149,26 +149,35 @@ def exchanges(events: pl.DataFrame) -> pl.DataFrame:
     ...   {"type": "a2a.send", "ts": 1000, "data": {"conversationId": "d", "fromAgent": "a", "toAgent": "b", "message": "hi"}},
     ...   {"type": "a2a.response", "ts": 4000, "data": {"conversationId": "d", "fromAgent": "b", "toAgent": "a", "message": "ok"}},
     ... ])
-    >>> exchanges(ev).select("toAgent", "spawned", "latency_s").rows()
+    >>> exchanges(ev).select("to_agent", "spawned", "latency_s").rows()
     [('w', True, 899.995), ('b', False, 3.0)]
     """
+    return _exchanges(events).drop(_MS_COLUMNS)
+
+
+#: The exact float-ms times :func:`_exchanges` adds for the busy-time arithmetic.
+_MS_COLUMNS = ("_start_ms", "_end_ms", "_first_reply_ms")
+
+
+def _exchanges(events: pl.DataFrame) -> pl.DataFrame:
+    """:func:`exchanges` plus the :data:`_MS_COLUMNS`."""
     ev = _enriched(events)
-    conv = conversations(ev).with_row_index("_row")
+    conv = _conversations_of(exchange_events(ev), with_ms=True).with_row_index("_row")
     spawns = ev.filter(pl.col("type") == "a2a.spawn").select(
-        js_trim_expr(pl.col("data").struct.field("conversationId")).alias("conversationId"),
-        "fromAgent",
-        "toAgent",
+        js_trim_expr(pl.col("data").struct.field("conversationId")).alias("conversation_id"),
+        "from_agent",
+        "to_agent",
         pl.col("event_ms").alias("_spawn_ms"),
     )
     spawned_rows = (
-        conv.select("_row", "conversationId", "fromAgent", "toAgent", "start")
-        .join(spawns, on=["conversationId", "fromAgent", "toAgent"], how="inner")
-        .filter((pl.col("start") - pl.col("_spawn_ms")).is_between(0.0, SPAWN_WINDOW_MS))
+        conv.select("_row", "conversation_id", "from_agent", "to_agent", "_start_ms")
+        .join(spawns, on=["conversation_id", "from_agent", "to_agent"], how="inner")
+        .filter((pl.col("_start_ms") - pl.col("_spawn_ms")).is_between(0.0, SPAWN_WINDOW_MS))
         .get_column("_row")
     )
     return conv.with_columns(
         pl.col("_row").is_in(spawned_rows.implode()).alias("spawned"),
-        (pl.col("firstReplyMs") / 1000.0).alias("latency_s"),
+        pl.col("first_reply_s").alias("latency_s"),
     ).drop("_row")
 
 
@@ -274,7 +283,7 @@ class Calibration:
     turn_service
         The pooled ping-pong turn time.
     outcomes
-        Per target agent and overall (``toAgent`` = ``*``): exchanges and shares
+        Per target agent and overall (``to_agent`` = ``*``): exchanges and shares
         ``replied``, ``timeout``, ``error`` (no reply for another reason), ``blocked``,
         ``incomplete``.
     """
@@ -315,13 +324,13 @@ def _quiet_flags(conv: pl.DataFrame, log_end_ms: float, hidden_ms: float) -> pl.
     Returns ``idle`` (the target was not busy at the send) and ``isolated`` (neither agent
     was busy at the send, and neither started another exchange before this one ended).
     """
-    stop = pl.coalesce("end", pl.col("start") + pl.col("firstReplyMs"), pl.lit(log_end_ms))
+    stop = pl.coalesce("_end_ms", pl.col("_start_ms") + pl.col("_first_reply_ms"), pl.lit(log_end_ms))
     unanswered = pl.col("outcome").is_in(["no_reply", "concurrency_blocked"])
     rows = conv.select(
         pl.int_range(pl.len(), dtype=pl.UInt32).alias("_row"),
-        "fromAgent",
-        "toAgent",
-        "start",
+        "from_agent",
+        "to_agent",
+        pl.col("_start_ms").alias("start"),
         stop.alias("stop"),
         (stop + pl.when(unanswered).then(pl.lit(hidden_ms)).otherwise(0.0)).alias("target_stop"),
     )
@@ -329,11 +338,11 @@ def _quiet_flags(conv: pl.DataFrame, log_end_ms: float, hidden_ms: float) -> pl.
         pl.concat(
             [
                 rows.select(
-                    "_row", pl.col("toAgent").alias("agent"), "start", pl.col("target_stop").alias("stop"),
+                    "_row", pl.col("to_agent").alias("agent"), "start", pl.col("target_stop").alias("stop"),
                     pl.lit(True).alias("as_target"),
                 ),
-                rows.filter(pl.col("fromAgent") != pl.col("toAgent")).select(
-                    "_row", pl.col("fromAgent").alias("agent"), "start", "stop", pl.lit(False).alias("as_target")
+                rows.filter(pl.col("from_agent") != pl.col("to_agent")).select(
+                    "_row", pl.col("from_agent").alias("agent"), "start", "stop", pl.lit(False).alias("as_target")
                 ),
             ]
         )
@@ -380,15 +389,15 @@ def _fit_table(
     pooled = fit_service_time(
         obs.filter(~pl.col("censored"))["time_s"].to_numpy(), obs.filter(pl.col("censored"))["time_s"].to_numpy(), family
     )
-    counts = obs.group_by("toAgent").agg(
+    counts = obs.group_by("to_agent").agg(
         (~pl.col("censored")).sum().cast(pl.Int64).alias("observed"), pl.col("censored").sum().cast(pl.Int64).alias("censored")
     )
-    enough = set(counts.filter(pl.col("observed") >= min_samples)["toAgent"].to_list())
+    enough = set(counts.filter(pl.col("observed") >= min_samples)["to_agent"].to_list())
     fitted: dict[str, ServiceTime] = {}
     rows = []
     for agent in agents:
         if agent in enough:
-            mine = obs.filter(pl.col("toAgent") == agent)
+            mine = obs.filter(pl.col("to_agent") == agent)
             d = fit_service_time(
                 mine.filter(~pl.col("censored"))["time_s"].to_numpy(), mine.filter(pl.col("censored"))["time_s"].to_numpy(), family
             )
@@ -406,7 +415,7 @@ def _fit_table(
                 "median_s": _median(d),
             }
         )
-    table = pl.DataFrame(rows).join(counts.rename({"toAgent": "agent"}), on="agent", how="left").with_columns(
+    table = pl.DataFrame(rows).join(counts.rename({"to_agent": "agent"}), on="agent", how="left").with_columns(
         pl.col("observed", "censored").fill_null(0)
     )
     return table, fitted
@@ -418,15 +427,15 @@ def _turn_fits(
     """The pooled turn time and the per-turn chances of each early ending."""
     replied = conv.filter(pl.col("outcome") == "replied")
     # turn times from exchanges that ran alone: no queue on either agent's session
-    reply_at = replied.filter(pl.col("isolated")).select(*_KEY, (pl.col("start") + pl.col("firstReplyMs")).alias("_reply_ms"), "terminationReason")
+    reply_at = replied.filter(pl.col("isolated")).select(*_KEY, (pl.col("_start_ms") + pl.col("_first_reply_ms")).alias("_reply_ms"), "termination_reason")
     turn = pl.col("data").struct.field("turn")
     responses = (
         exchange_events(ev)
         .filter((pl.col("type") == "a2a.response") & turn.is_not_null())
         .select(
-            "conversationId",
-            pl.col("_requester").alias("fromAgent"),
-            pl.col("_target").alias("toAgent"),
+            "conversation_id",
+            pl.col("requester").alias("from_agent"),
+            pl.col("target").alias("to_agent"),
             "exchange",
             turn.alias("turn"),
             "event_ms",
@@ -438,23 +447,23 @@ def _turn_fits(
     gaps = responses.with_columns(
         (pl.col("event_ms") - pl.col("event_ms").shift(1).over(_KEY).fill_null(pl.col("_reply_ms"))).alias("gap_ms")
     ).filter(pl.col("gap_ms") > 0)
-    timed_out = replied.filter(pl.col("isolated") & (pl.col("terminationReason") == "turn_timeout")).height
+    timed_out = replied.filter(pl.col("isolated") & (pl.col("termination_reason") == "turn_timeout")).height
     turn_time = fit_service_time(
         (gaps["gap_ms"] / 1000.0).to_numpy(), np.full(timed_out, turn_timeout_s), family
     )
     # turns attempted per exchange: the logged ones, plus the attempt whose ending left no reply
     unlogged = [ENDING_REASONS[e] for e in _UNLOGGED_ENDINGS]
     with_turns = replied.filter(pl.col("turns").is_not_null()).select(
-        "terminationReason",
-        (pl.col("turns") + pl.col("terminationReason").is_in(unlogged).fill_null(False).cast(pl.Float64)).alias("attempts"),
+        "termination_reason",
+        (pl.col("turns") + pl.col("termination_reason").is_in(unlogged).fill_null(False).cast(pl.Float64)).alias("attempts"),
     )
     total = float(with_turns["attempts"].sum())
     after_first = float((with_turns["attempts"] - 1.0).clip(lower_bound=0.0).sum())
-    counts = with_turns.group_by("terminationReason").len()
+    counts = with_turns.group_by("termination_reason").len()
     rows = []
     for ending in ENDINGS:
         reason = ENDING_REASONS[ending]
-        count = int(counts.filter(pl.col("terminationReason") == reason)["len"].sum())
+        count = int(counts.filter(pl.col("termination_reason") == reason)["len"].sum())
         exposed = after_first if ending == "repetition" else total
         rows.append(
             {"ending": ending, "reason": reason, "count": count, "turns": exposed,
@@ -517,43 +526,43 @@ def fit_log(
         raise ValueError("the log has no timed events")
     log_start, log_end = float(times.min()), float(times.max())  # type: ignore[arg-type]
     span_s = (log_end - log_start) / 1000.0
-    all_ex = exchanges(ev)
+    all_ex = _exchanges(ev)
     spawned = int(all_ex["spawned"].sum())
-    conv = all_ex.filter(~pl.col("spawned") & pl.col("hasSend") & pl.col("fromAgent").is_not_null() & pl.col("toAgent").is_not_null())
+    conv = all_ex.filter(~pl.col("spawned") & pl.col("has_send") & pl.col("from_agent").is_not_null() & pl.col("to_agent").is_not_null())
     if conv.is_empty() or span_s <= 0:
         raise ValueError("the log has no sessions_send exchanges over a positive span to fit")
     conv = pl.concat([conv, _quiet_flags(conv, log_end, wait.max_wait_s * 1000.0)], how="horizontal")
 
     # -- agents ----------------------------------------------------------------------------
     spawn_targets = set(
-        ev.filter(pl.col("type") == "a2a.spawn")["toAgent"].drop_nulls().to_list()
+        ev.filter(pl.col("type") == "a2a.spawn")["to_agent"].drop_nulls().to_list()
     )
-    agents = sorted(set(conv["fromAgent"].to_list()) | set(conv["toAgent"].to_list()))
+    agents = sorted(set(conv["from_agent"].to_list()) | set(conv["to_agent"].to_list()))
     bad = [a for a in agents if not a or any(ch.isspace() for ch in a) or ":" in a]
     if bad:
-        conv = conv.filter(~pl.col("fromAgent").is_in(bad) & ~pl.col("toAgent").is_in(bad))
+        conv = conv.filter(~pl.col("from_agent").is_in(bad) & ~pl.col("to_agent").is_in(bad))
         agents = [a for a in agents if a not in bad]
     # a sub-agent only ever runs as spawned sessions: spawned, and never sent to
-    received = set(conv["toAgent"].to_list())
+    received = set(conv["to_agent"].to_list())
     kinds = {a: "subagent" if a in spawn_targets and a not in received else "main" for a in agents}
 
     # -- arrivals ----------------------------------------------------------------------------
     rates = (
-        conv.group_by("fromAgent", "toAgent")
+        conv.group_by("from_agent", "to_agent")
         .agg(pl.len().cast(pl.Int64).alias("exchanges"))
         .with_columns((pl.col("exchanges") / span_s).alias("rate_per_s"))
         .with_columns((pl.col("rate_per_s") * 3600.0).alias("rate_per_h"))
-        .sort("fromAgent", "toAgent")
+        .sort("from_agent", "to_agent")
     )
     exposure = _hour_exposure(log_start, log_end, timezone)
-    local_hour = pl.col("startTime").dt.convert_time_zone(timezone).dt.hour().cast(pl.Int64).alias("hour")
+    local_hour = pl.col("start_time").dt.convert_time_zone(timezone).dt.hour().cast(pl.Int64).alias("hour")
     hours = pl.DataFrame({"hour": np.arange(24, dtype=np.int64), "exposure_h": exposure})
     pair_hours = (
-        conv.group_by("fromAgent", "toAgent", local_hour)
+        conv.group_by("from_agent", "to_agent", local_hour)
         .agg(pl.len().cast(pl.Int64).alias("exchanges"))
         .join(hours, on="hour", how="left")
         .with_columns((pl.col("exchanges") / pl.col("exposure_h")).alias("rate_per_h"))
-        .sort("fromAgent", "toAgent", "hour")
+        .sort("from_agent", "to_agent", "hour")
     )
     use_profile = bool((exposure >= 1.0).all()) if hourly is None else hourly
     if use_profile and not (exposure > 0).all():
@@ -575,19 +584,19 @@ def fit_log(
     obs = pl.concat(
         [
             fitted.filter(pl.col("latency_s").is_not_null() & (pl.col("latency_s") > 0)).select(
-                "toAgent", pl.col("latency_s").alias("time_s"), pl.lit(False).alias("censored")
+                "to_agent", pl.col("latency_s").alias("time_s"), pl.lit(False).alias("censored")
             ),
-            fitted.filter((pl.col("outcome") == "no_reply") & (pl.col("outcomeReason") == "timeout")).select(
-                "toAgent", pl.lit(wait.max_wait_s).alias("time_s"), pl.lit(True).alias("censored")
+            fitted.filter((pl.col("outcome") == "no_reply") & (pl.col("outcome_reason") == "timeout")).select(
+                "to_agent", pl.lit(wait.max_wait_s).alias("time_s"), pl.lit(True).alias("censored")
             ),
             fitted.filter((pl.col("outcome") == "incomplete") & pl.col("latency_s").is_null()).select(
-                "toAgent", ((log_end - pl.col("start")) / 1000.0).alias("time_s"), pl.lit(True).alias("censored")
+                "to_agent", ((log_end - pl.col("_start_ms")) / 1000.0).alias("time_s"), pl.lit(True).alias("censored")
             ).filter(pl.col("time_s") > 0),
         ]
     )
     service, service_of = _fit_table(obs, agents, kinds, family, min_samples)
     service = (
-        conv.group_by(pl.col("toAgent").alias("agent"))
+        conv.group_by(pl.col("to_agent").alias("agent"))
         .agg(pl.len().cast(pl.Int64).alias("exchanges"), pl.col("idle").sum().cast(pl.Int64).alias("idle"))
         .join(service, on="agent", how="right")
         .with_columns(pl.col("exchanges", "idle").fill_null(0))
@@ -597,29 +606,29 @@ def fit_log(
 
     # -- turns -----------------------------------------------------------------------------------
     turn_time, endings = _turn_fits(ev, conv, family, ping_pong.turn_timeout_s)
-    logged_max = conv["configuredMaxTurns"].drop_nulls()
+    logged_max = conv["configured_max_turns"].drop_nulls()
     max_turns = int(logged_max.mode().sort()[-1]) if logged_max.len() else ping_pong.max_turns
     pp = ping_pong.model_copy(
         update={"max_turns": max_turns, "endings": dict(zip(endings["ending"], endings["probability"], strict=True))}
     )
-    payloads = conv.filter(pl.col("payloadType").is_not_null())
-    plain = conv.filter(pl.col("payloadType").is_null() & pl.col("intent").is_not_null())
+    payloads = conv.filter(pl.col("payload_type").is_not_null())
+    plain = conv.filter(pl.col("payload_type").is_null() & pl.col("intent").is_not_null())
     intents = dict(plain.group_by("intent").len().iter_rows())
     mix_fields: dict[str, Any] = {"payload_share": payloads.height / conv.height}
     if intents:
         mix_fields["intents"] = {k: float(v) for k, v in intents.items()}
     if payloads.height:
-        mix_fields["payload_types"] = {k: float(v) for k, v in payloads.group_by("payloadType").len().iter_rows()}
+        mix_fields["payload_types"] = {k: float(v) for k, v in payloads.group_by("payload_type").len().iter_rows()}
     mix = MessageMix.model_validate(mix_fields)
 
     # -- sessions ----------------------------------------------------------------------------------
     d = pl.col("data")
-    sends = ev.filter((pl.col("type") == "a2a.send") & pl.col("fromAgent").is_in(agents)).select(
-        "fromAgent",
+    sends = ev.filter((pl.col("type") == "a2a.send") & pl.col("from_agent").is_in(agents)).select(
+        "from_agent",
         js_trim_expr(d.struct.field("fromSessionType")).alias("from_type"),
         js_trim_expr(d.struct.field("targetSessionKey")).alias("target_key"),
     ).filter(~pl.col("target_key").fill_null("").str.contains(":subagent:", literal=True))
-    main_sends = sends.filter(pl.col("fromAgent").replace_strict(kinds, default="main") == "main")
+    main_sends = sends.filter(pl.col("from_agent").replace_strict(kinds, default="main") == "main")
     typed = main_sends.filter(pl.col("from_type").is_not_null())
     channel_share = (
         float((~typed["from_type"].is_in(["main", "subagent"])).mean()) if typed.height else SimConfig().channel_share  # type: ignore[arg-type]
@@ -632,13 +641,13 @@ def fit_log(
     shares = [
         pl.len().cast(pl.Int64).alias("exchanges"),
         (outcome == "replied").mean().alias("replied"),
-        ((outcome == "no_reply") & (pl.col("outcomeReason") == "timeout")).mean().alias("timeout"),
-        ((outcome == "no_reply") & (pl.col("outcomeReason") != "timeout")).mean().alias("error"),
+        ((outcome == "no_reply") & (pl.col("outcome_reason") == "timeout")).mean().alias("timeout"),
+        ((outcome == "no_reply") & (pl.col("outcome_reason") != "timeout")).mean().alias("error"),
         (outcome == "concurrency_blocked").mean().alias("blocked"),
         (outcome == "incomplete").mean().alias("incomplete"),
     ]
     outcomes = pl.concat(
-        [conv.group_by("toAgent").agg(*shares).sort("toAgent"), conv.select(pl.lit("*").alias("toAgent"), *shares)]
+        [conv.group_by("to_agent").agg(*shares).sort("to_agent"), conv.select(pl.lit("*").alias("to_agent"), *shares)]
     )
 
     # -- the configuration -----------------------------------------------------------------------------
@@ -650,7 +659,7 @@ def fit_log(
             for a in agents
         ],
         workload=PoissonArrivals(
-            pairs=[PairRate(from_agent=f, to_agent=t, rate_per_s=r) for f, t, r in rates.select("fromAgent", "toAgent", "rate_per_s").iter_rows()],
+            pairs=[PairRate(from_agent=f, to_agent=t, rate_per_s=r) for f, t, r in rates.select("from_agent", "to_agent", "rate_per_s").iter_rows()],
             hourly_profile=profile,
         ),
         n_messages=None,
@@ -664,7 +673,7 @@ def fit_log(
     )
     return Calibration(
         config=config,
-        exchanges=conv,
+        exchanges=conv.drop(_MS_COLUMNS),
         spawned=spawned,
         start=start,
         end=datetime.fromtimestamp(log_end / 1000.0, tz=UTC),
@@ -722,7 +731,7 @@ def _exchanges_of(logs: Logs) -> pl.DataFrame:
     if not items:
         raise ValueError("no log to compare")
     frames = [exchanges(x.events if isinstance(x, SimResult) else x) for x in items]
-    return pl.concat(frames, how="vertical_relaxed").filter(~pl.col("spawned") & pl.col("hasSend"))
+    return pl.concat(frames, how="vertical_relaxed").filter(~pl.col("spawned") & pl.col("has_send"))
 
 
 def _quantile_cols(col: str, quantiles: Sequence[float], prefix: str) -> list[pl.Expr]:
@@ -751,7 +760,7 @@ class Comparison:
         ``ks_pvalue`` (:func:`scipy.stats.ks_2samp`), ``median_ratio`` (simulated over
         observed median).
     latency
-        The same per directed pair (``fromAgent``, ``toAgent``), over the pairs of either
+        The same per directed pair (``from_agent``, ``to_agent``), over the pairs of either
         log; ``ks`` is null where a side has fewer than ``min_samples`` replies.
     turns
         Per number of ping-pong turns: exchanges and shares, observed and simulated.
@@ -817,7 +826,7 @@ def compare(
     >>> cmp.overall["ks"][0] < 0.15, compare(a, a).overall["ks"][0]
     (True, 0.0)
     >>> cmp.latency.columns[:5]
-    ['fromAgent', 'toAgent', 'observed', 'simulated', 'observed_p50']
+    ['from_agent', 'to_agent', 'observed', 'simulated', 'observed_p50']
     """
     sim_ex, obs_ex = _exchanges_of(simulated), _exchanges_of(observed)
     replied = pl.col("outcome") == "replied"
@@ -840,7 +849,7 @@ def compare(
         (pl.col("simulated_p50") / pl.col("observed_p50")).alias("median_ratio"),
     )
 
-    pair = ["fromAgent", "toAgent"]
+    pair = ["from_agent", "to_agent"]
     per_pair = side(obs_r, "observed", pair).join(side(sim_r, "simulated", pair), on=pair, how="full", coalesce=True)
     per_pair = per_pair.with_columns(pl.col("observed", "simulated").fill_null(0)).sort(pair)
     # one KS test per pair (a few dozen scipy calls, on arrays gathered by Polars)

@@ -42,9 +42,9 @@ FINDING_SCHEMA = pl.Schema(
     {
         "rule": pl.String(),
         "severity": pl.String(),
-        "conversationId": pl.String(),
-        "taskId": pl.String(),
-        "workSessionId": pl.String(),
+        "conversation_id": pl.String(),
+        "task_id": pl.String(),
+        "work_session_id": pl.String(),
         "file": pl.String(),
         "lines": pl.List(pl.Int64()),
         "message": pl.String(),
@@ -99,9 +99,9 @@ def _findings(frame: pl.DataFrame | pl.LazyFrame, rule: str, message: pl.Expr) -
     return lf.select(
         pl.lit(rule).alias("rule"),
         pl.lit(RULES[rule].severity).alias("severity"),
-        col("conversationId").alias("conversationId"),
-        col("taskId").alias("taskId"),
-        col("workSessionId").alias("workSessionId"),
+        col("conversation_id").alias("conversation_id"),
+        col("task_id").alias("task_id"),
+        col("work_session_id").alias("work_session_id"),
         pl.col("file"),
         pl.col("lines").cast(pl.List(pl.Int64)),
         message.alias("message"),
@@ -114,12 +114,12 @@ def _findings(frame: pl.DataFrame | pl.LazyFrame, rule: str, message: pl.Expr) -
 
 
 def _a2a_sequence(events: pl.DataFrame) -> list[pl.LazyFrame]:
-    keys = ["conversationId", "_requester", "_target", "exchange"]
+    keys = ["conversation_id", "requester", "target", "exchange"]
     ex = (
         exchange_events(events)
         .select(
-            *keys, "_seq", "file", "line", "type", "event_ms",
-            _text("workSessionId").alias("workSessionId"), _text("taskId").alias("taskId"),
+            *keys, "seq", "file", "line", "type", "event_ms",
+            _text("workSessionId").alias("work_session_id"), _text("taskId").alias("task_id"),
             _D.struct.field("turn").alias("_turn"),
         )
         .collect()
@@ -131,41 +131,41 @@ def _a2a_sequence(events: pl.DataFrame) -> list[pl.LazyFrame]:
     for typ, rule in (("a2a.response", "a2a.orphan_response"), ("a2a.complete", "a2a.complete_without_send")):
         rows = orphans.filter(t == typ).with_columns(pl.concat_list("line").alias("lines"))
         out.append(_findings(rows, rule, pl.format("{} {} → {} without an a2a.send before it", pl.col("type"),
-                                                   pl.col("_requester").fill_null("?"), pl.col("_target").fill_null("?"))))
+                                                   pl.col("requester").fill_null("?"), pl.col("target").fill_null("?"))))
     sent = ex.filter(pl.col("exchange") > 0)
     per = sent.group_by(keys).agg(
         pl.col("file").first(),
-        pl.col("workSessionId").first(ignore_nulls=True),
-        pl.col("taskId").first(ignore_nulls=True),
+        pl.col("work_session_id").first(ignore_nulls=True),
+        pl.col("task_id").first(ignore_nulls=True),
         pl.col("line").first().alias("send_line"),  # the send opens its exchange
         (t == "a2a.complete").any().alias("has_complete"),
     )
     missing = per.filter(~pl.col("has_complete")).with_columns(pl.concat_list("send_line").alias("lines"))
     out.append(_findings(missing, "a2a.missing_complete", pl.format("exchange {} → {} (#{}) has no a2a.complete",
-                                                                   pl.col("_requester"), pl.col("_target"), pl.col("exchange"))))
+                                                                   pl.col("requester"), pl.col("target"), pl.col("exchange"))))
     turns = sent.filter(pl.col("_turn").is_not_null()).with_columns(
         pl.int_range(1, pl.len() + 1).over(keys).cast(pl.Float64).alias("_expected"),
         (pl.col("_turn") != pl.int_range(1, pl.len() + 1).over(keys).cast(pl.Float64)).any().over(keys).alias("_bad"),
     )
     bad_turns = turns.filter(pl.col("_bad")).group_by(keys, maintain_order=True).agg(
-        pl.col("file").first(), pl.col("workSessionId").first(ignore_nulls=True), pl.col("taskId").first(ignore_nulls=True),
+        pl.col("file").first(), pl.col("work_session_id").first(ignore_nulls=True), pl.col("task_id").first(ignore_nulls=True),
         pl.col("line").alias("lines"), pl.col("_turn").cast(pl.Int64).cast(pl.String).str.join(", ").alias("_turns"),
     )
     out.append(_findings(bad_turns, "a2a.turns_out_of_order", pl.format("turns in time order: {}", pl.col("_turns"))))
     completes = (
         sent.filter(t == "a2a.complete")
         .group_by(keys)
-        .agg(pl.col("event_ms").first().alias("_c_ms"), pl.col("_seq").first().alias("_c_seq"))
+        .agg(pl.col("event_ms").first().alias("_c_ms"), pl.col("seq").first().alias("_c_seq"))
     )
     after = (
         sent.join(completes, on=keys)
-        .filter((pl.col("event_ms") > pl.col("_c_ms")) | ((pl.col("event_ms") == pl.col("_c_ms")) & (pl.col("_seq") > pl.col("_c_seq"))))
+        .filter((pl.col("event_ms") > pl.col("_c_ms")) | ((pl.col("event_ms") == pl.col("_c_ms")) & (pl.col("seq") > pl.col("_c_seq"))))
         .group_by(keys, maintain_order=True)
-        .agg(pl.col("file").first(), pl.col("workSessionId").first(ignore_nulls=True), pl.col("taskId").first(ignore_nulls=True),
+        .agg(pl.col("file").first(), pl.col("work_session_id").first(ignore_nulls=True), pl.col("task_id").first(ignore_nulls=True),
              pl.col("line").sort().alias("lines"))
     )
     out.append(_findings(after, "a2a.event_after_complete", pl.format("{} event(s) after the a2a.complete of {} → {}",
-                                                                     pl.col("lines").list.len(), pl.col("_requester"), pl.col("_target"))))
+                                                                     pl.col("lines").list.len(), pl.col("requester"), pl.col("target"))))
     return out
 
 
@@ -202,22 +202,22 @@ def _tasks(events: pl.DataFrame) -> list[pl.LazyFrame]:
                ("taskId", "workSessionId", "status", "state"), ("file", "line", "type", "event_ms", "top_status"))
         .lazy()
         .filter(task.is_not_null())
-        .with_columns(task.alias("taskId"), _text("workSessionId").alias("workSessionId"))
+        .with_columns(task.alias("task_id"), _text("workSessionId").alias("work_session_id"))
         .with_columns(
             (pl.col("type").is_in(_TERMINAL_TYPES) | status.is_in(_TERMINAL_STATUS)).alias("_terminal"),
             _protocol_state(pl.coalesce(_D.struct.field("state"), _D.struct.field("status"), pl.col("top_status"))).alias("_pstate"),
         )
-        .sort("taskId", "event_ms", "_seq")
+        .sort("task_id", "event_ms", "_seq")
     )
-    terminal_before = pl.col("_terminal").cast(pl.Int32).cum_sum().shift(1).over("taskId").fill_null(0) > 0
+    terminal_before = pl.col("_terminal").cast(pl.Int32).cum_sum().shift(1).over("task_id").fill_null(0) > 0
     after = (
         lf.filter(terminal_before)
-        .group_by("taskId", "file", maintain_order=True)
-        .agg(pl.col("line").alias("lines"), pl.col("workSessionId").drop_nulls().first(), pl.col("type").first().alias("first_type"))
+        .group_by("task_id", "file", maintain_order=True)
+        .agg(pl.col("line").alias("lines"), pl.col("work_session_id").drop_nulls().first(), pl.col("type").first().alias("first_type"))
     )
     out = [_findings(after, "task.after_terminal", pl.format("{} event(s) after the task ended (first: {})",
                                                             pl.col("lines").list.len(), pl.col("first_type")))]
-    steps = lf.filter(pl.col("type").is_in(_STEPS)).with_columns(pl.col("type").shift(1).over("taskId").alias("_prev"))
+    steps = lf.filter(pl.col("type").is_in(_STEPS)).with_columns(pl.col("type").shift(1).over("task_id").alias("_prev"))
     t, prev = pl.col("type"), pl.col("_prev")
     invalid = (
         ((t == "task.started") & prev.is_not_null())
@@ -226,7 +226,7 @@ def _tasks(events: pl.DataFrame) -> list[pl.LazyFrame]:
     )
     bad = steps.filter(invalid).with_columns(pl.concat_list("line").alias("lines"))
     out.append(_findings(bad, "task.invalid_transition", pl.format("{} after {}", t, prev)))
-    ps = lf.filter(pl.col("_pstate").is_not_null()).with_columns(pl.col("_pstate").shift(1).over("taskId").alias("_pprev"))
+    ps = lf.filter(pl.col("_pstate").is_not_null()).with_columns(pl.col("_pstate").shift(1).over("task_id").alias("_pprev"))
     pairs = pl.concat_str(pl.col("_pprev"), pl.lit("|"), pl.col("_pstate"))
     bad_p = ps.filter(pairs.is_in([f"{a}|{b}" for a, b in sorted(_PROTOCOL_INVALID)])).with_columns(pl.concat_list("line").alias("lines"))
     out.append(_findings(bad_p, "task.protocol_state", pl.format("protocol state {} → {}", pl.col("_pprev"), pl.col("_pstate"))))
@@ -283,14 +283,14 @@ def replay_guard(
         ``blocked``, in time order per pair.
     """
     a, b = _text("fromAgent"), _text("toAgent")
-    from_ = pl.coalesce(a, _text("senderAgentId"), js_trim_expr(pl.col("agentId")))
+    from_ = pl.coalesce(a, _text("senderAgentId"), js_trim_expr(pl.col("agent_id")))
     to = pl.coalesce(b, _text("targetAgentId"))
     counted = pl.col("type").is_in(types)
     if ping_pong_only:
         counted = counted & ((pl.col("type") != "a2a.response") | _D.struct.field("turn").is_not_null())
     msgs = (
         narrow(events, counted, ("fromAgent", "toAgent", "senderAgentId", "targetAgentId", "turn"),
-               ("file", "line", "type", "event_ms", "agentId"))
+               ("file", "line", "type", "event_ms", "agent_id"))
         .lazy()
         .with_columns(from_.alias("_f"), to.alias("_t"))
         .filter(pl.col("_f").is_not_null() & pl.col("_t").is_not_null())
@@ -335,7 +335,7 @@ def _relay_depth(events: pl.DataFrame, max_depth: int) -> pl.LazyFrame:
         narrow(events, pl.col("type").str.starts_with("a2a.") & (depth > max_depth),
                ("depth", "conversationId", "workSessionId"))
         .lazy()
-        .with_columns(_text("conversationId").alias("conversationId"), _text("workSessionId").alias("workSessionId"),
+        .with_columns(_text("conversationId").alias("conversation_id"), _text("workSessionId").alias("work_session_id"),
                       pl.concat_list("line").alias("lines"), depth.alias("_depth"))
     )
     return _findings(rows, "guard.relay_depth", pl.format("relay depth {} > {}", pl.col("_depth").cast(pl.Int64), pl.lit(max_depth)))
@@ -359,29 +359,29 @@ def _clock(events: pl.DataFrame, now_ms: float, tolerance_ms: float) -> list[pl.
 
 def _identity(events: pl.DataFrame) -> list[pl.LazyFrame]:
     # candidates share type, agent and time (cheap); only they are compared on their data
-    cheap = pl.struct("type", "agentId", "event_ms").hash()
+    cheap = pl.struct("type", "agent_id", "event_ms").hash()
     candidates = events.filter(cheap.is_duplicated())
     dups = (
         candidates.lazy()
-        .with_columns(pl.struct("type", "agentId", "event_ms", "data").hash().alias("_k"))
+        .with_columns(pl.struct("type", "agent_id", "event_ms", "data").hash().alias("_k"))
         .filter(pl.col("_k").is_duplicated())
         .group_by("_k", maintain_order=True)
         .agg(pl.col("file").first(), pl.col("line").alias("lines"), pl.col("type").first(),
-             _text("conversationId").first().alias("conversationId"))
+             _text("conversationId").first().alias("conversation_id"))
     )
     out = [_findings(dups, "identity.duplicate_event", pl.format("{} copies of one {} event", pl.col("lines").list.len(), pl.col("type")))]
     conv, parent = _text("conversationId"), _text("parentConversationId")
-    a = pl.coalesce(_text("fromAgent"), _text("senderAgentId"), js_trim_expr(pl.col("agentId")))
+    a = pl.coalesce(_text("fromAgent"), _text("senderAgentId"), js_trim_expr(pl.col("agent_id")))
     b = pl.coalesce(_text("toAgent"), _text("targetAgentId"))
     a2a = narrow(
         events, pl.col("type").str.starts_with("a2a."),
         ("conversationId", "parentConversationId", "fromAgent", "toAgent", "senderAgentId", "targetAgentId"),
-        ("file", "line", "type", "agentId"),
+        ("file", "line", "type", "agent_id"),
     ).lazy()
     pairs = (
         a2a.filter(conv.is_not_null() & a.is_not_null() & b.is_not_null() & (parent.is_null() | (parent != conv)))
-        .with_columns(conv.alias("conversationId"), pl.concat_str(pl.min_horizontal(a, b), pl.lit("::"), pl.max_horizontal(a, b)).alias("_pair"))
-        .group_by("conversationId")
+        .with_columns(conv.alias("conversation_id"), pl.concat_str(pl.min_horizontal(a, b), pl.lit("::"), pl.max_horizontal(a, b)).alias("_pair"))
+        .group_by("conversation_id")
         .agg(pl.col("_pair").unique().sort().alias("_pairs"), pl.col("file").first(),
              pl.col("line").sort().alias("lines"))
         .filter(pl.col("_pairs").list.len() > 1)

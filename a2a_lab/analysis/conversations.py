@@ -18,7 +18,7 @@ from functools import cache
 
 import polars as pl
 
-from a2a_lab._frames import narrow
+from a2a_lab._frames import ms_to_seconds, ms_to_time, narrow
 from a2a_lab.reference.jsstr import js_trim_expr
 from a2a_lab.reference.runtime.intent import INTENT_RULES_V1, PAYLOAD_INTENTS, IntentRules
 from a2a_lab.reference.runtime.outcome import LEGACY_NO_REPLY_TEXT, NO_REPLY_TEXT, REASON_TEXTS
@@ -169,14 +169,14 @@ def outcome_text_expr(text: pl.Expr) -> pl.Expr:
 def _agents(frame: pl.LazyFrame) -> pl.LazyFrame:
     """Resolved from/to agents (rules §3) unless the frame is already enriched."""
     cols = frame.collect_schema().names()
-    if "fromAgent" in cols and "toAgent" in cols:
+    if "from_agent" in cols and "to_agent" in cols:
         return frame
-    agent = js_trim_expr(pl.col("agentId"))
+    agent = js_trim_expr(pl.col("agent_id"))
     return frame.with_columns(
         pl.coalesce(_text("fromAgent"), _text("senderAgentId"), pl.when(agent.str.len_bytes() > 0).then(agent)).alias(
-            "fromAgent"
+            "from_agent"
         ),
-        pl.coalesce(_text("toAgent"), _text("targetAgentId")).alias("toAgent"),
+        pl.coalesce(_text("toAgent"), _text("targetAgentId")).alias("to_agent"),
     )
 
 
@@ -193,42 +193,42 @@ def exchange_events(events: pl.DataFrame | pl.LazyFrame) -> pl.LazyFrame:
     """The events of A2A exchanges with their exchange key.
 
     Returns the ``a2a.send/response/retry/complete`` events that carry a conversation id,
-    with ``conversationId`` (JS-trimmed), the exchange's direction ``_requester`` →
-    ``_target``, ``exchange`` (1-based: the number of sends of that conversation and
-    direction so far; 0 before the first) and ``_seq`` (frame order), sorted by
+    with ``conversation_id`` (JS-trimmed), the exchange's direction ``requester`` →
+    ``target``, ``exchange`` (1-based: the number of sends of that conversation and
+    direction so far; 0 before the first) and ``seq`` (frame order), sorted by
     conversation, direction, time and frame order. The direction is part of the key
     because a relay (A → B, then B → C as a sub-agent) reuses one conversation id for both
     hops, and a sub-agent may ask its parent a question (B → A) in the middle of A → B.
     """
     # carry only what the exchange analytics read: sorting and joining the full event
     # (63 data fields and the raw line) would move every column
-    frame = _agents(events.lazy()).collect() if isinstance(events, pl.LazyFrame) or "fromAgent" not in events.columns else events
+    frame = _agents(events.lazy()).collect() if isinstance(events, pl.LazyFrame) or "from_agent" not in events.columns else events
     lf = narrow(
         frame, pl.col("type").is_in(EXCHANGE_TYPES), _EXCHANGE_FIELDS,
-        ("file", "line", "type", "event_ms", "event_time", "fromAgent", "toAgent"),
+        ("file", "line", "type", "event_ms", "event_time", "from_agent", "to_agent"),
     ).lazy()
     conv = _text("conversationId")
-    frm, to = pl.col("fromAgent"), pl.col("toAgent")
+    frm, to = pl.col("from_agent"), pl.col("to_agent")
     turn = _num("turn")
     a2a = lf.filter(pl.col("type").is_in(EXCHANGE_TYPES) & conv.is_not_null()).with_columns(
-        conv.alias("conversationId")
+        conv.alias("conversation_id")
     )
     # Directions that have a send: an event is placed in the direction written if a send
     # went that way, else in the opposite one if a send went that way, else by its type.
     sent = (
         a2a.filter(pl.col("type") == "a2a.send")
-        .select("conversationId", frm.alias("_r"), to.alias("_t"))
+        .select("conversation_id", frm.alias("_r"), to.alias("_t"))
         .unique()
     )
-    keys = ["conversationId", "_r", "_t"]
+    keys = ["conversation_id", "_r", "_t"]
     flagged = (
         a2a.join(
             sent.with_columns(pl.lit(True).alias("_fwd")),
-            left_on=["conversationId", "fromAgent", "toAgent"], right_on=keys, how="left", nulls_equal=True,
+            left_on=["conversation_id", "from_agent", "to_agent"], right_on=keys, how="left", nulls_equal=True,
         )
         .join(
             sent.with_columns(pl.lit(True).alias("_rev")),
-            left_on=["conversationId", "toAgent", "fromAgent"], right_on=keys, how="left", nulls_equal=True,
+            left_on=["conversation_id", "to_agent", "from_agent"], right_on=keys, how="left", nulls_equal=True,
         )
     )
     # By its type an event is written requester → target (send, retry, complete, a
@@ -243,17 +243,18 @@ def exchange_events(events: pl.DataFrame | pl.LazyFrame) -> pl.LazyFrame:
     )
     return (
         flagged.with_columns(
-            pl.when(reversed_).then(to).otherwise(frm).alias("_requester"),
-            pl.when(reversed_).then(frm).otherwise(to).alias("_target"),
+            pl.when(reversed_).then(to).otherwise(frm).alias("requester"),
+            pl.when(reversed_).then(frm).otherwise(to).alias("target"),
         )
         .drop("_fwd", "_rev")
-        .sort(["conversationId", "_requester", "_target", "event_ms", "_seq"], nulls_last=True)
+        .sort(["conversation_id", "requester", "target", "event_ms", "_seq"], nulls_last=True)
         .with_columns(
             (pl.col("type") == "a2a.send")
             .cum_sum()
-            .over("conversationId", "_requester", "_target")
+            .over("conversation_id", "requester", "target")
             .alias("exchange")
         )
+        .rename({"_seq": "seq"})
     )
 
 
@@ -263,26 +264,26 @@ def conversations(events: pl.DataFrame | pl.LazyFrame, *, intent_rules: IntentRu
     Parameters
     ----------
     events
-        An event frame (loaded, or enriched: resolved ``fromAgent``/``toAgent`` are reused).
+        An event frame (loaded, or enriched: resolved ``from_agent``/``to_agent`` are reused).
     intent_rules
         The classifier used when an exchange logs no ``messageIntent`` and no payload.
 
     Returns
     -------
     pl.DataFrame
-        Columns: ``conversationId, exchange, fromAgent`` (requester), ``toAgent`` (target),
-        ``workSessionId, taskId, start`` (ms; the send, else the first event),
-        ``startTime`` (UTC datetime), ``firstReplyMs`` (send → first reply without an
-        outcome), ``end`` (ms of ``a2a.complete``), ``durationMs``, ``responses``,
-        ``configuredMaxTurns, effectiveTurns, actualTurns`` (as logged), ``turns`` (actual
-        when logged, else the number of ping-pong turn responses), ``outcome`` (replied,
-        no_reply, concurrency_blocked, incomplete — runtime §3b), ``outcomeReason``,
-        ``retries`` (``a2a.retry`` events), ``announced``, ``terminationReason``,
-        ``earlyTermination``, ``intent`` (payload type, else logged ``messageIntent``, else
-        the reference classifier on the sent message), ``intentSource``, ``payloadType``
-        (the send's), ``depth``, ``parentConversationId``, ``hasSend``, ``hasComplete``,
-        ``events`` and ``lines`` (file/line provenance of the first event: ``file``,
-        ``line``). Sorted by start time.
+        Columns: ``conversation_id, exchange, from_agent`` (requester), ``to_agent`` (target),
+        ``work_session_id, task_id, start_time`` (UTC; the send, else the first event),
+        ``first_reply_s`` (send → first reply without an outcome, seconds), ``end_time``
+        (``a2a.complete``), ``duration_s``, ``responses``, ``configured_max_turns,
+        effective_turns, actual_turns`` (as logged), ``turns`` (integer: actual when logged,
+        else the number of ping-pong turn responses), ``outcome`` (replied, no_reply,
+        concurrency_blocked, incomplete — runtime §3b), ``outcome_reason``, ``retries``
+        (``a2a.retry`` events), ``announced``, ``termination_reason``,
+        ``early_termination``, ``intent`` (payload type, else logged ``messageIntent``, else
+        the reference classifier on the sent message), ``intent_source``, ``payload_type``
+        (the send's), ``depth``, ``parent_conversation_id``, ``has_send``, ``has_complete``,
+        ``events`` and the file/line provenance of the first event (``file``, ``line``).
+        Sorted by start time.
 
     Examples
     --------
@@ -292,14 +293,20 @@ def conversations(events: pl.DataFrame | pl.LazyFrame, *, intent_rules: IntentRu
     ...   {"type": "a2a.response", "ts": 4000, "data": {"conversationId": "c", "fromAgent": "b", "toAgent": "a", "replyPreview": "ok"}},
     ...   {"type": "a2a.complete", "ts": 5000, "data": {"conversationId": "c", "fromAgent": "a", "toAgent": "b", "announced": True}},
     ... ])
-    >>> conversations(ev).select("fromAgent", "toAgent", "firstReplyMs", "outcome", "intent").row(0)
-    ('a', 'b', 3000.0, 'replied', 'request')
+    >>> conversations(ev).select("from_agent", "to_agent", "first_reply_s", "outcome", "intent").row(0)
+    ('a', 'b', 3.0, 'replied', 'request')
     """
     return _conversations_of(exchange_events(events), intent_rules)
 
 
-def _conversations_of(ex: pl.LazyFrame, intent_rules: IntentRules = INTENT_RULES_V1) -> pl.DataFrame:
-    """:func:`conversations` from already computed :func:`exchange_events`."""
+def _conversations_of(
+    ex: pl.LazyFrame, intent_rules: IntentRules = INTENT_RULES_V1, *, with_ms: bool = False
+) -> pl.DataFrame:
+    """:func:`conversations` from already computed :func:`exchange_events`.
+
+    ``with_ms`` adds ``_start_ms``, ``_end_ms`` and ``_first_reply_ms``: the times as the
+    log's float epoch ms, exact where a ``Datetime`` cuts fractions of a millisecond.
+    """
     t = pl.col("type")
     is_send, is_resp, is_retry, is_complete = (t == x for x in EXCHANGE_TYPES)
     outcome_field = _text("outcome")
@@ -330,11 +337,11 @@ def _conversations_of(ex: pl.LazyFrame, intent_rules: IntentRules = INTENT_RULES
         "_send_ms": (pl.col("event_ms"), is_send),
         "_reply_ms": (pl.col("event_ms"), replied),
         "end": (pl.col("event_ms"), is_complete),
-        "configuredMaxTurns": (_num("configuredMaxTurns"), is_complete),
-        "effectiveTurns": (_num("effectiveTurns"), is_complete),
-        "actualTurns": (_num("actualTurns"), is_complete),
+        "configured_max_turns": (_num("configuredMaxTurns"), is_complete),
+        "effective_turns": (_num("effectiveTurns"), is_complete),
+        "actual_turns": (_num("actualTurns"), is_complete),
         "announced": (_num("announced"), is_complete),
-        "earlyTermination": (_num("earlyTermination"), is_complete),
+        "early_termination": (_num("earlyTermination"), is_complete),
         "_complete_termination": (_text("terminationReason"), is_complete),
         "_any_termination": (_text("terminationReason"), pl.lit(True)),
         "_text_no_reply_reason": (pl.col("_text_reason"), no_reply_resp & (pl.col("_text_kind") == "no_reply")),
@@ -343,14 +350,14 @@ def _conversations_of(ex: pl.LazyFrame, intent_rules: IntentRules = INTENT_RULES
         "_complete_intent": (_text("messageIntent"), is_complete),
         "_any_intent": (_text("messageIntent"), pl.lit(True)),
         "_send_message": (_D.struct.field("message"), is_send),
-        "payloadType": (_text("payloadType"), is_send),
+        "payload_type": (_text("payloadType"), is_send),
         "_payload_json": (_D.struct.field("payloadJson"), is_send),
         "depth": (_num("depth"), is_send),
-        "parentConversationId": (_text("parentConversationId"), is_send),
-        "workSessionId": (_text("workSessionId"), pl.lit(True)),
-        "taskId": (_text("taskId"), pl.lit(True)),
+        "parent_conversation_id": (_text("parentConversationId"), is_send),
+        "work_session_id": (_text("workSessionId"), pl.lit(True)),
+        "task_id": (_text("taskId"), pl.lit(True)),
     }
-    last_of = {"end", "configuredMaxTurns", "effectiveTurns", "actualTurns", "announced", "earlyTermination",
+    last_of = {"end", "configured_max_turns", "effective_turns", "actual_turns", "announced", "early_termination",
                "_complete_termination", "_any_termination", "_complete_reason", "_complete_intent"}
     ex = ex.with_columns(
         *[pl.when(cond).then(value).alias("_m" + name) for name, (value, cond) in masked.items()],
@@ -359,7 +366,7 @@ def _conversations_of(ex: pl.LazyFrame, intent_rules: IntentRules = INTENT_RULES
         (is_resp & _num("turn").is_not_null()).alias("_turn_row"),
         (is_complete & _num("concurrencyBlocked").fill_null(False)).alias("_conc_row"),
     )
-    agg = ex.group_by("conversationId", "_requester", "_target", "exchange").agg(
+    agg = ex.group_by("conversation_id", "requester", "target", "exchange").agg(
         *[
             (pl.col("_m" + name).last(ignore_nulls=True) if name in last_of else pl.col("_m" + name).first(ignore_nulls=True)).alias(name)
             for name in masked
@@ -371,19 +378,19 @@ def _conversations_of(ex: pl.LazyFrame, intent_rules: IntentRules = INTENT_RULES
         pl.col("_conc_row").any().alias("_conc_blocked"),
         pl.col("_no_reply_row").any().alias("_no_reply"),
         pl.col("_replied_row").any().alias("_replied"),
-        pl.col("_is_send").any().alias("hasSend"),
-        pl.col("_is_complete").any().alias("hasComplete"),
+        pl.col("_is_send").any().alias("has_send"),
+        pl.col("_is_complete").any().alias("has_complete"),
         pl.len().cast(pl.Int64).alias("events"),
         pl.col("file").first().alias("file"),
         pl.col("line").first().alias("line"),
     ).with_columns(
-        pl.coalesce("_complete_termination", "_any_termination").alias("terminationReason"),
+        pl.coalesce("_complete_termination", "_any_termination").alias("termination_reason"),
         pl.coalesce("_text_no_reply_reason", "_field_no_reply_reason").alias("_no_reply_text_reason"),
         pl.col("_field_no_reply_reason").alias("_no_reply_field_reason"),
         pl.coalesce("_complete_intent", "_any_intent").alias("_logged_intent"),
     )
     payload_kind = pl.col("_payload_json").str.extract(r'"type"\s*:\s*"([a-z_]+)"', 1)
-    payload_intent = pl.coalesce(pl.col("payloadType"), payload_kind).replace_strict(
+    payload_intent = pl.coalesce(pl.col("payload_type"), payload_kind).replace_strict(
         dict(PAYLOAD_INTENTS), default=None, return_dtype=pl.String
     )
     classified = intent_expr(pl.col("_send_message"), intent_rules)
@@ -391,7 +398,7 @@ def _conversations_of(ex: pl.LazyFrame, intent_rules: IntentRules = INTENT_RULES
     outcome = (
         pl.when(pl.col("_conc_blocked")).then(pl.lit("concurrency_blocked"))
         .when(pl.col("_no_reply")).then(pl.lit("no_reply"))
-        .when(~pl.col("hasComplete")).then(pl.lit("incomplete"))
+        .when(~pl.col("has_complete")).then(pl.lit("incomplete"))
         .when(pl.col("_replied")).then(pl.lit("replied"))
         .otherwise(pl.lit("incomplete"))
     )
@@ -400,36 +407,52 @@ def _conversations_of(ex: pl.LazyFrame, intent_rules: IntentRules = INTENT_RULES
         .when(pl.col("_no_reply")).then(
             pl.coalesce("_no_reply_field_reason", "_no_reply_text_reason", "_complete_reason", pl.lit("unknown"))
         )
-        .when(~pl.col("hasComplete")).then(
-            pl.when(pl.col("hasSend")).then(pl.lit("no_complete")).otherwise(pl.lit("no_send"))
+        .when(~pl.col("has_complete")).then(
+            pl.when(pl.col("has_send")).then(pl.lit("no_complete")).otherwise(pl.lit("no_send"))
         )
         .when(~pl.col("_replied")).then(pl.lit("no_response"))
     )
     out = agg.with_columns(
-        pl.col("_requester").alias("fromAgent"),
-        pl.col("_target").alias("toAgent"),
+        pl.col("requester").alias("from_agent"),
+        pl.col("target").alias("to_agent"),
         start.alias("start"),
-        (pl.col("_reply_ms") - start).alias("firstReplyMs"),
-        (pl.col("end") - start).clip(lower_bound=0).alias("durationMs"),
-        pl.coalesce(pl.col("actualTurns"), pl.col("_turn_responses").cast(pl.Float64)).alias("turns"),
+        ms_to_seconds(pl.col("_reply_ms") - start).alias("first_reply_s"),
+        ms_to_seconds((pl.col("end") - start).clip(lower_bound=0)).alias("duration_s"),
+        # a logged count that is not a whole number stays null rather than being rounded
+        pl.coalesce(
+            pl.when(pl.col("actual_turns") == pl.col("actual_turns").floor()).then(pl.col("actual_turns")).cast(pl.Int64, strict=False),
+            pl.col("_turn_responses"),
+        ).alias("turns"),
         outcome.alias("outcome"),
-        reason.alias("outcomeReason"),
+        reason.alias("outcome_reason"),
         pl.coalesce(payload_intent, pl.col("_logged_intent"), classified).alias("intent"),
         pl.when(payload_intent.is_not_null()).then(pl.lit("payload"))
         .when(pl.col("_logged_intent").is_not_null()).then(pl.lit("logged"))
         .when(pl.col("_send_message").is_not_null()).then(pl.lit("classifier"))
-        .alias("intentSource"),
+        .alias("intent_source"),
     ).with_columns(
-        pl.col("start").cast(pl.Int64).cast(pl.Datetime("ms")).dt.replace_time_zone("UTC").alias("startTime"),
+        ms_to_time(pl.col("start")).alias("start_time"),
+        ms_to_time(pl.col("end")).alias("end_time"),
     )
     cols = [
-        "conversationId", "exchange", "fromAgent", "toAgent", "workSessionId", "taskId", "start", "startTime",
-        "firstReplyMs", "end", "durationMs", "responses", "configuredMaxTurns", "effectiveTurns", "actualTurns",
-        "turns", "outcome", "outcomeReason", "retries", "announced", "terminationReason", "earlyTermination",
-        "intent", "intentSource", "payloadType", "depth", "parentConversationId", "hasSend", "hasComplete",
+        "conversation_id", "exchange", "from_agent", "to_agent", "work_session_id", "task_id", "start_time",
+        "first_reply_s", "end_time", "duration_s", "responses", "configured_max_turns", "effective_turns", "actual_turns",
+        "turns", "outcome", "outcome_reason", "retries", "announced", "termination_reason", "early_termination",
+        "intent", "intent_source", "payload_type", "depth", "parent_conversation_id", "has_send", "has_complete",
         "events", "file", "line",
     ]
-    return out.select(cols).sort(["start", "conversationId", "fromAgent", "toAgent", "exchange"], nulls_last=True).collect()
+    if with_ms:
+        out = out.with_columns(
+            pl.col("start").alias("_start_ms"),
+            pl.col("end").alias("_end_ms"),
+            (pl.col("_reply_ms") - pl.col("start")).alias("_first_reply_ms"),
+        )
+        cols += ["_start_ms", "_end_ms", "_first_reply_ms"]
+    return (
+        out.sort(["start", "conversation_id", "from_agent", "to_agent", "exchange"], nulls_last=True)
+        .select(cols)
+        .collect()
+    )
 
 
 # ---------------------------------------------------------------------------------------
@@ -438,17 +461,17 @@ def _conversations_of(ex: pl.LazyFrame, intent_rules: IntentRules = INTENT_RULES
 
 
 def _latency_aggs() -> list[pl.Expr]:
-    lat = pl.col("firstReplyMs")
+    lat = pl.col("first_reply_s")
     return [
         pl.len().cast(pl.Int64).alias("exchanges"),
         (pl.col("outcome") == "replied").sum().cast(pl.Int64).alias("replied"),
         (pl.col("outcome") == "no_reply").sum().cast(pl.Int64).alias("no_reply"),
         (pl.col("outcome") == "concurrency_blocked").sum().cast(pl.Int64).alias("concurrency_blocked"),
         (pl.col("outcome") == "incomplete").sum().cast(pl.Int64).alias("incomplete"),
-        lat.quantile(0.5, "linear").alias("p50_first_reply_ms"),
-        lat.quantile(0.95, "linear").alias("p95_first_reply_ms"),
-        lat.quantile(0.99, "linear").alias("p99_first_reply_ms"),
-        lat.mean().alias("mean_first_reply_ms"),
+        lat.quantile(0.5, "linear").alias("p50_first_reply_s"),
+        lat.quantile(0.95, "linear").alias("p95_first_reply_s"),
+        lat.quantile(0.99, "linear").alias("p99_first_reply_s"),
+        lat.mean().alias("mean_first_reply_s"),
         pl.col("turns").mean().alias("mean_turns"),
         pl.col("retries").sum().cast(pl.Int64).alias("retries"),
     ]
@@ -463,13 +486,13 @@ def _rates(lf: pl.DataFrame) -> pl.DataFrame:
 
 
 def pair_stats(conv: pl.DataFrame, *, by_hour: bool = False) -> pl.DataFrame:
-    """Per directed pair (requester → target): counts, first-reply latency p50/p95/p99 (ms),
+    """Per directed pair (requester → target): counts, first-reply latency p50/p95/p99 (s),
     no-reply rate (among exchanges that finished with or without a reply), mean turns.
 
     With ``by_hour=True`` also per UTC hour of day of the exchange start.
     """
-    keys = ["fromAgent", "toAgent"] + (["hour"] if by_hour else [])
-    frame = conv.with_columns(pl.col("startTime").dt.hour().alias("hour")) if by_hour else conv
+    keys = ["from_agent", "to_agent"] + (["hour"] if by_hour else [])
+    frame = conv.with_columns(pl.col("start_time").dt.hour().alias("hour")) if by_hour else conv
     return _rates(frame.group_by(keys).agg(_latency_aggs())).sort(
         ["exchanges", *keys], descending=[True] + [False] * len(keys), nulls_last=True
     )
@@ -477,8 +500,8 @@ def pair_stats(conv: pl.DataFrame, *, by_hour: bool = False) -> pl.DataFrame:
 
 def target_stats(conv: pl.DataFrame, *, by_hour: bool = False) -> pl.DataFrame:
     """Per target agent: the same figures as :func:`pair_stats` over all its requesters."""
-    keys = ["toAgent"] + (["hour"] if by_hour else [])
-    frame = conv.with_columns(pl.col("startTime").dt.hour().alias("hour")) if by_hour else conv
+    keys = ["to_agent"] + (["hour"] if by_hour else [])
+    frame = conv.with_columns(pl.col("start_time").dt.hour().alias("hour")) if by_hour else conv
     return _rates(frame.group_by(keys).agg(_latency_aggs())).sort(
         ["exchanges", *keys], descending=[True] + [False] * len(keys), nulls_last=True
     )
@@ -494,7 +517,7 @@ def target_stats(conv: pl.DataFrame, *, by_hour: bool = False) -> pl.DataFrame:
 def payload_events(events: pl.DataFrame | pl.LazyFrame) -> pl.DataFrame:
     """Every event that carries a ``payloadJson``, with its parse result and errors.
 
-    Columns: ``file, line, type, event_ms, event_time, fromAgent, toAgent, conversationId``
+    Columns: ``file, line, type, event_ms, event_time, from_agent, to_agent, conversation_id``
     and the columns of :data:`a2a_lab.schema.payloads.PAYLOAD_FRAME_SCHEMA` (kind, validity,
     errors, type mismatch, questionId / taskId / status / progress / blockers of a valid
     payload).
@@ -506,8 +529,8 @@ def payload_events(events: pl.DataFrame | pl.LazyFrame) -> pl.DataFrame:
     base = (
         lf.filter(_D.struct.field("payloadJson").is_not_null())
         .select(
-            "file", "line", "type", "event_ms", "event_time", "fromAgent", "toAgent",
-            _text("conversationId").alias("conversationId"),
+            "file", "line", "type", "event_ms", "event_time", "from_agent", "to_agent",
+            _text("conversationId").alias("conversation_id"),
         )
         .collect()
     )
@@ -527,83 +550,83 @@ def _per_link(valid: pl.DataFrame, kind: str, key: str, *aggs: pl.Expr) -> pl.Da
 def question_answers(payloads: pl.DataFrame) -> pl.DataFrame:
     """Questions linked to their answers by ``questionId`` (valid payloads only).
 
-    One row per question (its first asking): ``questionId, askedBy, askedTo, askedAt``
-    (ms), ``asked`` (times asked), ``answers``, ``answeredBy``, ``answeredAt`` (first
-    answer), ``answerLatencyMs``, ``answered``; answers whose question is not in the log
-    are rows with ``askedAt`` null.
+    One row per question (its first asking): ``question_id, asked_by, asked_to,
+    asked_time``, ``asked`` (times asked), ``answers``, ``answered_by``, ``answered_time``
+    (first answer), ``answer_latency_s``, ``answered``; answers whose question is not in the
+    log are rows with ``asked_time`` null.
     """
     valid = payloads.filter(pl.col("payload_valid") & pl.col("payload_question_id").is_not_null())
     questions = _per_link(
         valid, "question", "payload_question_id",
-        pl.col("fromAgent").first().alias("askedBy"), pl.col("toAgent").first().alias("askedTo"),
-        pl.col("event_ms").first().alias("askedAt"), pl.len().cast(pl.Int64).alias("asked"),
+        pl.col("from_agent").first().alias("asked_by"), pl.col("to_agent").first().alias("asked_to"),
+        pl.col("event_time").first().alias("asked_time"), pl.col("event_ms").first().alias("_asked_ms"), pl.len().cast(pl.Int64).alias("asked"),
     )
     answers = _per_link(
         valid, "answer", "payload_question_id",
-        pl.col("fromAgent").first().alias("answeredBy"), pl.col("event_ms").first().alias("answeredAt"),
+        pl.col("from_agent").first().alias("answered_by"), pl.col("event_time").first().alias("answered_time"),
+        pl.col("event_ms").first().alias("_answered_ms"),
         pl.len().cast(pl.Int64).alias("answers"),
     )
     return (
         questions.join(answers, on="payload_question_id", how="full", coalesce=True)
-        .rename({"payload_question_id": "questionId"})
+        .rename({"payload_question_id": "question_id"})
         .with_columns(
             pl.col("answers").fill_null(0),
-            (pl.col("answeredAt") - pl.col("askedAt")).alias("answerLatencyMs"),
-            pl.col("answeredAt").is_not_null().alias("answered"),
+            ms_to_seconds(pl.col("_answered_ms") - pl.col("_asked_ms")).alias("answer_latency_s"),
+            pl.col("answered_time").is_not_null().alias("answered"),
         )
-        .select("questionId", "askedBy", "askedTo", "askedAt", "asked", "answers", "answeredBy", "answeredAt",
-                "answerLatencyMs", "answered")
-        .sort("askedAt", "questionId", nulls_last=True)
+        .select("question_id", "asked_by", "asked_to", "asked_time", "asked", "answers", "answered_by", "answered_time",
+                "answer_latency_s", "answered")
+        .sort("asked_time", "question_id", nulls_last=True)
     )
 
 
 def delegation_reports(payloads: pl.DataFrame) -> pl.DataFrame:
     """Delegations (``task_delegation``) linked to status reports by ``taskId``.
 
-    One row per delegated task: ``taskId, delegatedBy, delegatedTo, delegatedAt``,
+    One row per delegated task: ``task_id, delegated_by, delegated_to, delegated_time``,
     ``delegations`` (times sent: more than one is a duplicate delegation, the taskId being
-    the dedupe key), ``reports``, ``lastStatus``, ``lastProgress``, ``lastReportAt``,
+    the dedupe key), ``reports``, ``last_status``, ``last_progress``, ``last_report_time``,
     ``blockers`` (distinct, from all reports), ``duplicate``. Reports for a task that was
-    never delegated in the log appear with ``delegatedAt`` null.
+    never delegated in the log appear with ``delegated_time`` null.
     """
     valid = payloads.filter(pl.col("payload_valid") & pl.col("payload_task_id").is_not_null())
     delegations = _per_link(
         valid, "task_delegation", "payload_task_id",
-        pl.col("fromAgent").first().alias("delegatedBy"), pl.col("toAgent").first().alias("delegatedTo"),
-        pl.col("event_ms").first().alias("delegatedAt"), pl.len().cast(pl.Int64).alias("delegations"),
+        pl.col("from_agent").first().alias("delegated_by"), pl.col("to_agent").first().alias("delegated_to"),
+        pl.col("event_time").first().alias("delegated_time"), pl.len().cast(pl.Int64).alias("delegations"),
     )
     reports = _per_link(
         valid, "status_report", "payload_task_id",
         pl.len().cast(pl.Int64).alias("reports"),
-        pl.col("payload_status").last().alias("lastStatus"),
-        pl.col("payload_progress_percent").drop_nulls().last().alias("lastProgress"),
-        pl.col("event_ms").last().alias("lastReportAt"),
+        pl.col("payload_status").last().alias("last_status"),
+        pl.col("payload_progress_percent").drop_nulls().last().alias("last_progress"),
+        pl.col("event_time").last().alias("last_report_time"),
         pl.col("payload_blockers").list.explode(keep_nulls=False, empty_as_null=False).drop_nulls()
         .unique(maintain_order=True).alias("blockers"),
     )
     return (
         delegations.join(reports, on="payload_task_id", how="full", coalesce=True)
-        .rename({"payload_task_id": "taskId"})
+        .rename({"payload_task_id": "task_id"})
         .with_columns(
             pl.col("delegations").fill_null(0),
             pl.col("reports").fill_null(0),
             (pl.col("delegations") > 1).alias("duplicate"),
         )
-        .sort("delegatedAt", "taskId", nulls_last=True)
+        .sort("delegated_time", "task_id", nulls_last=True)
     )
 
 
 def status_timeline(payloads: pl.DataFrame) -> pl.DataFrame:
-    """Every valid status report in time order: ``taskId, at, time, reporter, status,
+    """Every valid status report in time order: ``task_id, report_time, reporter, status,
     progress, blockers`` — progress over time for a chart."""
     return (
         payloads.filter(pl.col("payload_valid") & (pl.col("payload_kind") == "status_report"))
         .sort("event_ms", "line")
         .select(
-            pl.col("payload_task_id").alias("taskId"),
-            pl.col("event_ms").alias("at"),
-            pl.col("event_time").alias("time"),
-            pl.col("fromAgent").alias("reporter"),
+            pl.col("payload_task_id").alias("task_id"),
+            pl.col("event_time").alias("report_time"),
+            pl.col("from_agent").alias("reporter"),
             pl.col("payload_status").alias("status"),
             pl.col("payload_progress_percent").alias("progress"),
             pl.col("payload_blockers").alias("blockers"),

@@ -49,14 +49,14 @@ def _text(field: str) -> pl.Expr:
 
 
 def _agents(lf: pl.LazyFrame) -> pl.LazyFrame:
-    if {"fromAgent", "toAgent"} <= set(lf.collect_schema().names()):
+    if {"from_agent", "to_agent"} <= set(lf.collect_schema().names()):
         return lf
-    agent = js_trim_expr(pl.col("agentId"))
+    agent = js_trim_expr(pl.col("agent_id"))
     return lf.with_columns(
         pl.coalesce(_text("fromAgent"), _text("senderAgentId"), pl.when(agent.str.len_bytes() > 0).then(agent)).alias(
-            "fromAgent"
+            "from_agent"
         ),
-        pl.coalesce(_text("toAgent"), _text("targetAgentId")).alias("toAgent"),
+        pl.coalesce(_text("toAgent"), _text("targetAgentId")).alias("to_agent"),
     )
 
 
@@ -72,7 +72,7 @@ def _select(
     work_session: str | None,
 ) -> pl.DataFrame:
     """The A2A events in the window / work session, narrowed to what the graph reads."""
-    frame = _agents(events.lazy()).collect() if isinstance(events, pl.LazyFrame) or "fromAgent" not in events.columns else events
+    frame = _agents(events.lazy()).collect() if isinstance(events, pl.LazyFrame) or "from_agent" not in events.columns else events
     keep = pl.col("type").str.starts_with("a2a.")
     if window is not None:
         start, end = window
@@ -82,13 +82,13 @@ def _select(
             keep = keep & (pl.col("event_time") < pl.lit(end).dt.convert_time_zone("UTC"))
     if work_session is not None:
         keep = keep & (_text("workSessionId") == work_session.removeprefix("ws:"))
-    return narrow(frame, keep, _GRAPH_FIELDS, ("file", "line", "type", "event_ms", "event_time", "fromAgent", "toAgent"))
+    return narrow(frame, keep, _GRAPH_FIELDS, ("file", "line", "type", "event_ms", "event_time", "from_agent", "to_agent"))
 
 
 def message_counts(events: pl.DataFrame | pl.LazyFrame) -> pl.DataFrame:
     """Messages per exchange direction: the ``a2a.send`` and ``a2a.response`` events of the
     exchanges requester → target (the reply and every ping-pong turn included), by
-    ``fromAgent`` (requester) and ``toAgent`` (target).
+    ``from_agent`` (requester) and ``to_agent`` (target).
 
     Examples
     --------
@@ -105,13 +105,13 @@ def message_counts(events: pl.DataFrame | pl.LazyFrame) -> pl.DataFrame:
 def _message_counts(ex: pl.LazyFrame) -> pl.DataFrame:
     t = pl.col("type")
     return (
-        ex.filter(t.is_in(MESSAGE_TYPES) & pl.col("_requester").is_not_null() & pl.col("_target").is_not_null())
-        .group_by(pl.col("_requester").alias("fromAgent"), pl.col("_target").alias("toAgent"))
+        ex.filter(t.is_in(MESSAGE_TYPES) & pl.col("requester").is_not_null() & pl.col("target").is_not_null())
+        .group_by(pl.col("requester").alias("from_agent"), pl.col("target").alias("to_agent"))
         .agg(
             (t == "a2a.send").sum().cast(pl.Int64).alias("sends"),
             (t == "a2a.response").sum().cast(pl.Int64).alias("responses"),
         )
-        .sort("fromAgent", "toAgent")
+        .sort("from_agent", "to_agent")
         .collect()
     )
 
@@ -152,11 +152,11 @@ def interaction_graph(
     -------
     networkx.DiGraph
         Node attributes: ``kind`` (main/subagent), ``events`` (events it wrote as
-        ``fromAgent``), ``requested``/``received`` (exchanges), ``first_seen``/``last_seen``
+        ``from_agent``), ``requested``/``received`` (exchanges), ``first_seen``/``last_seen``
         (ISO). Edge attributes: ``messages`` (``sends`` + ``responses`` of the exchanges
         in that direction, see :func:`message_counts`), ``exchanges``,
         ``conversations`` (distinct ids), ``replied``, ``no_reply``,
-        ``concurrency_blocked``, ``no_reply_share``, ``p50/p95/p99_first_reply_ms``,
+        ``concurrency_blocked``, ``no_reply_share``, ``p50/p95/p99_first_reply_s``,
         ``mean_turns``, ``retries``, ``spawns`` and ``delegation`` (any ``a2a.spawn``).
     """
     a2a = _select(events, window, work_session)
@@ -164,20 +164,20 @@ def interaction_graph(
     msgs = _message_counts(ex.lazy())
     conv = _conversations_of(ex.lazy())
     stats = pair_stats(conv)
-    conv_ids = conv.group_by("fromAgent", "toAgent").agg(pl.col("conversationId").n_unique().alias("conversations"))
+    conv_ids = conv.group_by("from_agent", "to_agent").agg(pl.col("conversation_id").n_unique().alias("conversations"))
     spawns = (
-        a2a.lazy().filter((pl.col("type") == "a2a.spawn") & pl.col("fromAgent").is_not_null() & pl.col("toAgent").is_not_null())
-        .group_by("fromAgent", "toAgent")
+        a2a.lazy().filter((pl.col("type") == "a2a.spawn") & pl.col("from_agent").is_not_null() & pl.col("to_agent").is_not_null())
+        .group_by("from_agent", "to_agent")
         .len("spawns")
         .with_columns(pl.col("spawns").cast(pl.Int64))
         .collect()
     )
-    keys = ["fromAgent", "toAgent"]
+    keys = ["from_agent", "to_agent"]
     edges = (
         msgs.join(stats, on=keys, how="full", coalesce=True)
         .join(conv_ids, on=keys, how="full", coalesce=True)
         .join(spawns, on=keys, how="full", coalesce=True)
-        .filter(pl.col("fromAgent").is_not_null() & pl.col("toAgent").is_not_null())
+        .filter(pl.col("from_agent").is_not_null() & pl.col("to_agent").is_not_null())
         .with_columns(
             pl.col("sends", "responses", "exchanges", "replied", "no_reply", "concurrency_blocked", "spawns",
                    "conversations", "retries").fill_null(0),
@@ -194,10 +194,10 @@ def interaction_graph(
     for row in nodes.iter_rows(named=True):
         g.add_node(row.pop("agent"), **_clean(row))
     edge_cols = ["messages", "sends", "responses", "exchanges", "conversations", "replied", "no_reply",
-                 "concurrency_blocked", "no_reply_share", "p50_first_reply_ms", "p95_first_reply_ms",
-                 "p99_first_reply_ms", "mean_turns", "retries", "spawns", "delegation"]
+                 "concurrency_blocked", "no_reply_share", "p50_first_reply_s", "p95_first_reply_s",
+                 "p99_first_reply_s", "mean_turns", "retries", "spawns", "delegation"]
     for row in edges.select(*keys, *edge_cols).iter_rows(named=True):
-        g.add_edge(row.pop("fromAgent"), row.pop("toAgent"), **_clean(row))
+        g.add_edge(row.pop("from_agent"), row.pop("to_agent"), **_clean(row))
     g.graph = _clean(g.graph)
     return g
 
@@ -206,8 +206,8 @@ def _nodes(a2a_frame: pl.DataFrame, conv: pl.DataFrame, main_agents: Iterable[st
     a2a = a2a_frame.lazy()
     both = pl.concat(
         [
-            a2a.select(pl.col("fromAgent").alias("agent"), "event_time", pl.lit(1).alias("wrote")),
-            a2a.select(pl.col("toAgent").alias("agent"), "event_time", pl.lit(0).alias("wrote")),
+            a2a.select(pl.col("from_agent").alias("agent"), "event_time", pl.lit(1).alias("wrote")),
+            a2a.select(pl.col("to_agent").alias("agent"), "event_time", pl.lit(0).alias("wrote")),
         ]
     ).filter(pl.col("agent").is_not_null())
     activity = both.group_by("agent").agg(
@@ -219,7 +219,7 @@ def _nodes(a2a_frame: pl.DataFrame, conv: pl.DataFrame, main_agents: Iterable[st
         key = js_trim_expr(_D.struct.field("sourceSessionKey").fill_null(_D.struct.field("requesterSessionKey")))
         mains = set(
             a2a.filter(key.str.contains(r"(?i)^agent:[^:]+:main$"))
-            .select(pl.col("fromAgent").str.to_lowercase())
+            .select(pl.col("from_agent").str.to_lowercase())
             .unique()
             .collect()
             .to_series()
@@ -228,7 +228,7 @@ def _nodes(a2a_frame: pl.DataFrame, conv: pl.DataFrame, main_agents: Iterable[st
         ) | {"main", "ruda"}
         mains |= set(
             a2a.filter(js_trim_expr(_D.struct.field("targetSessionKey")).str.contains(r"(?i)^agent:[^:]+:main$"))
-            .select(pl.col("toAgent").str.to_lowercase())
+            .select(pl.col("to_agent").str.to_lowercase())
             .unique()
             .collect()
             .to_series()
@@ -237,8 +237,8 @@ def _nodes(a2a_frame: pl.DataFrame, conv: pl.DataFrame, main_agents: Iterable[st
         )
     else:
         mains = {m.strip().lower() for m in main_agents}
-    requested = conv.group_by(pl.col("fromAgent").alias("agent")).len("requested")
-    received = conv.group_by(pl.col("toAgent").alias("agent")).len("received")
+    requested = conv.group_by(pl.col("from_agent").alias("agent")).len("requested")
+    received = conv.group_by(pl.col("to_agent").alias("agent")).len("received")
     return (
         activity.join(requested, on="agent", how="left")
         .join(received, on="agent", how="left")
@@ -264,14 +264,14 @@ def conversation_tree(events: pl.DataFrame | pl.LazyFrame) -> nx.DiGraph:
     conv, parent = _text("conversationId"), _text("parentConversationId")
     nodes = (
         lf.filter(conv.is_not_null())
-        .group_by(conv.alias("conversationId"))
+        .group_by(conv.alias("conversation_id"))
         .agg(
             pl.len().cast(pl.Int64).alias("events"),
             pl.col("event_time").min().alias("first_seen"),
-            pl.concat_list("fromAgent", "toAgent").list.explode(keep_nulls=False, empty_as_null=False)
+            pl.concat_list("from_agent", "to_agent").list.explode(keep_nulls=False, empty_as_null=False)
             .drop_nulls().unique().sort().str.join(",").alias("agents"),
         )
-        .sort("conversationId")
+        .sort("conversation_id")
         .collect()
     )
     links = (
@@ -283,7 +283,7 @@ def conversation_tree(events: pl.DataFrame | pl.LazyFrame) -> nx.DiGraph:
     )
     tree = nx.DiGraph()
     for row in nodes.iter_rows(named=True):
-        tree.add_node(row.pop("conversationId"), **_clean(row))
+        tree.add_node(row.pop("conversation_id"), **_clean(row))
     tree.add_edges_from(links.iter_rows())
     return tree
 

@@ -56,7 +56,7 @@ def directly_follows(
     -------
     pl.DataFrame
         ``source, target, count, cases`` (distinct cases with that step),
-        ``median_ms`` / ``mean_ms`` (time between the two events), sorted by count.
+        ``median_s`` / ``mean_s`` (seconds between the two events), sorted by count.
 
     Examples
     --------
@@ -86,8 +86,8 @@ def directly_follows(
         .agg(
             pl.len().cast(pl.Int64).alias("count"),
             pl.col("case").n_unique().cast(pl.Int64).alias("cases"),
-            pl.col("gap").median().alias("median_ms"),
-            pl.col("gap").mean().alias("mean_ms"),
+            (pl.col("gap").median() / 1000.0).alias("median_s"),
+            (pl.col("gap").mean() / 1000.0).alias("mean_s"),
         )
         .sort(["count", "source", "target"], descending=[True, False, False])
         .collect()
@@ -129,7 +129,7 @@ def _iso(ms: pl.Expr) -> pl.Expr:
 def _ocel_frames(events: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
     """(events, relationships, objects) frames of the OCEL export."""
     files = events["file"].unique(maintain_order=True).to_list()
-    agent = js_trim_expr(pl.col("agentId"))
+    agent = js_trim_expr(pl.col("agent_id"))
     frm = pl.coalesce(_text("fromAgent"), _text("senderAgentId"))
     to = pl.coalesce(_text("toAgent"), _text("targetAgentId"))
     ev = events.lazy().select(

@@ -9,8 +9,8 @@ from pathlib import Path
 
 from a2a_lab.cli._common import CliError
 
-#: Columns of ``conversations --json`` (every column of the frame; times as epoch ms).
-_JSON_DROP = ("startTime",)
+#: How ``conversations --json`` writes the frame's UTC ``*_time`` columns.
+_JSON_TIME_FORMAT = "%Y-%m-%dT%H:%M:%S%.3fZ"
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -40,13 +40,15 @@ def run_conversations(args: argparse.Namespace) -> int:
             if out.suffix == ".parquet":
                 conv.write_parquet(out)
             else:
-                conv.drop(_JSON_DROP).write_csv(out)
+                conv.write_csv(out)
         except OSError as exc:
             raise CliError(f"cannot write {out}: {exc.strerror or exc}") from None
         print(f"{conv.height} conversations written to {out}", file=sys.stderr)
         return 0
-    rows = conv.drop(_JSON_DROP).to_dicts()
     if args.json:
+        import polars.selectors as cs
+
+        rows = conv.with_columns(cs.datetime().dt.convert_time_zone("UTC").dt.strftime(_JSON_TIME_FORMAT)).to_dicts()
         json.dump(rows, sys.stdout, ensure_ascii=False)
         sys.stdout.write("\n")
     else:

@@ -28,7 +28,7 @@ import polars as pl
 from pydantic import ValidationError
 
 from a2a_lab.reference.jsstr import JS_WHITESPACE, js_trim
-from a2a_lab.schema import CoordinationEvent, EventData, data_dtype, raw_event_dtype
+from a2a_lab.schema import FRAME_COLUMN_NAMES, LOG_FIELD_NAMES, CoordinationEvent, EventData, data_dtype, raw_event_dtype
 
 #: Lines per Polars decode call; a refused chunk is bisected down to ``_MIN_CHUNK`` lines.
 _CHUNK = 16_384
@@ -428,7 +428,7 @@ def _fast_path(frame: pl.DataFrame, exact: bool) -> tuple[pl.DataFrame, list[pl.
         slow.append(fast.filter(~ok).select("line", "text"))
         fast = fast.filter(ok)
     events = fast.select(pl.col("line"), pl.col("_ev").struct.unnest(), pl.col("text").alias("raw"))
-    return events, slow, n_blank
+    return events.rename(FRAME_COLUMN_NAMES), slow, n_blank
 
 
 def _exact(frame: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
@@ -453,14 +453,15 @@ def event_columns_schema() -> pl.Schema:
     """Schema of decoded events before provenance and time columns are added."""
     top = raw_event_dtype()
     cols: dict[str, pl.DataType] = {"line": pl.Int64()}
-    cols.update({f.name: f.dtype for f in top.fields})
+    cols.update({FRAME_COLUMN_NAMES.get(f.name, f.name): f.dtype for f in top.fields})
     cols["raw"] = pl.String()
     return pl.Schema(cols)
 
 
 def rows_to_events(rows: list[dict[str, Any]]) -> pl.DataFrame:
-    """Build decoded-event rows (typed dicts) into a frame of the derived schema."""
-    return pl.DataFrame(rows, schema=event_columns_schema())
+    """Build decoded-event rows (typed dicts keyed by log field) into a frame of the derived schema."""
+    log_names = {LOG_FIELD_NAMES.get(k, k): v for k, v in event_columns_schema().items()}
+    return pl.DataFrame(rows, schema=log_names).rename(FRAME_COLUMN_NAMES)
 
 
 def _rejects_frame(rows: list[dict[str, Any]]) -> pl.DataFrame:

@@ -20,7 +20,7 @@ from a2a_lab.io._decode import (
 )
 from a2a_lab.io._sources import Source, read_bytes, resolve_source
 from a2a_lab.io._timestamps import with_event_time
-from a2a_lab.schema import polars_schema
+from a2a_lab.schema import LOG_FIELD_NAMES, polars_schema
 
 _REPORT_COLS = {"file": pl.String, "line": pl.Int64}
 
@@ -298,7 +298,7 @@ def write_events(events: pl.DataFrame, path: str | Path | None = None) -> str | 
     columns with absent (null) fields omitted. Returns the text when ``path`` is None.
     """
     out: list[str] = []
-    typed_cols = [c for c in ("type", "agentId", "ts", "timestampMs", "timestamp", "status", "data") if c in events.columns]
+    typed_cols = [c for c in ("type", "agent_id", "ts", "timestamp_ms", "timestamp", "status", "data") if c in events.columns]
     has_raw = "raw" in events.columns
     for row in events.select([*typed_cols, *(["raw"] if has_raw else [])]).iter_rows(named=True):
         raw = row.get("raw")
@@ -321,7 +321,7 @@ def _from_typed(row: Mapping[str, Any], cols: list[str]) -> dict[str, Any]:
             v = {k: x for k, x in v.items() if x is not None}
         elif isinstance(v, float) and v.is_integer():
             v = int(v)
-        obj[c] = v
+        obj[LOG_FIELD_NAMES.get(c, c)] = v
     if "data" in obj:
         obj["data"] = {k: (int(x) if isinstance(x, float) and x.is_integer() else x) for k, x in obj["data"].items()}
     return obj

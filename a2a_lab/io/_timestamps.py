@@ -71,11 +71,11 @@ def iso_to_ms_expr(expr: pl.Expr, timezone: str = "UTC") -> pl.Expr:
 
 
 def event_ms_expr(timezone: str = "UTC") -> pl.Expr:
-    """Rules §2 on the event frame's ``timestampMs``, ``ts`` and ``timestamp`` columns.
+    """Rules §2 on the event frame's ``timestamp_ms``, ``ts`` and ``timestamp`` columns.
 
     A zero falls through (**quirk** of the reference); nothing usable gives 0.
     """
-    tms = pl.col("timestampMs")
+    tms = pl.col("timestamp_ms")
     ts = pl.col("ts")
     iso = iso_to_ms_expr(pl.col("timestamp"), timezone).cast(pl.Float64)
     return (
@@ -94,7 +94,7 @@ def with_event_time(events: pl.DataFrame, timezone: str = "UTC") -> pl.DataFrame
     rows: parsing a column that is null almost everywhere would allocate for every row.
     Everything stays an expression on the frame, so its chunks are not copied.
     """
-    tms, ts = pl.col("timestampMs"), pl.col("ts")
+    tms, ts = pl.col("timestamp_ms"), pl.col("ts")
     numeric = pl.when(tms.is_not_null() & (tms != 0)).then(tms).when(ts.is_not_null() & (ts != 0)).then(ts)
     needs_iso = events.select((numeric.is_null() & pl.col("timestamp").is_not_null()).any()).item()
     if needs_iso:

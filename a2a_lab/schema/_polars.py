@@ -9,7 +9,7 @@ from functools import cache
 import polars as pl
 from pydantic import BaseModel
 
-from a2a_lab.schema.event import CoordinationEvent, EventData
+from a2a_lab.schema.event import FRAME_COLUMN_NAMES, CoordinationEvent, EventData
 
 
 def _leaf_dtype(annotation: object) -> pl.DataType:
@@ -57,16 +57,19 @@ def raw_event_dtype() -> pl.Struct:
 def polars_schema() -> pl.Schema:
     """The schema of the event frame returned by :func:`a2a_lab.load`.
 
+    Top-level log fields become snake_case columns (``agentId`` → ``agent_id``,
+    :data:`a2a_lab.schema.event.FRAME_COLUMN_NAMES`); ``data`` keeps the log's field names.
+
     Examples
     --------
     >>> schema = polars_schema()
     >>> list(schema)[:4]
-    ['file', 'line', 'type', 'agentId']
+    ['file', 'line', 'type', 'agent_id']
     """
     top = raw_event_dtype()
     cols: dict[str, pl.DataType] = {"file": pl.String(), "line": pl.Int64()}
     for field in top.fields:
-        cols[field.name] = field.dtype
+        cols[FRAME_COLUMN_NAMES.get(field.name, field.name)] = field.dtype
     cols["event_ms"] = pl.Float64()
     cols["event_time"] = pl.Datetime("ms", "UTC")
     cols["raw"] = pl.String()

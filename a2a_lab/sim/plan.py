@@ -263,7 +263,7 @@ def _trace(wl: TraceArrivals) -> tuple[np.ndarray, list[str], list[str], list[st
         ev.filter(pl.col("type") == "a2a.send")
         .select(
             "event_ms",
-            js_trim_expr(pl.coalesce(d.struct.field("fromAgent"), d.struct.field("senderAgentId"), pl.col("agentId"))).alias("f"),
+            js_trim_expr(pl.coalesce(d.struct.field("fromAgent"), d.struct.field("senderAgentId"), pl.col("agent_id"))).alias("f"),
             js_trim_expr(pl.coalesce(d.struct.field("toAgent"), d.struct.field("targetAgentId"))).alias("t"),
             d.struct.field("message").alias("m"),
         )

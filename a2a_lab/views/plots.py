@@ -89,12 +89,12 @@ def _wall_clock(col: str, tz: str | None, alias: str) -> list[pl.Expr]:
 def swimlane(events: pl.DataFrame, *, every: str = "1h", tz: str | None = None, top: int = 30) -> alt.Chart:
     """Agent × time: events written per agent per ``every`` bucket (A2A events only).
 
-    Rows are agents (``fromAgent``, else ``agentId``), most active first, at most ``top``.
+    Rows are agents (``from_agent``, else ``agent_id``), most active first, at most ``top``.
     """
     tz = tz or display_timezone()
     agent = (
-        pl.coalesce(pl.col("fromAgent"), pl.col("agentId")) if "fromAgent" in events.columns
-        else pl.coalesce(pl.col("data").struct.field("fromAgent"), pl.col("agentId"))
+        pl.coalesce(pl.col("from_agent"), pl.col("agent_id")) if "from_agent" in events.columns
+        else pl.coalesce(pl.col("data").struct.field("fromAgent"), pl.col("agent_id"))
     )
     counts = (
         events.lazy()
@@ -131,10 +131,10 @@ def latency_by_pair(conversations: pl.DataFrame, *, top: int = 15, min_exchanges
 
     The ``top`` pairs by median latency among pairs with at least ``min_exchanges`` replies.
     """
-    lat = pl.col("firstReplyMs") / 1000
+    lat = pl.col("first_reply_s")
     q = (
-        conversations.filter(pl.col("firstReplyMs").is_not_null())
-        .group_by("fromAgent", "toAgent")
+        conversations.filter(pl.col("first_reply_s").is_not_null())
+        .group_by("from_agent", "to_agent")
         .agg(
             pl.len().alias("replies"),
             lat.quantile(0.05, "linear").alias("p5"),
@@ -144,7 +144,7 @@ def latency_by_pair(conversations: pl.DataFrame, *, top: int = 15, min_exchanges
             lat.quantile(0.95, "linear").alias("p95"),
         )
         .filter(pl.col("replies") >= min_exchanges)
-        .with_columns(pl.concat_str("fromAgent", pl.lit(" → "), "toAgent").alias("pair"))
+        .with_columns(pl.concat_str("from_agent", pl.lit(" → "), "to_agent").alias("pair"))
         .sort("p50", "pair", descending=[True, False])
         .head(top)
     )
@@ -167,29 +167,29 @@ def pair_heatmap(conversations: pl.DataFrame, *, value: str = "exchanges") -> al
     ``value``: ``exchanges``, ``no_reply_rate`` or ``p50_first_reply_s``.
     """
     finished = (pl.col("outcome") == "replied").sum() + (pl.col("outcome") == "no_reply").sum()
-    agg = conversations.group_by("fromAgent", "toAgent").agg(
+    agg = conversations.group_by("from_agent", "to_agent").agg(
         pl.len().alias("exchanges"),
         ((pl.col("outcome") == "no_reply").sum() / pl.when(finished > 0).then(finished)).alias("no_reply_rate"),
-        (pl.col("firstReplyMs").median() / 1000).alias("p50_first_reply_s"),
-    ).drop_nulls(["fromAgent", "toAgent"])
+        pl.col("first_reply_s").median().alias("p50_first_reply_s"),
+    ).drop_nulls(["from_agent", "to_agent"])
     if value not in ("exchanges", "no_reply_rate", "p50_first_reply_s"):
         raise ValueError(f"value must be exchanges, no_reply_rate or p50_first_reply_s, not {value!r}")
-    data = _guard(agg.sort("fromAgent", "toAgent"), "pair_heatmap")
+    data = _guard(agg.sort("from_agent", "to_agent"), "pair_heatmap")
     scheme = {"exchanges": "blues", "no_reply_rate": "reds", "p50_first_reply_s": "oranges"}[value]
     return (
         alt.Chart(data, title=f"Requester × target: {value.replace('_', ' ')}")
         .mark_rect()
         .encode(
-            x=alt.X("toAgent:N", title="target", sort="ascending"),
-            y=alt.Y("fromAgent:N", title="requester", sort="ascending"),
+            x=alt.X("to_agent:N", title="target", sort="ascending"),
+            y=alt.Y("from_agent:N", title="requester", sort="ascending"),
             color=alt.Color(f"{value}:Q", scale=alt.Scale(scheme=scheme), title=value),
-            tooltip=["fromAgent:N", "toAgent:N", "exchanges:Q",
+            tooltip=["from_agent:N", "to_agent:N", "exchanges:Q",
                      alt.Tooltip("no_reply_rate:Q", format=".0%"), alt.Tooltip("p50_first_reply_s:Q", format=".1f")],
         )
     )
 
 
-def outcome_bars(conversations: pl.DataFrame, *, by: str = "toAgent") -> alt.Chart:
+def outcome_bars(conversations: pl.DataFrame, *, by: str = "to_agent") -> alt.Chart:
     """Exchanges by outcome, per ``by`` (target agent by default), stacked."""
     data = _guard(
         conversations.group_by(by, "outcome").len("exchanges").drop_nulls(by).sort(by, "outcome"),
@@ -207,7 +207,7 @@ def outcome_bars(conversations: pl.DataFrame, *, by: str = "toAgent") -> alt.Cha
     )
 
 
-def category_bars(frame: pl.DataFrame, *, column: str = "collabCategory", title: str | None = None) -> alt.Chart:
+def category_bars(frame: pl.DataFrame, *, column: str = "collab_category", title: str | None = None) -> alt.Chart:
     """Counts per collaboration category (of enriched events or of work sessions)."""
     data = _guard(frame.group_by(column).len("count").drop_nulls(column).sort("count", column, descending=[True, False]),
                   "category_bars")
@@ -242,7 +242,7 @@ def graph_chart(g: nx.DiGraph, *, weight: str = "messages", seed: int = 7, title
             {"from": a, "to": b, "x": float(pos[a][0]), "y": float(pos[a][1]), "x2": float(pos[b][0]),
              "y2": float(pos[b][1]), "weight": float(d.get(weight, 0) or 0), "delegation": bool(d.get("delegation")),
              "exchanges": int(d.get("exchanges", 0) or 0),
-             "p50_s": (d["p50_first_reply_ms"] / 1000) if d.get("p50_first_reply_ms") is not None else None}
+             "p50_s": d.get("p50_first_reply_s")}
             for a, b, d in sorted(g.edges(data=True), key=lambda e: (e[0], e[1])) if a != b
         ],
         schema={"from": pl.String, "to": pl.String, "x": pl.Float64, "y": pl.Float64, "x2": pl.Float64,
@@ -286,7 +286,7 @@ def dfg_chart(dfg: pl.DataFrame, *, min_count: int = 1, title: str = "Directly-f
     the two. Activities are ordered by when they typically happen (▶ start first, ■ end
     last); steps seen fewer than ``min_count`` times are left out.
     """
-    kept = dfg.filter(pl.col("count") >= min_count).with_columns((pl.col("median_ms") / 1000).alias("median_s"))
+    kept = dfg.filter(pl.col("count") >= min_count)
     _guard(kept, "dfg_chart")
     # order activities by their distance from ▶ start (breadth-first over the steps kept),
     # busier activities first at equal distance; ■ end last

@@ -58,8 +58,8 @@ __all__ = [
 
 #: Columns of :func:`thread_messages`, in order.
 MESSAGE_COLUMNS: tuple[str, ...] = (
-    "threadId",
-    "threadTitle",
+    "thread_id",
+    "thread_title",
     "n",
     "time",
     "sender",
@@ -68,8 +68,8 @@ MESSAGE_COLUMNS: tuple[str, ...] = (
     "kind",
     "label",
     "turn",
-    "maxTurns",
-    "taskId",
+    "max_turns",
+    "task_id",
     "title",
     "text",
     "html",
@@ -256,9 +256,9 @@ def task_titles(enriched: pl.DataFrame | pl.LazyFrame) -> pl.DataFrame:
     """
     lf = enriched.lazy().with_row_index("_row")
     from_events = lf.select(
-        js_string_expr(_D.field("taskId")).alias("taskId"),
+        js_string_expr(_D.field("taskId")).alias("task_id"),
         js_string_expr(_D.field("title")).alias("title"),
-        pl.lit("event").alias("titleSource"),
+        pl.lit("event").alias("title_source"),
         pl.lit(0).alias("_rank"),
         "event_ms",
         "_row",
@@ -266,9 +266,9 @@ def task_titles(enriched: pl.DataFrame | pl.LazyFrame) -> pl.DataFrame:
     payload = _D.field("payloadJson")
     delegations = lf.filter(payload.is_not_null()).select(
         payload.str.json_path_match("$.type").alias("_kind"),
-        js_string_expr(payload.str.json_path_match("$.taskId")).alias("taskId"),
+        js_string_expr(payload.str.json_path_match("$.taskId")).alias("task_id"),
         js_string_expr(payload.str.json_path_match("$.taskTitle")).alias("title"),
-        pl.lit("payload").alias("titleSource"),
+        pl.lit("payload").alias("title_source"),
         pl.lit(1).alias("_rank"),
         "event_ms",
         "_row",
@@ -276,12 +276,12 @@ def task_titles(enriched: pl.DataFrame | pl.LazyFrame) -> pl.DataFrame:
     from_payloads = delegations.filter(pl.col("_kind") == "task_delegation").drop("_kind")
     return (
         pl.concat([from_events, from_payloads])
-        .filter(pl.col("taskId").is_not_null() & pl.col("title").is_not_null())
+        .filter(pl.col("task_id").is_not_null() & pl.col("title").is_not_null())
         .sort("_rank", "event_ms", "_row")
-        .group_by("taskId", maintain_order=True)
+        .group_by("task_id", maintain_order=True)
         .first()
-        .select("taskId", "title", "titleSource")
-        .sort("taskId")
+        .select("task_id", "title", "title_source")
+        .sort("task_id")
         .collect()
     )
 
@@ -304,7 +304,7 @@ def session_titles(enriched: pl.DataFrame | pl.LazyFrame, titles: pl.DataFrame |
     Returns
     -------
     pl.DataFrame
-        ``workSessionId, taskId, title, firstMessage`` (null where absent), one row per
+        ``work_session_id, task_id, title, first_message`` (null where absent), one row per
         workSessionId of the events, sorted by it.
 
     Examples
@@ -324,24 +324,24 @@ def session_titles(enriched: pl.DataFrame | pl.LazyFrame, titles: pl.DataFrame |
         enriched.lazy()
         .with_row_index("_row")
         .select(
-            js_string_expr(_D.field("workSessionId")).alias("workSessionId"),
-            js_string_expr(_D.field("taskId")).alias("taskId"),
+            js_string_expr(_D.field("workSessionId")).alias("work_session_id"),
+            js_string_expr(_D.field("taskId")).alias("task_id"),
             js_string_expr(_D.field("message")).alias("message"),
             "event_ms",
             "_row",
         )
-        .filter(pl.col("workSessionId").is_not_null())
-        .join(titles.lazy().select("taskId", "title"), on="taskId", how="left")
+        .filter(pl.col("work_session_id").is_not_null())
+        .join(titles.lazy().select("task_id", "title"), on="task_id", how="left")
         .sort("event_ms", "_row")
-        .group_by("workSessionId")
+        .group_by("work_session_id")
         .agg(
-            pl.coalesce(pl.col("taskId").filter(titled).first(), pl.col("taskId").drop_nulls().first()).alias(
-                "taskId"
+            pl.coalesce(pl.col("task_id").filter(titled).first(), pl.col("task_id").drop_nulls().first()).alias(
+                "task_id"
             ),
             pl.col("title").drop_nulls().first(),
-            pl.col("message").drop_nulls().first().alias("firstMessage"),
+            pl.col("message").drop_nulls().first().alias("first_message"),
         )
-        .sort("workSessionId")
+        .sort("work_session_id")
         .collect()
     )
 
@@ -368,7 +368,7 @@ _TEXT_FIELDS = ("message", "replyPreview", "summary", "reason", "description", "
 
 
 def _labelled(frame: pl.LazyFrame, *, max_wait_ms: float) -> pl.LazyFrame:
-    """Add ``kind`` and ``label`` to thread rows in thread order (``threadId`` set).
+    """Add ``kind`` and ``label`` to thread rows in thread order (``thread_id`` set).
 
     A ``blocked`` response is a concurrency refusal when the next ``a2a.complete`` of the
     same thread and agent pair says ``concurrencyBlocked`` (runtime §3b: that always wins);
@@ -393,7 +393,7 @@ def _labelled(frame: pl.LazyFrame, *, max_wait_ms: float) -> pl.LazyFrame:
     pair_high = pl.max_horizontal(pl.col("sender").fill_null(""), pl.col("receiver").fill_null(""))
     blocked_complete = pl.when(is_complete).then(_D.field("concurrencyBlocked").fill_null(False))
     frame = frame.with_columns(
-        blocked_complete.backward_fill().over("threadId", pair_low, pair_high).fill_null(False).alias("_refusedNext"),
+        blocked_complete.backward_fill().over("thread_id", pair_low, pair_high).fill_null(False).alias("_refusedNext"),
         outcome.alias("_outcome"),
         text_kind.alias("_textKind"),
         pl.coalesce(field_reason, pl.when(text_kind == "no_reply").then(text_reason)).alias("_reason"),
@@ -526,7 +526,7 @@ def _labelled(frame: pl.LazyFrame, *, max_wait_ms: float) -> pl.LazyFrame:
 # ---------------------------------------------------------------------------------------
 def _session_row(result: WorkSessionsResult, session: str) -> dict[str, Any]:
     """The session row of ``session`` (an ``id`` such as ``ws:…``, or a workSessionId)."""
-    rows = result.sessions.filter((pl.col("id") == session) | (pl.col("workSessionId") == session))
+    rows = result.sessions.filter((pl.col("id") == session) | (pl.col("work_session_id") == session))
     if rows.height == 0:
         raise KeyError(f"no work session {session!r} in this result (was it filtered out?)")
     return rows.row(0, named=True)
@@ -562,51 +562,51 @@ def _all_messages(
 ) -> tuple[dict[str, Any], pl.DataFrame]:
     """The session row and every message of its threads (before any search)."""
     row = _session_row(result, session)
-    ws_id = row["workSessionId"]
-    members = result.thread_events.filter(pl.col("workSessionId").eq_missing(ws_id))
-    thread_rows = result.threads.filter(pl.col("workSessionId").eq_missing(ws_id))
+    ws_id = row["work_session_id"]
+    members = result.thread_events.filter(pl.col("work_session_id").eq_missing(ws_id))
+    thread_rows = result.threads.filter(pl.col("work_session_id").eq_missing(ws_id))
     if threads is not None:
         wanted = list(threads)
-        members = members.filter(pl.col("threadId").is_in(wanted))
+        members = members.filter(pl.col("thread_id").is_in(wanted))
         thread_rows = thread_rows.filter(pl.col("id").is_in(wanted))
     titles = task_titles(enriched) if titles is None else titles
     texts = pl.coalesce(*(js_string_expr(_D.field(name)) for name in _TEXT_FIELDS))
     frame = (
         members.lazy()
-        .select("threadId", "file", "line")
+        .select("thread_id", "file", "line")
         .with_row_index("_order")
         .join(
-            enriched.lazy().select("file", "line", "type", "event_time", "fromAgent", "toAgent", "data"),
+            enriched.lazy().select("file", "line", "type", "event_time", "from_agent", "to_agent", "data"),
             on=["file", "line"],
             how="left",
         )
         .sort("_order")
         .with_columns(
-            pl.col("fromAgent").alias("sender"),
-            pl.col("toAgent").alias("receiver"),
-            js_string_expr(_D.field("taskId")).alias("taskId"),
-            pl.int_range(1, pl.len() + 1).over("threadId").alias("n"),
+            pl.col("from_agent").alias("sender"),
+            pl.col("to_agent").alias("receiver"),
+            js_string_expr(_D.field("taskId")).alias("task_id"),
+            pl.int_range(1, pl.len() + 1).over("thread_id").alias("n"),
             pl.col("event_time").dt.convert_time_zone(timezone).alias("time"),
             _D.field("turn").cast(pl.Int64, strict=False).alias("turn"),
-            _D.field("maxTurns").cast(pl.Int64, strict=False).alias("maxTurns"),
+            _D.field("maxTurns").cast(pl.Int64, strict=False).alias("max_turns"),
             mentions_expr(texts, discord_users).alias("text"),
         )
     )
     # a message's task title: its own task's, else that of the task its payload is about
     # (a delegation or a status report names the delegated task)
-    title_of = titles.lazy().select("taskId", "title")
+    title_of = titles.lazy().select("task_id", "title")
     frame = (
         _labelled(frame, max_wait_ms=max_wait_ms)
         .with_columns(js_string_expr(_D.field("payloadJson").str.json_path_match("$.taskId")).alias("_payloadTask"))
-        .join(title_of, on="taskId", how="left")
-        .join(title_of.rename({"taskId": "_payloadTask", "title": "_payloadTitle"}), on="_payloadTask", how="left")
+        .join(title_of, on="task_id", how="left")
+        .join(title_of.rename({"task_id": "_payloadTask", "title": "_payloadTitle"}), on="_payloadTask", how="left")
         .with_columns(pl.coalesce("title", "_payloadTitle").alias("title"))
     )
-    start_time = pl.col("startTime").cast(pl.Int64).cast(pl.Datetime("ms", "UTC")).dt.convert_time_zone(timezone)
-    from_known, to_known = pl.col("fromAgent") != "unknown", pl.col("toAgent") != "unknown"
+    start_time = pl.col("start_time").dt.convert_time_zone(timezone)
+    from_known, to_known = pl.col("from_agent") != "unknown", pl.col("to_agent") != "unknown"
     # a thread keyed by one agent alone holds that agent's own events (task, plan, …)
     one_agent = pl.concat_str(
-        pl.when(from_known).then(pl.col("fromAgent")).otherwise(pl.col("toAgent")),
+        pl.when(from_known).then(pl.col("from_agent")).otherwise(pl.col("to_agent")),
         pl.lit(" · "),
         pl.col("_families"),
         pl.lit(" events"),
@@ -616,7 +616,7 @@ def _all_messages(
         pl.lit(" events from "),
         start_time.dt.strftime("%m-%d %H:%M"),
     )
-    per_thread = frame.group_by("threadId").agg(
+    per_thread = frame.group_by("thread_id").agg(
         pl.col("title").sort_by("_order").drop_nulls().first().alias("_taskTitle"),
         pl.col("type").sort_by("_order").str.split(".").list.first().unique(maintain_order=True).str.join(", ")
         .str.replace_all("_", " ")
@@ -624,23 +624,23 @@ def _all_messages(
     )
     fallback = (
         thread_rows.lazy()
-        .select("fromAgent", "toAgent", "startTime", "id", pl.col("id").alias("threadId"))
-        .join(per_thread, on="threadId", how="left")
+        .select("from_agent", "to_agent", "start_time", "id", pl.col("id").alias("thread_id"))
+        .join(per_thread, on="thread_id", how="left")
         .select(
-            "threadId",
+            "thread_id",
             "_taskTitle",
             pl.when(pl.col("id").str.starts_with("event:"))
             .then(event_title)
             .when(from_known & to_known)
-            .then(pl.concat_str(pl.col("fromAgent"), pl.lit(" ↔ "), pl.col("toAgent")))
+            .then(pl.concat_str(pl.col("from_agent"), pl.lit(" ↔ "), pl.col("to_agent")))
             .otherwise(one_agent)
             .alias("_fallback"),
         )
     )
     messages = (
-        frame.join(fallback, on="threadId", how="left")
+        frame.join(fallback, on="thread_id", how="left")
         .with_columns(
-            pl.coalesce("_taskTitle", "_fallback", "threadId").alias("threadTitle"),
+            pl.coalesce("_taskTitle", "_fallback", "thread_id").alias("thread_title"),
             markdown_html_expr(pl.col("text")).fill_null("").alias("html"),
         )
         .sort("_order")
@@ -696,12 +696,12 @@ def thread_messages(
     -------
     pl.DataFrame
         :data:`MESSAGE_COLUMNS`, threads in the dashboard's order, messages in time order:
-        ``threadId``, ``threadTitle`` (the title of the first task its messages name, else
+        ``thread_id``, ``thread_title`` (the title of the first task its messages name, else
         ``from ↔ to``, else ``<type> events from <time>``), ``n`` (1-based message number in
         the thread), ``time`` (in ``timezone``), ``sender`` → ``receiver``, ``type``,
         ``kind`` (``message, reply, turn, no_reply, refused, outcome, complete, retry, spawn,
         spawn_result, auto_route``, or the event family such as ``task``), ``label`` (what
-        happened, in words), ``turn`` / ``maxTurns`` (ping-pong turn), ``taskId`` and its
+        happened, in words), ``turn`` / ``max_turns`` (ping-pong turn), ``task_id`` and its
         ``title``, ``text`` (the message with mentions resolved), ``html`` (rendered) and
         the provenance ``file`` / ``line``.
 
@@ -785,9 +785,9 @@ def _badge(text: str, color: str) -> str:
     return f'<span style="{_BADGE.format(color)}">{_esc(text)}</span>'
 
 
-def _duration_expr(ms: pl.Expr) -> pl.Expr:
+def _duration_expr(duration_s: pl.Expr) -> pl.Expr:
     """``42 s``, ``5 min 03 s``, ``2 h 07 min``, ``3 d 4 h``."""
-    seconds = (ms / 1000).floor().cast(pl.Int64)
+    seconds = duration_s.floor().cast(pl.Int64)
 
     def two(e: pl.Expr) -> pl.Expr:
         return e.cast(pl.String).str.zfill(2)
@@ -803,8 +803,8 @@ def _duration_expr(ms: pl.Expr) -> pl.Expr:
     )
 
 
-def _local(ms: pl.Expr, timezone: str, fmt: str) -> pl.Expr:
-    return ms.cast(pl.Int64).cast(pl.Datetime("ms", "UTC")).dt.convert_time_zone(timezone).dt.strftime(fmt)
+def _local(time: pl.Expr, timezone: str, fmt: str) -> pl.Expr:
+    return time.dt.convert_time_zone(timezone).dt.strftime(fmt)
 
 
 #: Title of the session that ``unassigned=True`` builds.
@@ -830,7 +830,7 @@ class ThreadView:
     ----------
     session
         The session row (:attr:`WorkSessionsResult.sessions` columns) plus ``title`` (its
-        task's, else the first task title its messages name), ``taskId`` and ``about`` (its
+        task's, else the first task title its messages name), ``task_id`` and ``about`` (its
         first message, mentions resolved), as in :func:`session_titles`.
     messages
         The messages shown (:func:`thread_messages` columns), at most ``max_messages``.
@@ -862,9 +862,9 @@ class ThreadView:
         header = (
             f'<div style="font-size:1.15em">{_title_html(s["title"], s["about"])} '
             f"{_badge(status, _STATUS_COLORS.get(status, _DEFAULT_KIND_COLOR))}</div>"
-            f'<div style="{_MUTED}">{_esc(s["id"])} · {_esc(s["collabCategory"])}'
-            f"{' · ' + _esc(', '.join(s['collabSubTags'])) if s['collabSubTags'] else ''} · "
-            f"{s['threadCount']} threads · {s['eventCount']} events · times in {_esc(self.timezone)}</div>"
+            f'<div style="{_MUTED}">{_esc(s["id"])} · {_esc(s["collab_category"])}'
+            f"{' · ' + _esc(', '.join(s['collab_sub_tags'])) if s['collab_sub_tags'] else ''} · "
+            f"{s['thread_count']} threads · {s['event_count']} events · times in {_esc(self.timezone)}</div>"
         )
         if self.search:
             header += (
@@ -882,14 +882,14 @@ class ThreadView:
             parts.append(_SEARCH_BOX)
         current: str | None = None
         for m in rows.iter_rows(named=True):
-            if m["threadId"] != current:
+            if m["thread_id"] != current:
                 if current is not None:
                     parts.append("</div>")
-                current = m["threadId"]
+                current = m["thread_id"]
                 parts.append(
                     f'<div class="a2a-thread" style="{_THREAD}">'
-                    f"<div><strong>{_esc(m['threadTitle'])}</strong> "
-                    f'<span style="{_MUTED}">{_esc(m["threadId"])}</span></div>'
+                    f"<div><strong>{_esc(m['thread_title'])}</strong> "
+                    f'<span style="{_MUTED}">{_esc(m["thread_id"])}</span></div>'
                 )
             color = _KIND_COLORS.get(m["kind"], _DEFAULT_KIND_COLOR)
             receiver = f" → <strong>{_esc(m['receiver'])}</strong>" if m["receiver"] else ""
@@ -976,10 +976,10 @@ def thread_view(
         max_wait_ms=max_wait_ms,
         titles=titles,
     )
-    if row["workSessionId"] is None:
+    if row["work_session_id"] is None:
         title, task, about = _UNASSIGNED_TITLE, None, None
     else:
-        own = enriched.lazy().filter(js_string_expr(_D.field("workSessionId")) == row["workSessionId"])
+        own = enriched.lazy().filter(js_string_expr(_D.field("workSessionId")) == row["work_session_id"])
         titled = session_titles(own, titles)
         task, title, first = titled.row(0)[1:] if titled.height else (None, None, None)
         # a session whose own task has no title is named after the first task it talks about
@@ -1004,9 +1004,9 @@ class SessionsTable:
     Attributes
     ----------
     frame
-        The rows shown: ``id, workSessionId, status, title`` (the task's, see
+        The rows shown: ``id, work_session_id, status, title`` (the task's, see
         :func:`session_titles`), ``about`` (the session's first message, cut short),
-        ``collabCategory, collabSubTags, categorySource, threadCount, eventCount, start, last,
+        ``collab_category, collab_sub_tags, category_source, thread_count, event_count, start, last,
         duration``.
     total
         Sessions matched (before the limit).
@@ -1031,15 +1031,15 @@ class SessionsTable:
             "</tr></thead><tbody>",
         ]
         for r in self.frame.iter_rows(named=True):
-            tags = f'<div style="{_MUTED}">{_esc(", ".join(r["collabSubTags"]))}</div>' if r["collabSubTags"] else ""
-            manual = " ✎" if r["categorySource"] == "manual_override" else ""
+            tags = f'<div style="{_MUTED}">{_esc(", ".join(r["collab_sub_tags"]))}</div>' if r["collab_sub_tags"] else ""
+            manual = " ✎" if r["category_source"] == "manual_override" else ""
             parts.append(
                 "<tr>"
                 f"<td {cell}>{_badge(r['status'], _STATUS_COLORS.get(r['status'], _DEFAULT_KIND_COLOR))}</td>"
                 f"<td {cell}>{_title_html(r['title'], r['about'])}"
                 f'<div style="{_MUTED}">{_esc(r["id"])}</div></td>'
-                f"<td {cell}>{_esc(r['collabCategory'])}{manual}{tags}</td>"
-                f"<td {cell}>{r['threadCount']}</td><td {cell}>{r['eventCount']}</td>"
+                f"<td {cell}>{_esc(r['collab_category'])}{manual}{tags}</td>"
+                f"<td {cell}>{r['thread_count']}</td><td {cell}>{r['event_count']}</td>"
                 f"<td {cell}>{_esc(r['start'])}</td><td {cell}>{_esc(r['last'])}</td>"
                 f"<td {cell}>{_esc(r['duration'])}</td>"
                 "</tr>"
@@ -1100,12 +1100,12 @@ def sessions_table(
     count = result.limit_count if limit is None else limit
     sessions = result.sessions if count is None else result.sessions.head(count)
     named = session_titles(enriched, titles)
-    about = mentions_expr(pl.col("firstMessage"), discord_users)
-    frame = sessions.join(named, on="workSessionId", how="left", maintain_order="left").select(
+    about = mentions_expr(pl.col("first_message"), discord_users)
+    frame = sessions.join(named, on="work_session_id", how="left", maintain_order="left").select(
         "id",
-        "workSessionId",
+        "work_session_id",
         "status",
-        pl.when(pl.col("workSessionId").is_null())
+        pl.when(pl.col("work_session_id").is_null())
         .then(pl.lit(_UNASSIGNED_TITLE))
         .otherwise(pl.col("title"))
         .alias("title"),
@@ -1113,14 +1113,14 @@ def sessions_table(
         .then(about.str.slice(0, _ABOUT_CHARS) + pl.lit("…"))
         .otherwise(about)
         .alias("about"),
-        "collabCategory",
-        "collabSubTags",
-        "categorySource",
-        "threadCount",
-        "eventCount",
-        _local(pl.col("startTime"), timezone, "%Y-%m-%d %H:%M").alias("start"),
-        _local(pl.col("lastTime"), timezone, "%Y-%m-%d %H:%M").alias("last"),
-        _duration_expr(pl.col("durationMs")).alias("duration"),
+        "collab_category",
+        "collab_sub_tags",
+        "category_source",
+        "thread_count",
+        "event_count",
+        _local(pl.col("start_time"), timezone, "%Y-%m-%d %H:%M").alias("start"),
+        _local(pl.col("last_time"), timezone, "%Y-%m-%d %H:%M").alias("last"),
+        _duration_expr(pl.col("duration_s")).alias("duration"),
     )
     return SessionsTable(frame=frame, total=result.total_matched, timezone=timezone)
 
@@ -1153,7 +1153,7 @@ def search_chart(messages: pl.DataFrame, *, text_chars: int = 110, title: str | 
 
     Examples
     --------
-    >>> msgs = pl.DataFrame({"threadTitle": ["T"], "n": [1], "sender": ["ruda"], "receiver": ["eden"],
+    >>> msgs = pl.DataFrame({"thread_title": ["T"], "n": [1], "sender": ["ruda"], "receiver": ["eden"],
     ...     "label": ["message"], "text": ["hello"],
     ...     "time": pl.Series([0]).cast(pl.Datetime("ms", "UTC"))})
     >>> spec = search_chart(msgs).to_dict()
@@ -1180,7 +1180,7 @@ def search_chart(messages: pl.DataFrame, *, text_chars: int = 110, title: str | 
         .str.replace_all(r"\s+", " ")
         .alias("line"),
         text.str.slice(0, 1000).alias("text"),
-        pl.col("threadTitle").alias("thread"),
+        pl.col("thread_title").alias("thread"),
         pl.concat_str(
             [pl.col(c).fill_null("") for c in ("sender", "receiver", "label", "text")], separator="\n"
         )
