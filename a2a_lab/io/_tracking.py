@@ -62,6 +62,8 @@ class Cursor:
         The file's identity and state when read; an unchanged file is not opened again.
     complete
         The content was read to its end for that recorded state.
+    open_end
+        Its last line, read at the end of a rotated file, has no newline.
     """
 
     id: int
@@ -79,6 +81,7 @@ class Cursor:
     size: int = -1
     mtime_ns: int = -1
     complete: bool = False
+    open_end: bool = False
 
     def to_json(self) -> dict[str, Any]:
         """The cursor as a JSON object (the store's state file)."""
@@ -284,6 +287,7 @@ def _read_file(path: Path, cursor: Cursor, st: os.stat_result, final: bool) -> I
         offset += len(pending)
         lines += 1
         recent = (recent + pending)[-TAIL:]
+        cursor.open_end = True
         pending = b""
     cursor.name = path.name
     if offset == cursor.offset:
