@@ -135,6 +135,8 @@ class LogFollower:
         if self.store is not None:
             from a2a_lab.io._store import ingest
 
+            if not self._dir.is_dir():  # the directory may appear later
+                return _finish([], self.timezone, True)
             return ingest(self._dir, self.store, timezone=self.timezone, keep_events=True).new
         return _finish(decode_pieces(self._pieces(), self.timezone), self.timezone, True)
 

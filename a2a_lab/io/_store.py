@@ -422,8 +422,8 @@ def ingest(
     Raises
     ------
     StoreError
-        If ``store`` is another directory, holds another log directory, is busy, or the
-        timezone differs from the store's.
+        If ``logdir`` is not a directory, ``store`` is another directory or holds another
+        log directory, the store is busy, or the timezone differs from the store's.
 
     Examples
     --------
@@ -440,6 +440,8 @@ def ingest(
     if single is not None:
         raise StoreError(f"logdir: a log directory or its live file is needed, not {logdir}")
     logdir_path = logdir_path.absolute()
+    if not logdir_path.is_dir():
+        raise StoreError(f"logdir: no such directory: {logdir_path}")
     store_path = Path(store).expanduser().absolute()
     if store_path == logdir_path:
         raise StoreError("store: the store cannot be the log directory itself")
