@@ -36,6 +36,7 @@ import polars as pl
 
 from a2a_lab.io._follow import decode_piece, decode_pieces, split_target
 from a2a_lab.io._load import LoadReport, LoadResult, _counts, _finish
+from a2a_lab.io._sources import rotation_key
 from a2a_lab.io._tracking import Cursor, Piece, new_pieces
 from a2a_lab.schema import polars_schema
 
@@ -145,7 +146,6 @@ class _State:
     timezone: str
     cursors: list[Cursor]
     parts: dict[str, int]  # relative path -> rows, events and notes alike
-    next_seq: int = 0
     next_nseq: int = 0
     generation: int = 0
 
@@ -155,7 +155,6 @@ class _State:
             "version": _VERSION,
             "logdir": self.logdir,
             "timezone": self.timezone,
-            "next_seq": self.next_seq,
             "next_nseq": self.next_nseq,
             "generation": self.generation,
             "cursors": [c.to_json() for c in self.cursors],
@@ -177,7 +176,6 @@ def _read_state(store: Path) -> _State:
         timezone=obj["timezone"],
         cursors=[Cursor.from_json(c) for c in obj["cursors"]],
         parts={str(k): int(v) for k, v in obj["parts"].items()},
-        next_seq=int(obj["next_seq"]),
         next_nseq=int(obj["next_nseq"]),
         generation=int(obj["generation"]),
     )
@@ -500,12 +498,10 @@ def _ingest_piece(piece: Piece, state: _State, writer: _Writer, report: IngestRe
     piece.cursor.exact += dec.exact_lines
     exact_text = extra.height == 0 and b"\r" not in piece.data
     stored = events.drop("file").with_columns(
-        pl.int_range(state.next_seq, state.next_seq + events.height, dtype=pl.Int64).alias("seq"),
         pl.lit(piece.cursor.id, pl.Int32).alias("source"),
         _originals(piece.data, piece.first_line, events, exact_text),
     )
-    state.next_seq += events.height
-    stored = stored.select("seq", "source", *[c for c in stored.columns if c not in ("seq", "source")])
+    stored = stored.select("source", *[c for c in stored.columns if c != "source"])
     for (month,), part in stored.with_columns(_month_expr()).partition_by("_month", as_dict=True, maintain_order=True).items():
         writer.add(f"events/month={month}", part.drop("_month"))
     notes = _notes(piece, dec, extra, events["line"].to_numpy(), state.next_nseq)
@@ -523,13 +519,19 @@ def _parts(store: Path, state: _State, kind: str) -> list[Path]:
     return [store / rel for rel in sorted(state.parts) if rel.startswith(kind + "/")]
 
 
+def _ordered_cursors(state: _State) -> list[Cursor]:
+    """The sources in the loader's reading order of a directory (oldest file first)."""
+    return sorted(state.cursors, key=lambda c: (rotation_key(Path(c.name)), c.id))
+
+
 def _file_names(state: _State) -> pl.DataFrame:
     """source id → file path as the loader names it, and the source's reading rank."""
+    cursors = _ordered_cursors(state)
     return pl.DataFrame(
         {
-            "source": [c.id for c in state.cursors],
-            "file": [str(Path(state.logdir) / c.name) for c in state.cursors],
-            "_rank": list(range(len(state.cursors))),
+            "source": [c.id for c in cursors],
+            "file": [str(Path(state.logdir) / c.name) for c in cursors],
+            "_rank": list(range(len(cursors))),
         },
         schema={"source": pl.Int32, "file": pl.String, "_rank": pl.Int64},
     )
@@ -539,7 +541,7 @@ def _scan_events(store: Path, state: _State) -> pl.LazyFrame:
     parts = _parts(store, state, "events")
     if not parts:
         cols = {k: v for k, v in polars_schema().items() if k != "file"}
-        return pl.LazyFrame(schema={"seq": pl.Int64, "source": pl.Int32, **cols, "orig": pl.Binary})
+        return pl.LazyFrame(schema={"source": pl.Int32, **cols, "orig": pl.Binary})
     return pl.scan_parquet(parts)
 
 
@@ -547,21 +549,23 @@ def scan_store(store: str | os.PathLike[str], *, timezone: str | None = None) ->
     """The store's events as a LazyFrame of the event frame's columns, in reading order.
 
     Projections and filters reach the Parquet reader: ``scan_store(s).select("type")`` reads
-    one column. The order is the order the lines were ingested (file by file, oldest file
-    first), not time order; :func:`load_store` sorts by time as :func:`a2a_lab.load` does.
+    one column. Rows come file by file (oldest file first, as the loader reads a directory)
+    in line order, not in time order; :func:`load_store` sorts by time as
+    :func:`a2a_lab.load` does.
     ``timezone`` other than the store's recomputes the event time of ISO timestamps.
     """
     store_path = Path(store).expanduser()
     state = _read_state(store_path)
-    names = _file_names(state).lazy().select("source", "file")
-    frame = _scan_events(store_path, state).join(names, on="source", how="left", maintain_order="left")
+    names = _file_names(state).lazy()
+    frame = _scan_events(store_path, state).join(names, on="source", how="left")
     if timezone is not None and timezone != state.timezone:
         from a2a_lab.io._timestamps import event_ms_expr
 
+        # only ISO timestamps without an offset depend on the zone; the loader's rule again
         frame = frame.with_columns(event_ms_expr(timezone)).with_columns(
-            pl.from_epoch(pl.col("event_ms").cast(pl.Int64), "ms").dt.replace_time_zone("UTC").alias("event_time")
+            pl.col("event_ms").cast(pl.Int64, strict=False).cast(pl.Datetime("ms")).dt.replace_time_zone("UTC").alias("event_time")
         )
-    return frame.sort("seq").select(list(polars_schema()))
+    return frame.sort("_rank", "line").select(list(polars_schema()))
 
 
 def load_store(store: str | os.PathLike[str], *, timezone: str | None = None, sort: bool = True) -> LoadResult:
@@ -602,7 +606,7 @@ def load_store(store: str | os.PathLike[str], *, timezone: str | None = None, so
     ).sort(["file", "line"], maintain_order=True)
     lines: dict[str, int] = {}
     blank: dict[str, int] = {}
-    for c, name in zip(state.cursors, names["file"], strict=True):
+    for c, name in zip(_ordered_cursors(state), names["file"], strict=True):
         lines[name] = lines.get(name, 0) + c.lines
         blank[name] = blank.get(name, 0) + c.blank
     report = LoadReport(
@@ -657,7 +661,8 @@ def store_lines(store: str | os.PathLike[str]) -> pl.DataFrame:
 def export_store(store: str | os.PathLike[str], directory: str | os.PathLike[str]) -> list[Path]:
     """Write the ingested lines back as log files, byte for byte, into ``directory``.
 
-    One file per ingested file content, under its last known name; a ``.gz`` name loses
+    One file per ingested file content, under its last known name, in the loader's order
+    of a directory (oldest first); a ``.gz`` name loses
     its suffix (the content is written uncompressed), and a later content under a name
     already used (a file truncated and rewritten) gets a ``.N`` suffix. Returns the files
     written, in reading order.
@@ -670,7 +675,7 @@ def export_store(store: str | os.PathLike[str], directory: str | os.PathLike[str
     by_source = lines.partition_by("source", as_dict=True, include_key=False)
     written: list[Path] = []
     used: dict[str, int] = {}
-    for cursor in state.cursors:
+    for cursor in _ordered_cursors(state):
         name = cursor.name.removesuffix(".gz")
         version = used.get(name, 0)
         used[name] = version + 1

@@ -124,10 +124,11 @@ def _gz_blocks(path: Path, start: int, damage: list[str]) -> Iterator[bytes]:
     skip = start
     with path.open("rb") as fh:
         dec = zlib.decompressobj(wbits=31)
+        fed = False  # the current member has received input
         while True:
             raw = fh.read(1 << 20)
             if not raw:
-                if not dec.eof:
+                if fed and not dec.eof:
                     damage.append("compressed data ends early")
                 return
             while raw:
@@ -136,11 +137,13 @@ def _gz_blocks(path: Path, start: int, damage: list[str]) -> Iterator[bytes]:
                 except zlib.error as exc:
                     damage.append(f"corrupt compressed data: {exc}")
                     return
+                fed = True
                 raw = b""
                 if dec.eof:
                     # concatenated gzip members are one stream, as gunzip reads them
                     raw = dec.unused_data
                     dec = zlib.decompressobj(wbits=31)
+                    fed = False
                 if skip >= len(out):
                     skip -= len(out)
                     continue
