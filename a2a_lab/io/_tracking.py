@@ -5,11 +5,12 @@ cursor while its content keeps its beginning and the bytes just before the curso
 its name or inode becomes: the reference writer renames the live file on rotation (same
 inode, new name), ``gzip`` replaces a rotated file by a compressed copy (new inode, same
 content), ``logrotate copytruncate`` copies it and empties the original. So a file is
-matched to a cursor by a fingerprint of its first bytes (``head``) and of the bytes just
-before the cursor (``tail``); the device and inode only make the common case cheap. A
-file whose fingerprints match no cursor is new and read from its first byte, which is how
-a truncated and rewritten live file is noticed even when the rewrite is longer than what
-was read before.
+matched to a cursor by its first bytes (``head``, kept whole) and a digest of the bytes
+just before the cursor (``tail``); the device and inode only make the common case cheap.
+A file that starts like a known content but ends before its cursor is a copy still being
+written and is skipped. A file matching no cursor is new and read from its first byte,
+which is how a truncated and rewritten live file is noticed even when the rewrite is
+longer than what was read before.
 
 Both :class:`~a2a_lab.io.LogFollower` and :func:`~a2a_lab.io.ingest` read through
 :func:`new_pieces`; the follower keeps its cursors in memory, the store in its state file.
@@ -17,6 +18,7 @@ Both :class:`~a2a_lab.io.LogFollower` and :func:`~a2a_lab.io.ingest` read throug
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import os
 import zlib
@@ -30,6 +32,7 @@ from a2a_lab.io._sources import LIVE_NAME, log_files_in_dir
 #: Bytes of a file's beginning, and of the content just before a cursor, that identify it.
 HEAD = 4096
 TAIL = 4096
+_HEAD_B64 = len(base64.b64encode(bytes(HEAD)))
 #: Bytes read at a time; a piece handed to the decoder holds at most about this much.
 BLOCK = 64 * 1024 * 1024
 
@@ -54,8 +57,9 @@ class Cursor:
         Physical lines consumed.
     blank, exact
         Blank lines among them, and lines the decoder sent through its exact path.
-    head_len, head
-        Length and digest of the content's first bytes (at most :data:`HEAD`).
+    head
+        The content's first bytes (at most :data:`HEAD`), base64: kept whole, not as a
+        digest, so that a copy still being written (shorter) is recognised as one.
     tail_len, tail
         Length and digest of the bytes just before ``offset`` (at most :data:`TAIL`).
     dev, ino, size, mtime_ns
@@ -72,7 +76,6 @@ class Cursor:
     lines: int = 0
     blank: int = 0
     exact: int = 0
-    head_len: int = 0
     head: str = ""
     tail_len: int = 0
     tail: str = ""
@@ -176,10 +179,13 @@ def read_span(path: Path, start: int, end: int) -> bytes:
 
 def _compare(cursor: Cursor, path: Path, head: bytes) -> str:
     """``"same"``: the file holds the cursor's content up to its offset; ``"prefix"``: it
-    starts like it but ends before the offset (a copy or gzip still being written);
-    ``"other"``: different content."""
-    if cursor.offset == 0 or len(head) < cursor.head_len or _digest(head[: cursor.head_len]) != cursor.head:
+    holds the beginning of it (a copy or gzip still being written); ``"other"``: another
+    content."""
+    known = base64.b64decode(cursor.head)
+    if cursor.offset == 0 or head[: len(known)] != known[: len(head)]:
         return "other"
+    if len(head) < len(known):
+        return "prefix"
     tail = read_span(path, cursor.offset - cursor.tail_len, cursor.offset)
     if len(tail) < cursor.tail_len:
         return "prefix"
@@ -269,7 +275,7 @@ def _read_file(path: Path, cursor: Cursor, st: os.stat_result, final: bool) -> I
     offset, lines = cursor.offset, cursor.lines
     pending = b""
     recent = b""  # the last TAIL bytes consumed, for the new tail fingerprint
-    first = b"" if cursor.head_len >= HEAD or offset > 0 else None
+    first = b"" if offset > 0 else None
     for block in content_blocks(path, offset, damage):
         buf = pending + block
         cut = buf.rfind(b"\n") + 1
@@ -298,10 +304,9 @@ def _read_file(path: Path, cursor: Cursor, st: os.stat_result, final: bool) -> I
         cursor.complete = ended and not pending and (is_gz(path) or offset >= st.st_size)
         return
     cursor.offset, cursor.lines = offset, lines
-    if cursor.head_len < HEAD:
+    if len(cursor.head) < _HEAD_B64:
         head = first if first else read_span(path, 0, min(HEAD, offset))
-        head = head[: min(HEAD, offset)]
-        cursor.head_len, cursor.head = len(head), _digest(head)
+        cursor.head = base64.b64encode(head[: min(HEAD, offset)]).decode("ascii")
     tail_len = min(TAIL, offset)
     tail = recent[-tail_len:] if len(recent) >= tail_len else read_span(path, offset - tail_len, offset)
     cursor.tail_len, cursor.tail = tail_len, _digest(tail)
