@@ -25,6 +25,7 @@ import contextlib
 import fcntl
 import json
 import os
+import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -34,6 +35,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from a2a_lab.io._decode import DecodedText
 from a2a_lab.io._follow import decode_piece, decode_pieces, split_target
 from a2a_lab.io._load import LoadReport, LoadResult, _counts, _finish
 from a2a_lab.io._sources import rotation_key
@@ -260,7 +262,7 @@ def _originals(data: bytes, first_line: int, events: pl.DataFrame, exact_text: b
     return pl.Series("orig", out, dtype=pl.Binary)
 
 
-def _notes(piece: Piece, dec: Any, extra: pl.DataFrame, events_lines: np.ndarray, nseq: int) -> pl.DataFrame:
+def _notes(piece: Piece, dec: DecodedText, extra: pl.DataFrame, events_lines: np.ndarray, nseq: int) -> pl.DataFrame:
     """Rejected and blank lines with their exact bytes, and the issue rows of kept events."""
     data = piece.data
     starts, ends = _line_bounds(data)
@@ -351,11 +353,12 @@ class _Writer:
 
 
 def _progress(enabled: bool | None) -> Any:
+    """A byte progress bar; by default only on a terminal and never in CI."""
     from tqdm.auto import tqdm
 
     if enabled is None:
-        enabled = None if not os.environ.get("CI") else False
-    return tqdm(total=None, unit="B", unit_scale=True, desc="ingest", disable=None if enabled is None else not enabled)
+        enabled = sys.stderr.isatty() and not os.environ.get("CI")
+    return tqdm(total=None, unit="B", unit_scale=True, desc="ingest", disable=not enabled)
 
 
 def _open_store(store: Path, logdir: Path, timezone: str | None) -> _State:
