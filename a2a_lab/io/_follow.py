@@ -31,12 +31,16 @@ def decode_piece(piece: Piece, timezone: str) -> tuple[DecodedText, pl.DataFrame
 
 
 def decode_pieces(pieces: list[Piece], timezone: str) -> list[tuple[str, DecodedText, pl.DataFrame]]:
-    """Decode pieces, one entry per file (consecutive pieces of a file are joined), for
-    the loader's report."""
+    """Decode pieces, one entry per file, for the loader's report."""
+    return join_decoded([(str(p.path), *decode_piece(p, timezone)) for p in pieces])
+
+
+def join_decoded(
+    decoded: list[tuple[str, DecodedText, pl.DataFrame]],
+) -> list[tuple[str, DecodedText, pl.DataFrame]]:
+    """Join consecutive decoded pieces of one file into one entry."""
     out: list[tuple[str, DecodedText, pl.DataFrame]] = []
-    for piece in pieces:
-        dec, extra = decode_piece(piece, timezone)
-        name = str(piece.path)
+    for name, dec, extra in decoded:
         if out and out[-1][0] == name:
             _, prev, prev_extra = out[-1]
             dec = DecodedText(

@@ -36,7 +36,7 @@ import numpy as np
 import polars as pl
 
 from a2a_lab.io._decode import DecodedText
-from a2a_lab.io._follow import decode_piece, decode_pieces, split_target
+from a2a_lab.io._follow import decode_piece, join_decoded, split_target
 from a2a_lab.io._load import LoadReport, LoadResult, _counts, _finish
 from a2a_lab.io._sources import rotation_key
 from a2a_lab.io._tracking import Cursor, Piece, new_pieces
@@ -455,14 +455,14 @@ def ingest(
         _remove_leftovers(store_path, state.parts)
         state.generation += 1
         writer = _Writer(store_path, state)
-        kept: list[Piece] = []
+        kept: list[tuple[str, DecodedText, pl.DataFrame]] = []
         bar = _progress(progress)
         try:
             for piece in new_pieces(logdir_path, state.cursors, _next_id(state.cursors), single=None):
-                _ingest_piece(piece, state, writer, report)
+                dec, extra = _ingest_piece(piece, state, writer, report)
                 bar.update(len(piece.data))
                 if keep_events:
-                    kept.append(piece)
+                    kept.append((str(piece.path), dec, extra))
         finally:
             bar.close()
         report.damaged = _damaged(logdir_path, state.cursors)
@@ -472,7 +472,7 @@ def ingest(
             (store_path / rel).unlink(missing_ok=True)
     report.parts_written, report.parts_removed = writer.written, len(writer.removed)
     if keep_events:
-        report.new = _finish(decode_pieces(kept, state.timezone), state.timezone, True)
+        report.new = _finish(join_decoded(kept), state.timezone, True)
     report.seconds = time.perf_counter() - started
     return report
 
@@ -486,7 +486,10 @@ def _damaged(logdir: Path, cursors: list[Cursor]) -> list[str]:
     return [str(logdir / c.name) for c in cursors if c.name.endswith(".gz") and not c.complete and (logdir / c.name).exists()]
 
 
-def _ingest_piece(piece: Piece, state: _State, writer: _Writer, report: IngestReport) -> None:
+def _ingest_piece(
+    piece: Piece, state: _State, writer: _Writer, report: IngestReport
+) -> tuple[DecodedText, pl.DataFrame]:
+    """Decode a piece and write its events and notes; returns what ``decode_piece`` gave."""
     dec, extra = decode_piece(piece, state.timezone)
     events = dec.events
     name = str(piece.path)
@@ -511,6 +514,7 @@ def _ingest_piece(piece: Piece, state: _State, writer: _Writer, report: IngestRe
     state.next_nseq += notes.height
     if notes.height:
         writer.add("notes", notes)
+    return dec, extra
 
 
 # ---------------------------------------------------------------------------------------
