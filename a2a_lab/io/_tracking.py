@@ -22,7 +22,7 @@ import base64
 import hashlib
 import os
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -231,6 +231,7 @@ def _assign(files: list[Path], cursors: list[Cursor], next_id: int) -> tuple[lis
             claimed[c.id] = path
             owner[path] = c
     # then content that moved to another inode (gzip, copy), or that is new
+    fresh: list[Path] = []
     for path in stats:
         if path in owner:
             continue
@@ -240,11 +241,34 @@ def _assign(files: list[Path], cursors: list[Cursor], next_id: int) -> tuple[lis
             claimed[free[0].id] = path
             owner[path] = free[0]
         elif all(v == "other" for _, v in verdicts):
-            owner[path] = Cursor(id=next_id, name=path.name)
-            next_id += 1
+            fresh.append(path)
         # else: a copy, or the beginning of one, of content already read: reading it again
         # would duplicate those lines
+    for path in _originals_only(fresh, head_of, stats):
+        owner[path] = Cursor(id=next_id, name=path.name)
+        next_id += 1
     return [(p, owner[p], stats[p]) for p in stats if p in owner], next_id
+
+
+def _originals_only(
+    fresh: list[Path], head_of: Callable[[Path], bytes], stats: dict[Path, os.stat_result]
+) -> list[Path]:
+    """New contents, one file each: of a file and its copy in progress (both new since the
+    last read, e.g. rotated and gzipped in between), keep the plain, then the larger one."""
+    def same_start(a: bytes, b: bytes) -> bool:
+        # at least one whole line in common: a new live file holding only a partial line
+        # is not a copy of anything
+        n = min(len(a), len(b))
+        return a[:n] == b[:n] and b"\n" in a[:n]
+
+    kept: list[Path] = []
+    for path in fresh:
+        n_rival = next((i for i, q in enumerate(kept) if same_start(head_of(path), head_of(q))), None)
+        if n_rival is None:
+            kept.append(path)
+        elif (not is_gz(path), stats[path].st_size) > (not is_gz(kept[n_rival]), stats[kept[n_rival]].st_size):
+            kept[n_rival] = path
+    return kept
 
 
 def new_pieces(directory: Path, cursors: list[Cursor], next_id: int, *, single: str | None = None) -> Iterator[Piece]:
