@@ -552,6 +552,23 @@ def _scan_events(store: Path, state: _State) -> pl.LazyFrame:
     return pl.scan_parquet(parts)
 
 
+def _events(store: Path, state: _State, timezone: str | None) -> pl.LazyFrame:
+    """The stored events with ``file`` and the file's reading rank ``_rank``, unordered."""
+    names = _file_names(state)
+    frame = _scan_events(store, state).with_columns(
+        pl.col("source").replace_strict(names["source"], names["file"], return_dtype=pl.String).alias("file"),
+        pl.col("source").replace_strict(names["source"], names["_rank"], return_dtype=pl.Int64).alias("_rank"),
+    )
+    if timezone is not None and timezone != state.timezone:
+        from a2a_lab.io._timestamps import event_ms_expr
+
+        # only ISO timestamps without an offset depend on the zone; the loader's rule again
+        frame = frame.with_columns(event_ms_expr(timezone)).with_columns(
+            pl.col("event_ms").cast(pl.Int64, strict=False).cast(pl.Datetime("ms")).dt.replace_time_zone("UTC").alias("event_time")
+        )
+    return frame
+
+
 def scan_store(store: str | os.PathLike[str], *, timezone: str | None = None) -> pl.LazyFrame:
     """The store's events as a LazyFrame of the event frame's columns, in reading order.
 
@@ -563,16 +580,7 @@ def scan_store(store: str | os.PathLike[str], *, timezone: str | None = None) ->
     """
     store_path = Path(store).expanduser()
     state = _read_state(store_path)
-    names = _file_names(state).lazy()
-    frame = _scan_events(store_path, state).join(names, on="source", how="left")
-    if timezone is not None and timezone != state.timezone:
-        from a2a_lab.io._timestamps import event_ms_expr
-
-        # only ISO timestamps without an offset depend on the zone; the loader's rule again
-        frame = frame.with_columns(event_ms_expr(timezone)).with_columns(
-            pl.col("event_ms").cast(pl.Int64, strict=False).cast(pl.Datetime("ms")).dt.replace_time_zone("UTC").alias("event_time")
-        )
-    return frame.sort("_rank", "line").select(list(polars_schema()))
+    return _events(store_path, state, timezone).sort("_rank", "line").select(list(polars_schema()))
 
 
 def load_store(store: str | os.PathLike[str], *, timezone: str | None = None, sort: bool = True) -> LoadResult:
@@ -587,7 +595,12 @@ def load_store(store: str | os.PathLike[str], *, timezone: str | None = None, so
     store_path = Path(store).expanduser()
     state = _read_state(store_path)
     tz = state.timezone if timezone is None else timezone
-    events = scan_store(store_path, timezone=tz).collect()
+    events = _events(store_path, state, tz).select(*polars_schema(), "_rank").collect()
+    # parts usually hold the lines in reading order already: a sort copies every column
+    key = events.select(pl.col("_rank") * (1 << 40) + pl.col("line")).to_series()
+    if not key.is_sorted():
+        events = events.sort("_rank", "line")
+    events = events.drop("_rank")
     if sort and not events["event_ms"].is_sorted():
         events = events.sort("event_ms", maintain_order=True)
     names = _file_names(state)
