@@ -1,13 +1,21 @@
-"""Incremental follow: appended bytes only, partial lines held back, rotation and truncation."""
+"""Incremental follow: appended bytes only, partial lines held back, rotation, gzip, truncation,
+late directories; a state machine drives the follower and the store ingest."""
 
 from __future__ import annotations
 
+import gzip
+import json
 import os
+import shutil
+import tempfile
 from pathlib import Path
 
 import polars as pl
+from hypothesis import settings
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
-from a2a_lab.io import LogFollower
+from a2a_lab.io import LoadResult, LogFollower, ingest, load_store, store_lines
 
 
 def _append(path: Path, text: str) -> None:
@@ -86,8 +94,8 @@ def test_missing_live_file_yields_nothing_until_it_appears(tmp_path: Path) -> No
 # ---------------------------------------------------------------------------------------
 
 
-def _messages(res: object) -> list[str]:
-    return res.events["data"].struct.field("message").to_list()  # type: ignore[attr-defined]
+def _messages(res: LoadResult) -> list[str]:
+    return res.events["data"].struct.field("message").to_list()
 
 
 def test_two_rotations_between_refreshes_lose_nothing(tmp_path: Path) -> None:
@@ -139,8 +147,6 @@ def test_a_directory_that_appears_later(tmp_path: Path) -> None:
 
 
 def test_gzip_of_a_rotated_file_in_progress_duplicates_nothing(tmp_path: Path) -> None:
-    import gzip
-
     live = tmp_path / "coordination-events.ndjson"
     live.write_text("".join(_ev(i) for i in range(300)), encoding="utf-8")
     fol = LogFollower(tmp_path)
@@ -161,17 +167,6 @@ def test_gzip_of_a_rotated_file_in_progress_duplicates_nothing(tmp_path: Path) -
 # ---------------------------------------------------------------------------------------
 # any sequence the reference writer (and log tools) can produce: a state machine
 # ---------------------------------------------------------------------------------------
-
-import gzip  # noqa: E402
-import json  # noqa: E402
-import shutil  # noqa: E402
-import tempfile  # noqa: E402
-
-from hypothesis import settings  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
-from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule  # noqa: E402
-
-from a2a_lab.io import ingest, load_store, store_lines  # noqa: E402
 
 
 class FollowMachine(RuleBasedStateMachine):
