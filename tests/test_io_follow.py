@@ -1,13 +1,21 @@
-"""Incremental follow: appended bytes only, partial lines held back, rotation and truncation."""
+"""Incremental follow: appended bytes only, partial lines held back, rotation, gzip, truncation,
+late directories; a state machine drives the follower and the store ingest."""
 
 from __future__ import annotations
 
+import gzip
+import json
 import os
+import shutil
+import tempfile
 from pathlib import Path
 
 import polars as pl
+from hypothesis import settings
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
-from a2a_lab.io import LogFollower
+from a2a_lab.io import LoadResult, LogFollower, ingest, load_store, store_lines
 
 
 def _append(path: Path, text: str) -> None:
@@ -79,3 +87,226 @@ def test_missing_live_file_yields_nothing_until_it_appears(tmp_path: Path) -> No
     (tmp_path / "coordination-events.ndjson").write_text(_ev(1), encoding="utf-8")
     assert fol.refresh().events.height == 1
     fol.close()
+
+
+# ---------------------------------------------------------------------------------------
+# the faults of issue 14 item 6, one by one
+# ---------------------------------------------------------------------------------------
+
+
+def _messages(res: LoadResult) -> list[str]:
+    return res.events["data"].struct.field("message").to_list()
+
+
+def test_two_rotations_between_refreshes_lose_nothing(tmp_path: Path) -> None:
+    live = tmp_path / "coordination-events.ndjson"
+    live.write_text("".join(_ev(i) for i in range(10)), encoding="utf-8")
+    fol = LogFollower(tmp_path)
+    seen = _messages(fol.refresh())
+    _append(live, "".join(_ev(i) for i in range(10, 20)))
+    os.rename(live, tmp_path / "coordination-events-2026-01-05T10-00-00-000Z.ndjson")
+    live.write_text("".join(_ev(i) for i in range(20, 30)), encoding="utf-8")
+    os.rename(live, tmp_path / "coordination-events-2026-01.ndjson")
+    live.write_text("".join(_ev(i) for i in range(30, 40)), encoding="utf-8")
+    seen += _messages(fol.refresh())
+    assert seen == [f"m{i}" for i in range(40)]
+
+
+def test_refresh_while_no_live_file_exists_loses_nothing(tmp_path: Path) -> None:
+    live = tmp_path / "coordination-events.ndjson"
+    fol = LogFollower(live)
+    assert fol.refresh().events.height == 0  # no live file yet
+    live.write_text(_ev(1) + _ev(2), encoding="utf-8")
+    os.rename(live, tmp_path / "coordination-events-2026-01.ndjson")  # rotated before a refresh
+    seen = _messages(fol.refresh())  # and the writer has not written again yet
+    live.write_text(_ev(3), encoding="utf-8")
+    seen += _messages(fol.refresh())
+    assert seen == ["m1", "m2", "m3"]
+
+
+def test_truncation_then_a_longer_rewrite_is_noticed(tmp_path: Path) -> None:
+    live = tmp_path / "coordination-events.ndjson"
+    live.write_text("".join(_ev(i) for i in range(10)), encoding="utf-8")
+    fol = LogFollower(tmp_path)
+    seen = _messages(fol.refresh())
+    live.write_text("".join(_ev(i) for i in range(10, 20)), encoding="utf-8")  # same length
+    seen += _messages(fol.refresh())
+    live.write_text("".join(_ev(i) for i in range(20, 35)), encoding="utf-8")  # longer
+    seen += _messages(fol.refresh())
+    assert seen == [f"m{i}" for i in range(35)]
+
+
+def test_a_directory_that_appears_later(tmp_path: Path) -> None:
+    logdir = tmp_path / "not" / "yet"
+    fol = LogFollower(logdir)
+    assert fol.refresh().events.height == 0
+    logdir.mkdir(parents=True)
+    assert fol.refresh().events.height == 0
+    (logdir / "coordination-events.ndjson").write_text(_ev(1), encoding="utf-8")
+    assert _messages(fol.refresh()) == ["m1"]
+
+
+def test_gzip_of_a_rotated_file_in_progress_duplicates_nothing(tmp_path: Path) -> None:
+    live = tmp_path / "coordination-events.ndjson"
+    live.write_text("".join(_ev(i) for i in range(300)), encoding="utf-8")
+    fol = LogFollower(tmp_path)
+    seen = _messages(fol.refresh())
+    rotated = tmp_path / "coordination-events-2026-01.ndjson"
+    os.rename(live, rotated)
+    packed = gzip.compress(rotated.read_bytes())
+    gz = rotated.with_name(rotated.name + ".gz")
+    gz.write_bytes(packed[: len(packed) // 2])  # gzip still writing, the original still there
+    seen += _messages(fol.refresh())
+    gz.write_bytes(packed)
+    rotated.unlink()
+    live.write_text(_ev(300), encoding="utf-8")
+    seen += _messages(fol.refresh())
+    assert seen == [f"m{i}" for i in range(301)]
+
+
+# ---------------------------------------------------------------------------------------
+# any sequence the reference writer (and log tools) can produce: a state machine
+# ---------------------------------------------------------------------------------------
+
+
+class FollowMachine(RuleBasedStateMachine):
+    """A writer appends, rotates (by size and by month), a log tool gzips rotated files
+    (sometimes caught half-way) or truncates and rewrites the live file, the directory
+    appears late; a follower and a store ingest read at any moment. Every line that is
+    complete in some file when they read has been read exactly once."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.root = Path(tempfile.mkdtemp())
+        self.dir = self.root / "logs"
+        self.live = self.dir / "coordination-events.ndjson"
+        self.follower = LogFollower(self.dir)
+        self.store = self.root / "store"
+        self.next_id = 0
+        self.partial: bytes | None = None  # the unwritten rest of a line begun in the live file
+        self.month = 1
+        self.stamp = 0
+        self.followed: list[int] = []
+        self.ingested_any = False
+        self.half_gz: Path | None = None
+
+    def teardown(self) -> None:
+        shutil.rmtree(self.root, ignore_errors=True)
+
+    def _line(self) -> bytes:
+        i = self.next_id
+        self.next_id += 1
+        return json.dumps({"type": "a2a.send", "ts": 1_000 + i, "data": {"message": f"m{i} 배포"}}, ensure_ascii=False).encode() + b"\n"
+
+    def _write(self, data: bytes) -> None:
+        with self.live.open("ab") as fh:
+            fh.write(data)
+
+    def _complete_ids(self) -> set[int]:
+        """Ids of every complete line in the files now (a .gz half-written is a copy)."""
+        ids: set[int] = set()
+        if not self.dir.is_dir():
+            return ids
+        for p in self.dir.iterdir():
+            if p == self.half_gz:
+                continue
+            data = gzip.decompress(p.read_bytes()) if p.suffix == ".gz" else p.read_bytes()
+            for line in data.split(b"\n")[:-1]:
+                ids.add(json.loads(line)["ts"] - 1_000)
+        return ids
+
+    @precondition(lambda self: not self.dir.exists())
+    @rule()
+    def create_directory(self) -> None:
+        self.dir.mkdir(parents=True)
+
+    @precondition(lambda self: self.dir.exists())
+    @rule(n=st.integers(1, 5))
+    def append_lines(self, n: int) -> None:
+        data = self.partial or b""
+        self.partial = None
+        self._write(data + b"".join(self._line() for _ in range(n)))
+
+    @precondition(lambda self: self.dir.exists() and self.partial is None)
+    @rule(cut=st.integers(1, 60))
+    def append_partial_line(self, cut: int) -> None:
+        line = self._line()
+        self._write(line[:cut])
+        self.partial = line[cut:]
+
+    def _rotate_to(self, name: str) -> None:
+        os.rename(self.live, self.dir / name)
+
+    @precondition(lambda self: self.partial is None and self.live.exists())
+    @rule()
+    def rotate_by_size(self) -> None:
+        self.stamp += 1
+        self._rotate_to(f"coordination-events-2026-{self.month:02d}-01T00-00-{self.stamp:02d}-000Z.ndjson")
+
+    @precondition(lambda self: self.partial is None and self.live.exists() and self.month < 12)
+    @rule()
+    def rotate_by_month(self) -> None:
+        self._rotate_to(f"coordination-events-2026-{self.month:02d}.ndjson")
+        self.month += 1
+
+    def _rotated_plain(self) -> list[Path]:
+        if not self.dir.is_dir():
+            return []
+        return sorted(p for p in self.dir.iterdir() if p.suffix == ".ndjson" and p != self.live and not p.with_name(p.name + ".gz").exists())
+
+    @precondition(lambda self: self.half_gz is None and self._rotated_plain())
+    @rule(data=st.data(), finish=st.booleans())
+    def gzip_rotated(self, data: st.DataObject, finish: bool) -> None:
+        path = data.draw(st.sampled_from(self._rotated_plain()))
+        packed = gzip.compress(path.read_bytes())
+        gz = path.with_name(path.name + ".gz")
+        if finish:
+            gz.write_bytes(packed)
+            path.unlink()
+        else:
+            gz.write_bytes(packed[: len(packed) // 2])
+            self.half_gz = gz
+
+    @precondition(lambda self: self.half_gz is not None)
+    @rule()
+    def gzip_finishes(self) -> None:
+        assert self.half_gz is not None
+        original = self.half_gz.with_suffix("")
+        self.half_gz.write_bytes(gzip.compress(original.read_bytes()))
+        original.unlink()
+        self.half_gz = None
+
+    @precondition(lambda self: self.live.exists())
+    @rule(n=st.integers(0, 30))
+    def truncate_and_rewrite_live(self, n: int) -> None:
+        self.partial = None
+        self.live.write_bytes(b"".join(self._line() for _ in range(n)))
+
+    @rule()
+    def follower_refresh(self) -> None:
+        res = self.follower.refresh()
+        self.followed += [t - 1_000 for t in res.events["ts"].cast(int).to_list()]
+        assert res.report.rejects.height == 0
+        assert len(self.followed) == len(set(self.followed)), "duplicated"
+        missing = self._complete_ids() - set(self.followed)
+        assert not missing, f"lost {sorted(missing)}"
+
+    @precondition(lambda self: self.dir.exists())
+    @rule()
+    def store_ingest(self) -> None:
+        ingest(self.dir, self.store, progress=False)
+        self.ingested_any = True
+        ids = [t - 1_000 for t in load_store(self.store).events["ts"].cast(int).to_list()]
+        assert len(ids) == len(set(ids)), "duplicated in the store"
+        missing = self._complete_ids() - set(ids)
+        assert not missing, f"lost from the store {sorted(missing)}"
+        lines = store_lines(self.store)
+        assert set(lines["kind"].to_list()) <= {"event"}
+
+    @invariant()
+    def nothing_invented(self) -> None:
+        assert all(0 <= i < self.next_id for i in self.followed)
+
+
+FollowMachine.TestCase.settings = settings(max_examples=25, stateful_step_count=30, deadline=None)
+TestFollowMachine = FollowMachine.TestCase

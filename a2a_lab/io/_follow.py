@@ -1,16 +1,78 @@
-"""Follow a live log incrementally, across rotation and truncation, losing nothing."""
+"""Follow a live log incrementally, across rotation, gzip and truncation, losing nothing."""
 
 from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import BinaryIO
 
 import polars as pl
 
+from a2a_lab.io._decode import DecodedText
 from a2a_lab.io._load import LoadResult, _finish, decode_bytes
 from a2a_lab.io._sources import LIVE_NAME
+from a2a_lab.io._tracking import Cursor, Piece, new_pieces
+
+
+def decode_piece(piece: Piece, timezone: str) -> tuple[DecodedText, pl.DataFrame]:
+    """Decode one piece with the loader; lines renumbered to the file's physical lines.
+
+    The one place that calls the loader's decoder: a change of its interface is one edit.
+    Returns the decoded text and the extra issue rows (invalid UTF-8), as ``decode_bytes``.
+    """
+    dec, extra = decode_bytes(piece.data, timezone, str(piece.path))
+    if piece.first_line:
+        shift = pl.col("line") + piece.first_line
+        dec.events = dec.events.with_columns(shift)
+        dec.rejects = dec.rejects.with_columns(shift)
+        dec.issues = dec.issues.with_columns(shift)
+        extra = extra.with_columns(shift)
+    return dec, extra
+
+
+def decode_pieces(pieces: list[Piece], timezone: str) -> list[tuple[str, DecodedText, pl.DataFrame]]:
+    """Decode pieces, one entry per file, for the loader's report."""
+    return join_decoded([(str(p.path), *decode_piece(p, timezone)) for p in pieces])
+
+
+def join_decoded(
+    decoded: list[tuple[str, DecodedText, pl.DataFrame]],
+) -> list[tuple[str, DecodedText, pl.DataFrame]]:
+    """Join consecutive decoded pieces of one file into one entry."""
+    out: list[tuple[str, DecodedText, pl.DataFrame]] = []
+    for name, dec, extra in decoded:
+        if out and out[-1][0] == name:
+            _, prev, prev_extra = out[-1]
+            dec = DecodedText(
+                events=pl.concat([prev.events, dec.events]),
+                rejects=pl.concat([prev.rejects, dec.rejects]),
+                issues=pl.concat([prev.issues, dec.issues]),
+                lines=prev.lines + dec.lines,
+                blank=prev.blank + dec.blank,
+                exact_lines=prev.exact_lines + dec.exact_lines,
+            )
+            extra = pl.concat([prev_extra, extra])
+            out[-1] = (name, dec, extra)
+        else:
+            out.append((name, dec, extra))
+    return out
+
+
+def split_target(path: str | os.PathLike[str]) -> tuple[Path, str | None]:
+    """A follow target as (directory, single file name or None for the live file + siblings).
+
+    A directory, or a path named ``coordination-events.ndjson``, follows the live file and
+    its rotated siblings; another file name follows that one file. A path that does not
+    exist yet and has no ``.ndjson``/``.gz`` suffix is taken as a directory to come.
+    """
+    p = Path(path).expanduser()
+    if p.is_dir():
+        return p, None
+    if p.name == LIVE_NAME:
+        return p.parent, None
+    if p.is_file() or p.suffix in (".ndjson", ".gz"):
+        return p.parent, p.name
+    return p, None
 
 
 @dataclass
@@ -20,18 +82,28 @@ class LogFollower:
     Parameters
     ----------
     path
-        The live log file, or a log directory (then its ``coordination-events.ndjson``).
+        A log directory (the live ``coordination-events.ndjson`` and its rotated siblings,
+        which may appear later, as may the directory itself), the live file (same), or
+        another file (followed alone).
     timezone
         As for :func:`a2a_lab.load`.
+    store
+        A history store (see :func:`a2a_lab.io.ingest`): each refresh then ingests the new
+        lines into it, resuming from the store's own record of what was read, and returns
+        them. Requires a directory (or the live file) as ``path``.
 
     Notes
     -----
-    * A trailing partial line (no newline yet) is held back until its newline arrives.
-    * Rotation (the file renamed and a new one created): the follower keeps the old file
-      open, reads what was appended to it before the rename, then starts the new file from
-      its first byte. Truncation in place (size below the offset): reading restarts at 0.
-    * Line numbers are physical line numbers in the file they were read from; ``file`` is
-      the live path (a rotated file is reported under the live name, with its lines).
+    * A trailing partial line of the live file (no newline yet) is held back until its
+      newline arrives. A rotated file is read to its end: the reference writer never
+      appends to it again.
+    * Rotation, several rotations between two refreshes, gzip of rotated files, truncation
+      and a rewrite of any length: a file keeps its place by the fingerprint of its first
+      bytes and of the bytes before the point read (see ``a2a_lab.io._tracking``), so each
+      line is returned once. Lines written and truncated away between two refreshes were
+      never readable and are not returned.
+    * ``file`` is the path a line was read from (a rotated file under its new name), and
+      ``line`` its physical line number in that file's content.
 
     Examples
     --------
@@ -48,86 +120,34 @@ class LogFollower:
 
     path: Path
     timezone: str = "UTC"
-    _fh: BinaryIO | None = field(default=None, init=False, repr=False)
-    _ino: int | None = field(default=None, init=False, repr=False)
-    _offset: int = field(default=0, init=False)
-    _pending: bytes = field(default=b"", init=False, repr=False)
-    _lines_done: int = field(default=0, init=False)
+    store: Path | None = None
+    _dir: Path = field(init=False, repr=False)
+    _single: str | None = field(init=False, repr=False)
+    _cursors: list[Cursor] = field(default_factory=list, init=False, repr=False)
+    _next_id: int = field(default=0, init=False, repr=False)
 
     def __post_init__(self) -> None:
-        p = Path(self.path).expanduser()
-        self.path = p / LIVE_NAME if p.is_dir() else p
-
-    @property
-    def offset(self) -> int:
-        """Bytes of the current file consumed (complete lines only are decoded)."""
-        return self._offset
-
-    def _open(self) -> bool:
-        try:
-            fh = self.path.open("rb")
-        except FileNotFoundError:
-            return False
-        self._fh = fh
-        self._ino = os.fstat(fh.fileno()).st_ino
-        self._offset = 0
-        self._pending = b""
-        self._lines_done = 0
-        return True
-
-    def _read_available(self) -> bytes:
-        assert self._fh is not None
-        self._fh.seek(self._offset)
-        chunk = self._fh.read()
-        self._offset += len(chunk)
-        return chunk
-
-    def _take_lines(self, chunk: bytes, final: bool) -> tuple[bytes, int]:
-        """Complete lines of pending + chunk, and the first line number they carry."""
-        buf = self._pending + chunk
-        cut = len(buf) if final else buf.rfind(b"\n") + 1
-        complete, self._pending = buf[:cut], buf[cut:]
-        first = self._lines_done
-        self._lines_done += complete.count(b"\n") + (1 if final and complete and not complete.endswith(b"\n") else 0)
-        return complete, first
+        self.path = Path(self.path).expanduser()
+        self._dir, self._single = split_target(self.path)
+        if self.store is not None:
+            if self._single is not None:
+                raise ValueError(f"path: a store follows a log directory, not the single file {self.path}")
+            self.store = Path(self.store).expanduser()
 
     def refresh(self) -> LoadResult:
-        """Decode every complete line appended since the last call (in time order)."""
-        pieces: list[tuple[bytes, int]] = []
-        if self._fh is None and not self._open():
-            return _finish([], self.timezone, True)
-        try:
-            st = os.stat(self.path)
-            current_ino: int | None = st.st_ino
-            current_size = st.st_size
-        except FileNotFoundError:
-            current_ino, current_size = None, 0
-        if current_ino == self._ino and current_size < self._offset:
-            # truncated in place: start over on the same file
-            self._offset, self._pending, self._lines_done = 0, b"", 0
-        pieces.append(self._take_lines(self._read_available(), final=False))
-        if current_ino is not None and current_ino != self._ino:
-            # rotated: the old handle still reads the renamed file; flush its last line too
-            pieces.append(self._take_lines(self._read_available(), final=True))
-            assert self._fh is not None
-            self._fh.close()
-            self._fh = None
-            if self._open():
-                pieces.append(self._take_lines(self._read_available(), final=False))
-        decoded = []
-        for data, first_line in pieces:
-            if not data:
-                continue
-            dec, extra = decode_bytes(data, self.timezone, str(self.path))
-            shift = pl.col("line") + first_line
-            dec.events = dec.events.with_columns(shift)
-            dec.rejects = dec.rejects.with_columns(shift)
-            dec.issues = dec.issues.with_columns(shift)
-            decoded.append((str(self.path), dec, extra.with_columns(shift)))
-        return _finish(decoded, self.timezone, True)
+        """Decode every complete line written since the last call (in time order)."""
+        if self.store is not None:
+            from a2a_lab.io._store import ingest
+
+            if not self._dir.is_dir():  # the directory may appear later
+                return _finish([], self.timezone, True)
+            return ingest(self._dir, self.store, timezone=self.timezone, keep_events=True).new
+        return _finish(decode_pieces(self._pieces(), self.timezone), self.timezone, True)
+
+    def _pieces(self) -> list[Piece]:
+        pieces = list(new_pieces(self._dir, self._cursors, self._next_id, single=self._single))
+        self._next_id = max((c.id for c in self._cursors), default=-1) + 1
+        return pieces
 
     def close(self) -> None:
-        """Close the open file handle."""
-        if self._fh is not None:
-            self._fh.close()
-            self._fh = None
+        """Nothing stays open between refreshes; kept for code written against older versions."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -234,7 +235,7 @@ def load(source: Source, *, timezone: str = "UTC", sort: bool = True) -> LoadRes
     Parameters
     ----------
     source
-        Path, glob, directory, or a list of paths.
+        Path, glob, directory, a list of paths, or a history store (see :func:`ingest`).
     timezone
         Zone for ISO ``timestamp`` values without an offset (the reference host's local time).
     sort
@@ -252,6 +253,10 @@ def load(source: Source, *, timezone: str = "UTC", sort: bool = True) -> LoadRes
     >>> res.report.total_lines == res.report.events + res.report.rejects.height + res.report.total_blank
     True
     """
+    from a2a_lab.io._store import is_store, load_store
+
+    if isinstance(source, (str, os.PathLike)) and is_store(source):
+        return load_store(source, timezone=timezone, sort=sort)
     files = resolve_source(source)
     decoded = []
     for path in files:

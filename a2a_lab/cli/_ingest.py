@@ -1,0 +1,53 @@
+"""``a2a-lab ingest LOGDIR STORE``: add a log directory's new lines to a history store."""
+
+from __future__ import annotations
+
+import argparse
+
+from a2a_lab.cli._common import CliError, print_json
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "ingest",
+        help="add the new lines of a log directory to a Parquet history store (safe from cron)",
+        description=(
+            "Convert the live and rotated logs of LOGDIR (.gz too) into the Parquet history "
+            "STORE, reading only what is new since the last ingest; a partial last line "
+            "waits for its newline. Every sub-command accepts STORE where it accepts a log "
+            "directory. One ingest at a time; an interrupted one leaves the store as it was."
+        ),
+    )
+    p.add_argument("logdir", help="the log directory (or its live coordination-events.ndjson)")
+    p.add_argument("store", help="the store directory (created on the first ingest)")
+    p.add_argument("--timezone", metavar="TZ", help="zone of ISO timestamps without offset (first ingest; default UTC)")
+    p.add_argument("--json", action="store_true", help="print the ingest report as JSON")
+    p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None, help="progress bar (default: when interactive)")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from a2a_lab.io import StoreError, ingest
+
+    if args.timezone is not None:
+        _check_timezone(args.timezone)
+    try:
+        report = ingest(args.logdir, args.store, timezone=args.timezone, progress=args.progress)
+    except StoreError as exc:
+        raise CliError(str(exc)) from None
+    except OSError as exc:
+        raise CliError(f"cannot ingest {args.logdir} into {args.store}: {exc.strerror or exc}") from None
+    if args.json:
+        print_json(report.summary())
+    else:
+        print(report)
+    return 0
+
+
+def _check_timezone(name: str) -> None:
+    import zoneinfo
+
+    try:
+        zoneinfo.ZoneInfo(name)
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+        raise CliError(f"--timezone: unknown time zone {name!r}") from None

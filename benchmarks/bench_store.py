@@ -1,0 +1,147 @@
+"""History store benchmark (issue 12 item 3): ingest, +1 % incremental ingest, analyses from the store.
+
+A log of ``--files`` rotated files (``a2a_lab.samples.write_log``, one call per file, each
+starting where the previous one ends, named as the reference writer rotates) plus a live
+file. Every step is a fresh process under ``/usr/bin/time -v`` (wall time and peak RSS):
+
+* B21: ``pl.read_ndjson`` of every file with the lean 21-field schema (issue 12), the baseline;
+* ``a2a-lab ingest LOGDIR STORE`` (full), and again after appending 1 % more lines to the
+  live file (incremental);
+* ``a2a-lab work-sessions STORE`` and ``a2a-lab conversations STORE``, and
+  ``a2a-lab work-sessions LOGDIR`` for comparison (same output checked).
+
+Goals: peak RSS ≤ 4 GB for ingest and the analyses from the store (≈ 3 GB log); the
+incremental ingest ≤ 5 % of the full one. Usage::
+
+    python benchmarks/bench_store.py --events-per-file 290000 --files 10 --workdir /tmp/a2a_store_bench
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import re
+import shutil
+import subprocess
+import sys
+from datetime import timedelta
+from pathlib import Path
+
+from _common import ROOT, machine, save
+
+#: The lean 21-field schema of issue 12 ("B21").
+B21 = """
+import sys, polars as pl
+U = pl.Utf8
+data = pl.Struct({k: U for k in ["fromAgent", "toAgent", "conversationId", "workSessionId", "taskId",
+    "eventRole", "fromSessionType", "toSessionType", "message", "targetSessionKey", "runId",
+    "replyPreview", "outcome", "waitStatus", "waitError", "payloadType", "payloadJson", "error"]}
+    | {"turn": pl.Int64, "maxTurns": pl.Int64, "announced": pl.Boolean})
+schema = {"type": U, "agentId": U, "ts": pl.Int64, "data": data}
+frames = [pl.read_ndjson(p, schema=schema) for p in sys.argv[1:]]
+print(sum(f.height for f in frames))
+"""
+
+
+def run_timed(cmd: list[str], stdout: Path | None = None) -> dict[str, float]:
+    """Wall seconds and peak RSS (MB) of one process, from ``/usr/bin/time -v``."""
+    out = stdout.open("wb") if stdout is not None else subprocess.DEVNULL
+    try:
+        proc = subprocess.run(["/usr/bin/time", "-v", *cmd], stdout=out, stderr=subprocess.PIPE, text=False, cwd=ROOT, env=_env())
+    finally:
+        if stdout is not None:
+            out.close()
+    err = proc.stderr.decode()
+    if proc.returncode != 0:
+        raise SystemExit(f"{cmd} failed:\n{err[-2000:]}")
+    wall = re.search(r"Elapsed \(wall clock\) time \(h:mm:ss or m:ss\): (?:(\d+):)?(\d+):([\d.]+)", err)
+    rss = re.search(r"Maximum resident set size \(kbytes\): (\d+)", err)
+    assert wall and rss, err
+    seconds = int(wall.group(1) or 0) * 3600 + int(wall.group(2)) * 60 + float(wall.group(3))
+    return {"wall_s": round(seconds, 2), "peak_rss_mb": round(int(rss.group(1)) / 1024, 1)}
+
+
+def _env() -> dict[str, str]:
+    import os
+
+    return {**os.environ, "PYTHONPATH": str(ROOT), "TZ": "UTC"}
+
+
+def generate(logdir: Path, files: int, per_file: int, seed: int) -> list[Path]:
+    """Rotated files oldest first, then the live file, each ``per_file`` events."""
+    from a2a_lab.samples import write_log
+    from a2a_lab.samples._generate import BENCH_EVENTS_PER_DAY, BENCH_START
+
+    logdir.mkdir(parents=True, exist_ok=True)
+    out = []
+    span = timedelta(days=per_file / BENCH_EVENTS_PER_DAY)
+    for i in range(files + 1):
+        start = BENCH_START + i * span
+        stamp = (start + span).strftime("%Y-%m-%dT%H-%M-%S-000Z")
+        name = "coordination-events.ndjson" if i == files else f"coordination-events-{stamp}.ndjson"
+        path = logdir / name
+        if not path.exists():
+            write_log(path, per_file, seed=seed + i, start=start)
+        out.append(path)
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--events-per-file", type=int, default=290_000)
+    parser.add_argument("--files", type=int, default=10, help="rotated files (plus one live file)")
+    parser.add_argument("--workdir", type=Path, default=Path("/tmp/a2a_store_bench"))
+    parser.add_argument("--seed", type=int, default=20260222)
+    parser.add_argument("--keep", action="store_true", help="keep the generated log and store")
+    args = parser.parse_args()
+
+    logdir, store = args.workdir / "logs", args.workdir / "store"
+    shutil.rmtree(store, ignore_errors=True)
+    paths = generate(logdir, args.files, args.events_per_file, args.seed)
+    size = sum(p.stat().st_size for p in paths)
+    events = (args.files + 1) * args.events_per_file
+    py = [sys.executable]
+    cli = [*py, "-m", "a2a_lab"]
+    res: dict[str, object] = {"log_bytes": size, "log_files": len(paths), "events": events}
+    res["b21"] = run_timed([*py, "-c", B21, *map(str, paths)])
+    full = run_timed([*cli, "ingest", str(logdir), str(store), "--json", "--no-progress"])
+    full["mb_per_s"] = round(size / 1e6 / full["wall_s"], 1)
+    res["ingest_full"] = full
+    # +1 % of the events, appended to the live file (later times than everything before)
+    extra = args.workdir / "extra.ndjson"
+    from a2a_lab.samples import write_log
+    from a2a_lab.samples._generate import BENCH_EVENTS_PER_DAY, BENCH_START
+
+    n_extra = events // 100
+    write_log(
+        extra,
+        n_extra,
+        seed=args.seed + 999,
+        start=BENCH_START + (args.files + 1) * timedelta(days=args.events_per_file / BENCH_EVENTS_PER_DAY),
+    )
+    with paths[-1].open("ab") as fh, extra.open("rb") as src:
+        shutil.copyfileobj(src, fh)
+    added = extra.stat().st_size
+    extra.unlink()
+    inc = run_timed([*cli, "ingest", str(logdir), str(store), "--json", "--no-progress"])
+    inc["appended_bytes"] = added
+    inc["ratio_to_full"] = round(inc["wall_s"] / full["wall_s"], 3)
+    res["ingest_incremental"] = inc
+    store_bytes = sum(p.stat().st_size for p in store.rglob("*") if p.is_file())
+    res["store_bytes"] = store_bytes
+    now = "1790000000000"
+    out_s, out_d = args.workdir / "ws_store.json", args.workdir / "ws_dir.json"
+    res["work_sessions_store"] = run_timed([*cli, "work-sessions", str(store), "--now-ms", now, "--limit", "1"], out_s)
+    res["conversations_store"] = run_timed([*cli, "conversations", str(store)], args.workdir / "conv_store.txt")
+    res["work_sessions_dir"] = run_timed([*cli, "work-sessions", str(logdir.absolute()), "--now-ms", now, "--limit", "1"], out_d)
+    res["same_output"] = hashlib.sha256(out_s.read_bytes()).hexdigest() == hashlib.sha256(out_d.read_bytes()).hexdigest()
+    res["machine"] = machine()
+    print(json.dumps(res, indent=2))
+    save(f"store_{events}", res)
+    if not args.keep:
+        shutil.rmtree(args.workdir, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
