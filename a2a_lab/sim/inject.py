@@ -165,7 +165,8 @@ def odd_timestamps(lines: pl.Series, counts: Mapping[TimestampKind, int], seed: 
     ``timestamp_ms`` renames ``ts`` to ``timestampMs`` and ``iso_timestamp`` replaces it by an
     ISO ``timestamp`` (``toISOString()``, milliseconds and ``Z``): the event time stays what it
     was, read by the rule's first and last choice. ``out_of_order`` swaps an event with the
-    next one of a later time, as two writers racing for the file do. Lines are drawn without
+    next one of a later time, as two writers racing for the file do (the mark is on the
+    event that now follows a later one). Lines are drawn without
     replacement.
 
     Parameters
