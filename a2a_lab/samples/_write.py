@@ -26,6 +26,7 @@ _EVENTS_PER_MESSAGE: Final = 4.5
 #: The most messages one simulation run sends: longer logs are simulated day after day in
 #: runs of at most this size, so memory stays bounded whatever the log's length.
 _MESSAGES_PER_RUN: Final = 20_000
+_LINES_PER_WRITE: Final = 50_000
 #: The kinds of malformed lines a benchmark log gets: those the loader rejects.
 _BAD_KINDS: Final[tuple[MalformedKind, ...]] = tuple(REJECT_REASONS)
 
@@ -148,7 +149,11 @@ def write_log(
     injected = malformed(lines, kinds, seed=places_seed)
     out = Path(path)
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_bytes(b"\n".join(injected.lines.to_list()) + b"\n")
+    with out.open("wb") as file:
+        # in slices: the whole log as Python bytes objects would double the memory it needs
+        for start_at in range(0, injected.lines.len(), _LINES_PER_WRITE):
+            chunk = injected.lines.slice(start_at, _LINES_PER_WRITE).to_list()
+            file.write(b"\n".join(chunk) + b"\n")
     return LogSummary(
         path=out,
         lines=n_events,
