@@ -11,12 +11,17 @@ the same shape come from the simulator: :func:`write_log` runs the
 
 from __future__ import annotations
 
+from importlib import import_module
 from importlib.resources import files
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from a2a_lab.samples._write import LOG_START, LogSummary, write_log
+if TYPE_CHECKING:
+    from a2a_lab.samples._write import LOG_START, LogSummary, write_log
 
 __all__ = ["LOG_START", "LogSummary", "sample_dir", "sample_openclaw_config", "write_log"]
+#: Imported on first use: finding the sample must not import the simulator.
+_SIMULATED = frozenset({"LOG_START", "LogSummary", "write_log"})
 
 
 def sample_dir() -> Path:
@@ -61,3 +66,13 @@ def sample_openclaw_config() -> Path:
     ['main', 'ruda']
     """
     return sample_dir() / "openclaw.json"
+
+
+def __getattr__(name: str) -> Any:
+    if name in _SIMULATED:
+        return getattr(import_module("a2a_lab.samples._write"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)
