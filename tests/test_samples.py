@@ -1,14 +1,15 @@
-"""The bundled sample log and its seeded generator (``a2a_lab/samples``).
+"""The bundled sample log, the tool that made it, and the simulated logs of its shape.
 
-The log files are parsed here with the standard library only (strict JSON: ``NaN`` is not
-JSON), independently of ``a2a_lab.io``.
+The bundled sample (``a2a_lab/samples/data``) and the lines the injector writes are parsed
+here with the standard library only (strict JSON: ``NaN`` is not JSON), independently of
+``a2a_lab.io``; the generator of the sample is a tool (``tools/generate_sample.py``), the
+large logs come from the ``sample_like`` preset and the injector (``a2a_lab.sim``).
 """
 
 from __future__ import annotations
 
 import json
 import re
-import subprocess
 import sys
 from collections import Counter
 from collections.abc import Iterator
@@ -16,24 +17,26 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import polars as pl
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import a2a_lab as al
+from a2a_lab.io import write_events
 from a2a_lab.reference.rules import TASK_MONITOR_V1
-from a2a_lab.reference.runtime import REFERENCE_RETRY
-from a2a_lab.samples import (
-    DEFAULT_SEED,
-    LogSummary,
-    generate_events,
-    sample_dir,
-    sample_openclaw_config,
-    write_log,
-    write_sample,
-)
+from a2a_lab.reference.runtime import REFERENCE_RETRY, build_no_reply_outcome_message, parse_outcome_text
+from a2a_lab.samples import LogSummary, sample_dir, sample_openclaw_config, write_log
+from a2a_lab.schema import CoordinationEvent, EventData
 from a2a_lab.schema.payloads import parse_payload
+from a2a_lab.sim import simulate
+from a2a_lab.sim.inject import MALFORMED_KINDS, REJECT_REASONS, legacy_wording, malformed, odd_timestamps
+from a2a_lab.sim.presets import SAMPLE_MAIN_AGENTS, SAMPLE_WORKER_AGENTS, sample_like
 
 ROOT = Path(__file__).resolve().parent.parent
+# the sample's generator is a development tool, not part of the package
+sys.path.insert(0, str(ROOT / "tools"))
+from generate_sample import DEFAULT_SEED, generate_events, write_sample  # noqa: E402
 LIVE = "coordination-events.ndjson"
 MONTH_NAME = re.compile(r"coordination-events-\d{4}-\d{2}\.ndjson")
 SIZE_NAME = re.compile(r"coordination-events-\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}-\d{3}Z\.ndjson")
@@ -419,7 +422,7 @@ def test_sample_paths_resolve_to_one_copy() -> None:
 
 
 # --------------------------------------------------------------------------------------------
-# The generator
+# The tool that made the sample
 # --------------------------------------------------------------------------------------------
 @settings(max_examples=3)
 @given(seed=st.integers(min_value=0, max_value=2**32 - 1))
@@ -440,50 +443,229 @@ def test_generated_events_keep_the_reference_invariants(seed: int) -> None:
             assert d["actualTurns"] <= d["effectiveTurns"]
 
 
-def test_write_log_counts_bad_fraction_and_order(tmp_path: Path) -> None:
+def test_the_package_ships_no_generator() -> None:
+    package = ROOT / "a2a_lab" / "samples"
+    assert sorted(p.name for p in package.glob("*.py")) == ["__init__.py", "_write.py"]
+    assert "generate_sample" not in sys.modules["a2a_lab.samples"].__dict__
+
+
+# --------------------------------------------------------------------------------------------
+# The preset and the injector
+# --------------------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def simulated() -> pl.DataFrame:
+    """Two simulated days of the sample deployment, as the simulator returns them."""
+    return simulate(sample_like(400, duration_s=2 * 86_400), seed=5).events
+
+
+@pytest.fixture(scope="module")
+def simulated_lines(simulated: pl.DataFrame) -> pl.Series:
+    return pl.Series("line", (write_events(simulated) or "").split("\n")[:-1])
+
+
+def write_lines(path: Path, lines: pl.Series) -> Path:
+    path.write_bytes(b"\n".join(lines.cast(pl.Binary).to_list()) + b"\n")
+    return path
+
+
+def reason_class(reason: str) -> str:
+    """The reason as :data:`REJECT_REASONS` gives it (a ``not JSON`` reason without its detail)."""
+    return "not JSON: " if reason.startswith("not JSON: ") else reason
+
+
+def test_sample_like_is_the_sample_deployment(simulated: pl.DataFrame, simulated_lines: pl.Series) -> None:
+    events = [strict_json(line) for line in simulated_lines]
+    agents = {e["agentId"] for e in events}
+    assert agents == set(SAMPLE_MAIN_AGENTS) | set(SAMPLE_WORKER_AGENTS)
+    keys = {e["data"].get("targetSessionKey") for e in events} - {None}
+    for worker in SAMPLE_WORKER_AGENTS:
+        assert f"agent:{worker}:main" not in keys
+    assert any(re.fullmatch(f"agent:(jiwoo|nuri|maru|hana|dana|yoon|sori|gaon|iseul):subagent:{UUID}", k) for k in keys)
+    types = Counter(e["type"] for e in events)
+    assert {"a2a.send", "a2a.response", "a2a.complete", "a2a.retry", "task.started", "task.completed"} <= set(types)
+    assert any(e["data"].get("outcome") == "no_reply" for e in events)
+    work_sessions = {e["data"]["workSessionId"] for e in events if "workSessionId" in e["data"]}
+    assert len(work_sessions) >= 10 and all(re.fullmatch(f"ws_{UUID}", ws) for ws in work_sessions)
+    # the KST day: more traffic in the afternoon than at night
+    hours = Counter((e["ts"] // 3_600_000 + 9) % 24 for e in events if e["type"] == "a2a.send")
+    assert sum(hours[h] for h in range(13, 17)) > 4 * sum(hours[h] for h in range(1, 5))
+
+
+def test_simulated_lines_use_exactly_the_real_log_schema(simulated: pl.DataFrame, simulated_lines: pl.Series) -> None:
+    known = set(EventData.model_fields)
+    for raw in simulated_lines:
+        event = good_event(raw.encode())
+        assert event is not None and list(event) == REFERENCE_ORDER, raw
+        assert type(event["ts"]) is int
+        assert set(event["data"]) <= known, set(event["data"]) - known
+        CoordinationEvent.model_validate_json(raw)
+        # JSON.stringify: compact separators, non-ASCII written as is
+        assert json.dumps(event, ensure_ascii=False, separators=(",", ":")) == raw
+
+
+def test_malformed_lines_load_as_exactly_the_injected_rejects(tmp_path: Path, simulated: pl.DataFrame, simulated_lines: pl.Series) -> None:
+    kinds = [*MALFORMED_KINDS, "not_json", "truncated", "blank", "nan"]
+    injected = malformed(simulated_lines, kinds, seed=3)
+    log = write_lines(tmp_path / "coordination-events.ndjson", injected.lines)
+    res = al.load(log)
+    report = res.report
+    assert report.total_lines == len(simulated_lines) + sum(k not in ("crlf", "invalid_utf8") for k in kinds)
+    assert report.total_lines == report.events + report.rejects.height + report.total_blank
+    assert report.events == len(simulated_lines) and report.total_blank == kinds.count("blank")
+    expected = Counter(REJECT_REASONS[k] for k in kinds if k in REJECT_REASONS)
+    assert Counter(reason_class(r) for r in report.rejects["reason"]) == expected
+    marks = dict(injected.marks.iter_rows())
+    assert sorted(report.rejects["line"]) == sorted(n for n, k in marks.items() if k in REJECT_REASONS)
+    for line, reason in report.rejects.select("line", "reason").iter_rows():
+        assert reason_class(reason) == REJECT_REASONS[marks[line]]
+    assert report.issues.filter(pl.col("kind") == "invalid_utf8")["line"].to_list() == [
+        n for n, k in marks.items() if k == "invalid_utf8"
+    ]
+    # the events are the simulated ones, bar the message whose character was cut
+    cut = [n for n, k in marks.items() if k == "invalid_utf8"]
+    loaded = res.events.filter(~pl.col("line").is_in(cut)).drop("file", "line", "raw")
+    position = res.events["line"].to_list().index(cut[0])
+    assert loaded.equals(simulated.drop("file", "line", "raw").filter(pl.int_range(pl.len()) != position))
+    # every physical line is classified as the injector says (standard-library parse)
+    lines = physical_lines(log)
+    for number, raw in enumerate(lines, start=1):
+        assert classify(raw) == marks.get(number, None) or (marks.get(number) == "truncated" and classify(raw) == "not_json")
+
+
+@settings(max_examples=10)
+@given(
+    kinds=st.lists(st.sampled_from(MALFORMED_KINDS), max_size=12),
+    seed=st.integers(min_value=0, max_value=2**32 - 1),
+)
+def test_every_line_is_an_event_a_reject_or_a_blank(simulated_lines: pl.Series, kinds: list[str], seed: int) -> None:
+    lines = simulated_lines.head(200)
+    injected = malformed(lines, kinds, seed=seed)
+    assert injected.lines.len() == lines.len() + sum(k not in ("crlf", "invalid_utf8") for k in kinds)
+    assert injected.marks["kind"].sort().to_list() == sorted(kinds)
+    assert malformed(lines, kinds, seed=seed).lines.equals(injected.lines)
+    events = rejects = blanks = 0
+    for raw in injected.lines:
+        kind = classify(raw)
+        if kind == "blank":
+            blanks += 1
+        elif kind is None or kind in ("crlf", "invalid_utf8"):
+            events += 1
+        else:
+            rejects += 1
+    assert (events, rejects, blanks) == (lines.len(), sum(k in REJECT_REASONS for k in kinds), kinds.count("blank"))
+
+
+def test_malformed_refuses_what_it_cannot_place(simulated_lines: pl.Series) -> None:
+    with pytest.raises(ValueError, match="kinds: unknown kind 'garbled'"):
+        malformed(simulated_lines, ["garbled"], seed=1)  # type: ignore[list-item]
+    with pytest.raises(ValueError, match="no line left"):
+        malformed(simulated_lines.head(2), ["blank"] * 3, seed=1)
+
+
+def test_legacy_wording_is_the_older_runtimes_text(simulated_lines: pl.Series) -> None:
+    until = strict_json(simulated_lines[len(simulated_lines) // 2])["ts"]
+    out = legacy_wording(simulated_lines, until)
+    assert out.lines.len() == simulated_lines.len()
+    changed = 0
+    for before, after in zip(simulated_lines, out.lines, strict=True):
+        old, new = strict_json(before), strict_json(after)
+        if old["data"].get("outcome") != "no_reply" or old["ts"] >= until:
+            assert before == after
+            continue
+        changed += 1
+        d = new["data"]
+        assert d["outcome"] == "blocked"
+        reason = parse_outcome_text(old["data"]["message"])
+        assert parse_outcome_text(d["message"]).reason == reason.reason
+        # the reference's own builder gives the same legacy text for the same wait result
+        legacy = build_no_reply_outcome_message(
+            d.get("waitStatus"), d.get("waitError"), max_wait_exceeded=reason.reason == "timeout", legacy=True
+        )
+        assert d["message"] == legacy and d["replyPreview"] == legacy
+    assert changed == out.marks.height >= 1
+
+
+def test_odd_timestamps_keep_every_event_time(tmp_path: Path, simulated: pl.DataFrame, simulated_lines: pl.Series) -> None:
+    counts = {"timestamp_ms": 7, "iso_timestamp": 5, "out_of_order": 4}
+    out = odd_timestamps(simulated_lines, counts, seed=11)
+    assert out.lines.len() == simulated_lines.len()
+    assert Counter(out.marks["kind"]) == counts
+    res = al.load(write_lines(tmp_path / "coordination-events.ndjson", out.lines))
+    assert res.report.rejects.height == 0 and res.report.issues.height == 0
+    events = res.events
+    assert events.height == simulated.height
+    assert sorted(events["event_ms"]) == sorted(simulated["event_ms"])
+    assert events["timestampMs"].drop_nulls().len() == 7
+    assert events["timestamp"].drop_nulls().len() == 5
+    assert events["ts"].null_count() == 12
+    # each marked event now comes right after a later one
+    in_file = [strict_json(line) for line in out.lines]
+    for n in out.marks.filter(pl.col("kind") == "out_of_order")["line"]:
+        assert in_file[n - 2]["ts"] > in_file[n - 1]["ts"]
+    assert odd_timestamps(simulated_lines, counts, seed=11).lines.equals(out.lines)
+    with pytest.raises(ValueError, match="counts.out_of_order"):
+        odd_timestamps(simulated_lines.head(3), {"out_of_order": 3}, seed=1)
+
+
+# --------------------------------------------------------------------------------------------
+# write_log: large logs of the sample's shape
+# --------------------------------------------------------------------------------------------
+def test_write_log_counts_bad_lines_and_loads_them_as_rejects(tmp_path: Path) -> None:
     path = tmp_path / "big.ndjson"
-    summary = write_log(path, 20_000, seed=11, bad_line_fraction=0.005)
+    summary = write_log(path, 6_000, seed=11, bad_line_fraction=0.005)
     lines = physical_lines(path)
-    assert (summary.lines, summary.bad_lines, summary.events) == (20_000, 100, 19_900)
-    assert len(lines) == 20_000 and summary.bytes == path.stat().st_size
+    assert (summary.lines, summary.bad_lines, summary.events) == (6_000, 30, 5_970)
+    assert len(lines) == 6_000 and summary.bytes == path.stat().st_size
     bad = [n for n, raw in enumerate(lines, start=1) if good_event(raw) is None]
     assert tuple(bad) == summary.bad_line_numbers
-    kinds = Counter(classify(lines[n - 1]) for n in bad)
-    assert set(kinds) <= REJECT_KINDS and len(kinds) >= 4
-    good = [good_event(raw) for raw in lines]
-    stamps = [e["ts"] for e in good if e is not None]
+    assert {classify(lines[n - 1]) for n in bad} <= REJECT_KINDS
+    report = al.load(path).report
+    assert report.events == 5_970 and tuple(sorted(report.rejects["line"])) == summary.bad_line_numbers
+    good = [e for raw in lines if (e := good_event(raw)) is not None]
+    stamps = [e["ts"] for e in good]
     assert stamps == sorted(stamps)
-    assert all(list(e) == REFERENCE_ORDER for e in good if e is not None)
-    assert "\ue000" not in path.read_text(encoding="utf-8")
-    run_ids = [
-        e["data"]["runId"]
-        for e in good
-        if e is not None and e["type"] == "a2a.send" and "runId" in e["data"]
-    ]
+    run_ids = [e["data"]["runId"] for e in good if e["type"] == "a2a.send" and "runId" in e["data"]]
     assert len(run_ids) == len(set(run_ids))
-    assert 250 <= summary.bytes / summary.lines <= 500
 
 
-def test_write_log_is_deterministic_and_clean_without_bad_lines(tmp_path: Path) -> None:
-    def write(name: str, seed: int) -> LogSummary:
-        return write_log(tmp_path / name, 3_000, seed=seed, n_templates=60)
+def test_write_log_is_deterministic_and_scales_with_n(tmp_path: Path) -> None:
+    def write(name: str, n: int, seed: int) -> LogSummary:
+        return write_log(tmp_path / name, n, seed=seed, events_per_day=2_000)
 
-    a, b, c = write("a.ndjson", 4), write("b.ndjson", 4), write("c.ndjson", 5)
+    a, b, c = write("a.ndjson", 2_000, 4), write("b.ndjson", 2_000, 4), write("c.ndjson", 2_000, 5)
     assert a.path.read_bytes() == b.path.read_bytes() != c.path.read_bytes()
     assert a.bad_lines == 0 and a.bad_line_numbers == ()
     assert all(good_event(raw) is not None for raw in physical_lines(a.path))
-    with pytest.raises(ValueError):
+    big = write("big.ndjson", 8_000, 4)
+    assert len(physical_lines(big.path)) == 8_000
+    assert 3 < big.bytes / a.bytes < 5
+
+    def span_ms(path: Path) -> int:
+        stamps = [strict_json(raw)["ts"] for raw in physical_lines(path)]
+        return stamps[-1] - stamps[0]
+
+    # at the same pace, four times the events take about four times as long (whole days)
+    assert 3 < span_ms(big.path) / span_ms(a.path) < 5
+
+
+def test_write_log_rejects_bad_arguments(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="n_events"):
         write_log(tmp_path / "x.ndjson", 0, seed=1)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="bad_line_fraction"):
         write_log(tmp_path / "x.ndjson", 10, seed=1, bad_line_fraction=1.5)
+    with pytest.raises(ValueError, match="events_per_day"):
+        write_log(tmp_path / "x.ndjson", 10, seed=1, events_per_day=0)
 
 
-def test_python_m_entry_point_writes_a_large_log(tmp_path: Path) -> None:
-    # -W error: running the module must not import it twice (runpy's RuntimeWarning)
-    command = [sys.executable, "-W", "error::RuntimeWarning", "-m", "a2a_lab.samples._generate"]
-    options = ["--out", str(tmp_path), "--seed", "3", "--events", "400", "--bad-fraction", "0.01"]
-    done = subprocess.run(command + options, capture_output=True, text=True, check=False, cwd=ROOT)
-    assert done.returncode == 0, done.stderr
-    lines = physical_lines(tmp_path / LIVE)
-    assert len(lines) == 400
-    assert sum(good_event(raw) is None for raw in lines) == 4
+def test_work_sessions_and_enrichment_run_on_a_written_log(tmp_path: Path) -> None:
+    summary = write_log(tmp_path / "coordination-events.ndjson", 4_000, seed=2, bad_line_fraction=0.002)
+    events = al.load(summary.path).events
+    enriched = al.enrich(events)
+    assert enriched.height == summary.events
+    now = int(events["event_ms"].max()) + 3_600_000
+    ws = al.work_sessions(enriched, now=now)
+    in_log = set(events.select(pl.col("data").struct.field("workSessionId")).to_series().drop_nulls())
+    assert len(in_log) >= 5
+    assert ws.total_sessions == len(in_log) == ws.sessions.height
+    id_column = next(c for c in ws.sessions.columns if c in ("workSessionId", "work_session_id"))
+    assert set(ws.sessions[id_column]) == in_log

@@ -13,7 +13,8 @@ ECMAScript says, not what Python or Rust say by default:
   ``str.lower`` implements it too but with older Unicode tables (Python 3.11 has Unicode 14
   and misses the 55 case pairs added since, e.g. U+A7CB, U+10D50-U+10D65, U+16EA0-U+16EB8),
   so :func:`js_lower` goes through Polars.
-* **length** counts UTF-16 code units (:func:`utf16_len`).
+* **length** counts UTF-16 code units (:func:`utf16_len`), and so does ``slice``
+  (:func:`js_slice`).
 * **Number(x.toFixed(d))** rounds the exact binary value of ``x`` half away from zero and
   reads the decimal back (:func:`js_to_fixed_number`); Python's ``round`` rounds half to
   even and ``x * 100`` is already inexact.
@@ -163,6 +164,21 @@ def utf16_len(s: str) -> int:
     (6, 2)
     """
     return len(s.encode("utf-16-le", "surrogatepass")) // 2
+
+
+def js_slice(s: str, limit: int) -> str:
+    """JavaScript's ``s.slice(0, limit)``: the first ``limit`` UTF-16 code units.
+
+    A cut through a surrogate pair keeps its high half, as JavaScript does.
+
+    Examples
+    --------
+    >>> js_slice("컴플라이언스", 3), [hex(ord(c)) for c in js_slice("a😀b", 2)]
+    ('컴플라', ['0x61', '0xd83d'])
+    """
+    if utf16_len(s) <= limit:
+        return s
+    return s.encode("utf-16-le", "surrogatepass")[: 2 * limit].decode("utf-16-le", errors="surrogatepass")
 
 
 def js_to_fixed_number(x: float, digits: int) -> float:

@@ -1,9 +1,12 @@
-"""The bundled sample log and the seeded generator that made it.
+"""The bundled sample log, and large logs of its shape for benchmarks.
 
 The sample is a log directory (live ``coordination-events.ndjson``, rotated siblings,
 ``openclaw.json`` and a ``README.md`` describing the data) shipped as package data, so
-notebooks and tests can load it after ``pip install``. The generator also writes large logs
-for benchmarks (:func:`write_log`).
+notebooks and tests can load it after ``pip install``. It was made by a seeded generator that
+is a development tool (``tools/generate_sample.py``), not part of the package. Large logs of
+the same shape come from the simulator: :func:`write_log` runs the
+:func:`~a2a_lab.sim.presets.sample_like` deployment and adds malformed lines with
+:mod:`a2a_lab.sim.inject`.
 """
 
 from __future__ import annotations
@@ -14,39 +17,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from a2a_lab.samples._generate import (
-        DEFAULT_SEED,
-        LogSummary,
-        MalformedLine,
-        SampleManifest,
-        generate_events,
-        write_log,
-        write_sample,
-    )
+    from a2a_lab.samples._write import LOG_START, LogSummary, write_log
 
-_GENERATOR_NAMES = frozenset(
-    {
-        "DEFAULT_SEED",
-        "LogSummary",
-        "MalformedLine",
-        "SampleManifest",
-        "generate_events",
-        "write_log",
-        "write_sample",
-    }
-)
-
-__all__ = [
-    "DEFAULT_SEED",
-    "LogSummary",
-    "MalformedLine",
-    "SampleManifest",
-    "generate_events",
-    "sample_dir",
-    "sample_openclaw_config",
-    "write_log",
-    "write_sample",
-]
+__all__ = ["LOG_START", "LogSummary", "sample_dir", "sample_openclaw_config", "write_log"]
+#: Imported on first use: finding the sample must not import the simulator.
+_SIMULATED = frozenset({"LOG_START", "LogSummary", "write_log"})
 
 
 def sample_dir() -> Path:
@@ -94,8 +69,10 @@ def sample_openclaw_config() -> Path:
 
 
 def __getattr__(name: str) -> Any:
-    # Imported on first use so that ``python -m a2a_lab.samples._generate`` does not find the
-    # generator already imported by its own package (runpy warns about that).
-    if name in _GENERATOR_NAMES:
-        return getattr(import_module("a2a_lab.samples._generate"), name)
+    if name in _SIMULATED:
+        return getattr(import_module("a2a_lab.samples._write"), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

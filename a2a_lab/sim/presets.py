@@ -1,4 +1,4 @@
-"""Textbook queues as configurations of the full model, for validation against theory.
+"""Ready-made configurations: textbook queues, and the bundled sample's deployment.
 
 Each preset is a :class:`~a2a_lab.sim.config.SimConfig` of the same model every other
 experiment runs: one requester (``client``) sends Poisson arrivals to one agent (``server``)
@@ -7,14 +7,43 @@ concurrency gate, no wait limit, no ping-pong, no announce step, no tasks, no ch
 sessions), so each exchange is exactly one queue visit: wait, service, reply. The
 simulated waits can then be held against closed-form results
 (:mod:`a2a_lab.sim.theory`).
+
+:func:`sample_like` is the other end: the deployment of the bundled sample log (fifteen
+agents, tasks, failures and retries, a working day), at any traffic level; the benchmark logs
+of :func:`a2a_lab.samples.write_log` are simulated from it.
 """
 
 from __future__ import annotations
 
-from a2a_lab.sim.config import AgentConfig, PairRate, PingPongPolicy, PoissonArrivals, SimConfig
-from a2a_lab.sim.distributions import Deterministic, Exponential, Lognormal, ServiceTime
+import math
+from datetime import datetime
+from typing import Final
 
-__all__ = ["md1", "mg1_lognormal", "mm1", "mmc", "single_queue"]
+from a2a_lab.sim.config import (
+    DEFAULT_START,
+    AgentConfig,
+    AgentRate,
+    GatePolicy,
+    PairRate,
+    PingPongPolicy,
+    PoissonArrivals,
+    SimConfig,
+    TaskPolicy,
+)
+from a2a_lab.sim.distributions import Deterministic, Exponential, Lognormal, ServiceTime
+from a2a_lab.sim.policies import FailurePolicy
+
+__all__ = [
+    "SAMPLE_HOURLY_PROFILE",
+    "SAMPLE_MAIN_AGENTS",
+    "SAMPLE_WORKER_AGENTS",
+    "md1",
+    "mg1_lognormal",
+    "mm1",
+    "mmc",
+    "sample_like",
+    "single_queue",
+]
 
 
 def single_queue(arrival_rate: float, service: ServiceTime, servers: int, n_messages: int) -> SimConfig:
@@ -93,3 +122,88 @@ def mg1_lognormal(arrival_rate: float, mean: float, cv: float, n_messages: int) 
     Lognormal(kind='lognormal', mean_s=1.0, cv=2.0)
     """
     return single_queue(arrival_rate, Lognormal(mean_s=mean, cv=cv), 1, n_messages)
+
+
+#: The sample deployment's configured (main) agents and the workers they spawn as sub-agents.
+SAMPLE_MAIN_AGENTS: Final = ("main", "ruda", "eden", "seum", "bada", "haneul")
+SAMPLE_WORKER_AGENTS: Final = ("jiwoo", "nuri", "maru", "hana", "dana", "yoon", "sori", "gaon", "iseul")
+#: Relative traffic by KST hour of the sample (quiet at night, busiest in the afternoon).
+SAMPLE_HOURLY_PROFILE: Final = (
+    0.3, 0.2, 0.1, 0.1, 0.1, 0.1, 0.2, 0.5, 1.2, 2.0, 2.4, 2.3,
+    1.6, 2.2, 2.5, 2.5, 2.3, 2.0, 1.5, 1.2, 1.1, 1.0, 0.8, 0.5,
+)  # fmt: skip
+#: Messages a session of the sample deployment serves per day at a comfortable load; a busier
+#: configuration gets more sessions per agent instead of queues that never drain.
+_MESSAGES_PER_SESSION_DAY: Final = 1000.0
+
+
+def sample_like(
+    messages_per_day: float = 90.0,
+    *,
+    n_messages: int | None = None,
+    duration_s: float | None = None,
+    start: datetime = DEFAULT_START,
+) -> SimConfig:
+    """The bundled sample's deployment as a simulator configuration, at any traffic level.
+
+    Six configured main agents (``main``, ``ruda``, ``eden``, ``seum``, ``bada``, ``haneul``)
+    talk to each other and hand work to nine workers that only run as spawned sub-agent
+    sessions; traffic follows the sample's KST day (quiet at night); main agents work through
+    tasks (work sessions); some runs fail (rate limits, overloads, lost runs), so the log shows
+    retries and no-reply outcomes; every other policy is today's default. What the sample also
+    shows but the simulator does not write (the older runtime's wording, malformed lines, odd
+    timestamps) is added to the written lines by :mod:`a2a_lab.sim.inject`.
+
+    Parameters
+    ----------
+    messages_per_day
+        Average messages sent per day (the sample: about 90). Above what one session serves
+        comfortably, every agent gets more concurrent sessions (and its concurrency gate lets
+        as many more flows through).
+    n_messages, duration_s
+        When to stop sending (at least one; default: one day).
+    start
+        Wall-clock time of simulated time 0.
+
+    Examples
+    --------
+    >>> cfg = sample_like(n_messages=50)
+    >>> len(cfg.agents), sum(a.kind == "subagent" for a in cfg.agents), cfg.tasks is not None
+    (15, 9, True)
+    >>> round(cfg.total_rate_per_s * 86_400)
+    90
+    >>> busy = sample_like(20_000, duration_s=3600)
+    >>> busy.agents[0].session_concurrency, busy.gate.max_concurrent_flows
+    (20, 60)
+    """
+    if n_messages is None and duration_s is None:
+        duration_s = 86_400.0
+    concurrency = max(1, math.ceil(messages_per_day / _MESSAGES_PER_SESSION_DAY))
+    worker_service = Lognormal(mean_s=90.0, cv=0.8)
+    agents = [AgentConfig(id=a, session_concurrency=concurrency) for a in SAMPLE_MAIN_AGENTS] + [
+        AgentConfig(id=a, kind="subagent", service=worker_service, session_concurrency=concurrency)
+        for a in SAMPLE_WORKER_AGENTS
+    ]
+    # Main agents talk to each other twice as often as they delegate to one worker.
+    rate = messages_per_day / 86_400.0 / len(SAMPLE_MAIN_AGENTS)
+    senders = [
+        AgentRate(
+            agent=a,
+            rate_per_s=rate,
+            targets={**{b: 2.0 for b in SAMPLE_MAIN_AGENTS if b != a}, **dict.fromkeys(SAMPLE_WORKER_AGENTS, 1.0)},
+        )
+        for a in SAMPLE_MAIN_AGENTS
+    ]
+    mean = sum(SAMPLE_HOURLY_PROFILE) / len(SAMPLE_HOURLY_PROFILE)
+    return SimConfig(
+        agents=agents,
+        workload=PoissonArrivals(agents=senders, hourly_profile=[h / mean for h in SAMPLE_HOURLY_PROFILE]),
+        n_messages=n_messages,
+        duration_s=duration_s,
+        failures=FailurePolicy(
+            rates={"rate_limit": 0.02, "server_overload": 0.01, "run_not_found": 0.01, "gateway_connection": 0.005}
+        ),
+        gate=GatePolicy(max_concurrent_flows=3 * concurrency),
+        tasks=TaskPolicy(mean_duration_s=7200.0, mean_gap_s=1800.0),
+        start=start,
+    )

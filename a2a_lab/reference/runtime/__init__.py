@@ -12,6 +12,7 @@ as module-level frozen data an analyst can copy and change:
 - :mod:`~a2a_lab.reference.runtime.loop_guard`: loop guard, depth cap, collaborate limit;
 - :mod:`~a2a_lab.reference.runtime.concurrency`: the per-agent concurrency gate (explicit time);
 - :mod:`~a2a_lab.reference.runtime.outcome`: no-reply outcome texts and their reasons;
+- :mod:`~a2a_lab.reference.runtime.limits`: the lengths event texts are cut to;
 - :mod:`~a2a_lab.reference.runtime.message_context`: session key → agent id, the A2A context block.
 
 Nothing here keeps global state: guards and gates are objects, time is an argument and
@@ -21,6 +22,7 @@ randomness is a drawn number passed in.
 from a2a_lab.reference.runtime.announce import AnnounceTarget, is_agent_session_key, should_run_announce
 from a2a_lab.reference.runtime.concurrency import (
     DEFAULT_CONCURRENCY,
+    GATE_BLOCKED_TEXT,
     ConcurrencyConfig,
     ConcurrencyError,
     ConcurrencyGate,
@@ -40,6 +42,7 @@ from a2a_lab.reference.runtime.intent import (
     resolve_intent,
     resolve_ping_pong_turns,
 )
+from a2a_lab.reference.runtime.limits import MESSAGE_LIMIT, PREVIEW_LIMIT
 from a2a_lab.reference.runtime.loop_guard import (
     COLLABORATE_LIMIT,
     LIBRARY_LOOP_GUARD,
@@ -72,12 +75,15 @@ from a2a_lab.reference.runtime.termination import (
 __all__ = [
     "COLLABORATE_LIMIT",
     "DEFAULT_CONCURRENCY",
+    "GATE_BLOCKED_TEXT",
     "INTENT_RULES_V1",
     "LIBRARY_LOOP_GUARD",
     "LIVE_LOOP_GUARD",
+    "MESSAGE_LIMIT",
     "PAYLOAD_INTENTS",
     "PING_PONG_LIMITS_0B3325A28",
     "PING_PONG_LIMITS_MAIN",
+    "PREVIEW_LIMIT",
     "REFERENCE_RETRY",
     "TERMINATION_REASONS",
     "TERMINATION_RULES_V1",

@@ -55,6 +55,9 @@ class ConcurrencyConfig(BaseModel):
 
 #: The reference's production values (``DEFAULT_A2A_CONCURRENCY_CONFIG``): 3 flows, 30 s.
 DEFAULT_CONCURRENCY: Final = ConcurrencyConfig()
+#: The ``a2a.response`` text of a flow the gate refused (``outcome: "blocked"``); ``{agent}``
+#: is the target agent id.
+GATE_BLOCKED_TEXT: Final = "[outcome] blocked: 동시 처리 한도 초과 (agent: {agent})"
 
 
 class ConcurrencyError(Exception):

@@ -1,4 +1,9 @@
-"""Seeded generator of realistic OpenClaw coordination logs: the bundled sample and benchmark logs.
+"""Seeded generator of the bundled sample log (``a2a_lab/samples/data``): a development tool.
+
+The installed package ships the sample it made, not the generator: large logs come from the
+simulator (:func:`a2a_lab.samples.write_log`, backed by :func:`a2a_lab.sim.presets.sample_like`
+and :mod:`a2a_lab.sim.inject`). This script stays so the committed sample can be regenerated
+byte for byte (``tests/test_samples.py`` does so) or deliberately changed.
 
 The events follow ``a2a-runtime.md`` and the reference emitters it describes: the same event
 types, the same ``data`` fields in the same order (``JSON.stringify`` of the reference's
@@ -6,21 +11,13 @@ object literals, ``undefined`` fields omitted), the same outcome texts, retry an
 arithmetic, ping-pong intent classification and early termination, conversation-id reuse per
 work session and agent pair, and plausible latencies. Randomness comes only from a
 :class:`numpy.random.Generator` seeded by an argument: the same seed gives the same bytes.
+:func:`write_sample` writes the log DIRECTORY: live file, rotated siblings named as the
+reference names them, ``openclaw.json`` and a ``README.md`` that documents the data,
+including every deliberately malformed line.
 
-Two writers:
+Command line (from the repository root)::
 
-* :func:`write_sample` writes a log DIRECTORY (live file, rotated siblings named as the
-  reference names them, ``openclaw.json`` and a ``README.md`` that documents the data,
-  including every deliberately malformed line). The bundled sample is made with it.
-* :func:`write_log` writes one large NDJSON file fast, for benchmarks: it renders a pool of
-  episode templates with the same event builder, then replicates, shifts and renders them in
-  bulk with Polars (no per-line Python), optionally replacing a fraction of the lines with
-  malformed ones.
-
-Command line::
-
-    python -m a2a_lab.samples._generate --out DIR --seed N
-    python -m a2a_lab.samples._generate --out DIR --seed N --events 800000 --bad-fraction 0.001
+    python tools/generate_sample.py --out a2a_lab/samples/data --seed 20260205
 """
 
 from __future__ import annotations
@@ -36,10 +33,15 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import polars as pl
+import sample_texts as tx
 
-from a2a_lab.reference.jsstr import utf16_len
+from a2a_lab.reference.jsstr import js_slice
 from a2a_lab.reference.runtime import (
+    DEFAULT_CONCURRENCY,
+    GATE_BLOCKED_TEXT,
+    MESSAGE_LIMIT,
+    PING_PONG_LIMITS_MAIN,
+    PREVIEW_LIMIT,
     REFERENCE_RETRY,
     AnnounceTarget,
     build_no_reply_outcome_message,
@@ -52,16 +54,13 @@ from a2a_lab.reference.runtime import (
     should_terminate_ping_pong,
 )
 from a2a_lab.reference.runtime import backoff_ms as reference_backoff_ms
-from a2a_lab.samples import _texts as tx
 
 __all__ = [
     "DEFAULT_SEED",
-    "LogSummary",
     "MalformedLine",
     "SampleManifest",
     "generate_events",
     "main",
-    "write_log",
     "write_sample",
 ]
 
@@ -78,24 +77,15 @@ LEGACY_DAYS = 2
 #: Size rotation threshold of the sample. The reference rotates at 10 MiB; a sample this small
 #: needs a smaller threshold to show both rotation kinds (rules §9).
 SAMPLE_ROTATE_BYTES = 640 * 1024
-BENCH_START = datetime(2026, 3, 2, tzinfo=KST)
-BENCH_EVENTS_PER_DAY = 60_000
 
 # Runtime constants (a2a-runtime.md §1-§3); the wait loop's come from REFERENCE_RETRY.
 CHUNK_MS = REFERENCE_RETRY.chunk_ms
 MAX_WAIT_MS = REFERENCE_RETRY.max_wait_ms
 MAX_RETRIES = REFERENCE_RETRY.max_retries
 TURN_TIMEOUT_MS = 120_000
-CONFIGURED_MAX_TURNS = 5
-GATE_QUEUE_TIMEOUT_MS = 30_000
-GATE_LIMIT = 3
-MESSAGE_LIMIT = 4_000
-PREVIEW_LIMIT = 200
-
-# Placeholders of episode templates (private-use characters: json.dumps keeps them verbatim).
-_TOKEN_48 = "\ue000"  # 12 hex digits, unique per replica
-_TOKEN_32 = "\ue001"  # 8 hex digits, unique per replica
-_TS_SENTINEL = -777_777
+CONFIGURED_MAX_TURNS = PING_PONG_LIMITS_MAIN.default
+GATE_QUEUE_TIMEOUT_MS = int(DEFAULT_CONCURRENCY.queue_timeout_ms)
+GATE_LIMIT = DEFAULT_CONCURRENCY.max_concurrent_flows
 
 
 @dataclass(frozen=True)
@@ -209,13 +199,6 @@ _HOUR_WEIGHTS = np.array(
 _HOUR_P = _HOUR_WEIGHTS / _HOUR_WEIGHTS.sum()
 
 
-def _js_slice(text: str, limit: int) -> str:
-    """``text.slice(0, limit)`` in UTF-16 code units, as JavaScript cuts strings."""
-    if utf16_len(text) <= limit:
-        return text
-    return text.encode("utf-16-le")[: 2 * limit].decode("utf-16-le", errors="surrogatepass")
-
-
 def _termination(reply: str, previous: Sequence[str]) -> str | None:
     """The early-termination reason of a ping-pong reply, if it ends the loop."""
     result = should_terminate_ping_pong(reply, previous)
@@ -304,11 +287,10 @@ class _Payload:
 
 
 class _Ids:
-    """Identifiers. In template mode the random tail of every id is a placeholder token."""
+    """Identifiers, unique within one generation."""
 
-    def __init__(self, rng: np.random.Generator, template: bool) -> None:
+    def __init__(self, rng: np.random.Generator) -> None:
         self._rng = rng
-        self._template = template
         self._seen: set[str] = set()
 
     def _hex(self, digits: int) -> str:
@@ -327,26 +309,21 @@ class _Ids:
             raw[6] = (raw[6] & 0x0F) | 0x40
             raw[8] = (raw[8] & 0x3F) | 0x80
             h = raw.hex()
-            tail = _TOKEN_48 if self._template else h[20:]
-            return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{tail}"
+            return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
 
         return self._unique(make)
 
     def short(self, prefix: str) -> str:
         """``prefix`` + 12 hex digits (task ids and the like)."""
-        return self._unique(
-            lambda: prefix + (self._hex(4) + _TOKEN_32 if self._template else self._hex(12))
-        )
+        return self._unique(lambda: prefix + self._hex(12))
 
 
 class _Builder:
     """Emits the events of whole episodes (work sessions, conversations, spawns) in memory."""
 
-    def __init__(
-        self, rng: np.random.Generator, *, template: bool = False, legacy_until: int = 0
-    ) -> None:
+    def __init__(self, rng: np.random.Generator, *, legacy_until: int = 0) -> None:
         self.rng = rng
-        self.ids = _Ids(rng, template)
+        self.ids = _Ids(rng)
         self.legacy_until = legacy_until
         self.events: list[tuple[int, int, dict[str, Any]]] = []
         #: Validity of every payload made, keyed by its ``payloadJson`` text.
@@ -502,7 +479,7 @@ class _Builder:
         shared = ctx.fields()
         from_type, to_type = sender.kind, target.kind
         role = _event_role(from_type, to_type)
-        message = _js_slice(message.strip(), MESSAGE_LIMIT)
+        message = js_slice(message.strip(), MESSAGE_LIMIT)
         run_id = self.ids.uuid()
         if legacy:
             payload = None
@@ -552,7 +529,7 @@ class _Builder:
             reply = self.fill(self.pick(tx.FIRST_REPLIES[intent_of_message][lang]), lang, topic)
             if self.chance(0.15):
                 reply = f"{reply} {self.fill('{point}. {point2}. {opinion}', lang, topic)}"
-        reply = _js_slice(reply.strip(), MESSAGE_LIMIT)
+        reply = js_slice(reply.strip(), MESSAGE_LIMIT)
         if legacy:
             reply_payload = None
         self.emit(
@@ -563,7 +540,7 @@ class _Builder:
                 "fromAgent": target.agent,
                 "toAgent": sender.agent,
                 "message": reply,
-                "replyPreview": _js_slice(reply, PREVIEW_LIMIT),
+                "replyPreview": js_slice(reply, PREVIEW_LIMIT),
                 "conversationId": conv,
                 "eventRole": _event_role(to_type, from_type),
                 "payloadType": reply_payload.type if reply_payload else None,
@@ -626,7 +603,7 @@ class _Builder:
         self, t0: int, sender: _Session, target: _Session, conv: str, shared: dict[str, Any]
     ) -> int:
         t = t0 + GATE_QUEUE_TIMEOUT_MS + self.ms(2, 60)
-        text = f"[outcome] blocked: 동시 처리 한도 초과 (agent: {target.agent})"
+        text = GATE_BLOCKED_TEXT.format(agent=target.agent)
         self.emit(
             t,
             "a2a.response",
@@ -635,7 +612,7 @@ class _Builder:
                 "fromAgent": sender.agent,
                 "toAgent": target.agent,
                 "message": text,
-                "replyPreview": _js_slice(text, PREVIEW_LIMIT),
+                "replyPreview": js_slice(text, PREVIEW_LIMIT),
                 "outcome": "blocked",
                 "conversationId": conv,
                 **shared,
@@ -777,7 +754,7 @@ class _Builder:
                 "fromAgent": target.agent,
                 "toAgent": sender.agent,
                 "message": text,
-                "replyPreview": _js_slice(text, PREVIEW_LIMIT),
+                "replyPreview": js_slice(text, PREVIEW_LIMIT),
                 "outcome": "blocked" if legacy else "no_reply",
                 "waitStatus": wait_status,
                 "waitError": wait_error,
@@ -880,7 +857,7 @@ class _Builder:
                     "turn": turn,
                     "maxTurns": effective,
                     "message": text,
-                    "replyPreview": _js_slice(text, PREVIEW_LIMIT),
+                    "replyPreview": js_slice(text, PREVIEW_LIMIT),
                     "conversationId": conv,
                     "eventRole": _event_role(current.kind, other.kind),
                     "fromSessionType": current.kind,
@@ -916,7 +893,7 @@ class _Builder:
         ws = ctx.ws or "ws_" + self.ids.uuid()
         conv = parent or self.ids.uuid()
         task_text = self.fill(self.pick(tx.SPAWN_TASKS[lang]), lang, topic)
-        preview = _js_slice(task_text, PREVIEW_LIMIT)
+        preview = js_slice(task_text, PREVIEW_LIMIT)
         label = f"{worker}-{self.rng.bytes(3).hex()}" if self.chance(0.6) else None
         hop = depth
         spawn_fields = {
@@ -957,7 +934,7 @@ class _Builder:
                     **result_fields,
                     "status": "error",
                     "error": error,
-                    "replyPreview": _js_slice(f"spawn failed: {error}", PREVIEW_LIMIT),
+                    "replyPreview": js_slice(f"spawn failed: {error}", PREVIEW_LIMIT),
                 },
             )
             return t
@@ -971,7 +948,7 @@ class _Builder:
                 "runId": child_run,
                 "status": "ok" if legacy else "accepted",
                 "label": label,
-                "replyPreview": _js_slice(f"spawn accepted · run {child_run}", PREVIEW_LIMIT),
+                "replyPreview": js_slice(f"spawn accepted · run {child_run}", PREVIEW_LIMIT),
             },
         )
         end = t + self.lognormal_ms(300.0, 0.8, 40.0, 2400.0)
@@ -1043,7 +1020,7 @@ class _Builder:
                 "fromAgent": worker,
                 "toAgent": requester.agent,
                 "message": text,
-                "replyPreview": _js_slice(text, PREVIEW_LIMIT),
+                "replyPreview": js_slice(text, PREVIEW_LIMIT),
                 **outcome_fields,
                 "conversationId": conv,
                 **roles,
@@ -1585,7 +1562,7 @@ class _Builder:
                 "targetAgentId": peer.id,
                 "channelId": channel,
                 "maxTurns": CONFIGURED_MAX_TURNS,
-                "message": _js_slice(text, PREVIEW_LIMIT),
+                "message": js_slice(text, PREVIEW_LIMIT),
                 "conversationId": conversation,
             },
         )
@@ -2068,14 +2045,14 @@ def _readme(
 Synthetic data made by a seeded generator, not recorded from a real deployment:
 
 ```
-python -m a2a_lab.samples._generate --out a2a_lab/samples/data --seed {seed}
+python tools/generate_sample.py --out a2a_lab/samples/data --seed {seed}
 ```
 
 `data/samples` in the repository is a symlink to this directory, which is also installed as
 package data (`a2a_lab.samples.sample_dir()`). The same seed with the same numpy version gives
 byte-identical files (a test regenerates the sample and compares bytes). Do not edit the files
-by hand: change the generator (`a2a_lab/samples/_generate.py`, text banks in `_texts.py`) and
-regenerate.
+by hand: change the generator (`tools/generate_sample.py`, text banks in `tools/sample_texts.py`)
+and regenerate.
 
 ## What it is
 
@@ -2148,245 +2125,16 @@ Line numbers are 1-based physical lines of the named file.
 
 
 # --------------------------------------------------------------------------------------------
-# Large logs for benchmarks
-# --------------------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class LogSummary:
-    """What :func:`write_log` wrote."""
-
-    path: Path
-    lines: int
-    events: int
-    bad_lines: int
-    bytes: int
-    #: 1-based line numbers of the malformed lines, ascending.
-    bad_line_numbers: tuple[int, ...]
-
-
-#: Episode mix of benchmark logs. Long quiet tasks weigh more than in the sample: a large
-#: deployment runs many batch-like tasks, and their short orchestration events bring the
-#: average line to ~375 bytes (800k events ~ 300 MB, the size the benchmarks are specified at).
-_EPISODE_MIX: dict[str, float] = {
-    "work_session": 48.0,
-    "long_task": 36.0,
-    "talk": 20.0,
-    "auto_route": 6.0,
-    "spawn": 9.0,
-    "burst": 3.0,
-}
-_BAD_KINDS = ("not_json", "truncated", "non_object", "nan", "missing_type", "blank_type")
-
-
-def _templates(rng: np.random.Generator, n_templates: int) -> pl.DataFrame:
-    """Render episodes starting at 0 ms into ``(tpl, order, offset, head, tail)`` rows."""
-    kinds = list(_EPISODE_MIX)
-    weights = np.array([_EPISODE_MIX[k] for k in kinds])
-    rows: dict[str, list[Any]] = {"tpl": [], "order": [], "offset": [], "head": [], "tail": []}
-    for tpl in range(n_templates):
-        builder = _Builder(rng, template=True)
-        builder.episode(0, kinds[int(rng.choice(len(kinds), p=weights / weights.sum()))])
-        for order, (ts, _, event) in enumerate(sorted(builder.events, key=lambda e: (e[0], e[1]))):
-            head, tail = _dumps({**event, "ts": _TS_SENTINEL}).split(f'"ts":{_TS_SENTINEL}')
-            rows["tpl"].append(tpl)
-            rows["order"].append(order)
-            rows["offset"].append(ts)
-            rows["head"].append(head + '"ts":')
-            rows["tail"].append(tail)
-    return pl.DataFrame(
-        rows,
-        schema={
-            "tpl": pl.Int64,
-            "order": pl.Int64,
-            "offset": pl.Int64,
-            "head": pl.String,
-            "tail": pl.String,
-        },
-    )
-
-
-def write_log(
-    path: str | Path,
-    n_events: int,
-    seed: int,
-    bad_line_fraction: float = 0.0,
-    *,
-    start: datetime = BENCH_START,
-    events_per_day: int = BENCH_EVENTS_PER_DAY,
-    n_templates: int = 400,
-) -> LogSummary:
-    """Write one large, realistic coordination log fast (for benchmarks).
-
-    ``n_templates`` episodes are rendered once with the sample's event builder (current
-    runtime only), with placeholder tokens in every id. They are replicated at random start
-    times (KST daily profile, ``events_per_day`` on average), each replica gets unique ids,
-    and all lines are assembled, sorted by time and written with vectorised Polars string
-    operations. The file has exactly ``n_events`` lines (the episodes running at the end are
-    cut, as in a live log); ``round(n_events * bad_line_fraction)`` of them, at random
-    positions, are replaced by malformed lines, a mix of not JSON, truncated JSON, ``[1,2,3]``,
-    ``"ts":NaN``, a missing ``type`` and a blank ``type``.
-
-    Parameters
-    ----------
-    path
-        Output file (parent directories are created).
-    n_events
-        Number of lines to write.
-    seed
-        Generator seed; the same arguments give the same bytes.
-    bad_line_fraction
-        Fraction of lines replaced by malformed lines, in ``[0, 1]``.
-    start
-        Time of the first episode (timezone-aware).
-    events_per_day
-        Average event rate, which sets the span of the log.
-    n_templates
-        Number of distinct episodes rendered before replication.
-
-    Returns
-    -------
-    LogSummary
-        Line, event and bad-line counts, the file size and the bad line numbers.
-
-    Examples
-    --------
-    >>> import tempfile
-    >>> with tempfile.TemporaryDirectory() as tmp:
-    ...     path = Path(tmp) / "big.ndjson"
-    ...     summary = write_log(path, 2_000, seed=1, bad_line_fraction=0.01, n_templates=40)
-    >>> summary.lines, summary.events, summary.bad_lines
-    (2000, 1980, 20)
-    """
-    if n_events < 1:
-        raise ValueError("n_events must be at least 1")
-    if not 0.0 <= bad_line_fraction <= 1.0:
-        raise ValueError("bad_line_fraction must be in [0, 1]")
-    rng = np.random.default_rng(seed)
-    templates = _templates(rng, n_templates)
-    sizes = np.bincount(templates["tpl"].to_numpy(), minlength=n_templates)
-    picks = rng.integers(n_templates, size=int(n_events / sizes.mean() * 1.1) + 8)
-    while sizes[picks].sum() < n_events:
-        picks = np.concatenate([picks, rng.integers(n_templates, size=len(picks) // 4 + 8)])
-    replicas = len(picks)
-    span_days = max(1, int(np.ceil(n_events / events_per_day)))
-    starts = (
-        _epoch_ms(start)
-        + rng.integers(span_days, size=replicas) * 86_400_000
-        + rng.choice(24, size=replicas, p=_HOUR_P) * 3_600_000
-        + rng.integers(3_600_000, size=replicas)
-    )
-    # Multiplying by an odd constant is a bijection modulo 2^k: every replica gets distinct ids.
-    counter = np.arange(replicas, dtype=np.uint64)
-    tail48 = (counter * np.uint64(0x9E3779B97F4B)) & np.uint64((1 << 48) - 1)
-    tail32 = (counter * np.uint64(0x85EBCA6B)) & np.uint64((1 << 32) - 1)
-    frame = (
-        pl.DataFrame(
-            {
-                "rep": np.arange(replicas, dtype=np.int64),
-                "tpl": picks.astype(np.int64),
-                "start": starts.astype(np.int64),
-                "t48": [f"{v:012x}" for v in tail48.tolist()],
-                "t32": [f"{v:08x}" for v in tail32.tolist()],
-            }
-        )
-        .join(templates, on="tpl", how="inner")
-        .with_columns(ts=pl.col("start") + pl.col("offset"))
-        .sort(["ts", "rep", "order"])
-        .head(n_events)
-    )
-    lines = frame.select(
-        pl.concat_str(
-            pl.col("head"),
-            pl.col("ts").cast(pl.String),
-            pl.col("tail")
-            .str.replace_all(_TOKEN_48, pl.col("t48"), literal=True)
-            .str.replace_all(_TOKEN_32, pl.col("t32"), literal=True),
-        ).alias("line")
-    ).to_series()
-    n_bad = round(n_events * bad_line_fraction)
-    positions = (
-        np.sort(rng.choice(n_events, size=n_bad, replace=False))
-        if n_bad
-        else np.empty(0, dtype=np.int64)
-    )
-    if n_bad:
-        originals = lines.gather(positions).to_list()
-        kinds = rng.integers(len(_BAD_KINDS), size=n_bad)
-        bad = [
-            _malformed_line(_BAD_KINDS[k], line, rng).decode().rstrip("\n")
-            for k, line in zip(kinds.tolist(), originals, strict=True)
-        ]
-        lines = lines.scatter(positions, pl.Series(bad, dtype=pl.String))
-    out = Path(path)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    pl.DataFrame({"line": lines}).write_csv(out, include_header=False, quote_style="never")
-    return LogSummary(
-        path=out,
-        lines=n_events,
-        events=n_events - n_bad,
-        bad_lines=n_bad,
-        bytes=out.stat().st_size,
-        bad_line_numbers=tuple(int(p) + 1 for p in positions),
-    )
-
-
-# --------------------------------------------------------------------------------------------
 # Command line
 # --------------------------------------------------------------------------------------------
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of ``python -m a2a_lab.samples._generate``.
-
-    Without ``--events`` it writes the sample directory; with ``--events N`` it writes a large
-    log ``DIR/coordination-events.ndjson`` of N lines (``--bad-fraction F`` malformed,
-    ``--templates K`` distinct episodes).
-
-    Examples
-    --------
-    >>> import tempfile
-    >>> with tempfile.TemporaryDirectory() as tmp:
-    ...     main(["--out", tmp, "--seed", "5", "--events", "500", "--templates", "40"])
-    wrote 500 lines (0 malformed, ... bytes) to .../coordination-events.ndjson
-    0
-    """
-    parser = argparse.ArgumentParser(
-        prog="python -m a2a_lab.samples._generate", description=__doc__.splitlines()[0]
-    )
+    """Entry point of ``python tools/generate_sample.py``: write the sample directory."""
+    parser = argparse.ArgumentParser(prog="python tools/generate_sample.py", description=__doc__.splitlines()[0])
     parser.add_argument("--out", required=True, type=Path, help="output directory")
-    parser.add_argument(
-        "--seed", type=int, default=DEFAULT_SEED, help=f"generator seed (default {DEFAULT_SEED})"
-    )
-    parser.add_argument(
-        "--events", type=int, help="write a large log of this many lines instead of the sample"
-    )
-    parser.add_argument(
-        "--bad-fraction",
-        type=float,
-        default=0.0,
-        help="fraction of malformed lines in the large log",
-    )
-    parser.add_argument(
-        "--templates",
-        type=int,
-        default=400,
-        help="distinct episodes rendered for the large log (default 400)",
-    )
+    parser.add_argument("--seed", type=int, default=DEFAULT_SEED, help=f"generator seed (default {DEFAULT_SEED})")
     args = parser.parse_args(argv)
-    if args.events is None:
-        manifest = write_sample(args.out, args.seed)
-        print(
-            f"wrote {manifest.events} events in {len(manifest.files)} files to {manifest.directory}"
-        )
-    else:
-        summary = write_log(
-            args.out / "coordination-events.ndjson",
-            args.events,
-            args.seed,
-            args.bad_fraction,
-            n_templates=args.templates,
-        )
-        print(
-            f"wrote {summary.lines} lines ({summary.bad_lines} malformed, "
-            f"{summary.bytes} bytes) to {summary.path}"
-        )
+    manifest = write_sample(args.out, args.seed)
+    print(f"wrote {manifest.events} events in {len(manifest.files)} files to {manifest.directory}")
     return 0
 
 
