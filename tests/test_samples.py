@@ -595,7 +595,7 @@ def test_odd_timestamps_keep_every_event_time(tmp_path: Path, simulated: pl.Data
     events = res.events
     assert events.height == simulated.height
     assert sorted(events["event_ms"]) == sorted(simulated["event_ms"])
-    assert events["timestampMs"].drop_nulls().len() == 7
+    assert events["timestamp_ms"].drop_nulls().len() == 7
     assert events["timestamp"].drop_nulls().len() == 5
     assert events["ts"].null_count() == 12
     # each marked event now comes right after a later one
