@@ -46,6 +46,12 @@ assert df.height > 0
 STEPS = {
     "B21": B21,
     "load": "import a2a_lab as al\nres = al.load(PATH)\nassert res.events.height > 0",
+    # the whole CLI in one fresh process: load + enrich + work sessions (issue 12's pipeline goal)
+    "work-sessions": (
+        "import sys, io, contextlib\nfrom a2a_lab.cli import main\nbuf = io.StringIO()\n"
+        "with contextlib.redirect_stdout(buf): rc = main(['work-sessions', PATH, '--limit', '1', '--now-ms', '1800000000000'])\n"
+        "assert rc == 0 and buf.getvalue()"
+    ),
     "write_events": (
         "import a2a_lab as al, os\nev = al.load(PATH, **KW).events\n"
         "import time; t0 = time.perf_counter()\nal.io.write_events(ev, OUT)\n"
@@ -103,6 +109,7 @@ def main() -> int:
         for label, tree in trees.items():
             runs.append((f"load {label}", "load", clean, tree, {}))
             runs.append((f"load 0.1% bad {label}", "load", bad, tree, {}))
+            runs.append((f"work-sessions CLI {label}", "work-sessions", clean, tree, {}))
             kw = "raw=True" if label == "now" else ""
             if label == "now" or not args.skip_baseline_write:
                 runs.append((f"write_events {label}", "write_events", clean, tree,

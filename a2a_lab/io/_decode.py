@@ -628,14 +628,15 @@ def decode_text(text: str, *, exact: bool = False, timezone: str = "UTC", file: 
 
 
 def _out_of_range(events: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """Numbers no analysis can hold become absent, each with an ``out_of_range`` issue.
+    """Numbers beyond what an instant or an integer can hold, as ``out_of_range`` issues.
 
-    Times beyond JavaScript's range (±8.64e15 ms) are no instant; other numbers must fit a
-    64-bit integer (counts, turns and depths are cast to integers downstream).
+    Times beyond JavaScript's range (±8.64e15 ms) are no instant (``event_time`` is null);
+    other numbers beyond ±2^63 do not fit the integers that counts, turns and depths are
+    cast to downstream. The values themselves stay as read: the reference computes with
+    them (e.g. a thread key of ``ts`` 1e21), and parity keeps them.
     """
-    limits = {k: MAX_TIME_MS for k in _F.top_numbers}
-    bad_cols = {k: ~(pl.col(k).abs() <= v) for k, v in limits.items()}
     d = pl.col("data")
+    bad_cols = {k: ~(pl.col(k).abs() <= MAX_TIME_MS) for k in _F.top_numbers}
     bad_cols.update({"data." + k: ~(d.struct.field(k).abs() < 2.0**63) for k in _F.data_numbers})
     flags = events.select(**{k: v.fill_null(False) for k, v in bad_cols.items()})
     hit = [k for k in flags.columns if flags[k].any()]
@@ -644,16 +645,7 @@ def _out_of_range(events: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
     issues = pl.concat(
         [events.filter(flags[k]).select("line", pl.lit("out_of_range").alias("kind"), pl.lit(k).alias("field")) for k in hit]
     ).sort("line", maintain_order=True)
-    top = [k for k in hit if not k.startswith("data.")]
-    data_hit = {k[5:] for k in hit if k.startswith("data.")}
-    fixes = [pl.when(flags[k]).then(None).otherwise(pl.col(k)).alias(k) for k in top]
-    if data_hit:
-        fixes.append(
-            d.struct.with_fields(
-                [pl.when(flags["data." + k]).then(None).otherwise(pl.field(k)).alias(k) for k in sorted(data_hit)]
-            )
-        )
-    return events.with_columns(fixes), issues
+    return events, issues
 
 
 def _exact(frame: pl.DataFrame, raw: bool) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:

@@ -407,17 +407,24 @@ def write_events(events: pl.DataFrame, path: str | Path | None = None) -> str | 
     '{"type":"a2a.send","ts":5,"data":{"fromAgent":"ruda"}}\n'
     """
     has_raw = "raw" in events.columns
-    canonical, dropped = _canonical_line_expr(events.schema)
-    line = pl.coalesce(pl.col("raw"), canonical) if has_raw else canonical
     n_original = events.height - events["raw"].null_count() if has_raw else 0
-    lines = events.lazy().select(line.alias("line"))
-    n_dropped = events.select(dropped).item() if dropped is not None else 0
+    lines = events.get_column("raw") if has_raw else pl.Series("raw", [None] * events.height, dtype=pl.String)
+    n_dropped = 0
+    if n_original < events.height:
+        # canonical JSON only for the rows without their original line
+        missing = events.select(pl.int_range(pl.len(), dtype=pl.UInt32).alias("_i"), pl.col("raw").is_null() if has_raw else pl.lit(True))
+        idx = missing.filter(missing.to_series(1)).get_column("_i")
+        todo = events.drop("raw", strict=False)[idx] if n_original else events.drop("raw", strict=False)
+        canonical, dropped = _canonical_line_expr(todo)
+        written = todo.select(canonical.alias("raw"), *([dropped.alias("_dropped")] if dropped is not None else []))
+        n_dropped = int(written["_dropped"][0]) if dropped is not None else 0
+        lines = written.get_column("raw") if not n_original else lines.scatter(idx, written.get_column("raw"))
     if path is None:
-        return "".join(s + "\n" for s in lines.collect()["line"].to_list()) if events.height else ""
+        return "".join(s + "\n" for s in lines.to_list())
     target = Path(path)
     # quote_style "never": the lines go out as they are, one per row, LF-terminated
-    lines.sink_csv(target, include_header=False, quote_style="never", line_terminator="\n")
-    return WriteReport(events.height, n_original, events.height - n_original, int(n_dropped), str(target))
+    pl.DataFrame([lines]).write_csv(target, include_header=False, quote_style="never", line_terminator="\n")
+    return WriteReport(events.height, n_original, events.height - n_original, n_dropped, str(target))
 
 
 def _json_value(expr: pl.Expr, dtype: pl.DataType) -> pl.Expr:
@@ -433,20 +440,41 @@ def _json_value(expr: pl.Expr, dtype: pl.DataType) -> pl.Expr:
         return expr.cast(pl.String)
     if dtype == pl.Boolean:
         return pl.when(expr).then(pl.lit("true")).when(~expr).then(pl.lit("false"))
-    # strings and lists of strings: Polars' JSON encoder escapes them; cut the wrapper off
-    wrapped = pl.struct(expr.alias("v")).struct.json_encode()
-    return pl.when(expr.is_not_null()).then(wrapped.str.strip_prefix('{"v":').str.strip_suffix("}"))
+    if isinstance(dtype, pl.List):
+        items = expr.list.eval(_json_string(pl.element())).list.join(",")
+        return pl.lit("[") + items + pl.lit("]")
+    return _json_string(expr)
+
+
+#: JSON string escapes (RFC 8259 §7): quote, backslash and the control characters.
+_ESCAPES = {"\\": "\\\\", '"': '\\"', "\n": "\\n", "\r": "\\r", "\t": "\\t", "\b": "\\b", "\f": "\\f"}
+_ESCAPES.update({chr(c): f"\\u{c:04x}" for c in range(0x20) if chr(c) not in _ESCAPES})
+
+
+def _json_string(expr: pl.Expr) -> pl.Expr:
+    """A JSON string literal of each value (Polars strings are UTF-8: no lone surrogates)."""
+    return pl.lit('"') + expr.str.replace_many(list(_ESCAPES), list(_ESCAPES.values())) + pl.lit('"')
 
 
 def _members(exprs: list[tuple[str, pl.Expr]]) -> pl.Expr:
     """``{"k":v,…}`` of the non-null members, in the given order."""
     parts = [pl.lit(json.dumps(k) + ":") + v for k, v in exprs]
+    if not parts:
+        return pl.lit("{}")
     return pl.lit("{") + pl.concat_str(parts, separator=",", ignore_nulls=True) + pl.lit("}")
 
 
-def _canonical_line_expr(schema: pl.Schema) -> tuple[pl.Expr, pl.Expr | None]:
-    """The canonical JSON line of a row from its typed columns, and a count of dropped numbers."""
+def _canonical_line_expr(frame: pl.DataFrame) -> tuple[pl.Expr, pl.Expr | None]:
+    """The canonical JSON line of a row from its typed columns, and a count of dropped numbers.
+
+    Fields that are null in every row are left out of the expression (they would write
+    nothing), which spares most of the 63 ``data`` fields on a typical log.
+    """
     from a2a_lab.schema import REFERENCE_FIELD_ORDER, raw_event_dtype
+
+    schema = frame.schema
+    present = set(frame.select(pl.col("data").struct.unnest()).select(pl.all().is_not_null().any()).row(0, named=True).items()) if "data" in schema else set()
+    present_data = {k for k, v in present if v}
 
     top = [f for f in raw_event_dtype().fields if f.name in schema]
     order = [*(n for n in REFERENCE_FIELD_ORDER if n in schema), *(f.name for f in top if f.name not in REFERENCE_FIELD_ORDER)]
@@ -455,11 +483,15 @@ def _canonical_line_expr(schema: pl.Schema) -> tuple[pl.Expr, pl.Expr | None]:
     for name in order:
         dtype = schema[name]
         if name == "data":
-            fields = [(f.name, _json_value(pl.col("data").struct.field(f.name), f.dtype)) for f in dtype.fields]  # type: ignore[union-attr]
+            fields = [
+                (f.name, _json_value(pl.col("data").struct.field(f.name), f.dtype))
+                for f in dtype.fields  # type: ignore[union-attr]
+                if f.name in present_data
+            ]
             members.append((name, pl.when(pl.col("data").is_not_null()).then(_members(fields))))
             dropped += [
                 (~pl.col("data").struct.field(f.name).is_finite()).fill_null(False).sum()
-                for f in dtype.fields if f.dtype.is_float()  # type: ignore[union-attr]
+                for f in dtype.fields if f.dtype.is_float() and f.name in present_data  # type: ignore[union-attr]
             ]
         else:
             members.append((name, _json_value(pl.col(name), dtype)))

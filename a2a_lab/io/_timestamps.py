@@ -131,5 +131,7 @@ def with_event_time(events: pl.DataFrame, timezone: str = "UTC") -> pl.DataFrame
     else:
         event_ms = numeric
     return events.with_columns(event_ms.fill_null(0.0).alias("event_ms")).with_columns(
-        pl.col("event_ms").cast(pl.Int64, strict=False).cast(pl.Datetime("ms")).dt.replace_time_zone("UTC").alias("event_time"),
+        # beyond JavaScript's time range there is no instant (and chrono would panic)
+        pl.when(pl.col("event_ms").abs() <= MAX_TIME_MS).then(pl.col("event_ms"))
+        .cast(pl.Int64, strict=False).cast(pl.Datetime("ms")).dt.replace_time_zone("UTC").alias("event_time"),
     )
