@@ -275,7 +275,8 @@ _DATA_KEYS = ["fromAgent", "toAgent", "workSessionId", "depth", "turn", "announc
               "message", "conversationId", "other"]
 _json_scalars = st.one_of(
     st.none(), st.booleans(), st.integers(-(2**70), 2**70), st.floats(allow_nan=False, allow_infinity=False),
-    st.text(max_size=12), st.sampled_from(["12", "true", "1.5e3", "-0", " main ", "a2a.send", "\u3000"]),
+    st.text(max_size=12),
+    st.sampled_from(["12", "true", "1.5e3", "-0", " main ", "a2a.send", "\u3000", "[URGENT] x", "{y}", "[]"]),
 )
 _json_values = st.recursive(_json_scalars, lambda c: st.lists(c, max_size=3) | st.dictionaries(st.text(max_size=5), c, max_size=3), max_leaves=6)
 

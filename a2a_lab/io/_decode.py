@@ -36,8 +36,10 @@ _MIN_CHUNK = 16
 #: Characters of a rejected line kept in the report.
 RAW_PREVIEW = 200
 
-# a string Polars may have made of a number, a boolean, or an array or object (re-serialised)
-_NUMERIC_TEXT = r"^(?:-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?|true|false)$|^[\[{]"
+# a string Polars may have made of a number or a boolean
+_NUMERIC_TEXT = r"^(?:-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?|true|false)$"
+# ... or of an array or object (re-serialised): such a string starts with a bracket
+_NESTED_TEXT = r"^[\[{]"
 # Lines the fast path must not see: NaN/Infinity tokens and trailing commas (not JSON, but
 # tolerated by Polars' decoder) and UTF-16 surrogate escapes (Polars mis-decodes a lone one).
 _NOT_JSON_HINT = r"(?:NaN|Infinity|,\s*[}\]]|\\u[dD][89a-fA-F])"
@@ -365,9 +367,11 @@ def _decode_rows(texts: pl.Series, schema: dict[str, pl.DataType], whole: bytes 
 def _suspect_exprs(text: str, data_fields: tuple[str, ...]) -> list[pl.Expr]:
     """Rows whose fast decode may differ from the exact one: coerced values, key-count mismatch.
 
-    Returned as separate boolean columns so that Polars evaluates them in parallel. The key
-    count covers every declared key, so a line carrying a field outside ``data_fields`` (or
-    a duplicate, or an explicit null) is routed to the exact path.
+    Returned as columns: ``_s_value`` (a value may be a coercion), ``_s_bracket`` (a string
+    starts with a bracket: maybe a re-serialised array or object, or just text such as
+    "[URGENT] …") and ``_s_gap`` (declared keys in the text minus fields decoded). The key count covers every declared key, so a
+    line carrying a field outside ``data_fields``, a duplicate or an explicit null has a gap;
+    :func:`_explained_by_nulls` clears the lines whose gap is only explicit nulls.
     """
     dd = pl.col("data")
     data_strings = [k for k in _F.data_strings if k in data_fields]
@@ -376,10 +380,15 @@ def _suspect_exprs(text: str, data_fields: tuple[str, ...]) -> list[pl.Expr]:
     data_bools = [k for k in _F.data_bools if k in data_fields]
     strings = [pl.col(k) for k in _F.top_strings] + [dd.struct.field(k) for k in data_strings]
     numeric_text = pl.any_horizontal([s.str.contains(_NUMERIC_TEXT) for s in strings]).fill_null(False)
+    bracket = pl.any_horizontal([s.str.contains(_NESTED_TEXT) for s in strings]).fill_null(False)
     lists = [dd.struct.field(k) for k in data_lists]
     list_suspect = pl.any_horizontal(
         [pl.lit(False)]
-        + [l.is_not_null() & ~l.list.eval(pl.element().str.contains(_NUMERIC_TEXT).not_()).list.all() for l in lists]
+        + [
+            l.is_not_null()
+            & ~l.list.eval(pl.element().str.contains(_NUMERIC_TEXT + "|" + _NESTED_TEXT).not_()).list.all()
+            for l in lists
+        ]
         + [
             l.is_not_null() & ~pl.col(text).str.contains(r'"' + k + r'"\s*:\s*\[')
             for k, l in zip(data_lists, lists, strict=True)
@@ -397,10 +406,36 @@ def _suspect_exprs(text: str, data_fields: tuple[str, ...]) -> list[pl.Expr]:
         '"(?:' + "|".join(_F.top_numbers + tuple(data_numbers)) + r')"\s*:\s*(?:true|false)'
     )
     return [
-        numeric_text.alias("_s_text"),
-        (list_suspect | bool_as_number).alias("_s_other"),
-        (key_count != present).alias("_s_keys"),
+        (numeric_text | list_suspect | bool_as_number).alias("_s_value"),
+        bracket.alias("_s_bracket"),
+        (key_count.cast(pl.Int64) - present.cast(pl.Int64)).alias("_s_gap"),
     ]
+
+
+_NULL_PATTERN = '"(?:' + "|".join(re.escape(k) for k in _F.all_keys if k != "data") + r')"\s*:\s*null'
+
+
+_NESTED_MEMBER = '"(?:' + "|".join(re.escape(k) for k in _F.top_strings + _F.data_strings) + r')"\s*:\s*[\[{]'
+
+
+def _cleared(texts: pl.Series, gap: pl.Series, candidates: pl.Series) -> pl.Series:
+    """Candidate lines the fast decode got right after all.
+
+    A line is cleared when its key-count gap is exactly its ``"field": null`` members, no
+    declared key is written twice (Polars keeps the first of duplicates, JSON.parse the
+    last) and no string field holds an array or object in the text. ``"data": null`` is not
+    a null member here: the exact path reports it as a wrong type.
+    """
+    idx = candidates.arg_true()
+    sub = pl.DataFrame({"text": texts.gather(idx), "gap": gap.gather(idx)})
+    keys = pl.col("text").str.extract_all(_KEY_PATTERN).list.eval(pl.element().str.replace_all(r"\s", ""))
+    fine = sub.select(
+        (pl.col("text").str.count_matches(_NULL_PATTERN) == pl.col("gap"))
+        & (keys.list.n_unique() == keys.list.len())
+        & ~pl.col("text").str.contains(_NESTED_MEMBER)
+    ).to_series()
+    out = pl.repeat(False, len(texts), eager=True)
+    return out.scatter(idx.filter(fine), True)
 
 
 def _widen(frame: pl.DataFrame, data_fields: tuple[str, ...]) -> list[pl.Expr]:
@@ -561,11 +596,18 @@ class ChunkDecoder:
             routed.append(cand.filter(mask).select(frame.columns))
             cand = cand.filter(~mask)
         typ = pl.col("type")
-        ok = cand.select(
-            ~pl.any_horizontal(_suspect_exprs("text", fields))
-            & typ.is_not_null()
-            & (typ.str.strip_chars(JS_WHITESPACE).str.len_bytes() > 0)
-        ).to_series()
+        checks = cand.select(
+            *_suspect_exprs("text", fields),
+            (typ.is_not_null() & (typ.str.strip_chars(JS_WHITESPACE).str.len_bytes() > 0)).alias("_typed"),
+        )
+        plain = ~pl.col("_s_value") & pl.col("_typed")
+        ok = checks.select(plain & (pl.col("_s_gap") == 0) & ~pl.col("_s_bracket")).to_series()
+        if not ok.all():
+            # explicit nulls (a common way to write an absent field) and text that merely
+            # starts with a bracket are no reason: check those lines more closely
+            closer = checks.select(plain & ((pl.col("_s_gap") > 0) | pl.col("_s_bracket"))).to_series()
+            if closer.any():
+                ok = ok | _cleared(cand["text"], checks["_s_gap"], closer)
         if not ok.all():
             suspects = cand.filter(~ok).select(frame.columns)
             new = self._adopt(suspects["text"])
