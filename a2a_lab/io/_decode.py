@@ -364,14 +364,22 @@ def _decode_rows(texts: pl.Series, schema: dict[str, pl.DataType], whole: bytes 
     return (pl.concat(parts, how="vertical", rechunk=False) if parts else null_row), refused
 
 
+# a string field written as a number, boolean, array or object: Polars' reader turns these
+# into text (JSON.parse keeps them, and the rules then treat the field as absent)
+_STRING_COERCED = (
+    '"(?:' + "|".join(re.escape(k) for k in _F.top_strings + _F.data_strings) + r')"\s*:\s*(?:[-0-9\[{]|true|false)'
+)
+_BOOL_AS_NUMBER = '"(?:' + "|".join(re.escape(k) for k in _F.top_numbers + _F.data_numbers) + r')"\s*:\s*(?:true|false)'
+
+
 def _suspect_exprs(text: str, data_fields: tuple[str, ...]) -> list[pl.Expr]:
     """Rows whose fast decode may differ from the exact one: coerced values, key-count mismatch.
 
-    Returned as columns: ``_s_value`` (a value may be a coercion), ``_s_bracket`` (a string
-    starts with a bracket: maybe a re-serialised array or object, or just text such as
-    "[URGENT] …") and ``_s_gap`` (declared keys in the text minus fields decoded). The key count covers every declared key, so a
-    line carrying a field outside ``data_fields``, a duplicate or an explicit null has a gap;
-    :func:`_explained_by_nulls` clears the lines whose gap is only explicit nulls.
+    Returned as columns: ``_s_value`` (a value may be a coercion; looked for in the text,
+    where a false alarm only costs the exact path) and ``_s_gap`` (declared keys in the
+    text minus fields decoded). The key count covers every declared key, so a line carrying
+    a field outside ``data_fields``, a duplicate or an explicit null has a gap;
+    :func:`_cleared` clears the lines whose gap is only explicit nulls.
     """
     dd = pl.col("data")
     data_strings = [k for k in _F.data_strings if k in data_fields]
@@ -379,8 +387,6 @@ def _suspect_exprs(text: str, data_fields: tuple[str, ...]) -> list[pl.Expr]:
     data_lists = [k for k in _F.data_lists if k in data_fields]
     data_bools = [k for k in _F.data_bools if k in data_fields]
     strings = [pl.col(k) for k in _F.top_strings] + [dd.struct.field(k) for k in data_strings]
-    numeric_text = pl.any_horizontal([s.str.contains(_NUMERIC_TEXT) for s in strings]).fill_null(False)
-    bracket = pl.any_horizontal([s.str.contains(_NESTED_TEXT) for s in strings]).fill_null(False)
     lists = [dd.struct.field(k) for k in data_lists]
     list_suspect = pl.any_horizontal(
         [pl.lit(False)]
@@ -402,12 +408,9 @@ def _suspect_exprs(text: str, data_fields: tuple[str, ...]) -> list[pl.Expr]:
         + [dd.is_not_null().cast(pl.UInt32)]
     )
     key_count = pl.col(text).str.count_matches(_KEY_PATTERN)
-    bool_as_number = zero_one & pl.col(text).str.contains(
-        '"(?:' + "|".join(_F.top_numbers + tuple(data_numbers)) + r')"\s*:\s*(?:true|false)'
-    )
+    bool_as_number = zero_one & pl.col(text).str.contains(_BOOL_AS_NUMBER)
     return [
-        (numeric_text | list_suspect | bool_as_number).alias("_s_value"),
-        bracket.alias("_s_bracket"),
+        (pl.col(text).str.contains(_STRING_COERCED) | list_suspect | bool_as_number).alias("_s_value"),
         (key_count.cast(pl.Int64) - present.cast(pl.Int64)).alias("_s_gap"),
     ]
 
@@ -415,24 +418,19 @@ def _suspect_exprs(text: str, data_fields: tuple[str, ...]) -> list[pl.Expr]:
 _NULL_PATTERN = '"(?:' + "|".join(re.escape(k) for k in _F.all_keys if k != "data") + r')"\s*:\s*null'
 
 
-_NESTED_MEMBER = '"(?:' + "|".join(re.escape(k) for k in _F.top_strings + _F.data_strings) + r')"\s*:\s*[\[{]'
-
-
 def _cleared(texts: pl.Series, gap: pl.Series, candidates: pl.Series) -> pl.Series:
     """Candidate lines the fast decode got right after all.
 
-    A line is cleared when its key-count gap is exactly its ``"field": null`` members, no
+    A line is cleared when its key-count gap is exactly its ``"field": null`` members and no
     declared key is written twice (Polars keeps the first of duplicates, JSON.parse the
-    last) and no string field holds an array or object in the text. ``"data": null`` is not
-    a null member here: the exact path reports it as a wrong type.
+    last). ``"data": null`` is not a null member here: the exact path reports it as a wrong
+    type.
     """
     idx = candidates.arg_true()
     sub = pl.DataFrame({"text": texts.gather(idx), "gap": gap.gather(idx)})
     keys = pl.col("text").str.extract_all(_KEY_PATTERN).list.eval(pl.element().str.replace_all(r"\s", ""))
     fine = sub.select(
-        (pl.col("text").str.count_matches(_NULL_PATTERN) == pl.col("gap"))
-        & (keys.list.n_unique() == keys.list.len())
-        & ~pl.col("text").str.contains(_NESTED_MEMBER)
+        (pl.col("text").str.count_matches(_NULL_PATTERN) == pl.col("gap")) & (keys.list.n_unique() == keys.list.len())
     ).to_series()
     out = pl.repeat(False, len(texts), eager=True)
     return out.scatter(idx.filter(fine), True)
@@ -601,11 +599,11 @@ class ChunkDecoder:
             (typ.is_not_null() & (typ.str.strip_chars(JS_WHITESPACE).str.len_bytes() > 0)).alias("_typed"),
         )
         plain = ~pl.col("_s_value") & pl.col("_typed")
-        ok = checks.select(plain & (pl.col("_s_gap") == 0) & ~pl.col("_s_bracket")).to_series()
+        ok = checks.select(plain & (pl.col("_s_gap") == 0)).to_series()
         if not ok.all():
-            # explicit nulls (a common way to write an absent field) and text that merely
-            # starts with a bracket are no reason: check those lines more closely
-            closer = checks.select(plain & ((pl.col("_s_gap") > 0) | pl.col("_s_bracket"))).to_series()
+            # explicit nulls (a common way to write an absent field) are no reason: check
+            # those lines more closely
+            closer = checks.select(plain & (pl.col("_s_gap") > 0)).to_series()
             if closer.any():
                 ok = ok | _cleared(cand["text"], checks["_s_gap"], closer)
         if not ok.all():
