@@ -1,17 +1,26 @@
-"""Decode NDJSON text into the event frame, exactly and fast.
+"""Decode NDJSON into the event frame, exactly and fast, a bounded chunk at a time.
 
 Design (measured in ``benchmarks/bench_load.py``):
 
-1. Lines are split on ``\\n`` only and JS-trimmed (rules §10); blank lines are counted.
-2. The FAST path hands every line that looks like a JSON object to Polars' JSON decoder with
-   the dtype derived from the pydantic models, in chunks. Polars' decoder is not strict in
-   the ways the rules need (it turns numbers and booleans into strings, booleans into
-   numbers, keeps the FIRST of duplicate keys), so lines whose decoded values could be such
-   a coercion, or whose key count does not match what was decoded, are ROUTED to the exact
-   path; so is every line of a chunk Polars refuses, narrowed down by bisection.
-3. The EXACT path parses with the standard library (strict JSON: NaN and Infinity are
-   rejected, the last duplicate key wins, as ``JSON.parse`` does) and validates each field
-   against the pydantic model; a field of the wrong type becomes null and is reported.
+1. A chunk of whole lines (``ChunkDecoder.decode``; the loader reads 8 MB at a time) is
+   split on ``\\n`` only and JS-trimmed (rules §10); blank lines are counted. Invalid UTF-8
+   becomes U+FFFD, as Node decodes it, and is reported.
+2. The FAST path hands the lines that look like JSON objects to Polars' NDJSON reader (the
+   chunk's bytes themselves when every line qualifies) with a LEAN schema: the top-level
+   fields and the ``data`` fields nearly every log carries (``_CORE_DATA``); a declared
+   field that many lines of a file carry joins the schema for that file. Fields absent from
+   the schema are null literals in the frame, which cost no memory.
+3. Polars' reader is not strict in the ways the rules need (it turns numbers, booleans,
+   arrays and objects into strings, booleans into numbers, keeps the FIRST of duplicate
+   keys, skips fields outside the schema), so lines where that could have happened are
+   ROUTED to the exact path: a string field written as a non-string in the text, or a count
+   of declared keys in the text that differs from the fields decoded (unless the difference
+   is explicit nulls and no key repeats). Every line of a block Polars refuses is routed
+   too, narrowed down by bisection.
+4. The EXACT path parses with the standard library (strict JSON: NaN and Infinity are
+   rejected, the last duplicate key wins, as ``JSON.parse`` does; nesting of any depth) and
+   validates each field against the pydantic model; a field of the wrong type becomes null
+   and is reported.
 
 Every physical line thus ends up as exactly one event, reject or blank line.
 """

@@ -40,11 +40,14 @@ class LoadReport:
     blank
         Blank (whitespace-only) lines per file.
     rejects
-        One row per rejected line: ``file, line, reason, raw`` (raw cut to 200 characters).
+        One row per rejected line: ``file, line, reason, raw`` (raw cut to 200 characters). The
+        damaged tail of a compressed file is one rejected line (``damaged compressed data: …``).
     issues
         One row per problem in a KEPT event: ``file, line, kind, field`` where kind is
         ``wrong_type`` (a field of the wrong JSON type, treated as absent), ``invalid_utf8``
-        (bytes decoded to U+FFFD) or ``no_timestamp`` (no usable time; event time 0).
+        (bytes decoded to U+FFFD), ``no_timestamp`` (no usable time; event time 0) or
+        ``out_of_range`` (a time beyond JavaScript's ±8.64e15 ms, whose ``event_time`` is
+        null, or another number beyond ±2^63; the value is kept, as the reference uses it).
     by_type
         Events per type.
     events
@@ -213,7 +216,7 @@ def decode_bytes(data: bytes, timezone: str = "UTC", file: str | None = None, *,
 
 
 #: Bytes read (and decoded) at a time: bounds the decoder's temporaries.
-CHUNK_BYTES = 32 * 2**20
+CHUNK_BYTES = 8 * 2**20
 
 
 def _decode_file(path: Path, timezone: str, raw: bool, bar: Any) -> DecodedText:
