@@ -478,16 +478,6 @@ class DecodedText:
     exact_lines: int = 0
 
 
-def split_lines(text: str) -> list[str]:
-    """Split on ``\\n`` only; a final ``\\n`` does not start another line (rules §10)."""
-    if not text:
-        return []
-    parts = text.split("\n")
-    if parts[-1] == "":
-        parts.pop()
-    return parts
-
-
 def _physical_lines(data: bytes) -> tuple[pl.Series, list[int]]:
     """The physical lines of ``data`` (LF-split, CR kept) and the lines that are not UTF-8.
 

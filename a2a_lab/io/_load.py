@@ -18,8 +18,6 @@ from a2a_lab.io._decode import (
     DecodedText,
     decode_chunk,
     issues_frame,
-    rows_to_events,
-    typed_row,
 )
 from a2a_lab.io._sources import Source, SourceDamage, read_blocks, resolve_source
 from a2a_lab.schema import polars_schema
