@@ -405,7 +405,7 @@ def write_events(events: pl.DataFrame, path: str | Path | None = None) -> str | 
     --------
     >>> ev = from_records([{"type": "a2a.send", "ts": 5, "data": {"fromAgent": "ruda"}}]).drop("raw")
     >>> write_events(ev)
-    '{"type":"a2a.send","ts":5,"data":{"fromAgent":"ruda"}}\n'
+    '{"type":"a2a.send","ts":5,"data":{"fromAgent":"ruda"}}\\n'
     """
     has_raw = "raw" in events.columns
     n_original = events.height - events["raw"].null_count() if has_raw else 0
