@@ -24,8 +24,8 @@ PIP_FLAGS := --disable-pip-version-check --progress-bar off --quiet
 
 # Stored notebook outputs are compared on every run, so the kernels must not see what
 # differs between machines: the analyst's own log source and time zone, hash seeds and
-# kernel specs installed outside the venv.
-RUN_ENV := env -u A2A_LAB_LOGS -u A2A_LAB_TZ TZ=UTC PYTHONHASHSEED=0 JUPYTER_PREFER_ENV_PATH=1
+# kernel specs installed outside the venv, and progress bars (they appear only on slow runs).
+RUN_ENV := env -u A2A_LAB_LOGS -u A2A_LAB_TZ TZ=UTC PYTHONHASHSEED=0 JUPYTER_PREFER_ENV_PATH=1 A2A_LAB_PROGRESS=0
 NBVAL_ARGS := --nbval --nbval-current-env --nbval-cell-timeout=600 \
 	--nbval-sanitize-with notebooks/nbval-sanitize.cfg
 

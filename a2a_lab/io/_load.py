@@ -263,12 +263,13 @@ def _progress(files: list[Path], enabled: bool | None) -> Any:
     """A byte-count progress bar (``tqdm.auto``) that appears only for slow loads.
 
     ``None``: shown after two seconds on an interactive terminal or notebook, never when
-    the ``CI`` environment variable is set.
+    the ``CI`` environment variable is set or ``A2A_LAB_PROGRESS=0`` (``make test`` sets it:
+    stored notebook outputs must not depend on how fast the machine is).
     """
     from tqdm.auto import tqdm
 
     if enabled is None:
-        enabled = not os.environ.get("CI")
+        enabled = not os.environ.get("CI") and os.environ.get("A2A_LAB_PROGRESS") != "0"
         disable: bool | None = None if enabled else True  # None: tqdm hides itself off a TTY
     else:
         disable = not enabled
