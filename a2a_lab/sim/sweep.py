@@ -171,6 +171,13 @@ def _set_path(data: Any, path: str, value: Any) -> None:
         node = child
 
 
+def _json_scalar(value: Any) -> Any:
+    """A NumPy scalar of a grid as its Python value (JSON knows no other)."""
+    if isinstance(value, np.generic):
+        return value.item()
+    raise TypeError(f"grid value {value!r} of type {type(value).__name__} is not JSON")
+
+
 def apply_point(config: SimConfig, point: Mapping[str, Any]) -> SimConfig:
     """The configuration of one grid point (dotted paths first, then ``rate_scale``).
 
@@ -195,7 +202,8 @@ def apply_point(config: SimConfig, point: Mapping[str, Any]) -> SimConfig:
         data = config.model_dump(mode="json", by_alias=True)
         for path, value in paths.items():
             _set_path(data, path, value)
-        out = SimConfig.model_validate(data)
+        # through JSON, as a configuration file is read: strict types, ISO datetimes, arrays
+        out = SimConfig.model_validate_json(json.dumps(data, default=_json_scalar))
     if RATE_SCALE in point:
         out = scale_arrivals(out, float(point[RATE_SCALE]))
     return out
