@@ -47,7 +47,8 @@ from a2a_lab.sim import (
     presets,
     simulate,
 )
-from a2a_lab.sim.model import GateDriver, Model
+from a2a_lab.sim.model import Model, build_model
+from a2a_lab.sim.stations import DeadlineEnvironment, GateDriver
 from a2a_lab.sim.plan import REPLY_TEXTS
 
 DATA = Path(__file__).parent / "data"
@@ -72,7 +73,7 @@ def trace_config(sends: list[tuple[float, str, str]], services: dict[str, float]
 
 def run_model(cfg: SimConfig, seed: int = 0) -> tuple[Model, SimResult]:
     plan = draw_plan(cfg, seed)
-    model = Model(plan, cfg)
+    model = build_model(plan, cfg, seed)
     return model, SimResult(config=cfg, seed=seed, plan=plan, trace=model.run())
 
 
@@ -154,7 +155,7 @@ def test_the_simpy_gate_passes_the_reference_gate_cases(case: dict) -> None:
     steps = case["input"]["steps"]
     init = next((s for s in steps if s["op"] == "initA2AConcurrencyGate"), None)
     config = ConcurrencyConfig.model_validate((init or {}).get("config") or case["input"].get("config") or {})
-    env = simpy.Environment()
+    env = DeadlineEnvironment()
     driver = GateDriver(env, config)
     flows: dict[str, simpy.Process] = {}
     granted: dict[str, bool] = {}
@@ -209,7 +210,7 @@ def test_a_timed_out_waiter_leaves_the_queue_unlike_a_stale_simpy_request() -> N
     patience = 30.0
 
     def scenario(acquire, release) -> dict[str, object]:
-        env = simpy.Environment()
+        env = DeadlineEnvironment()
         got: dict[str, object] = {}
 
         def flow(name: str, start: float, hold: float):
