@@ -1,4 +1,4 @@
-"""The simulator's policies (a2a_lab.sim.policies, policy_model, _policy_events).
+"""The simulator's policies (a2a_lab.sim.policies, failures, retry, limits, policy_plan; their hooks in model).
 
 Every case of the runtime fixtures for error classification, backoff and the loop guard runs
 through the simulator's own policy objects; then each policy is checked in the model on a
