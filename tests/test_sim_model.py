@@ -48,7 +48,7 @@ from a2a_lab.sim import (
     simulate,
 )
 from a2a_lab.sim.model import Model, build_model
-from a2a_lab.sim.stations import DeadlineEnvironment, GateDriver
+from a2a_lab.sim.stations import GateDriver
 from a2a_lab.sim.plan import REPLY_TEXTS
 
 DATA = Path(__file__).parent / "data"
@@ -155,7 +155,7 @@ def test_the_simpy_gate_passes_the_reference_gate_cases(case: dict) -> None:
     steps = case["input"]["steps"]
     init = next((s for s in steps if s["op"] == "initA2AConcurrencyGate"), None)
     config = ConcurrencyConfig.model_validate((init or {}).get("config") or case["input"].get("config") or {})
-    env = DeadlineEnvironment()
+    env = simpy.Environment()
     driver = GateDriver(env, config)
     flows: dict[str, simpy.Process] = {}
     granted: dict[str, bool] = {}
@@ -210,7 +210,7 @@ def test_a_timed_out_waiter_leaves_the_queue_unlike_a_stale_simpy_request() -> N
     patience = 30.0
 
     def scenario(acquire, release) -> dict[str, object]:
-        env = DeadlineEnvironment()
+        env = simpy.Environment()
         got: dict[str, object] = {}
 
         def flow(name: str, start: float, hold: float):

@@ -50,7 +50,7 @@ completion are its run's end, two scheduled events per message. That is the same
 and ``full_flow=True`` runs every message through the flow to show it.
 
 **Races and the work that goes on.** Every wait that races a timeout waits on an *event*
-(the run's end, a permit hand-over) OR a :class:`~a2a_lab.sim.stations.Deadline`; nothing
+(the run's end, a permit hand-over) OR a deadline (:func:`~a2a_lab.sim.stations.race`); nothing
 stays queued on the requester's behalf when the deadline wins: a refused flow leaves the
 gate's queue, so no later permit is handed to a flow that is gone and no message is lost.
 What the requester stops waiting for is the agent's work, which is NOT cancelled, as in the
@@ -79,7 +79,7 @@ from a2a_lab.sim.limits import BLOCK_REASONS, Delivery, SendGuards
 from a2a_lab.sim.plan import CONCLUSION_OFFSET, MINIMAL_OFFSET, REPLY_TEXTS, SKIP_TEXT, TURN_OFFSET, Plan
 from a2a_lab.sim.policy_plan import PolicyPlan, draw_policy_plan, policies_active
 from a2a_lab.sim.retry import RetryBudgetTracker
-from a2a_lab.sim.stations import DeadlineEnvironment, GateDriver, Session, race
+from a2a_lab.sim.stations import GateDriver, Session, race
 from a2a_lab.sim.trace import BLOCKED, GUARD_BLOCKED, NO_REPLY, REPLIED, Trace
 
 __all__ = ["DeliveryHook", "Model", "SendHook", "build_model"]
@@ -178,8 +178,7 @@ class Model:
         if full_flow:
             lean[:] = False
         self.lean: list[bool] = lean.tolist()
-        # a plain environment where no wait races a deadline (every message takes the shortcut)
-        self.env = DeadlineEnvironment() if not lean.all() else simpy.Environment()
+        self.env = simpy.Environment()
         self.sessions = [Session(self, s, int(c)) for s, c in enumerate(plan.session_capacity.tolist())]
         self.gate = (
             GateDriver(self.env, config.gate.concurrency_config(), corrected_release=config.gate.corrected_release)

@@ -5,10 +5,11 @@
   down to two scheduled events (its arrival and its service end).
 - :class:`GateDriver`: the reference concurrency gate
   (:class:`~a2a_lab.reference.runtime.ConcurrencyGate`) on SimPy time.
-- :class:`Deadline` and :func:`race`: a wait that races a timeout, where a completion at the
-  deadline's very instant wins. A deadline is a :class:`simpy.events.Timeout` that a
-  :class:`DeadlineEnvironment` schedules at a priority below every other event of its
-  instant; both use SimPy's public API only (``Timeout``'s own checks included).
+- :func:`race`: a wait that races a timeout, where a completion at the deadline's very
+  instant wins, on SimPy's public API only: the deadline is a plain
+  :class:`~simpy.events.Timeout` that, when it comes due, steps aside once (it re-arms its
+  callbacks and schedules itself again at the same instant at :data:`LATE` priority, below
+  every other event of that instant).
 """
 
 from __future__ import annotations
@@ -17,55 +18,17 @@ from collections import deque
 from typing import TYPE_CHECKING, Any, Final, Protocol
 
 import simpy
-from simpy.events import NORMAL, Event, EventPriority, Timeout
+from simpy.events import Event, EventPriority, Timeout
 
 from a2a_lab.reference.runtime.concurrency import ConcurrencyConfig, ConcurrencyError, ConcurrencyGate
 
 if TYPE_CHECKING:
     from collections.abc import Generator
 
-__all__ = ["LATE", "Deadline", "DeadlineEnvironment", "GateDriver", "JobTable", "Session", "race"]
+__all__ = ["LATE", "GateDriver", "JobTable", "Session", "race"]
 
 #: Below SimPy's NORMAL (1): everything else happening at a deadline's instant goes first.
 LATE: Final = EventPriority(2)
-
-
-class Deadline(Timeout):
-    """A timeout processed after every other event of its instant ("completion wins").
-
-    It needs a :class:`DeadlineEnvironment`, which schedules it late.
-
-    Examples
-    --------
-    >>> env = DeadlineEnvironment()
-    >>> order = []
-    >>> Deadline(env, 5).callbacks.append(lambda event: order.append("deadline"))
-    >>> env.timeout(5).callbacks.append(lambda event: order.append("completion"))
-    >>> env.run()
-    >>> order  # scheduled first, processed last
-    ['completion', 'deadline']
-    >>> Deadline(env, -1)
-    Traceback (most recent call last):
-    ...
-    ValueError: Negative delay -1
-    """
-
-    def __init__(self, env: simpy.Environment, delay: float, value: Any = None) -> None:
-        if not isinstance(env, DeadlineEnvironment):
-            raise TypeError("a Deadline needs a DeadlineEnvironment, which schedules it late")
-        super().__init__(env, delay, value)
-
-
-class DeadlineEnvironment(simpy.Environment):
-    """A SimPy environment that processes a :class:`Deadline` after every other event of its instant.
-
-    It overrides the public :meth:`simpy.Environment.schedule`, so every event costs one
-    more call: the model uses it only where some wait races a deadline.
-    """
-
-    def schedule(self, event: Event, priority: EventPriority = NORMAL, delay: Any = 0) -> None:
-        """Schedule ``event`` (a :class:`Deadline` at :data:`LATE` priority)."""
-        super().schedule(event, LATE if type(event) is Deadline else priority, delay)
 
 
 class JobTable(Protocol):
@@ -84,25 +47,35 @@ class JobTable(Protocol):
 
 
 def race(env: simpy.Environment, event: Event, timeout: float) -> Event:
-    """An event that fires when ``event`` fires or a :class:`Deadline` of ``timeout`` passes.
+    """An event that fires when ``event`` fires or ``timeout`` passes, the event winning a tie.
 
-    Check ``event.triggered`` afterwards to know which came first; when both come at the
-    same instant ``event`` wins. Cheaper than SimPy's ``event | timeout`` condition, which
+    Check ``event.triggered`` afterwards to know which came first. When both come at the
+    same instant ``event`` wins, also when it is triggered later within that instant (a
+    chain of zero-delay events: a run ends, its flow releases a permit, a waiter gets it):
+    the deadline steps aside once, to :data:`LATE` priority, so everything else due at
+    that instant goes first. Cheaper than SimPy's ``event | timeout`` condition, which
     builds a value dictionary per wait.
 
     Examples
     --------
-    >>> env = DeadlineEnvironment()
+    >>> env = simpy.Environment()
     >>> done = env.event()
-    >>> def worker():
-    ...     yield env.timeout(10)
-    ...     done.succeed()
+    >>> seen = []
     >>> def waiter():
     ...     yield race(env, done, 10)
-    ...     return env.now, done.triggered
+    ...     seen.append((env.now, done.triggered))
+    >>> def worker():  # ends at 10 s, and only then triggers `done`
+    ...     yield env.timeout(10)
+    ...     done.succeed()
+    >>> _ = env.process(waiter())  # its deadline is scheduled before the worker's timeout
     >>> _ = env.process(worker())
-    >>> env.run(env.process(waiter()))
-    (10, True)
+    >>> env.run()
+    >>> seen  # the run that ended at the deadline's instant counts
+    [(10, True)]
+    >>> race(env, env.event(), -1)
+    Traceback (most recent call last):
+    ...
+    ValueError: Negative delay -1
     """
     woken = env.event()
 
@@ -110,11 +83,16 @@ def race(env: simpy.Environment, event: Event, timeout: float) -> Event:
         if not woken.triggered:
             woken.succeed()
 
+    def step_aside(deadline: Event) -> None:
+        # due now: let every other event of this instant go first, then wake
+        deadline.callbacks = [wake]
+        env.schedule(deadline, LATE)
+
     if event.processed:
         woken.succeed()
     else:
         event.callbacks.append(wake)
-        Deadline(env, timeout).callbacks.append(wake)
+        Timeout(env, timeout).callbacks.append(step_aside)
     return woken
 
 
@@ -176,7 +154,7 @@ class GateDriver:
 
     Examples
     --------
-    >>> env = DeadlineEnvironment()
+    >>> env = simpy.Environment()
     >>> gate = GateDriver(env, ConcurrencyConfig(max_concurrent_flows=1, queue_timeout_ms=50_000))
     >>> log = []
     >>> def flow(name, hold):
