@@ -52,8 +52,8 @@ def race(env: simpy.Environment, event: Event, timeout: float) -> Event:
     Check ``event.triggered`` afterwards to know which came first. When both come at the
     same instant ``event`` wins, also when it is triggered later within that instant (a
     chain of zero-delay events: a run ends, its flow releases a permit, a waiter gets it):
-    the deadline steps aside once, to :data:`LATE` priority, so everything else due at
-    that instant goes first. Cheaper than SimPy's ``event | timeout`` condition, which
+    when other events are still due at the deadline's instant, the deadline steps aside
+    once, to :data:`LATE` priority, so that all of them go first. Cheaper than SimPy's ``event | timeout`` condition, which
     builds a value dictionary per wait.
 
     Examples
@@ -84,7 +84,12 @@ def race(env: simpy.Environment, event: Event, timeout: float) -> Event:
             woken.succeed()
 
     def step_aside(deadline: Event) -> None:
-        # due now: let every other event of this instant go first, then wake
+        if woken.triggered:  # the event came first (most waits): nothing left to decide
+            return
+        if env.peek() > env.now:  # nothing else is due at this instant: the deadline wins
+            woken.succeed()
+            return
+        # let every other event of this instant go first, then wake
         deadline.callbacks = [wake]
         env.schedule(deadline, LATE)
 
