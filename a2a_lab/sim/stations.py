@@ -121,16 +121,16 @@ class Session:
 
     def submit(self, job: int) -> None:
         """A job arrives now: it starts at once if a server is free, else queues."""
-        self._model.job_enqueue[job] = self._env.now
+        now = self._model.job_enqueue[job] = self._env.now
         if self.busy < self.capacity:
             self.busy += 1
-            self._begin(job)
+            self._begin(job, now)
         else:
             self.queue.append(job)
 
-    def _begin(self, job: int) -> None:
+    def _begin(self, job: int, now: float) -> None:
         m = self._model
-        m.job_start[job] = self._env.now
+        m.job_start[job] = now
         Timeout(self._env, m.job_service[job], job).callbacks.append(self._finish)
 
     def _finish(self, event: Event) -> None:
@@ -138,7 +138,7 @@ class Session:
         m = self._model
         now = m.job_end[job] = self._env.now
         if self.queue:
-            self._begin(self.queue.popleft())
+            self._begin(self.queue.popleft(), now)
         else:
             self.busy -= 1
         if job < m.n and m.lean[job]:
