@@ -384,8 +384,12 @@ class Model:
             if not granted:
                 self.outcome[i] = BLOCKED
                 self.complete_s[i] = env.now
+                del self.current_done[i]
                 return
         replied = True if i in self.replied_in_call else (yield from self._wait(i))
+        # the wait is over: drop its events (a run of thousands keeps no dead events alive)
+        del self.current_done[i]
+        self.current_job.pop(i, None)
         if not replied:
             self.outcome[i] = NO_REPLY
         else:
