@@ -8,16 +8,15 @@ Run from the repository root::
 Figures, in the same run, the runs alternated ``--repeat`` times (median):
 
 - **core only**: ``SimConfig()``, the full default model as before the policies (concurrency
-  gate, chunked 300 s wait, ping-pong, announce, tasks): the core :class:`~a2a_lab.sim.model.Model`;
+  gate, chunked 300 s wait, ping-pong, announce, tasks): :class:`~a2a_lab.sim.model.Model` with no policy hook;
 - **all policies on**: the same configuration with every policy of
   :mod:`a2a_lab.sim.policies` switched on at its defaults, on the asynchronous path:
   failures (2 % overloaded runs, 1 % failed ``agent.wait`` calls, 0.5 % context overflows,
   0.5 % LLM timeouts), the reference retries, the loop guard (6 per 60 s, relay depth 5)
   with relay depths drawn, the collaborate limit, a queue capacity of 50 per session,
-  Discord's rate limits and idempotency keys: the :class:`~a2a_lab.sim.policy_model.PolicyModel`;
+  Discord's rate limits and idempotency keys: the same model with every policy hook on;
 - **M/M/1 preset** (``--mm1-messages``), and the same with ``queue_capacity`` set out of reach:
-  the lean path of the core model against the policy model's lean path (the capacity check
-  at every arrival).
+  the lean path without and with a send hook (the capacity check at every arrival).
 
 Each figure is :func:`a2a_lab.sim.simulate` (drawing the plan, running the model); building
 the event log is timed separately, once. Wall and CPU times are reported; on a shared

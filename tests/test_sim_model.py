@@ -47,7 +47,8 @@ from a2a_lab.sim import (
     presets,
     simulate,
 )
-from a2a_lab.sim.model import GateDriver, Model
+from a2a_lab.sim.model import Model, build_model
+from a2a_lab.sim.stations import GateDriver
 from a2a_lab.sim.plan import REPLY_TEXTS
 
 DATA = Path(__file__).parent / "data"
@@ -72,7 +73,7 @@ def trace_config(sends: list[tuple[float, str, str]], services: dict[str, float]
 
 def run_model(cfg: SimConfig, seed: int = 0) -> tuple[Model, SimResult]:
     plan = draw_plan(cfg, seed)
-    model = Model(plan, cfg)
+    model = build_model(plan, cfg, seed)
     return model, SimResult(config=cfg, seed=seed, plan=plan, trace=model.run())
 
 

@@ -1,4 +1,4 @@
-"""The simulator's policies (a2a_lab.sim.policies, policy_model, _policy_events).
+"""The simulator's policies (a2a_lab.sim.policies, failures, retry, limits, policy_plan; their hooks in model).
 
 Every case of the runtime fixtures for error classification, backoff and the loop guard runs
 through the simulator's own policy objects; then each policy is checked in the model on a
@@ -42,7 +42,7 @@ from a2a_lab.sim import (
     simulate,
 )
 from a2a_lab.sim.policies import KIND_INDEX, SendGuards, SlidingLimiter, WaitResult
-from a2a_lab.sim.policy_model import draw_policy_plan, policies_active
+from a2a_lab.sim.policy_plan import draw_policy_plan, policies_active
 
 DATA = Path(__file__).parent / "data" / "runtime"
 D = pl.col("data")
@@ -212,7 +212,7 @@ def test_config_fields_default_to_today_and_read_from_toml() -> None:
 @pytest.mark.parametrize(
     ("rates", "message"),
     [
-        ({"server_overload": 1.5}, r"must be in \[0, 1\]"),
+        ({"server_overload": 1.5}, r"failures.rates.server_overload\n  Input should be less than or equal to 1"),
         ({"server_overload": 0.6, "rate_limit": 0.6}, "run-level probabilities"),
         ({"gateway_connection": 0.7, "run_not_found": 0.4}, "call-level probabilities"),
         ({"nonsense": 0.1}, "failures.rates.nonsense"),
@@ -224,7 +224,14 @@ def test_failure_rates_are_validated(rates: dict[str, float], message: str) -> N
 
 
 def test_failures_for_an_unknown_agent_are_refused() -> None:
-    cfg = SimConfig(n_messages=10, failures=FailurePolicy(agents={"nobody": {"rate_limit": 0.5}}))
+    with pytest.raises(ValueError, match="failures.agents.nobody: unknown agent"):
+        SimConfig(n_messages=10, failures=FailurePolicy(agents={"nobody": {"rate_limit": 0.5}}))
+
+
+def test_failures_for_an_agent_of_a_trace_file_are_checked_when_it_is_read(tmp_path) -> None:
+    log = tmp_path / "trace.ndjson"
+    log.write_text(al.write_events(simulate(SimConfig(n_messages=5, tasks=None), seed=1).events) or "", encoding="utf-8")
+    cfg = SimConfig(workload=TraceArrivals(path=str(log)), failures=FailurePolicy(agents={"nobody": {"rate_limit": 0.5}}))
     with pytest.raises(ValueError, match="failures.agents: unknown agent"):
         simulate(cfg, seed=1)
 
@@ -267,7 +274,7 @@ def test_non_binding_policies_reproduce_the_core_log_exactly() -> None:
         }
     )
     a, b = simulate(core, seed=5), simulate(inert, seed=5)
-    assert a.trace.policy is None and b.trace.policy is not None
+    assert a.trace.outcome.shape == b.trace.outcome.shape  # one trace, the policy arrays always present
     assert al.write_events(a.events) == al.write_events(b.events)
     assert b.messages.equals(a.messages)  # the policy columns included
     lean = presets.mm1(0.8, 1.0, n_messages=2000)

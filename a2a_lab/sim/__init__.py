@@ -11,13 +11,16 @@ summary, or push :attr:`SimResult.events` through the same analyses as a recorde
     res.messages                                    # one row per message
     al.conversations(al.enrich(res.events))         # the log, analysed like a real one
 
-Modules, in the order data flows: :mod:`~a2a_lab.sim.config` (and
-:mod:`~a2a_lab.sim.distributions`) → :mod:`~a2a_lab.sim.plan` (every random draw, per
-message) → :mod:`~a2a_lab.sim.model` (SimPy; :mod:`~a2a_lab.sim.policy_model` when a policy of
-:mod:`~a2a_lab.sim.policies` is on) → :mod:`~a2a_lab.sim.run` (results, the log) →
-:mod:`~a2a_lab.sim.output` (a rotated log directory); :mod:`~a2a_lab.sim.experiment`
-replicates runs, :mod:`~a2a_lab.sim.theory` holds the queueing formulas they are checked
-against.
+Modules, in the order data flows: :mod:`~a2a_lab.sim.config` (with
+:mod:`~a2a_lab.sim.distributions` and the policies of :mod:`~a2a_lab.sim.policies`:
+:mod:`~a2a_lab.sim.failures`, :mod:`~a2a_lab.sim.retry`, :mod:`~a2a_lab.sim.limits`) →
+:mod:`~a2a_lab.sim.plan` and :mod:`~a2a_lab.sim.policy_plan` (every random draw, per
+message) → :mod:`~a2a_lab.sim.model` (the one SimPy model, built of
+:mod:`~a2a_lab.sim.stations`, calling the policies at its hooks) →
+:mod:`~a2a_lab.sim.trace` (what a run produced) → :mod:`~a2a_lab.sim.run` (results, the
+log) → :mod:`~a2a_lab.sim.output` (a rotated log directory); :mod:`~a2a_lab.sim.experiment`
+and :mod:`~a2a_lab.sim.sweep` replicate runs, :mod:`~a2a_lab.sim.theory` holds the queueing
+formulas they are checked against.
 """
 
 from a2a_lab.sim import policies, presets, theory

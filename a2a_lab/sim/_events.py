@@ -8,7 +8,19 @@ for a refused flow ``a2a.response {outcome: "blocked"}`` and ``a2a.complete
 waitStatus}`` with the reference's outcome text and ``a2a.complete``; otherwise the reply,
 one ``a2a.response {turn, maxTurns, messageIntent, terminationReason?}`` per logged
 ping-pong reply, and ``a2a.complete`` with the turn and announce fields. Tasks add
-``task.started`` / ``task.completed`` with their work-session id.
+``task.started`` / ``task.completed`` with their work-session id. What the policies add:
+
+- ``a2a.retry {attempt, maxAttempts, errorCategory, errorCode, reason, backoffMs,
+  elapsedMs}`` per retry (agent: the target, as the reference emits it), between the send
+  and the response;
+- a no-reply ``a2a.response`` / ``a2a.complete`` with the reference's ``waitStatus``,
+  ``waitError`` and outcome text (``(<waitError>)``, ``(실행 상태를 찾을 수 없음)``, ...);
+- for a send a safety limit blocked with ``blocked_as="logged"``: ``a2a.response
+  {outcome: "blocked", reason}`` with an ``[outcome] blocked: …`` text, then
+  ``a2a.complete {announced: false}`` (a concurrency-blocked complete it is NOT);
+- nothing at all for an exchange that is not logged: a dropped send, or a synchronous call
+  that timed out under the known bug;
+- ``depth`` on every event of an exchange when relay depths are drawn.
 
 Identifiers are uuid4 strings drawn from the plan's ``ids`` stream (per message: its
 ``runId`` and the id its conversation gets if it starts one; per task: its work session and
@@ -32,10 +44,12 @@ from a2a_lab.reference.runtime.outcome import build_no_reply_outcome_message
 from a2a_lab.reference.runtime.termination import TERMINATION_REASONS
 from a2a_lab.schema import data_dtype, polars_schema
 from a2a_lab.sim.config import INTENTS, PAYLOAD_TYPES, SimConfig
-from a2a_lab.sim.model import BLOCKED, NO_REPLY, REPLIED, WAIT_STATUSES, Trace
+from a2a_lab.sim.failures import ERROR_KINDS
+from a2a_lab.sim.limits import BLOCK_REASONS
 from a2a_lab.sim.plan import REPLY_TEXTS, SESSION_KINDS, Plan, _child
+from a2a_lab.sim.trace import BLOCKED, GUARD_BLOCKED, NO_REPLY, REPLIED, Trace
 
-__all__ = ["SIM_FILE", "Identifiers", "identifiers", "render_events", "session_keys"]
+__all__ = ["BLOCKED_TEXTS", "SIM_FILE", "Identifiers", "identifiers", "render_events", "session_keys"]
 
 #: The ``file`` column of simulated events (they come from no file).
 SIM_FILE: Final = "<simulation>"
@@ -44,6 +58,14 @@ PREVIEW_LIMIT: Final = 200
 #: The reference's text of a refused flow.
 BLOCKED_TEXT: Final = "[outcome] blocked: 동시 처리 한도 초과 (agent: {agent})"
 _SESSION_TYPE: Final = {"main": "main", "subagent": "subagent", "channel": "unknown", "a2a": "unknown"}
+#: The ``[outcome] blocked`` text of a logged refusal, per reason of :data:`BLOCK_REASONS`
+#: (``{}`` is the pair ``a::b``, or the depth); the reference drops such a message silently.
+BLOCKED_TEXTS: Final = {
+    "relay_depth": "[outcome] blocked: 릴레이 깊이 초과 (depth: {})",
+    "collaborate_limit": "[outcome] blocked: 협업 호출 한도 초과 ({})",
+    "loop_guard": "[outcome] blocked: 루프 가드 한도 초과 ({})",
+}
+_RETRY_STEP_BASE: Final = 1.0  # retries sort between the send (step 0) and the response (1)
 
 
 def _uuids(raw: bytes) -> list[str]:
@@ -151,7 +173,7 @@ def _payload_json(payload: pl.Expr, escaped_text: pl.Expr, index: pl.Expr) -> pl
     return expr
 
 
-def _gather(values: list[str] | tuple[str, ...], index: np.ndarray) -> pl.Series:
+def _gather(values: list[str] | list[str | None] | tuple[str, ...], index: np.ndarray) -> pl.Series:
     """``values[index]`` as a String series, null where ``index`` is negative."""
     idx = pl.Series(index, dtype=pl.Int64)
     return pl.Series(list(values), dtype=pl.String).gather(pl.select(pl.when(idx >= 0).then(idx)).to_series())
@@ -182,12 +204,15 @@ def _messages_frame(plan: Plan, trace: Trace, ids: Identifiers, keys: list[str])
             "ws": _gather(ids.work_session_id, plan.task),
             "task": _gather(ids.task_id, plan.task),
             "reply": _gather(REPLY_TEXTS, plan.first_reply),
-            "t_send": plan.arrival_s,
+            "t_send": trace.send_s,
             "t_gate": trace.gate_s,
             "t_reply": trace.reply_s,
             "t_complete": trace.complete_s,
             "outcome": trace.outcome,
-            "wait_status": _gather(["", *WAIT_STATUSES[1:]], np.where(trace.wait_status > 0, trace.wait_status, -1)),
+            "wait_status": pl.Series(trace.wait_status, dtype=pl.String),
+            "wait_error": pl.Series(trace.wait_error, dtype=pl.String),
+            "_exceeded": trace.max_wait_exceeded,
+            "depth": pl.Series(trace.depth, dtype=pl.Float64).fill_nan(None),
             "turns": trace.turns.astype(np.float64),
             "termination": _gather(TERMINATION_REASONS, trace.termination),
             "announced": trace.announced,
@@ -199,8 +224,6 @@ def _messages_frame(plan: Plan, trace: Trace, ids: Identifiers, keys: list[str])
         pl.when(either_sub).then(pl.lit("delegation.subagent")).otherwise(pl.lit("conversation.main")).alias("role"),
         pl.col("text").str.slice(0, MESSAGE_LIMIT).alias("message"),
         _payload_json(pl.col("payload"), pl.col("text_json"), pl.col("i")).alias("payloadJson"),
-        pl.lit(None, pl.String).alias("wait_error"),
-        pl.lit(None, pl.Float64).alias("depth"),
     )
 
 
@@ -219,18 +242,14 @@ def render_events(plan: Plan, trace: Trace, config: SimConfig, ids: Identifiers 
     and step, then task ends); ``line`` is the position in that order, ``file`` is
     :data:`SIM_FILE` and ``raw`` is null. ``ts`` is ``config.start`` plus the simulated time,
     truncated to the millisecond (JavaScript's ``Date.now()``). The policies' events
-    (retries, logged refusals) and omissions come from ``trace.policy``
-    (:mod:`~a2a_lab.sim._policy_events`).
+    (retries, logged refusals) and omissions (exchanges not logged) are rendered the same
+    way, from the same trace.
     """
     ids = ids or identifiers(plan)
     keys = session_keys(plan, ids, config)
-    m = _messages_frame(plan, trace, ids, keys)
-    max_wait_ms = (config.wait.max_wait_s if config.wait else 300.0) * 1000.0
-    no_reply_text = build_no_reply_outcome_message("timeout", None, max_wait_exceeded=True, max_wait_ms=max_wait_ms)
-    m = m.with_columns(pl.lit(no_reply_text).alias("no_reply_text"))
-    extra: list[pl.DataFrame] = []
-    if trace.policy is not None:
-        m, extra = trace.policy.render(m, config)
+    m = _messages_frame(plan, trace, ids, keys).filter(pl.Series(trace.logged))
+    m = _no_reply_texts(m, config)
+    extra = [*_retry_events(m, trace), *_blocked_events(m, trace)]
     last = 10_000  # step number of a2a.complete (after every ping-pong turn)
     parts: list[pl.DataFrame] = []
 
@@ -325,6 +344,84 @@ def render_events(plan: Plan, trace: Trace, config: SimConfig, ids: Identifiers 
 
     events = pl.concat([p for p in parts if p.height], how="diagonal_relaxed") if any(p.height for p in parts) else None
     return _finish(events, config)
+
+
+def _no_reply_texts(m: pl.DataFrame, config: SimConfig) -> pl.DataFrame:
+    """The reference's outcome text of each no-reply, by its ``(waitStatus, waitError, exceeded)``."""
+    max_wait_ms = (config.wait.max_wait_s if config.wait else 300.0) * 1000.0
+    keys = ["wait_status", "wait_error", "_exceeded"]
+    combos = m.filter(pl.col("outcome") == NO_REPLY).select(keys).unique()
+    texts = combos.with_columns(
+        pl.Series(
+            "no_reply_text",
+            [
+                build_no_reply_outcome_message(s, e, max_wait_exceeded=x, max_wait_ms=max_wait_ms)
+                for s, e, x in combos.iter_rows()
+            ],
+            dtype=pl.String,
+        )
+    )
+    return m.join(texts, on=keys, how="left", nulls_equal=True, maintain_order="left").drop("_exceeded")
+
+
+def _retry_events(m: pl.DataFrame, trace: Trace) -> list[pl.DataFrame]:
+    """``a2a.retry`` per retry of a logged exchange, in attempt order after the send."""
+    if trace.retry_message.shape[0] == 0:
+        return []
+    kinds = [k.info for k in ERROR_KINDS]
+    rows = pl.DataFrame(
+        {
+            "i": trace.retry_message,
+            "_t": trace.retry_s,
+            "attempt": trace.retry_attempt.astype(np.float64),
+            "errorCategory": _gather([str(k.category) for k in kinds], trace.retry_kind),
+            "errorCode": _gather([k.code for k in kinds], trace.retry_kind),
+            "reason": _gather([k.reason for k in kinds], trace.retry_kind),
+            "backoffMs": trace.retry_backoff_ms.astype(np.float64),
+            "elapsedMs": trace.retry_elapsed_ms,
+        }
+    ).join(m, on="i", how="inner")
+    # attempt k sorts at 1 - 1/(k+1): after the send, before the response, in order
+    step = pl.lit(_RETRY_STEP_BASE) - pl.lit(1.0) / (pl.col("attempt") + 1.0)
+    return [
+        rows.select(
+            pl.col("_t"), pl.lit(1, pl.Int8).alias("_group"), pl.col("i").alias("_i"), step.alias("_step"),
+            pl.lit("a2a.retry").alias("_type"), pl.col("to").alias("_agent"),
+            pl.col("from").alias("fromAgent"), pl.col("to").alias("toAgent"), pl.col("run_id").alias("runId"),
+            pl.col("attempt"), pl.lit(float(trace.max_retries)).alias("maxAttempts"), pl.col("errorCategory"),
+            pl.col("errorCode"), pl.col("reason"), pl.col("backoffMs"), pl.col("elapsedMs"), *_shared(),
+        )
+    ]
+
+
+def _blocked_events(m: pl.DataFrame, trace: Trace) -> list[pl.DataFrame]:
+    """The ``[outcome] blocked`` exchange of a send a safety limit refused (``blocked_as="logged"``)."""
+    blocked = m.filter(pl.col("outcome") == GUARD_BLOCKED)
+    if blocked.height == 0:
+        return []
+    reason = _gather(BLOCK_REASONS, trace.blocked_by)
+    pair = pl.concat_str(pl.min_horizontal("from", "to"), pl.lit("::"), pl.max_horizontal("from", "to"))
+    detail = pl.when(pl.col("_reason") == "relay_depth").then(pl.col("depth").cast(pl.Int64).cast(pl.String)).otherwise(pair)
+    text = pl.col("_reason").replace_strict(BLOCKED_TEXTS, return_dtype=pl.String)
+    blocked = blocked.with_columns(reason.gather(blocked["i"]).alias("_reason")).with_columns(
+        pl.concat_str(text.str.extract(r"^(.*)\{\}", 1), detail, pl.lit(")")).alias("_text")
+    )
+    common = [pl.lit(1, pl.Int8).alias("_group"), pl.col("i").alias("_i")]
+    response = blocked.select(
+        pl.col("t_gate").alias("_t"), *common, pl.lit(1, pl.Int64).alias("_step"), pl.lit("a2a.response").alias("_type"),
+        pl.col("to").alias("_agent"), pl.col("from").alias("fromAgent"), pl.col("to").alias("toAgent"),
+        pl.col("_text").str.slice(0, MESSAGE_LIMIT).alias("message"),
+        pl.col("_text").str.slice(0, PREVIEW_LIMIT).alias("replyPreview"), pl.lit("blocked").alias("outcome"),
+        pl.col("_reason").alias("reason"), *_shared(),
+    )
+    complete = blocked.select(
+        pl.col("t_complete").alias("_t"), *common, pl.lit(10_000, pl.Int64).alias("_step"),
+        pl.lit("a2a.complete").alias("_type"), pl.col("from").alias("_agent"), pl.col("from").alias("fromAgent"),
+        pl.col("to").alias("toAgent"), pl.lit(False).alias("announced"), pl.col("to_key").alias("targetSessionKey"),
+        pl.col("role").alias("eventRole"), pl.col("from_type").alias("fromSessionType"),
+        pl.col("to_type").alias("toSessionType"), *_shared(),
+    )
+    return [response, complete]
 
 
 def _task_events(plan: Plan, trace: Trace, ids: Identifiers) -> list[pl.DataFrame]:

@@ -57,7 +57,6 @@ from pydantic import (
     AwareDatetime,
     BaseModel,
     BeforeValidator,
-    ConfigDict,
     Field,
     NonNegativeFloat,
     PositiveFloat,
@@ -69,6 +68,7 @@ from pydantic import (
 from a2a_lab.reference.runtime.concurrency import ConcurrencyConfig
 from a2a_lab.reference.runtime.intent import PING_PONG_LIMITS_0B3325A28, PING_PONG_LIMITS_MAIN, Intent
 from a2a_lab.reference.runtime.retry import REFERENCE_RETRY
+from a2a_lab.sim._strict import STRICT_ALIASED, Off, Probability, iso_datetime
 from a2a_lab.sim.distributions import Lognormal, ServiceTime
 from a2a_lab.sim.policies import (
     CollaborateLimit,
@@ -102,7 +102,7 @@ __all__ = [
     "Workload",
 ]
 
-_CONFIG = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
+_CONFIG = STRICT_ALIASED
 
 #: The six intents of the reference classifier (runtime §3), in its rule order.
 INTENTS: Final[tuple[Intent, ...]] = (
@@ -127,20 +127,10 @@ DEFAULT_START: Final = datetime(2026, 3, 2, 9, 0, tzinfo=KST)
 DEFAULT_CHANNELS: Final = ("1187423365011234816", "1187423365011234817", "1201958237465019283")
 
 
-def _false_is_none(value: Any) -> Any:
-    """TOML has no null: ``false`` switches a policy off and ``true`` keeps its defaults."""
-    if value is False:
-        return None
-    if value is True:
-        return {}
-    return value
-
-
 def _false_is_unlimited(value: Any) -> Any:
     return None if value is False else value
 
 
-_Off = BeforeValidator(_false_is_none)
 _Unlimited = BeforeValidator(_false_is_unlimited)
 _AgentId = Annotated[str, Field(min_length=1, pattern=r"^[^:\s]+$")]
 
@@ -457,13 +447,11 @@ class PingPongPolicy(BaseModel):
 
     max_turns: int = Field(PING_PONG_LIMITS_MAIN.default, ge=0, le=PING_PONG_LIMITS_0B3325A28.maximum)
     turn_timeout_s: PositiveFloat = 120.0
-    endings: dict[Ending, float] = Field(default_factory=_default_endings)
+    endings: dict[Ending, Probability] = Field(default_factory=_default_endings)
 
     @field_validator("endings")
     @classmethod
     def _probabilities(cls, value: dict[str, float]) -> dict[str, float]:
-        if any(not 0 <= p <= 1 for p in value.values()):
-            raise ValueError("every probability must be in [0, 1]")
         if sum(value.values()) > 1 + 1e-12:
             raise ValueError("the probabilities must add up to at most 1")
         return value
@@ -564,22 +552,22 @@ class SimConfig(BaseModel):
     channels: list[Annotated[str, Field(min_length=1, pattern=r"^[^:\s]+$")]] = Field(
         default_factory=lambda: list(DEFAULT_CHANNELS), min_length=1
     )
-    gate: Annotated[GatePolicy | None, _Off] = Field(default_factory=GatePolicy)
-    wait: Annotated[WaitPolicy | None, _Off] = Field(default_factory=WaitPolicy)
+    gate: Annotated[GatePolicy | None, Off] = Field(default_factory=GatePolicy)
+    wait: Annotated[WaitPolicy | None, Off] = Field(default_factory=WaitPolicy)
     ping_pong: PingPongPolicy = Field(default_factory=PingPongPolicy)
-    announce: Annotated[AnnouncePolicy | None, _Off] = Field(default_factory=AnnouncePolicy)
-    tasks: Annotated[TaskPolicy | None, _Off] = Field(default_factory=TaskPolicy)
-    failures: Annotated[FailurePolicy | None, _Off] = None
+    announce: Annotated[AnnouncePolicy | None, Off] = Field(default_factory=AnnouncePolicy)
+    tasks: Annotated[TaskPolicy | None, Off] = Field(default_factory=TaskPolicy)
+    failures: Annotated[FailurePolicy | None, Off] = None
     retry: RetryField = Field(default_factory=ReferenceRetry)
-    loop_guard: Annotated[LoopGuardPolicy | None, _Off] = None
-    collaborate_limit: Annotated[CollaborateLimit | None, _Off] = None
+    loop_guard: Annotated[LoopGuardPolicy | None, Off] = None
+    collaborate_limit: Annotated[CollaborateLimit | None, Off] = None
     queue_capacity: Annotated[PositiveInt | None, _Unlimited] = None
-    rate_limit: Annotated[RateLimitPolicy | None, _Off] = None
-    idempotency: Annotated[IdempotencyPolicy | None, _Off] = Field(default_factory=IdempotencyPolicy)
-    sync: Annotated[SyncPath | None, _Off] = None
-    relays: Annotated[RelayPolicy | None, _Off] = None
+    rate_limit: Annotated[RateLimitPolicy | None, Off] = None
+    idempotency: Annotated[IdempotencyPolicy | None, Off] = Field(default_factory=IdempotencyPolicy)
+    sync: Annotated[SyncPath | None, Off] = None
+    relays: Annotated[RelayPolicy | None, Off] = None
     target_session: Literal["main", "a2a"] = "main"
-    start: AwareDatetime = DEFAULT_START
+    start: Annotated[AwareDatetime, BeforeValidator(iso_datetime)] = DEFAULT_START
 
     @model_validator(mode="after")
     def _consistent(self) -> Self:
@@ -605,6 +593,18 @@ class SimConfig(BaseModel):
             for i, r in enumerate(wl.agents):
                 if r.targets is None and len(ids) < 2:
                     raise ValueError(f"workload.agents.{i}.targets: no other agent to send to")
+        elif wl.sends is not None:
+            known |= {a for send in wl.sends for a in (send.from_agent, send.to_agent)}
+        # a trace read from a file names its agents only when it is read: they are checked then
+        if not (isinstance(wl, TraceArrivals) and wl.path is not None):
+            for agent in self.failures.agents if self.failures is not None else ():
+                if agent not in known:
+                    raise ValueError(f"failures.agents.{agent}: unknown agent {agent!r}")
+        if self.loop_guard is not None:
+            for a, b in self.loop_guard.pairs():
+                for agent in (a, b):
+                    if agent not in known:
+                        raise ValueError(f"loop_guard.overrides.{a}::{b}: unknown agent {agent!r}")
         return self
 
     # -- loading -------------------------------------------------------------------------

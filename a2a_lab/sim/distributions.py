@@ -18,12 +18,14 @@ import math
 from typing import Annotated, Literal
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, PositiveFloat, field_validator
+from pydantic import BaseModel, Field, PositiveFloat, field_validator
 from scipy import stats
+
+from a2a_lab.sim._strict import STRICT
 
 __all__ = ["Deterministic", "Empirical", "Exponential", "Gamma", "Lognormal", "ServiceTime"]
 
-_CONFIG = ConfigDict(frozen=True, extra="forbid")
+_CONFIG = STRICT
 
 
 class _Distribution(BaseModel):

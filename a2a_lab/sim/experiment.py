@@ -1,5 +1,9 @@
 """Independent replications in parallel, and confidence intervals over them.
 
+The plumbing every experiment shares lives here too: the seed of replication ``k``
+(:func:`replication_seed`) and running tasks on any executor with a progress bar
+(:func:`run_tasks`), which :mod:`~a2a_lab.sim.sweep` and :mod:`~a2a_lab.sim.capacity` use.
+
 Replication ``k`` of :func:`replicate` runs with ``numpy.random.SeedSequence(seed).spawn(n)[k]``,
 so replications are independent and the whole experiment is reproducible from one seed.
 They run in worker processes (:class:`concurrent.futures.ProcessPoolExecutor`, ``spawn``
@@ -13,8 +17,10 @@ from __future__ import annotations
 
 import multiprocessing
 import os
-from collections.abc import Sequence
-from concurrent.futures import Executor, ProcessPoolExecutor
+import sys
+from collections.abc import Callable, Sequence
+from concurrent.futures import Executor, Future, ProcessPoolExecutor, as_completed
+from typing import Any, TypeVar
 
 import numpy as np
 import polars as pl
@@ -23,7 +29,96 @@ from scipy import stats
 from a2a_lab.sim.config import SimConfig
 from a2a_lab.sim.run import simulate
 
-__all__ = ["confidence_interval", "replicate", "replication_summary"]
+__all__ = ["confidence_interval", "replicate", "replication_seed", "replication_summary", "run_tasks"]
+
+_T = TypeVar("_T")
+_R = TypeVar("_R")
+
+
+def replication_seed(seed: int, replication: int) -> np.random.SeedSequence:
+    """The seed sequence of replication ``replication`` of an experiment seeded ``seed``.
+
+    Examples
+    --------
+    >>> ss = replication_seed(7, 2)
+    >>> ss.spawn_key, ss.entropy == np.random.SeedSequence(7).spawn(3)[2].entropy
+    ((2,), True)
+    >>> bool((ss.generate_state(4) == np.random.SeedSequence(7).spawn(3)[2].generate_state(4)).all())
+    True
+    """
+    return np.random.SeedSequence(seed, spawn_key=(replication,))
+
+
+
+def _interactive() -> bool:
+    """A person is watching: a terminal on stderr or a Jupyter kernel, and not a test run."""
+    if "PYTEST_CURRENT_TEST" in os.environ:
+        return False
+    try:
+        if sys.stderr is not None and sys.stderr.isatty():
+            return True
+    except (AttributeError, ValueError):
+        pass
+    shell = getattr(sys.modules.get("IPython"), "get_ipython", lambda: None)()
+    return type(shell).__name__ == "ZMQInteractiveShell"
+
+
+def _progress_bar(show: bool | None, total: int, desc: str) -> Any:
+    if not (_interactive() if show is None else show):
+        return None
+    # imported only when shown: tqdm.auto warns on import in a kernel without ipywidgets
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, desc=desc, unit="run")
+
+
+def run_tasks(
+    fn: Callable[[_T], _R],
+    tasks: Sequence[_T],
+    *,
+    executor: Executor | None,
+    workers: int | None,
+    progress: bool | None,
+    desc: str,
+) -> list[_R]:
+    """``[fn(t) for t in tasks]``, on ``executor`` (or a local process pool), in task order.
+
+    ``workers`` bounds the local pool (1 or fewer: in this process); ``progress`` shows a
+    :mod:`tqdm.auto` bar of finished tasks (None: when a person is watching, not under
+    pytest); ``desc`` labels it.
+    """
+    results: list[Any] = [None] * len(tasks)
+    if not tasks:
+        return results
+    bar = _progress_bar(progress, len(tasks), desc)
+    try:
+        n_workers = min(len(tasks), workers or os.cpu_count() or 1)
+        if executor is None and n_workers <= 1:
+            for i, task in enumerate(tasks):
+                results[i] = fn(task)
+                if bar is not None:
+                    bar.update()
+            return results
+        own = executor is None
+        # spawn: each worker imports a2a_lab afresh (safe with Polars' thread pool)
+        pool = ProcessPoolExecutor(n_workers, mp_context=multiprocessing.get_context("spawn")) if own else executor
+        assert pool is not None
+        futures: dict[Future[_R], int] = {}
+        try:
+            futures = {pool.submit(fn, task): i for i, task in enumerate(tasks)}
+            for fut in as_completed(futures):
+                results[futures[fut]] = fut.result()
+                if bar is not None:
+                    bar.update()
+        finally:
+            for fut in futures:
+                fut.cancel()
+            if own:
+                pool.shutdown(wait=True, cancel_futures=True)
+        return results
+    finally:
+        if bar is not None:
+            bar.close()
 
 
 def replication_summary(task: tuple[SimConfig, np.random.SeedSequence, float]) -> dict[str, float]:
@@ -81,14 +176,7 @@ def replicate(
     """
     seeds = np.random.SeedSequence(seed).spawn(replications)
     tasks = [(config, s, warmup_s) for s in seeds]
-    workers = min(replications, workers or os.cpu_count() or 1)
-    if executor is not None:
-        rows = list(executor.map(replication_summary, tasks))
-    elif workers <= 1:
-        rows = [replication_summary(t) for t in tasks]
-    else:
-        with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn")) as pool:
-            rows = list(pool.map(replication_summary, tasks))
+    rows = run_tasks(replication_summary, tasks, executor=executor, workers=workers, progress=False, desc="replications")
     return pl.DataFrame([{"replication": k, **row} for k, row in enumerate(rows)])
 
 

@@ -1,253 +1,116 @@
-"""The SimPy model of the gateway: sessions, the concurrency gate and the A2A flow.
+"""The SimPy model of the gateway: ONE flow from the send to the complete, with policy hooks.
 
 **Sessions** (runtime §1). Every session is a FIFO station with ``session_concurrency``
-servers (:class:`Session`): a *job* (an agent run: a received message, a ping-pong turn or
-the announce step) waits for a free server, holds it for its service time and leaves. A
-session is driven by SimPy event callbacks rather than one process per job, which keeps a
-message that needs no decisions down to two scheduled events (its arrival and its service
-end): the textbook presets run at several times the speed of a minimal SimPy M/M/1.
+servers (:class:`~a2a_lab.sim.stations.Session`): a *job* (an agent run: a received
+message, a re-sent run, a ping-pong turn or the announce step) waits for a free server,
+holds it for its service time and leaves.
 
-**An exchange** (runtime §2, asynchronous path). At arrival the message's run is queued on
-the target's session (the reference calls ``agent`` before starting the flow), then the
-flow process (:meth:`Model._flow`):
+**An exchange** (runtime §2). At arrival (:meth:`Model._arrive`) the message meets the send
+hooks, then its run is queued on the target's session (the reference calls ``agent``
+before starting the flow) and the flow process (:meth:`Model._flow`) runs:
 
-1. asks the target's concurrency gate for a permit (:class:`GateDriver`, the reference gate
-   :class:`~a2a_lab.reference.runtime.ConcurrencyGate` driven by SimPy); a flow not admitted within
-   the permit timeout ends ``concurrency_blocked``;
-2. waits for the run in chunks up to the wait limit (:meth:`Model._wait_for_run`); a run
-   not finished by then ends the flow ``no_reply`` (reason ``timeout``);
+1. asks the target's concurrency gate for a permit
+   (:class:`~a2a_lab.sim.stations.GateDriver`); a flow not admitted within the permit
+   timeout ends ``concurrency_blocked``;
+2. waits for the run (:meth:`Model._wait`, the reference wait loop: ``agent.wait`` in
+   chunks up to the wait limit, errors classified by the reference rules and retried per
+   the retry policy); no reply ends the flow ``no_reply``;
 3. runs the ping-pong turns, each a job queued on the alternate agent's session and
-   awaited up to the turn timeout, judging each reply with the reference's early-termination
-   rules (:meth:`Model._ping_pong`);
+   awaited up to the turn timeout, judging each reply with the reference's
+   early-termination rules (:meth:`Model._ping_pong`);
 4. runs the announce step on the target's session when the reference would;
 5. completes (and releases its permit).
 
-A message whose flow has nothing to decide (no gate, no wait limit, no turns, no announce
-step) takes a shortcut: its reply and completion are its run's end. That is the same
-behaviour, and a test runs every message through the full flow to show it.
+**Policy hooks.** The flow calls the policies at fixed points, each a strategy object with
+explicit time, so a policy plugs in without a second copy of the flow (as SimPy's resources
+call ``_do_put`` / ``_do_get`` and Ciw's simulation takes its node classes):
+
+- at the send, :class:`SendHook` (default: :class:`~a2a_lab.sim.limits.SendGuards`, the relay
+  depth, the collaborate limit and the loop guard) may refuse the message, then the
+  session's ``queue_capacity`` (an arrival that finds K runs in the system, counting those
+  the rate limiter still holds, is refused like a gate refusal: M/M/1/K);
+- :class:`DeliveryHook` (default: :class:`~a2a_lab.sim.limits.Delivery`, Discord's rate
+  limits) decides when the run reaches the target's session;
+- in the wait, the retry policy (:class:`~a2a_lab.sim.retry.ReferenceRetry` and the other
+  :data:`~a2a_lab.sim.retry.RetryPolicyConfig`) and its budget
+  (:class:`~a2a_lab.sim.retry.RetryBudgetTracker`) decide whether and when to retry an
+  error the failure policy injected (:class:`~a2a_lab.sim.policy_plan.PolicyPlan`); a
+  retry of the reference policy polls the SAME run again, a re-sending policy sends a new
+  run (through the rate limits) unless idempotency joins it to the previous run;
+- before each ping-pong reply, the send hook may drop it (the loop guard counting turns);
+- the synchronous path (:class:`~a2a_lab.sim.policies.SyncPath`) makes the caller wait up
+  to its timeout before the flow (and its ``a2a.send``) starts; a timeout under the known
+  bug leaves no event at all.
+
+A hook that is off costs nothing but a test for None.
+
+**The lean path.** A message whose flow has nothing to decide (no gate, no wait limit, no
+turns, no announce step, no failure, no synchronous call) takes a shortcut: its reply and
+completion are its run's end, two scheduled events per message. That is the same behaviour,
+and ``full_flow=True`` runs every message through the flow to show it.
 
 **Races and the work that goes on.** Every wait that races a timeout waits on an *event*
-(the run's end, a permit hand-over) OR a :class:`Deadline`; nothing stays queued on the
-requester's behalf when the deadline wins: a refused flow leaves the gate's queue
-(:meth:`~a2a_lab.reference.runtime.ConcurrencyGate.expire`), so no later permit is handed to a flow
-that is gone and no message is lost. What the requester stops waiting for is the agent's
-work, which is NOT cancelled, as in the reference: a run (or a ping-pong turn or announce
-step) whose requester gave up still runs to its end on its session, delaying the messages
-queued behind it and counting in the session's utilisation; its reply is discarded (no
-event is logged for it). A run that ends at the very instant a deadline expires counts as
-finished: deadlines are scheduled at a priority below every other event of that instant.
+(the run's end, a permit hand-over) OR a deadline (:func:`~a2a_lab.sim.stations.race`); nothing
+stays queued on the requester's behalf when the deadline wins: a refused flow leaves the
+gate's queue, so no later permit is handed to a flow that is gone and no message is lost.
+What the requester stops waiting for is the agent's work, which is NOT cancelled, as in the
+reference: a run whose requester gave up still runs to its end on its session, delaying the
+messages queued behind it; its reply is discarded (no event is logged for it). A run that
+ends at the very instant a deadline expires counts as finished.
 """
 
 from __future__ import annotations
 
-from collections import deque
-from dataclasses import dataclass
+import math
+from collections.abc import Generator
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final, Protocol
 
 import numpy as np
 import simpy
-from simpy.events import Event, EventPriority, Timeout
+from simpy.events import Event, Timeout
 
-from a2a_lab.reference.runtime.concurrency import ConcurrencyConfig, ConcurrencyError, ConcurrencyGate
 from a2a_lab.reference.runtime.skip_tokens import is_reply_skip
 from a2a_lab.reference.runtime.termination import TERMINATION_REASONS, should_terminate_ping_pong
-from a2a_lab.sim import _texts as tx
+from a2a_lab.sim._texts import CONCLUSIONS, MINIMAL, TURNS
 from a2a_lab.sim.config import ENDINGS, SimConfig
+from a2a_lab.sim.failures import ERROR_KINDS, REQUEST_TIMEOUT
+from a2a_lab.sim.limits import BLOCK_REASONS, Delivery, SendGuards
 from a2a_lab.sim.plan import CONCLUSION_OFFSET, MINIMAL_OFFSET, REPLY_TEXTS, SKIP_TEXT, TURN_OFFSET, Plan
+from a2a_lab.sim.policy_plan import PolicyPlan, draw_policy_plan, policies_active
+from a2a_lab.sim.retry import RetryBudgetTracker
+from a2a_lab.sim.stations import GateDriver, Session, race
+from a2a_lab.sim.trace import BLOCKED, GUARD_BLOCKED, NO_REPLY, REPLIED, Trace
 
-if TYPE_CHECKING:
-    from a2a_lab.sim._policy_events import PolicyTrace
+__all__ = ["DeliveryHook", "Model", "SendHook", "build_model"]
 
-__all__ = ["JOB_KINDS", "OUTCOMES", "WAIT_STATUSES", "Deadline", "GateDriver", "Model", "Session", "Trace", "race"]
+_ENDING: Final = {name: i for i, name in enumerate(ENDINGS)}
+_REASON: Final = {name: i for i, name in enumerate(TERMINATION_REASONS)}
+_CAPACITY: Final = BLOCK_REASONS.index("queue_capacity")
+_NAN: Final = float("nan")
 
-#: Outcome codes of a message (runtime §3b); ``guard_blocked``: a safety limit of
-#: :mod:`~a2a_lab.sim.policies` stopped the send.
-OUTCOMES: Final = ("replied", "no_reply", "concurrency_blocked", "guard_blocked")
-#: ``waitStatus`` codes of a flow that got no reply (0 = none).
-WAIT_STATUSES: Final = (None, "timeout")
-#: Job kinds on a session.
-JOB_KINDS: Final = ("message", "turn", "announce")
-
-REPLIED, NO_REPLY, BLOCKED, GUARD_BLOCKED = 0, 1, 2, 3
-#: Below SimPy's NORMAL (1): everything else happening at a deadline's instant goes first.
-LATE: Final = EventPriority(2)
-
-_ENDING = {name: i for i, name in enumerate(ENDINGS)}
-_REASON = {name: i for i, name in enumerate(TERMINATION_REASONS)}
+#: A SimPy process body (what :meth:`simpy.Environment.process` takes) returning ``T``.
+Process = Generator[Event, Any, Any]
 
 
-class Deadline(Timeout):
-    """A timeout processed after every other event of its instant ("completion wins").
+class SendHook(Protocol):
+    """Decides whether a send, and a ping-pong reply, may go (times in simulated seconds)."""
 
-    Examples
-    --------
-    >>> env = simpy.Environment()
-    >>> order = []
-    >>> Deadline(env, 5).callbacks.append(lambda event: order.append("deadline"))
-    >>> env.timeout(5).callbacks.append(lambda event: order.append("completion"))
-    >>> env.run()
-    >>> order  # scheduled first, processed last
-    ['completion', 'deadline']
-    """
+    def admit_send(self, from_id: str, to_id: str, depth: float, t_s: float) -> int:
+        """-1 if the send passes (and is recorded), else its index in :data:`~a2a_lab.sim.limits.BLOCK_REASONS`."""
+        ...
 
-    def __init__(self, env: simpy.Environment, delay: float, value: Any = None) -> None:
-        # Timeout.__init__ with another priority (SimPy inlines it the same way)
-        self.env = env
-        self.callbacks = []
-        self._value = value
-        self._delay = delay
-        self._ok = True
-        env.schedule(self, LATE, delay)
+    def admit_reply(self, from_id: str, to_id: str, t_s: float) -> bool:
+        """Whether a ping-pong reply passes."""
+        ...
 
 
-def race(env: simpy.Environment, event: Event, timeout: float) -> Event:
-    """An event that fires when ``event`` fires or a :class:`Deadline` of ``timeout`` passes.
+class DeliveryHook(Protocol):
+    """Decides when a message of a directed pair sent at ``t`` reaches its target."""
 
-    Check ``event.triggered`` afterwards to know which came first; when both come at the
-    same instant ``event`` wins. Cheaper than SimPy's ``event | timeout`` condition, which
-    builds a value dictionary per wait.
-
-    Examples
-    --------
-    >>> env = simpy.Environment()
-    >>> done = env.event()
-    >>> def worker():
-    ...     yield env.timeout(10)
-    ...     done.succeed()
-    >>> def waiter():
-    ...     yield race(env, done, 10)
-    ...     return env.now, done.triggered
-    >>> _ = env.process(worker())
-    >>> env.run(env.process(waiter()))
-    (10, True)
-    """
-    woken = env.event()
-
-    def wake(_: Event) -> None:
-        if not woken.triggered:
-            woken.succeed()
-
-    if event.callbacks is None:  # already processed
-        woken.succeed()
-    else:
-        event.callbacks.append(wake)
-        Deadline(env, timeout).callbacks.append(wake)
-    return woken
-
-
-class Session:
-    """A session: a FIFO station with ``capacity`` servers, driven by event callbacks.
-
-    Jobs are integers indexing the model's job arrays (service time, enqueue, start, end).
-    """
-
-    __slots__ = ("_env", "_model", "busy", "capacity", "index", "queue")
-
-    def __init__(self, model: Model, index: int, capacity: int) -> None:
-        self._model = model
-        self._env = model.env
-        self.index = index
-        self.capacity = capacity
-        self.busy = 0
-        self.queue: deque[int] = deque()
-
-    # The three methods below run once or twice per job: they read SimPy's `_now` and
-    # `_value` slots directly (what `now` and `value` return, without the property calls).
-
-    def submit(self, job: int) -> None:
-        """A job arrives now: it starts at once if a server is free, else queues."""
-        self._model.job_enqueue[job] = self._env._now
-        if self.busy < self.capacity:
-            self.busy += 1
-            self._begin(job)
-        else:
-            self.queue.append(job)
-
-    def _begin(self, job: int) -> None:
-        m = self._model
-        m.job_start[job] = self._env._now
-        Timeout(self._env, m.job_service[job], job).callbacks.append(self._finish)
-
-    def _finish(self, event: Event) -> None:
-        job = event._value
-        m = self._model
-        now = m.job_end[job] = self._env._now
-        if self.queue:
-            self._begin(self.queue.popleft())
-        else:
-            self.busy -= 1
-        if job < m.n and m.lean[job]:
-            # the shortcut: the reply and the completion are the run's end
-            m.reply_s[job] = m.complete_s[job] = now
-        else:
-            m.waiters.pop(job).succeed()
-
-
-class GateDriver:
-    """The reference concurrency gate (:class:`~a2a_lab.reference.runtime.ConcurrencyGate`) on SimPy time.
-
-    :meth:`acquire` is a SimPy sub-process: granted at once, or queued until a release
-    hands it a permit (True) or its permit timeout passes (False: refused, and removed from
-    the gate's queue so that no later release wakes a flow that is gone). A release at the
-    very instant of the timeout still admits the flow. Every refusal is kept in
-    :attr:`refusals` as the gate's :class:`~a2a_lab.reference.runtime.ConcurrencyError`.
-
-    Examples
-    --------
-    >>> env = simpy.Environment()
-    >>> gate = GateDriver(env, ConcurrencyConfig(max_concurrent_flows=1, queue_timeout_ms=50_000))
-    >>> log = []
-    >>> def flow(name, hold):
-    ...     ok = yield from gate.acquire("eden", name)
-    ...     log.append((env.now, name, ok))
-    ...     if ok:
-    ...         yield env.timeout(hold)
-    ...         gate.release("eden")
-    >>> for name, hold in (("f1", 50.0), ("f2", 10.0), ("f3", 10.0)):
-    ...     _ = env.process(flow(name, hold))
-    >>> env.run()
-    >>> log  # f2 gets f1's permit at the instant its timeout expires; f3 times out
-    [(0, 'f1', True), (50.0, 'f2', True), (50.0, 'f3', False)]
-    >>> [(e.agent_id, e.flow_id, e.at_ms) for e in gate.refusals]
-    [('eden', 'f3', 50000.0)]
-    """
-
-    def __init__(self, env: simpy.Environment, config: ConcurrencyConfig, *, corrected_release: bool = False) -> None:
-        self.env = env
-        self.gate = ConcurrencyGate(config, corrected_release=corrected_release)
-        self.refusals: list[ConcurrencyError] = []
-        self._waiting: dict[tuple[str, str], Event] = {}
-
-    def acquire(self, agent_id: str, flow_id: str):  # type: ignore[no-untyped-def]  # a SimPy generator
-        """Ask for a permit; a generator to ``yield from``, returning whether it was granted."""
-        now_ms = self.env.now * 1000.0
-        if self.gate.acquire(agent_id, flow_id, now_ms) == "granted":
-            return True
-        woken = self.env.event()
-        self._waiting[agent_id, flow_id] = woken
-        timeout_ms = self.gate.config.queue_timeout_ms
-        yield race(self.env, woken, timeout_ms / 1000.0)
-        if woken.triggered:
-            self.gate.resume(agent_id, flow_id)
-            return True
-        del self._waiting[agent_id, flow_id]
-        # the gate's own deadline for this waiter (same arithmetic): expiring exactly it
-        # removes the waiter even where env.now * 1000 rounds below it; waiters due at the
-        # same instant are refused with it (their own deadlines find them gone)
-        self.refusals += self.gate.expire(max(self.env.now * 1000.0, now_ms + timeout_ms))
-        return False
-
-    def release(self, agent_id: str) -> None:
-        """Give a permit back; the oldest waiter, if any, is woken now."""
-        woken = self.gate.release(agent_id)
-        if woken is not None:
-            self._waiting.pop((agent_id, woken)).succeed()
-
-    @property
-    def pending(self) -> int:
-        """Flows waiting for a permit (0 once the simulation has drained)."""
-        return len(self._waiting)
+    def time(self, pair: tuple[str, str], t: float) -> float:
+        """The delivery time (``>= t``)."""
+        ...
 
 
 @lru_cache(maxsize=4096)
@@ -261,49 +124,12 @@ def _judge(text_id: int, previous_id: int) -> int:
     return _REASON[result.reason] if result.terminate else -1
 
 
-@dataclass(frozen=True, eq=False)
-class Trace:
-    """What a run produced, as arrays (the raw material of :class:`~a2a_lab.sim.run.SimResult`).
-
-    Per job (``job_*``, messages are jobs ``0 … n-1``): session, kind (:data:`JOB_KINDS`),
-    message, enqueue / start / end time and service time. Per message: gate decision time
-    (NaN without a gate), reply time (NaN without a reply), completion time, outcome
-    (:data:`OUTCOMES`), ``waitStatus`` (:data:`WAIT_STATUSES`), actual turns, termination
-    reason (index in :data:`~a2a_lab.reference.runtime.TERMINATION_REASONS`, -1 = none), whether the
-    announce step ran and whether something was announced. Per logged ping-pong reply
-    (``turn_*``): message, turn number (odd: the requester speaks), time, text (index in
-    :data:`~a2a_lab.sim.plan.REPLY_TEXTS`), termination reason. ``policy``: what the policies
-    of :mod:`~a2a_lab.sim.policy_model` add (None for the core model).
-    """
-
-    job_session: np.ndarray
-    job_kind: np.ndarray
-    job_message: np.ndarray
-    job_enqueue: np.ndarray
-    job_start: np.ndarray
-    job_end: np.ndarray
-    job_service: np.ndarray
-    gate_s: np.ndarray
-    reply_s: np.ndarray
-    complete_s: np.ndarray
-    outcome: np.ndarray
-    wait_status: np.ndarray
-    turns: np.ndarray
-    termination: np.ndarray
-    announce_ran: np.ndarray
-    announced: np.ndarray
-    turn_message: np.ndarray
-    turn_number: np.ndarray
-    turn_s: np.ndarray
-    turn_text: np.ndarray
-    turn_reason: np.ndarray
-    policy: PolicyTrace | None = None
-
-    @property
-    def end_s(self) -> float:
-        """When the last exchange completed or the last run ended (0 without messages)."""
-        ends = np.concatenate([self.complete_s, self.job_end])
-        return float(np.nanmax(ends)) if ends.size else 0.0
+def _filled(n: int, default: float, values: dict[int, Any], dtype: Any) -> np.ndarray:
+    """An array of ``default`` with the entries of a sparse ``{index: value}`` set."""
+    out = np.full(n, default, dtype=dtype)
+    if values:
+        out[np.fromiter(values.keys(), dtype=np.int64, count=len(values))] = list(values.values())
+    return out
 
 
 class Model:
@@ -315,133 +141,363 @@ class Model:
         The pre-drawn inputs.
     config
         The configuration the plan was drawn from (its policies).
+    policy_plan
+        The policies' draws (:func:`~a2a_lab.sim.policy_plan.draw_policy_plan`); needed when
+        :func:`~a2a_lab.sim.policy_plan.policies_active` (:func:`build_model` draws it).
+    guards, delivery
+        The send and delivery hooks; default: those of the configuration
+        (:class:`~a2a_lab.sim.limits.SendGuards` when a loop guard or a collaborate limit is
+        on, :class:`~a2a_lab.sim.limits.Delivery` when rate limits are).
     full_flow
         Run every message through the flow process, even those that take the shortcut
         (for tests: the results are the same).
     """
 
-    def __init__(self, plan: Plan, config: SimConfig, *, full_flow: bool = False) -> None:
+    # slots: the flow reads these attributes per event, and an instance dict of this many
+    # keys loses CPython's fast attribute access (measured: ~10 % of the lean path)
+    __slots__ = (
+        "_admission", "_arrived", "_interarrival", "announce_ran", "announced", "blocked_by", "budget",
+        "capacity", "complete_s", "config", "current_done", "current_job", "delivery", "depth", "env",
+        "error_kind", "exceeded", "gate", "gate_s", "guards", "invisible", "job_end", "job_enqueue",
+        "job_error", "job_kind", "job_message", "job_service", "job_session", "job_start", "lean", "n",
+        "names", "outcome", "pending", "plan", "pplan", "replied_in_call", "reply_s", "retries", "retry_rows",
+        "runs", "send_s", "sender", "sessions", "target", "termination", "turn_rows", "turns", "turns_to_run",
+        "unlogged", "wait_error", "wait_status", "waiters",
+    )
+
+    def __init__(
+        self,
+        plan: Plan,
+        config: SimConfig,
+        policy_plan: PolicyPlan | None = None,
+        *,
+        guards: SendHook | None = None,
+        delivery: DeliveryHook | None = None,
+        full_flow: bool = False,
+    ) -> None:
+        if policy_plan is None and policies_active(config):
+            raise ValueError("a configuration with policies on needs their draws: use build_model(plan, config, seed)")
         self.plan = plan
         self.config = config
-        self.env = simpy.Environment()
+        self.pplan = policy_plan
         n = plan.n
         self.n = n
+        same_session = plan.requester_session == plan.target_session
+        self.turns_to_run = np.where(same_session, 0, plan.effective_turns)
+        lean = (self.turns_to_run == 0) & ~plan.announce_runs
+        if config.gate is not None or config.wait is not None or config.failures is not None or config.sync is not None:
+            lean[:] = False
+        if full_flow:
+            lean[:] = False
+        self.lean: list[bool] = lean.tolist()
+        self.env = simpy.Environment()
         self.sessions = [Session(self, s, int(c)) for s, c in enumerate(plan.session_capacity.tolist())]
         self.gate = (
             GateDriver(self.env, config.gate.concurrency_config(), corrected_release=config.gate.corrected_release)
             if config.gate is not None
             else None
         )
-        same_session = plan.requester_session == plan.target_session
-        self.turns_to_run = np.where(same_session, 0, plan.effective_turns)
-        lean = (self.turns_to_run == 0) & ~plan.announce_runs
-        if self.gate is not None or config.wait is not None or full_flow:
-            lean[:] = False
-        self.lean: list[bool] = lean.tolist()
+        # the hooks
+        if guards is None and (config.loop_guard is not None or config.collaborate_limit is not None):
+            guards = SendGuards(config.loop_guard, config.collaborate_limit)
+        self.guards = guards
+        if delivery is None and config.rate_limit is not None:
+            delivery = Delivery(config.rate_limit)
+        self.delivery = delivery
+        self.capacity = config.queue_capacity
+        self._admission = guards is not None or self.capacity is not None
+        budget = config.retry.budget_config if config.retry is not None else None
+        self.budget = RetryBudgetTracker(budget) if budget is not None else None
+        self.names = plan.agents
+        self.sender: list[int] = plan.sender.tolist()
+        self.target: list[int] = plan.target.tolist()
+        self.depth: list[int] | None = (
+            policy_plan.depth.tolist() if policy_plan is not None and policy_plan.depth is not None else None
+        )
         # job arrays: Python lists (scalar stores are cheaper than on numpy arrays)
-        nan = float("nan")
         self.job_session: list[int] = plan.target_session.tolist()
         self.job_kind: list[int] = [0] * n
         self.job_message: list[int] = list(range(n))
-        self.job_service: list[float] = plan.service_s.tolist()
-        self.job_enqueue: list[float] = [nan] * n
-        self.job_start: list[float] = [nan] * n
-        self.job_end: list[float] = [nan] * n
-        # message arrays
-        self.gate_s: list[float] = [nan] * n
-        self.reply_s: list[float] = [nan] * n
-        self.complete_s: list[float] = [nan] * n
+        self.job_service: list[float] = (
+            policy_plan.run_service[0] if policy_plan is not None else plan.service_s
+        ).tolist()
+        self.job_enqueue: list[float] = [_NAN] * n
+        self.job_start: list[float] = [_NAN] * n
+        self.job_end: list[float] = [_NAN] * n
+        #: the error a job's run ends in (only failing jobs are listed)
+        self.job_error: dict[int, int] = {}
+        if policy_plan is not None:
+            self.job_error = {int(i): int(k) for i, k in enumerate(policy_plan.run_kind[0].tolist()) if k >= 0}
+        # message arrays; the policies' state is sparse: only the messages they touch
+        self.gate_s: list[float] = [_NAN] * n
+        self.reply_s: list[float] = [_NAN] * n
+        self.complete_s: list[float] = [_NAN] * n
         self.outcome: list[int] = [REPLIED] * n
-        self.wait_status: list[int] = [0] * n
         self.turns: list[int] = [0] * n
         self.termination: list[int] = [-1] * n
         self.announce_ran: list[bool] = [False] * n
         self.announced: list[bool] = [False] * n
+        self.send_s: dict[int, float] = {}
+        self.retries: dict[int, int] = {}
+        self.runs: dict[int, int] = {}
+        self.error_kind: dict[int, int] = {}
+        self.wait_status: dict[int, str] = {}
+        self.wait_error: dict[int, str] = {}
+        self.exceeded: set[int] = set()
+        self.blocked_by: dict[int, int] = {}
+        self.unlogged: set[int] = set()
+        self.invisible: set[int] = set()
+        self.replied_in_call: set[int] = set()
+        self.pending = [0] * len(self.sessions)
         self.turn_rows: list[tuple[int, int, float, int, int]] = []
+        self.retry_rows: list[tuple[int, int, float, int, int, float]] = []
         #: the end event of every job someone waits for (the flows' jobs)
         self.waiters: dict[int, Event] = {}
+        #: per message in a flow: the job of its current run and the event of its end (a
+        #: re-send makes new ones; until then the message's own job)
+        self.current_job: dict[int, int] = {}
+        self.current_done: dict[int, Event] = {}
         self._interarrival: list[float] = plan.interarrival_s.tolist()
+        self._arrived = 0
 
-    # -- arrivals ----------------------------------------------------------------------------
+    # -- the send ------------------------------------------------------------------------
 
     def run(self) -> Trace:
         """Run until every exchange has ended and every session is idle."""
         if self.n:
-            Timeout(self.env, self._interarrival[0], 0).callbacks.append(self._arrive)
+            Timeout(self.env, self._interarrival[0]).callbacks.append(self._arrive)
         self.env.run()
         return self._trace()
 
-    def _arrive(self, event: Event) -> None:
-        i = event._value
-        if not self.lean[i]:
-            self.waiters[i] = self.env.event()
-            self.env.process(self._flow(i))
-        self.sessions[self.job_session[i]].submit(i)
-        j = i + 1
+    def _arrive(self, _: Event) -> None:
+        # arrivals come one after another (each schedules the next): a counter numbers them
+        i = self._arrived
+        j = self._arrived = i + 1
         if j < self.n:
-            Timeout(self.env, self._interarrival[j], j).callbacks.append(self._arrive)
+            Timeout(self.env, self._interarrival[j]).callbacks.append(self._arrive)
+        if self._admission and not self._admit(i):
+            return
+        if not self.lean[i]:
+            done = self.waiters[i] = self.current_done[i] = self.env.event()
+            self.env.process(self._sync_call(i, done) if self.config.sync is not None else self._flow(i))
+        if self.delivery is None:
+            self.sessions[self.job_session[i]].submit(i)
+        else:
+            self._deliver(i, i)
 
-    def submit(self, session: int, kind: int, message: int, service: float) -> Event:
-        """Queue a new job (a turn or the announce step) and return the event of its end."""
+    def _admit(self, i: int) -> bool:
+        """The send hook, then the queue capacity: whether message ``i`` reaches its target."""
+        now = self.env.now
+        if self.guards is not None:
+            depth = self.depth[i] if self.depth is not None else 0
+            reason = self.guards.admit_send(self.names[self.sender[i]], self.names[self.target[i]], depth, now)
+            if reason >= 0:
+                self._refuse(i, reason, GUARD_BLOCKED)
+                return False
+        if self.capacity is not None:
+            session = self.job_session[i]
+            s = self.sessions[session]
+            if s.busy + len(s.queue) + self.pending[session] >= self.capacity:
+                self._refuse(i, _CAPACITY, BLOCKED)
+                return False
+        return True
+
+    def _refuse(self, i: int, reason: int, outcome: int) -> None:
+        """Message ``i`` never reaches its target: a safety limit or a full queue."""
+        now = self.env.now
+        self.outcome[i] = outcome
+        self.blocked_by[i] = reason
+        self.runs[i] = 0
+        self.gate_s[i] = self.complete_s[i] = now
+        if outcome == GUARD_BLOCKED:
+            policy = self.config.collaborate_limit if BLOCK_REASONS[reason] == "collaborate_limit" else self.config.loop_guard
+            if policy is None or policy.blocked_as != "logged":
+                self.unlogged.add(i)
+
+    def _deliver(self, job: int, message: int) -> None:
+        """Queue a run on its session now, or when the delivery hook lets the message through."""
+        now = self.env.now
+        session = self.job_session[job]
+        at = now
+        if self.delivery is not None:
+            at = self.delivery.time((self.names[self.sender[message]], self.names[self.target[message]]), now)
+        if at > now:
+            self.pending[session] += 1
+            Timeout(self.env, at - now, job).callbacks.append(self._delivered)
+        else:
+            self.sessions[session].submit(job)
+
+    def _delivered(self, event: Event) -> None:
+        job = event.value
+        session = self.job_session[job]
+        self.pending[session] -= 1
+        self.sessions[session].submit(job)
+
+    def _add_job(self, session: int, kind: int, message: int, service: float) -> int:
         job = len(self.job_session)
         self.job_session.append(session)
         self.job_kind.append(kind)
         self.job_message.append(message)
         self.job_service.append(service)
-        self.job_enqueue.append(float("nan"))
-        self.job_start.append(float("nan"))
-        self.job_end.append(float("nan"))
+        self.job_enqueue.append(_NAN)
+        self.job_start.append(_NAN)
+        self.job_end.append(_NAN)
+        return job
+
+    def submit(self, session: int, kind: int, message: int, service: float) -> Event:
+        """Queue a new job (a turn or the announce step) and return the event of its end."""
+        job = self._add_job(session, kind, message, service)
         done = self.waiters[job] = self.env.event()
         self.sessions[session].submit(job)
         return done
 
     # -- the flow ----------------------------------------------------------------------------
 
-    def _flow(self, i: int):  # type: ignore[no-untyped-def]  # a SimPy process
-        """One asynchronous ``sessions_send`` flow (runtime §2), from the send to the complete."""
+    def _sync_call(self, i: int, done: Event) -> Process:
+        """``sessions_send`` with ``timeoutSeconds > 0``: wait, then start the flow (or not)."""
+        sync = self.config.sync
+        assert sync is not None
         env = self.env
-        plan = self.plan
-        done = self.waiters[i]
-        target_agent = plan.agents[plan.target[i]]
+        if not done.triggered:
+            yield race(env, done, sync.timeout_s)
+        if done.triggered:
+            if i not in self.job_error:
+                self.replied_in_call.add(i)
+        elif not sync.emit_on_timeout:
+            # the known bug: the tool returns `timeout` and nothing is ever logged
+            self.outcome[i] = NO_REPLY
+            self.wait_status[i] = "timeout"
+            self.complete_s[i] = env.now
+            self.unlogged.add(i)
+            self.invisible.add(i)
+            return
+        self.send_s[i] = env.now
+        yield from self._flow(i)
+
+    def _flow(self, i: int) -> Process:
+        """One ``sessions_send`` flow (runtime §2), from the send to the complete."""
+        env = self.env
+        target_agent = self.names[self.target[i]]
         if self.gate is not None:
             granted = yield from self.gate.acquire(target_agent, str(i))
             self.gate_s[i] = env.now
             if not granted:
                 self.outcome[i] = BLOCKED
                 self.complete_s[i] = env.now
+                del self.current_done[i]
                 return
-        replied = yield from self._wait_for_run(done)
+        replied = True if i in self.replied_in_call else (yield from self._wait(i))
+        # the wait is over: drop its events (a run of thousands keeps no dead events alive)
+        del self.current_done[i]
+        self.current_job.pop(i, None)
         if not replied:
             self.outcome[i] = NO_REPLY
-            self.wait_status[i] = WAIT_STATUSES.index("timeout")
         else:
             self.reply_s[i] = env.now
             if self.turns_to_run[i] > 0:
                 yield from self._ping_pong(i)
-            if plan.announce_runs[i]:
+            if self.plan.announce_runs[i]:
                 yield from self._announce(i)
         self.complete_s[i] = env.now
         if self.gate is not None:
             self.gate.release(target_agent)
 
-    def _wait_for_run(self, done: Event):  # type: ignore[no-untyped-def]
-        """Wait for a run (its end event) in chunks up to the limit; True if it ended in time."""
+    def _wait(self, i: int) -> Generator[Event, Any, bool]:
+        """The reference wait loop with errors and the retry policy; True if a reply came.
+
+        ``agent.wait`` calls in chunks; a chunk that ends in ``timeout`` is not an error and
+        the wait goes on. An error is classified by the reference rules and retried per the
+        retry policy (backoff, ``a2a.retry``; ``elapsed`` adds the backoff and a chunk per
+        error, as the reference does). A run-level error ends the run early (the session is
+        free sooner); a call-level one fails one call at once.
+        """
+        env = self.env
         wait = self.config.wait
-        if wait is None:
-            yield done
-            return True
-        elapsed = 0.0
-        while elapsed < wait.max_wait_s:
-            if done.triggered:
-                return True
-            yield race(self.env, done, wait.chunk_s)
-            if done.triggered:
-                return True
-            # a chunk that ends in `timeout` is not an error: the wait goes on
-            elapsed += wait.chunk_s
+        policy = self.config.retry
+        pp = self.pplan
+        chunk = wait.chunk_s if wait is not None else math.inf
+        limit = wait.max_wait_s if wait is not None else math.inf
+        attempt_timeout = policy.attempt_timeout if policy is not None else None
+        drawn = pp.call_kind.shape[0] if pp is not None else 0
+        target = self.names[self.target[i]]
+        if self.budget is not None:
+            self.budget.request(target, env.now)
+        elapsed, retries, calls = 0.0, 0, 0
+        started = env.now
+        status: str | None = None
+        error: str | None = None
+        while elapsed < limit:
+            kind = int(pp.call_kind[calls, i]) if pp is not None and calls < drawn else -1
+            calls += 1
+            if kind < 0:
+                done = self.current_done[i]
+                span = chunk if attempt_timeout is None else min(chunk, started + attempt_timeout - env.now)
+                if not done.triggered and span > 0:
+                    yield done if span == math.inf else race(env, done, span)
+                if done.triggered:
+                    kind = self.job_error.get(self.current_job.get(i, i), -1)
+                    if kind < 0:
+                        if retries:
+                            self.retries[i] = retries
+                        return True
+                elif attempt_timeout is not None and env.now >= started + attempt_timeout:
+                    kind = REQUEST_TIMEOUT
+                else:
+                    status = "timeout"
+                    elapsed += chunk
+                    continue
+            result = ERROR_KINDS[kind].result
+            if result.response is not None:
+                status, error = result.wait_status, result.wait_error
+            info = ERROR_KINDS[kind].info
+            self.error_kind[i] = kind
+            if policy is None or not policy.should_retry(info, retries):
+                break
+            if self.budget is not None and not self.budget.allow_retry(target, env.now):
+                break
+            assert pp is not None  # an error was drawn
+            retry_after = self.config.failures.retry_after_s if self.config.failures is not None else 0.0
+            delay_ms = policy.delay_ms(retries, float(pp.jitter[retries, i]), info, retry_after)
+            retries += 1
+            self.retry_rows.append((i, retries, env.now, kind, delay_ms, elapsed * 1000.0))
+            yield Timeout(env, delay_ms / 1000.0)
+            elapsed += delay_ms / 1000.0
+            if policy.resend:
+                self._resend(i, retries)
+            started = env.now
+            if wait is not None:
+                elapsed += chunk  # the reference counts a chunk for every failed call too
+        if retries:
+            self.retries[i] = retries
+        exceeded = elapsed >= limit
+        if exceeded:
+            self.exceeded.add(i)
+        status = (status or "timeout") if exceeded else status
+        if status is not None:
+            self.wait_status[i] = status
+        if error is not None:
+            self.wait_error[i] = error
         return False
 
-    def _ping_pong(self, i: int):  # type: ignore[no-untyped-def]
+    def _resend(self, i: int, k: int) -> None:
+        """Send message ``i`` again (run ``k``), unless idempotency joins the previous run."""
+        assert self.pplan is not None
+        now = self.env.now
+        current = self.current_job.get(i, i)
+        failed = not math.isnan(self.job_end[current]) and current in self.job_error
+        idem = self.config.idempotency
+        if idem is not None and not failed and now - self.plan.arrival_s[i] <= idem.ttl_s:
+            return
+        job = self._add_job(self.job_session[i], 0, i, float(self.pplan.run_service[k, i]))
+        error = int(self.pplan.run_kind[k, i])
+        if error >= 0:
+            self.job_error[job] = error
+        self.waiters[job] = self.current_done[i] = self.env.event()
+        self.current_job[i] = job
+        self.runs[i] = self.runs.get(i, 1) + 1
+        self._deliver(job, i)
+
+    def _ping_pong(self, i: int) -> Process:
         """Ping-pong turns (runtime §3) on the alternate sessions; records the logged replies."""
         env = self.env
         plan = self.plan
@@ -481,8 +537,11 @@ class Model:
         self.termination[i] = reason
 
     def _turn_blocked(self, i: int, k: int) -> bool:
-        """Whether a safety limit drops the reply of turn ``k + 1`` (never in the core model)."""
-        return False
+        """Whether the send hook drops the reply of turn ``k + 1`` (odd turns: the requester's)."""
+        if self.guards is None:
+            return False
+        a, b = (self.sender[i], self.target[i]) if k % 2 == 0 else (self.target[i], self.sender[i])
+        return not self.guards.admit_reply(self.names[a], self.names[b], self.env.now)
 
     @staticmethod
     def _turn_text(ending: int, u: float, previous: int) -> int:
@@ -490,17 +549,17 @@ class Model:
         if ending == _ENDING["explicit_skip"]:
             return SKIP_TEXT
         if ending == _ENDING["conclusion"]:
-            return CONCLUSION_OFFSET + min(int(u * len(tx.CONCLUSIONS)), len(tx.CONCLUSIONS) - 1)
+            return CONCLUSION_OFFSET + min(int(u * len(CONCLUSIONS)), len(CONCLUSIONS) - 1)
         if ending == _ENDING["minimal"]:
-            return MINIMAL_OFFSET + min(int(u * len(tx.MINIMAL)), len(tx.MINIMAL) - 1)
+            return MINIMAL_OFFSET + min(int(u * len(MINIMAL)), len(MINIMAL) - 1)
         if ending == _ENDING["repetition"] and previous >= 0:
             return previous
-        choice = TURN_OFFSET + min(int(u * len(tx.TURNS)), len(tx.TURNS) - 1)
+        choice = TURN_OFFSET + min(int(u * len(TURNS)), len(TURNS) - 1)
         if choice == previous:
-            choice = TURN_OFFSET + (choice - TURN_OFFSET + 1) % len(tx.TURNS)
+            choice = TURN_OFFSET + (choice - TURN_OFFSET + 1) % len(TURNS)
         return choice
 
-    def _announce(self, i: int):  # type: ignore[no-untyped-def]
+    def _announce(self, i: int) -> Process:
         """The announce step on the target's session (runtime §2 step 5)."""
         assert self.config.announce is not None
         plan = self.plan
@@ -512,8 +571,20 @@ class Model:
     # -- results -----------------------------------------------------------------------------
 
     def _trace(self) -> Trace:
-        rows = self.turn_rows
-        turn_cols = list(zip(*rows, strict=True)) if rows else [(), (), (), (), ()]
+        n = self.n
+        turns = list(zip(*self.turn_rows, strict=True)) if self.turn_rows else [()] * 5
+        retries = list(zip(*self.retry_rows, strict=True)) if self.retry_rows else [()] * 6
+        wait_status: list[str | None] = [None] * n
+        for i, status in self.wait_status.items():
+            wait_status[i] = status
+        wait_error: list[str | None] = [None] * n
+        for i, error in self.wait_error.items():
+            wait_error[i] = error
+        send_s = self.plan.arrival_s.astype(float)
+        for i, t in self.send_s.items():
+            send_s[i] = t
+        depth = self.pplan.depth if self.pplan is not None else None
+        policy = self.config.retry
         return Trace(
             job_session=np.asarray(self.job_session, dtype=np.int32),
             job_kind=np.asarray(self.job_kind, dtype=np.int8),
@@ -526,14 +597,47 @@ class Model:
             reply_s=np.asarray(self.reply_s, dtype=float),
             complete_s=np.asarray(self.complete_s, dtype=float),
             outcome=np.asarray(self.outcome, dtype=np.int8),
-            wait_status=np.asarray(self.wait_status, dtype=np.int8),
             turns=np.asarray(self.turns, dtype=np.int32),
             termination=np.asarray(self.termination, dtype=np.int8),
             announce_ran=np.asarray(self.announce_ran, dtype=bool),
             announced=np.asarray(self.announced, dtype=bool),
-            turn_message=np.asarray(turn_cols[0], dtype=np.int64),
-            turn_number=np.asarray(turn_cols[1], dtype=np.int32),
-            turn_s=np.asarray(turn_cols[2], dtype=float),
-            turn_text=np.asarray(turn_cols[3], dtype=np.int32),
-            turn_reason=np.asarray(turn_cols[4], dtype=np.int8),
+            send_s=send_s,
+            retries=_filled(n, 0, self.retries, np.int32),
+            runs=_filled(n, 1, self.runs, np.int32),
+            error_kind=_filled(n, -1, self.error_kind, np.int8),
+            wait_status=wait_status,
+            wait_error=wait_error,
+            max_wait_exceeded=_filled(n, False, dict.fromkeys(self.exceeded, True), bool),
+            blocked_by=_filled(n, -1, self.blocked_by, np.int8),
+            logged=_filled(n, True, dict.fromkeys(self.unlogged, False), bool),
+            invisible=_filled(n, False, dict.fromkeys(self.invisible, True), bool),
+            depth=depth.astype(float) if depth is not None else np.full(n, _NAN),
+            max_retries=policy.retries_allowed if policy is not None else 0,
+            turn_message=np.asarray(turns[0], dtype=np.int64),
+            turn_number=np.asarray(turns[1], dtype=np.int32),
+            turn_s=np.asarray(turns[2], dtype=float),
+            turn_text=np.asarray(turns[3], dtype=np.int32),
+            turn_reason=np.asarray(turns[4], dtype=np.int8),
+            retry_message=np.asarray(retries[0], dtype=np.int64),
+            retry_attempt=np.asarray(retries[1], dtype=np.int32),
+            retry_s=np.asarray(retries[2], dtype=float),
+            retry_kind=np.asarray(retries[3], dtype=np.int8),
+            retry_backoff_ms=np.asarray(retries[4], dtype=np.int64),
+            retry_elapsed_ms=np.asarray(retries[5], dtype=float),
         )
+
+
+def build_model(
+    plan: Plan, config: SimConfig, seed: int | np.random.SeedSequence = 0, *, full_flow: bool = False
+) -> Model:
+    """The model of a configuration, with the policies' draws when a policy is on.
+
+    Examples
+    --------
+    >>> from a2a_lab.sim import draw_plan, presets
+    >>> cfg = presets.mm1(0.8, 1.0, n_messages=10)
+    >>> build_model(draw_plan(cfg), cfg).pplan is None
+    True
+    """
+    policy_plan = draw_policy_plan(config, plan, seed) if policies_active(config) else None
+    return Model(plan, config, policy_plan, full_flow=full_flow)

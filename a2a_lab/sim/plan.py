@@ -40,7 +40,7 @@ from a2a_lab.sim.distributions import Exponential, Lognormal, ServiceTime
 __all__ = ["PURPOSES", "SESSION_KINDS", "Plan", "draw_plan", "purpose_seeds"]
 
 #: The random streams, one per purpose (append only); the last three are the policies'
-#: (:mod:`~a2a_lab.sim.policy_model`): injected failures, backoff jitter, relay depths.
+#: (:mod:`~a2a_lab.sim.policy_plan`): injected failures, backoff jitter, relay depths.
 PURPOSES: Final = (
     "arrivals", "routing", "service", "mix", "turns", "announce", "tasks", "ids", "failures", "retries", "relays"
 )

@@ -22,11 +22,12 @@ import polars as pl
 
 from a2a_lab.reference.runtime.termination import TERMINATION_REASONS
 from a2a_lab.sim._events import Identifiers, identifiers, render_events, session_keys
-from a2a_lab.sim._policy_events import core_message_columns
 from a2a_lab.sim.config import INTENTS, PAYLOAD_TYPES, SimConfig
-from a2a_lab.sim.model import JOB_KINDS, OUTCOMES, WAIT_STATUSES, Trace
+from a2a_lab.sim.failures import ERROR_KINDS
+from a2a_lab.sim.limits import BLOCK_REASONS
+from a2a_lab.sim.model import build_model
 from a2a_lab.sim.plan import SESSION_KINDS, Plan, draw_plan
-from a2a_lab.sim.policy_model import build_model
+from a2a_lab.sim.trace import BLOCKED, JOB_KINDS, NO_REPLY, OUTCOMES, REPLIED, Trace
 
 __all__ = ["SUMMARY_KEYS", "SimResult", "simulate"]
 
@@ -112,26 +113,83 @@ class SimResult:
 
     @cached_property
     def messages(self) -> pl.DataFrame:
-        """One row per message: who, when, how long it waited and took, how it ended.
+        """One row per message: who, when, how long it waited and took, how it ended, and its exchange.
 
-        Columns: ``message`` (index, in arrival order), ``arrival_s``, ``from_agent``,
-        ``to_agent``, ``requester_session``, ``target_session``, ``intent``,
-        ``payload_type``, ``effective_turns``, ``gate_wait_s`` (send → permit or refusal;
-        null without a gate), ``service_start_s``, ``service_end_s``, ``queue_wait_s``
-        (arrival → the run starts on the target's session), ``service_s``, ``sojourn_s``
-        (arrival → the run ends; defined even when nobody waited for it), ``reply_s``
-        (the reply event, null without one), ``latency_s`` (arrival → reply),
-        ``complete_s``, ``duration_s`` (arrival → ``a2a.complete``), ``outcome``
-        (replied, no_reply, concurrency_blocked), ``wait_status``, ``turns`` (ping-pong
-        replies logged), ``termination_reason``, ``announce_ran``, ``announced``,
-        ``conversation_id``, ``work_session_id``, ``task_id``, and the policies' columns
-        (:meth:`~a2a_lab.sim._policy_events.PolicyTrace.message_columns`: send time, attempts,
-        retries, runs, error, refusal, depth, whether the exchange shows in the log).
+        The ground truth of the simulation, message by message, to hold against what an
+        analysis reads from the log (:attr:`events`); times are simulated seconds from 0
+        unless named ``*_time``.
+
+        Columns
+        -------
+        message
+            Index, in arrival order.
+        arrival_s, from_agent, to_agent, requester_session, target_session
+            When the requester called ``sessions_send``, who sent to whom, and the two
+            session keys.
+        intent, payload_type, effective_turns
+            What the message says and the turns it allows (runtime §3).
+        gate_wait_s
+            Send → permit or refusal (null without a gate).
+        service_start_s, service_end_s, queue_wait_s, service_s, sojourn_s
+            The message's first run on the target's session: start, end, arrival → start,
+            its service time, arrival → end (defined even when nobody waited for it; null
+            for a message refused before it reached its target).
+        reply_s, latency_s
+            The reply event and arrival → reply (null without a reply).
+        complete_s, duration_s
+            ``a2a.complete`` and arrival → it.
+        outcome
+            ``replied``, ``no_reply``, ``concurrency_blocked`` (the gate refused the flow,
+            or a full queue refused the message) or ``guard_blocked`` (a safety limit
+            stopped the send).
+        outcome_reason
+            Why it did not get a reply: for ``no_reply`` the reference's reason (the
+            ``waitError`` if any, else the ``waitStatus``: ``timeout``, ``not_found``,
+            ``error``, …); for a refusal the limit (``concurrency_gate`` or an entry of
+            :data:`~a2a_lab.sim.limits.BLOCK_REASONS`); null for ``replied``.
+        wait_status, wait_error
+            What the no-reply events carry (``waitStatus``, ``waitError``).
+        turns, termination_reason, announce_ran, announced
+            Ping-pong replies logged and why the loop ended; the announce step.
+        conversation_id, run_id, work_session_id, task_id
+            The exchange's ids as the log writes them: ``conversationId`` (shared by every
+            exchange of a work session and agent pair, runtime §6), the send's ``runId``
+            (also on its ``a2a.retry`` events), the work session and task.
+        send_s, send_time
+            When the ``a2a.send`` was logged (the synchronous path logs it after its wait),
+            in simulated seconds and as the log's ``ts`` (UTC, millisecond); null when the
+            exchange is not logged.
+        reply_time, complete_time
+            The reply and ``a2a.complete`` as the log's ``ts`` (null without a reply / when
+            not logged).
+        first_reply_s
+            ``a2a.send`` → first reply as the log's millisecond timestamps give it (null
+            without a logged reply): what a conversation table reads off the log.
+        attempts, retries, runs, error_code
+            Attempts (1 + retries), retries, runs of the target (re-sends that idempotency
+            joined do not run again; a refused message has none), the last error's code.
+        blocked_by
+            The limit that refused the message (:data:`~a2a_lab.sim.limits.BLOCK_REASONS`).
+        depth
+            Relay depth (null when relay depths are off).
+        logged, invisible
+            Whether the exchange shows in the log; whether it took place but the log shows
+            nothing of it (the synchronous path's known bug).
         """
         p, t, n = self.plan, self.trace, self.plan.n
         ids = self.ids
         arrival = p.arrival_s
-        start, end = t.job_start[:n], t.job_end[:n]
+        ran = t.ran
+        start = np.where(ran, t.job_start[:n], np.nan)
+        end = np.where(ran, t.job_end[:n], np.nan)
+        reason = np.full(n, None, dtype=object)
+        refused = t.blocked_by >= 0
+        reason[refused] = np.asarray(BLOCK_REASONS, dtype=object)[t.blocked_by[refused]]
+        reason[(t.outcome == BLOCKED) & ~refused] = "concurrency_gate"
+        no_reply = t.outcome == NO_REPLY
+        wait_error = np.asarray(t.wait_error, dtype=object)
+        wait_status = np.asarray(t.wait_status, dtype=object)
+        reason[no_reply] = np.where(wait_error[no_reply] != None, wait_error[no_reply], wait_status[no_reply])  # noqa: E711
         frame = pl.DataFrame(
             {
                 "message": np.arange(n, dtype=np.int64),
@@ -147,25 +205,58 @@ class SimResult:
                 "service_start_s": start,
                 "service_end_s": end,
                 "queue_wait_s": start - arrival,
-                "service_s": t.job_service[:n],
+                "service_s": np.where(ran, t.job_service[:n], np.nan),
                 "sojourn_s": end - arrival,
                 "reply_s": t.reply_s,
                 "latency_s": t.reply_s - arrival,
                 "complete_s": t.complete_s,
                 "duration_s": t.complete_s - arrival,
                 "outcome": _labels(OUTCOMES, t.outcome),
-                "wait_status": _labels(WAIT_STATUSES, np.where(t.wait_status > 0, t.wait_status, -1)),
+                "outcome_reason": pl.Series(reason.tolist(), dtype=pl.String),
+                "wait_status": pl.Series(t.wait_status, dtype=pl.String),
+                "wait_error": pl.Series(t.wait_error, dtype=pl.String),
                 "turns": t.turns.astype(np.int64),
                 "termination_reason": _labels(TERMINATION_REASONS, t.termination),
                 "announce_ran": t.announce_ran,
                 "announced": t.announced,
                 "conversation_id": pl.Series(ids.conversation_id, dtype=pl.String),
+                "run_id": pl.Series(ids.run_id, dtype=pl.String),
                 "work_session_id": _labels(tuple(ids.work_session_id), p.task),
                 "task_id": _labels(tuple(ids.task_id), p.task),
+                "send_s": np.where(t.logged, t.send_s, np.nan),
+                "_reply_log_s": np.where(t.logged, t.reply_s, np.nan),
+                "_complete_log_s": np.where(t.logged, t.complete_s, np.nan),
+                "attempts": t.attempts.astype(np.int64),
+                "retries": t.retries.astype(np.int64),
+                "runs": t.runs.astype(np.int64),
+                "error_code": _labels(tuple(k.info.code for k in ERROR_KINDS), t.error_kind),
+                "blocked_by": _labels(BLOCK_REASONS, t.blocked_by),
+                "depth": pl.Series(t.depth, dtype=pl.Float64).fill_nan(None).cast(pl.Int64),
+                "logged": t.logged,
+                "invisible": t.invisible,
             }
         )
-        frame = frame.with_columns(pl.col("gate_wait_s", "reply_s", "latency_s").fill_nan(None))
-        return t.policy.message_columns(frame) if t.policy is not None else core_message_columns(frame)
+        start_ms = int(self.config.start.timestamp() * 1000)
+
+        def log_ms(column: str) -> pl.Expr:
+            # the log's `ts`: simulated seconds truncated to the millisecond (render_events)
+            return (pl.col(column) * 1000.0).floor() + start_ms
+
+        def log_time(column: str) -> pl.Expr:
+            return log_ms(column).cast(pl.Int64).cast(pl.Datetime("ms")).dt.replace_time_zone("UTC")
+
+        seconds = ["gate_wait_s", "service_start_s", "service_end_s", "queue_wait_s", "service_s", "sojourn_s"]
+        return frame.with_columns(
+            pl.col(*seconds, "reply_s", "latency_s", "send_s", "_reply_log_s", "_complete_log_s").fill_nan(None)
+        ).select(
+            pl.all().exclude("_reply_log_s", "_complete_log_s", "attempts", "retries", "runs", "error_code", "blocked_by",
+                             "depth", "logged", "invisible"),
+            log_time("send_s").alias("send_time"),
+            log_time("_reply_log_s").alias("reply_time"),
+            log_time("_complete_log_s").alias("complete_time"),
+            ((log_ms("_reply_log_s") - log_ms("send_s")) / 1000.0).alias("first_reply_s"),
+            "attempts", "retries", "runs", "error_code", "blocked_by", "depth", "logged", "invisible",
+        )
 
     @cached_property
     def events(self) -> pl.DataFrame:
@@ -385,7 +476,7 @@ class SimResult:
         ran = ~np.isnan(start)
         wait = (start - arrival)[ran]
         sojourn = (finish - arrival)[ran]
-        replied = t.outcome[keep] == 0
+        replied = t.outcome[keep] == REPLIED
         latency = (t.reply_s[keep] - arrival)[replied]
         counted = int(keep.sum())
         # busy server-time of every run inside [warmup_s, end]
@@ -416,13 +507,11 @@ class SimResult:
             "utilization": rate(float(np.nansum(busy)) / capacity),
             "mean_in_system": rate(float(np.nansum(in_system))),
             "replied_rate": _nan_mean(replied),
-            "no_reply_rate": _nan_mean(t.outcome[keep] == 1),
-            "blocked_rate": _nan_mean(t.outcome[keep] == 2),
+            "no_reply_rate": _nan_mean(t.outcome[keep] == NO_REPLY),
+            "blocked_rate": _nan_mean(t.outcome[keep] == BLOCKED),
             "mean_turns": _nan_mean(t.turns[keep]),
-            "invisible_conversations": float(t.policy.invisible[keep].sum()) if t.policy is not None else 0.0,
-            "retry_amplification": (
-                _nan_mean(t.policy.attempts[keep]) if t.policy is not None else (1.0 if counted else float("nan"))
-            ),
+            "invisible_conversations": float(t.invisible[keep].sum()),
+            "retry_amplification": _nan_mean(t.attempts[keep]),
         }
 
 
