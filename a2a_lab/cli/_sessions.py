@@ -19,6 +19,8 @@ def register(sub: argparse._SubParsersAction) -> None:
             "GET /api/work-sessions. --role, --type and --status take repeated options and "
             "comma-separated values; invalid roles and statuses are dropped, as the dashboard does."
         ),
+        epilog='example:\n  a2a-lab work-sessions ~/.openclaw/logs --status ACTIVE,QUIET --now 2026-02-19T09:00Z',
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("source", help="an NDJSON file, a glob, or a log directory")
     p.add_argument("--now-ms", "--now", dest="now_ms", type=instant_option, metavar="TIME",
