@@ -62,7 +62,7 @@ BAD_OPTIONS: dict[str, list[list[str]]] = {
               ["--since", "2026-02-30"], ["--since", "nan"], ["--until", "+275760-09-13T00:00:00.001Z"],
               ["--since", "2026-02-19", "--until", "2026-02-18"], ["--select", "nope"],
               ["--ignore", "guard.nope"], ["--select", "clock.,nope.*"], ["--format", "xml"],
-              ["--fail-on", "fatal"], ["--json", "--format", "github"], ["--now", "1", "--now-ms", "1"]],
+              ["--fail-on", "fatal"], ["-o", "{tmp}/f.xlsx"], ["-o", "{tmp}/missing/f.csv"], ["--json", "--format", "github"], ["--now", "1", "--now-ms", "1"]],
 }
 
 #: Usage errors of the command line itself.

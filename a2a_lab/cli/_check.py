@@ -32,6 +32,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--format", choices=["text", "json", "github"], default=None,
                    help="text (default), json, or github (workflow annotations ::error file=…,line=…::)")
     p.add_argument("--json", action="store_true", help="same as --format json")
+    p.add_argument("-o", "--output", metavar="FILE",
+                   help="also write the findings to FILE.csv, .parquet, .json or .ndjson")
     p.add_argument("--fail-on", choices=["info", "warning", "error"], default=None,
                    help="exit with status 1 when a finding of this severity or worse exists")
     p.add_argument("--select", action="append", metavar="RULE",
@@ -82,6 +84,15 @@ def run(args: argparse.Namespace) -> int:
                       since=args.since, until=args.until, report=res.report)
     except ValueError as exc:
         raise CliError(str(exc)) from None
+    if args.output is not None:
+        from a2a_lab.export import write_frame
+
+        try:
+            write_frame(found, args.output)
+        except ValueError as exc:
+            raise CliError(str(exc)) from None
+        except OSError as exc:
+            raise CliError(f"cannot write {args.output}: {exc.strerror or exc}") from None
     by_sev = {s: int(found.filter(pl.col("severity") == s).height) for s in SEVERITIES}
     rejects = int(res.report.rejects.height)
     if fmt == "json":

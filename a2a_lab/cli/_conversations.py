@@ -27,7 +27,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("source", help="an NDJSON file, a glob, or a log directory")
     out = p.add_mutually_exclusive_group()
     out.add_argument("--json", action="store_true", help="print one JSON object per conversation (a JSON array)")
-    out.add_argument("-o", "--output", metavar="FILE", help="write FILE.parquet or FILE.csv")
+    out.add_argument("-o", "--output", metavar="FILE",
+                     help="write FILE.csv, .parquet, .json or .ndjson (every column; times as ISO 8601)")
     p.set_defaults(func=run_conversations)
 
     g = sub.add_parser(
@@ -49,16 +50,15 @@ def run_conversations(args: argparse.Namespace) -> int:
     from a2a_lab.cli._source import load_source
     from a2a_lab.analysis.conversations import conversations
 
+    from a2a_lab.export import FORMATS, write_frame
+
     out = Path(args.output) if args.output else None
-    if out is not None and out.suffix not in (".parquet", ".csv"):
-        raise CliError(f"unknown output format {out.suffix or out.name!r}: use .parquet or .csv")
+    if out is not None and out.suffix not in FORMATS:
+        raise CliError(f"unknown output format {out.suffix or out.name!r}: use {', '.join(FORMATS)}")
     conv = conversations(load_source(args.source).events)
     if out is not None:
         try:
-            if out.suffix == ".parquet":
-                conv.write_parquet(out)
-            else:
-                conv.write_csv(out)
+            write_frame(conv, out)
         except OSError as exc:
             raise CliError(f"cannot write {out}: {exc.strerror or exc}") from None
         print(f"{conv.height} conversations written to {out}", file=sys.stderr)
