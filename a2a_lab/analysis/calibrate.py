@@ -70,6 +70,7 @@ import polars as pl
 from scipy import stats
 
 from a2a_lab.reference.jsstr import js_trim_expr
+from a2a_lab._frames import same_kind
 from a2a_lab.analysis.conversations import _conversations_of, exchange_events
 from a2a_lab.enrich import enrich
 from a2a_lab.sim.config import (
@@ -124,6 +125,7 @@ def _enriched(events: pl.DataFrame) -> pl.DataFrame:
     return events if "from_agent" in events.columns and "to_agent" in events.columns else enrich(events)
 
 
+@same_kind(collect=True)
 def exchanges(events: pl.DataFrame) -> pl.DataFrame:
     """The exchanges of a log with what calibration needs: spawns flagged, times in seconds.
 

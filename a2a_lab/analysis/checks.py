@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 import polars as pl
 
-from a2a_lab._frames import narrow
+from a2a_lab._frames import narrow, same_kind
 from a2a_lab.timeparse import Instant, to_epoch_ms, window_ms
 from a2a_lab.reference.jsstr import js_trim_expr
 from a2a_lab.analysis.conversations import exchange_events
@@ -400,6 +400,7 @@ def _identity(events: pl.DataFrame) -> list[pl.LazyFrame]:
 # ---------------------------------------------------------------------------------------
 
 
+@same_kind(collect=True)
 def check(
     events: pl.DataFrame,
     *,

@@ -18,7 +18,7 @@ from functools import cache
 
 import polars as pl
 
-from a2a_lab._frames import ms_to_seconds, ms_to_time, narrow
+from a2a_lab._frames import ms_to_seconds, ms_to_time, narrow, same_kind
 from a2a_lab.reference.jsstr import js_trim_expr
 from a2a_lab.reference.runtime.intent import INTENT_RULES_V1, PAYLOAD_INTENTS, IntentRules
 from a2a_lab.reference.runtime.outcome import LEGACY_NO_REPLY_TEXT, NO_REPLY_TEXT, REASON_TEXTS
@@ -258,6 +258,7 @@ def exchange_events(events: pl.DataFrame | pl.LazyFrame) -> pl.LazyFrame:
     )
 
 
+@same_kind()
 def conversations(events: pl.DataFrame | pl.LazyFrame, *, intent_rules: IntentRules = INTENT_RULES_V1) -> pl.DataFrame:
     """One row per exchange: who asked whom, how fast, how it ended.
 
@@ -514,6 +515,7 @@ def target_stats(conv: pl.DataFrame, *, by_hour: bool = False) -> pl.DataFrame:
 # ---------------------------------------------------------------------------------------
 
 
+@same_kind()
 def payload_events(events: pl.DataFrame | pl.LazyFrame) -> pl.DataFrame:
     """Every event that carries a ``payloadJson``, with its parse result and errors.
 

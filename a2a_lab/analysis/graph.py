@@ -24,7 +24,7 @@ import networkx as nx
 import polars as pl
 
 from a2a_lab.reference.jsstr import js_trim_expr
-from a2a_lab._frames import narrow
+from a2a_lab._frames import narrow, same_kind
 from a2a_lab.analysis.conversations import _EXCHANGE_FIELDS, _conversations_of, exchange_events, pair_stats
 
 __all__ = [
@@ -85,6 +85,7 @@ def _select(
     return narrow(frame, keep, _GRAPH_FIELDS, ("file", "line", "type", "event_ms", "event_time", "from_agent", "to_agent"))
 
 
+@same_kind()
 def message_counts(events: pl.DataFrame | pl.LazyFrame) -> pl.DataFrame:
     """Messages per exchange direction: the ``a2a.send`` and ``a2a.response`` events of the
     exchanges requester → target (the reply and every ping-pong turn included), by
