@@ -164,7 +164,7 @@ _MS_COLUMNS = ("_start_ms", "_end_ms", "_first_reply_ms")
 def _exchanges(events: pl.DataFrame) -> pl.DataFrame:
     """:func:`exchanges` plus the :data:`_MS_COLUMNS`."""
     ev = _enriched(events)
-    conv = _conversations_of(exchange_events(ev), with_ms=True).with_row_index("_row")
+    conv = _conversations_of(exchange_events(ev.lazy()), with_ms=True).with_row_index("_row")
     spawns = ev.filter(pl.col("type") == "a2a.spawn").select(
         js_trim_expr(pl.col("data").struct.field("conversationId")).alias("conversation_id"),
         "from_agent",
@@ -432,7 +432,7 @@ def _turn_fits(
     reply_at = replied.filter(pl.col("isolated")).select(*_KEY, (pl.col("_start_ms") + pl.col("_first_reply_ms")).alias("_reply_ms"), "termination_reason")
     turn = pl.col("data").struct.field("turn")
     responses = (
-        exchange_events(ev)
+        exchange_events(ev.lazy())
         .filter((pl.col("type") == "a2a.response") & turn.is_not_null())
         .select(
             "conversation_id",

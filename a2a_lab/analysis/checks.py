@@ -120,7 +120,7 @@ def _findings(frame: pl.DataFrame | pl.LazyFrame, rule: str, message: pl.Expr) -
 def _a2a_sequence(events: pl.DataFrame) -> list[pl.LazyFrame]:
     keys = ["conversation_id", "requester", "target", "exchange"]
     ex = (
-        exchange_events(events)
+        exchange_events(events.lazy())
         .select(
             *keys, "seq", "file", "line", "type", "event_ms",
             _text("workSessionId").alias("work_session_id"), _text("taskId").alias("task_id"),

@@ -189,7 +189,8 @@ _EXCHANGE_FIELDS: tuple[str, ...] = (
 )
 
 
-def exchange_events(events: pl.DataFrame | pl.LazyFrame) -> pl.LazyFrame:
+@same_kind()
+def exchange_events(events: pl.DataFrame | pl.LazyFrame) -> pl.DataFrame | pl.LazyFrame:
     """The events of A2A exchanges with their exchange key.
 
     Returns the ``a2a.send/response/retry/complete`` events that carry a conversation id,
@@ -297,7 +298,7 @@ def conversations(events: pl.DataFrame | pl.LazyFrame, *, intent_rules: IntentRu
     >>> conversations(ev).select("from_agent", "to_agent", "first_reply_s", "outcome", "intent").row(0)
     ('a', 'b', 3.0, 'replied', 'request')
     """
-    return _conversations_of(exchange_events(events), intent_rules)
+    return _conversations_of(exchange_events(events.lazy()), intent_rules)
 
 
 def _conversations_of(

@@ -106,3 +106,23 @@ def instant_option(text: str) -> float:
         return to_epoch_ms(value, name="time")
     except ValueError as exc:
         raise argparse.ArgumentTypeError(str(exc).removeprefix("time: ")) from None
+
+
+def add_window_options(parser: argparse.ArgumentParser) -> None:
+    """``--since`` / ``--until``: an inclusive time window (ISO date/time or epoch ms, naive = UTC)."""
+    parser.add_argument("--since", type=instant_option, metavar="TIME",
+                        help="only events at or after TIME (ISO date/time or epoch ms; naive = UTC)")
+    parser.add_argument("--until", type=instant_option, metavar="TIME", help="only events at or before TIME")
+
+
+def in_window(events: Any, args: argparse.Namespace) -> Any:
+    """The events of ``args.since`` … ``args.until`` (both inclusive, on ``event_ms``)."""
+    import polars as pl
+
+    if args.since is not None and args.until is not None and args.since > args.until:
+        raise CliError("--since is after --until")
+    if args.since is not None:
+        events = events.filter(pl.col("event_ms") >= args.since)
+    if args.until is not None:
+        events = events.filter(pl.col("event_ms") <= args.until)
+    return events

@@ -7,7 +7,7 @@ import json
 import sys
 from pathlib import Path
 
-from a2a_lab.cli._common import CliError
+from a2a_lab.cli._common import CliError, add_window_options, in_window
 
 #: How ``conversations --json`` writes the frame's UTC ``*_time`` columns.
 _JSON_TIME_FORMAT = "%Y-%m-%dT%H:%M:%S%.3fZ"
@@ -29,6 +29,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     out.add_argument("--json", action="store_true", help="print one JSON object per conversation (a JSON array)")
     out.add_argument("-o", "--output", metavar="FILE",
                      help="write FILE.csv, .parquet, .json or .ndjson (every column; times as ISO 8601)")
+    add_window_options(p)
     p.set_defaults(func=run_conversations)
 
     g = sub.add_parser(
@@ -43,6 +44,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     g.add_argument("source", help="an NDJSON file, a glob, or a log directory")
     g.add_argument("-o", "--output", metavar="FILE", required=True, help="FILE.graphml or FILE.json")
+    add_window_options(g)
     g.set_defaults(func=run_graph)
 
 
@@ -55,7 +57,7 @@ def run_conversations(args: argparse.Namespace) -> int:
     out = Path(args.output) if args.output else None
     if out is not None and out.suffix not in FORMATS:
         raise CliError(f"unknown output format {out.suffix or out.name!r}: use {', '.join(FORMATS)}")
-    conv = conversations(load_source(args.source).events)
+    conv = conversations(in_window(load_source(args.source).events, args))
     if out is not None:
         try:
             write_frame(conv, out)
@@ -81,7 +83,7 @@ def run_graph(args: argparse.Namespace) -> int:
     out = Path(args.output)
     if out.suffix not in (".graphml", ".json"):
         raise CliError(f"unknown graph format {out.suffix or out.name!r}: use .graphml or .json")
-    g = interaction_graph(load_source(args.source).events)
+    g = interaction_graph(in_window(load_source(args.source).events, args))
     try:
         write_graph(g, out)
     except OSError as exc:

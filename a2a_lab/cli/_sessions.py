@@ -6,7 +6,7 @@ import argparse
 import math
 import time
 
-from a2a_lab.cli._common import CliError, instant_option, print_json
+from a2a_lab.cli._common import CliError, add_window_options, in_window, instant_option, print_json
 from a2a_lab.cli._enrich import add_main_agent_options, load_enriched
 
 
@@ -34,6 +34,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--overrides", metavar="F", help="category overrides file {workSessionId: {collabCategory, ...}}"
     )
+    add_window_options(p)
     add_main_agent_options(p)
     p.set_defaults(func=run)
 
@@ -64,7 +65,7 @@ def run(args: argparse.Namespace) -> int:
             raise CliError(f"overrides file {args.overrides}: {exc}") from None
     frame, _ = load_enriched(args)
     result = work_sessions(
-        frame,
+        in_window(frame, args),
         now=now,
         roles=args.role,
         types=args.type,
