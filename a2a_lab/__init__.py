@@ -29,10 +29,12 @@ from a2a_lab.analysis.conversations import (
     target_stats,
 )
 from a2a_lab.enrich import ENRICHMENT_COLUMNS, enrich
+from a2a_lab.export import flatten, write_frame
 from a2a_lab.io import IngestReport, LoadReport, LoadResult, LogFollower, from_records, ingest, load, scan, write_events
 from a2a_lab.reference.rules import TASK_MONITOR_V1, RuleSet, main_agents_from_openclaw
 from a2a_lab.schema import CoordinationEvent, EventData, polars_schema
 from a2a_lab.sessions import WorkSessionsResult, events_query, work_sessions
+from a2a_lab.timeparse import to_epoch_ms
 
 __version__ = "0.1.0"
 
@@ -75,6 +77,21 @@ __all__ = [
     "simulate",
     "threads",
     "checks",
+    "check",
+    "load_findings",
+    "RULES",
+    "fit_log",
+    "compare",
+    "calibrate",
+    "flatten",
+    "write_frame",
+    "to_epoch_ms",
+    "message_counts",
+    "to_node_link",
+    "directly_follows",
+    "variants",
+    "to_ocel2",
+    "write_ocel2",
     "pm",
     "status_timeline",
     "target_stats",
@@ -108,6 +125,17 @@ _LAZY_NAMES = {
     "graph_metrics": "a2a_lab.analysis.graph",
     "conversation_tree": "a2a_lab.analysis.graph",
     "write_graph": "a2a_lab.analysis.graph",
+    "message_counts": "a2a_lab.analysis.graph",
+    "to_node_link": "a2a_lab.analysis.graph",
+    "check": "a2a_lab.analysis.checks",
+    "load_findings": "a2a_lab.analysis.checks",
+    "RULES": "a2a_lab.analysis.checks",
+    "fit_log": "a2a_lab.analysis.calibrate",
+    "compare": "a2a_lab.analysis.calibrate",
+    "directly_follows": "a2a_lab.analysis.pm",
+    "variants": "a2a_lab.analysis.pm",
+    "to_ocel2": "a2a_lab.analysis.pm",
+    "write_ocel2": "a2a_lab.analysis.pm",
 }
 
 

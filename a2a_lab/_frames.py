@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import functools
+from collections.abc import Callable, Sequence
+from typing import ParamSpec, TypeVar
 
 import polars as pl
+
+P = ParamSpec("P")
+R = TypeVar("R")
 
 _D = pl.col("data")
 
@@ -51,3 +56,32 @@ def ms_to_time(ms: pl.Expr) -> pl.Expr:
 def ms_to_seconds(ms: pl.Expr) -> pl.Expr:
     """A duration in milliseconds as float seconds (the ``*_s`` columns)."""
     return ms.cast(pl.Float64) / 1000.0
+
+
+def same_kind(*, collect: bool = False) -> Callable[[Callable[P, R]], Callable[P, R]]:
+    """Make a public function return the frame kind it was given (lazy in → lazy out).
+
+    Parameters
+    ----------
+    collect
+        Collect a lazy first argument before the call: for functions whose work needs
+        the whole frame in memory (a replay, a graph). The result is made lazy again, so
+        the caller's plan still composes; docs/api.md lists these steps.
+    """
+
+    def wrap(fn: Callable[P, R]) -> Callable[P, R]:
+        @functools.wraps(fn)
+        def call(*args: P.args, **kwargs: P.kwargs) -> R:
+            lazy = bool(args) and isinstance(args[0], pl.LazyFrame)
+            if collect and lazy:
+                args = (args[0].collect(), *args[1:])  # type: ignore[assignment,union-attr]
+            out = fn(*args, **kwargs)
+            if lazy and isinstance(out, pl.DataFrame):
+                return out.lazy()  # type: ignore[return-value]
+            if not lazy and bool(args) and isinstance(args[0], pl.DataFrame) and isinstance(out, pl.LazyFrame):
+                return out.collect()  # type: ignore[return-value]
+            return out
+
+        return call
+
+    return wrap

@@ -159,7 +159,31 @@ def _js_number(text: str) -> float:
             return float(int(body[2:], base)) if body[2:].isascii() and body[2:].isalnum() else math.nan
         except ValueError:
             return math.nan
+        except OverflowError:  # beyond a double: JavaScript's Number() gives Infinity
+            return math.inf
     return float(body) if _JS_DECIMAL.fullmatch(body) else math.nan
+
+
+#: An ISO date whose day-of-month may not exist in its month (``2026-02-30``).
+_ISO_DAY = re.compile(r"^([+-]\d{6}|\d{4})-(\d{2})-(\d{2})(.*)$", re.DOTALL)
+
+
+def _date_parse_ms(text: str, tz: str) -> float | None:
+    """``Date.parse(text)`` in ms; None where JavaScript returns NaN.
+
+    Polars refuses a day the month does not have, where ``Date.parse`` rolls it over
+    (``2026-02-30`` is 2026-03-02, rules §2; a month above 12 stays NaN): such a date is
+    parsed as the first of its month plus the extra days.
+    """
+    try:
+        value = pl.select(iso_to_ms_expr(pl.lit(text, dtype=pl.String), tz)).item()
+    except pl.exceptions.PolarsError:
+        match = _ISO_DAY.match(text)
+        if match is None or not 1 <= int(match[2]) <= 12 or not 1 <= int(match[3]) <= 31:
+            return None
+        first = _date_parse_ms(f"{match[1]}-{match[2]}-01{match[4]}", tz)
+        return None if first is None else first + (int(match[3]) - 1) * 86_400_000.0
+    return None if value is None else float(value)
 
 
 def _limit_count(limit: Limit) -> int | None:
@@ -179,7 +203,8 @@ def _limit_count(limit: Limit) -> int | None:
     if number == 0 or math.isnan(number):
         number = 100.0
     number = max(1.0, number)
-    return None if math.isinf(number) else int(number)
+    # a limit beyond any frame's length keeps everything, as an infinite one does
+    return None if number >= 2.0**62 else int(number)
 
 
 def _csv_values(values: Filter) -> list[str]:
@@ -870,7 +895,7 @@ def events_query(
     view_category: str | None = None,
     limit: Limit = None,
     files: Iterable[str] | None = None,
-    timezone_name: str = "UTC",
+    tz: str = "UTC",
 ) -> EventsResult:
     """Filter enriched events as ``GET /api/events`` does (rules §8, §8.0).
 
@@ -895,7 +920,7 @@ def events_query(
         The files in reading order, e.g. ``LoadResult.report.files``. By default, the order
         in which the loader reads a log directory: rotated files oldest first (by name),
         the live file last.
-    timezone_name
+    tz
         Zone of a ``since`` date-time without an offset (the reference host's local time).
 
     Returns
@@ -922,7 +947,7 @@ def events_query(
     if isinstance(since, datetime):
         keep = keep & (pl.col("event_ms") >= _now_ms(since))
     elif since:
-        since_ms = pl.select(iso_to_ms_expr(pl.lit(since, dtype=pl.String), timezone_name)).item()
+        since_ms = _date_parse_ms(since, tz)
         # an unparsable date is NaN for the reference, and no time is >= NaN
         keep = keep & (pl.col("event_ms") >= float(since_ms)) if since_ms is not None else pl.lit(False)
     if role_filter is not None:

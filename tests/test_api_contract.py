@@ -1,4 +1,4 @@
-"""The API contract over ``a2a_lab.__all__`` (docs/architecture.md, "The column contract").
+"""The API contract over ``a2a_lab.__all__`` (docs/api.md).
 
 Every frame a public function returns has snake_case top-level columns, and its
 ``Datetime`` columns carry a time zone; ``dir(al)`` lists every ``__all__`` name. Checked on
@@ -27,6 +27,34 @@ NOT_FRAME_FUNCTIONS = {
     "graph_metrics", "interaction_graph", "main_agents_from_openclaw", "plots", "rules", "runtime",
     "samples", "schema", "sim", "simulate", "threads", "checks", "pm", "write_events", "write_graph",
     "ingest", "IngestReport",
+    "RULES", "calibrate", "fit_log", "compare", "to_epoch_ms", "to_node_link", "to_ocel2", "write_ocel2",
+    "write_frame",
+    # flatten's columns are the input's nested names joined ("data.fromAgent"): an export format
+    "flatten",
+}
+
+#: Public functions taking a frame first, called on a lazy and an eager input: the result
+#: (or the frame the result holds) must be of the kind given. ``work_sessions`` and
+#: ``events_query`` return result objects whose frames are always eager (docs/api.md).
+KIND_CALLS: dict[str, Callable[[pl.DataFrame | pl.LazyFrame, dict[str, pl.DataFrame]], Any]] = {
+    "enrich": lambda f, d: al.enrich(f),
+    "conversations": lambda f, d: al.conversations(f),
+    "exchange_events": lambda f, d: al.exchange_events(f),
+    "payload_events": lambda f, d: al.payload_events(f),
+    "check": lambda f, d: al.check(f, now=NOW_MS),
+    "directly_follows": lambda f, d: al.directly_follows(f),
+    "variants": lambda f, d: al.variants(f),
+    "message_counts": lambda f, d: al.message_counts(f),
+    "flatten": lambda f, d: al.flatten(f),
+    "calibrate.exchanges": lambda f, d: calibrate.exchanges(f),
+}
+#: The same for functions whose input is a derived frame (conversations, payload events).
+KIND_CALLS_DERIVED: dict[str, tuple[str, Callable[[pl.DataFrame | pl.LazyFrame], Any]]] = {
+    "pair_stats": ("conv", lambda f: al.pair_stats(f)),
+    "target_stats": ("conv", lambda f: al.target_stats(f)),
+    "question_answers": ("payloads", lambda f: al.question_answers(f)),
+    "delegation_reports": ("payloads", lambda f: al.delegation_reports(f)),
+    "status_timeline": ("payloads", lambda f: al.status_timeline(f)),
 }
 
 
@@ -66,6 +94,11 @@ def _calls(events: pl.DataFrame) -> dict[str, Callable[[], Any]]:
         "delegation_reports": lambda: al.delegation_reports(payloads),
         "status_timeline": lambda: al.status_timeline(payloads),
         # reached as al.<module>.<function>, one import away
+        "check": lambda: al.check(events, now=NOW_MS),
+        "load_findings": lambda: al.load_findings(al.load(al.samples.sample_dir()).report),
+        "directly_follows": lambda: al.directly_follows(enriched),
+        "variants": lambda: al.variants(enriched),
+        "message_counts": lambda: al.message_counts(enriched),
         "checks.check": lambda: checks.check(events, now=NOW_MS),
         "pm.directly_follows": lambda: pm.directly_follows(enriched),
         "pm.variants": lambda: pm.variants(enriched),
@@ -136,3 +169,78 @@ def test_durations_are_seconds_and_counts_integers(logs: dict[str, pl.DataFrame]
     )
     assert done.height > 0 and (done["want"] == done["got"]).all()
     assert (done["first_reply_s"].drop_nulls() <= done["got"].max()).all()
+
+
+@pytest.mark.parametrize("lazy", [True, False], ids=["lazy", "eager"])
+def test_every_function_returns_the_frame_kind_it_was_given(logs: dict[str, pl.DataFrame], lazy: bool) -> None:
+    events = logs["simulated"]
+    enriched = al.enrich(events)
+    derived = {"conv": al.conversations(enriched), "payloads": al.payload_events(enriched)}
+    want = pl.LazyFrame if lazy else pl.DataFrame
+    wrong = []
+    for name, call in KIND_CALLS.items():
+        frame = enriched if name not in ("enrich", "check") else events
+        got = call(frame.lazy() if lazy else frame, derived)
+        if not isinstance(got, want):
+            wrong.append(f"{name}: {type(got).__name__}")
+    for name, (source, call) in KIND_CALLS_DERIVED.items():
+        got = call(derived[source].lazy() if lazy else derived[source])
+        if not isinstance(got, want):
+            wrong.append(f"{name}: {type(got).__name__}")
+    assert not wrong, f"{'lazy' if lazy else 'eager'} input, other kind out: {wrong}"
+
+
+def test_kind_calls_cover_every_frame_function(logs: dict[str, pl.DataFrame]) -> None:
+    frame_functions = set(al.__all__) - NOT_FRAME_FUNCTIONS - {"load", "polars_schema", "from_records",
+                                                               "work_sessions", "events_query", "load_findings",
+                                                               "scan"}  # scan takes a source, not a frame
+    assert frame_functions <= set(KIND_CALLS) | set(KIND_CALLS_DERIVED)
+
+
+def test_rule_set_repr_is_short() -> None:
+    import pydoc
+
+    assert len(repr(al.TASK_MONITOR_V1)) < 100
+    assert len(pydoc.render_doc(al.enrich)) < 5000
+
+
+@pytest.mark.parametrize("tz_env", ["UTC", "Asia/Seoul", "America/New_York"])
+def test_naive_now_means_utc_whatever_the_machine_zone(tz_env: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    import time
+    from datetime import datetime
+
+    monkeypatch.setenv("TZ", tz_env)
+    time.tzset()
+    try:
+        want = 1_771_372_800_000.0  # 2026-02-18T00:00:00Z
+        assert al.to_epoch_ms("2026-02-18") == want
+        assert al.to_epoch_ms("2026-02-18T00:00:00") == want
+        assert al.to_epoch_ms(datetime(2026, 2, 18)) == want
+        assert al.to_epoch_ms(want) == want
+        assert al.to_epoch_ms("2026-02-18T09:00:00+09:00") == want
+        events = al.from_records([{"type": "x", "ts": int(want) + 400_000}])
+        assert al.check(events, now=datetime(2026, 2, 18), select=["clock.future_ts"]).height == 1
+        assert al.check(events, now="2026-02-18T00:10", select=["clock.future_ts"]).height == 0
+    finally:
+        monkeypatch.delenv("TZ")
+        time.tzset()
+
+
+@pytest.mark.parametrize("bad", ["2026-02-30", "yesterday", float("nan"), float("inf"), 1e308, True])
+def test_bad_instants_fail_naming_the_parameter(bad: object) -> None:
+    with pytest.raises(ValueError, match="^now"):
+        al.check(al.from_records([{"type": "x", "ts": 1}]), now=bad)  # type: ignore[arg-type]
+
+
+def test_check_since_until_select_ignore(logs: dict[str, pl.DataFrame]) -> None:
+    events = logs["simulated"]
+    every = al.check(events, now=NOW_MS)
+    assert set(al.check(events, now=NOW_MS, ignore=["a2a."])["rule"]) == set(every["rule"]) - {
+        r for r in every["rule"] if r.startswith("a2a.")}
+    middle = events["event_ms"].median()
+    later = al.check(events, now=NOW_MS, since=middle)
+    lines = set(events.filter(pl.col("event_ms") >= middle)["line"])
+    assert set(later["lines"].explode().drop_nulls()) <= lines
+    assert al.check(events, now=NOW_MS, since="2100-01-01").height == 0
+    with pytest.raises(ValueError, match="since"):
+        al.check(events, since="2026-02-19", until="2026-02-18")

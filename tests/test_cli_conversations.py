@@ -26,12 +26,19 @@ def test_conversations_json(capsys: pytest.CaptureFixture[str]) -> None:
     assert sum(r["retries"] for r in rows) == expected["retries"].sum()
 
 
-@pytest.mark.parametrize("suffix", [".parquet", ".csv"])
-def test_conversations_file(tmp_path: Path, suffix: str) -> None:
+@pytest.mark.parametrize("suffix", [".parquet", ".csv", ".json", ".ndjson"])
+def test_conversations_file_keeps_every_column(tmp_path: Path, suffix: str) -> None:
+    log = tmp_path / "gen.ndjson"
+    al.samples.write_log(log, 600, seed=7)
+    expected = conversations(al.load(log).events)
     out = tmp_path / f"c{suffix}"
-    assert main(["conversations", SAMPLE, "-o", str(out)]) == 0
-    back = pl.read_parquet(out) if suffix == ".parquet" else pl.read_csv(out)
-    assert back.height == conversations(al.load(SAMPLE).events).height
+    assert main(["conversations", str(log), "-o", str(out)]) == 0
+    read = {".parquet": pl.read_parquet, ".csv": pl.read_csv, ".json": pl.read_json, ".ndjson": pl.read_ndjson}
+    back = read[suffix](out)
+    assert back.columns == expected.columns and back.height == expected.height > 0
+    if suffix != ".parquet":  # instants as readable ISO 8601 text that parses back to the same time
+        again = back["start_time"].str.to_datetime("%Y-%m-%dT%H:%M:%S%.3f%:z").dt.convert_time_zone("UTC")
+        assert (again == expected["start_time"].dt.convert_time_zone("UTC")).all()
 
 
 @pytest.mark.parametrize("suffix", [".graphml", ".json"])

@@ -134,8 +134,8 @@ def test_main_agent_options_change_the_roles(capsys: pytest.CaptureFixture[str],
         (["work-sessions", "{log}", "--overrides={array}"], "must be a JSON object"),
         (["work-sessions", "{log}", "--limit=abc"], "--limit must be a number"),
         (["events", "{log}", "--limit=ten"], "--limit must be a number"),
-        (["work-sessions", "{log}", "--now-ms=yesterday"], "--now-ms must be a number"),
-        (["work-sessions", "{log}", "--now-ms=Infinity"], "--now-ms must be a finite number"),
+        (["work-sessions", "{log}", "--now-ms=yesterday"], "not an ISO 8601 date"),
+        (["work-sessions", "{log}", "--now-ms=Infinity"], "outside the representable range"),
         (["events", "{log}", "--openclaw-config={missing}"], "cannot read --openclaw-config"),
         (["events", "{log}", "--openclaw-config={bad}"], "not valid JSON"),
         (["events", "{log}", "--main-agents= , "], "--main-agents needs at least one"),
@@ -153,13 +153,11 @@ def test_errors_are_one_line_with_status_2(
     names["log"] = str(log)
     status, out, err = run_cli(capsys, *(a.format(**names) for a in argv))
     assert status == 2 and out == ""
-    assert err.count("\n") == 1 and err.startswith("a2a-lab: error: ") and message in err
+    assert err.count("\n") == 1 and err.startswith("a2a-lab") and ": error: " in err and message in err
 
 
 def test_exclusive_main_agent_options_are_a_usage_error(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    with pytest.raises(SystemExit) as exc:
-        main(["events", str(tmp_path), "--main-agents=a", "--openclaw-config=f"])
-    assert exc.value.code == 2
+    assert main(["events", str(tmp_path), "--main-agents=a", "--openclaw-config=f"]) == 2
     assert capsys.readouterr().err.count("\n") == 1

@@ -159,7 +159,7 @@ def test_orphan_response_is_exchange_zero() -> None:
 def test_sample_every_exchange_event_is_in_exactly_one_exchange() -> None:
     events = al.load(al.samples.sample_dir()).events
     conv = conversations(events)
-    ex = exchange_events(events).collect()
+    ex = exchange_events(events)
     assert conv["events"].sum() == ex.height
     sends = events.filter((pl.col("type") == "a2a.send") & pl.col("data").struct.field("conversationId").is_not_null())
     assert conv["has_send"].sum() == sends.height

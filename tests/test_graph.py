@@ -23,7 +23,7 @@ def sample() -> pl.DataFrame:
 
 def test_edge_counts_equal_the_group_bys(sample: pl.DataFrame) -> None:
     g = interaction_graph(sample)
-    ex = exchange_events(sample).collect()
+    ex = exchange_events(sample)
     msgs = (
         ex.filter(pl.col("type").is_in(["a2a.send", "a2a.response"]))
         .group_by("requester", "target").len().rows()

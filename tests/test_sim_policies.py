@@ -421,7 +421,7 @@ def test_loop_guard_drops_or_logs_the_excess() -> None:
     assert ev["data"][1]["message"] == "[outcome] blocked: 루프 가드 한도 초과 (eden::ruda)"
     assert (ev["data"][1]["outcome"], ev["data"][1]["reason"], ev["data"][2]["concurrencyBlocked"]) == ("blocked", "loop_guard", None)
     # the replay of the log sees the four blocked sends over the limit: the policy explains them
-    lines = al.checks.check(logged.events, rules=["guard.loop"])["lines"].explode()
+    lines = al.checks.check(logged.events, select=["guard.loop"])["lines"].explode()
     assert lines.len() == 4
 
 
@@ -436,7 +436,7 @@ def test_loop_guard_counts_turns_and_ends_the_ping_pong() -> None:
     guarded = simulate(_pair([0.0], service=2.0, loop_guard=LoopGuardPolicy(max_messages_per_window=3), **ping), seed=1)
     row = guarded.messages.row(0, named=True)
     assert (row["turns"], row["termination_reason"]) == (2, "aborted")  # the send and 2 replies at 0, 4, 6 s
-    assert al.checks.check(guarded.events, rules=["guard.loop"]).height == 0
+    assert al.checks.check(guarded.events, select=["guard.loop"]).height == 0
     uncounted = LoopGuardPolicy(max_messages_per_window=3, count_turns=False)
     assert simulate(_pair([0.0], service=2.0, loop_guard=uncounted, **ping), seed=1).messages["turns"][0] == 5
 
@@ -453,12 +453,12 @@ def test_collaborate_limit_and_relay_depth() -> None:
     sends = unguarded.events.filter(pl.col("type") == "a2a.send")
     assert sends["data"].struct.field("depth").cast(pl.Int64).to_list() == depth.to_list()
     # the log check flags every event of the deep exchanges; with the guard on, nothing
-    flagged = al.checks.check(unguarded.events, rules=["guard.relay_depth"]).height
+    flagged = al.checks.check(unguarded.events, select=["guard.relay_depth"]).height
     assert flagged == 3 * int((depth > 5).sum())
     guarded = simulate(_pair(many, relays=deep, loop_guard=LoopGuardPolicy(max_messages_per_window=100)), seed=2)
     assert guarded.messages.filter(pl.col("blocked_by") == "relay_depth")["depth"].min() == 6
     assert guarded.messages["depth"].equals(depth)  # same draws
-    assert al.checks.check(guarded.events, rules=["guard.relay_depth"]).height == 0
+    assert al.checks.check(guarded.events, select=["guard.relay_depth"]).height == 0
 
 
 def test_queue_capacity_refuses_as_concurrency_blocked() -> None:

@@ -70,6 +70,7 @@ import polars as pl
 from scipy import stats
 
 from a2a_lab.reference.jsstr import js_trim_expr
+from a2a_lab._frames import same_kind
 from a2a_lab.analysis.conversations import _conversations_of, exchange_events
 from a2a_lab.enrich import enrich
 from a2a_lab.sim.config import (
@@ -124,6 +125,7 @@ def _enriched(events: pl.DataFrame) -> pl.DataFrame:
     return events if "from_agent" in events.columns and "to_agent" in events.columns else enrich(events)
 
 
+@same_kind(collect=True)
 def exchanges(events: pl.DataFrame) -> pl.DataFrame:
     """The exchanges of a log with what calibration needs: spawns flagged, times in seconds.
 
@@ -162,7 +164,7 @@ _MS_COLUMNS = ("_start_ms", "_end_ms", "_first_reply_ms")
 def _exchanges(events: pl.DataFrame) -> pl.DataFrame:
     """:func:`exchanges` plus the :data:`_MS_COLUMNS`."""
     ev = _enriched(events)
-    conv = _conversations_of(exchange_events(ev), with_ms=True).with_row_index("_row")
+    conv = _conversations_of(exchange_events(ev.lazy()), with_ms=True).with_row_index("_row")
     spawns = ev.filter(pl.col("type") == "a2a.spawn").select(
         js_trim_expr(pl.col("data").struct.field("conversationId")).alias("conversation_id"),
         "from_agent",
@@ -430,7 +432,7 @@ def _turn_fits(
     reply_at = replied.filter(pl.col("isolated")).select(*_KEY, (pl.col("_start_ms") + pl.col("_first_reply_ms")).alias("_reply_ms"), "termination_reason")
     turn = pl.col("data").struct.field("turn")
     responses = (
-        exchange_events(ev)
+        exchange_events(ev.lazy())
         .filter((pl.col("type") == "a2a.response") & turn.is_not_null())
         .select(
             "conversation_id",

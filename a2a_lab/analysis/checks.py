@@ -16,12 +16,12 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass
-from datetime import datetime
 
 import numpy as np
 import polars as pl
 
-from a2a_lab._frames import narrow
+from a2a_lab._frames import narrow, same_kind
+from a2a_lab.timeparse import Instant, to_epoch_ms, window_ms
 from a2a_lab.reference.jsstr import js_trim_expr
 from a2a_lab.analysis.conversations import exchange_events
 
@@ -31,7 +31,9 @@ __all__ = [
     "SEVERITIES",
     "Rule",
     "check",
+    "load_findings",
     "replay_guard",
+    "select_rules",
 ]
 
 #: Severities, mildest first.
@@ -78,6 +80,8 @@ RULES: dict[str, Rule] = {
         Rule("clock.zero_ts", "error", "An event without any usable timestamp (time 0)."),
         Rule("clock.future_ts", "warning", "An event time later than the check's `now` (plus tolerance)."),
         Rule("identity.duplicate_event", "warning", "Events with the same type, agent, time and data."),
+        Rule("load.empty", "error", "The source holds no event at all (an empty file, or every line rejected or blank)."),
+        Rule("load.rejects", "error", "Lines of the source that could not be read as events (one finding per file and reason)."),
         Rule("identity.conversation_reused", "warning", "A conversation id used by more than one agent pair (outside relay hops that carry it as parentConversationId)."),
     ]
 }
@@ -116,7 +120,7 @@ def _findings(frame: pl.DataFrame | pl.LazyFrame, rule: str, message: pl.Expr) -
 def _a2a_sequence(events: pl.DataFrame) -> list[pl.LazyFrame]:
     keys = ["conversation_id", "requester", "target", "exchange"]
     ex = (
-        exchange_events(events)
+        exchange_events(events.lazy())
         .select(
             *keys, "seq", "file", "line", "type", "event_ms",
             _text("workSessionId").alias("work_session_id"), _text("taskId").alias("task_id"),
@@ -396,17 +400,22 @@ def _identity(events: pl.DataFrame) -> list[pl.LazyFrame]:
 # ---------------------------------------------------------------------------------------
 
 
+@same_kind(collect=True)
 def check(
     events: pl.DataFrame,
     *,
-    now: int | float | datetime | None = None,
+    now: Instant | None = None,
     future_tolerance_s: float = 300.0,
     loop_limit: int = 6,
     loop_window_s: float = 60.0,
     collaborate_limit: int = 10,
     collaborate_window_s: float = 300.0,
     max_depth: int = 5,
-    rules: list[str] | None = None,
+    select: list[str] | None = None,
+    ignore: list[str] | None = None,
+    since: Instant | None = None,
+    until: Instant | None = None,
+    report: object | None = None,
 ) -> pl.DataFrame:
     """Run the health rules on an event frame and return the findings.
 
@@ -415,8 +424,9 @@ def check(
     events
         An event frame (loaded or enriched).
     now
-        The clock for ``clock.future_ts`` (epoch ms or datetime); default: the latest event
-        time of the log, so only events beyond the tolerance of it are flagged when unset.
+        The clock for ``clock.future_ts``: ISO string, datetime or epoch ms, naive = UTC
+        (:func:`a2a_lab.timeparse.to_epoch_ms`); default: the latest event time of the log,
+        so only events beyond the tolerance of it are flagged when unset.
     future_tolerance_s
         How far past ``now`` an event may lie before it is flagged.
     loop_limit, loop_window_s
@@ -425,23 +435,31 @@ def check(
         The collaborate limit replayed (10 per 5 min).
     max_depth
         The relay depth above which the guard blocks.
-    rules
-        Only these rule ids (default: all of :data:`RULES`).
+    select, ignore
+        Run only the rule ids of ``select`` (default: all of :data:`RULES`), minus those of
+        ``ignore``. An id ending in ``.`` or ``*`` selects a family (``"guard."``).
+    since, until
+        Check only the events whose ``event_ms`` lies in ``[since, until]`` (ISO string,
+        datetime or epoch ms; naive = UTC).
+    report
+        The :class:`a2a_lab.io.LoadReport` of the load; when given, the ``load.*`` rules
+        (:func:`load_findings`) turn an empty source and rejected lines into errors.
 
     Returns
     -------
     pl.DataFrame
         :data:`FINDING_SCHEMA`, sorted by severity (errors first), rule, file and line.
     """
-    unknown = sorted(set(rules or ()) - set(RULES))
-    if unknown:
-        raise ValueError(f"unknown rule(s): {', '.join(unknown)}")
+    chosen = select_rules(select, ignore)
+    lo, hi = window_ms(since, until)
+    if lo is not None:
+        events = events.filter(pl.col("event_ms") >= lo)
+    if hi is not None:
+        events = events.filter(pl.col("event_ms") <= hi)
     if now is None:
         now_ms = float(events["event_ms"].max() or 0.0) if events.height else 0.0
-    elif isinstance(now, datetime):
-        now_ms = now.timestamp() * 1000.0
     else:
-        now_ms = float(now)
+        now_ms = to_epoch_ms(now, name="now")
     parts: list[pl.LazyFrame] = []
     parts += _a2a_sequence(events)
     parts += _tasks(events)
@@ -451,8 +469,64 @@ def check(
     parts.append(_relay_depth(events, max_depth))
     parts += _clock(events, now_ms, future_tolerance_s * 1000.0)
     parts += _identity(events)
+    if report is not None:
+        parts.append(load_findings(report).lazy())
     found = pl.concat([p.select(list(FINDING_SCHEMA)).cast(dict(FINDING_SCHEMA)) for p in parts]).collect()
-    if rules is not None:
-        found = found.filter(pl.col("rule").is_in(rules))
+    found = found.filter(pl.col("rule").is_in(sorted(chosen)))
     sev = pl.col("severity").replace_strict({s: i for i, s in enumerate(SEVERITIES)}, return_dtype=pl.Int8)
     return found.sort(-sev, "rule", "file", pl.col("lines").list.first(), nulls_last=True)
+
+
+def select_rules(select: list[str] | None = None, ignore: list[str] | None = None) -> set[str]:
+    """The rule ids that ``select`` minus ``ignore`` name.
+
+    An id ending in ``.`` or ``*`` names a family (``"guard."``, ``"clock.*"``).
+
+    Raises
+    ------
+    ValueError
+        An id or family that names no rule of :data:`RULES`.
+    """
+
+    def expand(ids: list[str], field: str) -> set[str]:
+        out: set[str] = set()
+        for rid in ids:
+            family = rid.endswith(("*", "."))
+            prefix = rid.rstrip("*")
+            hits = {r for r in RULES if r.startswith(prefix)} if family else {rid} & set(RULES)
+            if not hits:
+                raise ValueError(f"{field}: unknown rule {rid!r}")
+            out |= hits
+        return out
+
+    chosen = set(RULES) if select is None else expand(list(select), "select")
+    return chosen - expand(list(ignore or ()), "ignore")
+
+
+def load_findings(report: object) -> pl.DataFrame:
+    """The ``load.*`` findings of a load report: an empty source, rejected lines.
+
+    Parameters
+    ----------
+    report
+        A :class:`a2a_lab.io.LoadReport` (``events``, ``files`` and ``rejects``).
+
+    Returns
+    -------
+    pl.DataFrame
+        :data:`FINDING_SCHEMA`: one ``load.empty`` error when the report holds no event, one
+        ``load.rejects`` error per file and reason (its lines, the count in the message).
+    """
+    rows: list[dict[str, object]] = []
+    if int(getattr(report, "events")) == 0:
+        files = list(getattr(report, "files"))
+        rows.append({"rule": "load.empty", "severity": "error", "file": files[0] if len(files) == 1 else None,
+                     "lines": [], "message": f"no events in {len(files)} file(s)"})
+    rejects: pl.DataFrame = getattr(report, "rejects")
+    if rejects.height:
+        grouped = (rejects.group_by("file", "reason", maintain_order=True)
+                   .agg(pl.col("line").sort().alias("lines")))
+        for file, reason, lines in grouped.iter_rows():
+            rows.append({"rule": "load.rejects", "severity": "error", "file": file, "lines": lines,
+                         "message": f"{len(lines)} line(s) rejected: {reason}"})
+    return pl.DataFrame(rows, schema=FINDING_SCHEMA)

@@ -18,7 +18,7 @@ from functools import cache
 
 import polars as pl
 
-from a2a_lab._frames import ms_to_seconds, ms_to_time, narrow
+from a2a_lab._frames import ms_to_seconds, ms_to_time, narrow, same_kind
 from a2a_lab.reference.jsstr import js_trim_expr
 from a2a_lab.reference.runtime.intent import INTENT_RULES_V1, PAYLOAD_INTENTS, IntentRules
 from a2a_lab.reference.runtime.outcome import LEGACY_NO_REPLY_TEXT, NO_REPLY_TEXT, REASON_TEXTS
@@ -189,7 +189,8 @@ _EXCHANGE_FIELDS: tuple[str, ...] = (
 )
 
 
-def exchange_events(events: pl.DataFrame | pl.LazyFrame) -> pl.LazyFrame:
+@same_kind()
+def exchange_events(events: pl.DataFrame | pl.LazyFrame) -> pl.DataFrame | pl.LazyFrame:
     """The events of A2A exchanges with their exchange key.
 
     Returns the ``a2a.send/response/retry/complete`` events that carry a conversation id,
@@ -258,6 +259,7 @@ def exchange_events(events: pl.DataFrame | pl.LazyFrame) -> pl.LazyFrame:
     )
 
 
+@same_kind()
 def conversations(events: pl.DataFrame | pl.LazyFrame, *, intent_rules: IntentRules = INTENT_RULES_V1) -> pl.DataFrame:
     """One row per exchange: who asked whom, how fast, how it ended.
 
@@ -296,7 +298,7 @@ def conversations(events: pl.DataFrame | pl.LazyFrame, *, intent_rules: IntentRu
     >>> conversations(ev).select("from_agent", "to_agent", "first_reply_s", "outcome", "intent").row(0)
     ('a', 'b', 3.0, 'replied', 'request')
     """
-    return _conversations_of(exchange_events(events), intent_rules)
+    return _conversations_of(exchange_events(events.lazy()), intent_rules)
 
 
 def _conversations_of(
@@ -514,6 +516,7 @@ def target_stats(conv: pl.DataFrame, *, by_hour: bool = False) -> pl.DataFrame:
 # ---------------------------------------------------------------------------------------
 
 
+@same_kind()
 def payload_events(events: pl.DataFrame | pl.LazyFrame) -> pl.DataFrame:
     """Every event that carries a ``payloadJson``, with its parse result and errors.
 

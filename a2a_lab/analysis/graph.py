@@ -24,7 +24,8 @@ import networkx as nx
 import polars as pl
 
 from a2a_lab.reference.jsstr import js_trim_expr
-from a2a_lab._frames import narrow
+from a2a_lab.timeparse import Instant, to_epoch_ms, window_ms
+from a2a_lab._frames import narrow, same_kind
 from a2a_lab.analysis.conversations import _EXCHANGE_FIELDS, _conversations_of, exchange_events, pair_stats
 
 __all__ = [
@@ -68,23 +69,33 @@ _GRAPH_FIELDS: tuple[str, ...] = tuple(
 
 def _select(
     events: pl.DataFrame | pl.LazyFrame,
-    window: tuple[datetime | None, datetime | None] | None,
+    window: tuple[Instant | None, Instant | None] | None,
     work_session: str | None,
+    since: Instant | None = None,
+    until: Instant | None = None,
 ) -> pl.DataFrame:
     """The A2A events in the window / work session, narrowed to what the graph reads."""
     frame = _agents(events.lazy()).collect() if isinstance(events, pl.LazyFrame) or "from_agent" not in events.columns else events
     keep = pl.col("type").str.starts_with("a2a.")
     if window is not None:
         start, end = window
+        # one parser for instants (ISO string, datetime, epoch ms; naive = UTC), compared on
+        # event_ms: a string bound against the Datetime column was a dtype error
         if start is not None:
-            keep = keep & (pl.col("event_time") >= pl.lit(start).dt.convert_time_zone("UTC"))
+            keep = keep & (pl.col("event_ms") >= to_epoch_ms(start, name="window[0]"))
         if end is not None:
-            keep = keep & (pl.col("event_time") < pl.lit(end).dt.convert_time_zone("UTC"))
+            keep = keep & (pl.col("event_ms") < to_epoch_ms(end, name="window[1]"))
+    lo, hi = window_ms(since, until)
+    if lo is not None:
+        keep = keep & (pl.col("event_ms") >= lo)
+    if hi is not None:
+        keep = keep & (pl.col("event_ms") <= hi)
     if work_session is not None:
         keep = keep & (_text("workSessionId") == work_session.removeprefix("ws:"))
     return narrow(frame, keep, _GRAPH_FIELDS, ("file", "line", "type", "event_ms", "event_time", "from_agent", "to_agent"))
 
 
+@same_kind()
 def message_counts(events: pl.DataFrame | pl.LazyFrame) -> pl.DataFrame:
     """Messages per exchange direction: the ``a2a.send`` and ``a2a.response`` events of the
     exchanges requester → target (the reply and every ping-pong turn included), by
@@ -99,7 +110,7 @@ def message_counts(events: pl.DataFrame | pl.LazyFrame) -> pl.DataFrame:
     >>> message_counts(ev).rows()
     [('a', 'b', 1, 1)]
     """
-    return _message_counts(exchange_events(events))
+    return _message_counts(exchange_events(events.lazy()))
 
 
 def _message_counts(ex: pl.LazyFrame) -> pl.DataFrame:
@@ -129,9 +140,11 @@ def _clean(attrs: dict[str, Any]) -> dict[str, Any]:
 def interaction_graph(
     events: pl.DataFrame | pl.LazyFrame,
     *,
-    window: tuple[datetime | None, datetime | None] | None = None,
+    window: tuple[Instant | None, Instant | None] | None = None,
     work_session: str | None = None,
     main_agents: Iterable[str] | None = None,
+    since: Instant | None = None,
+    until: Instant | None = None,
 ) -> nx.DiGraph:
     """Build the directed agent interaction graph.
 
@@ -140,8 +153,10 @@ def interaction_graph(
     events
         An event frame (loaded or enriched).
     window
-        Optional ``(start, end)`` (timezone-aware; either may be None): events with
-        ``start <= event_time < end``.
+        Optional ``(start, end)`` (ISO string, datetime or epoch ms, naive = UTC; either may
+        be None): events with ``start <= event_time < end``.
+    since, until
+        Optional inclusive bounds (same spellings), as in every other function.
     work_session
         Optional work-session id (with or without the ``ws:`` prefix).
     main_agents
@@ -159,8 +174,8 @@ def interaction_graph(
         ``concurrency_blocked``, ``no_reply_share``, ``p50/p95/p99_first_reply_s``,
         ``mean_turns``, ``retries``, ``spawns`` and ``delegation`` (any ``a2a.spawn``).
     """
-    a2a = _select(events, window, work_session)
-    ex = exchange_events(a2a).collect()
+    a2a = _select(events, window, work_session, since, until)
+    ex = exchange_events(a2a.lazy()).collect()
     msgs = _message_counts(ex.lazy())
     conv = _conversations_of(ex.lazy())
     stats = pair_stats(conv)

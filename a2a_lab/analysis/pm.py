@@ -17,6 +17,7 @@ from typing import Literal
 import polars as pl
 
 from a2a_lab.reference.jsstr import js_trim_expr
+from a2a_lab._frames import same_kind
 
 __all__ = ["CASE_NOTIONS", "directly_follows", "to_ocel2", "variants", "write_ocel2"]
 
@@ -45,6 +46,7 @@ def _cases(events: pl.DataFrame | pl.LazyFrame, case: CaseNotion, activity: str)
     )
 
 
+@same_kind()
 def directly_follows(
     events: pl.DataFrame | pl.LazyFrame, *, case: CaseNotion = "work_session", activity: str = "type"
 ) -> pl.DataFrame:
@@ -94,6 +96,7 @@ def directly_follows(
     )
 
 
+@same_kind()
 def variants(events: pl.DataFrame | pl.LazyFrame, *, case: CaseNotion = "work_session", activity: str = "type") -> pl.DataFrame:
     """Process variants: the distinct activity sequences of cases, most frequent first.
 

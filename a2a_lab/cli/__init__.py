@@ -11,7 +11,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from a2a_lab.cli._common import CliError, OneLineArgumentParser
+from a2a_lab.cli._common import CliError, OneLineArgumentParser, report_error
 
 __all__ = ["CliError", "main"]
 
@@ -19,10 +19,14 @@ __all__ = ["CliError", "main"]
 def _build_parser() -> argparse.ArgumentParser:
     from a2a_lab.cli import _commands
 
+    from a2a_lab import __version__
+
     parser = OneLineArgumentParser(
         prog="a2a-lab",
         description="Analyse, check and simulate A2A coordination event logs.",
+        epilog="Run 'a2a-lab COMMAND --help' for a command's options and an example.",
     )
+    parser.add_argument("--version", action="version", version=f"a2a-lab {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=OneLineArgumentParser)
     sub.required = True
     for register in _commands.REGISTRY:
@@ -36,13 +40,32 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         args = parser.parse_args(argv)
         return int(args.func(args) or 0)
+    except SystemExit as exc:  # argparse: usage errors (2), --help and --version (0)
+        return exc.code if isinstance(exc.code, int) else 2
     except CliError as exc:
-        print(f"a2a-lab: error: {exc}", file=sys.stderr)
+        report_error("a2a-lab", str(exc))
         return 2
     except BrokenPipeError:
         return 0
     except KeyboardInterrupt:
         return 130
+    except RecursionError:
+        report_error("a2a-lab", "input nested too deeply to process")
+        return 2
+    except Exception as exc:  # noqa: BLE001 - the CLI's promise: one line, exit 2, never a traceback
+        # Whatever slipped past the commands' own checks (a library's ValueError on odd
+        # input, an OSError of an output file) is still the user's input to fix.
+        report_error("a2a-lab", _describe(exc))
+        return 2
+
+
+def _describe(exc: BaseException) -> str:
+    """A one-line message of an unexpected exception: its text, with its kind when terse."""
+    if isinstance(exc, OSError) and exc.strerror:
+        where = f" {exc.filename}" if exc.filename is not None else ""
+        return f"{exc.strerror}:{where}"
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -1,22 +1,66 @@
-"""``a2a-lab check SOURCE [--json] [--fail-on warning|error]``: log health for CI gates."""
+"""``a2a-lab check SOURCE``: log health as a CI gate.
+
+The load itself is checked too: an empty source and rejected lines are ``load.*`` errors,
+so ``--fail-on error`` never passes a log it could not read.
+"""
 
 from __future__ import annotations
 
 import argparse
+import sys
 
-from a2a_lab.cli._common import CliError, print_json
+from a2a_lab.cli._common import CliError, float_option, instant_option, int_option, print_json, split_multi
+
+_EXAMPLE = """example:
+  a2a-lab check ~/.openclaw/logs --fail-on error --ignore guard.loop --format github
+  a2a-lab check run.ndjson --since 2026-02-18 --until 2026-02-19T12:00 --json"""
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("check", help="check the log's health (sequences, lifecycles, safety limits, clocks, ids)")
+    p = sub.add_parser(
+        "check",
+        help="check the log's health (load, sequences, lifecycles, safety limits, clocks, ids)",
+        description=(
+            "Run the health rules (a2a_lab.analysis.checks.RULES) on SOURCE and print the findings. "
+            "An empty source and rejected lines are error-level findings (load.empty, "
+            "load.rejects). Text output ends with one summary line."
+        ),
+        epilog=_EXAMPLE,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("source", help="an NDJSON file, a glob, or a log directory")
-    p.add_argument("--json", action="store_true", help="print the findings as JSON")
+    p.add_argument("--format", choices=["text", "json", "github"], default=None,
+                   help="text (default), json, or github (workflow annotations ::error file=…,line=…::)")
+    p.add_argument("--json", action="store_true", help="same as --format json")
+    p.add_argument("-o", "--output", metavar="FILE",
+                   help="also write the findings to FILE.csv, .parquet, .json or .ndjson")
     p.add_argument("--fail-on", choices=["info", "warning", "error"], default=None,
                    help="exit with status 1 when a finding of this severity or worse exists")
-    p.add_argument("--now-ms", type=int, default=None, help="the clock for future-timestamp findings (epoch ms)")
-    p.add_argument("--loop-limit", type=int, default=6, help="loop guard: messages per window per pair (default 6)")
-    p.add_argument("--loop-window", type=float, default=60.0, help="loop guard window in seconds (default 60)")
+    p.add_argument("--select", action="append", metavar="RULE",
+                   help="run only these rules (repeated or a,b; 'guard.' or 'guard.*' names a family)")
+    p.add_argument("--ignore", action="append", metavar="RULE", help="skip these rules (same syntax)")
+    p.add_argument("--since", type=instant_option, metavar="TIME",
+                   help="check only events at or after TIME (ISO date/time or epoch ms; naive = UTC)")
+    p.add_argument("--until", type=instant_option, metavar="TIME", help="check only events at or before TIME")
+    clock = p.add_mutually_exclusive_group()
+    clock.add_argument("--now", type=instant_option, metavar="TIME",
+                       help="the clock for future-timestamp findings (ISO or epoch ms; default: now)")
+    clock.add_argument("--now-ms", type=int_option(0, 8_640_000_000_000_000), metavar="N",
+                       help="the same clock as epoch milliseconds")
+    p.add_argument("--loop-limit", type=int_option(1), default=6,
+                   help="loop guard: messages per window per pair (default 6)")
+    p.add_argument("--loop-window", type=float_option(0.0), default=60.0,
+                   help="loop guard window in seconds (default 60)")
     p.set_defaults(func=run)
+
+
+def _github(text: str) -> str:
+    """A value escaped for a workflow command (GitHub's ``%``, CR, LF encoding)."""
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _github_property(text: str) -> str:
+    return _github(text).replace(":", "%3A").replace(",", "%2C")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -27,15 +71,31 @@ def run(args: argparse.Namespace) -> int:
     from a2a_lab.analysis.checks import SEVERITIES, check
     from a2a_lab.cli._source import load_source
 
-    if args.loop_limit < 1:
-        raise CliError("--loop-limit must be at least 1")
-    if args.loop_window <= 0:
-        raise CliError("--loop-window must be positive")
+    fmt = args.format or ("json" if args.json else "text")
+    if args.json and args.format not in (None, "json"):
+        raise CliError(f"--json contradicts --format {args.format}")
     res = load_source(args.source)
-    now = args.now_ms if args.now_ms is not None else int(time.time() * 1000)
-    found = check(res.events, now=now, loop_limit=args.loop_limit, loop_window_s=args.loop_window)
+    now = args.now if args.now is not None else args.now_ms
+    if now is None:
+        now = time.time() * 1000
+    try:
+        found = check(res.events, now=now, loop_limit=args.loop_limit, loop_window_s=args.loop_window,
+                      select=split_multi(args.select), ignore=split_multi(args.ignore),
+                      since=args.since, until=args.until, report=res.report)
+    except ValueError as exc:
+        raise CliError(str(exc)) from None
+    if args.output is not None:
+        from a2a_lab.export import write_frame
+
+        try:
+            write_frame(found, args.output)
+        except ValueError as exc:
+            raise CliError(str(exc)) from None
+        except OSError as exc:
+            raise CliError(f"cannot write {args.output}: {exc.strerror or exc}") from None
     by_sev = {s: int(found.filter(pl.col("severity") == s).height) for s in SEVERITIES}
-    if args.json:
+    rejects = int(res.report.rejects.height)
+    if fmt == "json":
         print_json(
             {
                 "findings": found.to_dicts(),
@@ -43,14 +103,27 @@ def run(args: argparse.Namespace) -> int:
                 "by_severity": by_sev,
                 "by_rule": dict(found.group_by("rule").len().sort("rule").iter_rows()),
                 "load": res.report.summary(),
+                "summary": {"events": res.report.events, "rejects": rejects},
             }
         )
     else:
-        if found.height == 0:
-            print("no findings")
         for row in found.iter_rows(named=True):
-            lines = ",".join(map(str, row["lines"][:10])) + ("…" if len(row["lines"]) > 10 else "")
-            print(f"{row['severity']:7} {row['rule']:30} {row['file']}:{lines}  {row['message']}")
+            lines = row["lines"] or []
+            if fmt == "github":
+                level = {"info": "notice", "warning": "warning", "error": "error"}[row["severity"]]
+                props = [] if row["file"] is None else [f"file={_github_property(row['file'])}"]
+                if lines:
+                    props.append(f"line={lines[0]}")
+                props.append(f"title={_github_property(row['rule'])}")
+                where = ",".join(props)
+                print(f"::{level} {where}::{_github(row['message'])}")
+            else:
+                shown = ",".join(map(str, lines[:10])) + ("…" if len(lines) > 10 else "")
+                print(f"{row['severity']:7} {row['rule']:30} {row['file']}:{shown}  {row['message']}")
+        summary = (f"{res.report.events} events, {rejects} rejects, {found.height} findings ("
+                   + ", ".join(f"{by_sev[s]} {s}" for s in reversed(SEVERITIES)) + ")")
+        print(summary if fmt == "text" else f"::notice title=a2a-lab check::{_github(summary)}")
+    sys.stdout.flush()
     if args.fail_on is not None:
         worst = SEVERITIES.index(args.fail_on)
         if any(by_sev[s] for s in SEVERITIES[worst:]):

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
+from collections.abc import Callable
 from typing import Any, NoReturn
 
 
@@ -12,11 +14,34 @@ class CliError(Exception):
     """An error the user can fix; reported as one line with exit status 2."""
 
 
+def one_line(text: str) -> str:
+    """``text`` made safe for one stderr line.
+
+    Control characters (a newline in a path, ``\\u0001`` in an agent id) are escaped as
+    ``repr`` would, and characters the terminal cannot encode (a non-UTF-8 file name
+    arrives as lone surrogates) become backslash escapes, so the message is always exactly
+    one printable line.
+    """
+    out = []
+    for ch in text:
+        if ch.isprintable() or ch == " ":
+            out.append(ch)
+        else:
+            out.append(repr(ch)[1:-1])
+    return "".join(out).encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def report_error(prog: str, message: str) -> None:
+    """Write ``prog: error: message`` as one line on stderr."""
+    sys.stderr.write(f"{one_line(prog)}: error: {one_line(message)}\n")
+    sys.stderr.flush()
+
+
 class OneLineArgumentParser(argparse.ArgumentParser):
     """argparse, but a usage error is ONE line on stderr and exit status 2."""
 
     def error(self, message: str) -> NoReturn:
-        print(f"{self.prog}: error: {message}", file=sys.stderr)
+        report_error(self.prog, message)
         raise SystemExit(2)
 
 
@@ -34,3 +59,70 @@ def split_multi(values: list[str] | None) -> list[str] | None:
     for v in values:
         out.extend(v.split(","))
     return out
+
+
+def int_option(minimum: int = 0, maximum: int = 10**9) -> Callable[[str], int]:
+    """An argparse ``type=`` for an integer in ``[minimum, maximum]`` (decimal digits only)."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text, 10)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected an integer, not {text!r}") from None
+        if not minimum <= value <= maximum:
+            raise argparse.ArgumentTypeError(f"{value} is outside [{minimum}, {maximum}]")
+        return value
+
+    return parse
+
+
+def float_option(minimum: float = 0.0, maximum: float = 1e9, *, open_min: bool = True) -> Callable[[str], float]:
+    """An argparse ``type=`` for a finite number above ``minimum`` (NaN and inf refused)."""
+
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a number, not {text!r}") from None
+        low_ok = value > minimum if open_min else value >= minimum
+        if not math.isfinite(value) or not low_ok or value > maximum:
+            bound = "(" if open_min else "["
+            raise argparse.ArgumentTypeError(f"{text!r} is outside {bound}{minimum:g}, {maximum:g}]")
+        return value
+
+    return parse
+
+
+def instant_option(text: str) -> float:
+    """An argparse ``type=`` for ``--since``/``--until``/``--now``: ISO date or epoch ms, naive = UTC."""
+    from a2a_lab.timeparse import to_epoch_ms
+
+    value: str | float = text
+    try:
+        value = float(text)
+    except ValueError:
+        pass
+    try:
+        return to_epoch_ms(value, name="time")
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc).removeprefix("time: ")) from None
+
+
+def add_window_options(parser: argparse.ArgumentParser) -> None:
+    """``--since`` / ``--until``: an inclusive time window (ISO date/time or epoch ms, naive = UTC)."""
+    parser.add_argument("--since", type=instant_option, metavar="TIME",
+                        help="only events at or after TIME (ISO date/time or epoch ms; naive = UTC)")
+    parser.add_argument("--until", type=instant_option, metavar="TIME", help="only events at or before TIME")
+
+
+def in_window(events: Any, args: argparse.Namespace) -> Any:
+    """The events of ``args.since`` … ``args.until`` (both inclusive, on ``event_ms``)."""
+    import polars as pl
+
+    if args.since is not None and args.until is not None and args.since > args.until:
+        raise CliError("--since is after --until")
+    if args.since is not None:
+        events = events.filter(pl.col("event_ms") >= args.since)
+    if args.until is not None:
+        events = events.filter(pl.col("event_ms") <= args.until)
+    return events

@@ -7,23 +7,44 @@ import json
 import sys
 from pathlib import Path
 
-from a2a_lab.cli._common import CliError
+from a2a_lab.cli._common import CliError, add_window_options, in_window
 
 #: How ``conversations --json`` writes the frame's UTC ``*_time`` columns.
 _JSON_TIME_FORMAT = "%Y-%m-%dT%H:%M:%S%.3fZ"
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("conversations", help="one row per A2A exchange: who asked whom, how fast, how it ended")
+    p = sub.add_parser(
+        "conversations",
+        help="one row per A2A exchange: who asked whom, how fast, how it ended",
+        description=(
+            "Reconstruct the A2A exchanges of SOURCE, one row each: the pair, the times, the "
+            "first reply, the turns and the outcome. Print a table, JSON, or write a file."
+        ),
+        epilog="example:\n  a2a-lab conversations ~/.openclaw/logs -o conversations.csv",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("source", help="an NDJSON file, a glob, or a log directory")
     out = p.add_mutually_exclusive_group()
     out.add_argument("--json", action="store_true", help="print one JSON object per conversation (a JSON array)")
-    out.add_argument("-o", "--output", metavar="FILE", help="write FILE.parquet or FILE.csv")
+    out.add_argument("-o", "--output", metavar="FILE",
+                     help="write FILE.csv, .parquet, .json or .ndjson (every column; times as ISO 8601)")
+    add_window_options(p)
     p.set_defaults(func=run_conversations)
 
-    g = sub.add_parser("graph", help="write the agent interaction graph as GraphML or node-link JSON")
+    g = sub.add_parser(
+        "graph",
+        help="write the agent interaction graph as GraphML or node-link JSON",
+        description=(
+            "Build the directed agent interaction graph of SOURCE (nodes: agents; edges: who "
+            "messaged whom, with counts and reply times) and write it to FILE."
+        ),
+        epilog="example:\n  a2a-lab graph ~/.openclaw/logs -o agents.graphml",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     g.add_argument("source", help="an NDJSON file, a glob, or a log directory")
     g.add_argument("-o", "--output", metavar="FILE", required=True, help="FILE.graphml or FILE.json")
+    add_window_options(g)
     g.set_defaults(func=run_graph)
 
 
@@ -31,16 +52,15 @@ def run_conversations(args: argparse.Namespace) -> int:
     from a2a_lab.cli._source import load_source
     from a2a_lab.analysis.conversations import conversations
 
+    from a2a_lab.export import FORMATS, write_frame
+
     out = Path(args.output) if args.output else None
-    if out is not None and out.suffix not in (".parquet", ".csv"):
-        raise CliError(f"unknown output format {out.suffix or out.name!r}: use .parquet or .csv")
-    conv = conversations(load_source(args.source).events)
+    if out is not None and out.suffix not in FORMATS:
+        raise CliError(f"unknown output format {out.suffix or out.name!r}: use {', '.join(FORMATS)}")
+    conv = conversations(in_window(load_source(args.source).events, args))
     if out is not None:
         try:
-            if out.suffix == ".parquet":
-                conv.write_parquet(out)
-            else:
-                conv.write_csv(out)
+            write_frame(conv, out)
         except OSError as exc:
             raise CliError(f"cannot write {out}: {exc.strerror or exc}") from None
         print(f"{conv.height} conversations written to {out}", file=sys.stderr)
@@ -63,7 +83,7 @@ def run_graph(args: argparse.Namespace) -> int:
     out = Path(args.output)
     if out.suffix not in (".graphml", ".json"):
         raise CliError(f"unknown graph format {out.suffix or out.name!r}: use .graphml or .json")
-    g = interaction_graph(load_source(args.source).events)
+    g = interaction_graph(in_window(load_source(args.source).events, args))
     try:
         write_graph(g, out)
     except OSError as exc:

@@ -75,6 +75,8 @@ def register(sub: argparse._SubParsersAction) -> None:
             "Write each event of SOURCE, in reading order, as the dashboard's enriched event "
             "object (rules §6) plus its source 'file' and 'line'."
         ),
+        epilog='example:\n  a2a-lab enrich ~/.openclaw/logs --main-agents main,ruda -o enriched.ndjson',
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("source", help="an NDJSON file, a glob, or a log directory")
     p.add_argument("-o", "--output", metavar="OUT.ndjson", help="write here instead of standard output")

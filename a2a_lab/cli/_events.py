@@ -18,6 +18,8 @@ def register(sub: argparse._SubParsersAction) -> None:
             "body: the LAST --limit matching events in reading order (rotated files oldest "
             "first, the live file last)."
         ),
+        epilog='example:\n  a2a-lab events ~/.openclaw/logs --type a2a.send,a2a.response --since 2026-02-18 --limit 50',
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("source", help="an NDJSON file, a glob, or a log directory")
     p.add_argument(

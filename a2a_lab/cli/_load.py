@@ -6,7 +6,16 @@ import argparse
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("load", help="load a log (file, glob or directory) and report what was read")
+    p = sub.add_parser(
+        "load",
+        help="load a log (file, glob or directory) and report what was read",
+        description=(
+            "Load SOURCE and report what was read: every physical line is an event, a reject "
+            "(with file, line and reason) or a blank line."
+        ),
+        epilog="example:\n  a2a-lab load ~/.openclaw/logs --json",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     p.add_argument("source", help="an NDJSON file, a glob, or a log directory")
     p.add_argument("--json", action="store_true", help="print the load report as JSON")
     p.set_defaults(func=run)

@@ -6,7 +6,7 @@ import argparse
 import math
 import time
 
-from a2a_lab.cli._common import CliError, print_json
+from a2a_lab.cli._common import CliError, add_window_options, in_window, instant_option, print_json
 from a2a_lab.cli._enrich import add_main_agent_options, load_enriched
 
 
@@ -19,9 +19,12 @@ def register(sub: argparse._SubParsersAction) -> None:
             "GET /api/work-sessions. --role, --type and --status take repeated options and "
             "comma-separated values; invalid roles and statuses are dropped, as the dashboard does."
         ),
+        epilog='example:\n  a2a-lab work-sessions ~/.openclaw/logs --status ACTIVE,QUIET --now 2026-02-19T09:00Z',
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("source", help="an NDJSON file, a glob, or a log directory")
-    p.add_argument("--now-ms", metavar="N", help="the clock, epoch milliseconds (default: now)")
+    p.add_argument("--now-ms", "--now", dest="now_ms", type=instant_option, metavar="TIME",
+                   help="the clock: epoch milliseconds or an ISO date/time, naive = UTC (default: now)")
     p.add_argument("--role", action="append", metavar="R", help="keep events of this role (before building)")
     p.add_argument("--type", action="append", metavar="T", help="keep events of this type (before building)")
     p.add_argument("--status", action="append", metavar="S", help="keep sessions: ACTIVE, QUIET, ARCHIVED")
@@ -31,6 +34,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--overrides", metavar="F", help="category overrides file {workSessionId: {collabCategory, ...}}"
     )
+    add_window_options(p)
     add_main_agent_options(p)
     p.set_defaults(func=run)
 
@@ -48,9 +52,7 @@ def number_option(name: str, value: str) -> float:
 def run(args: argparse.Namespace) -> int:
     from a2a_lab.sessions import load_overrides, work_sessions
 
-    now = time.time() * 1000 if args.now_ms is None else number_option("--now-ms", args.now_ms)
-    if not math.isfinite(now):
-        raise CliError(f"--now-ms must be a finite number, not {args.now_ms!r}")
+    now = time.time() * 1000 if args.now_ms is None else args.now_ms
     if args.limit is not None:
         number_option("--limit", args.limit)
     overrides = None
@@ -63,7 +65,7 @@ def run(args: argparse.Namespace) -> int:
             raise CliError(f"overrides file {args.overrides}: {exc}") from None
     frame, _ = load_enriched(args)
     result = work_sessions(
-        frame,
+        in_window(frame, args),
         now=now,
         roles=args.role,
         types=args.type,

@@ -266,13 +266,16 @@ def _progress(files: list[Path], enabled: bool | None) -> Any:
     the ``CI`` environment variable is set or ``A2A_LAB_PROGRESS=0`` (``make test`` sets it:
     stored notebook outputs must not depend on how fast the machine is).
     """
-    from tqdm.auto import tqdm
-
     if enabled is None:
         enabled = not os.environ.get("CI") and os.environ.get("A2A_LAB_PROGRESS") != "0"
         disable: bool | None = None if enabled else True  # None: tqdm hides itself off a TTY
     else:
         disable = not enabled
+    if disable:
+        # the plain class: tqdm.auto in a kernel without ipywidgets warns on stderr even when off
+        from tqdm import tqdm
+    else:
+        from tqdm.auto import tqdm
     total = sum(p.stat().st_size for p in files)
     return tqdm(total=total, unit="B", unit_scale=True, desc="load", delay=2.0, disable=disable, leave=False)
 

@@ -160,6 +160,12 @@ class RuleSet:
     default_main_agents: frozenset[str]
     openclaw_always_main_agents: frozenset[str]
 
+    def __repr__(self) -> str:
+        # The default dataclass repr spells out every keyword (thousands of characters),
+        # and help(al.enrich) prints it in the signature: name the set instead.
+        keywords = sum(len(c.keywords) for c in self.categories)
+        return f"RuleSet(version={self.version!r}, {len(self.categories)} categories, {keywords} keywords)"
+
     def __post_init__(self) -> None:
         # store immutable containers whatever the caller passed (lists in a notebook)
         for f in dataclasses.fields(self):
