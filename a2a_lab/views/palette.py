@@ -17,6 +17,7 @@ __all__ = [
     "OTHER_COLOR",
     "OUTCOME_COLORS",
     "SESSION_STATUS_COLORS",
+    "SEVERITY_COLORS",
     "THREAD_STATUS_COLORS",
     "color_of",
 ]
@@ -44,6 +45,9 @@ OUTCOME_COLORS: Mapping[str, str] = {
     "concurrency_blocked": "#f58518",
     "incomplete": "#9d9d9d",
 }
+
+#: Severities of :func:`a2a_lab.analysis.checks.check` findings.
+SEVERITY_COLORS: Mapping[str, str] = {"info": "#9d9d9d", "warning": "#f58518", "error": "#e45756"}
 
 #: Thread status badges of the report (what became of the thread's last exchange).
 THREAD_STATUS_COLORS: Mapping[str, str] = {
