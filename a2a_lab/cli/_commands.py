@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from a2a_lab.cli import _check, _conversations, _enrich, _events, _load, _sessions
+from a2a_lab.cli import _check, _conversations, _enrich, _events, _load, _report, _sessions
 
 REGISTRY = [
     _load.register,
     _enrich.register, _sessions.register, _events.register,
     _conversations.register,
     _check.register,
+    _report.register,
 ]

@@ -20,7 +20,7 @@ from typing import Any
 
 from a2a_lab.io import LoadResult, load
 from a2a_lab.views.report import _sections
-from a2a_lab.views.report._data import ReportData, collect
+from a2a_lab.views.report._data import ReportData, check_tz, collect
 from a2a_lab.views.report._page import page
 
 __all__ = ["Report", "report"]
@@ -123,6 +123,7 @@ def report(
     for name, value in (("max_sessions", max_sessions), ("max_messages", max_messages), ("max_rows", max_rows)):
         if isinstance(value, bool) or not isinstance(value, int) or value < 0:
             raise ValueError(f"{name}: expected an integer >= 0, not {value!r}")
+    check_tz(tz)
     if isinstance(source, LoadResult):
         loaded, label = source, "(loaded events)"
     else:

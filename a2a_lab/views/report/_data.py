@@ -20,7 +20,7 @@ from a2a_lab.enrich import enrich
 from a2a_lab.io import LoadResult
 from a2a_lab.sessions import WorkSessionsResult, work_sessions
 
-__all__ = ["GUARDS", "ReportData", "Twin", "collect", "instant_ms"]
+__all__ = ["GUARDS", "ReportData", "Twin", "check_tz", "collect", "instant_ms"]
 
 #: The safety limits replayed in the log-health section: (name, limit, window s, replay options).
 GUARDS: tuple[tuple[str, int, float, dict[str, Any]], ...] = (
@@ -29,6 +29,15 @@ GUARDS: tuple[tuple[str, int, float, dict[str, Any]], ...] = (
 )
 #: Quantiles of the twin comparison.
 TWIN_QUANTILES: tuple[float, ...] = (0.1, 0.25, 0.5, 0.75, 0.9, 0.95, 0.99)
+
+
+def check_tz(tz: str) -> str:
+    """``tz`` if it is an IANA time zone Polars knows, else ValueError naming it."""
+    try:
+        pl.select(pl.lit(0).cast(pl.Datetime("ms", "UTC")).dt.convert_time_zone(tz))
+    except (pl.exceptions.ComputeError, pl.exceptions.InvalidOperationError):
+        raise ValueError(f"tz: unknown time zone {tz!r} (an IANA name such as Asia/Seoul)") from None
+    return tz
 
 
 def instant_ms(value: str | int | float | datetime | None, name: str) -> float | None:
@@ -186,7 +195,7 @@ def collect(
     seed: int,
 ) -> ReportData:
     """Compute everything the report shows (see :func:`a2a_lab.views.report.report`)."""
-    pl.select(pl.lit(0).cast(pl.Datetime("ms", "UTC")).dt.convert_time_zone(tz))  # validates tz
+    check_tz(tz)
     since_ms, until_ms = instant_ms(since, "since"), instant_ms(until, "until")
     if since_ms is not None and until_ms is not None and until_ms < since_ms:
         raise ValueError("until: it lies before since")
