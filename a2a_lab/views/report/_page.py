@@ -45,6 +45,8 @@ h2 { border-bottom: 2px solid #4c78a8; padding-bottom: 2px; }
 table { border-collapse: collapse; margin: 8px 0 16px; }
 th, td { padding: 3px 9px; border-bottom: 1px solid #eee; text-align: left; vertical-align: top; }
 th { background: #f5f5f5; }
+code, pre { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, "DejaVu Sans Mono", "A2A Noto Sans KR",
+             "Noto Sans Mono CJK KR", monospace; }
 td code { white-space: pre-wrap; word-break: break-all; }
 .filters { position: sticky; top: 0; background: #fff; padding: 8px 0; z-index: 2; display: flex; gap: 8px;
            flex-wrap: wrap; align-items: center; border-bottom: 1px solid var(--line); }
