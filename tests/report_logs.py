@@ -26,6 +26,8 @@ EVIL_MESSAGES = (
     "\u2028line<!-- comment --> & ampersand </style><style>body{display:none}</style>",
 )
 HOSTILE_SESSION = "ws_hostile</script>"
+#: A Discord mention the CLI test resolves with ``--discord-users``.
+MENTION = ("130050000004821007", "<@130050000004821007> 배포 확인 부탁해요")
 BIDI_AND_CONTROLS = ("\u202e", "\u202c", "\u2066", "\u2069", "\x07")
 
 
@@ -46,6 +48,10 @@ def hostile_records(t0_ms: int) -> list[dict[str, Any]]:
             {"type": "a2a.send", "agentId": EVIL_AGENT, "ts": t0_ms + 1000 * i,
              "data": {**base, "taskId": "task-evil", "fromAgent": EVIL_AGENT, "toAgent": "main", "message": text}}
         )
+    records.append(
+        {"type": "a2a.send", "agentId": "main", "ts": t0_ms + 500,
+         "data": {**base, "fromAgent": "main", "toAgent": "ruda", "message": MENTION[1]}}
+    )
     records.append(
         {"type": "a2a.response", "agentId": "main", "ts": t0_ms + 1000 * (len(EVIL_MESSAGES) + 1),
          "data": {**base, "fromAgent": EVIL_AGENT, "toAgent": "main", "message": EVIL_MESSAGES[2]}}

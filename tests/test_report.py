@@ -18,7 +18,7 @@ import polars as pl
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from report_logs import BIDI_AND_CONTROLS, EVIL_AGENT, EVIL_MESSAGES, write_hostile_log
+from report_logs import BIDI_AND_CONTROLS, EVIL_AGENT, EVIL_MESSAGES, MENTION, hostile_records, write_hostile_log
 
 import a2a_lab as al
 from a2a_lab.analysis.checks import SEVERITIES
@@ -132,7 +132,7 @@ def test_overview_figures_equal_the_library(log: Path, built: al.views.report.Re
     }
     shown = {k: int(v.replace(",", "")) for k, v in _figures(built.html).items()}
     assert {k: shown[k] for k in expected} == expected
-    assert expected["rejects"] == 1 and expected["events"] == 3000 + 10
+    assert expected["rejects"] == 1 and expected["events"] == 3000 + len(hostile_records(0))
     by_rule = dict(findings.group_by("rule").len().iter_rows())
     counts = {r: int(n.replace(",", "")) for r, n in re.findall(r'data-rule-count="([^"]+)">([^<]+)<', built.html)}
     assert counts == by_rule
@@ -271,18 +271,22 @@ def _cli(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_cli_writes_the_report(log: Path, tmp_path: Path) -> None:
-    out = tmp_path / "r.html"
-    done = _cli(str(log), "-o", str(out), "--tz", "Asia/Seoul", "--title", "CLI <t>", "--max-sessions", "2")
+    out, users = tmp_path / "r.html", tmp_path / "users.json"
+    users.write_text(json.dumps({MENTION[0]: "main"}), encoding="utf-8")
+    done = _cli(str(log), "-o", str(out), "--tz", "Asia/Seoul", "--title", "CLI <t>", "--max-sessions", "2",
+                "--discord-users", str(users))
     assert done.returncode == 0, done.stderr
     html = out.read_text(encoding="utf-8")
-    assert "<title>CLI &lt;t&gt;</title>" in html and "3,010 events" in done.stderr
+    assert "<title>CLI &lt;t&gt;</title>" in html and f"{3000 + len(hostile_records(0)):,} events" in done.stderr
+    assert "@main 배포 확인 부탁해요" in html and MENTION[1] not in html
 
 
 @pytest.mark.parametrize(
     ("args", "message"),
     [(["missing.ndjson", "-o", "r.html"], "no such file"), (["LOG", "-o", "/nonexistent/r.html"], "--output"),
      (["LOG", "-o", "r.html", "--tz", "Nowhere/X"], "tz"), (["LOG", "-o", "r.html", "--since", "yesterday"], "--since"),
-     (["LOG", "-o", "r.html", "--sim", "missing.json"], "--sim"), (["LOG"], "-o/--output")],
+     (["LOG", "-o", "r.html", "--sim", "missing.json"], "--sim"), (["LOG"], "-o/--output"),
+     (["LOG", "-o", "r.html", "--discord-users", "LOG"], "--discord-users")],
 )
 def test_cli_errors_are_one_line_with_status_2(log: Path, tmp_path: Path, args: list[str], message: str) -> None:
     done = _cli(*[str(log) if a == "LOG" else str(tmp_path / a) if a == "r.html" else a for a in args])

@@ -30,7 +30,26 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--max-sessions", type=int, default=30, metavar="N", help="work sessions shown (default 30)")
     p.add_argument("--max-messages", type=int, default=200, metavar="N",
                    help="messages shown per work session (default 200)")
+    p.add_argument("--discord-users", metavar="FILE",
+                   help='a JSON object {"<discord user id>": "<name>"} to resolve <@id> mentions')
     p.set_defaults(func=run)
+
+
+def _discord_users(path: str | None) -> dict[str, str] | None:
+    """The ``--discord-users`` mapping; a file that is not a JSON object of strings is an error."""
+    import json
+
+    if path is None:
+        return None
+    try:
+        users = json.loads(Path(path).read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise CliError(f"--discord-users: cannot read {path}: {exc.strerror or exc}") from None
+    except ValueError as exc:
+        raise CliError(f"--discord-users: {path} is not JSON: {exc}") from None
+    if not isinstance(users, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in users.items()):
+        raise CliError(f"--discord-users: {path} must hold a JSON object of strings (user id to name)")
+    return users
 
 
 def _instant(value: str | None) -> str | float | None:
@@ -61,6 +80,7 @@ def run(args: argparse.Namespace) -> int:
         raise CliError(f"--output: directory {str(out.parent)!r} does not exist")
     if args.sim is not None and not Path(args.sim).is_file():
         raise CliError(f"--sim: no such file {args.sim!r}")
+    users = _discord_users(args.discord_users)
     loaded = load_source(args.source)
     try:
         result = report(
@@ -73,6 +93,7 @@ def run(args: argparse.Namespace) -> int:
             seed=args.seed,
             max_sessions=args.max_sessions,
             max_messages=args.max_messages,
+            discord_users=users,
         )
     except pydantic.ValidationError as exc:
         first = exc.errors()[0]
