@@ -278,7 +278,7 @@ def test_cli_writes_the_report(log: Path, tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     html = out.read_text(encoding="utf-8")
     assert "<title>CLI &lt;t&gt;</title>" in html and f"{3000 + len(hostile_records(0)):,} events" in done.stderr
-    assert "@main 배포 확인 부탁해요" in html and MENTION[1] not in html
+    assert "@main 배포 확인 부탁해요" in html and f"&lt;@{MENTION[0]}&gt;" not in html
 
 
 @pytest.mark.parametrize(
