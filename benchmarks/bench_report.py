@@ -9,6 +9,11 @@ Run from the repository root::
 
     PYTHONPATH=$PWD .venv/bin/python benchmarks/bench_report.py
     PYTHONPATH=$PWD .venv/bin/python benchmarks/bench_report.py --events 100000 --repeat 1
+    PYTHONPATH=$PWD .venv/bin/python benchmarks/bench_report.py --markdown 200000
+
+``--markdown N`` instead times the package's vectorised markdown renderer against
+markdown-it-py (CommonMark, raw HTML off, linkify; installed with Jupyter) on the message
+texts of an N-event log, once per distinct text and once per row (issue 16 item 4).
 """
 
 from __future__ import annotations
@@ -64,7 +69,10 @@ def main() -> int:
     ap.add_argument("--events", type=int, default=DEFAULT_EVENTS)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--markdown", type=int, metavar="N", help="compare the markdown renderers on an N-event log")
     args = ap.parse_args()
+    if args.markdown:
+        return markdown(args.markdown, args.seed)
 
     log = bench_log(args.events, seed=args.seed)
     results: dict[str, dict[str, float | list[float]]] = {}
@@ -95,6 +103,47 @@ def main() -> int:
     print(f"log {summary['log_mb']} MB → report {summary['report_mb']} MB, {summary['charts']} charts, "
           f"{summary['messages_shown']} messages shown; report = {summary['report_vs_B21']} × B21")
     print(save("report", summary))
+    return 0
+
+
+def markdown(n_events: int, seed: int) -> int:
+    """Vectorised subset vs markdown-it-py on the same texts, in this process."""
+    import time
+
+    import importlib.util
+
+    import polars as pl
+    from markdown_it import MarkdownIt
+
+    if importlib.util.find_spec("linkify_it") is None:
+        # the vectorised renderer links bare URLs; markdown-it needs linkify-it-py for that
+        raise SystemExit("--markdown needs linkify-it-py (pip install linkify-it-py), not part of the lock")
+
+    import a2a_lab as al
+    from a2a_lab.views.markdown import markdown_html_expr
+    from a2a_lab.views.safe_html import neutralize
+
+    data = pl.col("data").struct
+    texts = (
+        al.load(bench_log(n_events, seed=seed)).events
+        .select(pl.coalesce(data.field("message"), data.field("replyPreview")).alias("t"))
+        .drop_nulls()
+    )
+    md = MarkdownIt("commonmark", {"html": False, "linkify": True, "breaks": True}).enable("linkify")
+    distinct = texts["t"].unique().to_list()
+    rows = texts["t"].to_list()
+    times = {}
+    for name, fn in (
+        ("vectorised, every row", lambda: texts.select(markdown_html_expr(pl.col("t")))),
+        ("markdown-it, each distinct text", lambda: [md.render(neutralize(t)) for t in distinct]),
+        ("markdown-it, every row", lambda: [md.render(neutralize(t)) for t in rows]),
+    ):
+        t0 = time.perf_counter()
+        fn()
+        times[name] = round(time.perf_counter() - t0, 2)
+        print(f"{name:32} {times[name]:8.2f} s", flush=True)
+    print(save("markdown", {"events": n_events, "seed": seed, "texts": len(rows), "distinct": len(distinct),
+                            "seconds": times, "machine": machine()}))
     return 0
 
 
