@@ -1,12 +1,12 @@
 """Message markdown as safe HTML: a vectorised subset (Polars expressions).
 
-Why not markdown-it-py: it was measured against this renderer on the 74,045 message texts of
-a 200,000-event generated log, in one run: this renderer 2.25 s for every row; markdown-it
-(CommonMark, raw HTML off, linkify for bare URLs, each DISTINCT text rendered once: 5,446)
-8.00 s, and 103 s rendering every row. Real logs repeat texts less than generated ones, so
-the per-text cost (about 40 times this renderer's) is what counts: measurably slower, so the
-vectorised subset stays (issue 16 item 4). Its safety is tested by property tests: no input
-produces a tag, an attribute or a link target other than ``http(s)``/``mailto``.
+Why not markdown-it-py: measured against this renderer on the 74,045 message texts of a
+200,000-event generated log (``benchmarks/bench_report.py --markdown 200000``, one process):
+this renderer 1.97 s for every row; markdown-it (CommonMark, raw HTML off, linkify for bare
+URLs) 3.79 s rendering each of the 5,446 DISTINCT texts once, 35.91 s rendering every row.
+Measurably slower, so the vectorised subset stays (issue 16 item 4). Its safety is tested by
+property tests: no input produces a tag, an attribute or a link target other than
+``http(s)``/``mailto``.
 """
 
 from __future__ import annotations
