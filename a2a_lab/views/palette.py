@@ -23,7 +23,7 @@ __all__ = [
 ]
 
 #: Colour of any name a palette does not list.
-OTHER_COLOR = "#8c8c8c"
+OTHER_COLOR = "#757575"
 
 #: Event families (the part of ``type`` before the first dot).
 EVENT_FAMILY_COLORS: Mapping[str, str] = {
@@ -80,6 +80,6 @@ def color_of(palette: Mapping[str, str], name: str | None) -> str:
     Examples
     --------
     >>> color_of(OUTCOME_COLORS, "no_reply"), color_of(OUTCOME_COLORS, "something new")
-    ('#e45756', '#8c8c8c')
+    ('#e45756', '#757575')
     """
     return palette.get(name or "", OTHER_COLOR)
