@@ -66,6 +66,7 @@ __all__ = [
     "plots",
     "polars_schema",
     "question_answers",
+    "report",
     "rules",
     "runtime",
     "samples",
@@ -108,6 +109,7 @@ _LAZY_NAMES = {
     "graph_metrics": "a2a_lab.analysis.graph",
     "conversation_tree": "a2a_lab.analysis.graph",
     "write_graph": "a2a_lab.analysis.graph",
+    "report": "a2a_lab.views.report",
 }
 
 
