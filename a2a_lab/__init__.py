@@ -68,6 +68,7 @@ __all__ = [
     "plots",
     "polars_schema",
     "question_answers",
+    "report",
     "rules",
     "runtime",
     "samples",
@@ -136,6 +137,7 @@ _LAZY_NAMES = {
     "variants": "a2a_lab.analysis.pm",
     "to_ocel2": "a2a_lab.analysis.pm",
     "write_ocel2": "a2a_lab.analysis.pm",
+    "report": "a2a_lab.views.report",
 }
 
 

@@ -26,7 +26,7 @@ NOT_FRAME_FUNCTIONS = {
     "LogFollower", "RuleSet", "SimConfig", "WorkSessionsResult", "__version__", "conversation_tree",
     "graph_metrics", "interaction_graph", "main_agents_from_openclaw", "plots", "rules", "runtime",
     "samples", "schema", "sim", "simulate", "threads", "checks", "pm", "write_events", "write_graph",
-    "ingest", "IngestReport",
+    "ingest", "IngestReport", "report",
     "RULES", "calibrate", "fit_log", "compare", "to_epoch_ms", "to_node_link", "to_ocel2", "write_ocel2",
     "write_frame",
     # flatten's columns are the input's nested names joined ("data.fromAgent"): an export format

@@ -93,3 +93,50 @@ def test_export(conv: pl.DataFrame, tmp_path: Path, suffix: str) -> None:
     assert data.startswith(b"\x89PNG") if suffix == ".png" else b"<svg" in data[:200]
     with pytest.raises(ValueError):
         plots.save_chart(plots.outcome_bars(conv), tmp_path / "c.gif")
+
+
+# ---- fixed palettes, Korean in exports -----------------------------------------------------
+
+
+def _scale(spec: dict, channel: str) -> dict:
+    return spec["encoding"][channel]["scale"]
+
+
+def test_outcome_colours_do_not_depend_on_the_log(conv: pl.DataFrame) -> None:
+    from a2a_lab.views.palette import OUTCOME_COLORS
+
+    only_no_reply = conv.filter(pl.col("outcome") == "no_reply")
+    for frame in (conv, only_no_reply, conv.reverse()):
+        scale = _scale(plots.outcome_bars(frame).to_dict(), "color")
+        assert dict(zip(scale["domain"], scale["range"], strict=True)) == dict(OUTCOME_COLORS)
+
+
+def test_family_timeline_uses_the_family_palette(events: pl.DataFrame) -> None:
+    from a2a_lab.views.palette import EVENT_FAMILY_COLORS, OTHER_COLOR
+
+    extra = events.head(3).with_columns(pl.lit("brand_new.kind").alias("type"))
+    spec = plots.family_timeline(pl.concat([events, extra]), every="1d").to_dict()
+    colours = dict(zip(_scale(spec, "color")["domain"], _scale(spec, "color")["range"], strict=True))
+    assert {k: colours[k] for k in EVENT_FAMILY_COLORS} == dict(EVENT_FAMILY_COLORS)
+    assert colours["brand_new"] == OTHER_COLOR
+    data = pl.DataFrame(next(iter(spec["datasets"].values())))
+    timed = events.filter(pl.col("event_ms") > 0)
+    assert data["events"].sum() == timed.height + 3
+
+
+def test_findings_chart_counts_per_rule_and_severity(events: pl.DataFrame) -> None:
+    found = al.checks.check(events)
+    spec = plots.findings_chart(found).to_dict()
+    data = pl.DataFrame(next(iter(spec["datasets"].values())))
+    assert dict(zip(data["rule"], data["findings"], strict=True)) == dict(found.group_by("rule").len().iter_rows())
+
+
+def _title_png(text: str, tmp_path: Path) -> bytes:
+    chart = alt.Chart(pl.DataFrame({"x": [1]}), title=text).mark_point().encode(x="x:Q")
+    return plots.save_chart(chart, tmp_path / f"{abs(hash(text))}.png", scale=1).read_bytes()
+
+
+def test_korean_renders_as_glyphs_not_boxes_in_png(tmp_path: Path) -> None:
+    # missing glyphs all draw the same box: two different Korean titles would give equal images
+    assert _title_png("가나다라마 보고서", tmp_path) != _title_png("바사아자차 분석표", tmp_path)
+    assert plots.register_fonts().name == "NotoSansKR-Regular.otf"

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import html
 import re
 from typing import Any
 
@@ -14,6 +13,7 @@ from hypothesis import strategies as st
 import a2a_lab as al
 from a2a_lab.io import from_records
 from a2a_lab.reference.runtime.outcome import build_no_reply_outcome_message
+from a2a_lab.views.safe_html import NEUTRALIZED, escape_html
 from a2a_lab.views.threads import (
     MESSAGE_COLUMNS,
     markdown_html_expr,
@@ -241,6 +241,7 @@ LINK = '<a href="{0}" target="_blank" rel="noopener noreferrer">{1}</a>'
         ("(https://e.com/y)", "(" + LINK.format("https://e.com/y", "https://e.com/y") + ")"),
         ('https://e.com/"onclick="x', LINK.format("https://e.com/", "https://e.com/") + "&quot;onclick=&quot;x"),
         ("mail [me](mailto:a@b.c)", "mail " + LINK.format("mailto:a@b.c", "me")),
+        ("abc\u202edcba\u2066x\u2069 \x07", "abc⟨U+202E⟩dcba⟨U+2066⟩x⟨U+2069⟩ ⟨U+0007⟩"),
         ("hello there", "hello there"),
         ("", ""),
     ],
@@ -275,7 +276,8 @@ def test_markdown_never_emits_markup_of_its_input(text: str) -> None:
 
 @given(st.text(alphabet=st.characters(blacklist_characters="`*[\nh", blacklist_categories=("Cs",)), max_size=40))
 def test_plain_text_is_exactly_html_escaped(text: str) -> None:
-    assert render_markdown(text) == html.escape(text, quote=True)
+    assert render_markdown(text) == escape_html(text)  # html.escape after neutralising controls
+    assert not set(render_markdown(text)) & set(NEUTRALIZED)
 
 
 # ---- titles ------------------------------------------------------------------------------

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from a2a_lab.cli import _check, _conversations, _enrich, _events, _ingest, _load, _sessions
+from a2a_lab.cli import _check, _conversations, _enrich, _events, _ingest, _load, _report, _sessions
 
 REGISTRY = [
     _load.register,
@@ -10,4 +10,5 @@ REGISTRY = [
     _conversations.register,
     _check.register,
     _ingest.register,
+    _report.register,
 ]

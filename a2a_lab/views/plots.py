@@ -6,11 +6,23 @@ carry tooltips. Times are shown in a display time zone (default UTC, see
 :func:`set_display_timezone`): they are converted in Polars and handed to Vega-Lite as UTC
 wall-clock values, so a chart reads the same in every browser and in a PNG.
 
-All charts use the registered theme :data:`THEME` (enabled on import).
+All charts use the registered theme :data:`THEME` (enabled on import) and the fixed
+palettes of :mod:`a2a_lab.views.palette`: an event family, an exchange outcome or a finding
+severity has the same colour in every chart and every log (:func:`color_scale`).
+
+Exporting a chart safely: :func:`save_chart` writes ``.png``, ``.svg`` and ``.html``. Its
+HTML inlines the Vega runtime once (no CDN) and embeds the spec with
+:func:`~a2a_lab.views.safe_html.script_json`, so a message text such as
+``</script><script>…`` stays data. Altair's own ``chart.save("x.html")`` is outside the
+package: it loads Vega from a CDN and embeds the spec without escaping ``</script>``, so
+do not use it on log data. PNG and SVG exports render Korean with the Noto Sans KR font of
+the ``pylopdf-fonts-ko`` package, registered with vl-convert (:func:`register_fonts`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -18,16 +30,26 @@ import altair as alt
 import networkx as nx
 import polars as pl
 
+from a2a_lab.views.palette import EVENT_FAMILY_COLORS, OUTCOME_COLORS, SEVERITY_COLORS, OTHER_COLOR
+
 __all__ = [
     "MAX_ROWS",
     "THEME",
+    "EVENT_FAMILY_COLORS",
+    "OUTCOME_COLORS",
+    "SEVERITY_COLORS",
     "category_bars",
+    "color_scale",
     "dfg_chart",
     "display_timezone",
+    "family_timeline",
+    "findings_chart",
     "graph_chart",
     "latency_by_pair",
     "outcome_bars",
     "pair_heatmap",
+    "quantile_comparison",
+    "register_fonts",
     "save_chart",
     "set_display_timezone",
     "swimlane",
@@ -38,12 +60,6 @@ MAX_ROWS = 5_000
 #: Name of the registered Altair theme.
 THEME = "a2a_lab"
 
-_OUTCOME_COLORS = {
-    "replied": "#4c78a8",
-    "no_reply": "#e45756",
-    "concurrency_blocked": "#f58518",
-    "incomplete": "#9d9d9d",
-}
 _DISPLAY_TZ = ["UTC"]
 
 
@@ -58,6 +74,16 @@ def _theme() -> alt.theme.ThemeConfig:
             "range": {"category": {"scheme": "tableau10"}},
         }
     }
+
+
+def color_scale(palette: Mapping[str, str], present: list[str] | None = None) -> alt.Scale:
+    """A categorical scale with the fixed colours of ``palette`` (:mod:`~a2a_lab.views.palette`).
+
+    Names in ``present`` that the palette does not list are appended with
+    :data:`~a2a_lab.views.palette.OTHER_COLOR`, so a new name never shifts the others.
+    """
+    extra = sorted(set(present or ()) - set(palette))
+    return alt.Scale(domain=[*palette, *extra], range=[*palette.values(), *([OTHER_COLOR] * len(extra))])
 
 
 def set_display_timezone(tz: str) -> None:
@@ -201,7 +227,7 @@ def outcome_bars(conversations: pl.DataFrame, *, by: str = "to_agent") -> alt.Ch
         .encode(
             y=alt.Y(f"{by}:N", sort="-x", title=None),
             x=alt.X("exchanges:Q", stack=True),
-            color=alt.Color("outcome:N", scale=alt.Scale(domain=list(_OUTCOME_COLORS), range=list(_OUTCOME_COLORS.values()))),
+            color=alt.Color("outcome:N", scale=color_scale(OUTCOME_COLORS, data["outcome"].drop_nulls().to_list())),
             tooltip=[f"{by}:N", "outcome:N", "exchanges:Q"],
         )
     )
@@ -314,16 +340,112 @@ def dfg_chart(dfg: pl.DataFrame, *, min_count: int = 1, title: str = "Directly-f
     return (cells + text).properties(width=alt.Step(34), height=alt.Step(22))
 
 
-def save_chart(chart: alt.TopLevelMixin, path: str | Path, *, scale: float = 2.0) -> Path:
-    """Write a chart as ``.png`` or ``.svg`` (via vl-convert), chosen by the suffix."""
+def family_timeline(events: pl.DataFrame | pl.LazyFrame, *, every: str = "1h", tz: str | None = None) -> alt.Chart:
+    """Events per event family (``type`` before the first dot) per ``every``, stacked.
+
+    Each family has its fixed colour (:data:`EVENT_FAMILY_COLORS`); events without a usable
+    time (``event_ms`` 0) are left out.
+    """
+    tz = tz or display_timezone()
+    counts = (
+        events.lazy()
+        .filter(pl.col("event_ms") > 0)
+        .with_columns(
+            pl.col("type").str.split(".").list.first().alias("family"),
+            pl.col("event_time").dt.convert_time_zone(tz).dt.truncate(every).alias("bucket"),
+        )
+        .group_by("bucket", "family")
+        .len("events")
+        .sort("bucket", "family")
+        .collect()
+    )
+    data = _guard(counts.with_columns(*_wall_clock("bucket", tz, "t")).drop("bucket"), "family_timeline")
+    return (
+        alt.Chart(data, title=f"Events per family and {every} ({tz})")
+        .mark_bar()
+        .encode(
+            x=alt.X("t:T", title=f"time ({tz})", scale=alt.Scale(type="utc")),
+            y=alt.Y("events:Q", stack=True),
+            color=alt.Color("family:N", scale=color_scale(EVENT_FAMILY_COLORS, data["family"].to_list())),
+            tooltip=["family:N", alt.Tooltip("t_label:N", title="from"), "events:Q"],
+        )
+    )
+
+
+def findings_chart(findings: pl.DataFrame) -> alt.Chart:
+    """Findings per rule of :func:`a2a_lab.analysis.checks.check`, coloured by severity."""
+    data = _guard(
+        findings.group_by("rule", "severity").len("findings").sort("findings", "rule", descending=[True, False]),
+        "findings_chart",
+    )
+    return (
+        alt.Chart(data, title="Log-health findings per rule")
+        .mark_bar()
+        .encode(
+            y=alt.Y("rule:N", sort="-x", title=None),
+            x=alt.X("findings:Q"),
+            color=alt.Color("severity:N", scale=color_scale(SEVERITY_COLORS, data["severity"].to_list())),
+            tooltip=["rule:N", "severity:N", "findings:Q"],
+        )
+    )
+
+
+def quantile_comparison(quantiles: pl.DataFrame, *, title: str = "Simulated vs observed") -> alt.Chart:
+    """Quantiles side by side: rows ``measure, quantile, source`` (observed / simulated), ``value``.
+
+    One panel per measure (independent scales), the quantile on x, one line per source.
+    """
+    data = _guard(quantiles, "quantile_comparison")
+    return (
+        alt.Chart(data, title=title)
+        .mark_line(point=True)
+        .encode(
+            x=alt.X("quantile:Q", title="quantile", scale=alt.Scale(domain=[0, 1])),
+            y=alt.Y("value:Q", title=None),
+            color=alt.Color("source:N", scale=alt.Scale(domain=["observed", "simulated"], range=["#4c78a8", "#f58518"])),
+            tooltip=["measure:N", "source:N", "quantile:Q", alt.Tooltip("value:Q", format=".3g")],
+        )
+        .properties(width=220, height=160)
+        .facet(facet=alt.Facet("measure:N", title=None), columns=3)
+        .resolve_scale(y="independent")
+    )
+
+
+@lru_cache(maxsize=1)
+def register_fonts() -> Path:
+    """Register Noto Sans KR (package ``pylopdf-fonts-ko``) with vl-convert, once per process.
+
+    vl-convert falls back to a registered font for characters the chart's font lacks, so
+    Korean labels render in PNG and SVG exports instead of empty boxes. Returns the font file.
+    """
+    import pylopdf_fonts_ko
     import vl_convert as vlc
 
+    font = Path(pylopdf_fonts_ko.sans_path())
+    vlc.register_font_directory(str(font.parent))
+    return font
+
+
+def save_chart(chart: alt.TopLevelMixin, path: str | Path, *, scale: float = 2.0) -> Path:
+    """Write a chart as ``.png``, ``.svg`` (via vl-convert) or a self-contained ``.html``.
+
+    The HTML opens offline: one inlined copy of the Vega runtime, the spec embedded with
+    every ``<``, ``>`` and ``&`` escaped (see the module docstring), a PNG fallback where
+    scripts are off.
+    """
+    import vl_convert as vlc
+
+    from a2a_lab.views.embed import chart_page
+
+    register_fonts()
     out = Path(path)
     spec: Any = chart.to_json()
     if out.suffix == ".png":
         out.write_bytes(vlc.vegalite_to_png(spec, scale=scale))
     elif out.suffix == ".svg":
         out.write_text(vlc.vegalite_to_svg(spec), encoding="utf-8")
+    elif out.suffix == ".html":
+        out.write_text(chart_page(chart), encoding="utf-8")
     else:
-        raise ValueError(f"unknown image format {out.suffix!r}: use .png or .svg")
+        raise ValueError(f"unknown chart format {out.suffix!r}: use .png, .svg or .html")
     return out

@@ -1,0 +1,116 @@
+"""``a2a-lab report SOURCE -o report.html``: one offline HTML file of a log (issue 15)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from a2a_lab.cli._common import CliError
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "report",
+        help="write a shareable, offline HTML report of a log",
+        description=(
+            "Write one self-contained HTML file (no network needed to open it): overview, work "
+            "sessions with search and filters, conversations, interaction graph, log health and, "
+            "with --sim, a comparison with a simulator run."
+        ),
+    )
+    p.add_argument("source", help="an NDJSON file, a glob, or a log directory")
+    p.add_argument("-o", "--output", required=True, metavar="FILE", help="the HTML file to write")
+    p.add_argument("--since", metavar="TIME", help="keep events at or after TIME (ISO time or epoch ms; naive = UTC)")
+    p.add_argument("--until", metavar="TIME", help="keep events before TIME (ISO time or epoch ms; naive = UTC)")
+    p.add_argument("--tz", default="UTC", metavar="ZONE", help="IANA time zone of every time shown (default UTC)")
+    p.add_argument("--title", metavar="TEXT", help="the page title")
+    p.add_argument("--sim", metavar="CONFIG", help="a SimConfig JSON file: adds the twin comparison")
+    p.add_argument("--seed", type=int, default=1, help="seed of the simulator run (default 1)")
+    p.add_argument("--max-sessions", type=int, default=30, metavar="N", help="work sessions shown (default 30)")
+    p.add_argument("--max-messages", type=int, default=200, metavar="N",
+                   help="messages shown per work session (default 200)")
+    p.add_argument("--discord-users", metavar="FILE",
+                   help='a JSON object {"<discord user id>": "<name>"} to resolve <@id> mentions')
+    p.set_defaults(func=run)
+
+
+def _discord_users(path: str | None) -> dict[str, str] | None:
+    """The ``--discord-users`` mapping; a file that is not a JSON object of strings is an error."""
+    import json
+
+    if path is None:
+        return None
+    try:
+        users = json.loads(Path(path).read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise CliError(f"--discord-users: cannot read {path}: {exc.strerror or exc}") from None
+    except ValueError as exc:
+        raise CliError(f"--discord-users: {path} is not JSON: {exc}") from None
+    if not isinstance(users, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in users.items()):
+        raise CliError(f"--discord-users: {path} must hold a JSON object of strings (user id to name)")
+    return users
+
+
+def _instant(value: str | None) -> str | float | None:
+    """A CLI time: epoch ms when it is a number, else the ISO text (checked by the report)."""
+    if value is None:
+        return None
+    try:
+        return float(value)
+    except ValueError:
+        return value
+
+
+def run(args: argparse.Namespace) -> int:
+    import pydantic
+
+    from a2a_lab.cli._source import load_source
+    from a2a_lab.views.report import report
+    from a2a_lab.views.report._data import check_tz, instant_ms
+
+    out = Path(args.output)
+    try:  # the options are checked before a long load
+        check_tz(args.tz)
+        instant_ms(_instant(args.since), "--since")
+        instant_ms(_instant(args.until), "--until")
+    except ValueError as exc:
+        raise CliError(str(exc)) from None
+    if not out.parent.is_dir():
+        raise CliError(f"--output: directory {str(out.parent)!r} does not exist")
+    if args.sim is not None and not Path(args.sim).is_file():
+        raise CliError(f"--sim: no such file {args.sim!r}")
+    users = _discord_users(args.discord_users)
+    loaded = load_source(args.source)
+    try:
+        result = report(
+            loaded,
+            since=_instant(args.since),
+            until=_instant(args.until),
+            tz=args.tz,
+            title=args.title or f"A2A log report: {args.source}",
+            sim=args.sim,
+            seed=args.seed,
+            max_sessions=args.max_sessions,
+            max_messages=args.max_messages,
+            discord_users=users,
+        )
+    except pydantic.ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(map(str, first["loc"])) or "(root)"
+        raise CliError(f"--sim {args.sim}: {where}: {first['msg']}") from None
+    except ValueError as exc:
+        raise CliError(" ".join(str(exc).split())) from None
+    except OSError as exc:
+        raise CliError(f"{exc.filename or args.sim}: {exc.strerror or exc}") from None
+    try:
+        result.write(out)
+    except OSError as exc:
+        raise CliError(f"cannot write {out}: {exc.strerror or exc}") from None
+    f = result.figures
+    print(
+        f"{out}: {len(result.html.encode('utf-8')):,} bytes · {f['events']:,} events, {f['sessions']:,} work sessions, "
+        f"{f['exchanges']:,} exchanges, {f['findings']:,} findings",
+        file=sys.stderr,
+    )
+    return 0

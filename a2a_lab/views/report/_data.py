@@ -1,0 +1,252 @@
+"""The figures and frames a report shows, computed once with the library's public functions.
+
+Everything is aggregated in Polars here; the section renderers only format what this
+module returns. Column names of the analysis frames are read in one place each, so the
+snake_case rename of the analysis layer is a local edit.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from a2a_lab.analysis.checks import SEVERITIES, check, replay_guard
+from a2a_lab.analysis.conversations import conversations, pair_stats
+from a2a_lab.enrich import enrich
+from a2a_lab.io import LoadResult
+from a2a_lab.sessions import WorkSessionsResult, work_sessions
+
+__all__ = ["GUARDS", "ReportData", "Twin", "check_tz", "collect", "instant_ms"]
+
+#: The safety limits replayed in the log-health section: (name, limit, window s, replay options).
+GUARDS: tuple[tuple[str, int, float, dict[str, Any]], ...] = (
+    ("loop guard", 6, 60.0, {}),
+    ("collaborate limit", 10, 300.0, {"types": ("a2a.send",), "ping_pong_only": False}),
+)
+#: Quantiles of the twin comparison.
+TWIN_QUANTILES: tuple[float, ...] = (0.1, 0.25, 0.5, 0.75, 0.9, 0.95, 0.99)
+
+
+def check_tz(tz: str) -> str:
+    """``tz`` if it is an IANA time zone Polars knows, else ValueError naming it."""
+    try:
+        pl.select(pl.lit(0).cast(pl.Datetime("ms", "UTC")).dt.convert_time_zone(tz))
+    except (pl.exceptions.ComputeError, pl.exceptions.InvalidOperationError):
+        raise ValueError(f"tz: unknown time zone {tz!r} (an IANA name such as Asia/Seoul)") from None
+    return tz
+
+
+def instant_ms(value: str | int | float | datetime | None, name: str) -> float | None:
+    """An instant as epoch ms: an ISO string, a datetime or epoch ms; naive means UTC.
+
+    Raises
+    ------
+    ValueError
+        Naming ``name`` when the value is not an instant.
+    """
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        raise ValueError(f"{name}: expected an ISO time, a datetime or epoch ms, not {value!r}")
+    if isinstance(value, int | float):
+        if value != value or value in (float("inf"), float("-inf")):
+            raise ValueError(f"{name}: {value!r} is not a finite epoch ms")
+        return float(value)
+    if isinstance(value, str):
+        text = value.strip()
+        try:
+            value = datetime.fromisoformat(text.replace("Z", "+00:00") if text.endswith("Z") else text)
+        except ValueError:
+            raise ValueError(f"{name}: {text!r} is not an ISO time (e.g. 2026-02-19T11:20:00Z)") from None
+    if isinstance(value, datetime):
+        aware = value if value.tzinfo is not None else value.replace(tzinfo=timezone.utc)
+        return aware.timestamp() * 1000.0
+    raise ValueError(f"{name}: expected an ISO time, a datetime or epoch ms, not {type(value).__name__}")
+
+
+@dataclass(frozen=True)
+class Twin:
+    """A simulated run beside the observed log: quantiles of both, long format."""
+
+    config_name: str
+    seed: int
+    quantiles: pl.DataFrame  # measure, quantile, source, value
+    rates: pl.DataFrame  # measure, observed, simulated
+
+
+@dataclass(frozen=True)
+class ReportData:
+    """What the report shows (all frames collected, all figures plain Python numbers)."""
+
+    source: str
+    tz: str
+    since_ms: float | None
+    until_ms: float | None
+    now_ms: float
+    load: LoadResult
+    events: pl.DataFrame
+    enriched: pl.DataFrame
+    sessions: WorkSessionsResult
+    conversations: pl.DataFrame
+    pairs: pl.DataFrame
+    findings: pl.DataFrame
+    guards: pl.DataFrame  # name, limit, window_s, counted, blocked, pairs
+    twin: Twin | None
+    figures: dict[str, Any] = field(default_factory=dict)
+
+
+def _agents(enriched: pl.DataFrame) -> list[str]:
+    names = pl.concat(
+        [enriched.get_column(c).cast(pl.String) for c in ("from_agent", "to_agent", "agent_id")]
+    )
+    return sorted(names.drop_nulls().filter(names.drop_nulls() != "unknown").unique().to_list())
+
+
+def _guards(events: pl.DataFrame) -> pl.DataFrame:
+    rows = []
+    for name, limit, window_s, options in GUARDS:
+        rep = replay_guard(events, limit=limit, window_s=window_s, **options)
+        blocked = rep.filter(pl.col("blocked"))
+        rows.append(
+            {
+                "name": name,
+                "limit": limit,
+                "window_s": window_s,
+                "counted": rep.height,
+                "blocked": blocked.height,
+                "pairs": blocked["pair"].n_unique(),
+            }
+        )
+    return pl.DataFrame(
+        rows,
+        schema={"name": pl.String, "limit": pl.Int64, "window_s": pl.Float64, "counted": pl.Int64,
+                "blocked": pl.Int64, "pairs": pl.Int64},
+    )
+
+
+def _measures(conv: pl.DataFrame) -> pl.DataFrame:
+    """Per exchange the measures compared with a twin: first reply (s) and turns."""
+    return conv.select(
+        pl.col("first_reply_s").alias("first reply (s)"),
+        pl.col("turns").cast(pl.Float64).alias("turns"),
+    )
+
+
+def _quantiles(conv: pl.DataFrame, source: str) -> pl.DataFrame:
+    measures = _measures(conv)
+    return pl.DataFrame(
+        [
+            {"measure": m, "quantile": q, "source": source, "value": measures[m].drop_nulls().quantile(q, "linear")}
+            for m in measures.columns
+            for q in TWIN_QUANTILES
+        ],
+        schema={"measure": pl.String, "quantile": pl.Float64, "source": pl.String, "value": pl.Float64},
+    )
+
+
+def _rates(conv: pl.DataFrame, hours: float) -> dict[str, float | None]:
+    n = conv.height
+    outcome = conv["outcome"]
+    return {
+        "exchanges per hour": n / hours if hours > 0 else None,
+        "no-reply rate": float((outcome == "no_reply").sum()) / n if n else None,
+        "blocked rate": float((outcome == "concurrency_blocked").sum()) / n if n else None,
+        "retries per exchange": float(conv["retries"].sum()) / n if n else None,
+    }
+
+
+def _span_hours(events: pl.DataFrame) -> float:
+    timed = events.filter(pl.col("event_ms") > 0)["event_ms"]
+    return float(timed.max() - timed.min()) / 3_600_000 if timed.len() > 1 else 0.0
+
+
+def _twin(sim: Any, seed: int, observed: pl.DataFrame, observed_hours: float) -> Twin:
+    from a2a_lab.sim import SimConfig, simulate
+
+    if isinstance(sim, SimConfig):
+        config, name = sim, "SimConfig"
+    else:
+        path = Path(sim)
+        config, name = SimConfig.model_validate_json(path.read_text(encoding="utf-8")), path.name
+    simulated_events = simulate(config, seed=seed).events
+    simulated = conversations(enrich(simulated_events))
+    quantiles = pl.concat([_quantiles(observed, "observed"), _quantiles(simulated, "simulated")])
+    obs, sim_rates = _rates(observed, observed_hours), _rates(simulated, _span_hours(simulated_events))
+    rates = pl.DataFrame(
+        [{"measure": k, "observed": obs[k], "simulated": sim_rates[k]} for k in obs],
+        schema={"measure": pl.String, "observed": pl.Float64, "simulated": pl.Float64},
+    )
+    return Twin(config_name=name, seed=seed, quantiles=quantiles, rates=rates)
+
+
+def collect(
+    loaded: LoadResult,
+    *,
+    source: str,
+    since: str | int | float | datetime | None,
+    until: str | int | float | datetime | None,
+    tz: str,
+    now: str | int | float | datetime | None,
+    sim: Any,
+    seed: int,
+) -> ReportData:
+    """Compute everything the report shows (see :func:`a2a_lab.views.report.report`)."""
+    check_tz(tz)
+    since_ms, until_ms = instant_ms(since, "since"), instant_ms(until, "until")
+    if since_ms is not None and until_ms is not None and until_ms < since_ms:
+        raise ValueError("until: it lies before since")
+    events = loaded.events
+    if since_ms is not None:
+        events = events.filter(pl.col("event_ms") >= since_ms)
+    if until_ms is not None:
+        events = events.filter(pl.col("event_ms") < until_ms)
+    enriched = enrich(events)
+    last = events["event_ms"].max() if events.height else None
+    now_ms = instant_ms(now, "now")
+    if now_ms is None:
+        # the report describes the log as of its last event, so the same log gives the same report
+        now_ms = float(last) if last is not None else 0.0
+    sessions = work_sessions(enriched, now=now_ms, unassigned=True)
+    conv = conversations(enriched)
+    pairs = pair_stats(conv)
+    findings = check(events, now=now_ms)
+    hours = _span_hours(events)
+    twin = None if sim is None else _twin(sim, seed, conv, hours)
+    timed = events.filter(pl.col("event_ms") > 0)
+    severity_counts = dict(findings.group_by("severity").len().iter_rows())
+    figures: dict[str, Any] = {
+        "events": events.height,
+        "agents": len(_agents(enriched)),
+        # the events without a work session form a pseudo-session row: not counted
+        "sessions": int(sessions.sessions["work_session_id"].is_not_null().sum()),
+        "exchanges": conv.height,
+        "rejects": loaded.report.rejects.height,
+        "warnings": loaded.report.warnings,
+        "blank": loaded.report.total_blank,
+        "findings": findings.height,
+        **{f"findings_{s}": int(severity_counts.get(s, 0)) for s in SEVERITIES},
+        "first_ms": None if timed.height == 0 else float(timed["event_ms"].min()),
+        "last_ms": None if timed.height == 0 else float(timed["event_ms"].max()),
+        "untimed": events.height - timed.height,
+    }
+    return ReportData(
+        source=source,
+        tz=tz,
+        since_ms=since_ms,
+        until_ms=until_ms,
+        now_ms=now_ms,
+        load=loaded,
+        events=events,
+        enriched=enriched,
+        sessions=sessions,
+        conversations=conv,
+        pairs=pairs,
+        findings=findings,
+        guards=_guards(events),
+        twin=twin,
+        figures=figures,
+    )
