@@ -48,6 +48,7 @@ from a2a_lab._frames import narrow
 from a2a_lab.reference.jsstr import js_string_expr, js_trim_expr
 from a2a_lab.reference.runtime.intent import INTENT_RULES_V1, PAYLOAD_INTENTS, IntentRules
 from a2a_lab.reference.runtime.outcome import LEGACY_NO_REPLY_TEXT, NO_REPLY_TEXT, REASON_TEXTS
+from a2a_lab.reference.runtime.termination import TERMINATION_REASONS
 
 __all__ = [
     "EXCHANGE_FIELDS",
@@ -56,6 +57,7 @@ __all__ = [
     "GATE_TIMEOUT_MS",
     "MAX_WAIT_MS",
     "TO_AGENT",
+    "TURN_TIMEOUT_MS",
     "exchange_events",
     "from_agent_expr",
     "intent_expr",
@@ -76,6 +78,11 @@ TO_AGENT: Final = "toAgent"
 GATE_TIMEOUT_MS: Final = 30_000.0
 #: The requester waits this long for the target's run (runtime §2).
 MAX_WAIT_MS: Final = 300_000.0
+#: A ping-pong turn that takes longer times out and ends the loop (runtime §2.4).
+TURN_TIMEOUT_MS: Final = 120_000.0
+#: Reasons a ping-pong turn's own reply gives (the three checks of runtime §3); the others
+#: end the loop without a turn event, on the complete only.
+_REPLY_REASONS: Final = TERMINATION_REASONS[:3]
 #: Clock slack of the log: a refusal or a timeout may be logged this much late.
 _SLACK_MS: Final = 1_000.0
 
@@ -392,6 +399,35 @@ def _rank_match(
     )
 
 
+def _rank_match_within(
+    events: pl.DataFrame, cands: pl.DataFrame, group: list[str], ev_order: list[str], cand_order: list[str],
+    ready: str, window_ms: float, rounds: int = 64,
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """:func:`_rank_match` where a candidate's event must come within ``window_ms`` of its
+    ``ready``: a candidate whose paired event comes later got none (it timed out), so it
+    is dropped and the group paired again, first such candidate of each group first.
+
+    Returns the pairs and the dropped candidates (``group`` columns, ``exchange``, ``ready``).
+    """
+    dropped: list[pl.DataFrame] = []
+    keep = cands
+    for _ in range(rounds):
+        if events.height == 0 or keep.height == 0:
+            break
+        ev = _rank(events, group, ev_order).select(*group, "_r", "event_ms")
+        ca = _rank(keep, group, cand_order)
+        pair = ca.join(ev, on=[*group, "_r"], how="inner", nulls_equal=True)
+        late = pair.filter(pl.col("event_ms") > pl.col(ready) + window_ms)
+        if late.height == 0:
+            break
+        first_late = late.sort("_r").group_by(group, maintain_order=True).agg(pl.col("exchange").first())
+        gone = keep.join(first_late, on=[*group, "exchange"], how="semi", nulls_equal=True)
+        dropped.append(gone)
+        keep = keep.join(first_late, on=[*group, "exchange"], how="anti", nulls_equal=True)
+    gone_all = pl.concat(dropped) if dropped else cands.clear()
+    return _rank_match(events, keep, group, ev_order, cand_order, ready), gone_all
+
+
 def exchange_events(
     events: pl.DataFrame | pl.LazyFrame, *, intent_rules: IntentRules = INTENT_RULES_V1
 ) -> pl.LazyFrame:
@@ -510,7 +546,9 @@ def exchange_events(
             pl.when("_u_max").then(pl.col("_max")).alias("_k_max"),
         )
         keys = [*_DIR, "_k_intent", "_k_type", "_k_max"]
-        matched = _rank_match(at, c, keys, ["event_ms", "_seq"], ["_ready", "exchange"], "_ready")
+        matched, _ = _rank_match_within(
+            at, c, keys, ["event_ms", "_seq"], ["_ready", "exchange"], "_ready", TURN_TIMEOUT_MS + _SLACK_MS
+        )
         turn_rows.append(matched)
         nxt = matched.join(at.select("_seq", "event_ms", "_max", "_term", *_DIR), on="_seq").join(
             x, on=[*_DIR, "exchange"], nulls_equal=True
@@ -528,18 +566,49 @@ def exchange_events(
         _D.struct.field("concurrencyBlocked").fill_null(False).alias("_conc"),
         _D.struct.field("actualTurns").alias("_actual"),
     )
-    last_turn = turn_match.join(ex.select("_seq", *_DIR, "event_ms"), on="_seq").group_by(*_DIR, "exchange").agg(
-        pl.col("event_ms").max().alias("_last_turn"), pl.len().cast(pl.Float64).alias("_turns"),
+    last_turn = (
+        turn_match.join(turns.select("_seq", *_DIR, "event_ms", "_term", "_max"), on="_seq")
+        .sort("event_ms", "_seq")
+        .group_by(*_DIR, "exchange")
+        .agg(
+            pl.col("event_ms").last().alias("_last_turn"), pl.len().cast(pl.Float64).alias("_turns"),
+            pl.col("_term").last().alias("_last_term"), pl.col("_max").last().alias("_last_max"),
+        )
     )
-    ready = outcome_of.join(last_turn, on=[*_DIR, "exchange"], how="left", nulls_equal=True).with_columns(
-        pl.max_horizontal("event_ms", "_last_turn").alias("_ready"), pl.col("_turns").fill_null(0.0),
+    ready = (
+        outcome_of.join(last_turn, on=[*_DIR, "exchange"], how="left", nulls_equal=True)
+        .join(x.select(*_DIR, "exchange", "_intent"), on=[*_DIR, "exchange"], how="left", nulls_equal=True)
+        .with_columns(
+            pl.max_horizontal("event_ms", "_last_turn").alias("_ready"), pl.col("_turns").fill_null(0.0),
+        )
+        .with_columns(
+            # the loop still expected a turn: it ended by a timeout, an error or a skip
+            (
+                pl.col("_last_term").is_null()
+                & pl.when(pl.col("_turns") == 0)
+                .then(suggested_turns_expr(pl.col("_intent"), intent_rules).fill_null(-1) != 0)
+                .otherwise(pl.col("_last_max").is_null() | (pl.col("_turns") < pl.col("_last_max")))
+            ).alias("_pending"),
+        )
     )
     conc = completes.filter("_conc")
     gate_refused = ready.filter(pl.col("_kind") == "blocked")
     m_conc = _rank_match(conc, gate_refused, _DIR, ["event_ms", "_seq"], ["_ready", "exchange"], "_ready")
-    counted = completes.filter(~pl.col("_conc") & pl.col("_actual").is_not_null())
+    term = _text("terminationReason")
+    counted = completes.filter(~pl.col("_conc") & pl.col("_actual").is_not_null()).with_columns(
+        pl.when(term.is_in(list(_REPLY_REASONS))).then(term).alias("_last_term"),
+        (
+            ~term.is_in(list(_REPLY_REASONS)).fill_null(False)
+            & pl.when(_D.struct.field("effectiveTurns").is_not_null())
+            .then(pl.col("_actual") < _D.struct.field("effectiveTurns"))
+            .otherwise(term.is_not_null())
+        ).alias("_pending"),
+    )
     with_turns = ready.filter(pl.col("_kind") == "reply").rename({"_turns": "_actual"})
-    m_turns = _rank_match(counted, with_turns, [*_DIR, "_actual"], ["event_ms", "_seq"], ["_ready", "exchange"], "_ready")
+    m_turns, _ = _rank_match_within(
+        counted, with_turns, [*_DIR, "_actual", "_last_term", "_pending"], ["event_ms", "_seq"],
+        ["_ready", "exchange"], "_ready", TURN_TIMEOUT_MS + GATE_TIMEOUT_MS + _SLACK_MS,
+    )
     done = pl.concat([m_conc, m_turns])
     # a direction whose completes count turns closes its replied exchanges only with those
     counting = counted.select(_DIR).unique().with_columns(pl.lit(True).alias("_counting"))
@@ -564,8 +633,8 @@ def _place(ex: pl.DataFrame, x: pl.DataFrame, placed: list[pl.DataFrame]) -> pl.
     missing = out.filter(pl.col("exchange").is_null()).drop("exchange", "_amb").sort("event_ms")
     if missing.height:
         # no rule placed it: the latest send before it (ties: the send is logged first)
-        fallback = missing.join_asof(
-            x.select(*_DIR, "exchange", "_send_ms").sort("_send_ms"), left_on="event_ms", right_on="_send_ms",
+        fallback = missing.sort(*_DIR, "event_ms").join_asof(
+            x.select(*_DIR, "exchange", "_send_ms").sort(*_DIR, "_send_ms"), left_on="event_ms", right_on="_send_ms",
             by=_DIR, strategy="backward",
         ).with_columns(
             pl.col("exchange").fill_null(0),
