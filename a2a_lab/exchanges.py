@@ -620,7 +620,18 @@ def exchange_events(
     )
     rest = completes.join(done.select("_seq"), on="_seq", how="anti")
     m_rest = _rank_match(rest, rest_cand, _DIR, ["event_ms", "_seq"], ["_ready", "exchange"], "_ready")
-    placed += [m_conc, m_turns, m_rest]
+    # second chance: a complete no rule placed closes an exchange of its direction that has
+    # none, in order; the log did not say which, so both are ambiguous
+    closed = pl.concat([m_conc, m_turns, m_rest])
+    left = completes.join(closed.select("_seq"), on="_seq", how="anti")
+    open_ends = ready.join(
+        closed.select("exchange", "_seq").join(ex.select("_seq", *_DIR), on="_seq"), on=[*_DIR, "exchange"],
+        how="anti", nulls_equal=True,
+    )
+    m_left = _rank_match(left, open_ends, _DIR, ["event_ms", "_seq"], ["_ready", "exchange"], "_ready").with_columns(
+        pl.lit(True).alias("_amb")
+    )
+    placed += [m_conc, m_turns, m_rest, m_left]
 
     return _place(ex, x, placed)
 
@@ -635,7 +646,7 @@ def _place(ex: pl.DataFrame, x: pl.DataFrame, placed: list[pl.DataFrame]) -> pl.
         # no rule placed it: the latest send before it (ties: the send is logged first)
         fallback = missing.sort(*_DIR, "event_ms").join_asof(
             x.select(*_DIR, "exchange", "_send_ms").sort(*_DIR, "_send_ms"), left_on="event_ms", right_on="_send_ms",
-            by=_DIR, strategy="backward",
+            by=_DIR, strategy="backward", check_sortedness=False,
         ).with_columns(
             pl.col("exchange").fill_null(0),
             # an orphan before the first send is plain; anything else is a guess

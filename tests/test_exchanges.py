@@ -1,0 +1,144 @@
+"""Exchange reconstruction on real-shaped logs (issue 11 items 1-2): one place reads an
+event the reference's way, and overlapping exchanges under one conversation id are told
+apart with what the log carries."""
+
+from __future__ import annotations
+
+import polars as pl
+import pytest
+
+import a2a_lab as al
+from a2a_lab import sim
+from a2a_lab.analysis import checks
+from a2a_lab.analysis.conversations import conversations
+from a2a_lab.exchanges import exchange_events, from_agent_expr, to_agent_expr
+from a2a_lab.io import from_records
+from a2a_lab.sim import sweep
+
+from exchange_truth import compare
+
+T0 = 1_771_500_000_000
+
+
+def ev(ms: int, type_: str, frm: str, to: str, conv: str = "c1", **data: object) -> dict:
+    return {"type": type_, "agentId": frm, "ts": T0 + ms,
+            "data": {"conversationId": conv, "fromAgent": frm, "toAgent": to, **data}}
+
+
+# ---- one place for the agents (rules §3) ------------------------------------------------
+
+def test_blank_agent_id_resolves_the_same_everywhere() -> None:
+    events = from_records([
+        {"type": "a2a.send", "agentId": "  ", "ts": T0, "data": {"conversationId": "c", "toAgent": "eden"}},
+        {"type": "a2a.send", "agentId": "ruda", "ts": T0 + 1, "data": {"conversationId": "c", "toAgent": "eden"}},
+    ])
+    resolved = events.select(from_agent_expr(), to_agent_expr()).rows()
+    assert resolved == [(None, "eden"), ("ruda", "eden")]
+    assert al.enrich(events).select("fromAgent", "toAgent").rows() == resolved
+    # the loop-guard replay counts no pair "::eden" for the blank agent
+    assert checks.replay_guard(events)["pair"].to_list() == ["eden::ruda"]
+
+
+# ---- overlapping exchanges under one id ---------------------------------------------------
+
+def test_fifo_reply_order_decides_when_exchanges_overlap() -> None:
+    # two sends, then both replies: the target's session runs them first come first served
+    out = conversations(from_records([
+        ev(0, "a2a.send", "a", "b", runId="r1", message="알림: 공유합니다"),
+        ev(1_000, "a2a.send", "a", "b", runId="r2", message="알림: 공유합니다"),
+        ev(5_000, "a2a.response", "b", "a", replyPreview="one"),
+        ev(5_000, "a2a.complete", "a", "b", actualTurns=0, effectiveTurns=0),
+        ev(9_000, "a2a.response", "b", "a", replyPreview="two"),
+        ev(9_000, "a2a.complete", "a", "b", actualTurns=0, effectiveTurns=0),
+    ])).sort("exchange")
+    assert out.select("runId", "firstReplyMs", "outcome", "ambiguous").rows() == [
+        ("r1", 5000.0, "replied", False), ("r2", 8000.0, "replied", False)]
+
+
+def test_gate_refusal_is_matched_by_its_30_s_timing() -> None:
+    # the second send is refused by the gate 30 s later, while the first is still running
+    out = conversations(from_records([
+        ev(0, "a2a.send", "a", "b", runId="r1", message="[NOTIFICATION] 배포 끝"),
+        ev(10_000, "a2a.send", "a", "b", runId="r2", message="[NOTIFICATION] 롤백"),
+        ev(40_000, "a2a.response", "a", "b", outcome="blocked"),
+        ev(40_000, "a2a.complete", "a", "b", concurrencyBlocked=True, announced=False),
+        ev(60_000, "a2a.response", "b", "a", replyPreview="done"),
+        ev(60_000, "a2a.complete", "a", "b", actualTurns=0, effectiveTurns=0),
+    ])).sort("exchange")
+    assert out.select("runId", "outcome", "firstReplyMs").rows() == [
+        ("r1", "replied", 60000.0), ("r2", "concurrency_blocked", None)]
+
+
+def test_retry_follows_its_run_id() -> None:
+    ex = exchange_events(from_records([
+        ev(0, "a2a.send", "a", "b", runId="r1"),
+        ev(1_000, "a2a.send", "a", "b", runId="r2"),
+        ev(2_000, "a2a.retry", "a", "b", runId="r1", attempt=0),
+    ])).collect()
+    assert ex.filter(pl.col("type") == "a2a.retry")["exchange"].to_list() == [1]
+
+
+def test_turns_follow_their_own_exchange() -> None:
+    # exchange 1's turn 1 comes after exchange 2's reply; turns carry the exchange's intent
+    out = conversations(from_records([
+        ev(0, "a2a.send", "a", "b", message="이거 알려줘"),
+        ev(1_000, "a2a.send", "a", "b", message="[NO_REPLY_NEEDED] fyi"),
+        ev(5_000, "a2a.response", "b", "a", replyPreview="answer"),
+        ev(6_000, "a2a.response", "b", "a", replyPreview="ok"),
+        ev(6_000, "a2a.complete", "a", "b", actualTurns=0, effectiveTurns=0, messageIntent="notification"),
+        ev(8_000, "a2a.response", "a", "b", turn=1, maxTurns=1, messageIntent="question", replyPreview="thanks?"),
+        ev(8_000, "a2a.complete", "a", "b", actualTurns=1, effectiveTurns=1, messageIntent="question"),
+    ])).sort("exchange")
+    assert out.select("exchange", "turns", "end", "outcome").rows() == [
+        (1, 1.0, T0 + 8000.0, "replied"), (2, 0.0, T0 + 6000.0, "replied")]
+
+
+# ---- goals on simulated logs ----------------------------------------------------------------
+
+@pytest.fixture(scope="module", params=[(1.0, 777), (2.0, 1), (3.0, 777)], ids=lambda p: f"x{p[0]:g}-seed{p[1]}")
+def run(request: pytest.FixtureRequest) -> tuple[sim.SimResult, pl.DataFrame]:
+    scale, seed = request.param
+    cfg = sim.SimConfig()
+    res = sim.simulate(sweep.scale_arrivals(cfg, scale) if scale != 1 else cfg, seed=seed)
+    return res, conversations(al.enrich(res.events))
+
+
+def test_every_first_outcome_matches_the_simulation(run: tuple[sim.SimResult, pl.DataFrame]) -> None:
+    res, conv = run
+    a = compare(res, conv)
+    assert a.missing == 0
+    # every exchange the log shows finished is finished the way the simulator says
+    finished = a.rows.filter(pl.col("got") != "incomplete")
+    assert finished.filter(pl.col("got") != pl.col("outcome")).height == 0
+
+
+def test_first_reply_latency_quantiles_within_1_percent(run: tuple[sim.SimResult, pl.DataFrame]) -> None:
+    a = compare(res := run[0], run[1])
+    del res
+    for got, want in (a.latency_p50, a.latency_p95):
+        assert abs(got - want) <= 0.01 * want
+
+
+@pytest.mark.xfail(strict=True, reason="not reached yet: 5-10 % of exchanges are ambiguous or lose their complete")
+def test_outcomes_within_half_a_percent(run: tuple[sim.SimResult, pl.DataFrame]) -> None:
+    res, conv = run
+    a = compare(res, conv)
+    assert a.off_budget <= 0.005 * a.messages
+    assert a.incomplete_but_completed == 0
+
+
+def test_false_sequence_findings_are_fewer_than_before(run: tuple[sim.SimResult, pl.DataFrame]) -> None:
+    # before: 150-430 findings, all false (cut-at-each-send); the rest are exchanges whose
+    # complete is not placed (counted as ambiguous in the conversation table)
+    res, conv = run
+    found = checks.check(res.events, rules=["a2a.missing_complete", "a2a.turns_out_of_order"])
+    assert found.height <= conv["ambiguous"].sum() + conv.filter(pl.col("outcome") == "incomplete").height
+
+
+def test_simulator_writes_run_id_only_on_send_and_retry() -> None:
+    failures = sim.FailurePolicy(rates={"rate_limit": 0.2, "run_not_found": 0.05})
+    cfg = sim.SimConfig(n_messages=300, failures=failures)
+    events = sim.simulate(cfg, seed=3).events
+    run_id = pl.col("data").struct.field("runId").is_not_null()
+    with_run = set(events.filter(run_id)["type"].unique().to_list())
+    assert with_run <= {"a2a.send", "a2a.retry"} and "a2a.send" in with_run
