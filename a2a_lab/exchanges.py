@@ -459,15 +459,19 @@ def exchange_events(
         .sort([*_DIR, "event_ms", "_seq"], nulls_last=True)
         .with_columns(pl.int_range(1, pl.len() + 1, dtype=pl.Int64).over(_DIR).alias("exchange"))
     )
-    intent = pl.coalesce(
-        payload_intent_expr(_text("payloadType"), _D.struct.field("payloadJson")),
-        intent_expr(_D.struct.field("message"), intent_rules),
+    sends = sends.with_columns(
+        payload_intent_expr(_text("payloadType"), _D.struct.field("payloadJson")).alias("_payload_intent"),
+        intent_expr(pl.coalesce(_D.struct.field("message"), pl.lit("")), intent_rules).alias("_class_intent"),
     )
     sends = sends.with_columns(
-        pl.col("event_ms").alias("_send_ms"), _text("runId").alias("_run"), intent.alias("_intent"),
+        pl.col("event_ms").alias("_send_ms"), _text("runId").alias("_run"),
+        pl.coalesce("_payload_intent", "_class_intent").alias("_intent"),
+        # the reference's caller suggests -1 turns for every structured payload (0b3325a28)
+        pl.when(pl.col("_payload_intent").is_not_null()).then(pl.lit(-1, pl.Int64))
+        .otherwise(suggested_turns_expr(pl.col("_class_intent"), intent_rules)).alias("_suggested"),
         _text("fromSessionType").alias("_req_type"),
     )
-    x = sends.select(*_DIR, "exchange", "_send_ms", "_run", "_intent", "_req_type")
+    x = sends.select(*_DIR, "exchange", "_send_ms", "_run", "_intent", "_suggested", "_req_type")
     placed: list[pl.DataFrame] = [sends.select("_seq", "exchange", pl.lit(False).alias("_amb"))]
 
     # retries carry the send's runId
@@ -521,7 +525,7 @@ def exchange_events(
         .alias("_st"),
     )
     replied = outcome_of.filter(pl.col("_kind") == "reply").join(x, on=[*_DIR, "exchange"], nulls_equal=True)
-    cand = replied.filter(suggested_turns_expr(pl.col("_intent"), intent_rules).fill_null(-1) != 0).select(
+    cand = replied.filter(pl.col("_suggested") != 0).select(
         *_DIR, "exchange", pl.col("event_ms").alias("_ready"), "_intent", "_req_type", pl.lit(None, pl.Float64).alias("_max"),
     )
     turn_rows: list[pl.DataFrame] = []
@@ -577,7 +581,7 @@ def exchange_events(
     )
     ready = (
         outcome_of.join(last_turn, on=[*_DIR, "exchange"], how="left", nulls_equal=True)
-        .join(x.select(*_DIR, "exchange", "_intent"), on=[*_DIR, "exchange"], how="left", nulls_equal=True)
+        .join(x.select(*_DIR, "exchange", "_suggested"), on=[*_DIR, "exchange"], how="left", nulls_equal=True)
         .with_columns(
             pl.max_horizontal("event_ms", "_last_turn").alias("_ready"), pl.col("_turns").fill_null(0.0),
         )
@@ -586,7 +590,7 @@ def exchange_events(
             (
                 pl.col("_last_term").is_null()
                 & pl.when(pl.col("_turns") == 0)
-                .then(suggested_turns_expr(pl.col("_intent"), intent_rules).fill_null(-1) != 0)
+                .then(pl.col("_suggested") != 0)
                 .otherwise(pl.col("_last_max").is_null() | (pl.col("_turns") < pl.col("_last_max")))
             ).alias("_pending"),
         )
