@@ -385,17 +385,26 @@ def _rank_match(
 
     ``events`` has ``_seq`` and ``event_ms``; ``cands`` has ``exchange`` and ``ready`` (the
     time before which its event cannot come). Returns ``_seq, exchange, _amb`` for the
-    events that found a candidate: ambiguous when the group's counts differ while it has
-    more than one candidate, or the event is earlier than its candidate's ``ready``.
+    events that found a candidate. A pair is ambiguous when the event is earlier than its
+    candidate's ``ready``; when the group has more events than candidates (which events
+    are the strangers?); or when it has fewer and the next candidate was ready too (the
+    paired one may have got no event, the event being the next one's).
     """
     if events.height == 0 or cands.height == 0:
         return pl.DataFrame(schema={"_seq": pl.UInt32, "exchange": pl.Int64, "_amb": pl.Boolean})
     ev = _rank(events, group, ev_order)
-    ca = _rank(cands, group, cand_order).rename({"_n": "_cn"})
-    return ev.join(ca.select(*group, "_r", "_cn", "exchange", pl.col(ready).alias("_ready")), on=[*group, "_r"],
-                   how="inner", nulls_equal=True).select(
+    ca = _rank(cands, group, cand_order).rename({"_n": "_cn"}).with_columns(
+        pl.col(ready).shift(-1).over(group).alias("_next_ready")
+    )
+    n, cn = pl.col("_n"), pl.col("_cn")
+    return ev.join(ca.select(*group, "_r", "_cn", "exchange", pl.col(ready).alias("_ready"), "_next_ready"),
+                   on=[*group, "_r"], how="inner", nulls_equal=True).select(
         "_seq", "exchange",
-        (((pl.col("_n") != pl.col("_cn")) & (pl.col("_cn") > 1)) | (pl.col("event_ms") < pl.col("_ready"))).alias("_amb"),
+        (
+            (pl.col("event_ms") < pl.col("_ready"))
+            | ((n > cn) & (cn > 1))
+            | ((n < cn) & (pl.col("_next_ready") <= pl.col("event_ms")).fill_null(False))
+        ).alias("_amb"),
     )
 
 

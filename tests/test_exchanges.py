@@ -119,7 +119,6 @@ def test_first_reply_latency_quantiles_within_1_percent(run: tuple[sim.SimResult
         assert abs(got - want) <= 0.01 * want
 
 
-@pytest.mark.xfail(strict=True, reason="not reached yet: 5-10 % of exchanges are ambiguous or lose their complete")
 def test_outcomes_within_half_a_percent(run: tuple[sim.SimResult, pl.DataFrame]) -> None:
     res, conv = run
     a = compare(res, conv)
@@ -127,12 +126,11 @@ def test_outcomes_within_half_a_percent(run: tuple[sim.SimResult, pl.DataFrame])
     assert a.incomplete_but_completed == 0
 
 
-def test_false_sequence_findings_are_fewer_than_before(run: tuple[sim.SimResult, pl.DataFrame]) -> None:
-    # before: 150-430 findings, all false (cut-at-each-send); the rest are exchanges whose
-    # complete is not placed (counted as ambiguous in the conversation table)
-    res, conv = run
-    found = checks.check(res.events, rules=["a2a.missing_complete", "a2a.turns_out_of_order"])
-    assert found.height <= conv["ambiguous"].sum() + conv.filter(pl.col("outcome") == "incomplete").height
+def test_check_raises_no_false_sequence_findings(run: tuple[sim.SimResult, pl.DataFrame]) -> None:
+    # the simulator wrote every event of every exchange in order
+    res, _ = run
+    rules = ["a2a.missing_complete", "a2a.event_after_complete", "a2a.turns_out_of_order"]
+    assert checks.check(res.events, rules=rules).height == 0
 
 
 def test_simulator_writes_run_id_only_on_send_and_retry() -> None:
