@@ -437,6 +437,40 @@ def _rank_match_within(
     return _rank_match(events, keep, group, ev_order, cand_order, ready), gone_all
 
 
+def _out_of_order(fifo: pl.DataFrame, by_run: pl.DataFrame, ex: pl.DataFrame) -> pl.DataFrame:
+    """The exchanges whose first outcome may break first come first served, and those in
+    flight with them: a retried flow (a retried run queues again, behind later ones) and a
+    no-reply that a failed ``agent.wait`` call ended (``not_found``, an exception: not the
+    run's end, nor the wait limit) come whenever they come, so the log cannot tell which of
+    the overlapping exchanges they belong to. Returns ``_seq, exchange, _amb`` (all true)
+    for the first outcomes of those exchanges.
+    """
+    retried = by_run.select(*_DIR, "exchange").unique()
+    spans = fifo.select(*_DIR, "exchange", "_send_ms", pl.col("event_ms").alias("_end"), "_kind", "_reason")
+    status = ex.select("_seq", _text("waitStatus").alias("_status"))
+    spans = spans.join(fifo.select("exchange", *_DIR, "_seq"), on=[*_DIR, "exchange"], nulls_equal=True).join(
+        status, on="_seq", how="left"
+    )
+    call_ended = (pl.col("_kind") == "no_reply") & ~pl.col("_reason").is_in(["timeout"]).fill_null(False) & (
+        pl.col("_status").fill_null("") != "error"
+    )
+    loose = spans.filter(call_ended).select(*_DIR, "exchange").vstack(retried).unique()
+    loose = loose.join(spans.select(*_DIR, "exchange", "_send_ms", "_end"), on=[*_DIR, "exchange"], how="left",
+                       nulls_equal=True)
+    pairs = loose.rename({"exchange": "_u", "_send_ms": "_us", "_end": "_ue"}).join(
+        spans.select(*_DIR, "exchange", "_send_ms", "_end"), on=_DIR, how="inner", nulls_equal=True
+    ).filter(
+        (pl.col("exchange") != pl.col("_u"))
+        & (pl.col("_send_ms") <= pl.col("_ue").fill_null(float("inf")))
+        & (pl.col("_end") >= pl.col("_us"))
+    )
+    hit = pl.concat([pairs.select(*_DIR, "exchange"), pairs.select(*_DIR, pl.col("_u").alias("exchange"))]).unique()
+    firsts = fifo.select(*_DIR, "exchange", "_seq")
+    return firsts.join(hit, on=[*_DIR, "exchange"], how="semi", nulls_equal=True).select(
+        "_seq", "exchange", pl.lit(True).alias("_amb")
+    )
+
+
 def exchange_events(
     events: pl.DataFrame | pl.LazyFrame, *, intent_rules: IntentRules = INTENT_RULES_V1
 ) -> pl.LazyFrame:
@@ -521,6 +555,7 @@ def exchange_events(
     early = (pl.col("_kind") == "no_reply") & (pl.col("_reason") == "timeout") & (delay < MAX_WAIT_MS - 1)
     fifo = fifo.with_columns((pl.col("_amb") | late.fill_null(False) | early.fill_null(False)).alias("_amb"))
     placed.append(fifo.select("_seq", "exchange", "_amb"))
+    placed.append(_out_of_order(fifo, by_run, ex))
     outcome_of = pl.concat([
         fifo.select("_seq", "exchange", "event_ms", "_kind"),
         refused.select("_seq", "exchange", "event_ms", pl.lit("blocked").alias("_kind")),
@@ -652,7 +687,8 @@ def exchange_events(
 def _place(ex: pl.DataFrame, x: pl.DataFrame, placed: list[pl.DataFrame]) -> pl.LazyFrame:
     """Join the placements to the events; place the rest by the latest send before them."""
     got = pl.concat([p.select(pl.col("_seq").cast(pl.UInt32), pl.col("exchange").cast(pl.Int64), "_amb") for p in placed])
-    got = got.unique("_seq", keep="first", maintain_order=True)
+    # a rule that only flags (``_out_of_order``) repeats an event another rule placed
+    got = got.group_by("_seq", maintain_order=True).agg(pl.col("exchange").first(), pl.col("_amb").any())
     out = ex.join(got, on="_seq", how="left")
     missing = out.filter(pl.col("exchange").is_null()).drop("exchange", "_amb").sort("event_ms")
     if missing.height:
