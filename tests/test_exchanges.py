@@ -140,3 +140,46 @@ def test_simulator_writes_run_id_only_on_send_and_retry() -> None:
     run_id = pl.col("data").struct.field("runId").is_not_null()
     with_run = set(events.filter(run_id)["type"].unique().to_list())
     assert with_run <= {"a2a.send", "a2a.retry"} and "a2a.send" in with_run
+
+
+# ---- property: random configurations, message by message ------------------------------------
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from exchange_oracle import oracle  # noqa: E402
+
+_KINDS = ["gateway_connection", "run_not_found", "rate_limit", "server_overload", "context_exceeded", "llm_timeout"]
+
+
+@st.composite
+def configs(draw: st.DrawFn) -> tuple[sim.SimConfig, float, int]:
+    rates = {k: draw(st.sampled_from([0.0, 0.01, 0.04])) for k in draw(st.lists(st.sampled_from(_KINDS), unique=True, max_size=3))}
+    cfg = sim.SimConfig(
+        n_messages=draw(st.integers(80, 300)),
+        gate=sim.GatePolicy(max_concurrent_flows=draw(st.integers(1, 4))),
+        ping_pong=sim.PingPongPolicy(max_turns=draw(st.integers(0, 5))),
+        failures=sim.FailurePolicy(rates=rates) if rates else None,
+        retry=None if draw(st.booleans()) else sim.SimConfig().retry,
+        tasks=None if draw(st.booleans()) else sim.SimConfig().tasks,
+    )
+    return cfg, draw(st.sampled_from([0.5, 1.0, 2.0, 3.0])), draw(st.integers(0, 10_000))
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(configs())
+def test_unambiguous_exchanges_agree_with_the_oracle_and_the_simulation(case: tuple[sim.SimConfig, float, int]) -> None:
+    cfg, scale, seed = case
+    res = sim.simulate(sweep.scale_arrivals(cfg, scale), seed=seed)
+    events = al.enrich(res.events)
+    fast = exchange_events(events).collect()
+    slow = oracle(events)
+    for row in fast.filter(~pl.col("ambiguous")).select("_seq", "exchange").iter_rows():
+        assert slow.get(row[0], (None, None))[1] == row[1]
+    a = compare(res, conversations(events))
+    assert a.missing == 0
+    clear = a.rows.filter(~pl.col("_amb"))
+    assert clear.filter(pl.col("_wrong")).height == 0
+    replied = clear.filter(pl.col("outcome") == "replied")
+    # the log keeps milliseconds (floored): the first reply is exact to 1 ms
+    assert (replied["got_first_reply_s"] - replied["first_reply_s"]).abs().max() <= 0.001 + 1e-9
