@@ -133,13 +133,36 @@ def test_check_raises_no_false_sequence_findings(run: tuple[sim.SimResult, pl.Da
     assert checks.check(res.events, rules=rules).height == 0
 
 
-def test_simulator_writes_run_id_only_on_send_and_retry() -> None:
-    failures = sim.FailurePolicy(rates={"rate_limit": 0.2, "run_not_found": 0.05})
-    cfg = sim.SimConfig(n_messages=300, failures=failures)
-    events = sim.simulate(cfg, seed=3).events
+#: The ``data`` fields the reference writes per A2A event type (runtime §2, the field sets
+#: of ``runSessionsSendA2AFlow`` and the retry loop): the matcher may rely on nothing else.
+REFERENCE_FIELDS = {
+    "a2a.send": {"conversationId", "eventRole", "fromAgent", "fromSessionType", "message", "payloadJson", "payloadType",
+                 "runId", "targetSessionKey", "taskId", "toAgent", "toSessionType", "workSessionId", "depth",
+                 "parentConversationId"},
+    "a2a.response": {"conversationId", "eventRole", "fromAgent", "fromSessionType", "maxTurns", "message", "messageIntent",
+                     "outcome", "replyPreview", "taskId", "terminationReason", "toAgent", "toSessionType", "turn",
+                     "waitError", "waitStatus", "workSessionId", "reason", "depth"},
+    "a2a.retry": {"attempt", "backoffMs", "conversationId", "elapsedMs", "errorCategory", "errorCode", "fromAgent",
+                  "maxAttempts", "reason", "runId", "taskId", "toAgent", "workSessionId", "depth"},
+    "a2a.complete": {"actualTurns", "announceSkipped", "announced", "concurrencyBlocked", "configuredMaxTurns",
+                     "conversationId", "earlyTermination", "effectiveTurns", "eventRole", "fromAgent", "fromSessionType",
+                     "messageIntent", "targetSessionKey", "taskId", "terminationReason", "toAgent", "toSessionType",
+                     "waitError", "waitStatus", "workSessionId", "depth"},
+}
+
+
+@pytest.mark.parametrize("failures", [None, {"rate_limit": 0.05, "run_not_found": 0.05, "gateway_connection": 0.05}])
+def test_simulator_writes_only_the_reference_field_set(failures: dict | None) -> None:
+    cfg = sim.SimConfig(n_messages=300, failures=sim.FailurePolicy(rates=failures) if failures else None,
+                        gate=sim.GatePolicy(max_concurrent_flows=1))
+    events = sim.simulate(cfg, seed=3).events.filter(pl.col("type").str.starts_with("a2a."))
+    for type_ in events["type"].unique().to_list():
+        data = events.filter(pl.col("type") == type_).select(pl.col("data").struct.unnest())
+        written = {c for c in data.columns if data[c].null_count() < data.height}
+        assert written <= REFERENCE_FIELDS[type_], (type_, written - REFERENCE_FIELDS[type_])
+    # runId only where the reference writes it (not on the sessions_send response/complete)
     run_id = pl.col("data").struct.field("runId").is_not_null()
-    with_run = set(events.filter(run_id)["type"].unique().to_list())
-    assert with_run <= {"a2a.send", "a2a.retry"} and "a2a.send" in with_run
+    assert set(events.filter(run_id)["type"].unique().to_list()) <= {"a2a.send", "a2a.retry"}
 
 
 # ---- property: random configurations, message by message ------------------------------------
