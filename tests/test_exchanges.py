@@ -206,3 +206,17 @@ def test_unambiguous_exchanges_agree_with_the_oracle_and_the_simulation(case: tu
     replied = clear.filter(pl.col("outcome") == "replied")
     # the log keeps milliseconds (floored): the first reply is exact to 1 ms
     assert (replied["got_first_reply_s"] - replied["first_reply_s"]).abs().max() <= 0.001 + 1e-9
+
+
+def test_summary_counts_ambiguous_exchanges() -> None:
+    # two sends, one reply, two completes without turn counts: which exchange replied?
+    conv = conversations(from_records([
+        ev(0, "a2a.send", "a", "b", runId="r1"), ev(1_000, "a2a.send", "a", "b", runId="r2"),
+        ev(2_000, "a2a.retry", "a", "b", runId="r1", attempt=0),
+        ev(5_000, "a2a.response", "b", "a", replyPreview="one"),
+        ev(6_000, "a2a.response", "b", "a", replyPreview="two"),
+        ev(7_000, "a2a.complete", "a", "b"), ev(8_000, "a2a.complete", "a", "b"),
+    ]))
+    summary = al.exchange_summary(conv).row(0, named=True)
+    # a retried flow may be answered after a later one: both are ambiguous
+    assert (summary["exchanges"], summary["ambiguous"], summary["replied"]) == (2, 2, 2)

@@ -36,6 +36,7 @@ __all__ = [
     "conversations",
     "delegation_reports",
     "exchange_events",
+    "exchange_summary",
     "intent_expr",
     "outcome_text_expr",
     "pair_stats",
@@ -243,6 +244,32 @@ def _rates(lf: pl.DataFrame) -> pl.DataFrame:
     return lf.with_columns(
         (pl.col("no_reply") / pl.when(finished > 0).then(finished)).alias("no_reply_rate"),
         (pl.col("concurrency_blocked") / pl.col("exchanges")).alias("blocked_rate"),
+    )
+
+
+def exchange_summary(conv: pl.DataFrame) -> pl.DataFrame:
+    """How far the conversation table can be trusted, for a report: one row with
+    ``exchanges``, ``ambiguous`` (exchanges whose events the log cannot tell from another's,
+    :func:`a2a_lab.exchanges.exchange_events`), ``ambiguous_share``, ``orphans`` (exchange 0:
+    events before the first send of their conversation and direction) and the count of each
+    outcome of :data:`OUTCOMES`.
+
+    Examples
+    --------
+    >>> from a2a_lab.io import from_records
+    >>> ev = from_records([
+    ...   {"type": "a2a.send", "ts": 1000, "data": {"conversationId": "c", "fromAgent": "a", "toAgent": "b", "message": "hi"}},
+    ...   {"type": "a2a.response", "ts": 4000, "data": {"conversationId": "c", "fromAgent": "b", "toAgent": "a"}}])
+    >>> exchange_summary(conversations(ev)).row(0, named=True)["incomplete"]
+    1
+    """
+    n = pl.len().cast(pl.Int64)
+    return conv.select(
+        n.alias("exchanges"),
+        pl.col("ambiguous").sum().cast(pl.Int64).alias("ambiguous"),
+        (pl.col("ambiguous").sum() / pl.when(n > 0).then(n)).alias("ambiguous_share"),
+        (pl.col("exchange") == 0).sum().cast(pl.Int64).alias("orphans"),
+        *[(pl.col("outcome") == o).sum().cast(pl.Int64).alias(o) for o in OUTCOMES],
     )
 
 
