@@ -323,6 +323,9 @@ def with_response_outcome(
 # ---------------------------------------------------------------------------------------
 
 _DIR: Final = ["conversationId", "_requester", "_target"]
+#: Columns :func:`exchange_events` computes for the matching and drops.
+_HELPERS: Final = ("_kind", "_reason", "_run", "_turn", "_max", "_term", "_mi", "_st", "_req_type", "_conc", "_actual",
+                   "_eff", "_status")
 
 
 def _directed(events: pl.DataFrame | pl.LazyFrame) -> pl.DataFrame:
@@ -419,22 +422,31 @@ def _rank_match_within(
     Returns the pairs and the dropped candidates (``group`` columns, ``exchange``, ``ready``).
     """
     dropped: list[pl.DataFrame] = []
-    keep = cands
+    # groups are independent: a group without a late pair is settled, only the rest go on
+    settled_ev: list[pl.DataFrame] = []
+    settled_ca: list[pl.DataFrame] = []
+    ev_left, keep = events, cands
     for _ in range(rounds):
-        if events.height == 0 or keep.height == 0:
+        if ev_left.height == 0 or keep.height == 0:
             break
-        ev = _rank(events, group, ev_order).select(*group, "_r", "event_ms")
+        ev = _rank(ev_left, group, ev_order).select(*group, "_r", "event_ms")
         ca = _rank(keep, group, cand_order)
         pair = ca.join(ev, on=[*group, "_r"], how="inner", nulls_equal=True)
         late = pair.filter(pl.col("event_ms") > pl.col(ready) + window_ms)
         if late.height == 0:
             break
         first_late = late.sort("_r").group_by(group, maintain_order=True).agg(pl.col("exchange").first())
-        gone = keep.join(first_late, on=[*group, "exchange"], how="semi", nulls_equal=True)
-        dropped.append(gone)
+        busy = first_late.select(group)
+        settled_ev.append(ev_left.join(busy, on=group, how="anti", nulls_equal=True))
+        settled_ca.append(keep.join(busy, on=group, how="anti", nulls_equal=True))
+        ev_left = ev_left.join(busy, on=group, how="semi", nulls_equal=True)
+        keep = keep.join(busy, on=group, how="semi", nulls_equal=True)
+        dropped.append(keep.join(first_late, on=[*group, "exchange"], how="semi", nulls_equal=True))
         keep = keep.join(first_late, on=[*group, "exchange"], how="anti", nulls_equal=True)
     gone_all = pl.concat(dropped) if dropped else cands.clear()
-    return _rank_match(events, keep, group, ev_order, cand_order, ready), gone_all
+    all_ev = pl.concat([*settled_ev, ev_left])
+    all_ca = pl.concat([*settled_ca, keep])
+    return _rank_match(all_ev, all_ca, group, ev_order, cand_order, ready), gone_all
 
 
 def _out_of_order(fifo: pl.DataFrame, by_run: pl.DataFrame, ex: pl.DataFrame) -> pl.DataFrame:
@@ -447,7 +459,7 @@ def _out_of_order(fifo: pl.DataFrame, by_run: pl.DataFrame, ex: pl.DataFrame) ->
     """
     retried = by_run.select(*_DIR, "exchange").unique()
     spans = fifo.select(*_DIR, "exchange", "_send_ms", pl.col("event_ms").alias("_end"), "_kind", "_reason")
-    status = ex.select("_seq", _text("waitStatus").alias("_status"))
+    status = ex.select("_seq", "_status")
     spans = spans.join(fifo.select("exchange", *_DIR, "_seq"), on=[*_DIR, "exchange"], nulls_equal=True).join(
         status, on="_seq", how="left"
     )
@@ -496,9 +508,20 @@ def exchange_events(
     """
     ex = _directed(events)
     t = pl.col("type")
-    ex = with_response_outcome(ex, "_kind", "_reason").collect()
+    turn = _D.struct.field("turn")
+    # every field the matching reads, read once; the matching itself runs without ``data``
+    full = with_response_outcome(ex, "_kind", "_reason").with_columns(
+        _text("runId").alias("_run"), turn.alias("_turn"), _D.struct.field("maxTurns").alias("_max"),
+        _text("terminationReason").alias("_term"), _text("messageIntent").alias("_mi"),
+        pl.when(turn % 2 == 1).then(_text("fromSessionType")).otherwise(_text("toSessionType")).alias("_st"),
+        _text("fromSessionType").alias("_req_type"),
+        _D.struct.field("concurrencyBlocked").fill_null(False).alias("_conc"),
+        _D.struct.field("actualTurns").alias("_actual"), _D.struct.field("effectiveTurns").alias("_eff"),
+        _text("waitStatus").alias("_status"),
+    ).collect()
+    ex = full.drop("data", "event_time", "file", "line", strict=False)
     sends = (
-        ex.filter(t == "a2a.send")
+        full.filter(t == "a2a.send")
         .sort([*_DIR, "event_ms", "_seq"], nulls_last=True)
         .with_columns(pl.int_range(1, pl.len() + 1, dtype=pl.Int64).over(_DIR).alias("exchange"))
     )
@@ -507,18 +530,17 @@ def exchange_events(
         intent_expr(pl.coalesce(_D.struct.field("message"), pl.lit("")), intent_rules).alias("_class_intent"),
     )
     sends = sends.with_columns(
-        pl.col("event_ms").alias("_send_ms"), _text("runId").alias("_run"),
+        pl.col("event_ms").alias("_send_ms"),
         pl.coalesce("_payload_intent", "_class_intent").alias("_intent"),
         # the reference's caller suggests -1 turns for every structured payload (0b3325a28)
         pl.when(pl.col("_payload_intent").is_not_null()).then(pl.lit(-1, pl.Int64))
         .otherwise(suggested_turns_expr(pl.col("_class_intent"), intent_rules)).alias("_suggested"),
-        _text("fromSessionType").alias("_req_type"),
-    )
+    ).drop("data")
     x = sends.select(*_DIR, "exchange", "_send_ms", "_run", "_intent", "_suggested", "_req_type")
     placed: list[pl.DataFrame] = [sends.select("_seq", "exchange", pl.lit(False).alias("_amb"))]
 
     # retries carry the send's runId
-    retries = ex.filter(t == "a2a.retry").with_columns(_text("runId").alias("_run"))
+    retries = ex.filter(t == "a2a.retry")
     by_run = retries.join(x.filter(pl.col("_run").is_not_null()).select(*_DIR, "_run", "exchange"),
                           on=[*_DIR, "_run"], how="inner", nulls_equal=True)
     placed.append(by_run.select("_seq", "exchange", pl.lit(False).alias("_amb")))
@@ -562,12 +584,7 @@ def exchange_events(
     ]).join(ex.select("_seq", *_DIR), on="_seq")
 
     # ping-pong turns, level by level
-    turns = ex.filter(pl.col("_kind") == "turn").with_columns(
-        _D.struct.field("turn").alias("_turn"), _D.struct.field("maxTurns").alias("_max"),
-        _text("terminationReason").alias("_term"), _text("messageIntent").alias("_mi"),
-        pl.when(_D.struct.field("turn") % 2 == 1).then(_text("fromSessionType")).otherwise(_text("toSessionType"))
-        .alias("_st"),
-    )
+    turns = ex.filter(pl.col("_kind") == "turn")
     replied = outcome_of.filter(pl.col("_kind") == "reply").join(x, on=[*_DIR, "exchange"], nulls_equal=True)
     cand = replied.filter(pl.col("_suggested") != 0).select(
         *_DIR, "exchange", pl.col("event_ms").alias("_ready"), "_intent", "_req_type", pl.lit(None, pl.Float64).alias("_max"),
@@ -610,10 +627,7 @@ def exchange_events(
     placed.append(turn_match)
 
     # completes: refusals, replied exchanges by their turns, then the rest
-    completes = ex.filter(t == "a2a.complete").with_columns(
-        _D.struct.field("concurrencyBlocked").fill_null(False).alias("_conc"),
-        _D.struct.field("actualTurns").alias("_actual"),
-    )
+    completes = ex.filter(t == "a2a.complete")
     last_turn = (
         turn_match.join(turns.select("_seq", *_DIR, "event_ms", "_term", "_max"), on="_seq")
         .sort("event_ms", "_seq")
@@ -642,13 +656,13 @@ def exchange_events(
     conc = completes.filter("_conc")
     gate_refused = ready.filter(pl.col("_kind") == "blocked")
     m_conc = _rank_match(conc, gate_refused, _DIR, ["event_ms", "_seq"], ["_ready", "exchange"], "_ready")
-    term = _text("terminationReason")
+    term = pl.col("_term")
     counted = completes.filter(~pl.col("_conc") & pl.col("_actual").is_not_null()).with_columns(
         pl.when(term.is_in(list(_REPLY_REASONS))).then(term).alias("_last_term"),
         (
             ~term.is_in(list(_REPLY_REASONS)).fill_null(False)
-            & pl.when(_D.struct.field("effectiveTurns").is_not_null())
-            .then(pl.col("_actual") < _D.struct.field("effectiveTurns"))
+            & pl.when(pl.col("_eff").is_not_null())
+            .then(pl.col("_actual") < pl.col("_eff"))
             .otherwise(term.is_not_null())
         ).alias("_pending"),
     )
@@ -681,7 +695,7 @@ def exchange_events(
     )
     placed += [m_conc, m_turns, m_rest, m_left]
 
-    return _place(ex, x, placed)
+    return _place(full, x, placed)
 
 
 def _place(ex: pl.DataFrame, x: pl.DataFrame, placed: list[pl.DataFrame]) -> pl.LazyFrame:
@@ -706,6 +720,6 @@ def _place(ex: pl.DataFrame, x: pl.DataFrame, placed: list[pl.DataFrame]) -> pl.
         out.lazy()
         .with_columns(pl.col("_amb").any().over(*_DIR, "exchange").alias("ambiguous"))
         .with_columns(pl.when(pl.col("exchange") == 0).then(False).otherwise(pl.col("ambiguous")).alias("ambiguous"))
-        .drop("_amb", "_kind", "_reason")
+        .drop("_amb", *_HELPERS)
         .sort([*_DIR, "exchange", "event_ms", "_seq"], nulls_last=True)
     )
