@@ -3,13 +3,17 @@
 An *exchange* is one ``sessions_send``: an ``a2a.send``, the target's reply and the
 ping-pong turns (``a2a.response``), retries (``a2a.retry``) and the closing ``a2a.complete``.
 The reference reuses one ``conversationId`` for every exchange of a work session and agent
-pair (runtime §6), so a conversation id can hold several exchanges: events are cut into
-exchanges at each ``a2a.send`` (in time order, ties in file order); events before the first
-send of their conversation form exchange 0 (orphans: a reply whose send is not in the log).
+pair (runtime §6), so the exchanges of a conversation id overlap; which event belongs to which
+send is decided in one place, :func:`a2a_lab.exchanges.exchange_events` (run ids, refusal
+timing, first come first served, turn chains, completes), and so is what an event says about
+its outcome (:func:`a2a_lab.exchanges.with_response_outcome`). Events before the first send of
+their conversation form exchange 0 (orphans: a reply whose send is not in the log); an
+exchange the log cannot tell from another is marked ``ambiguous`` and counted by
+:func:`exchange_summary`.
 
 Everything here is vectorised Polars; the pure reference rules in :mod:`a2a_lab.reference.runtime`
 (``classify_intent``, ``parse_outcome_text``) are the slow, obvious oracles the tests compare
-these expressions against.
+the expressions against.
 """
 
 from __future__ import annotations
