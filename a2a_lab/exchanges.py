@@ -551,13 +551,13 @@ def exchange_events(
                                                           nulls_equal=True)
     delay = pl.col("event_ms") - pl.col("_send_ms")
     gate = (delay >= GATE_TIMEOUT_MS - 1) & (delay <= GATE_TIMEOUT_MS + _SLACK_MS)
-    fits = fits.filter(gate | ((delay >= 0) & (delay <= _SLACK_MS))).with_columns(gate.alias("_gate"))
+    fits = fits.filter(gate | ((delay >= 0) & (delay <= _SLACK_MS)))
     # two refusals may fit one send, a refusal several sends: first come first served
     fits = fits.sort("_seq", "exchange").with_columns(pl.len().over("_seq").alias("_k"))
     first_fit = fits.group_by("_seq").agg(pl.all().first())
     first_fit = first_fit.with_columns(pl.len().over(*_DIR, "exchange").alias("_claims"))
     refused = first_fit.select(
-        "_seq", "exchange", ((pl.col("_k") > 1) | (pl.col("_claims") > 1)).alias("_amb"), "_gate", "event_ms", *_DIR,
+        "_seq", "exchange", ((pl.col("_k") > 1) | (pl.col("_claims") > 1)).alias("_amb"), "event_ms", *_DIR,
     )
     placed.append(refused.select("_seq", "exchange", "_amb"))
 
