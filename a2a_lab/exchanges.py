@@ -573,9 +573,12 @@ def exchange_events(
     fifo = fifo.join(first.select("_seq", *_DIR, "event_ms", "_kind", "_reason"), on="_seq").join(
         x.select(*_DIR, "exchange", "_send_ms"), on=[*_DIR, "exchange"], how="left", nulls_equal=True
     )
+    # (a question only where another send of the direction could have had the event)
     late = (pl.col("_kind") == "reply") & (delay > MAX_WAIT_MS + GATE_TIMEOUT_MS + _SLACK_MS)
     early = (pl.col("_kind") == "no_reply") & (pl.col("_reason") == "timeout") & (delay < MAX_WAIT_MS - 1)
-    fifo = fifo.with_columns((pl.col("_amb") | late.fill_null(False) | early.fill_null(False)).alias("_amb"))
+    fifo = fifo.join(open_.group_by(_DIR).len("_open"), on=_DIR, how="left", nulls_equal=True).with_columns(
+        (pl.col("_amb") | ((late | early).fill_null(False) & (pl.col("_open") > 1))).alias("_amb")
+    )
     placed.append(fifo.select("_seq", "exchange", "_amb"))
     placed.append(_out_of_order(fifo, by_run, ex))
     outcome_of = pl.concat([
