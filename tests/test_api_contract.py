@@ -59,6 +59,7 @@ def _calls(events: pl.DataFrame) -> dict[str, Callable[[], Any]]:
         "events_query": lambda: al.events_query(enriched),
         "exchange_events": lambda: al.exchange_events(enriched),
         "conversations": lambda: conv,
+        "exchange_summary": lambda: al.exchange_summary(conv),
         "pair_stats": lambda: al.pair_stats(conv, by_hour=True),
         "target_stats": lambda: al.target_stats(conv, by_hour=True),
         "payload_events": lambda: payloads,
