@@ -71,6 +71,7 @@ from typing import TypeVar
 
 import polars as pl
 
+from a2a_lab.exchanges import from_agent_expr, to_agent_expr
 from a2a_lab.reference.jsstr import JS_WHITESPACE, js_lower_all, js_string_expr, js_trim_expr
 from a2a_lab.reference.rules import TASK_MONITOR_V1, RuleSet, main_agents_from_openclaw, normalize_agent_id
 
@@ -287,9 +288,8 @@ class _Plan:
     def stage_agents(self) -> list[pl.Expr]:
         return [
             js_trim_expr(pl.col("type")).alias("type"),
-            pl.coalesce(_text("fromAgent"), _text("senderAgentId"), js_string_expr(pl.col("agent_id")))
-            .alias("from_agent"),
-            pl.coalesce(_text("toAgent"), _text("targetAgentId")).alias("to_agent"),
+            from_agent_expr(),
+            to_agent_expr(),
             (
                 _text("parentConversationId").is_not_null()
                 | _data("depth").is_not_null()

@@ -53,7 +53,10 @@ print(f"{events.height} events → {conv.height} exchanges")
 # An exchange is one `sessions_send`: the `a2a.send`, the target's reply, the ping-pong turns,
 # retries and the closing `a2a.complete`. The reference reuses a conversation id for every
 # exchange of a work session and agent pair, so a conversation id can hold several exchanges
-# (`exchange` counts them).
+# (`exchange` counts them) and they may overlap. Each event is matched to its send with what
+# the log carries (`runId` on sends and retries, the gate's 30 s refusal, the target session's
+# first come first served order, turn chains, completes); where the log cannot tell two
+# exchanges apart the row says so (`ambiguous`).
 
 # %%
 conv.select(
@@ -72,6 +75,13 @@ conv.select(
 conv.group_by("outcome", "outcome_reason").len("exchanges").sort(
     ["exchanges", "outcome", "outcome_reason"], descending=[True, False, False], nulls_last=True
 )
+
+# %% [markdown]
+# How far the table can be trusted: exchanges the log cannot tell apart, orphans (events whose
+# send is not in the log) and the outcome counts.
+
+# %%
+al.exchange_summary(conv)
 
 # %%
 plots.outcome_bars(conv)

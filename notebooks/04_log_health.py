@@ -95,11 +95,13 @@ if first is not None:
     print(events.filter(d.field("conversationId") == conv_id).select(display_cols))
 
 # %% [markdown]
-# **`a2a.turns_out_of_order`** and **`a2a.event_after_complete`** usually appear together: two
-# exchanges in the same direction on one conversation id overlapped, so the second one's turns
-# continue where the first left off and land after the first one's `a2a.complete`. The log
-# cannot tell such exchanges apart (they share the conversation id and direction) — a reason
-# to give every exchange its own run id in the emitter.
+# **`a2a.turns_out_of_order`** and **`a2a.event_after_complete`** find turns and events that do
+# not fit their exchange. Exchanges in the same direction on one conversation id often overlap
+# (the reference reuses the id per work session and pair); they are told apart first
+# (`a2a_lab.exchanges`: run ids, refusal timing, first come first served, turn chains), so
+# overlap alone raises nothing here. Where the log truly cannot tell two exchanges apart, the
+# conversation table marks them `ambiguous` instead — a reason to give every event of an
+# exchange its run id in the emitter.
 
 # %%
 findings.filter(pl.col("rule").is_in(["a2a.turns_out_of_order", "a2a.event_after_complete"])).select(

@@ -51,6 +51,7 @@ KIND_CALLS: dict[str, Callable[[pl.DataFrame | pl.LazyFrame, dict[str, pl.DataFr
 #: The same for functions whose input is a derived frame (conversations, payload events).
 KIND_CALLS_DERIVED: dict[str, tuple[str, Callable[[pl.DataFrame | pl.LazyFrame], Any]]] = {
     "pair_stats": ("conv", lambda f: al.pair_stats(f)),
+    "exchange_summary": ("conv", lambda f: al.exchange_summary(f)),
     "target_stats": ("conv", lambda f: al.target_stats(f)),
     "question_answers": ("payloads", lambda f: al.question_answers(f)),
     "delegation_reports": ("payloads", lambda f: al.delegation_reports(f)),
@@ -87,6 +88,7 @@ def _calls(events: pl.DataFrame) -> dict[str, Callable[[], Any]]:
         "events_query": lambda: al.events_query(enriched),
         "exchange_events": lambda: al.exchange_events(enriched),
         "conversations": lambda: conv,
+        "exchange_summary": lambda: al.exchange_summary(conv),
         "pair_stats": lambda: al.pair_stats(conv, by_hour=True),
         "target_stats": lambda: al.target_stats(conv, by_hour=True),
         "payload_events": lambda: payloads,

@@ -150,23 +150,24 @@ def _overlaps(m: pl.DataFrame) -> tuple[int, set[str]]:
     return missing, conversations
 
 
-def test_with_tasks_conversations_match_except_where_reused_ids_overlap(default_run) -> None:
+def test_with_tasks_conversations_match_where_the_log_is_unambiguous(default_run) -> None:
     m, ev = default_run.messages, default_run.events
     overlaps, tangled = _overlaps(m)
     assert 0 < overlaps < 0.05 * m.height and tangled  # rare, but the default workload has some
-    assert check(ev).filter(pl.col("rule") == "a2a.missing_complete").height == overlaps
-    conv = al.conversations(al.enrich(ev)).filter(pl.col("has_send"), ~pl.col("conversation_id").is_in(list(tangled)))
-    numbered = (
-        m.filter(~pl.col("conversation_id").is_in(list(tangled)))
-        .sort("message")
-        .with_columns(pl.int_range(1, pl.len() + 1).over("conversation_id", "from_agent", "to_agent").alias("exchange"))
+    # overlapping exchanges under one id are told apart (a2a_lab.exchanges): no false finding
+    assert check(ev).filter(pl.col("rule") == "a2a.missing_complete").height == 0
+    conv = al.conversations(al.enrich(ev)).filter(pl.col("has_send"))
+    assert conv["ambiguous"].sum() <= 0.005 * m.height
+    conv = conv.filter(~pl.col("ambiguous"))
+    numbered = m.sort("message").with_columns(
+        pl.int_range(1, pl.len() + 1).over("conversation_id", "from_agent", "to_agent").alias("exchange")
     )
     joined = conv.with_columns(pl.col("exchange").cast(pl.Int64)).join(
         numbered,
         left_on=["conversation_id", "from_agent", "to_agent", "exchange"],
         right_on=["conversation_id", "from_agent", "to_agent", "exchange"],
     )
-    assert joined.height == conv.height == numbered.height
+    assert joined.height == conv.height
     assert (joined["outcome"] == joined["outcome_right"]).all()
     replied = joined.filter(pl.col("outcome") == "replied")
     assert (

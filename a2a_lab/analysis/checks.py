@@ -22,8 +22,8 @@ import polars as pl
 
 from a2a_lab._frames import narrow, same_kind
 from a2a_lab.timeparse import Instant, to_epoch_ms, window_ms
-from a2a_lab.reference.jsstr import js_trim_expr
-from a2a_lab.analysis.conversations import exchange_events
+from a2a_lab.exchanges import exchange_events, from_agent_expr, to_agent_expr
+from a2a_lab.reference.jsstr import js_string_expr, js_trim_expr
 
 __all__ = [
     "FINDING_SCHEMA",
@@ -90,8 +90,7 @@ _D = pl.col("data")
 
 
 def _text(field: str) -> pl.Expr:
-    v = js_trim_expr(_D.struct.field(field))
-    return pl.when(v.str.len_bytes() > 0).then(v)
+    return js_string_expr(_D.struct.field(field))
 
 
 def _findings(frame: pl.DataFrame | pl.LazyFrame, rule: str, message: pl.Expr) -> pl.LazyFrame:
@@ -286,9 +285,6 @@ def replay_guard(
         One row per counted message: ``pair`` (``a::b``), ``file``, ``line``, ``event_ms``,
         ``blocked``, in time order per pair.
     """
-    a, b = _text("fromAgent"), _text("toAgent")
-    from_ = pl.coalesce(a, _text("senderAgentId"), js_trim_expr(pl.col("agent_id")))
-    to = pl.coalesce(b, _text("targetAgentId"))
     counted = pl.col("type").is_in(types)
     if ping_pong_only:
         counted = counted & ((pl.col("type") != "a2a.response") | _D.struct.field("turn").is_not_null())
@@ -296,7 +292,7 @@ def replay_guard(
         narrow(events, counted, ("fromAgent", "toAgent", "senderAgentId", "targetAgentId", "turn"),
                ("file", "line", "type", "event_ms", "agent_id"))
         .lazy()
-        .with_columns(from_.alias("_f"), to.alias("_t"))
+        .with_columns(from_agent_expr().alias("_f"), to_agent_expr().alias("_t"))
         .filter(pl.col("_f").is_not_null() & pl.col("_t").is_not_null())
         .with_columns(pl.concat_str(pl.min_horizontal("_f", "_t"), pl.lit("::"), pl.max_horizontal("_f", "_t")).alias("pair"))
         .sort("pair", "event_ms", "_seq")
@@ -375,8 +371,7 @@ def _identity(events: pl.DataFrame) -> list[pl.LazyFrame]:
     )
     out = [_findings(dups, "identity.duplicate_event", pl.format("{} copies of one {} event", pl.col("lines").list.len(), pl.col("type")))]
     conv, parent = _text("conversationId"), _text("parentConversationId")
-    a = pl.coalesce(_text("fromAgent"), _text("senderAgentId"), js_trim_expr(pl.col("agent_id")))
-    b = pl.coalesce(_text("toAgent"), _text("targetAgentId"))
+    a, b = from_agent_expr(), to_agent_expr()
     a2a = narrow(
         events, pl.col("type").str.starts_with("a2a."),
         ("conversationId", "parentConversationId", "fromAgent", "toAgent", "senderAgentId", "targetAgentId"),

@@ -23,10 +23,11 @@ from typing import Any
 import networkx as nx
 import polars as pl
 
-from a2a_lab.reference.jsstr import js_trim_expr
-from a2a_lab.timeparse import Instant, to_epoch_ms, window_ms
 from a2a_lab._frames import narrow, same_kind
-from a2a_lab.analysis.conversations import _EXCHANGE_FIELDS, _conversations_of, exchange_events, pair_stats
+from a2a_lab.timeparse import Instant, to_epoch_ms, window_ms
+from a2a_lab.analysis.conversations import _conversations_of, pair_stats
+from a2a_lab.exchanges import EXCHANGE_FIELDS, exchange_events, with_agents
+from a2a_lab.reference.jsstr import js_string_expr, js_trim_expr
 
 __all__ = [
     "MESSAGE_TYPES",
@@ -45,25 +46,12 @@ _D = pl.col("data")
 
 
 def _text(field: str) -> pl.Expr:
-    v = js_trim_expr(_D.struct.field(field))
-    return pl.when(v.str.len_bytes() > 0).then(v)
-
-
-def _agents(lf: pl.LazyFrame) -> pl.LazyFrame:
-    if {"from_agent", "to_agent"} <= set(lf.collect_schema().names()):
-        return lf
-    agent = js_trim_expr(pl.col("agent_id"))
-    return lf.with_columns(
-        pl.coalesce(_text("fromAgent"), _text("senderAgentId"), pl.when(agent.str.len_bytes() > 0).then(agent)).alias(
-            "from_agent"
-        ),
-        pl.coalesce(_text("toAgent"), _text("targetAgentId")).alias("to_agent"),
-    )
+    return js_string_expr(_D.struct.field(field))
 
 
 #: The ``data`` fields the graph reads (exchange fields plus session keys).
 _GRAPH_FIELDS: tuple[str, ...] = tuple(
-    dict.fromkeys((*_EXCHANGE_FIELDS, "sourceSessionKey", "requesterSessionKey", "targetSessionKey"))
+    dict.fromkeys((*EXCHANGE_FIELDS, "sourceSessionKey", "requesterSessionKey", "targetSessionKey"))
 )
 
 
@@ -75,7 +63,7 @@ def _select(
     until: Instant | None = None,
 ) -> pl.DataFrame:
     """The A2A events in the window / work session, narrowed to what the graph reads."""
-    frame = _agents(events.lazy()).collect() if isinstance(events, pl.LazyFrame) or "from_agent" not in events.columns else events
+    frame = with_agents(events).collect() if isinstance(events, pl.LazyFrame) or "from_agent" not in events.columns else events
     keep = pl.col("type").str.starts_with("a2a.")
     if window is not None:
         start, end = window
@@ -275,7 +263,7 @@ def conversation_tree(events: pl.DataFrame | pl.LazyFrame) -> nx.DiGraph:
     Nodes carry ``events``, ``first_seen`` and ``agents`` (sorted, comma-joined); a relay
     hop that keeps its parent's id (parent == child) adds no edge.
     """
-    lf = _agents(events.lazy()).filter(pl.col("type").str.starts_with("a2a."))
+    lf = with_agents(events).filter(pl.col("type").str.starts_with("a2a."))
     conv, parent = _text("conversationId"), _text("parentConversationId")
     nodes = (
         lf.filter(conv.is_not_null())

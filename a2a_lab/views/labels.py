@@ -6,7 +6,7 @@ import math
 
 import polars as pl
 
-from a2a_lab.analysis.conversations import outcome_text_expr
+from a2a_lab.exchanges import outcome_text_expr, wait_reason_expr
 from a2a_lab.reference.jsstr import js_string_expr
 
 __all__ = ["TEXT_FIELDS", "add_labels", "words_expr"]
@@ -46,15 +46,7 @@ def add_labels(frame: pl.LazyFrame, *, max_wait_ms: float) -> pl.LazyFrame:
     outcome = _text("outcome")
     parsed = outcome_text_expr(pl.coalesce(_D.field("message"), _D.field("replyPreview")))
     text_kind, text_reason = parsed.struct.field("kind"), parsed.struct.field("reason")
-    wait_status, wait_error = _text("waitStatus"), _text("waitError")
-    field_reason = (
-        pl.when(wait_error.is_not_null())
-        .then(wait_error)
-        .when(wait_status.is_in(["not_found", "error"]))
-        .then(wait_status)
-        .when(wait_status == "timeout")
-        .then(pl.lit("timeout"))
-    )
+    field_reason = wait_reason_expr()
     pair_low = pl.min_horizontal(pl.col("sender").fill_null(""), pl.col("receiver").fill_null(""))
     pair_high = pl.max_horizontal(pl.col("sender").fill_null(""), pl.col("receiver").fill_null(""))
     blocked_complete = pl.when(is_complete).then(_D.field("concurrencyBlocked").fill_null(False))

@@ -1,0 +1,730 @@
+"""What the reference rules say about an event: its agents, its exchange, its outcome.
+
+The one place the analytics read an A2A event the way the reference wrote it:
+
+- its agents (rules §3): :func:`from_agent_expr`, :func:`to_agent_expr`, :func:`with_agents`;
+- its outcome kind and reason (runtime §3b): :func:`outcome_text_expr` for ``[outcome] …``
+  texts, :func:`wait_reason_expr` for the wait fields, :func:`response_outcome_expr` for an
+  ``a2a.response``; the intent of a sent message (runtime §3): :func:`intent_expr`;
+- its exchange (runtime §1-§2, §6): :func:`exchange_events`.
+
+Exchanges
+---------
+The reference reuses one ``conversationId`` for every exchange of a work session and agent
+pair (runtime §6), so the exchanges of one conversation id and direction overlap. Each
+event is matched to its send with what the reference writes, and only that:
+
+1. ``a2a.send`` opens exchange *n* (the *n*-th send of its conversation and direction);
+2. ``a2a.retry`` carries the send's ``runId``;
+3. a refusal (``a2a.response {outcome: "blocked"}`` without wait fields) comes when the
+   concurrency gate gives up, :data:`GATE_TIMEOUT_MS` after its send, or at once when a
+   safety limit refuses it;
+4. every other first outcome (the reply, or a no-reply) ends the target's run or the
+   requester's wait, and the target's session runs one message at a time, first come first
+   served (runtime §1), so they come in the order of their sends; a reply comes within the
+   :data:`MAX_WAIT_MS` wait (plus the gate's wait), a timed-out no-reply after it;
+5. ping-pong turn *k* follows turn *k - 1* of its exchange on the same sessions (again first
+   come first served), with the exchange's ``messageIntent``, ``maxTurns`` and requester
+   session type; a turn with a ``terminationReason``, or the last allowed one, ends the loop;
+6. ``a2a.complete`` closes it: ``concurrencyBlocked`` completes close refusals, completes
+   with ``actualTurns`` close replied exchanges with that many turns, the others close the
+   rest, each in the order their exchanges became ready.
+
+Steps 3-6 are rank joins (the *r*-th event of a group with the *r*-th candidate) in Polars.
+Where the log cannot tell two exchanges apart (a group whose events and candidates do not
+pair up, an event earlier than its candidate, a retry without ``runId`` among open sends,
+two sends a refusal fits), the exchange is marked ``ambiguous``; an event no rule places
+falls back to the latest send before it, and marks its exchange ambiguous too.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from typing import Final
+
+import polars as pl
+
+from a2a_lab._frames import narrow, same_kind
+from a2a_lab.reference.jsstr import js_string_expr, js_trim_expr
+from a2a_lab.reference.runtime.intent import INTENT_RULES_V1, PAYLOAD_INTENTS, IntentRules
+from a2a_lab.reference.runtime.outcome import LEGACY_NO_REPLY_TEXT, NO_REPLY_TEXT, REASON_TEXTS
+from a2a_lab.reference.runtime.termination import TERMINATION_REASONS
+
+__all__ = [
+    "EXCHANGE_FIELDS",
+    "EXCHANGE_TYPES",
+    "FROM_AGENT",
+    "GATE_TIMEOUT_MS",
+    "MAX_WAIT_MS",
+    "TO_AGENT",
+    "TURN_TIMEOUT_MS",
+    "exchange_events",
+    "from_agent_expr",
+    "intent_expr",
+    "outcome_text_expr",
+    "with_response_outcome",
+    "suggested_turns_expr",
+    "to_agent_expr",
+    "wait_reason_expr",
+    "with_agents",
+]
+
+#: Event types that belong to an exchange.
+EXCHANGE_TYPES: Final[tuple[str, ...]] = ("a2a.send", "a2a.response", "a2a.retry", "a2a.complete")
+#: Names of the resolved agent columns (the enriched frame's).
+FROM_AGENT: Final = "from_agent"
+TO_AGENT: Final = "to_agent"
+#: The concurrency gate refuses a flow that waited this long for a permit (runtime §1).
+GATE_TIMEOUT_MS: Final = 30_000.0
+#: The requester waits this long for the target's run (runtime §2).
+MAX_WAIT_MS: Final = 300_000.0
+#: A ping-pong turn that takes longer times out and ends the loop (runtime §2.4).
+TURN_TIMEOUT_MS: Final = 120_000.0
+#: Reasons a ping-pong turn's own reply gives (the three checks of runtime §3); the others
+#: end the loop without a turn event, on the complete only.
+_REPLY_REASONS: Final = TERMINATION_REASONS[:3]
+#: Clock slack of the log: a refusal or a timeout may be logged this much late.
+_SLACK_MS: Final = 1_000.0
+
+#: The ``data`` fields :func:`exchange_events` keeps.
+EXCHANGE_FIELDS: Final[tuple[str, ...]] = (
+    "conversationId", "parentConversationId", "workSessionId", "taskId", "turn", "maxTurns", "outcome",
+    "message", "replyPreview", "waitStatus", "waitError", "configuredMaxTurns", "effectiveTurns", "actualTurns",
+    "announced", "earlyTermination", "terminationReason", "concurrencyBlocked", "messageIntent", "payloadType",
+    "payloadJson", "depth", "hop", "attempt", "errorCode", "errorCategory", "runId", "fromSessionType",
+    "toSessionType",
+)
+
+_D = pl.col("data")
+
+
+def _text(field: str) -> pl.Expr:
+    """A string field of ``data`` as the reference's ``asString`` (rules §1)."""
+    return js_string_expr(_D.struct.field(field))
+
+
+# ---------------------------------------------------------------------------------------
+# agents (rules §3)
+# ---------------------------------------------------------------------------------------
+
+
+def from_agent_expr() -> pl.Expr:
+    """The sending agent (rules §3): ``data.fromAgent``, else ``data.senderAgentId``, else the
+    top-level ``agent_id``; each JS-trimmed, blank counting as absent.
+
+    Examples
+    --------
+    >>> from a2a_lab.io import from_records
+    >>> ev = from_records([{"type": "a2a.send", "agentId": " ", "ts": 1, "data": {"toAgent": "eden"}},
+    ...                    {"type": "a2a.send", "agentId": "ruda", "ts": 2, "data": {"senderAgentId": " "}}])
+    >>> ev.select(from_agent_expr(), to_agent_expr()).rows()
+    [(None, 'eden'), ('ruda', None)]
+    """
+    return pl.coalesce(_text("fromAgent"), _text("senderAgentId"), js_string_expr(pl.col("agent_id"))).alias(FROM_AGENT)
+
+
+def to_agent_expr() -> pl.Expr:
+    """The receiving agent (rules §3): ``data.toAgent``, else ``data.targetAgentId``."""
+    return pl.coalesce(_text("toAgent"), _text("targetAgentId")).alias(TO_AGENT)
+
+
+def with_agents(events: pl.DataFrame | pl.LazyFrame) -> pl.LazyFrame:
+    """The events with their resolved agents, unless the frame is enriched (has them)."""
+    lf = events.lazy()
+    if {FROM_AGENT, TO_AGENT} <= set(lf.collect_schema().names()):
+        return lf
+    return lf.with_columns(from_agent_expr(), to_agent_expr())
+
+
+# ---------------------------------------------------------------------------------------
+# intent (runtime §3)
+# ---------------------------------------------------------------------------------------
+
+
+def _ascii_case_insensitive(pattern: str) -> str:
+    """Python regex → Rust regex with JavaScript's non-Unicode ``i`` flag.
+
+    Each ASCII letter outside escapes and classes becomes ``[xX]`` (ASCII-only folding: the
+    ``i`` flag without ``u`` never folds e.g. U+212A KELVIN SIGN onto ``k``, Rust's ``(?i)``
+    would); ``\\Z`` (end of text) becomes Rust's ``\\z``.
+    """
+    out: list[str] = []
+    i, in_class = 0, False
+    while i < len(pattern):
+        ch = pattern[i]
+        if ch == "\\":
+            nxt = pattern[i + 1]
+            out.append("\\z" if nxt == "Z" else ch + nxt)
+            i += 2
+            continue
+        if ch == "[" and not in_class:
+            in_class = True
+        elif ch == "]" and in_class:
+            in_class = False
+        elif not in_class and ch.isascii() and ch.isalpha():
+            ch = f"[{ch.lower()}{ch.upper()}]"
+        out.append(ch)
+        i += 1
+    return "".join(out)
+
+
+@cache
+def _intent_patterns(rules: IntentRules) -> tuple[tuple[str, str, int], ...]:
+    return tuple(
+        (_ascii_case_insensitive(r.pattern.pattern), r.result.intent, r.result.suggested_turns) for r in rules.rules
+    )
+
+
+def intent_expr(message: pl.Expr, rules: IntentRules = INTENT_RULES_V1) -> pl.Expr:
+    """The reference intent classifier (runtime §3) as one Polars expression.
+
+    Equal to :func:`a2a_lab.reference.runtime.intent.classify_intent` on every string (property-tested);
+    null for a null message.
+
+    Examples
+    --------
+    >>> df = pl.DataFrame({"m": ["이 코드 검토해줘", "Task done [NO_REPLY_NEEDED]", "Is it?", None]})
+    >>> df.select(intent_expr(pl.col("m"))).to_series().to_list()
+    ['request', 'notification', 'question', None]
+    """
+    expr = pl.when(message.is_null()).then(pl.lit(None, pl.String))
+    for pattern, intent, _ in _intent_patterns(rules):
+        expr = expr.when(message.str.contains(pattern)).then(pl.lit(intent))
+    return expr.otherwise(pl.lit(rules.default.intent))
+
+
+def suggested_turns_expr(intent: pl.Expr, rules: IntentRules = INTENT_RULES_V1) -> pl.Expr:
+    """The turns an intent suggests (runtime §3: 0 none, -1 the configured maximum)."""
+    turns = {i: t for _, i, t in _intent_patterns(rules)} | {rules.default.intent: rules.default.suggested_turns}
+    return intent.replace_strict(turns, default=None, return_dtype=pl.Int64)
+
+
+def payload_intent_expr(payload_type: pl.Expr, payload_json: pl.Expr) -> pl.Expr:
+    """The intent a structured payload stands for (its ``payloadType``, else the JSON's
+    ``type``), null without one."""
+    kind = payload_json.str.extract(r'"type"\s*:\s*"([a-z_]+)"', 1)
+    return pl.coalesce(payload_type, kind).replace_strict(dict(PAYLOAD_INTENTS), default=None, return_dtype=pl.String)
+
+
+# ---------------------------------------------------------------------------------------
+# outcome (runtime §3b)
+# ---------------------------------------------------------------------------------------
+
+_NO_REPLY_SENTENCES = [t.removeprefix("[outcome] ") for t in (NO_REPLY_TEXT, LEGACY_NO_REPLY_TEXT)]
+
+
+def outcome_text_expr(text: pl.Expr) -> pl.Expr:
+    """Parse ``[outcome] …`` texts (runtime §3b) into a struct ``{kind, reason}``.
+
+    The vectorised twin of :func:`a2a_lab.reference.runtime.outcome.parse_outcome_text` (property-
+    tested against it): null when the JS-trimmed text does not start with ``[outcome]``;
+    both no-reply wordings give kind ``no_reply`` with reason ``timeout``, ``not_found``,
+    ``error``, the wait error text, or null.
+
+    Examples
+    --------
+    >>> df = pl.DataFrame({"t": ["[outcome] no_reply: 메시지가 전달되었으나 응답을 수신하지 못했습니다 (대기 시간 300초 초과)", "hi"]})
+    >>> df.select(outcome_text_expr(pl.col("t"))).to_series().to_list()
+    [{'kind': 'no_reply', 'reason': 'timeout'}, {'kind': None, 'reason': None}]
+    """
+    t = js_trim_expr(text)
+    m = t.str.extract_groups(r"(?s)^\[outcome\][ \t]*([^\s:]+)[ \t]*(?::[ \t]*(.*))?")
+    kind = m.struct.field("1")
+    rest = m.struct.field("2").fill_null("")
+    hits = []
+    for sentence in _NO_REPLY_SENTENCES:
+        sk, body = sentence.split(": ", 1)
+        hits.append(((kind == sk) & rest.str.starts_with(body), rest.str.slice(len(body))))
+    is_no_reply = pl.any_horizontal([h for h, _ in hits]).fill_null(False)
+    suffix = pl.when(hits[0][0]).then(hits[0][1])
+    for hit, tail in hits[1:]:
+        suffix = suffix.when(hit).then(tail)
+    inner = js_trim_expr(js_trim_expr(suffix).str.extract(r"(?s)^\((.*?)\)?$", 1))
+    reason_code = pl.when(inner.str.contains(r"^대기 시간 \d+초 초과$")).then(pl.lit("timeout"))
+    for code, txt in REASON_TEXTS.items():
+        reason_code = reason_code.when(inner == txt).then(pl.lit(code))
+    reason_code = reason_code.otherwise(pl.when(inner.str.len_bytes() > 0).then(inner))
+    other_reason = js_trim_expr(rest)
+    reason = (
+        pl.when(is_no_reply)
+        .then(reason_code)
+        .otherwise(pl.when(other_reason.str.len_bytes() > 0).then(other_reason))
+    )
+    return pl.struct(
+        pl.when(is_no_reply).then(pl.lit("no_reply")).otherwise(kind).alias("kind"),
+        pl.when(kind.is_not_null()).then(reason).alias("reason"),
+    )
+
+
+def wait_reason_expr() -> pl.Expr:
+    """The no-reply reason the wait fields give (runtime §2.3, checked in order): the
+    ``waitError`` text, ``not_found``, ``error``, ``timeout``; null otherwise."""
+    status, error = _text("waitStatus"), _text("waitError")
+    return (
+        pl.when(error.is_not_null()).then(error)
+        .when(status.is_in(list(REASON_TEXTS))).then(status)
+        .when(status == "timeout").then(pl.lit("timeout"))
+    )
+
+
+def with_response_outcome(
+    frame: pl.DataFrame | pl.LazyFrame, kind: str = "outcome_kind", reason: str = "outcome_reason"
+) -> pl.LazyFrame:
+    """Add what each ``a2a.response`` says about its exchange (runtime §3b) as two columns:
+
+    ``kind``
+        ``reply`` (no outcome), ``turn`` (a ping-pong turn), ``no_reply`` (``outcome``
+        ``no_reply``, an older-wording ``blocked`` with wait fields, or a no-reply text),
+        ``blocked`` (a refusal: ``blocked`` without wait fields; a concurrency-blocked
+        complete makes it ``concurrency_blocked``, else it reads as a legacy no-reply), or
+        another logged outcome's name; null for other event types.
+    ``reason``
+        For a no-reply the wait fields' reason (:func:`wait_reason_expr`), else the text's;
+        for another outcome its text's.
+
+    Examples
+    --------
+    >>> from a2a_lab.io import from_records
+    >>> ev = from_records([{"type": "a2a.response", "ts": 1, "data": {"outcome": "no_reply", "waitStatus": "timeout"}},
+    ...                    {"type": "a2a.response", "ts": 2, "data": {"outcome": "blocked"}},
+    ...                    {"type": "a2a.response", "ts": 3, "data": {"turn": 1}}])
+    >>> with_response_outcome(ev).select("outcome_kind", "outcome_reason").collect().rows()
+    [('no_reply', 'timeout'), ('blocked', None), ('turn', None)]
+    """
+    text = pl.coalesce(_D.struct.field("message"), _D.struct.field("replyPreview"))
+    is_resp = pl.col("type") == "a2a.response"
+    # parse only the texts that can be outcome texts (a small minority); the stages keep
+    # each expression evaluated once
+    parsed = outcome_text_expr(pl.when(is_resp & text.str.contains("[outcome]", literal=True)).then(text))
+    lf = frame.lazy().with_columns(
+        parsed.alias("_p"), pl.when(is_resp).then(_text("outcome")).alias("_f"), wait_reason_expr().alias("_w"),
+        (_text("waitStatus").is_not_null() | _text("waitError").is_not_null()).alias("_hw"),
+    )
+    text_kind, text_reason = pl.col("_p").struct.field("kind"), pl.col("_p").struct.field("reason")
+    said = pl.coalesce("_f", text_kind)
+    no_reply = (said == "no_reply") | (text_kind == "no_reply") | ((said == "blocked") & pl.col("_hw"))
+    lf = lf.with_columns(
+        pl.when(~is_resp).then(pl.lit(None, pl.String))
+        .when(no_reply).then(pl.lit("no_reply"))
+        .when(said.is_not_null()).then(said)
+        .when(_D.struct.field("turn").is_not_null()).then(pl.lit("turn"))
+        .otherwise(pl.lit("reply"))
+        .alias(kind)
+    )
+    return lf.with_columns(
+        pl.when(pl.col(kind) == "no_reply").then(pl.coalesce("_w", pl.when(text_kind == "no_reply").then(text_reason)))
+        .when(~pl.col(kind).is_in(["reply", "turn"])).then(text_reason)
+        .alias(reason)
+    ).drop("_p", "_f", "_w", "_hw")
+
+
+# ---------------------------------------------------------------------------------------
+# exchanges
+# ---------------------------------------------------------------------------------------
+
+_DIR: Final = ["conversation_id", "requester", "target"]
+#: Columns :func:`exchange_events` computes for the matching and drops.
+_HELPERS: Final = ("_kind", "_reason", "_run", "_turn", "_max", "_term", "_mi", "_st", "_req_type", "_conc", "_actual",
+                   "_eff", "_status")
+
+
+def _directed(events: pl.DataFrame | pl.LazyFrame) -> pl.DataFrame:
+    """The exchange events with a conversation id, their direction ``requester → target``.
+
+    An event is placed in the direction written if a send went that way, else in the
+    opposite one if a send went that way, else by its type: a send, retry, complete or odd
+    ping-pong turn is written requester → target, the reply and even turns the other way.
+    The direction is part of the key because a relay (A → B, then B → C) reuses one id for
+    both hops, and a sub-agent may ask its parent a question (B → A) in the middle of A → B.
+    """
+    frame = events if isinstance(events, pl.DataFrame) and FROM_AGENT in events.columns else with_agents(events).collect()
+    lf = narrow(
+        frame, pl.col("type").is_in(EXCHANGE_TYPES), EXCHANGE_FIELDS,
+        ("file", "line", "type", "event_ms", "event_time", FROM_AGENT, TO_AGENT),
+    ).lazy()
+    conv = _text("conversationId")
+    frm, to = pl.col(FROM_AGENT), pl.col(TO_AGENT)
+    turn = _D.struct.field("turn")
+    a2a = lf.filter(conv.is_not_null()).with_columns(conv.alias("conversation_id"))
+    sent = a2a.filter(pl.col("type") == "a2a.send").select("conversation_id", frm.alias("_r"), to.alias("_t")).unique()
+    keys = ["conversation_id", "_r", "_t"]
+    flagged = a2a.join(
+        sent.with_columns(pl.lit(True).alias("_fwd")),
+        left_on=["conversation_id", FROM_AGENT, TO_AGENT], right_on=keys, how="left", nulls_equal=True,
+    ).join(
+        sent.with_columns(pl.lit(True).alias("_rev")),
+        left_on=["conversation_id", TO_AGENT, FROM_AGENT], right_on=keys, how="left", nulls_equal=True,
+    )
+    forward_by_type = (pl.col("type") != "a2a.response") | (turn.is_not_null() & (turn % 2 == 1))
+    fwd, rev = pl.col("_fwd").is_not_null(), pl.col("_rev").is_not_null()
+    reversed_ = (
+        pl.when(pl.col("type") == "a2a.send").then(False)
+        .when(forward_by_type).then(~fwd & rev)
+        .otherwise(rev | ~fwd)
+    )
+    return (
+        flagged.with_columns(
+            pl.when(reversed_).then(to).otherwise(frm).alias("requester"),
+            pl.when(reversed_).then(frm).otherwise(to).alias("target"),
+        )
+        .drop("_fwd", "_rev")
+        .collect()
+    )
+
+
+def _rank(frame: pl.DataFrame, group: list[str], order: list[str]) -> pl.DataFrame:
+    """``_r``: 0-based position within ``group`` in ``order``; ``_n``: the group's size."""
+    return frame.sort([*group, *order], nulls_last=True).with_columns(
+        pl.int_range(pl.len(), dtype=pl.Int64).over(group).alias("_r"),
+        pl.len().over(group).cast(pl.Int64).alias("_n"),
+    )
+
+
+def _rank_match(
+    events: pl.DataFrame, cands: pl.DataFrame, group: list[str], ev_order: list[str], cand_order: list[str],
+    ready: str,
+) -> pl.DataFrame:
+    """Pair the *r*-th event of each group with its *r*-th candidate exchange.
+
+    ``events`` has ``_seq`` and ``event_ms``; ``cands`` has ``exchange`` and ``ready`` (the
+    time before which its event cannot come). Returns ``_seq, exchange, _amb`` for the
+    events that found a candidate. A pair is ambiguous when the event is earlier than its
+    candidate's ``ready``; when the group has more events than candidates (which events
+    are the strangers?); or when it has fewer and the next candidate was ready too (the
+    paired one may have got no event, the event being the next one's).
+    """
+    if events.height == 0 or cands.height == 0:
+        return pl.DataFrame(schema={"_seq": pl.UInt32, "exchange": pl.Int64, "_amb": pl.Boolean})
+    ev = _rank(events, group, ev_order)
+    ca = _rank(cands, group, cand_order).rename({"_n": "_cn"}).with_columns(
+        pl.col(ready).shift(-1).over(group).alias("_next_ready")
+    )
+    n, cn = pl.col("_n"), pl.col("_cn")
+    return ev.join(ca.select(*group, "_r", "_cn", "exchange", pl.col(ready).alias("_ready"), "_next_ready"),
+                   on=[*group, "_r"], how="inner", nulls_equal=True).select(
+        "_seq", "exchange",
+        (
+            (pl.col("event_ms") < pl.col("_ready"))
+            | ((n > cn) & (cn > 1))
+            | ((n < cn) & (pl.col("_next_ready") <= pl.col("event_ms")).fill_null(False))
+        ).alias("_amb"),
+    )
+
+
+def _rank_match_within(
+    events: pl.DataFrame, cands: pl.DataFrame, group: list[str], ev_order: list[str], cand_order: list[str],
+    ready: str, window_ms: float, rounds: int = 64,
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """:func:`_rank_match` where a candidate's event must come within ``window_ms`` of its
+    ``ready``: a candidate whose paired event comes later got none (it timed out), so it
+    is dropped and the group paired again, first such candidate of each group first.
+
+    Returns the pairs and the dropped candidates (``group`` columns, ``exchange``, ``ready``).
+    """
+    dropped: list[pl.DataFrame] = []
+    # groups are independent: a group without a late pair is settled, only the rest go on
+    settled_ev: list[pl.DataFrame] = []
+    settled_ca: list[pl.DataFrame] = []
+    ev_left, keep = events, cands
+    for _ in range(rounds):
+        if ev_left.height == 0 or keep.height == 0:
+            break
+        ev = _rank(ev_left, group, ev_order).select(*group, "_r", "event_ms")
+        ca = _rank(keep, group, cand_order)
+        pair = ca.join(ev, on=[*group, "_r"], how="inner", nulls_equal=True)
+        late = pair.filter(pl.col("event_ms") > pl.col(ready) + window_ms)
+        if late.height == 0:
+            break
+        first_late = late.sort("_r").group_by(group, maintain_order=True).agg(pl.col("exchange").first())
+        busy = first_late.select(group)
+        settled_ev.append(ev_left.join(busy, on=group, how="anti", nulls_equal=True))
+        settled_ca.append(keep.join(busy, on=group, how="anti", nulls_equal=True))
+        ev_left = ev_left.join(busy, on=group, how="semi", nulls_equal=True)
+        keep = keep.join(busy, on=group, how="semi", nulls_equal=True)
+        dropped.append(keep.join(first_late, on=[*group, "exchange"], how="semi", nulls_equal=True))
+        keep = keep.join(first_late, on=[*group, "exchange"], how="anti", nulls_equal=True)
+    gone_all = pl.concat(dropped) if dropped else cands.clear()
+    all_ev = pl.concat([*settled_ev, ev_left])
+    all_ca = pl.concat([*settled_ca, keep])
+    return _rank_match(all_ev, all_ca, group, ev_order, cand_order, ready), gone_all
+
+
+def _out_of_order(fifo: pl.DataFrame, by_run: pl.DataFrame, ex: pl.DataFrame) -> pl.DataFrame:
+    """The exchanges whose first outcome may break first come first served, and those in
+    flight with them: a retried flow (a retried run queues again, behind later ones) and a
+    no-reply that a failed ``agent.wait`` call ended (``not_found``, an exception: not the
+    run's end, nor the wait limit) come whenever they come, so the log cannot tell which of
+    the overlapping exchanges they belong to. Returns ``_seq, exchange, _amb`` (all true)
+    for the first outcomes of those exchanges.
+    """
+    retried = by_run.select(*_DIR, "exchange").unique()
+    spans = fifo.select(*_DIR, "exchange", "_send_ms", pl.col("event_ms").alias("_end"), "_kind", "_reason")
+    status = ex.select("_seq", "_status")
+    spans = spans.join(fifo.select("exchange", *_DIR, "_seq"), on=[*_DIR, "exchange"], nulls_equal=True).join(
+        status, on="_seq", how="left"
+    )
+    call_ended = (pl.col("_kind") == "no_reply") & ~pl.col("_reason").is_in(["timeout"]).fill_null(False) & (
+        pl.col("_status").fill_null("") != "error"
+    )
+    loose = spans.filter(call_ended).select(*_DIR, "exchange").vstack(retried).unique()
+    loose = loose.join(spans.select(*_DIR, "exchange", "_send_ms", "_end"), on=[*_DIR, "exchange"], how="left",
+                       nulls_equal=True)
+    pairs = loose.rename({"exchange": "_u", "_send_ms": "_us", "_end": "_ue"}).join(
+        spans.select(*_DIR, "exchange", "_send_ms", "_end"), on=_DIR, how="inner", nulls_equal=True
+    ).filter(
+        (pl.col("exchange") != pl.col("_u"))
+        & (pl.col("_send_ms") <= pl.col("_ue").fill_null(float("inf")))
+        & (pl.col("_end") >= pl.col("_us"))
+    )
+    hit = pl.concat([pairs.select(*_DIR, "exchange"), pairs.select(*_DIR, pl.col("_u").alias("exchange"))]).unique()
+    firsts = fifo.select(*_DIR, "exchange", "_seq")
+    return firsts.join(hit, on=[*_DIR, "exchange"], how="semi", nulls_equal=True).select(
+        "_seq", "exchange", pl.lit(True).alias("_amb")
+    )
+
+
+@same_kind()
+def exchange_events(
+    events: pl.DataFrame | pl.LazyFrame, *, intent_rules: IntentRules = INTENT_RULES_V1
+) -> pl.LazyFrame:
+    """The events of A2A exchanges, each with the exchange it belongs to.
+
+    Returns the ``a2a.send/response/retry/complete`` events that carry a conversation id,
+    with ``conversation_id`` (JS-trimmed), the exchange's direction ``requester`` →
+    ``target``, ``exchange`` (1-based: the number of the send within its conversation and
+    direction; 0 for an event before the first send, an orphan), ``ambiguous`` (the log
+    cannot tell this exchange's events from another's, see the module notes) and ``seq``
+    (frame order); sorted by conversation, direction, exchange, time and frame order.
+
+    Examples
+    --------
+    >>> from a2a_lab.io import from_records
+    >>> def e(t, type_, f, to, **d):
+    ...     return {"type": type_, "ts": t * 1000, "data": {"conversationId": "c", "fromAgent": f, "toAgent": to, **d}}
+    >>> ev = from_records([e(0, "a2a.send", "a", "b", runId="r1"), e(1, "a2a.send", "a", "b", runId="r2"),
+    ...     e(5, "a2a.response", "b", "a"), e(6, "a2a.complete", "a", "b"), e(9, "a2a.response", "b", "a"),
+    ...     e(9, "a2a.complete", "a", "b")])
+    >>> exchange_events(ev).select("type", "event_ms", "exchange").rows()[:3]
+    [('a2a.send', 0.0, 1), ('a2a.response', 5000.0, 1), ('a2a.complete', 6000.0, 1)]
+    """
+    ex = _directed(events)
+    t = pl.col("type")
+    turn = _D.struct.field("turn")
+    # every field the matching reads, read once; the matching itself runs without ``data``
+    full = with_response_outcome(ex, "_kind", "_reason").with_columns(
+        _text("runId").alias("_run"), turn.alias("_turn"), _D.struct.field("maxTurns").alias("_max"),
+        _text("terminationReason").alias("_term"), _text("messageIntent").alias("_mi"),
+        pl.when(turn % 2 == 1).then(_text("fromSessionType")).otherwise(_text("toSessionType")).alias("_st"),
+        _text("fromSessionType").alias("_req_type"),
+        _D.struct.field("concurrencyBlocked").fill_null(False).alias("_conc"),
+        _D.struct.field("actualTurns").alias("_actual"), _D.struct.field("effectiveTurns").alias("_eff"),
+        _text("waitStatus").alias("_status"),
+    ).collect()
+    ex = full.drop("data", "event_time", "file", "line", strict=False)
+    sends = (
+        full.filter(t == "a2a.send")
+        .sort([*_DIR, "event_ms", "_seq"], nulls_last=True)
+        .with_columns(pl.int_range(1, pl.len() + 1, dtype=pl.Int64).over(_DIR).alias("exchange"))
+    )
+    sends = sends.with_columns(
+        payload_intent_expr(_text("payloadType"), _D.struct.field("payloadJson")).alias("_payload_intent"),
+        intent_expr(pl.coalesce(_D.struct.field("message"), pl.lit("")), intent_rules).alias("_class_intent"),
+    )
+    sends = sends.with_columns(
+        pl.col("event_ms").alias("_send_ms"),
+        pl.coalesce("_payload_intent", "_class_intent").alias("_intent"),
+        # the reference's caller suggests -1 turns for every structured payload (0b3325a28)
+        pl.when(pl.col("_payload_intent").is_not_null()).then(pl.lit(-1, pl.Int64))
+        .otherwise(suggested_turns_expr(pl.col("_class_intent"), intent_rules)).alias("_suggested"),
+    ).drop("data")
+    x = sends.select(*_DIR, "exchange", "_send_ms", "_run", "_intent", "_suggested", "_req_type")
+    placed: list[pl.DataFrame] = [sends.select("_seq", "exchange", pl.lit(False).alias("_amb"))]
+
+    # retries carry the send's runId
+    retries = ex.filter(t == "a2a.retry")
+    by_run = retries.join(x.filter(pl.col("_run").is_not_null()).select(*_DIR, "_run", "exchange"),
+                          on=[*_DIR, "_run"], how="inner", nulls_equal=True)
+    placed.append(by_run.select("_seq", "exchange", pl.lit(False).alias("_amb")))
+
+    # refusals: the gate's after GATE_TIMEOUT_MS, a safety limit's at once
+    refusals = ex.filter(pl.col("_kind") == "blocked")
+    fits = refusals.select(*_DIR, "_seq", "event_ms").join(x.select(*_DIR, "exchange", "_send_ms"), on=_DIR, how="inner",
+                                                          nulls_equal=True)
+    delay = pl.col("event_ms") - pl.col("_send_ms")
+    gate = (delay >= GATE_TIMEOUT_MS - 1) & (delay <= GATE_TIMEOUT_MS + _SLACK_MS)
+    fits = fits.filter(gate | ((delay >= 0) & (delay <= _SLACK_MS)))
+    # two refusals may fit one send, a refusal several sends: first come first served
+    fits = fits.sort("_seq", "exchange").with_columns(pl.len().over("_seq").alias("_k"))
+    first_fit = fits.group_by("_seq").agg(pl.all().first())
+    first_fit = first_fit.with_columns(pl.len().over(*_DIR, "exchange").alias("_claims"))
+    refused = first_fit.select(
+        "_seq", "exchange", ((pl.col("_k") > 1) | (pl.col("_claims") > 1)).alias("_amb"), "event_ms", *_DIR,
+    )
+    placed.append(refused.select("_seq", "exchange", "_amb"))
+
+    # first outcomes: in the order of their sends (the target's session is FIFO)
+    first = ex.filter(pl.col("_kind").is_not_null() & ~pl.col("_kind").is_in(["turn", "blocked"]))
+    first_send = x.group_by(_DIR).agg(pl.col("_send_ms").min().alias("_first_send"))
+    first = first.join(first_send, on=_DIR, how="inner", nulls_equal=True).filter(
+        pl.col("event_ms") >= pl.col("_first_send")
+    )
+    open_ = x.join(refused.select(*_DIR, "exchange"), on=[*_DIR, "exchange"], how="anti", nulls_equal=True)
+    fifo = _rank_match(first, open_, _DIR, ["event_ms", "_seq"], ["exchange"], "_send_ms")
+    # the wait limit: a reply within it (plus the gate's wait), a timed-out no-reply after it
+    fifo = fifo.join(first.select("_seq", *_DIR, "event_ms", "_kind", "_reason"), on="_seq").join(
+        x.select(*_DIR, "exchange", "_send_ms"), on=[*_DIR, "exchange"], how="left", nulls_equal=True
+    )
+    # (a question only where another send of the direction could have had the event)
+    late = (pl.col("_kind") == "reply") & (delay > MAX_WAIT_MS + GATE_TIMEOUT_MS + _SLACK_MS)
+    early = (pl.col("_kind") == "no_reply") & (pl.col("_reason") == "timeout") & (delay < MAX_WAIT_MS - 1)
+    fifo = fifo.join(open_.group_by(_DIR).len("_open"), on=_DIR, how="left", nulls_equal=True).with_columns(
+        (pl.col("_amb") | ((late | early).fill_null(False) & (pl.col("_open") > 1))).alias("_amb")
+    )
+    placed.append(fifo.select("_seq", "exchange", "_amb"))
+    placed.append(_out_of_order(fifo, by_run, ex))
+    outcome_of = pl.concat([
+        fifo.select("_seq", "exchange", "event_ms", "_kind"),
+        refused.select("_seq", "exchange", "event_ms", pl.lit("blocked").alias("_kind")),
+    ]).join(ex.select("_seq", *_DIR), on="_seq")
+
+    # ping-pong turns, level by level
+    turns = ex.filter(pl.col("_kind") == "turn")
+    replied = outcome_of.filter(pl.col("_kind") == "reply").join(x, on=[*_DIR, "exchange"], nulls_equal=True)
+    cand = replied.filter(pl.col("_suggested") != 0).select(
+        *_DIR, "exchange", pl.col("event_ms").alias("_ready"), "_intent", "_req_type", pl.lit(None, pl.Float64).alias("_max"),
+    )
+    turn_rows: list[pl.DataFrame] = []
+    level = 1
+    max_level = int(turns["_turn"].max() or 0) if turns.height else 0
+    while level <= max_level and cand.height:
+        at = turns.filter(pl.col("_turn") == level)
+        # a key is used only in the directions where every turn of this level carries it
+        at = at.with_columns(
+            pl.when(pl.col("_mi").is_not_null().all().over(_DIR)).then(pl.col("_mi")).alias("_k_intent"),
+            pl.when(pl.col("_st").is_not_null().all().over(_DIR)).then(pl.col("_st")).alias("_k_type"),
+            pl.when(pl.col("_max").is_not_null().all().over(_DIR) & pl.lit(level > 1)).then(pl.col("_max")).alias("_k_max"),
+        )
+        use = at.group_by(_DIR).agg(
+            pl.col("_k_intent").is_not_null().any().alias("_u_intent"),
+            pl.col("_k_type").is_not_null().any().alias("_u_type"),
+            pl.col("_k_max").is_not_null().any().alias("_u_max"),
+        )
+        c = cand.join(use, on=_DIR, how="inner", nulls_equal=True).with_columns(
+            pl.when("_u_intent").then(pl.col("_intent")).alias("_k_intent"),
+            pl.when("_u_type").then(pl.col("_req_type")).alias("_k_type"),
+            pl.when("_u_max").then(pl.col("_max")).alias("_k_max"),
+        )
+        keys = [*_DIR, "_k_intent", "_k_type", "_k_max"]
+        matched, _ = _rank_match_within(
+            at, c, keys, ["event_ms", "_seq"], ["_ready", "exchange"], "_ready", TURN_TIMEOUT_MS + _SLACK_MS
+        )
+        turn_rows.append(matched)
+        nxt = matched.join(at.select("_seq", "event_ms", "_max", "_term", *_DIR), on="_seq").join(
+            x, on=[*_DIR, "exchange"], nulls_equal=True
+        )
+        cand = nxt.filter(pl.col("_term").is_null() & (pl.col("_max").is_null() | (pl.col("_max") > level))).select(
+            *_DIR, "exchange", pl.col("event_ms").alias("_ready"), "_intent", "_req_type", "_max",
+        )
+        level += 1
+    turn_match = pl.concat(turn_rows) if turn_rows else pl.DataFrame(
+        schema={"_seq": pl.UInt32, "exchange": pl.Int64, "_amb": pl.Boolean})
+    placed.append(turn_match)
+
+    # completes: refusals, replied exchanges by their turns, then the rest
+    completes = ex.filter(t == "a2a.complete")
+    last_turn = (
+        turn_match.join(turns.select("_seq", *_DIR, "event_ms", "_term", "_max"), on="_seq")
+        .sort("event_ms", "_seq")
+        .group_by(*_DIR, "exchange")
+        .agg(
+            pl.col("event_ms").last().alias("_last_turn"), pl.len().cast(pl.Float64).alias("_turns"),
+            pl.col("_term").last().alias("_last_term"), pl.col("_max").last().alias("_last_max"),
+        )
+    )
+    ready = (
+        outcome_of.join(last_turn, on=[*_DIR, "exchange"], how="left", nulls_equal=True)
+        .join(x.select(*_DIR, "exchange", "_suggested"), on=[*_DIR, "exchange"], how="left", nulls_equal=True)
+        .with_columns(
+            pl.max_horizontal("event_ms", "_last_turn").alias("_ready"), pl.col("_turns").fill_null(0.0),
+        )
+        .with_columns(
+            # the loop still expected a turn: it ended by a timeout, an error or a skip
+            (
+                pl.col("_last_term").is_null()
+                & pl.when(pl.col("_turns") == 0)
+                .then(pl.col("_suggested") != 0)
+                .otherwise(pl.col("_last_max").is_null() | (pl.col("_turns") < pl.col("_last_max")))
+            ).alias("_pending"),
+        )
+    )
+    conc = completes.filter("_conc")
+    gate_refused = ready.filter(pl.col("_kind") == "blocked")
+    m_conc = _rank_match(conc, gate_refused, _DIR, ["event_ms", "_seq"], ["_ready", "exchange"], "_ready")
+    term = pl.col("_term")
+    counted = completes.filter(~pl.col("_conc") & pl.col("_actual").is_not_null()).with_columns(
+        pl.when(term.is_in(list(_REPLY_REASONS))).then(term).alias("_last_term"),
+        (
+            ~term.is_in(list(_REPLY_REASONS)).fill_null(False)
+            & pl.when(pl.col("_eff").is_not_null())
+            .then(pl.col("_actual") < pl.col("_eff"))
+            .otherwise(term.is_not_null())
+        ).alias("_pending"),
+    )
+    with_turns = ready.filter(pl.col("_kind") == "reply").rename({"_turns": "_actual"})
+    m_turns, _ = _rank_match_within(
+        counted, with_turns, [*_DIR, "_actual", "_last_term", "_pending"], ["event_ms", "_seq"],
+        ["_ready", "exchange"], "_ready", TURN_TIMEOUT_MS + GATE_TIMEOUT_MS + _SLACK_MS,
+    )
+    done = pl.concat([m_conc, m_turns])
+    # a direction whose completes count turns closes its replied exchanges only with those
+    counting = counted.select(_DIR).unique().with_columns(pl.lit(True).alias("_counting"))
+    rest_cand = (
+        ready.join(done.select("exchange", "_seq").join(ex.select("_seq", *_DIR), on="_seq"), on=[*_DIR, "exchange"],
+                   how="anti", nulls_equal=True)
+        .join(counting, on=_DIR, how="left", nulls_equal=True)
+        .filter((pl.col("_kind") != "reply") | pl.col("_counting").is_null())
+    )
+    rest = completes.join(done.select("_seq"), on="_seq", how="anti")
+    m_rest = _rank_match(rest, rest_cand, _DIR, ["event_ms", "_seq"], ["_ready", "exchange"], "_ready")
+    # second chance: a complete no rule placed closes an exchange of its direction that has
+    # none, in order; the log did not say which, so both are ambiguous
+    closed = pl.concat([m_conc, m_turns, m_rest])
+    left = completes.join(closed.select("_seq"), on="_seq", how="anti")
+    open_ends = ready.join(
+        closed.select("exchange", "_seq").join(ex.select("_seq", *_DIR), on="_seq"), on=[*_DIR, "exchange"],
+        how="anti", nulls_equal=True,
+    )
+    m_left = _rank_match(left, open_ends, _DIR, ["event_ms", "_seq"], ["_ready", "exchange"], "_ready").with_columns(
+        pl.lit(True).alias("_amb")
+    )
+    placed += [m_conc, m_turns, m_rest, m_left]
+
+    return _place(full, x, placed)
+
+
+def _place(ex: pl.DataFrame, x: pl.DataFrame, placed: list[pl.DataFrame]) -> pl.LazyFrame:
+    """Join the placements to the events; place the rest by the latest send before them."""
+    got = pl.concat([p.select(pl.col("_seq").cast(pl.UInt32), pl.col("exchange").cast(pl.Int64), "_amb") for p in placed])
+    # a rule that only flags (``_out_of_order``) repeats an event another rule placed
+    got = got.group_by("_seq", maintain_order=True).agg(pl.col("exchange").first(), pl.col("_amb").any())
+    out = ex.join(got, on="_seq", how="left")
+    missing = out.filter(pl.col("exchange").is_null()).drop("exchange", "_amb").sort("event_ms")
+    if missing.height:
+        # no rule placed it: the latest send before it (ties: the send is logged first)
+        fallback = missing.sort(*_DIR, "event_ms").join_asof(
+            x.select(*_DIR, "exchange", "_send_ms").sort(*_DIR, "_send_ms"), left_on="event_ms", right_on="_send_ms",
+            by=_DIR, strategy="backward", check_sortedness=False,
+        ).with_columns(
+            pl.col("exchange").fill_null(0),
+            # an orphan before the first send is plain; anything else is a guess
+            pl.col("exchange").is_not_null().alias("_amb"),
+        ).drop("_send_ms")
+        out = pl.concat([out.filter(pl.col("exchange").is_not_null()), fallback], how="diagonal_relaxed")
+    return (
+        out.lazy()
+        .with_columns(pl.col("_amb").any().over(*_DIR, "exchange").alias("ambiguous"))
+        .with_columns(pl.when(pl.col("exchange") == 0).then(False).otherwise(pl.col("ambiguous")).alias("ambiguous"))
+        .drop("_amb", *_HELPERS)
+        .sort([*_DIR, "exchange", "event_ms", "_seq"], nulls_last=True)
+        .rename({"_seq": "seq"})
+    )

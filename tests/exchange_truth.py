@@ -1,0 +1,81 @@
+"""Ground truth of simulated exchanges, and the log-derived table compared with it.
+
+The one place the tests read what the simulator did per message: today from
+:attr:`SimResult.messages` and the run's ``runId`` per message (``SimResult.ids``); when
+``SimResult`` carries per-message ground-truth columns (conversation id, runId, outcome,
+first-reply latency), only :func:`truth` changes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import polars as pl
+
+from a2a_lab.sim.run import SimResult
+
+
+def truth(res: SimResult) -> pl.DataFrame:
+    """Per logged message: ``run_id``, ``conversation_id``, ``outcome`` (replied, no_reply,
+    concurrency_blocked; a logged guard refusal reads as ``no_reply``, runtime §3b) and
+    ``first_reply_s`` (the send as logged → the reply)."""
+    m = res.messages.with_columns(pl.Series("run_id", res.ids.run_id, dtype=pl.String))
+    send = pl.col("send_s") if "send_s" in m.columns else pl.col("arrival_s")
+    logged = pl.col("logged") if "logged" in m.columns else pl.lit(True)
+    return m.filter(logged).select(
+        "message", "run_id", "conversation_id",
+        pl.col("outcome").replace({"guard_blocked": "no_reply"}).alias("outcome"),
+        (pl.col("reply_s") - send).alias("first_reply_s"),
+    )
+
+
+@dataclass(frozen=True)
+class Agreement:
+    """How a conversation table agrees with the simulated messages."""
+
+    messages: int
+    wrong_outcome: int
+    ambiguous: int
+    incomplete_but_completed: int
+    missing: int
+    latency_p50: tuple[float, float]
+    latency_p95: tuple[float, float]
+    rows: pl.DataFrame
+
+    @property
+    def off_budget(self) -> int:
+        """Messages whose outcome is wrong, missing or ambiguous."""
+        return int(self.rows.filter(pl.col("_wrong") | pl.col("_amb") | pl.col("_missing")).height)
+
+
+def compare(res: SimResult, conv: pl.DataFrame) -> Agreement:
+    """Join the conversation table to the simulated messages by the send's ``runId``."""
+    t = truth(res)
+    got = conv.filter(pl.col("run_id").is_not_null()).select(
+        pl.col("run_id"), pl.col("outcome").alias("got"),
+        pl.col("first_reply_s").alias("got_first_reply_s"),
+        pl.col("ambiguous").alias("_amb"),
+    )
+    rows = t.join(got, on="run_id", how="left").with_columns(
+        pl.col("got").is_null().alias("_missing"),
+        (pl.col("got") != pl.col("outcome")).fill_null(False).alias("_wrong"),
+        pl.col("_amb").fill_null(False),
+    )
+    replied = rows.filter(pl.col("outcome") == "replied")
+    got_lat = rows.filter(pl.col("got") == "replied")["got_first_reply_s"].drop_nulls().to_numpy()
+    sim_lat = replied["first_reply_s"].drop_nulls().to_numpy()
+
+    def q(a: np.ndarray, p: float) -> float:
+        return float(np.quantile(a, p)) if a.size else float("nan")
+
+    return Agreement(
+        messages=t.height,
+        wrong_outcome=int(rows["_wrong"].sum()),
+        ambiguous=int(rows["_amb"].sum()),
+        incomplete_but_completed=int(rows.filter((pl.col("got") == "incomplete")).height),
+        missing=int(rows["_missing"].sum()),
+        latency_p50=(q(got_lat, 0.5), q(sim_lat, 0.5)),
+        latency_p95=(q(got_lat, 0.95), q(sim_lat, 0.95)),
+        rows=rows,
+    )
