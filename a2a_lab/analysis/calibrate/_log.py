@@ -308,9 +308,20 @@ def fit_log(
     if bad:
         conv = conv.filter(~pl.col("fromAgent").is_in(bad) & ~pl.col("toAgent").is_in(bad))
         agents = [a for a in agents if a not in bad]
-    # a sub-agent only ever runs as spawned sessions: spawned, and never sent to
+    # a sub-agent only ever runs as spawned sessions: spawned and never sent to, or every
+    # session type the sends give it is `subagent`
     received = set(conv["toAgent"].to_list())
-    kinds = {a: "subagent" if a in spawn_targets and a not in received else "main" for a in agents}
+    d = pl.col("data")
+    typed = pl.concat(
+        [
+            ev.filter(pl.col("type") == "a2a.send").select(pl.col(agent).alias("agent"), js_trim_expr(d.struct.field(field)).alias("kind"))
+            for agent, field in (("fromAgent", "fromSessionType"), ("toAgent", "toSessionType"))
+        ]
+    ).filter(pl.col("kind").is_not_null() & (pl.col("kind") != "unknown"))
+    only_sub = set(
+        typed.group_by("agent").agg((pl.col("kind") == "subagent").all().alias("sub")).filter("sub")["agent"].to_list()
+    )
+    kinds = {a: "subagent" if (a in spawn_targets and a not in received) or a in only_sub else "main" for a in agents}
 
     # -- arrivals ----------------------------------------------------------------------------
     rates = (

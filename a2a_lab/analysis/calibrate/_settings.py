@@ -5,7 +5,8 @@
   such exchanges over the exchanges whose run was seen to end (replied, or failed). A
   call-level error that the wait loop retries leaves an ``a2a.retry`` event with its
   ``errorCode``; its chance per ``agent.wait`` call is the count of such retries over the
-  calls the log implies (one per started 30 s chunk of each wait, plus one per retry). A
+  calls the log implies (one per started 30 s chunk of each wait, the whole limit for a
+  timeout, one for an exchange that ended in an error, plus one per retry). A
   run-level error that is retried shows again on every retry (the same run is polled), so
   those retries are not counted as call failures.
 - *Retries*: the reference wait loop, with the largest ``maxAttempts`` the log's
@@ -69,7 +70,7 @@ def fit_failures(conv: pl.DataFrame, retry_codes: pl.Series, wait: WaitPolicy) -
     ... })
     >>> policy, table = fit_failures(conv, pl.Series(["gateway_connection"] + ["server_overload"] * 3), WaitPolicy())
     >>> policy.rates
-    {'gateway_connection': 0.0625, 'server_overload': 0.25}
+    {'server_overload': 0.25, 'gateway_connection': 0.047619047619047616}
     """
     outcome, reason = pl.col("outcome"), pl.col("outcomeReason")
     errors = conv.filter((outcome == "no_reply") & (reason != "timeout") & reason.is_not_null())
@@ -83,9 +84,11 @@ def fit_failures(conv: pl.DataFrame, retry_codes: pl.Series, wait: WaitPolicy) -
         kind = _KIND_OF_CODE.get(code)
         if kind is not None and _LEVEL[kind] == "call":
             call_counts[kind] = call_counts.get(kind, 0) + int(n)
+    # a reply after its wait, a timeout after the whole limit, an error at its first failed call
+    timeout = (outcome == "no_reply") & (reason == "timeout")
     waited = conv.filter(outcome.is_in(["replied", "no_reply"])).select(
-        pl.col("latency_s").fill_null(wait.max_wait_s).clip(upper_bound=wait.max_wait_s)
-    )["latency_s"].to_numpy()
+        pl.when(timeout).then(wait.max_wait_s).otherwise(pl.col("latency_s").fill_null(0.0)).clip(upper_bound=wait.max_wait_s)
+    ).to_series().to_numpy()
     calls = float(np.maximum(np.ceil(waited / wait.chunk_s), 1.0).sum()) + float(conv["retries"].fill_null(0).sum())
     rows = [
         {"kind": k, "level": "run", "count": n, "exposure": float(seen_runs), "rate": n / seen_runs if seen_runs else 0.0}
