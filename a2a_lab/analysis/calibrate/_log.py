@@ -466,7 +466,7 @@ def fit_log(
         pl.col("data").struct.field("errorCode").alias("code"), pl.col("data").struct.field("maxAttempts").alias("max_attempts")
     )
     failure_policy, failures = fit_failures(conv, retry_events["code"], wait)
-    task_policy, tasks = fit_tasks(ev, kinds, log_end)
+    task_policy, tasks = fit_tasks(ev, kinds)
 
     # -- the configuration -----------------------------------------------------------------------------
     zone = ZoneInfo(timezone)

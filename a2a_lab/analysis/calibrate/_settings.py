@@ -12,8 +12,8 @@
 - *Retries*: the reference wait loop, with the largest ``maxAttempts`` the log's
   ``a2a.retry`` events carry.
 - *Tasks* (:class:`~a2a_lab.sim.TaskPolicy`): task durations from ``task.started`` to
-  ``task.completed`` (a task still open when the log ends is right-censored there), fitted
-  lognormal; the gaps between an agent's tasks, exponential (their mean); the agents that
+  ``task.completed`` or ``task.cancelled`` (a task without either is right-censored at its
+  last event), fitted lognormal; the gaps between an agent's tasks, exponential (their mean); the agents that
   run tasks (main agents only, or all).
 """
 
@@ -35,6 +35,8 @@ __all__ = ["fit_failures", "fit_retry", "fit_tasks"]
 #: Error kinds by the code the reference classifies them to, and their level.
 _KIND_OF_CODE: Final = {k.info.code: k.name for k in ERROR_KINDS[:REQUEST_TIMEOUT] if k.name != "llm_timeout"}
 _LEVEL: Final = {k.name: k.level for k in ERROR_KINDS}
+#: The events that end a task.
+TERMINAL: Final = ("task.completed", "task.cancelled")
 
 
 def _kind_of_reason(reason: str) -> str:
@@ -111,27 +113,35 @@ def fit_retry(max_attempts: pl.Series) -> ReferenceRetry:
     return ReferenceRetry(max_retries=int(logged.max()))  # type: ignore[arg-type]
 
 
-def fit_tasks(events: pl.DataFrame, kinds: dict[str, str], log_end_ms: float) -> tuple[TaskPolicy | None, pl.DataFrame]:
+def fit_tasks(events: pl.DataFrame, kinds: dict[str, str]) -> tuple[TaskPolicy | None, pl.DataFrame]:
     """Task durations, gaps and agents from ``task.started`` / ``task.completed`` (module documentation).
 
     Returns
     -------
     tuple
         The policy (None without tasks) and per task: ``agentId``, ``taskId``, ``start``,
-        ``end`` (ms; null if open at the log's end).
+        ``end`` (its first ``task.completed`` or ``task.cancelled``; null: open), ``last``
+        (its last event; ms).
     """
     task_id = pl.col("data").struct.field("taskId")
-    marks = events.filter(pl.col("type").is_in(["task.started", "task.completed"]) & task_id.is_not_null()).select(
-        "agentId", task_id.alias("taskId"), "type", "event_ms"
+    tagged = events.filter(task_id.is_not_null()).select("type", "agentId", task_id.alias("taskId"), "event_ms")
+    started = tagged.filter(pl.col("type") == "task.started").group_by("taskId").agg(
+        pl.col("agentId").first(), pl.col("event_ms").min().alias("start")
     )
-    started = marks.filter(pl.col("type") == "task.started").group_by("agentId", "taskId").agg(pl.col("event_ms").min().alias("start"))
-    done = marks.filter(pl.col("type") == "task.completed").group_by("agentId", "taskId").agg(pl.col("event_ms").max().alias("end"))
-    tasks = started.join(done, on=["agentId", "taskId"], how="left").sort("agentId", "start")
+    done = tagged.filter(pl.col("type").is_in(TERMINAL)).group_by("taskId").agg(pl.col("event_ms").min().alias("end"))
+    seen = tagged.group_by("taskId").agg(pl.col("event_ms").max().alias("last"))
+    tasks = (
+        started.join(done, on="taskId", how="left").join(seen, on="taskId", how="left")
+        .select("agentId", "taskId", "start", "end", "last")
+        .sort("agentId", "start")
+    )
     if tasks.height < 2:
         return None, tasks
     length = (pl.col("end") - pl.col("start")) / 1000.0
     observed = tasks.filter(pl.col("end").is_not_null()).select(length.alias("s")).filter(pl.col("s") > 0)["s"].to_numpy()
-    open_s = tasks.filter(pl.col("end").is_null()).select(((log_end_ms - pl.col("start")) / 1000.0).alias("s")).filter(
+    # an open task lasted at least until its last event (not until the log's end: the log
+    # does not say when an abandoned task stopped)
+    open_s = tasks.filter(pl.col("end").is_null()).select(((pl.col("last") - pl.col("start")) / 1000.0).alias("s")).filter(
         pl.col("s") > 0
     )["s"].to_numpy()
     if observed.size == 0:
