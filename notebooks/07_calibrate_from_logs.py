@@ -26,7 +26,7 @@
 # 2. **Check**: simulate the twin — tasks on, as in the log — and compare first-reply
 #    latencies, turns and outcomes with the log (`compare`).
 # 3. **Ask**: what if traffic doubles, agents get per-conversation sessions, the wait limit
-#    grows, or the LLM gets slower (`sweep`)? How much more traffic fits before p95 latency
+#    grows, or the LLM gets slower (`sweep`)? How much more traffic fits before p85 latency
 #    passes four minutes (`capacity_search`)?
 
 # %%
@@ -258,16 +258,20 @@ alt.Chart(whatif, title="p95 first-reply latency per scenario (95 % CI)").mark_e
 
 # %% [markdown]
 # **How much more traffic fits?** `capacity_search` finds, for each replication, the highest
-# multiple of today's traffic at which p95 first-reply latency stays within 240 s — a message
-# that gets no reply counts as infinitely late — by bisection on that replication's own draws,
-# and reports the mean over replications with its confidence interval. To keep the notebook
-# quick, two days of traffic per run and a 5 % bracket.
+# multiple of today's traffic at which p85 first-reply latency stays within 240 s — a message
+# that gets no reply counts as infinitely late — by bisection on that replication's own draws
+# (common random numbers: message k keeps its draws at any rate), and reports the mean over
+# replications with its confidence interval. The twin carries the log's failures, so some
+# messages get no reply at any load — more than 5 % of them, and in a day's run sometimes
+# more than 10 % — so p95 and p90 could miss any target at any load; the search holds p85.
+# To keep the notebook quick, one day of traffic per run, three replications and a 10 %
+# bracket.
 
 # %%
-two_days = twin.model_copy(update={"duration_s": 2 * 86400.0})
+one_day = twin.model_copy(update={"duration_s": 86400.0})
 cap = capacity_search(
-    two_days, target_latency_s=240.0, target_quantile=0.95, replications=4, seed=1, rel_tol=0.05,
-    start_scale=8.0, workers=1, progress=False,
+    one_day, target_latency_s=240.0, target_quantile=0.85, replications=3, seed=1, rel_tol=0.10,
+    start_scale=4.0, workers=1, progress=False,
 )
 print(cap)
 cap.replications.with_columns(pl.col("scale", "scale_above", "quantile_at_scale", "rate_per_s").round(4))
@@ -276,7 +280,8 @@ cap.replications.with_columns(pl.col("scale", "scale_above", "quantile_at_scale"
 today = whatif.row(0, named=True)
 Markdown(
     f"**Takeaways.** Today the twin's p95 first-reply latency is {today['p95_latency_s']:.0f} s "
-    f"(95 % CI {today['p95_latency_s_low']:.0f}–{today['p95_latency_s_high']:.0f} s). p95 stays within "
+    f"(95 % CI {today['p95_latency_s_low']:.0f}–{today['p95_latency_s_high']:.0f} s; replied messages). "
+    f"p85 over all messages, an unanswered one counting as infinitely late, stays within "
     f"{cap.target_latency_s:.0f} s up to {cap.scale:.1f} × today's traffic "
     f"({cap.level:.0%} CI {cap.scale_low:.1f}–{cap.scale_high:.1f} ×, {cap.rate_per_s * 3600:.0f} exchanges an hour)."
 )
