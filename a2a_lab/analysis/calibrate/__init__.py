@@ -27,31 +27,44 @@ wait limit, a path the simulator does not model (:attr:`Calibration.spawned` cou
   ``timezone``): exchanges per hour of the day over the time the log covered that hour,
   as multipliers of mean 1 (:attr:`Calibration.hourly`, and per pair
   :attr:`Calibration.pair_hours`).
-- *Service time per target agent* (the agent's run for a received message): the send →
-  first reply time (``firstReplyMs``), fitted by maximum likelihood with
-  :class:`scipy.stats.CensoredData`. An exchange that timed out (``no_reply``, reason
-  ``timeout``) is right-censored at the wait limit: the run took longer than the requester
-  waited. One still unanswered when the log ends is censored at the end of the log. Other
-  failures (errors, gate refusals) say nothing about the run time and are left out.
-  **Queueing is taken out by fitting only exchanges that found the target idle**: no other
-  exchange of the target (as target or requester) had started and not yet completed when
-  the send arrived, so the measured time is the run itself (plus the gateway's overhead of
-  well under a second). A target with fewer than ``min_samples`` such replies gets the fit
-  pooled over all targets.
-- *Ping-pong turns*: the time of a turn (from the previous reply to the turn's reply),
-  pooled over agents, right-censored at the turn timeout for turns that timed out; the
-  maximum turns (the logged ``configuredMaxTurns``); per turn, the chance of each early
-  ending of :data:`~a2a_lab.sim.config.ENDINGS` — its count over the turns that could have
-  ended that way (a repetition needs a previous ping-pong reply, so only turns from the
-  second on count for it). The intents and payload types of the messages, which decide
-  each exchange's turn budget by the reference rules, are their shares in the log.
+- *Service time per target agent* (the agent's run for a received message), fitted by
+  maximum likelihood with :class:`scipy.stats.CensoredData`. **Queueing is taken out by
+  measuring each run from its start, where the log tells it**
+  (:mod:`~a2a_lab.analysis.calibrate._occupancy`): a session runs one message at a time,
+  first come first served, and every run the log shows (first replies, ping-pong turns on
+  either side, announce steps) is a job with a request time and mostly an end; a run starts
+  at its send or when the last earlier run on the session ends. Runs that end unseen (a
+  flow that got no reply or was refused does not cancel its run; a timed-out turn and the
+  announce step go on) hold the session until a later run there has ended; a run whose
+  start depends on one of them is not used. A run that timed out (``no_reply``, reason
+  ``timeout``) is right-censored at the rest of the wait limit; one still unanswered in the
+  last wait limit of the log is censored at the log's end. Errors and gate refusals say
+  nothing about the run time and are left out. A target with fewer than ``min_samples``
+  usable replies gets the fit pooled over all targets.
+- *Ping-pong turns*: the time of each turn per speaking agent (the same way: from its start
+  where the log tells it, censored at the turn timeout for turns that timed out), pooled
+  where sparse (:attr:`Calibration.turn_times`); the maximum turns (the logged
+  ``configuredMaxTurns``); per turn, the chance of each early ending of
+  :data:`~a2a_lab.sim.config.ENDINGS` — its count over the turns that could have ended that
+  way (a repetition needs a previous ping-pong reply, so only turns from the second on
+  count for it). The intents and payload types of the messages, which decide each
+  exchange's turn budget by the reference rules, are their shares in the log.
 - *Sessions*: the share of main-agent sends from a channel session (``fromSessionType``
   neither ``main`` nor ``subagent``), and the target session (``main``, unless most sends
   target ``agent:<id>:a2a:<conversation>`` sessions). Agents that the log only spawns
-  (never a ``sessions_send`` target) run as sub-agents.
-- *Policies* (gate, wait limit, turn timeout, announce step, tasks) stay at today's
-  reference values; outcome shares (:attr:`Calibration.outcomes`) are reported, and the
-  twin's timeouts and refusals come from its fitted times and its gate.
+  (never a ``sessions_send`` target), or whose every logged session is a sub-agent's, run
+  as sub-agents.
+- *Failures, retries, tasks* (:mod:`~a2a_lab.analysis.calibrate._settings`): run-level
+  error chances from the ``no_reply`` reasons, call-level ones from ``a2a.retry`` events,
+  the reference retry loop with the logged ``maxAttempts``; task durations and gaps from
+  ``task.*`` events (:attr:`Calibration.failures`, :attr:`Calibration.tasks`).
+- *Policies* (gate, wait limit, turn timeout, announce step) stay at today's reference
+  values; outcome shares (:attr:`Calibration.outcomes`) are reported, and the twin's
+  timeouts and refusals come from its fitted times and its gate.
+
+The session bookkeeping takes an agent's sessions as one (a main agent's channel sessions
+and its main session), which can only make a run look busy, and assumes sends go to the
+agent's main session (``target_session="main"``).
 """
 
 from a2a_lab.analysis.calibrate._compare import Comparison, compare, comparison_chart
