@@ -151,7 +151,7 @@ cal.failures.with_columns(pl.col("rate").round(4))
 # %%
 tasks = twin.tasks
 Markdown(
-    f"{cal.tasks.height} tasks, {int(cal.tasks['end'].is_null().sum())} never ended: the twin's tasks last "
+    f"{cal.tasks.height} tasks, {int(cal.tasks['end_time'].is_null().sum())} never ended: the twin's tasks last "
     f"{tasks.mean_duration_s / 3600:.1f} h on average (CV {tasks.duration_cv:.2f}) with "
     f"{tasks.mean_gap_s / 3600:.1f} h between an agent's tasks; run by {tasks.agents} agents."
     if tasks is not None else "The log has no tasks: the twin runs without them."
