@@ -256,13 +256,13 @@ def test_capacity_matches_mm1_theory() -> None:
 
 def test_capacity_replication_brackets_its_own_crossing() -> None:
     cfg = SimConfig(n_messages=150)
-    task = CapacityTask(cfg, 3, 1, 120.0, 0.9, 0.02, 1.0, 12, 0.0, "infinite")
+    task = CapacityTask(cfg, 3, 1, 180.0, 0.9, 0.02, 1.0, 12, 0.0, "infinite")
     out = capacity_replication(task)
     assert out["bracketed"] and out["scale"] < out["scale_above"] <= out["scale"] * 1.02
     seed = replication_seed(3, 1)
     below = latency_quantile(simulate(scale_arrivals(cfg, out["scale"]), seed), 0.9)
     above = latency_quantile(simulate(scale_arrivals(cfg, out["scale_above"]), seed), 0.9)
-    assert below <= 120.0 < above
+    assert below <= 180.0 < above
     assert below == out["quantile_at_scale"]
 
 

@@ -241,7 +241,8 @@ class PoissonArrivals(BaseModel):
         The streams (their superposition is one Poisson stream of the total rate).
     hourly_profile
         24 multipliers of every rate by local hour of :attr:`SimConfig.start`'s time zone
-        (a non-homogeneous Poisson process, drawn by thinning); None: constant rates.
+        (a non-homogeneous Poisson process, drawn as a time change of a unit-rate one);
+        None: constant rates.
     """
 
     model_config = _CONFIG

@@ -11,7 +11,13 @@ ping-pong turn's draws are a column per turn number), before the model runs, so:
   policy's (common random numbers);
 - a different arrival RATE rescales the same standard exponential gaps, and a different
   service DISTRIBUTION maps the same uniforms through its quantile function;
-- the same seed gives the same plan, hence (the model being deterministic) the same run.
+- the same seed gives the same plan, hence (the model being deterministic) the same run;
+- the k-th message's draws do not depend on how many messages the run has: every array of
+  uniforms comes from its own stream (:func:`uniforms`, keyed by purpose and use), drawn
+  once in message order, so a run with more messages (a higher rate over the same
+  ``duration_s``) extends each stream and leaves the first ones' draws as they were. An
+  hourly arrival profile maps the same cumulated exponentials through the inverse of the
+  cumulative rate, so message k stays message k under another rate too.
 
 Purposes are only ever appended to :data:`PURPOSES`, so a new purpose never changes the
 draws of an existing one.
@@ -37,7 +43,7 @@ from a2a_lab.sim import _texts as tx
 from a2a_lab.sim.config import ENDINGS, INTENTS, PAYLOAD_TYPES, PoissonArrivals, SimConfig, TraceArrivals
 from a2a_lab.sim.distributions import Exponential, Lognormal, ServiceTime
 
-__all__ = ["PURPOSES", "SESSION_KINDS", "Plan", "draw_plan", "purpose_seeds"]
+__all__ = ["PURPOSES", "SESSION_KINDS", "Plan", "draw_plan", "purpose_seeds", "uniforms"]
 
 #: The random streams, one per purpose (append only); the last three are the policies'
 #: (:mod:`~a2a_lab.sim.policy_plan`): injected failures, backoff jitter, relay depths.
@@ -69,6 +75,27 @@ _PAYLOAD_TEXT_INTENT: Final = {
 def _child(root: np.random.SeedSequence, index: int) -> np.random.SeedSequence:
     """Child ``index`` of ``root``, as ``root.spawn`` would make it, without mutating ``root``."""
     return np.random.SeedSequence(root.entropy, spawn_key=(*root.spawn_key, index), pool_size=root.pool_size)
+
+
+def uniforms(seed: np.random.SeedSequence, n: int, *key: int) -> np.ndarray:
+    """The first ``n`` uniforms of the stream ``key`` under ``seed``, in message order.
+
+    The stream is the descendant of ``seed`` at spawn path ``key`` and is drawn in one go,
+    so value ``k`` depends only on ``seed``, ``key`` and ``k``, never on ``n``: every
+    purpose that needs several arrays of uniforms takes one key per array (common random
+    numbers that survive a changed message count).
+
+    Examples
+    --------
+    >>> s = purpose_seeds(3)["mix"]
+    >>> bool((uniforms(s, 1000, 2)[:10] == uniforms(s, 10, 2)).all())
+    True
+    >>> bool((uniforms(s, 10, 1) == uniforms(s, 10, 2)).any())
+    False
+    """
+    for k in key:
+        seed = _child(seed, k)
+    return np.random.default_rng(seed).random(n)
 
 
 def purpose_seeds(seed: int | np.random.SeedSequence) -> dict[str, np.random.SeedSequence]:
@@ -227,28 +254,35 @@ def _exponential_gaps(rng: np.random.Generator, rate: float, n: int | None, dura
     return gaps
 
 
-def _thinned_times(
-    rng: np.random.Generator, thin: np.random.Generator, rate: float, profile: list[float], start_offset_s: float,
-    n: int | None, duration: float | None,
+def _profiled_times(
+    rng: np.random.Generator, rate: float, profile: list[float], start_offset_s: float, n: int | None,
+    duration: float | None,
 ) -> np.ndarray:
-    """Arrival times of a Poisson process whose rate follows an hourly profile (thinning)."""
+    """Arrival times of a Poisson process whose rate follows an hourly profile (time change).
+
+    The k-th arrival is where the cumulative rate first reaches the sum of the first k
+    standard exponentials, so the same draws give the same messages, in the same order, at
+    any rate (thinning would accept other candidates at another rate).
+    """
     multipliers = np.asarray(profile, dtype=float)
-    peak = float(multipliers.max())
-    kept: list[np.ndarray] = []
-    count, last = 0, 0.0
-    size = 4096 if n is None else max(256, int(n * peak / max(multipliers.mean(), 1e-12) * 1.1) + 64)
-    while (n is None or count < n) and (duration is None or last <= duration):
-        t = last + np.cumsum(rng.standard_exponential(size) / (rate * peak))
-        u = thin.random(size)
-        hour = np.floor((t + start_offset_s) / 3600.0).astype(np.int64) % 24
-        accepted = t[u * peak < multipliers[hour]]
-        kept.append(accepted)
-        count += accepted.size
-        last = float(t[-1])
-    times = np.concatenate(kept) if kept else np.empty(0)
+
+    def grid(hours: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        # hour boundaries in seconds from the start; the first hour is cut at the start
+        first = math.floor(start_offset_s / 3600.0)
+        bounds = np.maximum(np.arange(first, first + hours + 1) * 3600.0 - start_offset_s, 0.0)
+        slope = rate * multipliers[np.arange(first, first + hours) % 24]
+        return bounds, slope, np.concatenate([[0.0], np.cumsum(slope * np.diff(bounds))])
+
     if duration is not None:
-        times = times[times <= duration]
-    return times[:n] if n is not None else times
+        bounds, slope, cumulative = grid(math.ceil(duration / 3600.0) + 2)
+        target = np.cumsum(_exponential_gaps(rng, 1.0, n, float(np.interp(duration, bounds, cumulative))))
+    else:
+        target = np.cumsum(rng.standard_exponential(n))
+        days = (float(target[-1]) if target.size else 0.0) / (rate * 3600.0 * float(multipliers.sum()))
+        bounds, slope, cumulative = grid(math.ceil(days * 24) + 48)
+    # cumulative[k] < target <= cumulative[k + 1]: hour k has a positive rate
+    k = np.searchsorted(cumulative, target, side="left") - 1
+    return bounds[k] + (target - cumulative[k]) / slope[k]
 
 
 def _trace(wl: TraceArrivals) -> tuple[np.ndarray, list[str], list[str], list[str | None]]:
@@ -420,21 +454,20 @@ def draw_plan(config: SimConfig, seed: int | np.random.SeedSequence = 0) -> Plan
     True
     """
     seeds = purpose_seeds(seed)
-    routing_rng = np.random.default_rng(seeds["routing"])
-    agents, interarrival, arrival, sender, target, trace_texts = _arrivals(config, seeds, routing_rng)
+    agents, interarrival, arrival, sender, target, trace_texts = _arrivals(config, seeds)
     n = arrival.shape[0]
     agent_cfg = [config.agent(a) for a in agents]
     kinds = tuple(a.kind for a in agent_cfg)
     agent_main = np.array([k == "main" for k in kinds], dtype=bool)
 
     # requester session: a main agent sometimes sends from one of its Discord channel sessions
-    u_session, u_channel = routing_rng.random(n), routing_rng.random(n)
+    u_session, u_channel = uniforms(seeds["routing"], n, 1), uniforms(seeds["routing"], n, 2)
     via_channel = agent_main[sender] & (u_session < config.channel_share)
     channels = len(config.channels)
     channel = np.where(via_channel, np.minimum((u_channel * channels).astype(np.int32), channels - 1), -1)
 
     texts, text, payload, intent, turns, first_reply = _message_mix(config, seeds["mix"], n, trace_texts)
-    service = _by_agent(np.random.default_rng(seeds["service"]).random(n), target, [a.service for a in agent_cfg])
+    service = _by_agent(uniforms(seeds["service"], n), target, [a.service for a in agent_cfg])
     turn_service, turn_ending, turn_choice = _turn_draws(config, seeds["turns"], sender, target, agent_cfg)
 
     horizon = float(arrival[-1]) if n else 0.0
@@ -489,11 +522,11 @@ def draw_plan(config: SimConfig, seed: int | np.random.SeedSequence = 0) -> Plan
 
 
 def _arrivals(
-    config: SimConfig, seeds: dict[str, np.random.SeedSequence], routing_rng: np.random.Generator
+    config: SimConfig, seeds: dict[str, np.random.SeedSequence]
 ) -> tuple[list[str], np.ndarray, np.ndarray, np.ndarray, np.ndarray, list[str | None] | None]:
     """Agents (a trace may add some), gaps, arrival times, sender, target, recorded texts.
 
-    Poisson pairs are drawn first from ``routing_rng`` (the routing stream).
+    A Poisson message's directed pair is drawn from the routing stream's first array.
     """
     wl = config.workload
     agents = [a.id for a in config.agents]
@@ -508,10 +541,9 @@ def _arrivals(
             arrival = np.cumsum(interarrival)
         else:
             offset = (config.start - config.start.replace(hour=0, minute=0, second=0, microsecond=0)).total_seconds()
-            thin = np.random.default_rng(_child(seeds["arrivals"], 0))
-            arrival = _thinned_times(arrivals_rng, thin, total, wl.hourly_profile, offset, config.n_messages, config.duration_s)
+            arrival = _profiled_times(arrivals_rng, total, wl.hourly_profile, offset, config.n_messages, config.duration_s)
             interarrival = np.diff(arrival, prepend=0.0)
-        route = _choice(routing_rng.random(arrival.shape[0]), rates.tolist())
+        route = _choice(uniforms(seeds["routing"], arrival.shape[0], 0), rates.tolist())
         return agents, interarrival, arrival, from_idx[route], to_idx[route], None
     times, senders, targets, texts = _trace(wl)
     order = np.argsort(times, kind="stable")
@@ -539,8 +571,7 @@ def _message_mix(
 
     A recorded text (trace replay) replaces the drawn text and payload.
     """
-    mix_rng = np.random.default_rng(seed)
-    u_intent, u_payload, u_type, u_text, u_reply = (mix_rng.random(n) for _ in range(5))
+    u_intent, u_payload, u_type, u_text, u_reply = (uniforms(seed, n, k) for k in range(5))
     mix = config.mix
     mix_intent = _choice(u_intent, [mix.intents.get(i, 0.0) for i in INTENTS])
     has_payload = u_payload < mix.payload_share
@@ -575,21 +606,21 @@ def _turn_draws(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per turn number (rows) and message: run time, ending (-1 = goes on), text choice.
 
-    Drawn turn by turn, so the first ``k`` rows do not depend on the configured maximum.
+    Every row and field has its own stream, so neither the configured maximum nor the
+    number of messages changes a draw.
     """
     n = sender.shape[0]
     turns = config.ping_pong.max_turns
-    rng = np.random.default_rng(seed)
     service = np.empty((turns, n))
     ending = np.empty((turns, n), dtype=np.int8)
     choice = np.empty((turns, n))
     thresholds = np.cumsum([config.ping_pong.endings.get(e, 0.0) for e in ENDINGS])
     for k in range(turns):
         actor = sender if k % 2 == 0 else target  # odd turns (k even): the requester speaks
-        service[k] = _by_agent(rng.random(n), actor, [a.turn_time for a in agent_cfg])
-        drawn = np.searchsorted(thresholds, rng.random(n), side="right")
+        service[k] = _by_agent(uniforms(seed, n, k, 0), actor, [a.turn_time for a in agent_cfg])
+        drawn = np.searchsorted(thresholds, uniforms(seed, n, k, 1), side="right")
         ending[k] = np.where(drawn < len(ENDINGS), drawn, -1)
-        choice[k] = rng.random(n)
+        choice[k] = uniforms(seed, n, k, 2)
     return service, ending, choice
 
 
@@ -652,8 +683,7 @@ def _announce_draws(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Whether the reference runs the announce step, whether its reply skips, its run time."""
     n = target.shape[0]
-    rng = np.random.default_rng(seed)
-    u_internal, u_skip, u_announce = (rng.random(n) for _ in range(3))
+    u_internal, u_skip, u_announce = (uniforms(seed, n, k) for k in range(3))
     runs = np.zeros(n, dtype=bool)
     skip = np.zeros(n, dtype=bool)
     if config.announce is not None:

@@ -17,7 +17,7 @@ import numpy as np
 
 from a2a_lab.sim.config import SimConfig
 from a2a_lab.sim.failures import CALL_KINDS, ERROR_KINDS, KIND_INDEX, RUN_KINDS
-from a2a_lab.sim.plan import Plan, _by_agent, _child, purpose_seeds
+from a2a_lab.sim.plan import Plan, _by_agent, purpose_seeds, uniforms
 
 __all__ = ["PolicyPlan", "draw_policy_plan", "policies_active"]
 
@@ -111,9 +111,10 @@ def draw_policy_plan(config: SimConfig, plan: Plan, seed: int | np.random.SeedSe
     agents = [config.agent(a) for a in plan.agents]
     run_service = np.empty((runs, n))
     run_service[0] = plan.service_s
-    resend = np.random.default_rng(_child(seeds["failures"], 2))
+    # one stream per run, call and retry (plan.uniforms): the k-th message's draws do not
+    # depend on the number of messages
     for k in range(1, runs):
-        run_service[k] = _by_agent(resend.random(n), plan.target, [a.service for a in agents])
+        run_service[k] = _by_agent(uniforms(seeds["failures"], n, 2, k), plan.target, [a.service for a in agents])
     run_kind = np.full((runs, n), -1, dtype=np.int8)
     call_kind = np.full((0, n), -1, dtype=np.int8)
     failures = config.failures
@@ -125,21 +126,20 @@ def draw_policy_plan(config: SimConfig, plan: Plan, seed: int | np.random.SeedSe
         tables = [failures.table(a) for a in plan.agents]
         run_cum = np.cumsum([[t.get(ERROR_KINDS[k].name, 0.0) for k in RUN_KINDS] for t in tables], axis=1)
         call_cum = np.cumsum([[t.get(ERROR_KINDS[k].name, 0.0) for k in CALL_KINDS] for t in tables], axis=1)
-        kind_rng = np.random.default_rng(_child(seeds["failures"], 0))
-        when_rng = np.random.default_rng(_child(seeds["failures"], 1))
         for k in range(runs):
-            kind = _kinds(kind_rng.random(n), plan.target, run_cum, RUN_KINDS)
-            when = when_rng.random(n)
+            kind = _kinds(uniforms(seeds["failures"], n, 0, k), plan.target, run_cum, RUN_KINDS)
+            when = uniforms(seeds["failures"], n, 1, k)
             run_kind[k] = kind
             run_service[k] = np.where(
                 kind == _LLM_TIMEOUT, failures.llm_timeout_s, np.where(kind >= 0, run_service[k] * when, run_service[k])
             )
-        call_rng = np.random.default_rng(_child(seeds["failures"], 3))
-        call_kind = np.stack([_kinds(call_rng.random(n), plan.target, call_cum, CALL_KINDS) for _ in range(calls)])
-    jitter = np.random.default_rng(seeds["retries"]).random((retries, n))
+        call_kind = np.stack(
+            [_kinds(uniforms(seeds["failures"], n, 3, c), plan.target, call_cum, CALL_KINDS) for c in range(calls)]
+        )
+    jitter = np.stack([uniforms(seeds["retries"], n, r) for r in range(retries)]) if retries else np.empty((0, n))
     depth = None
     if config.relays is not None:
         q = config.relays.continue_probability
-        u = 1.0 - np.random.default_rng(seeds["relays"]).random(n)  # in (0, 1]
+        u = 1.0 - uniforms(seeds["relays"], n)  # in (0, 1]
         depth = np.floor(np.log(u) / math.log(q)).astype(np.int64) if q > 0 else np.zeros(n, dtype=np.int64)
     return PolicyPlan(run_kind=run_kind, run_service=run_service, call_kind=call_kind, jitter=jitter, depth=depth)
