@@ -1,8 +1,10 @@
 """Same seed → the same simulated log, byte for byte, across refactors of the simulator.
 
-The hashes below were taken with the code BEFORE the one-model refactor (issue 16 item 3,
-commit 8c787c5): a change of the model's internals must not change a single byte of the log
-a seed gives. A deliberate change of the simulated behaviour updates them AND says why in
+The one-model refactor (issue 16 item 3) was checked against hashes taken before it (commit
+8c787c5): identical. The hashes below were then re-taken after the common-random-numbers change
+of issue 11 (draws keyed by message index, see CHANGELOG), and equal those of the OLD model
+with that change (branch ``twin``), byte for byte: a change of the model's internals must not
+change a single byte of the log a seed gives. A deliberate change of the simulated behaviour updates them AND says why in
 CHANGELOG.md.
 """
 
@@ -18,14 +20,14 @@ from a2a_lab.sim.sweep import scale_arrivals
 
 # name → (configuration, seed, sha256 of the written log, its lines)
 CASES = {
-    "default": (lambda: SimConfig(n_messages=400), 777, "3ef40d4d1d8481d7b92dc64cb1d6725ee0784f5314b44140df8bfb843d8a71ca", 1863),
+    "default": (lambda: SimConfig(n_messages=400), 777, "12558d82effb97c392faf613c7ed179f121d9e63a7681df72e8276af247f0eb8", 1833),
     "default_x3": (
         lambda: scale_arrivals(SimConfig(n_messages=400), 3.0),
         5,
-        "2c29e4c376f176123b06c3345ff31066744b26f91b434fb3a6139edfd4fa8d55",
-        1682,
+        "2e243b06ae347402b976f6913eea4d46f9fd6ffa878c86c69824840859bce62e",
+        1612,
     ),
-    "mm1": (lambda: presets.mm1(0.8, 1.0, n_messages=1000), 1, "ead134e2df9fa45aff2c1fd822b85be26f4f220244a968b02084c316ae02240d", 3000),
+    "mm1": (lambda: presets.mm1(0.8, 1.0, n_messages=1000), 1, "18d25bc2c00d3b78ec8a48e73d6c253bb050c1a70f4282938d97f60d7a7d2e4b", 3000),
     "policies": (
         lambda: SimConfig.model_validate(
             {
@@ -42,30 +44,30 @@ CASES = {
             }
         ),
         11,
-        "365b43f9d443c84d35d20da2fbc5727db5c7a0ab4d9e77b838e4d12f8f532c8a",
-        2352,
+        "5bbc9d394a1e1bd8977dcf6044d9a2834fd6821d9adf35800cebba2e7c7d8595",
+        2331,
     ),
     "reference_retry": (
         lambda: SimConfig.model_validate(
             {"n_messages": 400, "failures": {"rates": {"gateway_connection": 0.2, "rate_limit": 0.05, "auth_failure": 0.02}}}
         ),
         3,
-        "5cc840c5ca1e1a2d7e8a8afab2fb9c57dbecb1bd9ff81bb4368772990d5b3539",
-        2038,
+        "51b91db5a63347bd224bdb21500c64a46ad1de2899013d0ab7a2ddb9dcbd98fe",
+        2052,
     ),
     "sync": (
         lambda: SimConfig.model_validate({"n_messages": 300, "sync": {"timeout_s": 20}}),
         4,
-        "49c8d5d963b69f1c82244f7f765edd013a11a03ad50ea85d29873df0a69241c8",
-        406,
+        "e80b8997ddf9485a047afaeef7338b8acb11135cdf86be8992bff61d67c2ff69",
+        435,
     ),
     "sync_fixed_a2a": (
         lambda: SimConfig.model_validate(
             {"n_messages": 300, "sync": {"timeout_s": 20, "emit_on_timeout": True}, "target_session": "a2a"}
         ),
         4,
-        "d8f0955db9a60a7a197431ec2779b8f5c36e025b8b01db6b4e731a0940718f76",
-        1431,
+        "9bb959a6b5b833c6cc40b23cb0ed4985aa497f29136404aac713fd9d796d4a95",
+        1443,
     ),
     "collab_retry": (
         lambda: SimConfig.model_validate(
@@ -77,8 +79,8 @@ CASES = {
             }
         ),
         8,
-        "c0dc738a2192393872f85695c0a211804ce6b4a83cd85965fdec1fec3263714b",
-        1547,
+        "75fcd39495a143a2a7ad3e632f65deaedd5c3ef1ba821d8bb131ce4476c66a4a",
+        1608,
     ),
 }
 
