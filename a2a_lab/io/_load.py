@@ -19,7 +19,7 @@ from a2a_lab.io._decode import (
     rows_to_events,
     typed_row,
 )
-from a2a_lab.io._sources import Source, read_bytes, resolve_source
+from a2a_lab.io._sources import Source, read_gzip_prefix, resolve_source
 from a2a_lab.io._timestamps import with_event_time
 from a2a_lab.schema import LOG_FIELD_NAMES, polars_schema
 
@@ -220,7 +220,22 @@ def _decode_file(path: Path, timezone: str) -> tuple[DecodedText, pl.DataFrame]:
         lines = _lines_or_none(path)
         if lines is not None:
             return decode_lines(lines, file=str(path), timezone=timezone), issues_frame([])
-    return decode_bytes(read_bytes(path), timezone, str(path))
+    if path.suffix != ".gz":
+        return decode_bytes(path.read_bytes(), timezone, str(path))
+    data, damage = read_gzip_prefix(path)
+    if damage is None:
+        return decode_bytes(data, timezone, str(path))
+    # The readable lines load; the damaged tail (the partial last line and whatever the
+    # stream lost after it) is one reject, so the file still accounts for every line read.
+    cut = data.rfind(b"\n") + 1
+    dec, extra = decode_bytes(data[:cut], timezone, str(path))
+    tail = pl.DataFrame(
+        {"line": [dec.lines + 1], "reason": [f"damaged gzip: {damage}"], "raw": [data[cut:][:200].decode("utf-8", "replace")]},
+        schema=dec.rejects.schema,
+    )
+    dec.rejects = pl.concat([dec.rejects, tail])
+    dec.lines += 1
+    return dec, extra
 
 
 def load(source: Source, *, timezone: str = "UTC", sort: bool = True) -> LoadResult:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import glob as _glob
-import gzip
+import zlib
 import os
 import re
 from collections.abc import Iterable, Sequence
@@ -95,9 +95,18 @@ def resolve_source(source: Source) -> list[Path]:
     return files
 
 
-def read_bytes(path: Path) -> bytes:
-    """The file's bytes, gunzipped when the name ends in ``.gz``."""
-    if path.suffix == ".gz":
-        with gzip.open(path, "rb") as fh:
-            return fh.read()
-    return path.read_bytes()
+def read_gzip_prefix(path: Path) -> tuple[bytes, str | None]:
+    """A gzip file's decompressed bytes as far as they can be read, and what stopped the
+    reading (None when the file is whole): a truncated or corrupt member keeps its prefix."""
+    out: list[bytes] = []
+    blob = path.read_bytes()
+    while blob:
+        dec = zlib.decompressobj(wbits=31)  # one gzip member per object; members concatenate
+        try:
+            out.append(dec.decompress(blob))
+        except zlib.error as exc:
+            return b"".join(out), f"corrupt deflate stream ({exc})"
+        if not dec.eof:
+            return b"".join(out), "truncated (the stream ends before its end marker)"
+        blob = dec.unused_data
+    return b"".join(out), None

@@ -43,8 +43,17 @@ def iso_to_ms_expr(expr: pl.Expr, timezone: str = "UTC") -> pl.Expr:
         & (minute.is_null() | minute.is_between(0, 59))
         & second.is_between(0, 59)
     )
-    base = pl.date(year, month, day).cast(pl.Datetime("ms")).dt.epoch("ms")
-    days_ok = pl.date(year, month, day).dt.day() == day
+    # Date.parse rolls a day past the month's end over (2026-02-30 is 2026-03-02), so the
+    # day is added to the month's first day. Days from the civil date by integer arithmetic
+    # (H. Hinnant's days_from_civil): pl.date raises on bad components and stops at year
+    # 262143, while JavaScript dates reach +275760.
+    y = year.cast(pl.Int64) - (month <= 2).cast(pl.Int64)
+    m = month.cast(pl.Int64)
+    era = y // 400
+    yoe = y - era * 400
+    doy = (153 * pl.when(m > 2).then(m - 3).otherwise(m + 9) + 2) // 5
+    days = era * 146_097 + yoe * 365 + yoe // 4 - yoe // 100 + doy - 719_468
+    base = (days + day.cast(pl.Int64) - 1) * 86_400_000
     clock = (hour.fill_null(0).cast(pl.Int64) * 3_600_000 + minute.fill_null(0).cast(pl.Int64) * 60_000
              + second.cast(pl.Int64) * 1000 + frac.cast(pl.Int64))
     utc_ms = base + clock
@@ -67,7 +76,8 @@ def iso_to_ms_expr(expr: pl.Expr, timezone: str = "UTC") -> pl.Expr:
         .when(hour.is_null()).then(utc_ms)  # date-only forms are UTC
         .otherwise(local_ms)
     )
-    return pl.when(in_range & days_ok & year.is_not_null()).then(result).otherwise(None)
+    # Beyond ±8.64e15 ms a JavaScript Date is invalid (NaN).
+    return pl.when(in_range & year.is_not_null() & (result.abs() <= 8_640_000_000_000_000)).then(result).otherwise(None)
 
 
 def event_ms_expr(timezone: str = "UTC") -> pl.Expr:
