@@ -187,7 +187,7 @@ def check_source(source: Path) -> list[str]:
             if view is not None:
                 _each("thread_view.html", lambda v=view: _no_live_script(v._repr_html_(), "thread_view"), failures)
     _each("conversations", lambda: al.conversations(enriched), failures)
-    _each("pair_stats", lambda: al.pair_stats(enriched), failures)
+    _each("pair_stats", lambda: al.pair_stats(al.conversations(enriched)), failures)
     _each("interaction_graph", lambda: interaction_graph(enriched), failures)
     _each("check", lambda: checks.check(enriched), failures)
     _each("check(raw events)", lambda: checks.check(ev), failures)

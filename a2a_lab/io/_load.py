@@ -20,7 +20,7 @@ from a2a_lab.io._decode import (
     typed_row,
 )
 from a2a_lab.io._sources import Source, read_gzip_prefix, resolve_source
-from a2a_lab.io._timestamps import with_event_time
+from a2a_lab.io._timestamps import MAX_DATE_MS, with_event_time
 from a2a_lab.schema import LOG_FIELD_NAMES, polars_schema
 
 _REPORT_COLS = {"file": pl.String, "line": pl.Int64}
@@ -151,6 +151,18 @@ def _finish(decoded: list[tuple[str, DecodedText, pl.DataFrame]], timezone: str,
     events = (
         pl.concat(frames, how="vertical", rechunk=False) if frames else pl.DataFrame(schema={k: v for k, v in schema.items() if k not in ("event_ms", "event_time")})
     )
+    # A JavaScript Date holds ±8.64e15 ms; a number beyond it (or ±Infinity from 1e400) is
+    # no time at all, so it is absent (reported), never a value that panics later.
+    out_of_range = [
+        events.select("file", "line", c).filter(~pl.col(c).abs().le(MAX_DATE_MS)).select("file", "line").with_columns(
+            pl.lit("out_of_range").alias("kind"), pl.lit(c).alias("field"))
+        for c in ("ts", "timestamp_ms")
+    ]
+    if any(f.height for f in out_of_range):
+        events = events.with_columns(pl.when(pl.col(c).abs() <= MAX_DATE_MS).then(pl.col(c)).alias(c) for c in ("ts", "timestamp_ms"))
+        if "event_ms" in events.columns:
+            events = events.drop("event_ms", "event_time")
+        issues.extend(out_of_range)
     if "event_ms" not in events.columns:
         events = with_event_time(events, timezone)
     # select, then filter: filtering the frame would first copy every column of the kept rows

@@ -6,6 +6,11 @@ import polars as pl
 
 from a2a_lab.reference.jsstr import js_trim_expr
 
+# The largest |epoch ms| an event time may have: a JavaScript Date stops at 8.64e15 (TimeClip;
+# beyond it Date is NaN), and Polars panics formatting a Datetime past the year 262142
+# (+262142-12-31T23:59:59.999Z), so the smaller bound holds; beyond it a time is absent.
+MAX_DATE_MS = 8_210_266_876_799_999
+
 # ECMAScript date-time string format (Date.parse's ISO subset), plus a space for 'T' as V8
 # accepts. Groups: year, month, day, hour, minute, second, fraction, zone.
 _ISO = (
@@ -76,8 +81,8 @@ def iso_to_ms_expr(expr: pl.Expr, timezone: str = "UTC") -> pl.Expr:
         .when(hour.is_null()).then(utc_ms)  # date-only forms are UTC
         .otherwise(local_ms)
     )
-    # Beyond ±8.64e15 ms a JavaScript Date is invalid (NaN).
-    return pl.when(in_range & year.is_not_null() & (result.abs() <= 8_640_000_000_000_000)).then(result).otherwise(None)
+    # Beyond MAX_DATE_MS the time is absent (JavaScript: NaN; +275760 is past Polars).
+    return pl.when(in_range & year.is_not_null() & (result.abs() <= MAX_DATE_MS)).then(result).otherwise(None)
 
 
 def event_ms_expr(timezone: str = "UTC") -> pl.Expr:
