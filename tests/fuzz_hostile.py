@@ -18,6 +18,7 @@ from typing import Any
 import polars as pl
 
 import a2a_lab as al
+from a2a_lab._deep import deep_call
 from a2a_lab.analysis import checks, pm
 from a2a_lab.analysis.graph import interaction_graph
 from a2a_lab.views import threads
@@ -175,9 +176,9 @@ def check_source(source: Path) -> list[str]:
     if enriched is None:
         return failures
     ws = _each("work_sessions", lambda: al.work_sessions(enriched, now=now), failures)
-    _each("events_query.to_api", lambda: json.dumps(al.events_query(enriched).to_api()), failures)
+    _each("events_query.to_api", lambda: deep_call(json.dumps, al.events_query(enriched).to_api(), ensure_ascii=False).encode(), failures)
     if ws is not None:
-        _each("work_sessions.to_api", lambda: json.dumps(ws.to_api()), failures)
+        _each("work_sessions.to_api", lambda: deep_call(json.dumps, ws.to_api(), ensure_ascii=False).encode(), failures)
         table = _each("sessions_table", lambda: threads.sessions_table(ws, enriched), failures)
         if table is not None:
             _each("sessions_table.html", lambda: _no_live_script(table._repr_html_(), "sessions_table"), failures)
@@ -208,11 +209,11 @@ def _roundtrip(events: pl.DataFrame, failures: list[str]) -> None:
     """write_events writes valid JSON lines that reload to the same events."""
     text = al.write_events(events)
     assert text is not None
-    lines = text.splitlines()
+    lines = text.split("\n")[:-1]
     if len(lines) != events.height:
         failures.append(f"write_events: {len(lines)} lines for {events.height} events")
     for i, line in enumerate(lines):
-        json.loads(line, parse_constant=_reject_constant)
+        deep_call(json.loads, line, parse_constant=_reject_constant, depth=len(line))
         if i > 2000:
             break
 

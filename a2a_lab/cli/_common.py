@@ -7,6 +7,8 @@ import json
 import sys
 from typing import Any, NoReturn
 
+from a2a_lab._deep import deep_call
+
 
 class CliError(Exception):
     """An error the user can fix; reported as one line with exit status 2."""
@@ -22,7 +24,7 @@ class OneLineArgumentParser(argparse.ArgumentParser):
 
 def print_json(obj: Any) -> None:
     """Write one JSON document to stdout (UTF-8, no ASCII escaping)."""
-    sys.stdout.write(json.dumps(obj, ensure_ascii=False))
+    sys.stdout.write(deep_call(json.dumps, obj, ensure_ascii=False))
     sys.stdout.write("\n")
 
 

@@ -14,6 +14,7 @@ from typing import TextIO
 
 import polars as pl
 
+from a2a_lab._deep import deep_call
 from a2a_lab.cli._common import CliError, split_multi
 
 #: Rows serialised per batch, so that a large log never holds all its JSON text at once.
@@ -91,7 +92,7 @@ def _write(frame: pl.DataFrame, out: TextIO) -> None:
         for obj, (file, line) in zip(objects, batch.select("file", "line").iter_rows(), strict=True):
             obj["file"] = file
             obj["line"] = line
-            text.append(json.dumps(obj, ensure_ascii=False, separators=(",", ":")))
+            text.append(deep_call(json.dumps, obj, ensure_ascii=False, separators=(",", ":")))
         out.write("\n".join(text) + "\n")
 
 

@@ -27,6 +27,7 @@ from typing import Any
 import polars as pl
 from pydantic import ValidationError
 
+from a2a_lab._deep import deep_call
 from a2a_lab.reference.jsstr import JS_WHITESPACE, js_trim
 from a2a_lab.schema import FRAME_COLUMN_NAMES, LOG_FIELD_NAMES, CoordinationEvent, EventData, data_dtype, raw_event_dtype
 
@@ -115,13 +116,13 @@ def parse_line(text: str) -> tuple[dict[str, Any] | None, str | None]:
     'not JSON: NaN is not valid JSON'
     """
     try:
-        obj = _STRICT_JSON.decode(text)
+        obj = deep_call(_STRICT_JSON.decode, text, depth=len(text))
     except ValueError as exc:
         reason = exc.args[0] if exc.args else str(exc)
         if isinstance(exc, json.JSONDecodeError):
             reason = f"{exc.msg} at column {exc.colno}"
         return None, f"not JSON: {reason}"
-    except RecursionError:
+    except RecursionError:  # deeper than the retry stack of deep_call (about a million levels)
         return None, "not JSON: nesting too deep"
     if not isinstance(obj, dict):
         return None, f"not an object: JSON {_json_type(obj)}"

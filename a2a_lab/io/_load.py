@@ -11,6 +11,8 @@ from typing import Any
 
 import polars as pl
 
+from a2a_lab._deep import deep_call
+from a2a_lab.reference.jsstr import js_trim
 from a2a_lab.io._decode import (
     DecodedText,
     decode_lines,
@@ -334,13 +336,33 @@ def write_events(events: pl.DataFrame, path: str | Path | None = None) -> str | 
     has_raw = "raw" in events.columns
     for row in events.select([*typed_cols, *(["raw"] if has_raw else [])]).iter_rows(named=True):
         raw = row.get("raw")
-        obj = json.loads(raw) if raw is not None else _from_typed(row, typed_cols)
-        out.append(json.dumps(_reference_order(obj), ensure_ascii=False, separators=(",", ":")))
+        obj = deep_call(json.loads, raw, depth=len(raw)) if raw is not None else _from_typed(row, typed_cols)
+        out.append(_dump_line(obj, raw))
     text = "".join(line + "\n" for line in out)
     if path is None:
         return text
     Path(path).write_text(text, encoding="utf-8")
     return None
+
+
+def _dump_line(obj: dict[str, Any], raw: str | None) -> str:
+    """One output line: valid JSON and UTF-8 whatever the object holds.
+
+    A number beyond float range (``1e400``) has no finite Python value: such a line is
+    written as its original text, which is valid JSON (it loaded). A lone surrogate cannot be
+    UTF-8: that line is written with ``\\u`` escapes, as ``JSON.stringify`` writes it.
+    """
+    try:
+        text = deep_call(json.dumps, _reference_order(obj), ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    except ValueError:
+        if raw is None:
+            raise
+        return js_trim(raw)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        text = deep_call(json.dumps, _reference_order(obj), ensure_ascii=True, separators=(",", ":"))
+    return text
 
 
 def _from_typed(row: Mapping[str, Any], cols: list[str]) -> dict[str, Any]:
