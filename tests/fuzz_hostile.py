@@ -19,6 +19,7 @@ import polars as pl
 
 import a2a_lab as al
 from a2a_lab._deep import deep_call
+from a2a_lab.reference.jsstr import js_well_formed_json
 from a2a_lab.analysis import checks, pm
 from a2a_lab.analysis.graph import interaction_graph
 from a2a_lab.views import threads
@@ -176,9 +177,9 @@ def check_source(source: Path) -> list[str]:
     if enriched is None:
         return failures
     ws = _each("work_sessions", lambda: al.work_sessions(enriched, now=now), failures)
-    _each("events_query.to_api", lambda: deep_call(json.dumps, al.events_query(enriched).to_api(), ensure_ascii=False).encode(), failures)
+    _each("events_query.to_api", lambda: js_well_formed_json(deep_call(json.dumps, al.events_query(enriched).to_api(), ensure_ascii=False)).encode(), failures)
     if ws is not None:
-        _each("work_sessions.to_api", lambda: deep_call(json.dumps, ws.to_api(), ensure_ascii=False).encode(), failures)
+        _each("work_sessions.to_api", lambda: js_well_formed_json(deep_call(json.dumps, ws.to_api(), ensure_ascii=False)).encode(), failures)
         table = _each("sessions_table", lambda: threads.sessions_table(ws, enriched), failures)
         if table is not None:
             _each("sessions_table.html", lambda: _no_live_script(table._repr_html_(), "sessions_table"), failures)

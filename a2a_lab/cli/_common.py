@@ -8,6 +8,7 @@ import sys
 from typing import Any, NoReturn
 
 from a2a_lab._deep import deep_call
+from a2a_lab.reference.jsstr import js_well_formed_json
 
 
 class CliError(Exception):
@@ -24,7 +25,7 @@ class OneLineArgumentParser(argparse.ArgumentParser):
 
 def print_json(obj: Any) -> None:
     """Write one JSON document to stdout (UTF-8, no ASCII escaping)."""
-    sys.stdout.write(deep_call(json.dumps, obj, ensure_ascii=False))
+    sys.stdout.write(js_well_formed_json(deep_call(json.dumps, obj, ensure_ascii=False)))
     sys.stdout.write("\n")
 
 

@@ -12,7 +12,7 @@ from typing import Any
 import polars as pl
 
 from a2a_lab._deep import deep_call
-from a2a_lab.reference.jsstr import js_trim
+from a2a_lab.reference.jsstr import js_trim, js_well_formed_json
 from a2a_lab.io._decode import (
     DecodedText,
     decode_lines,
@@ -350,7 +350,7 @@ def _dump_line(obj: dict[str, Any], raw: str | None) -> str:
 
     A number beyond float range (``1e400``) has no finite Python value: such a line is
     written as its original text, which is valid JSON (it loaded). A lone surrogate cannot be
-    UTF-8: that line is written with ``\\u`` escapes, as ``JSON.stringify`` writes it.
+    UTF-8: it is written as a ``\\u`` escape, as ``JSON.stringify`` writes it.
     """
     try:
         text = deep_call(json.dumps, _reference_order(obj), ensure_ascii=False, separators=(",", ":"), allow_nan=False)
@@ -358,11 +358,7 @@ def _dump_line(obj: dict[str, Any], raw: str | None) -> str:
         if raw is None:
             raise
         return js_trim(raw)
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        text = deep_call(json.dumps, _reference_order(obj), ensure_ascii=True, separators=(",", ":"))
-    return text
+    return js_well_formed_json(text)
 
 
 def _from_typed(row: Mapping[str, Any], cols: list[str]) -> dict[str, Any]:
