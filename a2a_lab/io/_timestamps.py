@@ -6,11 +6,6 @@ import polars as pl
 
 from a2a_lab.reference.jsstr import js_trim_expr
 
-# The largest |epoch ms| an event time may have: a JavaScript Date stops at 8.64e15 (TimeClip;
-# beyond it Date is NaN), and Polars panics formatting a Datetime past the year 262142
-# (+262142-12-31T23:59:59.999Z), so the smaller bound holds; beyond it a time is absent.
-MAX_DATE_MS = 8_210_266_876_799_999
-
 # ECMAScript date-time string format (Date.parse's ISO subset), plus a space for 'T' as V8
 # accepts. Groups: year, month, day, hour, minute, second, fraction, zone.
 _ISO = (
@@ -24,7 +19,9 @@ def iso_to_ms_expr(expr: pl.Expr, timezone: str = "UTC") -> pl.Expr:
 
     The text is JS-trimmed first, as the reference trims before parsing. A date-only string is UTC; a date-time with ``Z`` or an offset is exact; a date-time
     without an offset is read in ``timezone`` (the reference host's local time; default UTC).
-    Fractions beyond milliseconds are truncated, as V8 does.
+    Fractions beyond milliseconds are truncated, as V8 does. A day past the end of its month
+    rolls over as JavaScript's ``MakeDay`` does (``2026-02-30`` is 2026-03-02); a month outside
+    1-12, a day outside 1-31 or a time outside ±8.64e15 ms is NaN there, null here.
 
     Examples
     --------
@@ -48,20 +45,12 @@ def iso_to_ms_expr(expr: pl.Expr, timezone: str = "UTC") -> pl.Expr:
         & (minute.is_null() | minute.is_between(0, 59))
         & second.is_between(0, 59)
     )
-    # Date.parse rolls a day past the month's end over (2026-02-30 is 2026-03-02), so the
-    # day is added to the month's first day. Days from the civil date by integer arithmetic
-    # (H. Hinnant's days_from_civil): pl.date raises on bad components and stops at year
-    # 262143, while JavaScript dates reach +275760.
-    y = year.cast(pl.Int64) - (month <= 2).cast(pl.Int64)
-    m = month.cast(pl.Int64)
-    era = y // 400
-    yoe = y - era * 400
-    doy = (153 * pl.when(m > 2).then(m - 3).otherwise(m + 9) + 2) // 5
-    days = era * 146_097 + yoe * 365 + yoe // 4 - yoe // 100 + doy - 719_468
-    base = (days + day.cast(pl.Int64) - 1) * 86_400_000
-    clock = (hour.fill_null(0).cast(pl.Int64) * 3_600_000 + minute.fill_null(0).cast(pl.Int64) * 60_000
-             + second.cast(pl.Int64) * 1000 + frac.cast(pl.Int64))
-    utc_ms = base + clock
+    # days from the civil date as integer arithmetic: pl.date raises on 2026-02-30 or on
+    # years beyond chrono's range, and JavaScript rolls the day over (MakeDay) instead
+    utc_ms = (_days_from_civil(year, month) + day.cast(pl.Int64) - 1) * _DAY_MS + (
+        hour.fill_null(0).cast(pl.Int64) * 3_600_000 + minute.fill_null(0).cast(pl.Int64) * 60_000
+        + second.cast(pl.Int64) * 1000 + frac.cast(pl.Int64)
+    )
     sign = pl.when(zone.str.starts_with("-")).then(-1).otherwise(1)
     offset_ms = sign * (
         zone.str.slice(1, 2).cast(pl.Int64, strict=False) * 3_600_000
@@ -70,19 +59,43 @@ def iso_to_ms_expr(expr: pl.Expr, timezone: str = "UTC") -> pl.Expr:
     if timezone == "UTC":
         local_ms = utc_ms
     else:
-        local_ms = (
-            utc_ms.cast(pl.Datetime("ms"))
+        # chrono's calendar ends before JavaScript's (year 262143 vs 275760): beyond it the
+        # zone's offset is unknown here and the time is read as UTC
+        in_chrono = utc_ms.abs() < _CHRONO_MAX_MS
+        local_ms = pl.when(in_chrono).then(
+            pl.when(in_chrono).then(utc_ms).cast(pl.Datetime("ms"))
             .dt.replace_time_zone(timezone, ambiguous="earliest", non_existent="null")
             .dt.epoch("ms")
-        )
+        ).otherwise(utc_ms)
     result = (
         pl.when(zone == "Z").then(utc_ms)
         .when(zone.is_not_null()).then(utc_ms - offset_ms)
         .when(hour.is_null()).then(utc_ms)  # date-only forms are UTC
         .otherwise(local_ms)
     )
-    # Beyond MAX_DATE_MS the time is absent (JavaScript: NaN; +275760 is past Polars).
-    return pl.when(in_range & year.is_not_null() & (result.abs() <= MAX_DATE_MS)).then(result).otherwise(None)
+    # TimeClip: beyond ±8.64e15 ms JavaScript's time value is NaN; so is the year -000000
+    valid = in_range & year.is_not_null() & (g.struct.field("1") != "-000000")
+    return pl.when(valid & (result.abs() <= MAX_TIME_MS)).then(result).otherwise(None)
+
+
+#: JavaScript's time range (ECMAScript TimeClip): ±100,000,000 days around the epoch.
+MAX_TIME_MS = 8_640_000_000_000_000
+_DAY_MS = 86_400_000
+_CHRONO_MAX_MS = 8_200_000_000_000_000
+
+
+def _days_from_civil(year: pl.Expr, month: pl.Expr) -> pl.Expr:
+    """Days from 1970-01-01 to the first of ``month`` in ``year`` (proleptic Gregorian).
+
+    H. Hinnant's ``days_from_civil``; integer floor division keeps negative years exact.
+    """
+    y = year.cast(pl.Int64) - (month <= 2).cast(pl.Int64)
+    era = y // 400
+    yoe = y - era * 400
+    mp = (month.cast(pl.Int64) + 9) % 12
+    doy = (153 * mp + 2) // 5
+    doe = yoe * 365 + yoe // 4 - yoe // 100 + doy
+    return era * 146_097 + doe - 719_468
 
 
 def event_ms_expr(timezone: str = "UTC") -> pl.Expr:
@@ -118,5 +131,7 @@ def with_event_time(events: pl.DataFrame, timezone: str = "UTC") -> pl.DataFrame
     else:
         event_ms = numeric
     return events.with_columns(event_ms.fill_null(0.0).alias("event_ms")).with_columns(
-        pl.col("event_ms").cast(pl.Int64, strict=False).cast(pl.Datetime("ms")).dt.replace_time_zone("UTC").alias("event_time"),
+        # beyond JavaScript's time range there is no instant (and chrono would panic)
+        pl.when(pl.col("event_ms").abs() <= MAX_TIME_MS).then(pl.col("event_ms"))
+        .cast(pl.Int64, strict=False).cast(pl.Datetime("ms")).dt.replace_time_zone("UTC").alias("event_time"),
     )
