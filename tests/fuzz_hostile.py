@@ -27,7 +27,7 @@ from a2a_lab.views import threads
 TYPES = ["a2a_send", "a2a_response", "a2a_complete", "a2a_timeout", "task_start", "task_end", "x", "session_start"]
 FIELDS = ["fromAgent", "toAgent", "conversationId", "turn", "maxTurns", "message", "reply", "start", "status",
           "sessionKey", "taskId", "error", "durationMs", "depth"]
-HOSTILE_NUMBERS = ["1e400", "-1e400", "-0", "1e19", "8.64e15", "8640000000000001", "-8.64e16", "9.5e15", "1e-400",
+HOSTILE_NUMBERS = ["8.3e15", "1e400", "-1e400", "-0", "1e19", "8.64e15", "8640000000000001", "-8.64e16", "9.5e15", "1e-400",
                    "4.9e-324", "1.7976931348623157e308", "18446744073709551616", "3.5", "-1", "0"]
 HOSTILE_STRINGS = ["\ud800", "\udfff", "\u202e\u2066evil", "\x00", "\x1b[31m", "</script><script>alert(1)</script>",
                    "<img src=x onerror=alert(1)>", "\ufeff", "\r\n", "2026-02-30", "2025-02-29", "2026-13-01",
