@@ -39,7 +39,7 @@ def deep_call(fn: Callable[..., T], *args: object, depth: int | None = None, **k
     --------
     >>> import json
     >>> text = "[" * 5000 + "]" * 5000
-    >>> len(json.dumps(deep_call(json.loads, text, depth=len(text)), separators=(",", ":")))
+    >>> len(deep_call(json.dumps, deep_call(json.loads, text, depth=len(text)), separators=(",", ":")))
     10000
     """
     try:
