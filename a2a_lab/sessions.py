@@ -30,6 +30,7 @@ from typing import Any, Literal
 
 import polars as pl
 
+from a2a_lab._deep import deep_call
 from a2a_lab.reference.jsstr import js_lower, js_string_expr, js_trim, utf16_sort_key_expr
 from a2a_lab._frames import ms_to_seconds, ms_to_time
 from a2a_lab.io import iso_to_ms_expr
@@ -1065,7 +1066,7 @@ def _enriched_object(row: Mapping[str, Any]) -> dict[str, Any]:
     if raw is None:
         record = _record_from_columns(row)
     else:
-        record = json.loads(js_trim(raw), parse_int=_js_int, parse_float=_js_float)
+        record = deep_call(json.loads, js_trim(raw), parse_int=_js_int, parse_float=_js_float, depth=len(raw))
     data = record.get("data")
     data = dict(data) if isinstance(data, dict) else {}
     enrichment = {key: row[column] for key, column in _ENRICHMENT_TOP.items()}
@@ -1082,7 +1083,7 @@ def _enriched_object(row: Mapping[str, Any]) -> dict[str, Any]:
     record["type"] = js_trim(record["type"]) if isinstance(record.get("type"), str) else row["type"]
     record["data"] = data
     record.update(enrichment)
-    return _js_key_order(record)
+    return deep_call(_js_key_order, record, depth=None if raw is None else len(raw))
 
 
 _OBJECT_COLUMNS = (

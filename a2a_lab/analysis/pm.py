@@ -125,8 +125,16 @@ def variants(events: pl.DataFrame | pl.LazyFrame, *, case: CaseNotion = "work_se
 _OBJECT_TYPES = ("work_session", "conversation", "task", "agent", "log_file")
 
 
+# Polars panics formatting a Datetime past the year 262142 (about 8.2e15 ms); a loaded
+# event_ms may lie beyond (an out_of_range time, up to 1.8e308), which has no ISO text.
+_FORMATTABLE_MS = 8_200_000_000_000_000
+
+
 def _iso(ms: pl.Expr) -> pl.Expr:
-    return ms.cast(pl.Int64).cast(pl.Datetime("ms")).dt.strftime("%Y-%m-%dT%H:%M:%S%.3fZ")
+    return (
+        pl.when(ms.abs() < _FORMATTABLE_MS).then(ms).cast(pl.Int64)
+        .cast(pl.Datetime("ms")).dt.strftime("%Y-%m-%dT%H:%M:%S%.3fZ")
+    )
 
 
 def _ocel_frames(events: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:

@@ -9,6 +9,9 @@ import sys
 from collections.abc import Callable
 from typing import Any, NoReturn
 
+from a2a_lab._deep import deep_call
+from a2a_lab.reference.jsstr import js_well_formed_json
+
 
 class CliError(Exception):
     """An error the user can fix; reported as one line with exit status 2."""
@@ -47,7 +50,7 @@ class OneLineArgumentParser(argparse.ArgumentParser):
 
 def print_json(obj: Any) -> None:
     """Write one JSON document to stdout (UTF-8, no ASCII escaping)."""
-    sys.stdout.write(json.dumps(obj, ensure_ascii=False))
+    sys.stdout.write(js_well_formed_json(deep_call(json.dumps, obj, ensure_ascii=False)))
     sys.stdout.write("\n")
 
 

@@ -14,6 +14,8 @@ from typing import TextIO
 
 import polars as pl
 
+from a2a_lab._deep import deep_call
+from a2a_lab.reference.jsstr import js_well_formed_json
 from a2a_lab.cli._common import CliError, split_multi
 
 #: Rows serialised per batch, so that a large log never holds all its JSON text at once.
@@ -93,7 +95,7 @@ def _write(frame: pl.DataFrame, out: TextIO) -> None:
         for obj, (file, line) in zip(objects, batch.select("file", "line").iter_rows(), strict=True):
             obj["file"] = file
             obj["line"] = line
-            text.append(json.dumps(obj, ensure_ascii=False, separators=(",", ":")))
+            text.append(js_well_formed_json(deep_call(json.dumps, obj, ensure_ascii=False, separators=(",", ":"))))
         out.write("\n".join(text) + "\n")
 
 

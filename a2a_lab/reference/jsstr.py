@@ -28,6 +28,7 @@ ECMAScript says, not what Python or Rust say by default:
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterable
 from decimal import ROUND_HALF_UP, Decimal
 
@@ -271,3 +272,22 @@ def utf16_sort_key_expr(expr: pl.Expr) -> pl.Expr:
     return expr.str.replace_all(_TOP, _TOP + "\x00", literal=True).str.replace_all(
         "[\\x{E000}-\\x{FFFF}]", _TOP + "$0"
     )
+
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def js_well_formed_json(text: str) -> str:
+    """JSON text with each lone surrogate written as a ``\\uXXXX`` escape, as the
+    well-formed ``JSON.stringify`` writes it, so the text encodes to UTF-8.
+
+    Python's ``json.loads`` already joins an escaped surrogate pair into one character, so
+    every surrogate left in a decoded string is lone.
+
+    Examples
+    --------
+    >>> import json
+    >>> js_well_formed_json(json.dumps({"m": "a\\ud800b"}, ensure_ascii=False))
+    '{"m": "a\\\\ud800b"}'
+    """
+    return _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
