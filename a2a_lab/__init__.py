@@ -29,7 +29,7 @@ from a2a_lab.analysis.conversations import (
     target_stats,
 )
 from a2a_lab.enrich import ENRICHMENT_COLUMNS, enrich
-from a2a_lab.io import IngestReport, LoadReport, LoadResult, LogFollower, from_records, ingest, load, write_events
+from a2a_lab.io import IngestReport, LoadReport, LoadResult, LogFollower, from_records, ingest, load, scan, write_events
 from a2a_lab.reference.rules import TASK_MONITOR_V1, RuleSet, main_agents_from_openclaw
 from a2a_lab.schema import CoordinationEvent, EventData, polars_schema
 from a2a_lab.sessions import WorkSessionsResult, events_query, work_sessions
@@ -69,6 +69,7 @@ __all__ = [
     "rules",
     "runtime",
     "samples",
+    "scan",
     "schema",
     "sim",
     "simulate",

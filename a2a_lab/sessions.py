@@ -1040,7 +1040,7 @@ def _enriched_object(row: Mapping[str, Any]) -> dict[str, Any]:
     if raw is None:
         record = _record_from_columns(row)
     else:
-        record = json.loads(raw, parse_int=_js_int, parse_float=_js_float)
+        record = json.loads(js_trim(raw), parse_int=_js_int, parse_float=_js_float)
     data = record.get("data")
     data = dict(data) if isinstance(data, dict) else {}
     enrichment = {key: row[column] for key, column in _ENRICHMENT_TOP.items()}
@@ -1103,6 +1103,10 @@ def event_objects(enriched: pl.DataFrame) -> list[dict[str, Any]]:
     >>> obj["eventRole"], obj["data"]["categoryVersion"], list(obj)[:3]
     ('orchestration.task', 'v1', ['type', 'ts', 'data'])
     """
+    if "raw" not in enriched.columns:  # loaded without raw: read the original lines again
+        from a2a_lab.io import original_lines
+
+        enriched = enriched.with_columns(original_lines(enriched.select("file", "line")))
     return [_enriched_object(row) for row in enriched.select(_OBJECT_COLUMNS).iter_rows(named=True)]
 
 
@@ -1113,7 +1117,7 @@ def _event_objects(enriched: pl.LazyFrame, keys: pl.DataFrame) -> list[dict[str,
     rows = (
         keys.lazy()
         .with_row_index("_order")
-        .join(enriched.select("file", "line", *_OBJECT_COLUMNS), on=["file", "line"], how="left")
+        .join(enriched.select("file", "line", *(c for c in _OBJECT_COLUMNS if c in enriched.collect_schema())), on=["file", "line"], how="left")
         .sort("_order")
         .collect()
     )

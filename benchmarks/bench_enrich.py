@@ -50,7 +50,7 @@ def main() -> int:
     t_lazy, _, _ = timed(lambda: enrich(events.lazy()).collect(), args.repeat)
 
     # the slow reference on a slice, per event
-    records = [json.loads(raw) for raw in events["raw"].head(args.ref_events).to_list()]
+    records = [json.loads(raw) for raw in al.io.original_lines(events.head(args.ref_events).select("file", "line")).to_list()]
     t0 = time.perf_counter()
     for rec in records:
         enrich_event(rec, {"main", "ruda"})

@@ -1,22 +1,91 @@
-"""Load benchmark (issue 2): ``a2a_lab.load`` vs the bare Polars read B, and peak memory.
+"""Load and write-back benchmark (issue 12): ``al.load`` and ``write_events`` against B21.
+
+Every step runs in a fresh process under ``/usr/bin/time -v`` (wall time of the whole
+process, and peak RSS), B21 included, in the same run. B21 is the bare Polars read with the
+lean 21-field schema of issue 12. ``--baseline DIR`` also runs the steps on another copy of
+the package (e.g. the code before a change, ``git archive <rev> a2a_lab | tar -x -C DIR``),
+so "today" and "now" are measured side by side.
 
 Run from the repository root::
 
-    .venv/bin/python benchmarks/bench_load.py            # 860k events (~300 MB)
-    .venv/bin/python benchmarks/bench_load.py --events 100000 --repeat 1   # quick look
+    PYTHONPATH=$PWD .venv/bin/python benchmarks/bench_load.py
+    PYTHONPATH=$PWD .venv/bin/python benchmarks/bench_load.py --events 100000 --repeat 1
+    PYTHONPATH=$PWD .venv/bin/python benchmarks/bench_load.py --baseline /tmp/base
 
-Goals: clean log ≤ 1.5 × B; with 0.1 % bad lines ≤ 2 × B; peak RSS ≤ 5 × file size.
+Goals: ``al.load`` ≤ 2 × B21 (clean), ≤ 2.5 × B21 (0.1 % malformed lines); ``write_events``
+≥ 10 × faster than before, peak RSS ≤ 2 × the written size.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
+import re
+import statistics
+import subprocess
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import DEFAULT_EVENTS, bare_read, bench_log, machine, peak_rss_mb, save, timed  # noqa: E402
+from _common import DEFAULT_EVENTS, ROOT, bench_log, machine, save  # noqa: E402
+
+#: B21: the bare read the goals of issue 12 are stated against.
+B21 = """
+import polars as pl
+S = pl.String
+data = pl.Struct({**{k: S for k in ("fromAgent toAgent conversationId workSessionId taskId eventRole "
+    "fromSessionType toSessionType message targetSessionKey runId replyPreview outcome waitStatus "
+    "waitError payloadType payloadJson error").split()}, "turn": pl.Int64, "maxTurns": pl.Int64,
+    "announced": pl.Boolean})
+df = pl.read_ndjson(PATH, schema={"type": S, "agentId": S, "ts": pl.Int64, "data": data})
+assert df.height > 0
+"""
+
+STEPS = {
+    "B21": B21,
+    "load": "import a2a_lab as al\nres = al.load(PATH)\nassert res.events.height > 0",
+    # the whole CLI in one fresh process: load + enrich + work sessions (issue 12's pipeline goal)
+    "work-sessions": (
+        "import sys, io, contextlib\nfrom a2a_lab.cli import main\nbuf = io.StringIO()\n"
+        "with contextlib.redirect_stdout(buf): rc = main(['work-sessions', PATH, '--limit', '1', '--now-ms', '1800000000000'])\n"
+        "assert rc == 0 and buf.getvalue()"
+    ),
+    "write_events": (
+        "import a2a_lab as al, os\nev = al.load(PATH, **KW).events\n"
+        "import time; t0 = time.perf_counter()\nal.io.write_events(ev, OUT)\n"
+        "print('inner_s', time.perf_counter() - t0)\nprint('written', os.path.getsize(OUT))"
+    ),
+}
+
+
+def run_step(code: str, path: Path, pythonpath: Path, **subst: str) -> dict[str, float]:
+    """Wall seconds and peak RSS (MB) of a fresh process running ``code``."""
+    code = code.replace("PATH", repr(str(path)))
+    for k, v in subst.items():
+        code = code.replace(k, v)
+    env = {**os.environ, "PYTHONPATH": str(pythonpath), "CI": "1"}
+    proc = subprocess.run(
+        ["/usr/bin/time", "-v", sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, env=env
+    )
+    if proc.returncode != 0:
+        raise RuntimeError(proc.stderr[-3000:])
+    wall = re.search(r"Elapsed \(wall clock\) time \(h:mm:ss or m:ss\): (?:(\d+):)?(\d+):([\d.]+)", proc.stderr)
+    assert wall, proc.stderr
+    h, m, s = wall.groups()
+    out = {
+        "wall_s": int(h or 0) * 3600 + int(m) * 60 + float(s),
+        "rss_mb": int(re.search(r"Maximum resident set size \(kbytes\): (\d+)", proc.stderr).group(1)) / 1024,
+    }
+    for line in proc.stdout.splitlines():
+        key, _, value = line.partition(" ")
+        out[key] = float(value)
+    return out
+
+
+def median_of(results: list[dict[str, float]]) -> dict[str, float]:
+    return {k: round(statistics.median(r[k] for r in results), 3) for k in results[0]}
 
 
 def main() -> int:
@@ -24,59 +93,52 @@ def main() -> int:
     ap.add_argument("--events", type=int, default=DEFAULT_EVENTS)
     ap.add_argument("--bad-fraction", type=float, default=0.001)
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--baseline", type=Path, help="another copy of the package to measure in the same run")
+    ap.add_argument("--skip-baseline-write", action="store_true", help="do not run the (slow) old write_events")
     args = ap.parse_args()
-
-    import a2a_lab as al
 
     clean = bench_log(args.events)
     bad = bench_log(args.events, args.bad_fraction)
-    size_mb = clean.stat().st_size / 2**20
-
-    b, b_all, frame = timed(lambda: bare_read(clean), args.repeat)
-    assert frame.height == args.events
-    t_clean, clean_all, res = timed(lambda: al.load(clean), args.repeat)
-    assert res.events.height == args.events and res.report.rejects.height == 0
-    exact_clean = res.report.exact_lines
-    t_bad, bad_all, res_bad = timed(lambda: al.load(bad), args.repeat)
-    r = res_bad.report
-    assert r.total_lines == r.events + r.rejects.height + r.total_blank
-    exact_bad = r.exact_lines
-    del res, res_bad, frame
-
-    code = f"import a2a_lab as al; r = al.load({str(clean)!r}); assert r.events.height == {args.events}"
-    rss_load = peak_rss_mb(code)
-    rss_bare = peak_rss_mb(
-        "import sys; sys.path.insert(0, 'benchmarks'); from _common import bare_read; "
-        f"from pathlib import Path; bare_read(Path({str(clean)!r}))"
-    )
-
+    out_file = ROOT / "benchmarks" / "_data" / "written.ndjson"
+    trees = {"now": ROOT}
+    if args.baseline:
+        trees["before"] = args.baseline.resolve()
+    results: dict[str, dict[str, float]] = {}
+    for _ in range(args.repeat):
+        runs = [("B21", "B21", clean, ROOT, {})]
+        for label, tree in trees.items():
+            runs.append((f"load {label}", "load", clean, tree, {}))
+            runs.append((f"load 0.1% bad {label}", "load", bad, tree, {}))
+            runs.append((f"work-sessions CLI {label}", "work-sessions", clean, tree, {}))
+            kw = "raw=True" if label == "now" else ""
+            if label == "now" or not args.skip_baseline_write:
+                runs.append((f"write_events {label}", "write_events", clean, tree,
+                             {"OUT": repr(str(out_file)), "KW": "dict(" + kw + ")"}))
+            if label == "now":
+                runs.append(("write_events now (no raw)", "write_events", clean, tree,
+                             {"OUT": repr(str(out_file)), "KW": "dict()"}))
+        for name, step, path, tree, subst in runs:
+            results.setdefault(name, []).append(run_step(STEPS[step], path, tree, **subst))  # type: ignore[arg-type]
+            print(name, results[name][-1], flush=True)
+    out_file.unlink(missing_ok=True)
+    med = {k: median_of(v) for k, v in results.items()}
+    b21 = med["B21"]["wall_s"]
     result = {
         "benchmark": "load",
         "command": " ".join(["benchmarks/bench_load.py", *sys.argv[1:]]),
         "machine": machine(),
         "events": args.events,
-        "file_mb": round(size_mb, 1),
-        "bad_lines": r.rejects.height + r.total_blank,
-        "B_s": round(b, 3),
-        "load_clean_s": round(t_clean, 3),
-        "load_bad_s": round(t_bad, 3),
-        "ratio_clean": round(t_clean / b, 3),
-        "ratio_bad": round(t_bad / b, 3),
-        "exact_path_lines_clean": exact_clean,
-        "exact_path_lines_bad": exact_bad,
-        "peak_rss_load_mb": round(rss_load, 1),
-        "peak_rss_bare_mb": round(rss_bare, 1),
-        "rss_over_file": round(rss_load / size_mb, 2),
-        "all_times_s": {"B": b_all, "clean": clean_all, "bad": bad_all},
+        "file_mb": round(clean.stat().st_size / 1e6, 1),
+        "median": med,
+        "all": results,
     }
     out = save("load", result)
-    print(f"| events | file MB | B s | load s (× B) | load 0.1 % bad s (× B) | peak RSS MB (× file) |")
-    print("|---:|---:|---:|---:|---:|---:|")
-    print(
-        f"| {args.events:,} | {size_mb:.0f} | {b:.2f} | {t_clean:.2f} ({t_clean / b:.2f}) | "
-        f"{t_bad:.2f} ({t_bad / b:.2f}) | {rss_load:.0f} ({rss_load / size_mb:.2f}) |"
-    )
-    print(f"saved {out.relative_to(Path.cwd()) if out.is_relative_to(Path.cwd()) else out}")
+    print("| step (fresh process) | wall s (median) | × B21 | peak RSS MB |")
+    print("|---|---:|---:|---:|")
+    for k, v in med.items():
+        print(f"| {k} | {v['wall_s']:.2f} | {v['wall_s'] / b21:.2f} | {v['rss_mb']:.0f} |")
+    print(json.dumps({k: v for k, v in med.items() if "inner_s" in v}))
+    print(f"saved {out}")
     return 0
 
 

@@ -65,7 +65,7 @@ def main() -> int:
     from tests.reference_impl.sessions_ref import build_work_sessions, enriched_event_object
 
     n = min(args.ref_events, events.height)
-    records = [json.loads(raw) for raw in events["raw"].head(n).to_list()]
+    records = [json.loads(raw) for raw in al.io.original_lines(events.head(n).select("file", "line")).to_list()]
     t0 = time.perf_counter()
     objs = [enriched_event_object(r, enrich_event(r)) for r in records]
     build_work_sessions(objs, now_ms=now)

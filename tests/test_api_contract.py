@@ -53,6 +53,7 @@ def _calls(events: pl.DataFrame) -> dict[str, Callable[[], Any]]:
     payloads = al.payload_events(enriched)
     return {
         "from_records": lambda: al.from_records([{"type": "a2a.send", "agentId": "ruda", "timestampMs": 5}]),
+        "scan": lambda: al.scan(al.samples.sample_dir()),
         "enrich": lambda: enriched,
         "work_sessions": lambda: al.work_sessions(enriched, now=NOW_MS),
         "events_query": lambda: al.events_query(enriched),

@@ -1,17 +1,26 @@
-"""Decode NDJSON text into the event frame, exactly and fast.
+"""Decode NDJSON into the event frame, exactly and fast, a bounded chunk at a time.
 
 Design (measured in ``benchmarks/bench_load.py``):
 
-1. Lines are split on ``\\n`` only and JS-trimmed (rules §10); blank lines are counted.
-2. The FAST path hands every line that looks like a JSON object to Polars' JSON decoder with
-   the dtype derived from the pydantic models, in chunks. Polars' decoder is not strict in
-   the ways the rules need (it turns numbers and booleans into strings, booleans into
-   numbers, keeps the FIRST of duplicate keys), so lines whose decoded values could be such
-   a coercion, or whose key count does not match what was decoded, are ROUTED to the exact
-   path; so is every line of a chunk Polars refuses, narrowed down by bisection.
-3. The EXACT path parses with the standard library (strict JSON: NaN and Infinity are
-   rejected, the last duplicate key wins, as ``JSON.parse`` does) and validates each field
-   against the pydantic model; a field of the wrong type becomes null and is reported.
+1. A chunk of whole lines (``ChunkDecoder.decode``; the loader reads 8 MB at a time) is
+   split on ``\\n`` only and JS-trimmed (rules §10); blank lines are counted. Invalid UTF-8
+   becomes U+FFFD, as Node decodes it, and is reported.
+2. The FAST path hands the lines that look like JSON objects to Polars' NDJSON reader (the
+   chunk's bytes themselves when every line qualifies) with a LEAN schema: the top-level
+   fields and the ``data`` fields nearly every log carries (``_CORE_DATA``); a declared
+   field that many lines of a file carry joins the schema for that file. Fields absent from
+   the schema are null literals in the frame, which cost no memory.
+3. Polars' reader is not strict in the ways the rules need (it turns numbers, booleans,
+   arrays and objects into strings, booleans into numbers, keeps the FIRST of duplicate
+   keys, skips fields outside the schema), so lines where that could have happened are
+   ROUTED to the exact path: a string field written as a non-string in the text, or a count
+   of declared keys in the text that differs from the fields decoded (unless the difference
+   is explicit nulls and no key repeats). Every line of a block Polars refuses is routed
+   too, narrowed down by bisection.
+4. The EXACT path parses with the standard library (strict JSON: NaN and Infinity are
+   rejected, the last duplicate key wins, as ``JSON.parse`` does; nesting of any depth) and
+   validates each field against the pydantic model; a field of the wrong type becomes null
+   and is reported.
 
 Every physical line thus ends up as exactly one event, reject or blank line.
 """
@@ -27,16 +36,19 @@ from typing import Any
 import polars as pl
 from pydantic import ValidationError
 
+from a2a_lab.io._timestamps import MAX_TIME_MS
 from a2a_lab.reference.jsstr import JS_WHITESPACE, js_trim
 from a2a_lab.schema import FRAME_COLUMN_NAMES, LOG_FIELD_NAMES, CoordinationEvent, EventData, data_dtype, raw_event_dtype
 
-#: Lines per Polars decode call; a refused chunk is bisected down to ``_MIN_CHUNK`` lines.
-_CHUNK = 16_384
+#: A block of lines Polars refuses is bisected down to ``_MIN_CHUNK`` lines.
 _MIN_CHUNK = 16
 #: Characters of a rejected line kept in the report.
 RAW_PREVIEW = 200
 
+# a string Polars may have made of a number or a boolean
 _NUMERIC_TEXT = r"^(?:-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?|true|false)$"
+# ... or of an array or object (re-serialised): such a string starts with a bracket
+_NESTED_TEXT = r"^[\[{]"
 # Lines the fast path must not see: NaN/Infinity tokens and trailing commas (not JSON, but
 # tolerated by Polars' decoder) and UTF-16 surrogate escapes (Polars mis-decodes a lone one).
 _NOT_JSON_HINT = r"(?:NaN|Infinity|,\s*[}\]]|\\u[dD][89a-fA-F])"
@@ -122,7 +134,102 @@ def parse_line(text: str) -> tuple[dict[str, Any] | None, str | None]:
             reason = f"{exc.msg} at column {exc.colno}"
         return None, f"not JSON: {reason}"
     except RecursionError:
-        return None, "not JSON: nesting too deep"
+        # deeper than the standard library's recursive parser goes: JSON.parse has no
+        # such limit, so parse without recursion
+        return _parse_deep(text)
+    return _check_object(obj)
+
+
+_MISSING = object()
+
+# JSON tokens, for lines nested too deeply for the recursive standard-library parser
+_TOKEN = re.compile(
+    r'[ \t\n\r]*(?:(?P<s>"(?:[^"\\\x00-\x1f]|\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4}))*")'
+    r"|(?P<n>-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?)"
+    r"|(?P<l>true|false|null)|(?P<p>[\[\]{},:]))"
+)
+_LITERALS = {"true": True, "false": False, "null": None}
+
+
+def _parse_deep(text: str) -> tuple[dict[str, Any] | None, str | None]:
+    """:func:`parse_line` for any nesting depth: an explicit stack instead of recursion.
+
+    Scalars are decoded by the standard library (same strings and numbers as the fast
+    path); the last of duplicate keys wins, as ``JSON.parse`` has it.
+    """
+    stack: list[list[Any] | dict[str, Any]] = []
+    keys: list[str | None] = []
+    pos, n = 0, len(text)
+    root: Any = _MISSING
+    expect = "value"  # value | key | colon | comma
+    while True:
+        m = _TOKEN.match(text, pos)
+        if m is None or m.end() == pos and pos < n:
+            if root is not _MISSING and not stack and text[pos:].strip(" \t\n\r") == "":
+                break
+            return None, f"not JSON: unexpected character at column {_next_col(text, pos)}"
+        pos = m.end()
+        p = m.group("p")
+        if expect == "key":
+            if m.group("s") is not None:
+                keys[-1] = json.loads(m.group("s"))
+                expect = "colon"
+                continue
+            if p == "}" and not stack[-1]:
+                value = stack.pop()
+                keys.pop()
+            else:
+                return None, f"not JSON: expecting property name at column {_next_col(text, m.start())}"
+        elif expect == "colon":
+            if p != ":":
+                return None, f"not JSON: expecting ':' at column {_next_col(text, m.start())}"
+            expect = "value"
+            continue
+        elif expect == "comma":
+            if p == "," and stack:
+                expect = "key" if isinstance(stack[-1], dict) else "value"
+                continue
+            if stack and p == ("}" if isinstance(stack[-1], dict) else "]"):
+                value = stack.pop()
+                keys.pop()
+            else:
+                return None, f"not JSON: expecting ',' at column {_next_col(text, m.start())}"
+        elif p in ("{", "["):
+            stack.append({} if p == "{" else [])
+            keys.append(None)
+            expect = "key" if p == "{" else "value"
+            continue
+        elif p == "]" and stack and isinstance(stack[-1], list) and not stack[-1]:
+            value = stack.pop()
+            keys.pop()
+        elif m.group("s") is not None or m.group("n") is not None:
+            value = json.loads(m.group("s") or m.group("n"))
+        elif m.group("l") is not None:
+            value = _LITERALS[m.group("l")]
+        else:
+            return None, f"not JSON: expecting value at column {_next_col(text, m.start())}"
+        if not stack:
+            if root is not _MISSING:
+                return None, f"not JSON: extra data at column {_next_col(text, m.start())}"
+            root = value
+        elif isinstance(stack[-1], dict):
+            stack[-1][keys[-1]] = value  # type: ignore[index]
+        else:
+            stack[-1].append(value)
+        expect = "comma"
+        if not stack and text[pos:].strip(" \t\n\r") == "":
+            break
+    return _check_object(root)
+
+
+def _next_col(text: str, pos: int) -> int:
+    while pos < len(text) and text[pos] in " \t\n\r":
+        pos += 1
+    return pos + 1
+
+
+def _check_object(obj: Any) -> tuple[dict[str, Any] | None, str | None]:
+    """The reject reason of a parsed JSON value that is not a usable event, or None."""
     if not isinstance(obj, dict):
         return None, f"not an object: JSON {_json_type(obj)}"
     typ = obj.get("type", _MISSING)
@@ -133,9 +240,6 @@ def parse_line(text: str) -> tuple[dict[str, Any] | None, str | None]:
     if js_trim(typ) == "":
         return None, "type is blank"
     return obj, None
-
-
-_MISSING = object()
 
 
 def _clean_str(value: str) -> str:
@@ -210,81 +314,163 @@ def _validated(model: type, values: dict[str, Any], prefix: str, issues: list[st
 # fast path
 # ---------------------------------------------------------------------------------------
 
+#: ``data`` fields always handed to Polars' decoder (the ones nearly every log carries);
+#: others join per file when lines carry them (see :class:`ChunkDecoder`).
+_CORE_DATA = (
+    "fromAgent", "toAgent", "conversationId", "workSessionId", "taskId", "eventRole",
+    "fromSessionType", "toSessionType", "message", "targetSessionKey", "runId",
+    "replyPreview", "outcome", "waitStatus", "waitError", "payloadType", "payloadJson",
+    "turn", "maxTurns", "announced",
+)
+#: Lines routed to the exact path for an undecoded field before that field joins the schema.
+_ADOPT_AFTER = 32
 
-def _decode_chunks(lines: pl.Series) -> tuple[pl.Series, list[int]]:
-    """Decode with Polars; returns the decoded struct series and positions Polars refused."""
-    dtype = raw_event_dtype()
-    parts: list[pl.Series] = []
+
+def _decode_schema(data_fields: tuple[str, ...]) -> dict[str, pl.DataType]:
+    """The schema handed to Polars: every top-level field, ``data`` cut to ``data_fields``."""
+    top = raw_event_dtype()
+    full = {f.name: f.dtype for f in data_dtype().fields}
+    schema = {f.name: f.dtype for f in top.fields if f.name != "data"}
+    schema["data"] = pl.Struct({k: full[k] for k in full if k in data_fields})
+    return schema
+
+
+def _read_ndjson(texts: pl.Series, schema: dict[str, pl.DataType], whole: bytes | None) -> pl.DataFrame:
+    """Polars' NDJSON reader on the given lines (``whole``: the same lines as bytes, if at hand)."""
+    buf = whole if whole is not None else (texts.str.join("\n").item() + "\n").encode("utf-8")
+    frame = pl.read_ndjson(buf, schema=schema)
+    if frame.height != len(texts):
+        raise pl.exceptions.ComputeError("row count differs from line count")
+    return frame
+
+
+def _decode_rows(texts: pl.Series, schema: dict[str, pl.DataType], whole: bytes | None) -> tuple[pl.DataFrame, list[int]]:
+    """Decode lines with Polars; returns the frame (one row per line) and positions refused.
+
+    A refused block is bisected down to ``_MIN_CHUNK`` lines; the rows of refused lines are
+    nulls (the exact path decides them).
+    """
+    parts: list[pl.DataFrame] = []
     refused: list[int] = []
+    null_row = pl.DataFrame(schema=schema)
 
-    def go(start: int, stop: int) -> None:
-        chunk = lines.slice(start, stop - start)
+    def go(start: int, stop: int, whole: bytes | None) -> None:
         try:
-            parts.append(chunk.str.json_decode(dtype))
+            parts.append(_read_ndjson(texts.slice(start, stop - start), schema, whole))
             return
         except pl.exceptions.PolarsError:
             pass
         if stop - start <= _MIN_CHUNK:
             refused.extend(range(start, stop))
-            parts.append(pl.Series(lines.name, [None] * (stop - start), dtype=dtype))
+            parts.append(null_row.clear(stop - start))
             return
         mid = (start + stop) // 2
-        go(start, mid)
-        go(mid, stop)
+        go(start, mid, None)
+        go(mid, stop, None)
 
-    for start in range(0, len(lines), _CHUNK):
-        go(start, min(len(lines), start + _CHUNK))
-    if not parts:
-        return pl.Series(lines.name, [], dtype=dtype), refused
-    return pl.concat(parts, rechunk=False), refused
+    if len(texts):
+        go(0, len(texts), whole)
+    return (pl.concat(parts, how="vertical", rechunk=False) if parts else null_row), refused
 
 
-def _suspect_exprs(decoded: str, text: str) -> list[pl.Expr]:
+# a string field written as a number, boolean, array or object: Polars' reader turns these
+# into text (JSON.parse keeps them, and the rules then treat the field as absent)
+_STRING_COERCED = (
+    '"(?:' + "|".join(re.escape(k) for k in _F.top_strings + _F.data_strings) + r')"\s*:\s*(?:[-0-9\[{]|true|false)'
+)
+_BOOL_AS_NUMBER = '"(?:' + "|".join(re.escape(k) for k in _F.top_numbers + _F.data_numbers) + r')"\s*:\s*(?:true|false)'
+
+
+def _suspect_exprs(text: str, data_fields: tuple[str, ...]) -> list[pl.Expr]:
     """Rows whose fast decode may differ from the exact one: coerced values, key-count mismatch.
 
-    Returned as separate boolean columns so that Polars evaluates them in parallel.
+    Returned as columns: ``_s_value`` (a value may be a coercion; looked for in the text,
+    where a false alarm only costs the exact path) and ``_s_gap`` (declared keys in the
+    text minus fields decoded). The key count covers every declared key, so a line carrying
+    a field outside ``data_fields``, a duplicate or an explicit null has a gap;
+    :func:`_cleared` clears the lines whose gap is only explicit nulls.
     """
-    d = pl.col(decoded)
-    dd = d.struct.field("data")
-    strings = [d.struct.field(k) for k in _F.top_strings] + [dd.struct.field(k) for k in _F.data_strings]
-    numeric_text = pl.any_horizontal([s.str.contains(_NUMERIC_TEXT) for s in strings]).fill_null(False)
-    lists = [dd.struct.field(k) for k in _F.data_lists]
+    dd = pl.col("data")
+    data_strings = [k for k in _F.data_strings if k in data_fields]
+    data_numbers = [k for k in _F.data_numbers if k in data_fields]
+    data_lists = [k for k in _F.data_lists if k in data_fields]
+    data_bools = [k for k in _F.data_bools if k in data_fields]
+    strings = [pl.col(k) for k in _F.top_strings] + [dd.struct.field(k) for k in data_strings]
+    lists = [dd.struct.field(k) for k in data_lists]
     list_suspect = pl.any_horizontal(
-        [l.is_not_null() & ~l.list.eval(pl.element().str.contains(_NUMERIC_TEXT).not_()).list.all() for l in lists]
-    ).fill_null(False) | pl.any_horizontal(
-        [
+        [pl.lit(False)]
+        + [
+            l.is_not_null()
+            & ~l.list.eval(pl.element().str.contains(_NUMERIC_TEXT + "|" + _NESTED_TEXT).not_()).list.all()
+            for l in lists
+        ]
+        + [
             l.is_not_null() & ~pl.col(text).str.contains(r'"' + k + r'"\s*:\s*\[')
-            for k, l in zip(_F.data_lists, lists, strict=True)
+            for k, l in zip(data_lists, lists, strict=True)
         ]
     ).fill_null(False)
-    numbers = [d.struct.field(k) for k in _F.top_numbers] + [dd.struct.field(k) for k in _F.data_numbers]
+    numbers = [pl.col(k) for k in _F.top_numbers] + [dd.struct.field(k) for k in data_numbers]
     zero_one = pl.any_horizontal([n.is_in([0.0, 1.0]) for n in numbers]).fill_null(False)
     present = pl.sum_horizontal(
         [s.is_not_null().cast(pl.UInt32) for s in strings + numbers + lists]
-        + [dd.struct.field(k).is_not_null().cast(pl.UInt32) for k in _F.data_bools]
+        + [dd.struct.field(k).is_not_null().cast(pl.UInt32) for k in data_bools]
         + [dd.is_not_null().cast(pl.UInt32)]
     )
     key_count = pl.col(text).str.count_matches(_KEY_PATTERN)
-    bool_as_number = zero_one & pl.col(text).str.contains(
-        '"(?:' + "|".join(_F.top_numbers + _F.data_numbers) + r')"\s*:\s*(?:true|false)'
-    )
+    bool_as_number = zero_one & pl.col(text).str.contains(_BOOL_AS_NUMBER)
     return [
-        numeric_text.alias("_s_text"),
-        (list_suspect | bool_as_number).alias("_s_other"),
-        (key_count != present).alias("_s_keys"),
+        (pl.col(text).str.contains(_STRING_COERCED) | list_suspect | bool_as_number).alias("_s_value"),
+        (key_count.cast(pl.Int64) - present.cast(pl.Int64)).alias("_s_gap"),
+    ]
+
+
+_NULL_PATTERN = '"(?:' + "|".join(re.escape(k) for k in _F.all_keys if k != "data") + r')"\s*:\s*null'
+
+
+def _cleared(texts: pl.Series, gap: pl.Series, candidates: pl.Series) -> pl.Series:
+    """Candidate lines the fast decode got right after all.
+
+    A line is cleared when its key-count gap is exactly its ``"field": null`` members and no
+    declared key is written twice (Polars keeps the first of duplicates, JSON.parse the
+    last). ``"data": null`` is not a null member here: the exact path reports it as a wrong
+    type.
+    """
+    idx = candidates.arg_true()
+    sub = pl.DataFrame({"text": texts.gather(idx), "gap": gap.gather(idx)})
+    keys = pl.col("text").str.extract_all(_KEY_PATTERN).list.eval(pl.element().str.replace_all(r"\s", ""))
+    fine = sub.select(
+        (pl.col("text").str.count_matches(_NULL_PATTERN) == pl.col("gap")) & (keys.list.n_unique() == keys.list.len())
+    ).to_series()
+    out = pl.repeat(False, len(texts), eager=True)
+    return out.scatter(idx.filter(fine), True)
+
+
+def _widen(frame: pl.DataFrame, data_fields: tuple[str, ...]) -> list[pl.Expr]:
+    """Expressions giving the event columns of the derived schema from a lean decode."""
+    full = data_dtype()
+    data = pl.struct(
+        [
+            pl.col("data").struct.field(f.name) if f.name in data_fields else pl.lit(None, f.dtype).alias(f.name)
+            for f in full.fields
+        ]
+    )
+    # a null `data` (absent in the line) stays null, as the exact path has it
+    return [
+        *[pl.col(f.name).alias(FRAME_COLUMN_NAMES.get(f.name, f.name)) for f in raw_event_dtype().fields if f.name != "data"],
+        pl.when(pl.col("data").is_not_null()).then(data).alias("data"),
     ]
 
 
 # ---------------------------------------------------------------------------------------
-# one text → events, rejects, issues
+# one chunk of lines → events, rejects, issues
 # ---------------------------------------------------------------------------------------
 
 
 @dataclass
 class DecodedText:
-    """What one file's text decoded to."""
+    """What one file's text (or one chunk of it) decoded to."""
 
-    events: pl.DataFrame  # columns: line, type … status, data, raw
+    events: pl.DataFrame  # columns of the event frame (``raw`` only when asked for)
     rejects: pl.DataFrame  # line, reason, raw
     issues: pl.DataFrame  # line, kind, field
     lines: int
@@ -292,161 +478,234 @@ class DecodedText:
     exact_lines: int = 0
 
 
-def split_lines(text: str) -> list[str]:
-    """Split on ``\\n`` only; a final ``\\n`` does not start another line (rules §10)."""
-    if not text:
-        return []
-    parts = text.split("\n")
-    if parts[-1] == "":
-        parts.pop()
-    return parts
+def _physical_lines(data: bytes) -> tuple[pl.Series, list[int]]:
+    """The physical lines of ``data`` (LF-split, CR kept) and the lines that are not UTF-8.
+
+    Invalid UTF-8 is decoded as Node does (each bad sequence → U+FFFD; the line is kept).
+    """
+    if not data:
+        return pl.Series("text", [], dtype=pl.String), []
+    bad: list[int] = []
+    if b"\r" not in data:
+        try:
+            return pl.read_lines(data, name="text").to_series(), bad
+        except pl.exceptions.ComputeError:
+            pass  # not UTF-8: split below
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        for i, line in enumerate(data.split(b"\n"), start=1):
+            try:
+                line.decode("utf-8")
+            except UnicodeDecodeError:
+                bad.append(i)
+        text = data.decode("utf-8", errors="replace")
+    lines = pl.Series("text", [text]).str.split("\n").explode()
+    if text.endswith("\n"):
+        lines = lines.slice(0, len(lines) - 1)
+    return lines, bad
+
+
+class ChunkDecoder:
+    """Decode one file's lines chunk by chunk, remembering which ``data`` fields it carries.
+
+    Parameters
+    ----------
+    timezone
+        Zone for ISO ``timestamp`` values without an offset.
+    raw
+        Keep each event's physical line (CR and surrounding whitespace included) in ``raw``.
+    exact
+        Send every line through the exact standard-library path (slow; for tests).
+    file
+        The ``file`` value of the events.
+    """
+
+    def __init__(self, *, timezone: str = "UTC", raw: bool = False, exact: bool = False, file: str | None = None) -> None:
+        self.timezone = timezone
+        self.raw = raw
+        self.exact = exact
+        self.file = file
+        self.data_fields: tuple[str, ...] = tuple(f for f in _CORE_DATA if f in EventData.model_fields)
+
+    def decode(self, data: bytes, first_line: int = 1) -> DecodedText:
+        """Decode complete lines (``data``; its first line is number ``first_line``)."""
+        lines, bad_utf8 = _physical_lines(data)
+        dec = self.decode_lines(lines, first_line=first_line, whole=data if not bad_utf8 else None)
+        if bad_utf8:
+            extra = issues_frame([{"line": first_line + i - 1, "kind": "invalid_utf8", "field": None} for i in bad_utf8])
+            dec.issues = pl.concat([dec.issues, extra]).sort("line", maintain_order=True)
+        return dec
+
+    def decode_lines(self, lines: pl.Series, *, first_line: int = 1, whole: bytes | None = None) -> DecodedText:
+        """Decode physical lines (a String series; ``whole``: the same lines as UTF-8 bytes)."""
+        n = len(lines)
+        # a line that starts with '{' and ends with '}' has nothing to trim: skipping the
+        # trim then keeps the text a view of the lines read, not a copy
+        trimmed = lines
+        if n and not (lines.str.starts_with("{") & lines.str.ends_with("}")).all():
+            trimmed = lines.str.strip_chars(JS_WHITESPACE)
+            whole = None  # Polars' reader must not see what the trim removes
+        frame = pl.DataFrame(
+            {"line": pl.int_range(first_line, first_line + n, dtype=pl.Int64, eager=True), "text": trimmed}
+        )
+        if self.raw:
+            frame = frame.with_columns(lines.alias("raw"))
+        not_blank = frame["text"].str.len_bytes() > 0
+        blank = n - int(not_blank.sum())
+        if blank:
+            frame, whole = frame.filter(not_blank), None
+        looks_ok = (
+            frame["text"].str.starts_with("{")
+            & frame["text"].str.ends_with("}")
+            & ~frame["text"].str.contains(_NOT_JSON_HINT)
+        )
+        if self.exact:
+            looks_ok = pl.repeat(False, frame.height, eager=True)
+        if looks_ok.all():
+            fast, slow = frame, frame.clear()
+        else:
+            fast, slow, whole = frame.filter(looks_ok), frame.filter(~looks_ok), None
+        fast_events, routed = self._fast(fast, whole)
+        slow = pl.concat([slow, routed]).sort("line") if routed.height else slow
+        slow_events, rejects, issues = _exact(slow, self.raw)
+        events = fast_events if slow_events.height == 0 else (
+            slow_events if fast_events.height == 0 else fast_events.merge_sorted(slow_events, key="line")
+        )
+        events, range_issues = _out_of_range(events)
+        if range_issues.height:
+            issues = pl.concat([issues, range_issues]).sort("line", maintain_order=True)
+        return DecodedText(
+            events=self._provenance(events), rejects=rejects, issues=issues, lines=n, blank=blank, exact_lines=slow.height
+        )
+
+    def _fast(self, frame: pl.DataFrame, whole: bytes | None) -> tuple[pl.DataFrame, pl.DataFrame]:
+        """Events Polars decodes exactly, and the rows (line, text[, raw]) it must not decide."""
+        keep = ["line", "raw"] if self.raw else ["line"]
+        if frame.height == 0:
+            return self._empty_events(), frame
+        fields = self.data_fields
+        decoded, refused = _decode_rows(frame["text"], _decode_schema(fields), whole)
+        cand = pl.concat([frame, decoded], how="horizontal")
+        routed = []
+        if refused:
+            mask = pl.int_range(0, cand.height, eager=True).is_in(refused)
+            routed.append(cand.filter(mask).select(frame.columns))
+            cand = cand.filter(~mask)
+        typ = pl.col("type")
+        checks = cand.select(
+            *_suspect_exprs("text", fields),
+            (typ.is_not_null() & (typ.str.strip_chars(JS_WHITESPACE).str.len_bytes() > 0)).alias("_typed"),
+        )
+        plain = ~pl.col("_s_value") & pl.col("_typed")
+        ok = checks.select(plain & (pl.col("_s_gap") == 0)).to_series()
+        if not ok.all():
+            # explicit nulls (a common way to write an absent field) are no reason: check
+            # those lines more closely
+            closer = checks.select(plain & (pl.col("_s_gap") > 0)).to_series()
+            if closer.any():
+                ok = ok | _cleared(cand["text"], checks["_s_gap"], closer)
+        if not ok.all():
+            suspects = cand.filter(~ok).select(frame.columns)
+            new = self._adopt(suspects["text"])
+            if new:
+                # fields this file carries in many lines join Polars' schema: decode again
+                self.data_fields = tuple(f for f in data_dtype().to_schema() if f in set(fields) | new)
+                return self._fast(frame, whole)
+            routed.append(suspects)
+            cand = cand.filter(ok)
+        events = cand.select("line", *_widen(cand, fields), *keep[1:])
+        return events, (pl.concat(routed) if routed else frame.clear())
+
+    def _adopt(self, texts: pl.Series) -> set[str]:
+        """Declared ``data`` fields outside the schema that at least ``_ADOPT_AFTER`` lines carry."""
+        if len(texts) < _ADOPT_AFTER:
+            return set()
+        keys = texts.str.extract_all(_KEY_PATTERN).explode().str.extract(r'^"([^"]+)"').value_counts()
+        data_keys = set(data_dtype().to_schema()) - set(self.data_fields)
+        return {k for k, c in keys.iter_rows() if k in data_keys and c >= _ADOPT_AFTER}
+
+    def _empty_events(self) -> pl.DataFrame:
+        schema = event_columns_schema()
+        return pl.DataFrame(schema=schema if self.raw else {k: v for k, v in schema.items() if k != "raw"})
+
+    def _provenance(self, events: pl.DataFrame) -> pl.DataFrame:
+        """Add ``file`` and the event time, in the event frame's column order."""
+        from a2a_lab.io._timestamps import with_event_time
+        from a2a_lab.schema import polars_schema
+
+        events = with_event_time(events.with_columns(pl.lit(self.file, dtype=pl.String).alias("file")), self.timezone)
+        return events.select(list(polars_schema(raw=self.raw)))
+
+
+def decode_chunk(
+    data: bytes, *, file: str | None = None, first_line: int = 1, timezone: str = "UTC", raw: bool = False
+) -> DecodedText:
+    """Decode a chunk of complete NDJSON lines into events, rejects and issues.
+
+    The one entry point for code that reads lines itself (the follower, the history
+    store): ``data`` holds whole lines (the last one may lack its newline), its first line
+    is physical line ``first_line`` of ``file``. Every line ends as an event, a reject or a
+    blank line; lines, rejects and issues carry absolute line numbers.
+
+    Examples
+    --------
+    >>> dec = decode_chunk(b'{"type":"a","ts":5}\\n\\nnot json\\n', file="f", first_line=10)
+    >>> dec.events["line"].to_list(), dec.rejects["line"].to_list(), dec.blank
+    ([10], [12], 1)
+    """
+    return ChunkDecoder(timezone=timezone, raw=raw, file=file).decode(data, first_line)
 
 
 def decode_text(text: str, *, exact: bool = False, timezone: str = "UTC", file: str | None = None) -> DecodedText:
-    """Decode one file's text (already UTF-8 decoded) into events, rejects and issues.
+    """Decode one file's text (already UTF-8 decoded) into events (with ``raw``), rejects, issues.
 
     ``exact=True`` sends every line through the exact standard-library path (slow; the
     test-suite checks that both paths give the same frame).
     """
-    return decode_lines(pl.Series("text", split_lines(text), dtype=pl.String), exact=exact, timezone=timezone, file=file)
+    return ChunkDecoder(timezone=timezone, raw=True, exact=exact, file=file).decode(text.encode("utf-8", "surrogatepass"))
 
 
-def _keep(frame: pl.DataFrame, mask: pl.Series) -> pl.DataFrame:
-    """``frame.filter(mask)`` without copying when every row is kept (the common case)."""
-    return frame if mask.all() else frame.filter(mask)
+def _out_of_range(events: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """Numbers beyond what an instant or an integer can hold, as ``out_of_range`` issues.
 
-
-def decode_lines(
-    lines: pl.Series, *, exact: bool = False, file: str | None = None, timezone: str = "UTC"
-) -> DecodedText:
-    """Decode physical lines (a String series, line ``i`` at position ``i - 1``).
-
-    Works through the lines in chunks of ``_CHUNK`` so that the temporaries of the fast
-    path (decoded structs, coercion checks) never exist for the whole file at once. Each
-    chunk also gets its ``event_ms`` / ``event_time`` (rules §2, ISO times read in
-    ``timezone``) and, with ``file``, a ``file`` column: a column added to the whole frame
-    afterwards would make Polars re-chunk (copy) every column to line the chunks up.
+    Times beyond JavaScript's range (±8.64e15 ms) are no instant (``event_time`` is null);
+    other numbers beyond ±2^63 do not fit the integers that counts, turns and depths are
+    cast to downstream. The values themselves stay as read: the reference computes with
+    them (e.g. a thread key of ``ts`` 1e21), and parity keeps them.
     """
-    n = len(lines)
-    fast_parts: list[pl.DataFrame] = []
-    slow_parts: list[pl.DataFrame] = []
-    blank = 0
-    for offset in range(0, n, _CHUNK):
-        chunk = lines.slice(offset, _CHUNK)
-        # a line that starts with '{' and ends with '}' has nothing to trim: skipping the
-        # trim then keeps `raw` a view of the lines read, not a copy
-        if not (chunk.str.starts_with("{") & chunk.str.ends_with("}")).all():
-            chunk = chunk.str.strip_chars(JS_WHITESPACE)
-        frame = pl.DataFrame(
-            {"line": pl.int_range(offset + 1, offset + len(chunk) + 1, dtype=pl.Int64, eager=True), "text": chunk}
-        )
-        fast, slow, n_blank = _fast_path(frame, exact)
-        blank += n_blank
-        fast_parts.append(_provenance(fast, file, timezone))
-        slow_parts.extend(slow)
-    fast_events = _concat_contiguous(fast_parts) if fast_parts else _decoded_empty()
-    slow = (
-        pl.concat(slow_parts, how="vertical").sort("line")
-        if slow_parts
-        else pl.DataFrame(schema={"line": pl.Int64, "text": pl.String})
-    )
-    slow_events, rejects, issues = _exact(slow)
-    slow_events = _provenance(slow_events, file, timezone)
-    if not fast_parts:
-        fast_events = _provenance(fast_events, file, timezone)
-    events = fast_events if slow_events.height == 0 else fast_events.merge_sorted(slow_events, key="line")
-    return DecodedText(events=events, rejects=rejects, issues=issues, lines=n, blank=blank, exact_lines=slow.height)
+    d = pl.col("data")
+    bad_cols = {k: ~(pl.col(FRAME_COLUMN_NAMES.get(k, k)).abs() <= MAX_TIME_MS) for k in _F.top_numbers}
+    bad_cols.update({"data." + k: ~(d.struct.field(k).abs() < 2.0**63) for k in _F.data_numbers})
+    flags = events.select(**{k: v.fill_null(False) for k, v in bad_cols.items()})
+    hit = [k for k in flags.columns if flags[k].any()]
+    if not hit:
+        return events, issues_frame([])
+    issues = pl.concat(
+        [events.filter(flags[k]).select("line", pl.lit("out_of_range").alias("kind"), pl.lit(k).alias("field")) for k in hit]
+    ).sort("line", maintain_order=True)
+    return events, issues
 
 
-def _concat_contiguous(frames: list[pl.DataFrame]) -> pl.DataFrame:
-    """Concatenate chunk frames into one contiguous frame, column by column.
-
-    Polars copies a multi-chunk frame into contiguous buffers on its first eager
-    operation, which doubles the memory of a large log at that moment. Building each
-    column once (``data`` field by field) and dropping the chunks' copy of it right away
-    keeps the peak at the frame's size plus one column.
-    """
-    if len(frames) == 1:
-        return frames[0]
-    schema = frames[0].schema
-    data_fields = [fld.name for fld in schema["data"].fields]  # type: ignore[union-attr]
-    # the data fields as their own columns (zero-copy), prefixed: some share a top-level name
-    flat = [
-        f.select(pl.exclude("data"), *[pl.col("data").struct.field(n).alias("data." + n) for n in data_fields])
-        for f in frames
-    ]
-    del frames[:]
-    built: dict[str, pl.Series] = {}
-    for name in flat[0].columns:
-        built[name] = pl.concat([f.drop_in_place(name) for f in flat], rechunk=True)
-    data = pl.struct([built.pop("data." + n).alias(n) for n in data_fields], eager=True).alias("data")
-    return pl.DataFrame([data if n == "data" else built[n] for n in schema.names()])
-
-
-def _provenance(events: pl.DataFrame, file: str | None, timezone: str) -> pl.DataFrame:
-    """Add ``file`` and the event time to one chunk, in the event frame's column order."""
-    from a2a_lab.io._timestamps import with_event_time
-    from a2a_lab.schema import polars_schema
-
-    events = with_event_time(events.with_columns(pl.lit(file, dtype=pl.String).alias("file")), timezone)
-    return events.select(list(polars_schema()))
-
-
-def _decoded_empty() -> pl.DataFrame:
-    return pl.DataFrame(schema=event_columns_schema())
-
-
-def _fast_path(frame: pl.DataFrame, exact: bool) -> tuple[pl.DataFrame, list[pl.DataFrame], int]:
-    """Decode one chunk: (events decoded by Polars, line/text rows for the exact path, blanks)."""
-    not_blank = frame["text"].str.len_bytes() > 0
-    n_blank = frame.height - int(not_blank.sum())
-    frame = _keep(frame, not_blank)
-    looks_ok = (
-        frame["text"].str.starts_with("{")
-        & frame["text"].str.ends_with("}")
-        & ~frame["text"].str.contains(_NOT_JSON_HINT)
-    )
-    if exact:
-        looks_ok = pl.repeat(False, frame.height, eager=True)
-    fast = _keep(frame, looks_ok)
-    slow = [frame.filter(~looks_ok)] if fast is not frame else []
-    if fast.height == 0:
-        return _decoded_empty(), slow, n_blank
-    decoded, refused = _decode_chunks(fast["text"])
-    fast = fast.with_columns(decoded.alias("_ev"))
-    if refused:
-        refused_mask = pl.int_range(0, fast.height, eager=True).is_in(refused)
-        slow.append(fast.filter(refused_mask).select("line", "text"))
-        fast = fast.filter(~refused_mask)
-    typ = pl.col("_ev").struct.field("type")
-    ok = fast.select(
-        ~pl.any_horizontal(_suspect_exprs("_ev", "text"))
-        & typ.is_not_null()
-        & (typ.str.strip_chars(JS_WHITESPACE).str.len_bytes() > 0)
-    ).to_series()
-    if not ok.all():
-        slow.append(fast.filter(~ok).select("line", "text"))
-        fast = fast.filter(ok)
-    events = fast.select(pl.col("line"), pl.col("_ev").struct.unnest(), pl.col("text").alias("raw"))
-    return events.rename(FRAME_COLUMN_NAMES), slow, n_blank
-
-
-def _exact(frame: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
+def _exact(frame: pl.DataFrame, raw: bool) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
     """The exact (standard-library) path for the lines routed to it."""
     rows: list[dict[str, Any]] = []
     rejects: list[dict[str, Any]] = []
     issues: list[dict[str, Any]] = []
-    for line, text in frame.select("line", "text").iter_rows():
+    cols = ["line", "text", "raw"] if raw else ["line", "text"]
+    for line, text, *original in frame.select(cols).iter_rows():
         obj, reason = parse_line(text)
         if obj is None:
             rejects.append({"line": line, "reason": reason, "raw": text[:RAW_PREVIEW]})
             continue
         row, bad = typed_row(obj)
         row["line"] = line
-        row["raw"] = text
+        if raw:
+            row["raw"] = original[0]
         rows.append(row)
         issues.extend({"line": line, "kind": "wrong_type", "field": f} for f in bad)
-    return rows_to_events(rows), _rejects_frame(rejects), issues_frame(issues)
+    events = rows_to_events(rows)
+    return (events if raw else events.drop("raw")), _rejects_frame(rejects), issues_frame(issues)
 
 
 def event_columns_schema() -> pl.Schema:

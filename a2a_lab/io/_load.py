@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -12,16 +13,14 @@ from typing import Any
 import polars as pl
 
 from a2a_lab.io._decode import (
+    RAW_PREVIEW,
+    ChunkDecoder,
     DecodedText,
-    decode_lines,
-    decode_text,
+    decode_chunk,
     issues_frame,
-    rows_to_events,
-    typed_row,
 )
-from a2a_lab.io._sources import Source, read_bytes, resolve_source
-from a2a_lab.io._timestamps import with_event_time
-from a2a_lab.schema import LOG_FIELD_NAMES, polars_schema
+from a2a_lab.io._sources import Source, SourceDamage, read_blocks, resolve_source
+from a2a_lab.schema import polars_schema
 
 _REPORT_COLS = {"file": pl.String, "line": pl.Int64}
 
@@ -39,11 +38,14 @@ class LoadReport:
     blank
         Blank (whitespace-only) lines per file.
     rejects
-        One row per rejected line: ``file, line, reason, raw`` (raw cut to 200 characters).
+        One row per rejected line: ``file, line, reason, raw`` (raw cut to 200 characters). The
+        damaged tail of a compressed file is one rejected line (``damaged compressed data: …``).
     issues
         One row per problem in a KEPT event: ``file, line, kind, field`` where kind is
         ``wrong_type`` (a field of the wrong JSON type, treated as absent), ``invalid_utf8``
-        (bytes decoded to U+FFFD) or ``no_timestamp`` (no usable time; event time 0).
+        (bytes decoded to U+FFFD), ``no_timestamp`` (no usable time; event time 0) or
+        ``out_of_range`` (a time beyond JavaScript's ±8.64e15 ms, whose ``event_time`` is
+        null, or another number beyond ±2^63; the value is kept, as the reference uses it).
     by_type
         Events per type.
     events
@@ -135,24 +137,16 @@ class LoadResult:
         yield self.report
 
 
-def _finish(decoded: list[tuple[str, DecodedText, pl.DataFrame]], timezone: str, sort: bool) -> LoadResult:
-    """Concatenate per-file results, add provenance and time columns, sort, build the report."""
-    schema = polars_schema()
-    frames = []
-    rejects = []
-    issues = []
-    for name, dec, extra_issues in decoded:
-        frames.append(
-            dec.events if "file" in dec.events.columns and dec.events["file"].null_count() == 0
-            else dec.events.with_columns(pl.lit(name, dtype=pl.String).alias("file"))
-        )
-        rejects.append(dec.rejects.with_columns(pl.lit(name, dtype=pl.String).alias("file")))
-        issues.append(pl.concat([dec.issues, extra_issues]).with_columns(pl.lit(name, dtype=pl.String).alias("file")))
-    events = (
-        pl.concat(frames, how="vertical", rechunk=False) if frames else pl.DataFrame(schema={k: v for k, v in schema.items() if k not in ("event_ms", "event_time")})
-    )
-    if "event_ms" not in events.columns:
-        events = with_event_time(events, timezone)
+def _finish(decoded: list[tuple[str, DecodedText, pl.DataFrame]], timezone: str, sort: bool, raw: bool = True) -> LoadResult:
+    """Concatenate per-file results, sort by event time, build the report."""
+    schema = polars_schema(raw=raw)
+    frames = [dec.events for _, dec, _ in decoded if dec.events.height]
+    events = _concat_contiguous(frames) if frames else pl.DataFrame(schema=schema)
+    rejects = [dec.rejects.with_columns(pl.lit(name, dtype=pl.String).alias("file")) for name, dec, _ in decoded]
+    issues = [
+        pl.concat([dec.issues, extra]).with_columns(pl.lit(name, dtype=pl.String).alias("file"))
+        for name, dec, extra in decoded
+    ]
     # select, then filter: filtering the frame would first copy every column of the kept rows
     no_time = events.select("file", "line", "event_ms").filter(pl.col("event_ms") == 0).select(
         "file", "line", pl.lit("no_timestamp").alias("kind"), pl.lit(None, pl.String).alias("field")
@@ -160,7 +154,7 @@ def _finish(decoded: list[tuple[str, DecodedText, pl.DataFrame]], timezone: str,
     if sort and not events["event_ms"].is_sorted():
         events = events.sort("event_ms", maintain_order=True)
     if events.columns != list(schema):
-        events = events.select(list(schema))
+        events = events.select([c for c in schema if c in events.columns or c != "raw"])
     report = LoadReport(
         files=[name for name, _, _ in decoded],
         lines={name: dec.lines for name, dec, _ in decoded},
@@ -174,6 +168,35 @@ def _finish(decoded: list[tuple[str, DecodedText, pl.DataFrame]], timezone: str,
     return LoadResult(events=events, report=report)
 
 
+def _concat_contiguous(frames: list[pl.DataFrame]) -> pl.DataFrame:
+    """Concatenate chunk frames into one contiguous frame, column by column.
+
+    Polars copies a multi-chunk frame into contiguous buffers on its first eager
+    operation, which doubles the memory of a large log at that moment. Building each
+    column once (``data`` field by field) and dropping the chunks' copy of it right away
+    keeps the peak at the frame's size plus one column.
+    """
+    if len(frames) == 1:
+        return frames[0]
+    schema = frames[0].schema
+    data_fields = [fld.name for fld in schema["data"].fields]  # type: ignore[union-attr]
+    # the data fields as their own columns (zero-copy), prefixed: some share a top-level name
+    flat = [
+        f.select(pl.exclude("data"), *[pl.col("data").struct.field(n).alias("data." + n) for n in data_fields])
+        for f in frames
+    ]
+    valid = pl.concat([f.select(pl.col("data").is_not_null()).to_series() for f in frames])
+    del frames[:]
+    built: dict[str, pl.Series] = {}
+    for name in flat[0].columns:
+        built[name] = pl.concat([f.drop_in_place(name) for f in flat], rechunk=True)
+    data = pl.struct([built.pop("data." + n).alias(n) for n in data_fields], eager=True).alias("data")
+    # a row without `data` keeps a null struct (the struct's own validity)
+    if valid.null_count() or not valid.all():
+        data = pl.select(pl.when(valid).then(data)).to_series().alias("data")
+    return pl.DataFrame([data if n == "data" else built[n] for n in schema.names()])
+
+
 def _empty_rejects() -> pl.DataFrame:
     return pl.DataFrame(schema={**_REPORT_COLS, "reason": pl.String, "raw": pl.String})
 
@@ -182,55 +205,88 @@ def _empty_issues() -> pl.DataFrame:
     return pl.DataFrame(schema={**_REPORT_COLS, "kind": pl.String, "field": pl.String})
 
 
-def _lines_or_none(source: Path | bytes) -> pl.Series | None:
-    """Physical lines read by Polars (split on LF; a CR before it dropped, which the JS trim
-    would remove anyway); None when the bytes are not valid UTF-8."""
-    try:
-        return pl.read_lines(source, name="text").to_series()
-    except pl.exceptions.ComputeError as exc:
-        if "utf8" in str(exc).lower() or "utf-8" in str(exc).lower():
-            return None
-        raise
+def decode_bytes(data: bytes, timezone: str = "UTC", file: str | None = None, *, raw: bool = True) -> tuple[DecodedText, pl.DataFrame]:
+    """Decode one file's bytes (UTF-8 as Node does: invalid → U+FFFD, line kept and reported).
+
+    Returns the decoded text and an (empty) frame of extra issues, for :func:`_finish`.
+    """
+    return decode_chunk(data, file=file, timezone=timezone, raw=raw), issues_frame([])
 
 
-def decode_bytes(data: bytes, timezone: str = "UTC", file: str | None = None) -> tuple[DecodedText, pl.DataFrame]:
-    """Decode one file's bytes: UTF-8 as Node does (invalid → U+FFFD, line kept and reported)."""
-    lines = _lines_or_none(data) if data else pl.Series("text", [], dtype=pl.String)
-    if lines is not None:
-        return decode_lines(lines, timezone=timezone, file=file), issues_frame([])
-    return _decode_invalid_utf8(data, timezone, file)
+#: Bytes read (and decoded) at a time: bounds the decoder's temporaries.
+CHUNK_BYTES = 8 * 2**20
 
 
-def _decode_invalid_utf8(data: bytes, timezone: str, file: str | None) -> tuple[DecodedText, pl.DataFrame]:
-    bad_lines = []
-    for i, raw in enumerate(data.split(b"\n"), start=1):
-        try:
-            raw.decode("utf-8")
-        except UnicodeDecodeError:
-            bad_lines.append(i)
-    dec = decode_text(data.decode("utf-8", errors="replace"), timezone=timezone, file=file)
-    extra = issues_frame([{"line": i, "kind": "invalid_utf8", "field": None} for i in bad_lines])
-    return dec, extra
+def _decode_file(path: Path, timezone: str, raw: bool, bar: Any) -> DecodedText:
+    """Decode one file in bounded chunks of whole lines; a damaged ``.gz`` keeps its
+    readable lines and rejects the damaged tail."""
+    decoder = ChunkDecoder(timezone=timezone, raw=raw, file=str(path))
+    parts: list[DecodedText] = []
+    next_line = 1
+    pending = b""
+    damage: str | None = None
+    for block in read_blocks(path, CHUNK_BYTES, bar):
+        if isinstance(block, SourceDamage):
+            damage = block.reason
+            break
+        buf = pending + block if pending else block
+        cut = buf.rfind(b"\n") + 1
+        pending = buf[cut:]
+        if cut:
+            complete = buf[:cut] if cut < len(buf) else buf
+            parts.append(decoder.decode(complete, next_line))
+            next_line += complete.count(b"\n")
+    if damage is None and pending:
+        parts.append(decoder.decode(pending, next_line))
+    elif damage is not None:
+        # what was decompressed of the line where the data broke off, and the reason
+        text = pending.decode("utf-8", errors="replace")
+        rej = pl.DataFrame(
+            {"line": [next_line], "reason": [f"damaged compressed data: {damage}"], "raw": [text[:RAW_PREVIEW]]},
+            schema={"line": pl.Int64, "reason": pl.String, "raw": pl.String},
+        )
+        parts.append(DecodedText(events=decoder.decode(b"").events, rejects=rej, issues=issues_frame([]), lines=1, blank=0))
+    if not parts:
+        return decoder.decode(b"")
+    events = [p.events for p in parts if p.events.height]
+    return DecodedText(
+        events=_concat_contiguous(events) if events else parts[0].events,
+        rejects=pl.concat([p.rejects for p in parts]),
+        issues=pl.concat([p.issues for p in parts]),
+        lines=sum(p.lines for p in parts),
+        blank=sum(p.blank for p in parts),
+        exact_lines=sum(p.exact_lines for p in parts),
+    )
 
 
-def _decode_file(path: Path, timezone: str) -> tuple[DecodedText, pl.DataFrame]:
-    """Let Polars read a plain file itself (no copy through Python); gzip and invalid UTF-8
-    go through :func:`decode_bytes`."""
-    if path.suffix != ".gz" and path.stat().st_size > 0:
-        lines = _lines_or_none(path)
-        if lines is not None:
-            return decode_lines(lines, file=str(path), timezone=timezone), issues_frame([])
-    return decode_bytes(read_bytes(path), timezone, str(path))
+def _progress(files: list[Path], enabled: bool | None) -> Any:
+    """A byte-count progress bar (``tqdm.auto``) that appears only for slow loads.
+
+    ``None``: shown after two seconds on an interactive terminal or notebook, never when
+    the ``CI`` environment variable is set.
+    """
+    from tqdm.auto import tqdm
+
+    if enabled is None:
+        enabled = not os.environ.get("CI")
+        disable: bool | None = None if enabled else True  # None: tqdm hides itself off a TTY
+    else:
+        disable = not enabled
+    total = sum(p.stat().st_size for p in files)
+    return tqdm(total=total, unit="B", unit_scale=True, desc="load", delay=2.0, disable=disable, leave=False)
 
 
-def load(source: Source, *, timezone: str = "UTC", sort: bool = True) -> LoadResult:
+def load(
+    source: Source, *, timezone: str = "UTC", sort: bool = True, raw: bool = False, progress: bool | None = None
+) -> LoadResult:
     """Load a coordination log: a file, a list of files, a glob, or a log directory.
 
     A directory means the live ``coordination-events.ndjson`` plus every rotated sibling
     ``coordination-events-*.ndjson`` (optionally ``.gz``), rotated files oldest first and the
     live file last. The events come back in time order (rules §2; ties keep file order) with
     their source ``file`` and 1-based physical ``line``; nothing is lost: every physical line
-    is an event, a reject (in ``report.rejects`` with a specific reason) or a blank line.
+    is an event, a reject (in ``report.rejects`` with a specific reason) or a blank line. A
+    damaged ``.gz`` keeps the lines read before the damage and rejects the rest as one line.
 
     Parameters
     ----------
@@ -240,11 +296,18 @@ def load(source: Source, *, timezone: str = "UTC", sort: bool = True) -> LoadRes
         Zone for ISO ``timestamp`` values without an offset (the reference host's local time).
     sort
         Sort by event time (stable). ``False`` keeps file order.
+    raw
+        Keep each event's physical line in a ``raw`` column (for a byte-exact
+        :func:`write_events`). Without it the lines are re-read from the files on demand
+        (:func:`original_lines`), while the files are unchanged.
+    progress
+        Show a progress bar (``tqdm.auto``); by default only for loads that take more than
+        two seconds, on a terminal or in a notebook, and never when ``CI`` is set.
 
     Returns
     -------
     LoadResult
-        ``.events`` (the event frame of ``a2a_lab.schema.polars_schema()``) and ``.report``.
+        ``.events`` (the event frame of ``a2a_lab.schema.polars_schema(raw=raw)``) and ``.report``.
 
     Examples
     --------
@@ -256,13 +319,13 @@ def load(source: Source, *, timezone: str = "UTC", sort: bool = True) -> LoadRes
     from a2a_lab.io._store import is_store, load_store
 
     if isinstance(source, (str, os.PathLike)) and is_store(source):
-        return load_store(source, timezone=timezone, sort=sort)
+        return load_store(source, timezone=timezone, sort=sort, raw=raw)
     files = resolve_source(source)
     decoded = []
-    for path in files:
-        dec, extra = _decode_file(path, timezone)
-        decoded.append((str(path), dec, extra))
-    return _finish(decoded, timezone, sort)
+    with _progress(files, progress) as bar:
+        for path in files:
+            decoded.append((str(path), _decode_file(path, timezone, raw, bar), issues_frame([])))
+    return _finish(decoded, timezone, sort, raw)
 
 
 def from_records(
@@ -278,64 +341,248 @@ def from_records(
     >>> ev.select("type", "event_ms", pl.col("data").struct.field("fromAgent")).row(0)
     ('a2a.send', 5.0, 'ruda')
     """
-    from a2a_lab.io._decode import parse_line
-
-    rows = []
-    for i, rec in enumerate(records, start=1):
-        raw = json.dumps(dict(rec), ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-        obj, reason = parse_line(raw)
-        if obj is None:
-            raise ValueError(f"record {i}: {reason}")
-        row, _ = typed_row(obj)
-        row["line"] = i
-        row["raw"] = raw
-        rows.append(row)
-    dec = DecodedText(events=rows_to_events(rows), rejects=_empty_rejects().drop("file"), issues=issues_frame([]), lines=len(rows), blank=0)
+    lines = []
+    for rec in records:
+        text = json.dumps(dict(rec), ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+        if _LONE_SURROGATE.search(text):  # not encodable as UTF-8: keep it as a JSON escape
+            text = json.dumps(dict(rec), separators=(",", ":"), allow_nan=False)
+        lines.append(text + "\n")
+    dec = decode_chunk("".join(lines).encode("utf-8"), file=file, timezone=timezone, raw=True)
+    if dec.rejects.height:
+        line, reason = dec.rejects.row(0)[:2]
+        raise ValueError(f"record {line}: {reason}")
     return _finish([(file, dec, issues_frame([]))], timezone, sort).events
 
 
-def write_events(events: pl.DataFrame, path: str | Path | None = None) -> str | None:
-    """Write events as NDJSON in the reference field order ``type, agentId, ts, data``.
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
-    Rows loaded from a log are written from their ``raw`` JSON (re-ordered, unknown fields
-    kept), so a write-back reproduces every good input line as an equal JSON object. Rows
-    made in memory (``raw`` null, e.g. by the simulator) are written from their typed
-    columns with absent (null) fields omitted. Returns the text when ``path`` is None.
+
+@dataclass
+class WriteReport:
+    """What :func:`write_events` wrote.
+
+    Attributes
+    ----------
+    lines
+        Lines written (one per event).
+    original
+        Lines written from the event's original line (``raw``): byte for byte as read,
+        except that a line read with invalid UTF-8 is written as decoded (U+FFFD).
+    canonical
+        Lines written as canonical JSON from the typed columns (no ``raw``): reference field
+        order, absent fields omitted, and only the declared fields (unknown ones are not in
+        the frame).
+    dropped_numbers
+        Non-finite numbers left out of canonical lines (JSON has no Infinity or NaN).
+    path
+        The file written, or None when the text was returned.
     """
-    out: list[str] = []
-    typed_cols = [c for c in ("type", "agent_id", "ts", "timestamp_ms", "timestamp", "status", "data") if c in events.columns]
+
+    lines: int
+    original: int
+    canonical: int
+    dropped_numbers: int = 0
+    path: str | None = None
+
+    @property
+    def exact(self) -> bool:
+        """Every line came from its original line."""
+        return self.canonical == 0
+
+
+def write_events(events: pl.DataFrame, path: str | Path | None = None) -> str | WriteReport:
+    """Write events as NDJSON, one line per row, in the frame's order.
+
+    A row with its original line (``raw``: loaded with ``raw=True``, or read from a store)
+    is written as that line, byte for byte (a CR before the newline included). Other rows
+    (made in memory, e.g. by the simulator, or loaded without ``raw``) are written as
+    canonical JSON in the reference field order ``type, agentId, ts, …, data``, absent
+    fields omitted; the report says how many. Every line is valid JSON. All of it is
+    Polars expressions: no per-row Python.
+
+    Returns
+    -------
+    str or WriteReport
+        The text when ``path`` is None, else the report of what was written.
+
+    Examples
+    --------
+    >>> ev = from_records([{"type": "a2a.send", "ts": 5, "data": {"fromAgent": "ruda"}}]).drop("raw")
+    >>> write_events(ev)
+    '{"type":"a2a.send","ts":5,"data":{"fromAgent":"ruda"}}\\n'
+    """
     has_raw = "raw" in events.columns
-    for row in events.select([*typed_cols, *(["raw"] if has_raw else [])]).iter_rows(named=True):
-        raw = row.get("raw")
-        obj = json.loads(raw) if raw is not None else _from_typed(row, typed_cols)
-        out.append(json.dumps(_reference_order(obj), ensure_ascii=False, separators=(",", ":")))
-    text = "".join(line + "\n" for line in out)
+    n_original = events.height - events["raw"].null_count() if has_raw else 0
+    lines = events.get_column("raw") if has_raw else pl.Series("raw", [None] * events.height, dtype=pl.String)
+    n_dropped = 0
+    if n_original < events.height:
+        # canonical JSON only for the rows without their original line
+        missing = events.select(pl.int_range(pl.len(), dtype=pl.UInt32).alias("_i"), pl.col("raw").is_null() if has_raw else pl.lit(True))
+        idx = missing.filter(missing.to_series(1)).get_column("_i")
+        todo = events.drop("raw", strict=False)[idx] if n_original else events.drop("raw", strict=False)
+        canonical, dropped = _canonical_line_expr(todo)
+        written = todo.select(canonical.alias("raw"), *([dropped.alias("_dropped")] if dropped is not None else []))
+        n_dropped = int(written["_dropped"][0]) if dropped is not None else 0
+        lines = written.get_column("raw") if not n_original else lines.scatter(idx, written.get_column("raw"))
     if path is None:
-        return text
-    Path(path).write_text(text, encoding="utf-8")
-    return None
+        return "".join(s + "\n" for s in lines.to_list())
+    target = Path(path)
+    # quote_style "never": the lines go out as they are, one per row, LF-terminated
+    pl.DataFrame([lines]).write_csv(target, include_header=False, quote_style="never", line_terminator="\n")
+    return WriteReport(events.height, n_original, events.height - n_original, n_dropped, str(target))
 
 
-def _from_typed(row: Mapping[str, Any], cols: list[str]) -> dict[str, Any]:
-    obj: dict[str, Any] = {}
-    for c in cols:
-        v = row[c]
-        if v is None:
+def _json_value(expr: pl.Expr, dtype: pl.DataType) -> pl.Expr:
+    """JSON text of one column's values (null where the value is absent or not finite)."""
+    if dtype.is_float():
+        integral = (expr == expr.floor()) & (expr.abs() < 1e21)
+        return (
+            pl.when(~expr.is_finite()).then(None)
+            .when(integral).then(expr.cast(pl.Int64, strict=False).cast(pl.String))
+            .otherwise(expr.cast(pl.String))
+        )
+    if dtype.is_integer():
+        return expr.cast(pl.String)
+    if dtype == pl.Boolean:
+        return pl.when(expr).then(pl.lit("true")).when(~expr).then(pl.lit("false"))
+    if isinstance(dtype, pl.List):
+        items = expr.list.eval(_json_string(pl.element())).list.join(",")
+        return pl.lit("[") + items + pl.lit("]")
+    return _json_string(expr)
+
+
+#: JSON string escapes (RFC 8259 §7): quote, backslash and the control characters.
+_ESCAPES = {"\\": "\\\\", '"': '\\"', "\n": "\\n", "\r": "\\r", "\t": "\\t", "\b": "\\b", "\f": "\\f"}
+_ESCAPES.update({chr(c): f"\\u{c:04x}" for c in range(0x20) if chr(c) not in _ESCAPES})
+
+
+def _json_string(expr: pl.Expr) -> pl.Expr:
+    """A JSON string literal of each value (Polars strings are UTF-8: no lone surrogates)."""
+    return pl.lit('"') + expr.str.replace_many(list(_ESCAPES), list(_ESCAPES.values())) + pl.lit('"')
+
+
+def _members(exprs: list[tuple[str, pl.Expr]]) -> pl.Expr:
+    """``{"k":v,…}`` of the non-null members, in the given order."""
+    parts = [pl.lit(json.dumps(k) + ":") + v for k, v in exprs]
+    if not parts:
+        return pl.lit("{}")
+    return pl.lit("{") + pl.concat_str(parts, separator=",", ignore_nulls=True) + pl.lit("}")
+
+
+def _canonical_line_expr(frame: pl.DataFrame) -> tuple[pl.Expr, pl.Expr | None]:
+    """The canonical JSON line of a row from its typed columns, and a count of dropped numbers.
+
+    Fields that are null in every row are left out of the expression (they would write
+    nothing), which spares most of the 63 ``data`` fields on a typical log.
+    """
+    from a2a_lab.schema import FRAME_COLUMN_NAMES, REFERENCE_FIELD_ORDER, raw_event_dtype
+
+    schema = frame.schema
+    present = set(frame.select(pl.col("data").struct.unnest()).select(pl.all().is_not_null().any()).row(0, named=True).items()) if "data" in schema else set()
+    present_data = {k for k, v in present if v}
+
+    # JSON keys are the log's field names; the frame holds them under snake_case columns
+    top = [f.name for f in raw_event_dtype().fields if FRAME_COLUMN_NAMES.get(f.name, f.name) in schema]
+    order = [*(n for n in REFERENCE_FIELD_ORDER if n in top), *(n for n in top if n not in REFERENCE_FIELD_ORDER)]
+    members = []
+    dropped = []
+    for name in order:
+        col = FRAME_COLUMN_NAMES.get(name, name)
+        dtype = schema[col]
+        if name == "data":
+            fields = [
+                (f.name, _json_value(pl.col("data").struct.field(f.name), f.dtype))
+                for f in dtype.fields  # type: ignore[union-attr]
+                if f.name in present_data
+            ]
+            members.append((name, pl.when(pl.col("data").is_not_null()).then(_members(fields))))
+            dropped += [
+                (~pl.col("data").struct.field(f.name).is_finite()).fill_null(False).sum()
+                for f in dtype.fields if f.dtype.is_float() and f.name in present_data  # type: ignore[union-attr]
+            ]
+        else:
+            members.append((name, _json_value(pl.col(col), dtype)))
+            if dtype.is_float():
+                dropped.append((~pl.col(col).is_finite()).fill_null(False).sum())
+    return _members(members), (pl.sum_horizontal(dropped) if dropped else None)
+
+
+def original_lines(keys: pl.DataFrame) -> pl.Series:
+    """The physical lines at ``keys`` (columns ``file``, ``line``), re-read from the files.
+
+    For frames loaded without ``raw``: the lines are read again from their files, so they
+    are the original lines only while the files are unchanged (an appended live log is
+    fine; a rotated or rewritten one is not). A line that cannot be read is null.
+
+    Examples
+    --------
+    >>> import a2a_lab as al
+    >>> ev = al.load(al.samples.sample_dir()).events.head(2)
+    >>> original_lines(ev.select("file", "line")).str.starts_with("{").to_list()
+    [True, True]
+    """
+    found: dict[tuple[str, int], str] = {}
+    for file, wanted in keys.group_by("file").agg(pl.col("line").unique().sort()).iter_rows():
+        if file is None:
             continue
-        if c == "data":
-            v = {k: x for k, x in v.items() if x is not None}
-        elif isinstance(v, float) and v.is_integer():
-            v = int(v)
-        obj[LOG_FIELD_NAMES.get(c, c)] = v
-    if "data" in obj:
-        obj["data"] = {k: (int(x) if isinstance(x, float) and x.is_integer() else x) for k, x in obj["data"].items()}
-    return obj
+        path = Path(file)
+        if not path.is_file():
+            continue
+        want = set(wanted)
+        last = max(want)
+        next_line = 1
+        pending = b""
+        for block in read_blocks(path, CHUNK_BYTES):
+            if isinstance(block, SourceDamage) or next_line > last:
+                break
+            buf = pending + block
+            cut = buf.rfind(b"\n") + 1
+            pending = buf[cut:]
+            n = buf.count(b"\n", 0, cut)
+            if any(next_line <= w < next_line + n for w in want):
+                for i, line in enumerate(buf[:cut].split(b"\n")[:-1], start=next_line):
+                    if i in want:
+                        found[(file, i)] = line.decode("utf-8", errors="replace")
+            next_line += n
+        if pending and next_line in want:
+            found[(file, next_line)] = pending.decode("utf-8", errors="replace")
+    return pl.Series(
+        "raw", [found.get((f, ln)) for f, ln in keys.select("file", "line").iter_rows()], dtype=pl.String
+    )
 
 
-def _reference_order(obj: dict[str, Any]) -> dict[str, Any]:
-    from a2a_lab.schema import REFERENCE_FIELD_ORDER
+def scan(source: Source, *, tz: str = "UTC", raw: bool = False) -> pl.LazyFrame:
+    """The events of a log as a ``pl.LazyFrame`` (snake_case top-level columns).
 
-    ordered = {k: obj[k] for k in REFERENCE_FIELD_ORDER if k in obj}
-    ordered.update((k, v) for k, v in obj.items() if k not in ordered)
-    return ordered
+    Nothing is read until the frame is collected. Then the files are decoded as by
+    :func:`load` (the exact decoder cannot be pushed into Polars' NDJSON scan: it must see
+    every line to route, reject and count it); filters and projections apply to what it
+    returns. The load report is not part of a lazy frame: call :func:`load` for it.
 
+    The seam for other sources: a history store (``a2a-lab ingest``) will answer here with
+    ``pl.scan_parquet`` of its partitions, which pushes filters and projections down.
+
+    Parameters
+    ----------
+    source
+        As for :func:`load`; checked at once (a missing source raises ``SourceError`` here,
+        not at collect time).
+    tz
+        Zone for ISO ``timestamp`` values without an offset.
+    raw
+        Include each event's original line (``raw``).
+
+    Examples
+    --------
+    >>> import a2a_lab as al
+    >>> lf = al.scan(al.samples.sample_dir())
+    >>> lf.filter(pl.col("type") == "a2a.send").select("agent_id", "event_time").collect().height > 0
+    True
+    """
+    files = resolve_source(source)
+    schema = polars_schema(raw=raw)
+
+    def collect() -> pl.DataFrame:
+        return load(files, timezone=tz, raw=raw).events
+
+    return pl.defer(collect, schema=schema)

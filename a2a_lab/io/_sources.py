@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import glob as _glob
-import gzip
 import os
 import re
-from collections.abc import Iterable, Sequence
+import zlib
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 #: The live log file's name (rules §9).
 LIVE_NAME = "coordination-events.ndjson"
@@ -95,9 +97,65 @@ def resolve_source(source: Source) -> list[Path]:
     return files
 
 
-def read_bytes(path: Path) -> bytes:
-    """The file's bytes, gunzipped when the name ends in ``.gz``."""
-    if path.suffix == ".gz":
-        with gzip.open(path, "rb") as fh:
-            return fh.read()
-    return path.read_bytes()
+def _until_error(inflater: Any, block: bytes, step: int = 1024) -> bytes:
+    out = []
+    for i in range(0, len(block), step):
+        try:
+            out.append(inflater.decompress(block[i : i + step]))
+        except zlib.error:
+            break
+    return b"".join(out)
+
+
+@dataclass(frozen=True)
+class SourceDamage:
+    """The end of what could be read of a damaged compressed file, and why."""
+
+    reason: str
+
+
+def read_blocks(path: Path, size: int, progress: Any = None) -> Iterator[bytes | SourceDamage]:
+    """The file's bytes in blocks of about ``size`` (gunzipped when the name ends in ``.gz``).
+
+    A damaged ``.gz`` (truncated, corrupt deflate data, bad header or checksum) yields what
+    decompressed before the damage, then a :class:`SourceDamage`. Concatenated gzip members
+    are read one after another, as ``gzip`` does. ``progress`` (a tqdm bar) is advanced by
+    the bytes read from disk.
+    """
+    with path.open("rb") as fh:
+        if path.suffix != ".gz":
+            while block := fh.read(size):
+                if progress is not None:
+                    progress.update(len(block))
+                yield block
+            return
+        inflater = zlib.decompressobj(wbits=31)
+        started = False
+        while True:
+            block = fh.read(size // 4)
+            if progress is not None:
+                progress.update(len(block))
+            if not block:
+                if started and not inflater.eof:
+                    yield SourceDamage("truncated (the compressed stream ends early)")
+                return
+            while block:
+                saved = inflater.copy()
+                try:
+                    out = inflater.decompress(block)
+                except zlib.error as exc:
+                    # zlib returns nothing from a failing call: redo it in small steps to
+                    # keep what decompresses before the corrupt spot
+                    yield _until_error(saved, block)
+                    yield SourceDamage(f"corrupt ({exc})")
+                    return
+                started = True
+                if out:
+                    yield out
+                if inflater.eof:
+                    # the next gzip member (if any) starts in what the last one left over
+                    block = inflater.unused_data
+                    inflater = zlib.decompressobj(wbits=31)
+                    started = bool(block)
+                else:
+                    block = b""

@@ -583,7 +583,9 @@ def scan_store(store: str | os.PathLike[str], *, timezone: str | None = None) ->
     return _events(store_path, state, timezone).sort("_rank", "line").select(list(polars_schema()))
 
 
-def load_store(store: str | os.PathLike[str], *, timezone: str | None = None, sort: bool = True) -> LoadResult:
+def load_store(
+    store: str | os.PathLike[str], *, timezone: str | None = None, sort: bool = True, raw: bool = False
+) -> LoadResult:
     """Load a history store as :func:`a2a_lab.load` loads a log directory.
 
     The events, their order and the load report are those of loading the directory the
@@ -595,7 +597,7 @@ def load_store(store: str | os.PathLike[str], *, timezone: str | None = None, so
     store_path = Path(store).expanduser()
     state = _read_state(store_path)
     tz = state.timezone if timezone is None else timezone
-    events = _events(store_path, state, tz).select(*polars_schema(), "_rank").collect()
+    events = _events(store_path, state, tz).select(*polars_schema(raw=raw), "_rank").collect()
     # parts usually hold the lines in reading order already: a sort copies every column
     key = events.select(pl.col("_rank") * (1 << 40) + pl.col("line")).to_series()
     if not key.is_sorted():

@@ -19,7 +19,9 @@ def iso_to_ms_expr(expr: pl.Expr, timezone: str = "UTC") -> pl.Expr:
 
     The text is JS-trimmed first, as the reference trims before parsing. A date-only string is UTC; a date-time with ``Z`` or an offset is exact; a date-time
     without an offset is read in ``timezone`` (the reference host's local time; default UTC).
-    Fractions beyond milliseconds are truncated, as V8 does.
+    Fractions beyond milliseconds are truncated, as V8 does. A day past the end of its month
+    rolls over as JavaScript's ``MakeDay`` does (``2026-02-30`` is 2026-03-02); a month outside
+    1-12, a day outside 1-31 or a time outside ±8.64e15 ms is NaN there, null here.
 
     Examples
     --------
@@ -43,11 +45,12 @@ def iso_to_ms_expr(expr: pl.Expr, timezone: str = "UTC") -> pl.Expr:
         & (minute.is_null() | minute.is_between(0, 59))
         & second.is_between(0, 59)
     )
-    base = pl.date(year, month, day).cast(pl.Datetime("ms")).dt.epoch("ms")
-    days_ok = pl.date(year, month, day).dt.day() == day
-    clock = (hour.fill_null(0).cast(pl.Int64) * 3_600_000 + minute.fill_null(0).cast(pl.Int64) * 60_000
-             + second.cast(pl.Int64) * 1000 + frac.cast(pl.Int64))
-    utc_ms = base + clock
+    # days from the civil date as integer arithmetic: pl.date raises on 2026-02-30 or on
+    # years beyond chrono's range, and JavaScript rolls the day over (MakeDay) instead
+    utc_ms = (_days_from_civil(year, month) + day.cast(pl.Int64) - 1) * _DAY_MS + (
+        hour.fill_null(0).cast(pl.Int64) * 3_600_000 + minute.fill_null(0).cast(pl.Int64) * 60_000
+        + second.cast(pl.Int64) * 1000 + frac.cast(pl.Int64)
+    )
     sign = pl.when(zone.str.starts_with("-")).then(-1).otherwise(1)
     offset_ms = sign * (
         zone.str.slice(1, 2).cast(pl.Int64, strict=False) * 3_600_000
@@ -56,18 +59,43 @@ def iso_to_ms_expr(expr: pl.Expr, timezone: str = "UTC") -> pl.Expr:
     if timezone == "UTC":
         local_ms = utc_ms
     else:
-        local_ms = (
-            utc_ms.cast(pl.Datetime("ms"))
+        # chrono's calendar ends before JavaScript's (year 262143 vs 275760): beyond it the
+        # zone's offset is unknown here and the time is read as UTC
+        in_chrono = utc_ms.abs() < _CHRONO_MAX_MS
+        local_ms = pl.when(in_chrono).then(
+            pl.when(in_chrono).then(utc_ms).cast(pl.Datetime("ms"))
             .dt.replace_time_zone(timezone, ambiguous="earliest", non_existent="null")
             .dt.epoch("ms")
-        )
+        ).otherwise(utc_ms)
     result = (
         pl.when(zone == "Z").then(utc_ms)
         .when(zone.is_not_null()).then(utc_ms - offset_ms)
         .when(hour.is_null()).then(utc_ms)  # date-only forms are UTC
         .otherwise(local_ms)
     )
-    return pl.when(in_range & days_ok & year.is_not_null()).then(result).otherwise(None)
+    # TimeClip: beyond ±8.64e15 ms JavaScript's time value is NaN; so is the year -000000
+    valid = in_range & year.is_not_null() & (g.struct.field("1") != "-000000")
+    return pl.when(valid & (result.abs() <= MAX_TIME_MS)).then(result).otherwise(None)
+
+
+#: JavaScript's time range (ECMAScript TimeClip): ±100,000,000 days around the epoch.
+MAX_TIME_MS = 8_640_000_000_000_000
+_DAY_MS = 86_400_000
+_CHRONO_MAX_MS = 8_200_000_000_000_000
+
+
+def _days_from_civil(year: pl.Expr, month: pl.Expr) -> pl.Expr:
+    """Days from 1970-01-01 to the first of ``month`` in ``year`` (proleptic Gregorian).
+
+    H. Hinnant's ``days_from_civil``; integer floor division keeps negative years exact.
+    """
+    y = year.cast(pl.Int64) - (month <= 2).cast(pl.Int64)
+    era = y // 400
+    yoe = y - era * 400
+    mp = (month.cast(pl.Int64) + 9) % 12
+    doy = (153 * mp + 2) // 5
+    doe = yoe * 365 + yoe // 4 - yoe // 100 + doy
+    return era * 146_097 + doe - 719_468
 
 
 def event_ms_expr(timezone: str = "UTC") -> pl.Expr:
@@ -103,5 +131,7 @@ def with_event_time(events: pl.DataFrame, timezone: str = "UTC") -> pl.DataFrame
     else:
         event_ms = numeric
     return events.with_columns(event_ms.fill_null(0.0).alias("event_ms")).with_columns(
-        pl.col("event_ms").cast(pl.Int64, strict=False).cast(pl.Datetime("ms")).dt.replace_time_zone("UTC").alias("event_time"),
+        # beyond JavaScript's time range there is no instant (and chrono would panic)
+        pl.when(pl.col("event_ms").abs() <= MAX_TIME_MS).then(pl.col("event_ms"))
+        .cast(pl.Int64, strict=False).cast(pl.Datetime("ms")).dt.replace_time_zone("UTC").alias("event_time"),
     )

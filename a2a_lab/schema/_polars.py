@@ -54,11 +54,14 @@ def raw_event_dtype() -> pl.Struct:
     return struct_dtype(CoordinationEvent)
 
 
-def polars_schema() -> pl.Schema:
+def polars_schema(*, raw: bool = True) -> pl.Schema:
     """The schema of the event frame returned by :func:`a2a_lab.load`.
 
     Top-level log fields become snake_case columns (``agentId`` → ``agent_id``,
     :data:`a2a_lab.schema.event.FRAME_COLUMN_NAMES`); ``data`` keeps the log's field names.
+
+    ``raw`` (the original line) is part of it when the load was asked for it
+    (``load(..., raw=True)``) and in frames made in memory (where it is null).
 
     Examples
     --------
@@ -72,5 +75,6 @@ def polars_schema() -> pl.Schema:
         cols[FRAME_COLUMN_NAMES.get(field.name, field.name)] = field.dtype
     cols["event_ms"] = pl.Float64()
     cols["event_time"] = pl.Datetime("ms", "UTC")
-    cols["raw"] = pl.String()
+    if raw:
+        cols["raw"] = pl.String()
     return pl.Schema(cols)

@@ -68,7 +68,7 @@ def write_log(
     >>> with tempfile.TemporaryDirectory() as d:
     ...     files = write_log(ev, d, rotate_bytes=50_000)
     ...     reread = load(d).events
-    >>> len(files) > 1, files[-1].name, reread.drop("file", "line", "raw").equals(ev.drop("file", "line", "raw"))
+    >>> len(files) > 1, files[-1].name, reread.drop("file", "line").equals(ev.drop("file", "line", "raw"))
     (True, 'coordination-events.ndjson', True)
     """
     out = Path(directory)
