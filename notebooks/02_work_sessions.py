@@ -33,6 +33,7 @@ import sys
 
 import altair as alt
 import polars as pl
+from IPython.display import Markdown, display
 
 import a2a_lab as al
 from a2a_lab import plots
@@ -116,7 +117,7 @@ assert dict(ws.sessions.group_by("collab_category", maintain_order=True).len().i
 plots.category_bars(ws.sessions, title="Work sessions per category")
 
 # %% [markdown]
-# `planning_decision` dominates. Why? Look at the event that decided each session's category.
+# *In the sample* `planning_decision` dominates. Why? Look at the event that decided each session's category.
 # In most sessions it is the `task.started` (or `task.backlog_added`) that opens the session:
 # it carries no text that hits a keyword, so it gets its role's *fallback* category
 # (orchestration → `planning_decision`, rules §6) — and being first, it wins. The keyword
@@ -155,8 +156,10 @@ top_tag = (
     .group_by("collab_sub_tags")
     .len()
     .sort(["len", "collab_sub_tags"], descending=[True, False])
-    .item(0, "collab_sub_tags")
+    .get_column("collab_sub_tags")
 )
+# A log whose sessions carry no sub-tag has no subTag filter to show.
+top_tag = top_tag[0] if top_tag.len() else None
 variants = {
     "(none)": {},
     "status=ACTIVE": {"status": "ACTIVE"},
@@ -164,7 +167,7 @@ variants = {
     "role=conversation.main": {"roles": "conversation.main"},
     "type=a2a.send,a2a.response": {"types": "a2a.send,a2a.response"},
     "viewCategory=qa_validation": {"view_category": "qa_validation"},
-    f"subTag={top_tag}": {"sub_tag": top_tag},
+    **({f"subTag={top_tag}": {"sub_tag": top_tag}} if top_tag is not None else {}),
     "limit=5": {"limit": 5},
 }
 rows = []
@@ -186,8 +189,8 @@ pl.DataFrame(rows)
 
 # %% [markdown]
 # The role filter changes more than counts. Keeping only `conversation.main` events, sessions
-# without any such event disappear (`null` below), and every ACTIVE session that remains
-# becomes QUIET: its latest *conversation* event is an `a2a.complete` (terminal), while its
+# without any such event disappear (`null` below), and (*in the sample*) every ACTIVE session
+# that remains becomes QUIET: its latest *conversation* event is an `a2a.complete` (terminal), while its
 # latest event of any role was a task update. A session's category changes whenever the event
 # that decided it is filtered out:
 
@@ -222,7 +225,7 @@ lifecycle = al.work_sessions(events, now=NOW, lifecycle_terminal=True)
 )
 
 # %% [markdown]
-# Most sessions the dashboard shows as ACTIVE are in fact finished tasks.
+# *In the sample*, most sessions the dashboard shows as ACTIVE are in fact finished tasks.
 #
 # * `unassigned=True`: events without a `workSessionId` — which the reference leaves out of
 #   every session — form one extra session, `id = "unassigned"`. In the sample these are
@@ -232,8 +235,8 @@ lifecycle = al.work_sessions(events, now=NOW, lifecycle_terminal=True)
 
 # %%
 with_unassigned = al.work_sessions(events, now=NOW, unassigned=True)
-unassigned_events = with_unassigned.sessions.filter(pl.col("id") == "unassigned").item(0, "event_count")
-share = unassigned_events / events.height
+unassigned_events = int(with_unassigned.sessions.filter(pl.col("id") == "unassigned").get_column("event_count").sum())
+share = unassigned_events / events.height if events.height else 0.0
 print(f"sessions: {ws.total_sessions} → {with_unassigned.total_sessions}")
 print(f"events without a work session: {unassigned_events} of {events.height} ({share:.0%})")
 with_unassigned.sessions.filter(pl.col("id") == "unassigned").select(
@@ -251,9 +254,12 @@ with_unassigned.sessions.filter(pl.col("id") == "unassigned").select(
 # %%
 api = al.work_sessions(events, now=NOW, limit=2).to_api()
 print({k: v for k, v in api.items() if k != "sessions"})
-first = api["sessions"][0]
-excerpt = {**first, "threads": [{**first["threads"][0], "events": first["threads"][0]["events"][:1]}]}
-print(json.dumps(excerpt, ensure_ascii=False, indent=1)[:2500])
+if api["sessions"]:
+    first = api["sessions"][0]
+    excerpt = {**first, "threads": [{**first["threads"][0], "events": first["threads"][0]["events"][:1]}]}
+    print(json.dumps(excerpt, ensure_ascii=False, indent=1)[:2500])
+else:
+    print("Nothing to show: the log has no work session.")
 
 # %% [markdown]
 # The command line prints the same body — a quick way to feed another tool:
@@ -284,7 +290,8 @@ served == api
 # | — | a search box, and `search=` in the kernel |
 #
 # Which session to read? One where several things happen: a no-reply, a Discord mention, a
-# structured payload and a retry — found from the events, not picked by hand.
+# structured payload and a retry — found from the events, not picked by hand. A log without
+# such a session gives the one where most of these happen (then the largest).
 
 # %%
 d = pl.col("data").struct
@@ -298,10 +305,16 @@ candidates = (
         (pl.col("type") == "a2a.retry").sum().alias("retries"),
         pl.len().alias("events"),
     )
-    .filter((pl.col("no_replies") > 0) & (pl.col("mentions") > 0) & (pl.col("payloads") > 0) & (pl.col("retries") > 0))
-    .sort(["events", "work_session_id"])
+    .with_columns(
+        pl.sum_horizontal((pl.col(c) > 0).cast(pl.Int32) for c in ("no_replies", "mentions", "payloads", "retries"))
+        .alias("kinds")
+    )
+    .sort(["kinds", "events", "work_session_id"], descending=[True, False, False])
+    .filter(pl.col("kinds") == pl.col("kinds").max())
 )
-SESSION = candidates.item(0, "work_session_id")
+SESSION = candidates.get_column("work_session_id").first()
+if SESSION is None:
+    display(Markdown("**Nothing to show:** the log has no work session to read."))
 candidates
 
 # %% [markdown]
@@ -311,7 +324,7 @@ candidates
 # trusted, as they are once you run it; on GitHub every message stays shown).
 
 # %%
-thread_view(ws, events, SESSION, discord_users=DISCORD_USERS, timezone=TZ)
+thread_view(ws, events, SESSION, discord_users=DISCORD_USERS, timezone=TZ) if SESSION else None
 
 # %% [markdown]
 # The same rows as a frame, one per message — here searched in the kernel. `search=` matches
@@ -319,14 +332,16 @@ thread_view(ws, events, SESSION, discord_users=DISCORD_USERS, timezone=TZ)
 # expression. What went wrong in this session?
 
 # %%
-trouble = thread_messages(
-    ws, events, SESSION, discord_users=DISCORD_USERS, timezone=TZ, search=r"no reply|refused|retry", regex=True
-)
-trouble.select("thread_title", "n", "time", "sender", "receiver", "label", "text")
+if SESSION:
+    trouble = thread_messages(
+        ws, events, SESSION, discord_users=DISCORD_USERS, timezone=TZ, search=r"no reply|refused|retry", regex=True
+    ).select("thread_title", "n", "time", "sender", "receiver", "label", "text")
+    display(Markdown(f"{trouble.height} messages of `{SESSION}` report a no-reply, a refusal or a retry."))
+    display(trouble)
 
 # %% [markdown]
 # Message numbers are counted before the search, so `n` points at the place in the thread.
-# Two exchanges hit a gateway overload (HTTP 503): one recovered after a single retry; the
+# *In the sample* two exchanges hit a gateway overload (HTTP 503): one recovered after a single retry; the
 # other was retried three times, the most the runtime allows, and ended without a reply —
 # the label carries the wait error. Open the threads above at those numbers to see what the
 # agents did next.
@@ -336,20 +351,22 @@ trouble.select("thread_title", "n", "time", "sender", "receiver", "label", "text
 # interactively; the PNG preview is static). Hover a line for the full text.
 
 # %%
-messages = thread_messages(ws, events, SESSION, discord_users=DISCORD_USERS, timezone=TZ)
-search_chart(messages, title=f"{messages.height} messages of {SESSION}")
+if SESSION:
+    messages = thread_messages(ws, events, SESSION, discord_users=DISCORD_USERS, timezone=TZ)
+    display(search_chart(messages, title=f"{messages.height} messages of {SESSION}"))
 
 # %% [markdown]
 # How the session's messages split by kind, per thread:
 
 # %%
-by_kind = messages.group_by("thread_title", "kind").len("messages").sort("thread_title", "kind")
-alt.Chart(by_kind, title="Messages per thread and kind").mark_bar().encode(
+if SESSION:
+    by_kind = messages.group_by("thread_title", "kind").len("messages").sort("thread_title", "kind")
+    display(alt.Chart(by_kind, title="Messages per thread and kind").mark_bar().encode(
     x=alt.X("messages:Q", stack=True),
     y=alt.Y("thread_title:N", title=None, sort="-x"),
     color=alt.Color("kind:N"),
     tooltip=["thread_title", "kind", "messages"],
-)
+    ))
 
 # %% [markdown]
 # ## Next

@@ -26,6 +26,7 @@
 
 # %%
 import polars as pl
+from IPython.display import Markdown, display
 
 import a2a_lab as al
 from a2a_lab import plots
@@ -113,7 +114,7 @@ slowest.select(
 # %%
 target_stats(conv).select(
     "to_agent", "exchanges", "no_reply", "concurrency_blocked",
-    pl.col("no_reply_rate").round(3), (pl.col("p95_first_reply_s") / 1000).round(1).alias("p95_s"),
+    pl.col("no_reply_rate").round(3), pl.col("p95_first_reply_s").round(1).alias("p95_s"),
 ).head(10)
 
 # %%
@@ -184,25 +185,43 @@ delegations.select(
 
 # %%
 timeline = status_timeline(payloads).filter(pl.col("progress").is_not_null())
-alt.Chart(timeline, title="Reported progress per delegated task").mark_line(point=True).encode(
-    x=alt.X("report_time:T", title="time (UTC)", scale=alt.Scale(type="utc")),
-    y=alt.Y("progress:Q", title="progress %"),
-    color=alt.Color("task_id:N", legend=None),
-    tooltip=["task_id", "reporter", "status", "progress"],
-)
+# aggregated, not one unlabelled line per task: how many reports, at what progress, when
+if timeline.height:
+    n_tasks = timeline["task_id"].n_unique()
+    # hours over a day or two, days over a longer log: a few dozen columns either way
+    span = timeline["report_time"].max() - timeline["report_time"].min()
+    unit, unit_name, unit_format = (
+        ("utcyearmonthdatehours", "hour", "%m-%d %H:00") if span.days < 3 else ("utcyearmonthdate", "day", "%m-%d")
+    )
+    display(
+        alt.Chart(timeline, title=f"Progress reports of {n_tasks} delegated tasks: how many, when, how far")
+        .mark_rect()
+        .encode(
+            x=alt.X(f"{unit}(report_time):T", title=f"{unit_name} (UTC)", axis=alt.Axis(format=unit_format)),
+            y=alt.Y("progress:Q", bin=alt.Bin(step=10, extent=[0, 100]), title="reported progress %",
+                    axis=alt.Axis(values=list(range(0, 101, 10)))),
+            color=alt.Color("count():Q", title="reports", scale=alt.Scale(scheme="blues", domainMin=0)),
+            tooltip=[alt.Tooltip("count():Q", title="reports"),
+                     alt.Tooltip("distinct(task_id):Q", title="tasks")],
+        )
+        .properties(width=480, height=220)
+    )
+else:
+    display(Markdown("**Nothing to show:** the log has no status report with a progress."))
 
 # %% [markdown]
 # ## 4. Who talks to whom
 #
-# Nodes are agents (blue: configured main agents, orange: agents that only run as spawned
-# sub-agents); an edge is requester → target, as wide as its messages; dashed edges are
-# delegations (`a2a.spawn`).
+# Nodes are agents on a circle (blue: configured main agents, orange: agents that only run as
+# spawned sub-agents); an arrow is requester → target, as wide as its messages and as red as
+# its no-reply share; dashed edges are delegations (`a2a.spawn`). Only the 40 heaviest edges
+# are drawn; the matrix beside it has every edge (row = requester, column = target).
 
 # %%
 main_agents = al.main_agents_from_openclaw(LOGS / "openclaw.json") if (LOGS / "openclaw.json").exists() else None
 g = interaction_graph(events, main_agents=main_agents)
 print(f"{g.number_of_nodes()} agents, {g.number_of_edges()} directed edges")
-plots.graph_chart(g)
+plots.graph_overview(g, top_edges=40)
 
 # %%
 graph_metrics(g).select(

@@ -30,6 +30,7 @@ from pathlib import Path
 
 import altair as alt
 import polars as pl
+from IPython.display import Markdown, display
 
 import a2a_lab as al
 from a2a_lab import plots
@@ -148,14 +149,31 @@ in_window = (
     .len("messages")
     .sort("messages_in_60s")
 )
-base = alt.Chart(in_window, title="Messages of the same pair within 60 s (per counted message)")
-(
-    base.mark_bar().encode(x=alt.X("messages_in_60s:O", title="messages of the pair in the last 60 s"),
-                           y=alt.Y("messages:Q", scale=alt.Scale(type="log")),
-                           tooltip=["messages_in_60s", "messages"])
-    + alt.Chart(pl.DataFrame({"limit": ["6 (today)", "10 (library)"], "x": [6, 10]})).mark_rule(
-        color="#e45756", strokeDash=[4, 3]).encode(x="x:O", tooltip=["limit"])
-)
+if in_window.height:
+    # bars from 1 on a log scale (a bar from 0 has no length there); rules between N and N+1:
+    # a limit of N lets the N-th message of a window through and blocks the next
+    bars = in_window.with_columns(
+        (pl.col("messages_in_60s") - 0.4).alias("x0"), (pl.col("messages_in_60s") + 0.4).alias("x1"), pl.lit(1).alias("base")
+    )
+    limits = pl.DataFrame({"limit": ["6 / 60 s (today)", "10 / 60 s (library)"], "x": [6.5, 10.5]})
+    x_max = max(int(in_window["messages_in_60s"].max()), 10) + 1
+    x_scale = alt.Scale(domain=[0.5, x_max + 0.5], nice=False)
+    chart = alt.layer(
+        alt.Chart(bars).mark_bar().encode(
+            x=alt.X("x0:Q", scale=x_scale, title="messages of the pair in the last 60 s", axis=alt.Axis(tickMinStep=1)),
+            x2="x1:Q",
+            y=alt.Y("messages:Q", scale=alt.Scale(type="log", domainMin=1), title="messages (log scale)"),
+            y2="base:Q",
+            tooltip=["messages_in_60s", "messages"],
+        ),
+        alt.Chart(limits).mark_rule(color="#e45756", strokeDash=[4, 3]).encode(x="x:Q", tooltip=["limit"]),
+        alt.Chart(limits).mark_text(align="left", dx=3, dy=-4, color="#e45756", baseline="top").encode(
+            x="x:Q", y=alt.value(0), text="limit:N"
+        ),
+    ).properties(title="Messages of the same pair within 60 s (per counted message)", width=480)
+    display(chart)
+else:
+    display(Markdown("**Nothing to show:** the log has no A2A message for the loop guard to count."))
 
 # %% [markdown]
 # ## 4. The process, mined

@@ -39,6 +39,7 @@
 # %%
 import altair as alt
 import polars as pl
+from IPython.display import Markdown, display
 
 import a2a_lab as al
 from a2a_lab import sim
@@ -47,6 +48,42 @@ from a2a_lab.views.notebook import setup
 
 LOGS = setup()
 SEED = 20260302
+
+# %% [markdown]
+# ## 0. Where your log stands
+#
+# The experiments below run on model deployments and a fixed seed, so their numbers do not
+# depend on the log. What the log says is where the deployment stands today on the same
+# scales: how many attempts an exchange takes (retries per send), how many end without a
+# reply, and the busiest minute of any agent pair — the quantity the loop guard of
+# section 2 limits.
+
+# %%
+log_events = al.enrich(al.load(LOGS).events)
+exchanges = al.conversations(log_events)
+sends = log_events.filter(pl.col("type") == "a2a.send", pl.col("from_agent").is_not_null(), pl.col("to_agent").is_not_null())
+pair = pl.concat_str(pl.min_horizontal("from_agent", "to_agent"), pl.max_horizontal("from_agent", "to_agent"), separator=" ↔ ")
+busiest_minute = (
+    sends.with_columns(pair.alias("pair"), pl.col("event_ms").cast(pl.Datetime("ms")).alias("at"))
+    .sort("pair", "at")
+    .rolling("at", period="60s", group_by="pair")
+    .agg(pl.len().alias("sends in 60 s"))
+    .sort(["sends in 60 s", "pair"], descending=[True, False])
+    .head(1)
+)
+if exchanges.height:
+    retries = int((log_events["type"] == "a2a.retry").sum())
+    no_reply = float((exchanges["outcome"] == "no_reply").mean())
+    top = busiest_minute.row(0, named=True) if busiest_minute.height else None
+    display(Markdown(
+        f"The log has **{exchanges.height:,}** exchanges: **{retries / exchanges.height:.2f}** retries per "
+        f"exchange and **{no_reply:.1%}** without a reply. "
+        + (f"Its busiest agent pair sent **{top['sends in 60 s']}** messages within 60 s (`{top['pair']}`): "
+           f"a loop guard of N = 6 per 60 s would {'have blocked some' if top['sends in 60 s'] > 6 else 'not have blocked any'}."
+           if top else "")
+    ))
+else:
+    display(Markdown("**Nothing to show:** the log has no A2A exchange to compare with the experiments."))
 
 # %% [markdown]
 # ## 1. Retries at rising load: does a retry storm appear, and where?

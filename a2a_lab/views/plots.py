@@ -26,6 +26,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+import math
+
 import altair as alt
 import networkx as nx
 import polars as pl
@@ -45,6 +47,8 @@ __all__ = [
     "family_timeline",
     "findings_chart",
     "graph_chart",
+    "graph_matrix",
+    "graph_overview",
     "latency_by_pair",
     "outcome_bars",
     "pair_heatmap",
@@ -187,7 +191,7 @@ def latency_by_pair(conversations: pl.DataFrame, *, top: int = 15, min_exchanges
     return whisker + box + median
 
 
-def pair_heatmap(conversations: pl.DataFrame, *, value: str = "exchanges") -> alt.Chart:
+def pair_heatmap(conversations: pl.DataFrame, *, value: str = "exchanges") -> alt.LayerChart:
     """Requester × target matrix of exchanges, no-reply rate or median latency.
 
     ``value``: ``exchanges``, ``no_reply_rate`` or ``p50_first_reply_s``.
@@ -201,18 +205,29 @@ def pair_heatmap(conversations: pl.DataFrame, *, value: str = "exchanges") -> al
     if value not in ("exchanges", "no_reply_rate", "p50_first_reply_s"):
         raise ValueError(f"value must be exchanges, no_reply_rate or p50_first_reply_s, not {value!r}")
     data = _guard(agg.sort("from_agent", "to_agent"), "pair_heatmap")
-    scheme = {"exchanges": "blues", "no_reply_rate": "reds", "p50_first_reply_s": "oranges"}[value]
-    return (
-        alt.Chart(data, title=f"Requester × target: {value.replace('_', ' ')}")
-        .mark_rect()
-        .encode(
-            x=alt.X("to_agent:N", title="target", sort="ascending"),
-            y=alt.Y("from_agent:N", title="requester", sort="ascending"),
-            color=alt.Color(f"{value}:Q", scale=alt.Scale(scheme=scheme), title=value),
-            tooltip=["from_agent:N", "to_agent:N", "exchanges:Q",
-                     alt.Tooltip("no_reply_rate:Q", format=".0%"), alt.Tooltip("p50_first_reply_s:Q", format=".1f")],
-        )
+    # from near-white at zero: a named scheme's palest colour is already tinted
+    colours = {"exchanges": ["#f7fbff", "#08519c"], "no_reply_rate": ["#fbf7f7", "#b71c1c"],
+               "p50_first_reply_s": ["#fff8f0", "#c2410c"]}[value]
+    fmt = {"exchanges": "d", "no_reply_rate": ".0%", "p50_first_reply_s": ".0f"}[value]
+    # Anchored at zero so that 0 % is the palest colour and 10 % visibly not; otherwise the
+    # scale starts at the smallest value present and two different rates can look alike.
+    top = data[value].max()
+    domain = [0, max(float(top), 1e-9)] if top is not None else [0, 1]
+    base = alt.Chart(data, title=f"Requester × target: {value.replace('_', ' ')}").encode(
+        x=alt.X("to_agent:N", title="target", sort="ascending", axis=alt.Axis(labelAngle=-40)),
+        y=alt.Y("from_agent:N", title="requester", sort="ascending"),
     )
+    cells = base.mark_rect(stroke="#d0d0d0", strokeWidth=0.5).encode(
+        color=alt.Color(f"{value}:Q", scale=alt.Scale(range=colours, domain=domain, clamp=True), title=value,
+                        legend=alt.Legend(format=fmt)),
+        tooltip=["from_agent:N", "to_agent:N", "exchanges:Q",
+                 alt.Tooltip("no_reply_rate:Q", format=".0%"), alt.Tooltip("p50_first_reply_s:Q", format=".1f")],
+    )
+    text = base.mark_text(fontSize=9).encode(
+        text=alt.Text(f"{value}:Q", format=fmt),
+        color=alt.condition(f"datum['{value}'] > {domain[1] / 2}", alt.value("white"), alt.value("black")),
+    )
+    return (cells + text).properties(width=alt.Step(30), height=alt.Step(20))
 
 
 def outcome_bars(conversations: pl.DataFrame, *, by: str = "to_agent") -> alt.Chart:
@@ -248,59 +263,175 @@ def category_bars(frame: pl.DataFrame, *, column: str = "collab_category", title
     )
 
 
-def graph_chart(g: nx.DiGraph, *, weight: str = "messages", seed: int = 7, title: str = "Agent interaction graph") -> alt.LayerChart:
-    """Draw the interaction graph from a networkx spring layout (fixed ``seed``).
+_GRAPH_WIDTH = 460
+_GRAPH_HEIGHT = 460
+# Node positions fill [0, 1]²; the margin keeps the names around the circle inside the canvas.
+_GRAPH_MARGIN = 0.22
+_ARROW_GAP_PX = 13.0  # an arrowhead stops this far from the target's centre (outside its disc)
+_PARALLEL_PX = 3.0  # the two directions of a pair are drawn this far apart, side by side
 
-    Edge width follows ``weight``; dashed edges are delegations (spawns); node size is the
-    agent's traffic, colour its kind (main / subagent).
+
+def _graph_edges(g: nx.DiGraph, weight: str, top_edges: int) -> tuple[list[tuple[str, str, dict[str, Any]]], int]:
+    """The ``top_edges`` heaviest directed edges (ties by name) and how many there were."""
+    edges = [(a, b, d) for a, b, d in g.edges(data=True) if a != b]
+    edges.sort(key=lambda e: (-float(e[2].get(weight, 0) or 0), e[0], e[1]))
+    return edges[:top_edges], len(edges)
+
+
+def graph_chart(
+    g: nx.DiGraph, *, weight: str = "messages", top_edges: int = 40, title: str = "Agent interaction graph"
+) -> alt.LayerChart:
+    """Draw the interaction graph: agents on a circle, requester → target arrows.
+
+    A circle keeps 15–30 agents and their names apart, where a force layout of a dense
+    coordination graph is a hairball. Only the ``top_edges`` heaviest edges by ``weight``
+    are drawn (the title says how many of how many; :func:`graph_matrix` shows them all).
+    Each directed edge ends in an arrowhead at its target; the two directions of a pair run
+    side by side. Edge width follows ``weight``, colour the edge's no-reply share (zero-
+    anchored, so 0 % and 10 % differ), dashes mark delegations (spawns). Node size is the
+    agent's traffic, colour its kind (main / subagent). Agents are placed by kind, then by
+    traffic, so the positions do not depend on a random seed.
     """
-    pos = nx.spring_layout(g, seed=seed, weight=weight) if g.number_of_nodes() else {}
+    traffic = {n: float(g.in_degree(n, weight=weight) + g.out_degree(n, weight=weight)) for n in g.nodes}
+    order = sorted(g.nodes, key=lambda n: (g.nodes[n].get("kind", "?") != "main", -traffic[n], n))
+    k = len(order)
+    # start at the top, clockwise; one agent sits in the middle
+    pos = {
+        n: (0.5, 0.5) if k == 1 else (0.5 + 0.5 * math.sin(2 * math.pi * i / k), 0.5 + 0.5 * math.cos(2 * math.pi * i / k))
+        for i, n in enumerate(order)
+    }
     nodes = pl.DataFrame(
         [
-            {"agent": n, "x": float(pos[n][0]), "y": float(pos[n][1]), "kind": d.get("kind", "?"),
-             "traffic": float(g.in_degree(n, weight=weight) + g.out_degree(n, weight=weight))}
-            for n, d in sorted(g.nodes(data=True))
+            {"agent": n, "x": pos[n][0], "y": pos[n][1], "kind": g.nodes[n].get("kind", "?"), "traffic": traffic[n],
+             # names outside the circle, aligned away from it
+             "lx": 0.5 + (pos[n][0] - 0.5) * 1.12, "ly": 0.5 + (pos[n][1] - 0.5) * 1.12,
+             "align": "center" if abs(pos[n][0] - 0.5) < 0.05 else ("left" if pos[n][0] > 0.5 else "right")}
+            for n in order
         ],
-        schema={"agent": pl.String, "x": pl.Float64, "y": pl.Float64, "kind": pl.String, "traffic": pl.Float64},
+        schema={"agent": pl.String, "x": pl.Float64, "y": pl.Float64, "kind": pl.String, "traffic": pl.Float64,
+                "lx": pl.Float64, "ly": pl.Float64, "align": pl.String},
     )
+    kept, total = _graph_edges(g, weight, top_edges)
+    span = 1 + 2 * _GRAPH_MARGIN
+    px = (_GRAPH_WIDTH / span, _GRAPH_HEIGHT / span)  # pixels per data unit
+    rows = []
+    for a, b, d in kept:
+        (x1, y1), (x2, y2) = pos[a], pos[b]
+        dx, dy = (x2 - x1) * px[0], (y2 - y1) * px[1]
+        length = math.hypot(dx, dy) or 1.0
+        ux, uy = dx / length, dy / length
+        # shift to the right of the direction of travel, so a → b and b → a do not overlap
+        ox, oy = uy * _PARALLEL_PX / px[0], -ux * _PARALLEL_PX / px[1]
+        gap = min(_ARROW_GAP_PX, length / 2)
+        rows.append({
+            "from": a, "to": b, "x": x1 + ox, "y": y1 + oy,
+            "x2": x2 + ox - ux * gap / px[0], "y2": y2 + oy - uy * gap / px[1],
+            # Vega's angle turns the upward triangle clockwise; screen y grows downwards
+            "angle": math.degrees(math.atan2(ux, uy)) % 360,
+            "weight": float(d.get(weight, 0) or 0), "delegation": bool(d.get("delegation")),
+            "exchanges": int(d.get("exchanges", 0) or 0), "no_reply_share": d.get("no_reply_share"),
+            "p50_s": d.get("p50_first_reply_s"),
+        })
     edges = pl.DataFrame(
-        [
-            {"from": a, "to": b, "x": float(pos[a][0]), "y": float(pos[a][1]), "x2": float(pos[b][0]),
-             "y2": float(pos[b][1]), "weight": float(d.get(weight, 0) or 0), "delegation": bool(d.get("delegation")),
-             "exchanges": int(d.get("exchanges", 0) or 0),
-             "p50_s": d.get("p50_first_reply_s")}
-            for a, b, d in sorted(g.edges(data=True), key=lambda e: (e[0], e[1])) if a != b
-        ],
+        rows,
         schema={"from": pl.String, "to": pl.String, "x": pl.Float64, "y": pl.Float64, "x2": pl.Float64,
-                "y2": pl.Float64, "weight": pl.Float64, "delegation": pl.Boolean, "exchanges": pl.Int64,
-                "p50_s": pl.Float64},
-    )
+                "y2": pl.Float64, "angle": pl.Float64, "weight": pl.Float64, "delegation": pl.Boolean,
+                "exchanges": pl.Int64, "no_reply_share": pl.Float64, "p50_s": pl.Float64},
+    ).with_columns(pl.col("no_reply_share").fill_null(0.0))
     _guard(nodes, "graph_chart nodes")
     _guard(edges, "graph_chart edges")
     axis = alt.Axis(title=None, labels=False, ticks=False, grid=False, domain=False)
-    edge_layer = (
-        alt.Chart(edges)
-        .mark_rule(opacity=0.45)
-        .encode(
-            x=alt.X("x:Q", axis=axis), y=alt.Y("y:Q", axis=axis), x2="x2:Q", y2="y2:Q",
-            strokeWidth=alt.StrokeWidth("weight:Q", scale=alt.Scale(range=[0.5, 6]), title=weight),
-            strokeDash=alt.StrokeDash("delegation:N", scale=alt.Scale(domain=[False, True], range=[[1, 0], [4, 3]])),
-            tooltip=["from:N", "to:N", alt.Tooltip("weight:Q", title=weight), "exchanges:Q",
-                     alt.Tooltip("p50_s:Q", format=".1f", title="median reply s"), "delegation:N"],
-        )
+    domain = [-_GRAPH_MARGIN, 1 + _GRAPH_MARGIN]
+    x = alt.X("x:Q", axis=axis, scale=alt.Scale(domain=domain, nice=False, zero=False))
+    y = alt.Y("y:Q", axis=axis, scale=alt.Scale(domain=domain, nice=False, zero=False))
+    top_share = edges["no_reply_share"].max()
+    colour = alt.Color(
+        "no_reply_share:Q", title="no-reply share", legend=alt.Legend(format=".0%"),
+        scale=alt.Scale(domain=[0, max(float(top_share or 0), 0.05)], range=["#9ab0c9", "#c62828"]),
     )
-    node_layer = (
-        alt.Chart(nodes)
-        .mark_circle(opacity=0.9, stroke="white")
-        .encode(
-            x="x:Q", y="y:Q",
-            size=alt.Size("traffic:Q", scale=alt.Scale(range=[60, 900]), title="traffic"),
-            color=alt.Color("kind:N", scale=alt.Scale(domain=["main", "subagent"], range=["#4c78a8", "#f58518"])),
-            tooltip=["agent:N", "kind:N", "traffic:Q"],
-        )
+    tooltip = ["from:N", "to:N", alt.Tooltip("weight:Q", title=weight), "exchanges:Q",
+               alt.Tooltip("no_reply_share:Q", format=".0%", title="no-reply share"),
+               alt.Tooltip("p50_s:Q", format=".1f", title="median reply s"), "delegation:N"]
+    edge_layer = alt.Chart(edges).mark_rule(opacity=0.7).encode(
+        x=x, y=y, x2="x2:Q", y2="y2:Q", color=colour,
+        strokeWidth=alt.StrokeWidth("weight:Q", scale=alt.Scale(range=[0.6, 5], zero=False), title=weight),
+        strokeDash=alt.StrokeDash("delegation:N", scale=alt.Scale(domain=[False, True], range=[[1, 0], [4, 3]]),
+                                  title="delegation"),
+        tooltip=tooltip,
     )
-    labels = alt.Chart(nodes).mark_text(dy=-14, fontSize=11).encode(x="x:Q", y="y:Q", text="agent:N")
-    return (edge_layer + node_layer + labels).properties(title=title, width=480, height=420)
+    arrows = alt.Chart(edges).mark_point(shape="triangle-up", filled=True, size=70, opacity=0.9).encode(
+        x=alt.X("x2:Q", scale=alt.Scale(domain=domain, nice=False, zero=False), axis=axis),
+        y=alt.Y("y2:Q", scale=alt.Scale(domain=domain, nice=False, zero=False), axis=axis),
+        angle=alt.Angle("angle:Q", scale=None), color=colour, tooltip=tooltip,
+    )
+    node_layer = alt.Chart(nodes).mark_circle(opacity=0.95, stroke="white").encode(
+        x=x, y=y,
+        size=alt.Size("traffic:Q", scale=alt.Scale(range=[40, 260]), title="traffic"),
+        fill=alt.Fill("kind:N", scale=alt.Scale(domain=["main", "subagent"], range=["#4c78a8", "#f58518"]),
+                      title="agent kind"),
+        tooltip=["agent:N", "kind:N", "traffic:Q"],
+    )
+    # text alignment is a mark property, not a channel: one layer per side of the circle
+    labels = [
+        alt.Chart(nodes.filter(pl.col("align") == side)).mark_text(fontSize=11, align=side, baseline="middle").encode(
+            x=alt.X("lx:Q", scale=alt.Scale(domain=domain, nice=False, zero=False), axis=axis),
+            y=alt.Y("ly:Q", scale=alt.Scale(domain=domain, nice=False, zero=False), axis=axis),
+            text="agent:N",
+        )
+        for side in ("left", "center", "right")
+    ]
+    shown = f"top {len(kept)} of {total} edges by {weight}" if len(kept) < total else f"{total} edges"
+    return alt.layer(edge_layer, arrows, node_layer, *labels).properties(
+        title=alt.TitleParams(title, subtitle=f"{k} agents, {shown}; arrow = requester → target"),
+        width=_GRAPH_WIDTH, height=_GRAPH_HEIGHT,
+    )
+
+
+def graph_overview(g: nx.DiGraph, *, weight: str = "messages", top_edges: int = 40) -> alt.HConcatChart:
+    """:func:`graph_chart` and :func:`graph_matrix` side by side, each with its own colour scale."""
+    return alt.hconcat(graph_chart(g, weight=weight, top_edges=top_edges), graph_matrix(g, weight=weight)).resolve_scale(
+        color="independent", size="independent", strokeWidth="independent"
+    )
+
+
+def graph_matrix(g: nx.DiGraph, *, weight: str = "messages", title: str = "Requester × target") -> alt.LayerChart:
+    """The interaction graph as a requester × target matrix: every edge, direction by axis.
+
+    The companion of :func:`graph_chart` that never turns into a hairball: rows are
+    requesters, columns targets, in the order of their traffic; colour and label are the
+    edge's ``weight`` (scale from zero); the tooltip adds exchanges, no-reply share and the
+    median first reply.
+    """
+    traffic = {n: float(g.in_degree(n, weight=weight) + g.out_degree(n, weight=weight)) for n in g.nodes}
+    order = sorted(g.nodes, key=lambda n: (-traffic[n], n))
+    cells = _guard(
+        pl.DataFrame(
+            [
+                {"from": a, "to": b, "weight": float(d.get(weight, 0) or 0), "exchanges": int(d.get("exchanges", 0) or 0),
+                 "no_reply_share": d.get("no_reply_share"), "p50_s": d.get("p50_first_reply_s")}
+                for a, b, d in sorted(g.edges(data=True), key=lambda e: (e[0], e[1]))
+            ],
+            schema={"from": pl.String, "to": pl.String, "weight": pl.Float64, "exchanges": pl.Int64,
+                    "no_reply_share": pl.Float64, "p50_s": pl.Float64},
+        ),
+        "graph_matrix",
+    )
+    top = cells["weight"].max()
+    base = alt.Chart(cells, title=title).encode(
+        x=alt.X("to:N", sort=order, title="target", axis=alt.Axis(labelAngle=-40, orient="top")),
+        y=alt.Y("from:N", sort=order, title="requester"),
+    )
+    rect = base.mark_rect(stroke="#d0d0d0", strokeWidth=0.5).encode(
+        color=alt.Color("weight:Q", title=weight, scale=alt.Scale(scheme="blues", domain=[0, float(top or 1)])),
+        tooltip=["from:N", "to:N", alt.Tooltip("weight:Q", title=weight), "exchanges:Q",
+                 alt.Tooltip("no_reply_share:Q", format=".0%", title="no-reply share"),
+                 alt.Tooltip("p50_s:Q", format=".1f", title="median reply s")],
+    )
+    text = base.mark_text(fontSize=8).encode(
+        text=alt.Text("weight:Q", format="d"),
+        color=alt.condition(f"datum.weight > {float(top or 1) / 2}", alt.value("white"), alt.value("black")),
+    )
+    return (rect + text).properties(width=alt.Step(22), height=alt.Step(18))
 
 
 def dfg_chart(dfg: pl.DataFrame, *, min_count: int = 1, title: str = "Directly-follows graph") -> alt.LayerChart:
