@@ -157,6 +157,9 @@ def _chart_mimebundle(spec: dict[str, Any], **metadata: Any) -> tuple[dict[str, 
     this Vega-Lite version's MIME type and GitHub renders none at all, so both show the
     PNG, which ``nbval`` does not compare (rasterising depends on the installed fonts).
     """
+    from a2a_lab.views.plots import register_fonts
+
+    register_fonts()  # Korean text (the agents' messages) renders instead of empty boxes
     rendered = spec_to_mimebundle(spec, format="png", mode="vega-lite", **metadata)
     # A PNG comes with its pixel size as metadata, so this is always a pair.
     assert isinstance(rendered, tuple)
