@@ -58,7 +58,11 @@ def deep_call(fn: Callable[..., T], *args: object, depth: int | None = None, **k
     # The recursion limit is process-wide: one retry at a time, restored afterwards.
     with _LOCK:
         old_limit, old_stack = sys.getrecursionlimit(), threading.stack_size()
-        stack = _MAX_STACK if depth is None else min(_MAX_STACK, max(_MIN_STACK, depth * _BYTES_PER_LEVEL))
+        stack = (
+            _MAX_STACK
+            if depth is None
+            else min(_MAX_STACK, max(_MIN_STACK, depth * _BYTES_PER_LEVEL))
+        )
         sys.setrecursionlimit(max(old_limit, stack // _BYTES_PER_LEVEL))
         threading.stack_size(stack)
         try:

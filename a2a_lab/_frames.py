@@ -78,7 +78,12 @@ def same_kind(*, collect: bool = False) -> Callable[[Callable[P, R]], Callable[P
             out = fn(*args, **kwargs)
             if lazy and isinstance(out, pl.DataFrame):
                 return out.lazy()  # type: ignore[return-value]
-            if not lazy and bool(args) and isinstance(args[0], pl.DataFrame) and isinstance(out, pl.LazyFrame):
+            if (
+                not lazy
+                and bool(args)
+                and isinstance(args[0], pl.DataFrame)
+                and isinstance(out, pl.LazyFrame)
+            ):
                 return out.collect()  # type: ignore[return-value]
             return out
 

@@ -73,7 +73,12 @@ import polars as pl
 
 from a2a_lab.exchanges import from_agent_expr, to_agent_expr
 from a2a_lab.reference.jsstr import JS_WHITESPACE, js_lower_all, js_string_expr, js_trim_expr
-from a2a_lab.reference.rules import TASK_MONITOR_V1, RuleSet, main_agents_from_openclaw, normalize_agent_id
+from a2a_lab.reference.rules import (
+    TASK_MONITOR_V1,
+    RuleSet,
+    main_agents_from_openclaw,
+    normalize_agent_id,
+)
 
 __all__ = ["ENRICHMENT_COLUMNS", "enrich", "resolve_main_agents"]
 
@@ -100,7 +105,9 @@ MainAgents = Iterable[str] | str | PathLike[str] | None
 _TMP = "__enrich_"
 
 
-def resolve_main_agents(main_agents: MainAgents, rules: RuleSet = TASK_MONITOR_V1) -> frozenset[str]:
+def resolve_main_agents(
+    main_agents: MainAgents, rules: RuleSet = TASK_MONITOR_V1
+) -> frozenset[str]:
     """The normalised main-agent set for :func:`enrich`.
 
     Parameters
@@ -267,7 +274,10 @@ class _Plan:
         """Bit fields: ``(category, first keyword index in it, first ordinal)``, in order."""
         out, ordinal = [], 0
         for c, cat in enumerate(self.rules.categories):
-            out += [(c, start, ordinal + start) for start in range(0, len(cat.keywords), self.field_width)]
+            out += [
+                (c, start, ordinal + start)
+                for start in range(0, len(cat.keywords), self.field_width)
+            ]
             ordinal += len(cat.keywords)
         return out
 
@@ -308,15 +318,28 @@ class _Plan:
         )
 
     def stage_session_inputs(self) -> list[pl.Expr]:
-        main, subagent, unknown = self.rules.session_types
+        main, subagent, _unknown = self.rules.session_types
         mains = pl.lit(pl.Series(sorted(self.main_agents), dtype=pl.String)).implode()
         spawn = pl.col("type").is_in(self.rules.spawn_types)
-        from_key = pl.coalesce(_text("sourceSessionKey"), _text("requesterSessionKey"), _text("sessionKey"))
+        from_key = pl.coalesce(
+            _text("sourceSessionKey"), _text("requesterSessionKey"), _text("sessionKey")
+        )
         explicit_from, explicit_to = _text("fromSessionType"), _text("toSessionType")
         return [
-            pl.col("from_agent").str.to_lowercase().is_in(mains).fill_null(False).alias(_TMP + "from_main"),
-            pl.col("to_agent").str.to_lowercase().is_in(mains).fill_null(False).alias(_TMP + "to_main"),
-            pl.when(spawn).then(pl.lit(main)).otherwise(self._key_type(from_key)).alias(_TMP + "from_key_type"),
+            pl.col("from_agent")
+            .str.to_lowercase()
+            .is_in(mains)
+            .fill_null(False)
+            .alias(_TMP + "from_main"),
+            pl.col("to_agent")
+            .str.to_lowercase()
+            .is_in(mains)
+            .fill_null(False)
+            .alias(_TMP + "to_main"),
+            pl.when(spawn)
+            .then(pl.lit(main))
+            .otherwise(self._key_type(from_key))
+            .alias(_TMP + "from_key_type"),
             pl.when(spawn)
             .then(pl.lit(subagent))
             .otherwise(self._key_type(_text("targetSessionKey")))
@@ -349,7 +372,8 @@ class _Plan:
         explicit_from, explicit_to = _tmp("explicit_from"), _tmp("explicit_to")
         # the explicit pair counts only when both are valid
         explicit = (
-            explicit_from.is_in(self.rules.session_types) & explicit_to.is_in(self.rules.session_types)
+            explicit_from.is_in(self.rules.session_types)
+            & explicit_to.is_in(self.rules.session_types)
         ).fill_null(False)
         return [
             pl.when(explicit).then(explicit_from).otherwise(from_type).alias("from_session_type"),
@@ -364,12 +388,14 @@ class _Plan:
                 [pl.col("type"), *(_text(f) for f in fields)], separator="\n", ignore_nulls=True
             ).str.to_lowercase()
             return haystack.str.extract_many(self.patterns, overlapping=True)
-        haystack = pl.concat_str([pl.col("type"), *(_data(f) for f in fields)], separator="\n", ignore_nulls=True)
+        haystack = pl.concat_str(
+            [pl.col("type"), *(_data(f) for f in fields)], separator="\n", ignore_nulls=True
+        )
         if self.folding:
             haystack = haystack.str.replace_many(list(self.folding), list(self.folding.values()))
-        return haystack.str.extract_many(self.patterns, ascii_case_insensitive=True, overlapping=True).list.eval(
-            pl.element().str.to_lowercase()
-        )
+        return haystack.str.extract_many(
+            self.patterns, ascii_case_insensitive=True, overlapping=True
+        ).list.eval(pl.element().str.to_lowercase())
 
     def stage_role_and_hits(self) -> list[pl.Expr]:
         r = self.rules
@@ -378,7 +404,10 @@ class _Plan:
         from_type, to_type = pl.col("from_session_type"), pl.col("to_session_type")
         explicit = _text("eventRole")
         delegation_hint = (
-            etype.is_in(r.spawn_types) | _tmp("hint") | (from_type == subagent) | (to_type == subagent)
+            etype.is_in(r.spawn_types)
+            | _tmp("hint")
+            | (from_type == subagent)
+            | (to_type == subagent)
         )
         a2a_role = (
             pl.when(delegation_hint)
@@ -390,7 +419,9 @@ class _Plan:
         role = (
             pl.when(explicit.is_in(r.event_roles).fill_null(False))
             .then(explicit)
-            .when(pl.any_horizontal(etype.str.starts_with(p) for p in r.orchestration_type_prefixes))
+            .when(
+                pl.any_horizontal(etype.str.starts_with(p) for p in r.orchestration_type_prefixes)
+            )
             .then(pl.lit(r.role_orchestration))
             .when(etype.is_in(r.observability_types))
             .then(pl.lit(r.role_observability))
@@ -399,7 +430,9 @@ class _Plan:
             .otherwise(pl.lit(r.role_observability))
         )
         hits = self._matches().list.eval(
-            pl.element().replace_strict(self.patterns, range(len(self.patterns)), return_dtype=pl.UInt16)
+            pl.element().replace_strict(
+                self.patterns, range(len(self.patterns)), return_dtype=pl.UInt16
+            )
         )
         # a keyword counts once however often it occurs
         return [role.alias("event_role"), hits.list.unique().alias(_TMP + "hits")]
@@ -438,7 +471,9 @@ class _Plan:
         for g, (cat, start, _) in enumerate(self.slices):
             keywords = r.categories[cat].keywords[start : start + self._slice_size(g)]
             for weight in sorted({r.keyword_weight(kw) for kw in keywords}):
-                bits = sum(1 << j for j, kw in enumerate(keywords) if r.keyword_weight(kw) == weight)
+                bits = sum(
+                    1 << j for j, kw in enumerate(keywords) if r.keyword_weight(kw) == weight
+                )
                 ones = (_tmp(f"mask{g}") & bits).bitwise_count_ones().cast(pl.Int64)
                 terms[cat].append(ones * weight)
         return [pl.sum_horizontal(t).alias(f"{_TMP}score{c}") for c, t in enumerate(terms)]
@@ -451,7 +486,10 @@ class _Plan:
 
     def stage_top_category(self) -> list[pl.Expr]:
         # the reference's stable sort puts the first category with the top score first
-        firsts = [pl.when(s == _tmp("top")).then(pl.lit(c, pl.Int64)) for c, s in enumerate(self._scores())]
+        firsts = [
+            pl.when(s == _tmp("top")).then(pl.lit(c, pl.Int64))
+            for c, s in enumerate(self._scores())
+        ]
         return [pl.coalesce(firsts).alias(_TMP + "top_cat")]
 
     @cached_property
@@ -470,7 +508,9 @@ class _Plan:
         others = [pl.when(top_cat != c).then(s) for c, s in enumerate(scores)]
         second = pl.max_horizontal(others).fill_null(0) if len(scores) > 1 else pl.lit(0, pl.Int64)
         top_masks = [
-            pl.coalesce([pl.when(top_cat == cat).then(_tmp(f"mask{g}")) for cat, g in fields.items()])
+            pl.coalesce(
+                [pl.when(top_cat == cat).then(_tmp(f"mask{g}")) for cat, g in fields.items()]
+            )
             .fill_null(0)
             .alias(f"{_TMP}top_mask{s}_0")
             for s, fields in enumerate(self.slice_index)
@@ -482,7 +522,9 @@ class _Plan:
         """Sub-tag lookup: ``category * stride + index in category`` -> keyword."""
         stride = max(len(c.keywords) for c in self.rules.categories)
         return stride, {
-            c * stride + j: kw for c, cat in enumerate(self.rules.categories) for j, kw in enumerate(cat.keywords)
+            c * stride + j: kw
+            for c, cat in enumerate(self.rules.categories)
+            for j, kw in enumerate(cat.keywords)
         }
 
     def stages_sub_tags(self) -> list[list[pl.Expr]]:
@@ -492,8 +534,14 @@ class _Plan:
         for s in range(len(self.slice_index)):
             for i in range(self.rules.rule_sub_tag_limit):
                 mask = _tmp(f"top_mask{s}_{i}")
-                key = _tmp("top_cat") * stride + s * self.field_width + mask.bitwise_trailing_zeros().cast(pl.Int64)
-                tag = key.replace_strict(list(lookup), list(lookup.values()), default=None, return_dtype=pl.String)
+                key = (
+                    _tmp("top_cat") * stride
+                    + s * self.field_width
+                    + mask.bitwise_trailing_zeros().cast(pl.Int64)
+                )
+                tag = key.replace_strict(
+                    list(lookup), list(lookup.values()), default=None, return_dtype=pl.String
+                )
                 stages.append(
                     [
                         pl.when(mask != 0).then(tag).alias(f"{_TMP}tag{s}_{i}"),
@@ -533,7 +581,11 @@ class _Plan:
         empty_tags = pl.lit([], dtype=pl.List(pl.String))
         # joining and splitting the few tags is much cheaper than concat_list + drop_nulls
         joined = pl.concat_str(
-            [_tmp(f"tag{s}_{i}") for s in range(len(self.slice_index)) for i in range(r.rule_sub_tag_limit)],
+            [
+                _tmp(f"tag{s}_{i}")
+                for s in range(len(self.slice_index))
+                for i in range(r.rule_sub_tag_limit)
+            ],
             separator=self.tag_separator,
             ignore_nulls=True,
         )
@@ -547,7 +599,9 @@ class _Plan:
         top = _tmp("top")
         k = r.max_category_score + 1
         keys, values = self.confidence_table
-        rule_conf = (top * k + _tmp("gap")).replace_strict(keys, values, default=None, return_dtype=pl.Float64)
+        rule_conf = (top * k + _tmp("gap")).replace_strict(
+            keys, values, default=None, return_dtype=pl.Float64
+        )
         rule_cat = _tmp("top_cat").replace_strict(
             range(len(r.categories)), r.category_names, return_dtype=pl.String
         )
@@ -560,13 +614,21 @@ class _Plan:
         is_rule = ~manual & (top > 0)
 
         def choose(manual_value: pl.Expr, rule_value: pl.Expr, fallback_value: pl.Expr) -> pl.Expr:
-            return pl.when(manual).then(manual_value).when(is_rule).then(rule_value).otherwise(fallback_value)
+            return (
+                pl.when(manual)
+                .then(manual_value)
+                .when(is_rule)
+                .then(rule_value)
+                .otherwise(fallback_value)
+            )
 
         return [
             choose(manual_cat, rule_cat, fallback_cat).alias("collab_category"),
             choose(manual_tags, rule_tags, empty_tags).alias("collab_sub_tags"),
             choose(
-                pl.lit(r.manual_confidence, pl.Float64), rule_conf, pl.lit(r.fallback_confidence, pl.Float64)
+                pl.lit(r.manual_confidence, pl.Float64),
+                rule_conf,
+                pl.lit(r.fallback_confidence, pl.Float64),
             ).alias("category_confidence"),
             choose(pl.lit(SOURCE_MANUAL), pl.lit(SOURCE_RULE), pl.lit(SOURCE_FALLBACK)).alias(
                 "category_source"

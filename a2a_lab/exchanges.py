@@ -62,11 +62,11 @@ __all__ = [
     "from_agent_expr",
     "intent_expr",
     "outcome_text_expr",
-    "with_response_outcome",
     "suggested_turns_expr",
     "to_agent_expr",
     "wait_reason_expr",
     "with_agents",
+    "with_response_outcome",
 ]
 
 #: Event types that belong to an exchange.
@@ -88,10 +88,34 @@ _SLACK_MS: Final = 1_000.0
 
 #: The ``data`` fields :func:`exchange_events` keeps.
 EXCHANGE_FIELDS: Final[tuple[str, ...]] = (
-    "conversationId", "parentConversationId", "workSessionId", "taskId", "turn", "maxTurns", "outcome",
-    "message", "replyPreview", "waitStatus", "waitError", "configuredMaxTurns", "effectiveTurns", "actualTurns",
-    "announced", "earlyTermination", "terminationReason", "concurrencyBlocked", "messageIntent", "payloadType",
-    "payloadJson", "depth", "hop", "attempt", "errorCode", "errorCategory", "runId", "fromSessionType",
+    "conversationId",
+    "parentConversationId",
+    "workSessionId",
+    "taskId",
+    "turn",
+    "maxTurns",
+    "outcome",
+    "message",
+    "replyPreview",
+    "waitStatus",
+    "waitError",
+    "configuredMaxTurns",
+    "effectiveTurns",
+    "actualTurns",
+    "announced",
+    "earlyTermination",
+    "terminationReason",
+    "concurrencyBlocked",
+    "messageIntent",
+    "payloadType",
+    "payloadJson",
+    "depth",
+    "hop",
+    "attempt",
+    "errorCode",
+    "errorCategory",
+    "runId",
+    "fromSessionType",
     "toSessionType",
 )
 
@@ -120,7 +144,9 @@ def from_agent_expr() -> pl.Expr:
     >>> ev.select(from_agent_expr(), to_agent_expr()).rows()
     [(None, 'eden'), ('ruda', None)]
     """
-    return pl.coalesce(_text("fromAgent"), _text("senderAgentId"), js_string_expr(pl.col("agent_id"))).alias(FROM_AGENT)
+    return pl.coalesce(
+        _text("fromAgent"), _text("senderAgentId"), js_string_expr(pl.col("agent_id"))
+    ).alias(FROM_AGENT)
 
 
 def to_agent_expr() -> pl.Expr:
@@ -171,7 +197,8 @@ def _ascii_case_insensitive(pattern: str) -> str:
 @cache
 def _intent_patterns(rules: IntentRules) -> tuple[tuple[str, str, int], ...]:
     return tuple(
-        (_ascii_case_insensitive(r.pattern.pattern), r.result.intent, r.result.suggested_turns) for r in rules.rules
+        (_ascii_case_insensitive(r.pattern.pattern), r.result.intent, r.result.suggested_turns)
+        for r in rules.rules
     )
 
 
@@ -195,7 +222,9 @@ def intent_expr(message: pl.Expr, rules: IntentRules = INTENT_RULES_V1) -> pl.Ex
 
 def suggested_turns_expr(intent: pl.Expr, rules: IntentRules = INTENT_RULES_V1) -> pl.Expr:
     """The turns an intent suggests (runtime §3: 0 none, -1 the configured maximum)."""
-    turns = {i: t for _, i, t in _intent_patterns(rules)} | {rules.default.intent: rules.default.suggested_turns}
+    turns = {i: t for _, i, t in _intent_patterns(rules)} | {
+        rules.default.intent: rules.default.suggested_turns
+    }
     return intent.replace_strict(turns, default=None, return_dtype=pl.Int64)
 
 
@@ -203,7 +232,9 @@ def payload_intent_expr(payload_type: pl.Expr, payload_json: pl.Expr) -> pl.Expr
     """The intent a structured payload stands for (its ``payloadType``, else the JSON's
     ``type``), null without one."""
     kind = payload_json.str.extract(r'"type"\s*:\s*"([a-z_]+)"', 1)
-    return pl.coalesce(payload_type, kind).replace_strict(dict(PAYLOAD_INTENTS), default=None, return_dtype=pl.String)
+    return pl.coalesce(payload_type, kind).replace_strict(
+        dict(PAYLOAD_INTENTS), default=None, return_dtype=pl.String
+    )
 
 
 # ---------------------------------------------------------------------------------------
@@ -261,9 +292,12 @@ def wait_reason_expr() -> pl.Expr:
     ``waitError`` text, ``not_found``, ``error``, ``timeout``; null otherwise."""
     status, error = _text("waitStatus"), _text("waitError")
     return (
-        pl.when(error.is_not_null()).then(error)
-        .when(status.is_in(list(REASON_TEXTS))).then(status)
-        .when(status == "timeout").then(pl.lit("timeout"))
+        pl.when(error.is_not_null())
+        .then(error)
+        .when(status.is_in(list(REASON_TEXTS)))
+        .then(status)
+        .when(status == "timeout")
+        .then(pl.lit("timeout"))
     )
 
 
@@ -295,25 +329,37 @@ def with_response_outcome(
     is_resp = pl.col("type") == "a2a.response"
     # parse only the texts that can be outcome texts (a small minority); the stages keep
     # each expression evaluated once
-    parsed = outcome_text_expr(pl.when(is_resp & text.str.contains("[outcome]", literal=True)).then(text))
+    parsed = outcome_text_expr(
+        pl.when(is_resp & text.str.contains("[outcome]", literal=True)).then(text)
+    )
     lf = frame.lazy().with_columns(
-        parsed.alias("_p"), pl.when(is_resp).then(_text("outcome")).alias("_f"), wait_reason_expr().alias("_w"),
+        parsed.alias("_p"),
+        pl.when(is_resp).then(_text("outcome")).alias("_f"),
+        wait_reason_expr().alias("_w"),
         (_text("waitStatus").is_not_null() | _text("waitError").is_not_null()).alias("_hw"),
     )
     text_kind, text_reason = pl.col("_p").struct.field("kind"), pl.col("_p").struct.field("reason")
     said = pl.coalesce("_f", text_kind)
-    no_reply = (said == "no_reply") | (text_kind == "no_reply") | ((said == "blocked") & pl.col("_hw"))
+    no_reply = (
+        (said == "no_reply") | (text_kind == "no_reply") | ((said == "blocked") & pl.col("_hw"))
+    )
     lf = lf.with_columns(
-        pl.when(~is_resp).then(pl.lit(None, pl.String))
-        .when(no_reply).then(pl.lit("no_reply"))
-        .when(said.is_not_null()).then(said)
-        .when(_D.struct.field("turn").is_not_null()).then(pl.lit("turn"))
+        pl.when(~is_resp)
+        .then(pl.lit(None, pl.String))
+        .when(no_reply)
+        .then(pl.lit("no_reply"))
+        .when(said.is_not_null())
+        .then(said)
+        .when(_D.struct.field("turn").is_not_null())
+        .then(pl.lit("turn"))
         .otherwise(pl.lit("reply"))
         .alias(kind)
     )
     return lf.with_columns(
-        pl.when(pl.col(kind) == "no_reply").then(pl.coalesce("_w", pl.when(text_kind == "no_reply").then(text_reason)))
-        .when(~pl.col(kind).is_in(["reply", "turn"])).then(text_reason)
+        pl.when(pl.col(kind) == "no_reply")
+        .then(pl.coalesce("_w", pl.when(text_kind == "no_reply").then(text_reason)))
+        .when(~pl.col(kind).is_in(["reply", "turn"]))
+        .then(text_reason)
         .alias(reason)
     ).drop("_p", "_f", "_w", "_hw")
 
@@ -324,8 +370,21 @@ def with_response_outcome(
 
 _DIR: Final = ["conversation_id", "requester", "target"]
 #: Columns :func:`exchange_events` computes for the matching and drops.
-_HELPERS: Final = ("_kind", "_reason", "_run", "_turn", "_max", "_term", "_mi", "_st", "_req_type", "_conc", "_actual",
-                   "_eff", "_status")
+_HELPERS: Final = (
+    "_kind",
+    "_reason",
+    "_run",
+    "_turn",
+    "_max",
+    "_term",
+    "_mi",
+    "_st",
+    "_req_type",
+    "_conc",
+    "_actual",
+    "_eff",
+    "_status",
+)
 
 
 def _directed(events: pl.DataFrame | pl.LazyFrame) -> pl.DataFrame:
@@ -337,29 +396,47 @@ def _directed(events: pl.DataFrame | pl.LazyFrame) -> pl.DataFrame:
     The direction is part of the key because a relay (A → B, then B → C) reuses one id for
     both hops, and a sub-agent may ask its parent a question (B → A) in the middle of A → B.
     """
-    frame = events if isinstance(events, pl.DataFrame) and FROM_AGENT in events.columns else with_agents(events).collect()
+    frame = (
+        events
+        if isinstance(events, pl.DataFrame) and FROM_AGENT in events.columns
+        else with_agents(events).collect()
+    )
     lf = narrow(
-        frame, pl.col("type").is_in(EXCHANGE_TYPES), EXCHANGE_FIELDS,
+        frame,
+        pl.col("type").is_in(EXCHANGE_TYPES),
+        EXCHANGE_FIELDS,
         ("file", "line", "type", "event_ms", "event_time", FROM_AGENT, TO_AGENT),
     ).lazy()
     conv = _text("conversationId")
     frm, to = pl.col(FROM_AGENT), pl.col(TO_AGENT)
     turn = _D.struct.field("turn")
     a2a = lf.filter(conv.is_not_null()).with_columns(conv.alias("conversation_id"))
-    sent = a2a.filter(pl.col("type") == "a2a.send").select("conversation_id", frm.alias("_r"), to.alias("_t")).unique()
+    sent = (
+        a2a.filter(pl.col("type") == "a2a.send")
+        .select("conversation_id", frm.alias("_r"), to.alias("_t"))
+        .unique()
+    )
     keys = ["conversation_id", "_r", "_t"]
     flagged = a2a.join(
         sent.with_columns(pl.lit(True).alias("_fwd")),
-        left_on=["conversation_id", FROM_AGENT, TO_AGENT], right_on=keys, how="left", nulls_equal=True,
+        left_on=["conversation_id", FROM_AGENT, TO_AGENT],
+        right_on=keys,
+        how="left",
+        nulls_equal=True,
     ).join(
         sent.with_columns(pl.lit(True).alias("_rev")),
-        left_on=["conversation_id", TO_AGENT, FROM_AGENT], right_on=keys, how="left", nulls_equal=True,
+        left_on=["conversation_id", TO_AGENT, FROM_AGENT],
+        right_on=keys,
+        how="left",
+        nulls_equal=True,
     )
     forward_by_type = (pl.col("type") != "a2a.response") | (turn.is_not_null() & (turn % 2 == 1))
     fwd, rev = pl.col("_fwd").is_not_null(), pl.col("_rev").is_not_null()
     reversed_ = (
-        pl.when(pl.col("type") == "a2a.send").then(False)
-        .when(forward_by_type).then(~fwd & rev)
+        pl.when(pl.col("type") == "a2a.send")
+        .then(False)
+        .when(forward_by_type)
+        .then(~fwd & rev)
         .otherwise(rev | ~fwd)
     )
     return (
@@ -381,7 +458,11 @@ def _rank(frame: pl.DataFrame, group: list[str], order: list[str]) -> pl.DataFra
 
 
 def _rank_match(
-    events: pl.DataFrame, cands: pl.DataFrame, group: list[str], ev_order: list[str], cand_order: list[str],
+    events: pl.DataFrame,
+    cands: pl.DataFrame,
+    group: list[str],
+    ev_order: list[str],
+    cand_order: list[str],
     ready: str,
 ) -> pl.DataFrame:
     """Pair the *r*-th event of each group with its *r*-th candidate exchange.
@@ -396,13 +477,20 @@ def _rank_match(
     if events.height == 0 or cands.height == 0:
         return pl.DataFrame(schema={"_seq": pl.UInt32, "exchange": pl.Int64, "_amb": pl.Boolean})
     ev = _rank(events, group, ev_order)
-    ca = _rank(cands, group, cand_order).rename({"_n": "_cn"}).with_columns(
-        pl.col(ready).shift(-1).over(group).alias("_next_ready")
+    ca = (
+        _rank(cands, group, cand_order)
+        .rename({"_n": "_cn"})
+        .with_columns(pl.col(ready).shift(-1).over(group).alias("_next_ready"))
     )
     n, cn = pl.col("_n"), pl.col("_cn")
-    return ev.join(ca.select(*group, "_r", "_cn", "exchange", pl.col(ready).alias("_ready"), "_next_ready"),
-                   on=[*group, "_r"], how="inner", nulls_equal=True).select(
-        "_seq", "exchange",
+    return ev.join(
+        ca.select(*group, "_r", "_cn", "exchange", pl.col(ready).alias("_ready"), "_next_ready"),
+        on=[*group, "_r"],
+        how="inner",
+        nulls_equal=True,
+    ).select(
+        "_seq",
+        "exchange",
         (
             (pl.col("event_ms") < pl.col("_ready"))
             | ((n > cn) & (cn > 1))
@@ -412,8 +500,14 @@ def _rank_match(
 
 
 def _rank_match_within(
-    events: pl.DataFrame, cands: pl.DataFrame, group: list[str], ev_order: list[str], cand_order: list[str],
-    ready: str, window_ms: float, rounds: int = 64,
+    events: pl.DataFrame,
+    cands: pl.DataFrame,
+    group: list[str],
+    ev_order: list[str],
+    cand_order: list[str],
+    ready: str,
+    window_ms: float,
+    rounds: int = 64,
 ) -> tuple[pl.DataFrame, pl.DataFrame]:
     """:func:`_rank_match` where a candidate's event must come within ``window_ms`` of its
     ``ready``: a candidate whose paired event comes later got none (it timed out), so it
@@ -435,7 +529,9 @@ def _rank_match_within(
         late = pair.filter(pl.col("event_ms") > pl.col(ready) + window_ms)
         if late.height == 0:
             break
-        first_late = late.sort("_r").group_by(group, maintain_order=True).agg(pl.col("exchange").first())
+        first_late = (
+            late.sort("_r").group_by(group, maintain_order=True).agg(pl.col("exchange").first())
+        )
         busy = first_late.select(group)
         settled_ev.append(ev_left.join(busy, on=group, how="anti", nulls_equal=True))
         settled_ca.append(keep.join(busy, on=group, how="anti", nulls_equal=True))
@@ -458,25 +554,42 @@ def _out_of_order(fifo: pl.DataFrame, by_run: pl.DataFrame, ex: pl.DataFrame) ->
     for the first outcomes of those exchanges.
     """
     retried = by_run.select(*_DIR, "exchange").unique()
-    spans = fifo.select(*_DIR, "exchange", "_send_ms", pl.col("event_ms").alias("_end"), "_kind", "_reason")
-    status = ex.select("_seq", "_status")
-    spans = spans.join(fifo.select("exchange", *_DIR, "_seq"), on=[*_DIR, "exchange"], nulls_equal=True).join(
-        status, on="_seq", how="left"
+    spans = fifo.select(
+        *_DIR, "exchange", "_send_ms", pl.col("event_ms").alias("_end"), "_kind", "_reason"
     )
-    call_ended = (pl.col("_kind") == "no_reply") & ~pl.col("_reason").is_in(["timeout"]).fill_null(False) & (
-        pl.col("_status").fill_null("") != "error"
+    status = ex.select("_seq", "_status")
+    spans = spans.join(
+        fifo.select("exchange", *_DIR, "_seq"), on=[*_DIR, "exchange"], nulls_equal=True
+    ).join(status, on="_seq", how="left")
+    call_ended = (
+        (pl.col("_kind") == "no_reply")
+        & ~pl.col("_reason").is_in(["timeout"]).fill_null(False)
+        & (pl.col("_status").fill_null("") != "error")
     )
     loose = spans.filter(call_ended).select(*_DIR, "exchange").vstack(retried).unique()
-    loose = loose.join(spans.select(*_DIR, "exchange", "_send_ms", "_end"), on=[*_DIR, "exchange"], how="left",
-                       nulls_equal=True)
-    pairs = loose.rename({"exchange": "_u", "_send_ms": "_us", "_end": "_ue"}).join(
-        spans.select(*_DIR, "exchange", "_send_ms", "_end"), on=_DIR, how="inner", nulls_equal=True
-    ).filter(
-        (pl.col("exchange") != pl.col("_u"))
-        & (pl.col("_send_ms") <= pl.col("_ue").fill_null(float("inf")))
-        & (pl.col("_end") >= pl.col("_us"))
+    loose = loose.join(
+        spans.select(*_DIR, "exchange", "_send_ms", "_end"),
+        on=[*_DIR, "exchange"],
+        how="left",
+        nulls_equal=True,
     )
-    hit = pl.concat([pairs.select(*_DIR, "exchange"), pairs.select(*_DIR, pl.col("_u").alias("exchange"))]).unique()
+    pairs = (
+        loose.rename({"exchange": "_u", "_send_ms": "_us", "_end": "_ue"})
+        .join(
+            spans.select(*_DIR, "exchange", "_send_ms", "_end"),
+            on=_DIR,
+            how="inner",
+            nulls_equal=True,
+        )
+        .filter(
+            (pl.col("exchange") != pl.col("_u"))
+            & (pl.col("_send_ms") <= pl.col("_ue").fill_null(float("inf")))
+            & (pl.col("_end") >= pl.col("_us"))
+        )
+    )
+    hit = pl.concat(
+        [pairs.select(*_DIR, "exchange"), pairs.select(*_DIR, pl.col("_u").alias("exchange"))]
+    ).unique()
     firsts = fifo.select(*_DIR, "exchange", "_seq")
     return firsts.join(hit, on=[*_DIR, "exchange"], how="semi", nulls_equal=True).select(
         "_seq", "exchange", pl.lit(True).alias("_amb")
@@ -511,15 +624,26 @@ def exchange_events(
     t = pl.col("type")
     turn = _D.struct.field("turn")
     # every field the matching reads, read once; the matching itself runs without ``data``
-    full = with_response_outcome(ex, "_kind", "_reason").with_columns(
-        _text("runId").alias("_run"), turn.alias("_turn"), _D.struct.field("maxTurns").alias("_max"),
-        _text("terminationReason").alias("_term"), _text("messageIntent").alias("_mi"),
-        pl.when(turn % 2 == 1).then(_text("fromSessionType")).otherwise(_text("toSessionType")).alias("_st"),
-        _text("fromSessionType").alias("_req_type"),
-        _D.struct.field("concurrencyBlocked").fill_null(False).alias("_conc"),
-        _D.struct.field("actualTurns").alias("_actual"), _D.struct.field("effectiveTurns").alias("_eff"),
-        _text("waitStatus").alias("_status"),
-    ).collect()
+    full = (
+        with_response_outcome(ex, "_kind", "_reason")
+        .with_columns(
+            _text("runId").alias("_run"),
+            turn.alias("_turn"),
+            _D.struct.field("maxTurns").alias("_max"),
+            _text("terminationReason").alias("_term"),
+            _text("messageIntent").alias("_mi"),
+            pl.when(turn % 2 == 1)
+            .then(_text("fromSessionType"))
+            .otherwise(_text("toSessionType"))
+            .alias("_st"),
+            _text("fromSessionType").alias("_req_type"),
+            _D.struct.field("concurrencyBlocked").fill_null(False).alias("_conc"),
+            _D.struct.field("actualTurns").alias("_actual"),
+            _D.struct.field("effectiveTurns").alias("_eff"),
+            _text("waitStatus").alias("_status"),
+        )
+        .collect()
+    )
     ex = full.drop("data", "event_time", "file", "line", strict=False)
     sends = (
         full.filter(t == "a2a.send")
@@ -527,29 +651,40 @@ def exchange_events(
         .with_columns(pl.int_range(1, pl.len() + 1, dtype=pl.Int64).over(_DIR).alias("exchange"))
     )
     sends = sends.with_columns(
-        payload_intent_expr(_text("payloadType"), _D.struct.field("payloadJson")).alias("_payload_intent"),
-        intent_expr(pl.coalesce(_D.struct.field("message"), pl.lit("")), intent_rules).alias("_class_intent"),
+        payload_intent_expr(_text("payloadType"), _D.struct.field("payloadJson")).alias(
+            "_payload_intent"
+        ),
+        intent_expr(pl.coalesce(_D.struct.field("message"), pl.lit("")), intent_rules).alias(
+            "_class_intent"
+        ),
     )
     sends = sends.with_columns(
         pl.col("event_ms").alias("_send_ms"),
         pl.coalesce("_payload_intent", "_class_intent").alias("_intent"),
         # the reference's caller suggests -1 turns for every structured payload (0b3325a28)
-        pl.when(pl.col("_payload_intent").is_not_null()).then(pl.lit(-1, pl.Int64))
-        .otherwise(suggested_turns_expr(pl.col("_class_intent"), intent_rules)).alias("_suggested"),
+        pl.when(pl.col("_payload_intent").is_not_null())
+        .then(pl.lit(-1, pl.Int64))
+        .otherwise(suggested_turns_expr(pl.col("_class_intent"), intent_rules))
+        .alias("_suggested"),
     ).drop("data")
     x = sends.select(*_DIR, "exchange", "_send_ms", "_run", "_intent", "_suggested", "_req_type")
     placed: list[pl.DataFrame] = [sends.select("_seq", "exchange", pl.lit(False).alias("_amb"))]
 
     # retries carry the send's runId
     retries = ex.filter(t == "a2a.retry")
-    by_run = retries.join(x.filter(pl.col("_run").is_not_null()).select(*_DIR, "_run", "exchange"),
-                          on=[*_DIR, "_run"], how="inner", nulls_equal=True)
+    by_run = retries.join(
+        x.filter(pl.col("_run").is_not_null()).select(*_DIR, "_run", "exchange"),
+        on=[*_DIR, "_run"],
+        how="inner",
+        nulls_equal=True,
+    )
     placed.append(by_run.select("_seq", "exchange", pl.lit(False).alias("_amb")))
 
     # refusals: the gate's after GATE_TIMEOUT_MS, a safety limit's at once
     refusals = ex.filter(pl.col("_kind") == "blocked")
-    fits = refusals.select(*_DIR, "_seq", "event_ms").join(x.select(*_DIR, "exchange", "_send_ms"), on=_DIR, how="inner",
-                                                          nulls_equal=True)
+    fits = refusals.select(*_DIR, "_seq", "event_ms").join(
+        x.select(*_DIR, "exchange", "_send_ms"), on=_DIR, how="inner", nulls_equal=True
+    )
     delay = pl.col("event_ms") - pl.col("_send_ms")
     gate = (delay >= GATE_TIMEOUT_MS - 1) & (delay <= GATE_TIMEOUT_MS + _SLACK_MS)
     fits = fits.filter(gate | ((delay >= 0) & (delay <= _SLACK_MS)))
@@ -558,7 +693,11 @@ def exchange_events(
     first_fit = fits.group_by("_seq").agg(pl.all().first())
     first_fit = first_fit.with_columns(pl.len().over(*_DIR, "exchange").alias("_claims"))
     refused = first_fit.select(
-        "_seq", "exchange", ((pl.col("_k") > 1) | (pl.col("_claims") > 1)).alias("_amb"), "event_ms", *_DIR,
+        "_seq",
+        "exchange",
+        ((pl.col("_k") > 1) | (pl.col("_claims") > 1)).alias("_amb"),
+        "event_ms",
+        *_DIR,
     )
     placed.append(refused.select("_seq", "exchange", "_amb"))
 
@@ -568,30 +707,50 @@ def exchange_events(
     first = first.join(first_send, on=_DIR, how="inner", nulls_equal=True).filter(
         pl.col("event_ms") >= pl.col("_first_send")
     )
-    open_ = x.join(refused.select(*_DIR, "exchange"), on=[*_DIR, "exchange"], how="anti", nulls_equal=True)
+    open_ = x.join(
+        refused.select(*_DIR, "exchange"), on=[*_DIR, "exchange"], how="anti", nulls_equal=True
+    )
     fifo = _rank_match(first, open_, _DIR, ["event_ms", "_seq"], ["exchange"], "_send_ms")
     # the wait limit: a reply within it (plus the gate's wait), a timed-out no-reply after it
     fifo = fifo.join(first.select("_seq", *_DIR, "event_ms", "_kind", "_reason"), on="_seq").join(
-        x.select(*_DIR, "exchange", "_send_ms"), on=[*_DIR, "exchange"], how="left", nulls_equal=True
+        x.select(*_DIR, "exchange", "_send_ms"),
+        on=[*_DIR, "exchange"],
+        how="left",
+        nulls_equal=True,
     )
     # (a question only where another send of the direction could have had the event)
     late = (pl.col("_kind") == "reply") & (delay > MAX_WAIT_MS + GATE_TIMEOUT_MS + _SLACK_MS)
-    early = (pl.col("_kind") == "no_reply") & (pl.col("_reason") == "timeout") & (delay < MAX_WAIT_MS - 1)
-    fifo = fifo.join(open_.group_by(_DIR).len("_open"), on=_DIR, how="left", nulls_equal=True).with_columns(
+    early = (
+        (pl.col("_kind") == "no_reply")
+        & (pl.col("_reason") == "timeout")
+        & (delay < MAX_WAIT_MS - 1)
+    )
+    fifo = fifo.join(
+        open_.group_by(_DIR).len("_open"), on=_DIR, how="left", nulls_equal=True
+    ).with_columns(
         (pl.col("_amb") | ((late | early).fill_null(False) & (pl.col("_open") > 1))).alias("_amb")
     )
     placed.append(fifo.select("_seq", "exchange", "_amb"))
     placed.append(_out_of_order(fifo, by_run, ex))
-    outcome_of = pl.concat([
-        fifo.select("_seq", "exchange", "event_ms", "_kind"),
-        refused.select("_seq", "exchange", "event_ms", pl.lit("blocked").alias("_kind")),
-    ]).join(ex.select("_seq", *_DIR), on="_seq")
+    outcome_of = pl.concat(
+        [
+            fifo.select("_seq", "exchange", "event_ms", "_kind"),
+            refused.select("_seq", "exchange", "event_ms", pl.lit("blocked").alias("_kind")),
+        ]
+    ).join(ex.select("_seq", *_DIR), on="_seq")
 
     # ping-pong turns, level by level
     turns = ex.filter(pl.col("_kind") == "turn")
-    replied = outcome_of.filter(pl.col("_kind") == "reply").join(x, on=[*_DIR, "exchange"], nulls_equal=True)
+    replied = outcome_of.filter(pl.col("_kind") == "reply").join(
+        x, on=[*_DIR, "exchange"], nulls_equal=True
+    )
     cand = replied.filter(pl.col("_suggested") != 0).select(
-        *_DIR, "exchange", pl.col("event_ms").alias("_ready"), "_intent", "_req_type", pl.lit(None, pl.Float64).alias("_max"),
+        *_DIR,
+        "exchange",
+        pl.col("event_ms").alias("_ready"),
+        "_intent",
+        "_req_type",
+        pl.lit(None, pl.Float64).alias("_max"),
     )
     turn_rows: list[pl.DataFrame] = []
     level = 1
@@ -600,9 +759,15 @@ def exchange_events(
         at = turns.filter(pl.col("_turn") == level)
         # a key is used only in the directions where every turn of this level carries it
         at = at.with_columns(
-            pl.when(pl.col("_mi").is_not_null().all().over(_DIR)).then(pl.col("_mi")).alias("_k_intent"),
-            pl.when(pl.col("_st").is_not_null().all().over(_DIR)).then(pl.col("_st")).alias("_k_type"),
-            pl.when(pl.col("_max").is_not_null().all().over(_DIR) & pl.lit(level > 1)).then(pl.col("_max")).alias("_k_max"),
+            pl.when(pl.col("_mi").is_not_null().all().over(_DIR))
+            .then(pl.col("_mi"))
+            .alias("_k_intent"),
+            pl.when(pl.col("_st").is_not_null().all().over(_DIR))
+            .then(pl.col("_st"))
+            .alias("_k_type"),
+            pl.when(pl.col("_max").is_not_null().all().over(_DIR) & pl.lit(level > 1))
+            .then(pl.col("_max"))
+            .alias("_k_max"),
         )
         use = at.group_by(_DIR).agg(
             pl.col("_k_intent").is_not_null().any().alias("_u_intent"),
@@ -616,18 +781,34 @@ def exchange_events(
         )
         keys = [*_DIR, "_k_intent", "_k_type", "_k_max"]
         matched, _ = _rank_match_within(
-            at, c, keys, ["event_ms", "_seq"], ["_ready", "exchange"], "_ready", TURN_TIMEOUT_MS + _SLACK_MS
+            at,
+            c,
+            keys,
+            ["event_ms", "_seq"],
+            ["_ready", "exchange"],
+            "_ready",
+            TURN_TIMEOUT_MS + _SLACK_MS,
         )
         turn_rows.append(matched)
         nxt = matched.join(at.select("_seq", "event_ms", "_max", "_term", *_DIR), on="_seq").join(
             x, on=[*_DIR, "exchange"], nulls_equal=True
         )
-        cand = nxt.filter(pl.col("_term").is_null() & (pl.col("_max").is_null() | (pl.col("_max") > level))).select(
-            *_DIR, "exchange", pl.col("event_ms").alias("_ready"), "_intent", "_req_type", "_max",
+        cand = nxt.filter(
+            pl.col("_term").is_null() & (pl.col("_max").is_null() | (pl.col("_max") > level))
+        ).select(
+            *_DIR,
+            "exchange",
+            pl.col("event_ms").alias("_ready"),
+            "_intent",
+            "_req_type",
+            "_max",
         )
         level += 1
-    turn_match = pl.concat(turn_rows) if turn_rows else pl.DataFrame(
-        schema={"_seq": pl.UInt32, "exchange": pl.Int64, "_amb": pl.Boolean})
+    turn_match = (
+        pl.concat(turn_rows)
+        if turn_rows
+        else pl.DataFrame(schema={"_seq": pl.UInt32, "exchange": pl.Int64, "_amb": pl.Boolean})
+    )
     placed.append(turn_match)
 
     # completes: refusals, replied exchanges by their turns, then the rest
@@ -637,15 +818,23 @@ def exchange_events(
         .sort("event_ms", "_seq")
         .group_by(*_DIR, "exchange")
         .agg(
-            pl.col("event_ms").last().alias("_last_turn"), pl.len().cast(pl.Float64).alias("_turns"),
-            pl.col("_term").last().alias("_last_term"), pl.col("_max").last().alias("_last_max"),
+            pl.col("event_ms").last().alias("_last_turn"),
+            pl.len().cast(pl.Float64).alias("_turns"),
+            pl.col("_term").last().alias("_last_term"),
+            pl.col("_max").last().alias("_last_max"),
         )
     )
     ready = (
         outcome_of.join(last_turn, on=[*_DIR, "exchange"], how="left", nulls_equal=True)
-        .join(x.select(*_DIR, "exchange", "_suggested"), on=[*_DIR, "exchange"], how="left", nulls_equal=True)
+        .join(
+            x.select(*_DIR, "exchange", "_suggested"),
+            on=[*_DIR, "exchange"],
+            how="left",
+            nulls_equal=True,
+        )
         .with_columns(
-            pl.max_horizontal("event_ms", "_last_turn").alias("_ready"), pl.col("_turns").fill_null(0.0),
+            pl.max_horizontal("event_ms", "_last_turn").alias("_ready"),
+            pl.col("_turns").fill_null(0.0),
         )
         .with_columns(
             # the loop still expected a turn: it ended by a timeout, an error or a skip
@@ -659,7 +848,9 @@ def exchange_events(
     )
     conc = completes.filter("_conc")
     gate_refused = ready.filter(pl.col("_kind") == "blocked")
-    m_conc = _rank_match(conc, gate_refused, _DIR, ["event_ms", "_seq"], ["_ready", "exchange"], "_ready")
+    m_conc = _rank_match(
+        conc, gate_refused, _DIR, ["event_ms", "_seq"], ["_ready", "exchange"], "_ready"
+    )
     term = pl.col("_term")
     counted = completes.filter(~pl.col("_conc") & pl.col("_actual").is_not_null()).with_columns(
         pl.when(term.is_in(list(_REPLY_REASONS))).then(term).alias("_last_term"),
@@ -672,31 +863,44 @@ def exchange_events(
     )
     with_turns = ready.filter(pl.col("_kind") == "reply").rename({"_turns": "_actual"})
     m_turns, _ = _rank_match_within(
-        counted, with_turns, [*_DIR, "_actual", "_last_term", "_pending"], ["event_ms", "_seq"],
-        ["_ready", "exchange"], "_ready", TURN_TIMEOUT_MS + GATE_TIMEOUT_MS + _SLACK_MS,
+        counted,
+        with_turns,
+        [*_DIR, "_actual", "_last_term", "_pending"],
+        ["event_ms", "_seq"],
+        ["_ready", "exchange"],
+        "_ready",
+        TURN_TIMEOUT_MS + GATE_TIMEOUT_MS + _SLACK_MS,
     )
     done = pl.concat([m_conc, m_turns])
     # a direction whose completes count turns closes its replied exchanges only with those
     counting = counted.select(_DIR).unique().with_columns(pl.lit(True).alias("_counting"))
     rest_cand = (
-        ready.join(done.select("exchange", "_seq").join(ex.select("_seq", *_DIR), on="_seq"), on=[*_DIR, "exchange"],
-                   how="anti", nulls_equal=True)
+        ready.join(
+            done.select("exchange", "_seq").join(ex.select("_seq", *_DIR), on="_seq"),
+            on=[*_DIR, "exchange"],
+            how="anti",
+            nulls_equal=True,
+        )
         .join(counting, on=_DIR, how="left", nulls_equal=True)
         .filter((pl.col("_kind") != "reply") | pl.col("_counting").is_null())
     )
     rest = completes.join(done.select("_seq"), on="_seq", how="anti")
-    m_rest = _rank_match(rest, rest_cand, _DIR, ["event_ms", "_seq"], ["_ready", "exchange"], "_ready")
+    m_rest = _rank_match(
+        rest, rest_cand, _DIR, ["event_ms", "_seq"], ["_ready", "exchange"], "_ready"
+    )
     # second chance: a complete no rule placed closes an exchange of its direction that has
     # none, in order; the log did not say which, so both are ambiguous
     closed = pl.concat([m_conc, m_turns, m_rest])
     left = completes.join(closed.select("_seq"), on="_seq", how="anti")
     open_ends = ready.join(
-        closed.select("exchange", "_seq").join(ex.select("_seq", *_DIR), on="_seq"), on=[*_DIR, "exchange"],
-        how="anti", nulls_equal=True,
+        closed.select("exchange", "_seq").join(ex.select("_seq", *_DIR), on="_seq"),
+        on=[*_DIR, "exchange"],
+        how="anti",
+        nulls_equal=True,
     )
-    m_left = _rank_match(left, open_ends, _DIR, ["event_ms", "_seq"], ["_ready", "exchange"], "_ready").with_columns(
-        pl.lit(True).alias("_amb")
-    )
+    m_left = _rank_match(
+        left, open_ends, _DIR, ["event_ms", "_seq"], ["_ready", "exchange"], "_ready"
+    ).with_columns(pl.lit(True).alias("_amb"))
     placed += [m_conc, m_turns, m_rest, m_left]
 
     return _place(full, x, placed)
@@ -704,26 +908,49 @@ def exchange_events(
 
 def _place(ex: pl.DataFrame, x: pl.DataFrame, placed: list[pl.DataFrame]) -> pl.LazyFrame:
     """Join the placements to the events; place the rest by the latest send before them."""
-    got = pl.concat([p.select(pl.col("_seq").cast(pl.UInt32), pl.col("exchange").cast(pl.Int64), "_amb") for p in placed])
+    got = pl.concat(
+        [
+            p.select(pl.col("_seq").cast(pl.UInt32), pl.col("exchange").cast(pl.Int64), "_amb")
+            for p in placed
+        ]
+    )
     # a rule that only flags (``_out_of_order``) repeats an event another rule placed
-    got = got.group_by("_seq", maintain_order=True).agg(pl.col("exchange").first(), pl.col("_amb").any())
+    got = got.group_by("_seq", maintain_order=True).agg(
+        pl.col("exchange").first(), pl.col("_amb").any()
+    )
     out = ex.join(got, on="_seq", how="left")
     missing = out.filter(pl.col("exchange").is_null()).drop("exchange", "_amb").sort("event_ms")
     if missing.height:
         # no rule placed it: the latest send before it (ties: the send is logged first)
-        fallback = missing.sort(*_DIR, "event_ms").join_asof(
-            x.select(*_DIR, "exchange", "_send_ms").sort(*_DIR, "_send_ms"), left_on="event_ms", right_on="_send_ms",
-            by=_DIR, strategy="backward", check_sortedness=False,
-        ).with_columns(
-            pl.col("exchange").fill_null(0),
-            # an orphan before the first send is plain; anything else is a guess
-            pl.col("exchange").is_not_null().alias("_amb"),
-        ).drop("_send_ms")
-        out = pl.concat([out.filter(pl.col("exchange").is_not_null()), fallback], how="diagonal_relaxed")
+        fallback = (
+            missing.sort(*_DIR, "event_ms")
+            .join_asof(
+                x.select(*_DIR, "exchange", "_send_ms").sort(*_DIR, "_send_ms"),
+                left_on="event_ms",
+                right_on="_send_ms",
+                by=_DIR,
+                strategy="backward",
+                check_sortedness=False,
+            )
+            .with_columns(
+                pl.col("exchange").fill_null(0),
+                # an orphan before the first send is plain; anything else is a guess
+                pl.col("exchange").is_not_null().alias("_amb"),
+            )
+            .drop("_send_ms")
+        )
+        out = pl.concat(
+            [out.filter(pl.col("exchange").is_not_null()), fallback], how="diagonal_relaxed"
+        )
     return (
         out.lazy()
         .with_columns(pl.col("_amb").any().over(*_DIR, "exchange").alias("ambiguous"))
-        .with_columns(pl.when(pl.col("exchange") == 0).then(False).otherwise(pl.col("ambiguous")).alias("ambiguous"))
+        .with_columns(
+            pl.when(pl.col("exchange") == 0)
+            .then(False)
+            .otherwise(pl.col("ambiguous"))
+            .alias("ambiguous")
+        )
         .drop("_amb", *_HELPERS)
         .sort([*_DIR, "exchange", "event_ms", "_seq"], nulls_last=True)
         .rename({"_seq": "seq"})

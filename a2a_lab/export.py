@@ -20,7 +20,9 @@ FORMATS = (".csv", ".parquet", ".json", ".ndjson")
 _TIME_FORMAT = "%Y-%m-%dT%H:%M:%S%.3f%:z"
 
 
-def flatten(frame: pl.DataFrame | pl.LazyFrame, *, separator: str = ".") -> pl.DataFrame | pl.LazyFrame:
+def flatten(
+    frame: pl.DataFrame | pl.LazyFrame, *, separator: str = "."
+) -> pl.DataFrame | pl.LazyFrame:
     """Nested columns made flat: structs become prefixed columns, lists JSON strings.
 
     Parameters
@@ -51,7 +53,11 @@ def flatten(frame: pl.DataFrame | pl.LazyFrame, *, separator: str = ".") -> pl.D
         frame = frame.with_columns(
             pl.col(name).name.map_fields(lambda f, p=name: f"{p}{separator}{f}") for name in structs
         ).unnest(*structs)
-    lists = [name for name, dtype in frame.collect_schema().items() if isinstance(dtype, pl.List | pl.Array)]
+    lists = [
+        name
+        for name, dtype in frame.collect_schema().items()
+        if isinstance(dtype, pl.List | pl.Array)
+    ]
     return frame.with_columns(
         pl.col(name).map_batches(_json_texts, return_dtype=pl.String) for name in lists
     )
@@ -80,7 +86,9 @@ def write_frame(frame: pl.DataFrame | pl.LazyFrame, path: str | Path) -> Path:
     """
     out = Path(path)
     if out.suffix not in FORMATS:
-        raise ValueError(f"unknown output format {out.suffix or out.name!r}: use {', '.join(FORMATS)}")
+        raise ValueError(
+            f"unknown output format {out.suffix or out.name!r}: use {', '.join(FORMATS)}"
+        )
     data = frame.collect() if isinstance(frame, pl.LazyFrame) else frame
     if out.suffix == ".parquet":
         data.write_parquet(out)

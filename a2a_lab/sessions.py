@@ -23,7 +23,7 @@ import os
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from functools import cached_property
 from pathlib import Path
 from typing import Any, Literal
@@ -31,10 +31,9 @@ from typing import Any, Literal
 import polars as pl
 
 from a2a_lab._deep import deep_call
-from a2a_lab.reference.jsstr import js_lower, js_string_expr, js_trim, utf16_sort_key_expr
 from a2a_lab._frames import ms_to_seconds, ms_to_time
-from a2a_lab.io import iso_to_ms_expr
-from a2a_lab.io import rotation_key
+from a2a_lab.io import iso_to_ms_expr, rotation_key
+from a2a_lab.reference.jsstr import js_lower, js_string_expr, js_trim, utf16_sort_key_expr
 from a2a_lab.reference.rules import TASK_MONITOR_V1, RuleSet
 from a2a_lab.schema import LOG_FIELD_NAMES
 
@@ -157,7 +156,11 @@ def _js_number(text: str) -> float:
     base = _JS_RADIX.get(body[:2])
     if base is not None:
         try:
-            return float(int(body[2:], base)) if body[2:].isascii() and body[2:].isalnum() else math.nan
+            return (
+                float(int(body[2:], base))
+                if body[2:].isascii() and body[2:].isalnum()
+                else math.nan
+            )
         except ValueError:
             return math.nan
         except OverflowError:  # beyond a double: JavaScript's Number() gives Infinity
@@ -233,7 +236,7 @@ def _as_string(value: Any) -> str | None:
 
 def _now_ms(now: Now) -> float:
     if isinstance(now, datetime):
-        aware = now if now.tzinfo is not None else now.replace(tzinfo=timezone.utc)
+        aware = now if now.tzinfo is not None else now.replace(tzinfo=UTC)
         return aware.timestamp() * 1000.0
     if isinstance(now, bool) or not isinstance(now, (int, float)):
         raise TypeError(f"now must be epoch milliseconds or a datetime, not {type(now).__name__}")
@@ -283,7 +286,9 @@ def load_overrides(
     {'ws_1': {'collabCategory': 'qa_validation', 'updatedAt': 'x', 'updatedBy': None}}
     """
     if isinstance(overrides, (str, os.PathLike)):
-        parsed = json.loads(Path(overrides).read_text(encoding="utf-8"), parse_constant=_reject_constant)
+        parsed = json.loads(
+            Path(overrides).read_text(encoding="utf-8"), parse_constant=_reject_constant
+        )
     else:
         parsed = overrides
     if not isinstance(parsed, Mapping):
@@ -420,7 +425,9 @@ def _thread_id(rules: RuleSet) -> pl.Expr:
         )
         .otherwise(from_agent <= to_agent)
     )
-    pair = pl.when(from_first).then(from_agent + "_" + to_agent).otherwise(to_agent + "_" + from_agent)
+    pair = (
+        pl.when(from_first).then(from_agent + "_" + to_agent).otherwise(to_agent + "_" + from_agent)
+    )
     bucket = _js_integer_string((pl.col("_ts") / rules.thread_bucket_ms).floor())
     return (
         pl.when(pl.col("conversation_id").is_not_null())
@@ -453,7 +460,10 @@ def _is_terminal(rules: RuleSet, *, lifecycle_terminal: bool) -> pl.Expr:
 
 
 def _role_counts(rules: RuleSet) -> list[pl.Expr]:
-    return [(pl.col("event_role") == role).sum().cast(pl.Int64).alias(role) for role in rules.event_roles]
+    return [
+        (pl.col("event_role") == role).sum().cast(pl.Int64).alias(role)
+        for role in rules.event_roles
+    ]
 
 
 def _thread_table(events: pl.DataFrame, rules: RuleSet) -> pl.DataFrame:
@@ -470,8 +480,14 @@ def _thread_table(events: pl.DataFrame, rules: RuleSet) -> pl.DataFrame:
         pl.col("ts").min().alias("_start_ms"),
         pl.col("ts").max().alias("_last_ms"),
         pl.len().cast(pl.Int64).alias("event_count"),
-        pl.when(pl.col("collab_category") != default).then(pl.col("_seq")).min().alias("_categorySeq"),
-        pl.when(pl.col("collab_sub_tags").list.len() > 0).then(pl.col("_seq")).min().alias("_subTagSeq"),
+        pl.when(pl.col("collab_category") != default)
+        .then(pl.col("_seq"))
+        .min()
+        .alias("_categorySeq"),
+        pl.when(pl.col("collab_sub_tags").list.len() > 0)
+        .then(pl.col("_seq"))
+        .min()
+        .alias("_subTagSeq"),
         *_role_counts(rules),
     )
 
@@ -558,7 +574,9 @@ class WorkSessionsResult:
         """The membership of the first ``n_threads`` threads."""
         members = (
             self.threads.head(n_threads)
-            .select("work_session_id", pl.col("id").alias("thread_id"), self._members.head(n_threads))
+            .select(
+                "work_session_id", pl.col("id").alias("thread_id"), self._members.head(n_threads)
+            )
             .explode("_members")
         )
         index = members.get_column("_members")
@@ -716,7 +734,9 @@ def work_sessions(
     valid_overrides = load_overrides(overrides, rules=rules) if overrides is not None else {}
 
     lazy = enriched.lazy()
-    events = _session_events(lazy, roles=role_filters, types=type_filters, unassigned=unassigned, rules=rules)
+    events = _session_events(
+        lazy, roles=role_filters, types=type_filters, unassigned=unassigned, rules=rules
+    )
 
     threads = _first_values(_thread_table(events, rules), events, rules)
     first = threads["_first"]
@@ -790,22 +810,31 @@ def work_sessions(
     if tag is not None:
         needle = js_lower(tag)
         matched = matched.filter(
-            pl.col("collab_sub_tags").list.eval(pl.element().str.to_lowercase() == needle).list.any()
+            pl.col("collab_sub_tags")
+            .list.eval(pl.element().str.to_lowercase() == needle)
+            .list.any()
         )
 
     threads = threads.join(
-        matched.select("work_session_id", "_rank"), on="work_session_id", how="inner", nulls_equal=True
+        matched.select("work_session_id", "_rank"),
+        on="work_session_id",
+        how="inner",
+        nulls_equal=True,
     ).sort(["_rank", "_last_ms", "_first"], descending=[False, True, False])
     times = [
         ms_to_time(pl.col("_start_ms")).alias("start_time"),
         ms_to_time(pl.col("_last_ms")).alias("last_time"),
     ]
-    matched = matched.with_columns(*times, ms_to_seconds(pl.col("_duration_ms")).alias("duration_s"))
+    matched = matched.with_columns(
+        *times, ms_to_seconds(pl.col("_duration_ms")).alias("duration_s")
+    )
     threads = threads.with_columns(*times)
     return WorkSessionsResult(
         sessions=matched.select(_SESSION_COLUMNS),
         threads=threads.select(_THREAD_COLUMNS),
-        category_counts=dict(matched.group_by("collab_category", maintain_order=True).len().iter_rows()),
+        category_counts=dict(
+            matched.group_by("collab_category", maintain_order=True).len().iter_rows()
+        ),
         total_sessions=sessions.height,
         limit_count=_limit_count(limit),
         query={
@@ -950,7 +979,11 @@ def events_query(
     elif since:
         since_ms = _date_parse_ms(since, tz)
         # an unparsable date is NaN for the reference, and no time is >= NaN
-        keep = keep & (pl.col("event_ms") >= float(since_ms)) if since_ms is not None else pl.lit(False)
+        keep = (
+            keep & (pl.col("event_ms") >= float(since_ms))
+            if since_ms is not None
+            else pl.lit(False)
+        )
     if role_filter is not None:
         keep = keep & (pl.col("event_role") == role_filter)
     if type_filters:
@@ -1029,7 +1062,9 @@ def _json_number(value: float | int | None) -> float | int | None:
 
 
 def _is_array_index(key: str) -> bool:
-    return key.isascii() and key.isdigit() and (key == "0" or key[0] != "0") and int(key) < 2**32 - 1
+    return (
+        key.isascii() and key.isdigit() and (key == "0" or key[0] != "0") and int(key) < 2**32 - 1
+    )
 
 
 def _js_key_order(value: Any) -> Any:
@@ -1066,12 +1101,20 @@ def _enriched_object(row: Mapping[str, Any]) -> dict[str, Any]:
     if raw is None:
         record = _record_from_columns(row)
     else:
-        record = deep_call(json.loads, js_trim(raw), parse_int=_js_int, parse_float=_js_float, depth=len(raw))
+        record = deep_call(
+            json.loads, js_trim(raw), parse_int=_js_int, parse_float=_js_float, depth=len(raw)
+        )
     data = record.get("data")
     data = dict(data) if isinstance(data, dict) else {}
     enrichment = {key: row[column] for key, column in _ENRICHMENT_TOP.items()}
     enrichment["categoryConfidence"] = _json_number(enrichment["categoryConfidence"])
-    for name in ("eventRole", "fromSessionType", "toSessionType", "collabCategory", "collabSubTags"):
+    for name in (
+        "eventRole",
+        "fromSessionType",
+        "toSessionType",
+        "collabCategory",
+        "collabSubTags",
+    ):
         data[name] = enrichment[name]
     intent = _as_string(data.get("collabIntent"))
     data["collabIntent"] = intent
@@ -1143,7 +1186,13 @@ def _event_objects(enriched: pl.LazyFrame, keys: pl.DataFrame) -> list[dict[str,
     rows = (
         keys.lazy()
         .with_row_index("_order")
-        .join(enriched.select("file", "line", *(c for c in _OBJECT_COLUMNS if c in enriched.collect_schema())), on=["file", "line"], how="left")
+        .join(
+            enriched.select(
+                "file", "line", *(c for c in _OBJECT_COLUMNS if c in enriched.collect_schema())
+            ),
+            on=["file", "line"],
+            how="left",
+        )
         .sort("_order")
         .collect()
     )

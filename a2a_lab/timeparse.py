@@ -62,7 +62,9 @@ def to_epoch_ms(value: Instant, *, name: str = "time") -> float:
         except ValueError:
             raise ValueError(f"{name}: not an ISO 8601 date or time: {value!r}") from None
     else:
-        raise ValueError(f"{name}: expected an ISO date, a datetime or epoch ms, not {type(value).__name__}")
+        raise ValueError(
+            f"{name}: expected an ISO date, a datetime or epoch ms, not {type(value).__name__}"
+        )
     if not math.isfinite(ms) or abs(ms) > _MAX_MS:
         raise ValueError(f"{name}: {value!r} is outside the representable range (±8.64e15 ms)")
     return ms

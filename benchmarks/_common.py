@@ -79,7 +79,9 @@ def peak_rss_mb(code: str) -> float:
     cmd = [sys.executable, "-c", code]
     gnu_time = shutil.which("time", path="/usr/bin")
     if gnu_time:
-        proc = subprocess.run([gnu_time, "-v", *cmd], capture_output=True, text=True, check=True, cwd=ROOT)
+        proc = subprocess.run(
+            [gnu_time, "-v", *cmd], capture_output=True, text=True, check=True, cwd=ROOT
+        )
         m = re.search(r"Maximum resident set size \(kbytes\): (\d+)", proc.stderr)
         assert m, proc.stderr
         return int(m.group(1)) / 1024

@@ -23,7 +23,9 @@ from _common import DEFAULT_EVENTS, bare_read, bench_log, machine, save, timed  
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--events", type=int, default=DEFAULT_EVENTS)
     ap.add_argument("--repeat", type=int, default=3)
     args = ap.parse_args()
@@ -53,9 +55,11 @@ def main() -> int:
         "ocel_events": len(doc["events"]),
     }
     out = save("checks", result)
-    print(f"| events | B s | all checks s (× B) | findings | DFG s | OCEL export s |")
+    print("| events | B s | all checks s (× B) | findings | DFG s | OCEL export s |")
     print("|---:|---:|---:|---:|---:|---:|")
-    print(f"| {events.height:,} | {b:.2f} | {t_check:.2f} ({t_check / b:.2f}) | {found.height} | {t_dfg:.2f} | {t_ocel:.2f} |")
+    print(
+        f"| {events.height:,} | {b:.2f} | {t_check:.2f} ({t_check / b:.2f}) | {found.height} | {t_dfg:.2f} | {t_ocel:.2f} |"
+    )
     print(f"saved {out}")
     return 0
 

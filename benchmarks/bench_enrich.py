@@ -28,10 +28,14 @@ from _common import DEFAULT_EVENTS, bare_read, bench_log, machine, save, timed  
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--events", type=int, default=DEFAULT_EVENTS)
     ap.add_argument("--repeat", type=int, default=3)
-    ap.add_argument("--ref-events", type=int, default=20_000, help="events for the slow-reference comparison")
+    ap.add_argument(
+        "--ref-events", type=int, default=20_000, help="events for the slow-reference comparison"
+    )
     args = ap.parse_args()
 
     import a2a_lab as al
@@ -50,7 +54,12 @@ def main() -> int:
     t_lazy, _, _ = timed(lambda: enrich(events.lazy()).collect(), args.repeat)
 
     # the slow reference on a slice, per event
-    records = [json.loads(raw) for raw in al.io.original_lines(events.head(args.ref_events).select("file", "line")).to_list()]
+    records = [
+        json.loads(raw)
+        for raw in al.io.original_lines(
+            events.head(args.ref_events).select("file", "line")
+        ).to_list()
+    ]
     t0 = time.perf_counter()
     for rec in records:
         enrich_event(rec, {"main", "ruda"})
@@ -76,7 +85,9 @@ def main() -> int:
         "all_times_s": {"B": b_all, "enrich": enrich_all},
     }
     out = save("enrich", result)
-    print("| events | file MB | B s | enrich s (× B) | enrich CPU s | speed-up over the slow reference |")
+    print(
+        "| events | file MB | B s | enrich s (× B) | enrich CPU s | speed-up over the slow reference |"
+    )
     print("|---:|---:|---:|---:|---:|---:|")
     print(
         f"| {args.events:,} | {size_mb:.0f} | {b:.2f} | {t_enrich:.2f} ({t_enrich / b:.3f}) | {cpu:.2f} | "

@@ -29,7 +29,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import DEFAULT_EVENTS, ROOT, bench_log, machine, save  # noqa: E402
+from _common import DEFAULT_EVENTS, ROOT, bench_log, machine, save
 
 #: B21: the bare read the goals of issue 12 are stated against.
 B21 = """
@@ -67,16 +67,25 @@ def run_step(code: str, path: Path, pythonpath: Path, **subst: str) -> dict[str,
         code = code.replace(k, v)
     env = {**os.environ, "PYTHONPATH": str(pythonpath), "CI": "1"}
     proc = subprocess.run(
-        ["/usr/bin/time", "-v", sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, env=env
+        ["/usr/bin/time", "-v", sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env=env,
     )
     if proc.returncode != 0:
         raise RuntimeError(proc.stderr[-3000:])
-    wall = re.search(r"Elapsed \(wall clock\) time \(h:mm:ss or m:ss\): (?:(\d+):)?(\d+):([\d.]+)", proc.stderr)
+    wall = re.search(
+        r"Elapsed \(wall clock\) time \(h:mm:ss or m:ss\): (?:(\d+):)?(\d+):([\d.]+)", proc.stderr
+    )
     assert wall, proc.stderr
     h, m, s = wall.groups()
     out = {
         "wall_s": int(h or 0) * 3600 + int(m) * 60 + float(s),
-        "rss_mb": int(re.search(r"Maximum resident set size \(kbytes\): (\d+)", proc.stderr).group(1)) / 1024,
+        "rss_mb": int(
+            re.search(r"Maximum resident set size \(kbytes\): (\d+)", proc.stderr).group(1)
+        )
+        / 1024,
     }
     for line in proc.stdout.splitlines():
         key, _, value = line.partition(" ")
@@ -89,12 +98,18 @@ def median_of(results: list[dict[str, float]]) -> dict[str, float]:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--events", type=int, default=DEFAULT_EVENTS)
     ap.add_argument("--bad-fraction", type=float, default=0.001)
     ap.add_argument("--repeat", type=int, default=3)
-    ap.add_argument("--baseline", type=Path, help="another copy of the package to measure in the same run")
-    ap.add_argument("--skip-baseline-write", action="store_true", help="do not run the (slow) old write_events")
+    ap.add_argument(
+        "--baseline", type=Path, help="another copy of the package to measure in the same run"
+    )
+    ap.add_argument(
+        "--skip-baseline-write", action="store_true", help="do not run the (slow) old write_events"
+    )
     args = ap.parse_args()
 
     clean = bench_log(args.events)
@@ -112,11 +127,25 @@ def main() -> int:
             runs.append((f"work-sessions CLI {label}", "work-sessions", clean, tree, {}))
             kw = "raw=True" if label == "now" else ""
             if label == "now" or not args.skip_baseline_write:
-                runs.append((f"write_events {label}", "write_events", clean, tree,
-                             {"OUT": repr(str(out_file)), "KW": "dict(" + kw + ")"}))
+                runs.append(
+                    (
+                        f"write_events {label}",
+                        "write_events",
+                        clean,
+                        tree,
+                        {"OUT": repr(str(out_file)), "KW": "dict(" + kw + ")"},
+                    )
+                )
             if label == "now":
-                runs.append(("write_events now (no raw)", "write_events", clean, tree,
-                             {"OUT": repr(str(out_file)), "KW": "dict()"}))
+                runs.append(
+                    (
+                        "write_events now (no raw)",
+                        "write_events",
+                        clean,
+                        tree,
+                        {"OUT": repr(str(out_file)), "KW": "dict()"},
+                    )
+                )
         for name, step, path, tree, subst in runs:
             results.setdefault(name, []).append(run_step(STEPS[step], path, tree, **subst))  # type: ignore[arg-type]
             print(name, results[name][-1], flush=True)

@@ -29,16 +29,20 @@ from _common import DEFAULT_EVENTS, bare_read, bench_log, machine, peak_rss_mb, 
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--events", type=int, default=DEFAULT_EVENTS)
     ap.add_argument("--repeat", type=int, default=3)
-    ap.add_argument("--ref-events", type=int, default=20_000, help="events for the slow-reference comparison")
+    ap.add_argument(
+        "--ref-events", type=int, default=20_000, help="events for the slow-reference comparison"
+    )
     args = ap.parse_args()
 
     import a2a_lab as al
     from a2a_lab.analysis.conversations import conversations
-    from a2a_lab.enrich import enrich
     from a2a_lab.analysis.graph import interaction_graph
+    from a2a_lab.enrich import enrich
     from a2a_lab.sessions import work_sessions
 
     path = bench_log(args.events)
@@ -53,7 +57,9 @@ def main() -> int:
     t_full, _, _ = timed(lambda: work_sessions(enrich(al.load(path).events), now=now), args.repeat)
     t_conv, _, conv = timed(lambda: conversations(enriched), args.repeat)
     t_graph, _, g = timed(lambda: interaction_graph(enriched), args.repeat)
-    t_conv_graph, _, _ = timed(lambda: (conversations(enriched), interaction_graph(enriched)), args.repeat)
+    t_conv_graph, _, _ = timed(
+        lambda: (conversations(enriched), interaction_graph(enriched)), args.repeat
+    )
 
     rss = peak_rss_mb(
         "import a2a_lab as al; from a2a_lab.enrich import enrich; from a2a_lab.sessions import work_sessions; "
@@ -65,15 +71,22 @@ def main() -> int:
     from tests.reference_impl.sessions_ref import build_work_sessions, enriched_event_object
 
     n = min(args.ref_events, events.height)
-    records = [json.loads(raw) for raw in al.io.original_lines(events.head(n).select("file", "line")).to_list()]
+    records = [
+        json.loads(raw)
+        for raw in al.io.original_lines(events.head(n).select("file", "line")).to_list()
+    ]
     t0 = time.perf_counter()
     objs = [enriched_event_object(r, enrich_event(r)) for r in records]
     build_work_sessions(objs, now_ms=now)
     t_ref = time.perf_counter() - t0
     fast_per_event = t_enrich_ws / events.height
-    ref = {"ref_events": n, "ref_s": round(t_ref, 3), "ref_us_per_event": round(t_ref / n * 1e6, 2),
-           "fast_us_per_event": round(fast_per_event * 1e6, 3),
-           "speedup": round((t_ref / n) / fast_per_event, 1)}
+    ref = {
+        "ref_events": n,
+        "ref_s": round(t_ref, 3),
+        "ref_us_per_event": round(t_ref / n * 1e6, 2),
+        "fast_us_per_event": round(fast_per_event * 1e6, 3),
+        "speedup": round((t_ref / n) / fast_per_event, 1),
+    }
 
     result = {
         "benchmark": "pipeline",
@@ -102,9 +115,15 @@ def main() -> int:
     print("| step | s | × B |")
     print("|---|---:|---:|")
     print(f"| B (bare read) | {b:.2f} | 1.00 |")
-    for label, t in [("enrich", t_enrich), ("work_sessions", t_ws), ("enrich + work_sessions", t_enrich_ws),
-                     ("load + enrich + work_sessions", t_full), ("conversations", t_conv), ("graph", t_graph),
-                     ("conversations + graph", t_conv_graph)]:
+    for label, t in [
+        ("enrich", t_enrich),
+        ("work_sessions", t_ws),
+        ("enrich + work_sessions", t_enrich_ws),
+        ("load + enrich + work_sessions", t_full),
+        ("conversations", t_conv),
+        ("graph", t_graph),
+        ("conversations + graph", t_conv_graph),
+    ]:
         print(f"| {label} | {t:.2f} | {t / b:.2f} |")
     print(f"peak RSS load+enrich+work_sessions: {rss:.0f} MB; reference: {ref}")
     print(f"saved {out}")

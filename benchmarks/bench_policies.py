@@ -50,9 +50,15 @@ def measure(fn, repeat: int) -> tuple[float, float, object]:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument(
-        "--messages", "--events", type=int, default=20_000, dest="messages",
+        "--messages",
+        "--events",
+        type=int,
+        default=20_000,
+        dest="messages",
         help="messages of the default-model runs (--events: the name `make bench BENCH_ARGS` uses)",
     )
     ap.add_argument("--mm1-messages", type=int, default=200_000, help="messages of the M/M/1 runs")
@@ -74,7 +80,12 @@ def main() -> int:
     n = args.messages
     core = SimConfig(n_messages=n)
     failures = FailurePolicy(
-        rates={"server_overload": 0.02, "gateway_connection": 0.01, "context_exceeded": 0.005, "llm_timeout": 0.005}
+        rates={
+            "server_overload": 0.02,
+            "gateway_connection": 0.01,
+            "context_exceeded": 0.005,
+            "llm_timeout": 0.005,
+        }
     )
     everything = core.model_copy(
         update={
@@ -89,7 +100,9 @@ def main() -> int:
     mm1 = presets.mm1(0.8, 1.0, n_messages=args.mm1_messages)
     mm1_capped = mm1.model_copy(update={"queue_capacity": 10**9})
 
-    runs: dict[str, list[tuple[float, float, object]]] = {k: [] for k in ("core", "all", "mm1", "mm1_capped")}
+    runs: dict[str, list[tuple[float, float, object]]] = {
+        k: [] for k in ("core", "all", "mm1", "mm1_capped")
+    }
     # alternate the runs, so that a change in the machine's load hits all alike
     for _ in range(args.repeat):
         runs["core"].append(measure(lambda: simulate(core, seed=args.seed), 1))
@@ -129,13 +142,17 @@ def main() -> int:
     out = save("policies", result)
     print("| run | messages | msgs/s (wall) | msgs/s (CPU) | vs core (wall / CPU) |")
     print("|---|---:|---:|---:|---:|")
-    print(f"| `SimConfig()`: core only | {n:,} | {result['core_msgs_per_s']:,} | {result['core_msgs_per_cpu_s']:,} | 1 |")
+    print(
+        f"| `SimConfig()`: core only | {n:,} | {result['core_msgs_per_s']:,} | {result['core_msgs_per_cpu_s']:,} | 1 |"
+    )
     print(
         f"| `SimConfig()` + every policy on | {n:,} | {result['all_msgs_per_s']:,} | {result['all_msgs_per_cpu_s']:,} | "
         f"{result['all_over_core_wall']} / {result['all_over_core_cpu']} |"
     )
     big = f"{args.mm1_messages:,}"
-    print(f"| `presets.mm1` (core lean path) | {big} | {result['mm1_msgs_per_s']:,} | {result['mm1_msgs_per_cpu_s']:,} | |")
+    print(
+        f"| `presets.mm1` (core lean path) | {big} | {result['mm1_msgs_per_s']:,} | {result['mm1_msgs_per_cpu_s']:,} | |"
+    )
     print(
         f"| `presets.mm1` + `queue_capacity` (policy lean path) | {big} | {result['mm1_capped_msgs_per_s']:,} | "
         f"{result['mm1_capped_msgs_per_cpu_s']:,} | |"

@@ -29,7 +29,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import DEFAULT_EVENTS, ROOT, bench_log, machine, save  # noqa: E402
+from _common import DEFAULT_EVENTS, ROOT, bench_log, machine, save
 
 #: B21: the bare read the goals of issue 12 are stated against.
 B21 = """
@@ -53,11 +53,19 @@ def run_step(code: str, path: Path, out: Path) -> tuple[float, float]:
     """Wall seconds and peak RSS (MB) of ``code`` in a fresh process."""
     script = f"PATH = {str(path)!r}\nOUT = {str(out)!r}\n" + code
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    proc = subprocess.run(["/usr/bin/time", "-v", sys.executable, "-c", script], capture_output=True, text=True,
-                          cwd=ROOT, env=env, check=False)
+    proc = subprocess.run(
+        ["/usr/bin/time", "-v", sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env=env,
+        check=False,
+    )
     if proc.returncode != 0:
         raise RuntimeError(proc.stderr[-2000:])
-    wall = re.search(r"Elapsed \(wall clock\) time \(h:mm:ss or m:ss\): (?:(\d+):)?(\d+):([\d.]+)", proc.stderr)
+    wall = re.search(
+        r"Elapsed \(wall clock\) time \(h:mm:ss or m:ss\): (?:(\d+):)?(\d+):([\d.]+)", proc.stderr
+    )
     rss = re.search(r"Maximum resident set size \(kbytes\): (\d+)", proc.stderr)
     assert wall and rss, proc.stderr
     seconds = int(wall.group(1) or 0) * 3600 + int(wall.group(2)) * 60 + float(wall.group(3))
@@ -65,11 +73,15 @@ def run_step(code: str, path: Path, out: Path) -> tuple[float, float]:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--events", type=int, default=DEFAULT_EVENTS)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--repeat", type=int, default=3)
-    ap.add_argument("--markdown", type=int, metavar="N", help="compare the markdown renderers on an N-event log")
+    ap.add_argument(
+        "--markdown", type=int, metavar="N", help="compare the markdown renderers on an N-event log"
+    )
     args = ap.parse_args()
     if args.markdown:
         return markdown(args.markdown, args.seed)
@@ -85,8 +97,11 @@ def main() -> int:
                 "wall_s_all": [round(r[0], 2) for r in runs],
                 "peak_rss_mb": round(max(r[1] for r in runs), 1),
             }
-            print(f"{name:8} {results[name]['wall_s']:8.2f} s  (runs {results[name]['wall_s_all']})  "
-                  f"peak RSS {results[name]['peak_rss_mb']:8.1f} MB", flush=True)
+            print(
+                f"{name:8} {results[name]['wall_s']:8.2f} s  (runs {results[name]['wall_s_all']})  "
+                f"peak RSS {results[name]['peak_rss_mb']:8.1f} MB",
+                flush=True,
+            )
         html_bytes = out.stat().st_size
         html = out.read_text(encoding="utf-8")
     summary = {
@@ -100,24 +115,27 @@ def main() -> int:
         "steps": results,
         "machine": machine(),
     }
-    print(f"log {summary['log_mb']} MB → report {summary['report_mb']} MB, {summary['charts']} charts, "
-          f"{summary['messages_shown']} messages shown; report = {summary['report_vs_B21']} × B21")
+    print(
+        f"log {summary['log_mb']} MB → report {summary['report_mb']} MB, {summary['charts']} charts, "
+        f"{summary['messages_shown']} messages shown; report = {summary['report_vs_B21']} × B21"
+    )
     print(save("report", summary))
     return 0
 
 
 def markdown(n_events: int, seed: int) -> int:
     """Vectorised subset vs markdown-it-py on the same texts, in this process."""
-    import time
-
     import importlib.util
+    import time
 
     import polars as pl
     from markdown_it import MarkdownIt
 
     if importlib.util.find_spec("linkify_it") is None:
         # the vectorised renderer links bare URLs; markdown-it needs linkify-it-py for that
-        raise SystemExit("--markdown needs linkify-it-py (pip install linkify-it-py), not part of the lock")
+        raise SystemExit(
+            "--markdown needs linkify-it-py (pip install linkify-it-py), not part of the lock"
+        )
 
     import a2a_lab as al
     from a2a_lab.views.markdown import markdown_html_expr
@@ -125,11 +143,13 @@ def markdown(n_events: int, seed: int) -> int:
 
     data = pl.col("data").struct
     texts = (
-        al.load(bench_log(n_events, seed=seed)).events
-        .select(pl.coalesce(data.field("message"), data.field("replyPreview")).alias("t"))
+        al.load(bench_log(n_events, seed=seed))
+        .events.select(pl.coalesce(data.field("message"), data.field("replyPreview")).alias("t"))
         .drop_nulls()
     )
-    md = MarkdownIt("commonmark", {"html": False, "linkify": True, "breaks": True}).enable("linkify")
+    md = MarkdownIt("commonmark", {"html": False, "linkify": True, "breaks": True}).enable(
+        "linkify"
+    )
     distinct = texts["t"].unique().to_list()
     rows = texts["t"].to_list()
     times = {}
@@ -142,8 +162,19 @@ def markdown(n_events: int, seed: int) -> int:
         fn()
         times[name] = round(time.perf_counter() - t0, 2)
         print(f"{name:32} {times[name]:8.2f} s", flush=True)
-    print(save("markdown", {"events": n_events, "seed": seed, "texts": len(rows), "distinct": len(distinct),
-                            "seconds": times, "machine": machine()}))
+    print(
+        save(
+            "markdown",
+            {
+                "events": n_events,
+                "seed": seed,
+                "texts": len(rows),
+                "distinct": len(distinct),
+                "seconds": times,
+                "machine": machine(),
+            },
+        )
+    )
     return 0
 
 

@@ -78,7 +78,9 @@ def measure(fn, repeat: int) -> tuple[float, float, object]:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument(
         "--messages",
         "--events",
@@ -87,7 +89,9 @@ def main() -> int:
         dest="messages",
         help="messages of the M/M/1 runs (--events: the name `make bench BENCH_ARGS` uses)",
     )
-    ap.add_argument("--full-messages", type=int, default=20_000, help="messages of the full default model")
+    ap.add_argument(
+        "--full-messages", type=int, default=20_000, help="messages of the full default model"
+    )
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--seed", type=int, default=1)
     args = ap.parse_args()
@@ -145,7 +149,9 @@ def main() -> int:
     out = save("sim", result)
     print("| run | messages | msgs/s (wall) | msgs/s (CPU) | vs bare (wall / CPU) |")
     print("|---|---:|---:|---:|---:|")
-    print(f"| bare SimPy M/M/1 | {n:,} | {result['bare_msgs_per_s']:,} | {result['bare_msgs_per_cpu_s']:,} | 1 |")
+    print(
+        f"| bare SimPy M/M/1 | {n:,} | {result['bare_msgs_per_s']:,} | {result['bare_msgs_per_cpu_s']:,} | 1 |"
+    )
     print(
         f"| `presets.mm1` | {n:,} | {result['mm1_msgs_per_s']:,} | {result['mm1_msgs_per_cpu_s']:,} | "
         f"{result['mm1_over_bare_wall']} / {result['mm1_over_bare_cpu']} |"

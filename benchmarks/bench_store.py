@@ -48,14 +48,23 @@ def run_timed(cmd: list[str], stdout: Path | None = None) -> dict[str, float]:
     """Wall seconds and peak RSS (MB) of one process, from ``/usr/bin/time -v``."""
     out = stdout.open("wb") if stdout is not None else subprocess.DEVNULL
     try:
-        proc = subprocess.run(["/usr/bin/time", "-v", *cmd], stdout=out, stderr=subprocess.PIPE, text=False, cwd=ROOT, env=_env())
+        proc = subprocess.run(
+            ["/usr/bin/time", "-v", *cmd],
+            stdout=out,
+            stderr=subprocess.PIPE,
+            text=False,
+            cwd=ROOT,
+            env=_env(),
+        )
     finally:
         if stdout is not None:
             out.close()
     err = proc.stderr.decode()
     if proc.returncode != 0:
         raise SystemExit(f"{cmd} failed:\n{err[-2000:]}")
-    wall = re.search(r"Elapsed \(wall clock\) time \(h:mm:ss or m:ss\): (?:(\d+):)?(\d+):([\d.]+)", err)
+    wall = re.search(
+        r"Elapsed \(wall clock\) time \(h:mm:ss or m:ss\): (?:(\d+):)?(\d+):([\d.]+)", err
+    )
     rss = re.search(r"Maximum resident set size \(kbytes\): (\d+)", err)
     assert wall and rss, err
     seconds = int(wall.group(1) or 0) * 3600 + int(wall.group(2)) * 60 + float(wall.group(3))
@@ -70,8 +79,9 @@ def _env() -> dict[str, str]:
 
 def generate(logdir: Path, files: int, per_file: int, seed: int) -> list[Path]:
     """Rotated files oldest first, then the live file, each ``per_file`` events."""
-    from a2a_lab.samples import write_log
     from a2a_lab.samples._generate import BENCH_EVENTS_PER_DAY, BENCH_START
+
+    from a2a_lab.samples import write_log
 
     logdir.mkdir(parents=True, exist_ok=True)
     out = []
@@ -110,15 +120,17 @@ def main() -> None:
     res["ingest_full"] = full
     # +1 % of the events, appended to the live file (later times than everything before)
     extra = args.workdir / "extra.ndjson"
-    from a2a_lab.samples import write_log
     from a2a_lab.samples._generate import BENCH_EVENTS_PER_DAY, BENCH_START
+
+    from a2a_lab.samples import write_log
 
     n_extra = events // 100
     write_log(
         extra,
         n_extra,
         seed=args.seed + 999,
-        start=BENCH_START + (args.files + 1) * timedelta(days=args.events_per_file / BENCH_EVENTS_PER_DAY),
+        start=BENCH_START
+        + (args.files + 1) * timedelta(days=args.events_per_file / BENCH_EVENTS_PER_DAY),
     )
     with paths[-1].open("ab") as fh, extra.open("rb") as src:
         shutil.copyfileobj(src, fh)
@@ -132,10 +144,19 @@ def main() -> None:
     res["store_bytes"] = store_bytes
     now = "1790000000000"
     out_s, out_d = args.workdir / "ws_store.json", args.workdir / "ws_dir.json"
-    res["work_sessions_store"] = run_timed([*cli, "work-sessions", str(store), "--now-ms", now, "--limit", "1"], out_s)
-    res["conversations_store"] = run_timed([*cli, "conversations", str(store)], args.workdir / "conv_store.txt")
-    res["work_sessions_dir"] = run_timed([*cli, "work-sessions", str(logdir.absolute()), "--now-ms", now, "--limit", "1"], out_d)
-    res["same_output"] = hashlib.sha256(out_s.read_bytes()).hexdigest() == hashlib.sha256(out_d.read_bytes()).hexdigest()
+    res["work_sessions_store"] = run_timed(
+        [*cli, "work-sessions", str(store), "--now-ms", now, "--limit", "1"], out_s
+    )
+    res["conversations_store"] = run_timed(
+        [*cli, "conversations", str(store)], args.workdir / "conv_store.txt"
+    )
+    res["work_sessions_dir"] = run_timed(
+        [*cli, "work-sessions", str(logdir.absolute()), "--now-ms", now, "--limit", "1"], out_d
+    )
+    res["same_output"] = (
+        hashlib.sha256(out_s.read_bytes()).hexdigest()
+        == hashlib.sha256(out_d.read_bytes()).hexdigest()
+    )
     res["machine"] = machine()
     print(json.dumps(res, indent=2))
     save(f"store_{events}", res)

@@ -40,13 +40,18 @@ SCALES = [0.5, 1.0, 2.0, 3.0, 4.0]
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--replications", type=int, default=96, help="replications per grid point")
     ap.add_argument("--messages", type=int, default=2000, help="messages per run")
-    ap.add_argument("--repeat", type=int, default=2, help="rounds of (1 worker, 2 workers), alternated")
+    ap.add_argument(
+        "--repeat", type=int, default=2, help="rounds of (1 worker, 2 workers), alternated"
+    )
     ap.add_argument("--seed", type=int, default=8)
     ap.add_argument(
-        "--ceiling", action="store_true",
+        "--ceiling",
+        action="store_true",
         help="also time the machine's own ceiling: the same runs in one plain process vs split over two",
     )
     # `make bench BENCH_ARGS=...` passes the same arguments to every benchmark: ignore the others
@@ -63,14 +68,24 @@ def main() -> int:
 
     def cpu_s() -> float:
         # this process and its reaped children (a pool's workers count once the pool is shut down)
-        own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+        own, kids = (
+            resource.getrusage(resource.RUSAGE_SELF),
+            resource.getrusage(resource.RUSAGE_CHILDREN),
+        )
         return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
 
     def timed(workers: int) -> float:
         load = os.getloadavg()[0]
         cpu0, t0 = cpu_s(), time.perf_counter()
         with ProcessPoolExecutor(workers, mp_context=ctx) as pool:
-            out = sweep(config, grid, replications=args.replications, seed=args.seed, progress=False, executor=pool)
+            out = sweep(
+                config,
+                grid,
+                replications=args.replications,
+                seed=args.seed,
+                progress=False,
+                executor=pool,
+            )
         elapsed = time.perf_counter() - t0
         assert_frame_equal(out, reference)
         loads.append(round(load, 2))
@@ -81,7 +96,9 @@ def main() -> int:
     cores: list[float] = []
     ctx = multiprocessing.get_context("spawn")
     cpu0, t0 = cpu_s(), time.perf_counter()
-    reference = sweep(config, grid, replications=args.replications, seed=args.seed, progress=False, workers=1)
+    reference = sweep(
+        config, grid, replications=args.replications, seed=args.seed, progress=False, workers=1
+    )
     t_inproc = time.perf_counter() - t0
     cores_inproc = round((cpu_s() - cpu0) / t_inproc, 2)
     t_one: list[float] = []
@@ -104,7 +121,10 @@ def main() -> int:
 
         def plain(*jobs: tuple[int, int]) -> float:
             t0 = time.perf_counter()
-            procs = [subprocess.Popen([sys.executable, "-c", code, str(r), str(seed)]) for r, seed in jobs]
+            procs = [
+                subprocess.Popen([sys.executable, "-c", code, str(r), str(seed)])
+                for r, seed in jobs
+            ]
             if any(p.wait() for p in procs):
                 raise RuntimeError("a plain sweep process failed")
             return time.perf_counter() - t0
@@ -137,8 +157,10 @@ def main() -> int:
         **ceiling,
     }
     out = save("sweep", result)
-    print("| runs | in process s | 1 worker s (best) | 2 workers s (best) | speed-up 2 vs 1 | 2 vs in process "
-          "| cores used (pool runs) | 1-min load at each pool start |")
+    print(
+        "| runs | in process s | 1 worker s (best) | 2 workers s (best) | speed-up 2 vs 1 | 2 vs in process "
+        "| cores used (pool runs) | 1-min load at each pool start |"
+    )
     print("|---:|---:|---:|---:|---:|---:|---|---|")
     print(
         f"| {runs} | {t_inproc:.1f} | {best_one:.1f} | {best_two:.1f} | {best_one / best_two:.2f}× "

@@ -29,15 +29,26 @@ MEANS = {"main": 30.0, "ruda": 60.0, "eden": 90.0, "seum": 120.0, "bada": 150.0}
 def config(cv: float, tasks: bool) -> SimConfig:
     """The known model."""
     subs = [a for a in SimConfig().agents if a.kind == "subagent"]
-    agents = [AgentConfig(id=a, service=Lognormal(mean_s=m, cv=cv)) for a, m in MEANS.items()] + subs
-    cfg = SimConfig(agents=agents, n_messages=None, duration_s=3 * 86400.0, failures=FailurePolicy(rates={"server_overload": 0.03}))
+    agents = [
+        AgentConfig(id=a, service=Lognormal(mean_s=m, cv=cv)) for a, m in MEANS.items()
+    ] + subs
+    cfg = SimConfig(
+        agents=agents,
+        n_messages=None,
+        duration_s=3 * 86400.0,
+        failures=FailurePolicy(rates={"server_overload": 0.03}),
+    )
     return cfg if tasks else cfg.model_copy(update={"tasks": None})
 
 
 def error_share(frames: list[pl.DataFrame]) -> float:
     """Share of exchanges that ended in ``no_reply`` for another reason than the wait limit."""
     ex = pl.concat([exchanges(f) for f in frames]).filter(~pl.col("spawned") & pl.col("has_send"))
-    return float(ex.select(((pl.col("outcome") == "no_reply") & (pl.col("outcome_reason") != "timeout")).mean()).item())
+    return float(
+        ex.select(
+            ((pl.col("outcome") == "no_reply") & (pl.col("outcome_reason") != "timeout")).mean()
+        ).item()
+    )
 
 
 def main() -> None:
@@ -61,7 +72,9 @@ def main() -> None:
         twins = [simulate(cal.config, seed=100 + k) for k in range(5)]
         cmp = compare(twins, log.events)
         shares = {o: (a, b) for o, a, b in cmp.outcomes.iter_rows()}
-        fitted = cal.config.failures.rates.get("server_overload", 0.0) if cal.config.failures else 0.0
+        fitted = (
+            cal.config.failures.rates.get("server_overload", 0.0) if cal.config.failures else 0.0
+        )
         print(
             f"seed {seed}: service mean error "
             + " ".join(f"{a} {e:+.1%}" for a, e in sorted(errors.items()))

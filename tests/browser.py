@@ -24,9 +24,17 @@ from typing import Any
 import websocket
 
 FLAGS = (
-    "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
-    "--disable-component-update", "--disable-sync", "--disable-quic", "--disable-extensions",
-    "--disable-dev-shm-usage", "--remote-debugging-port=0",
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-quic",
+    "--disable-extensions",
+    "--disable-dev-shm-usage",
+    "--remote-debugging-port=0",
 )
 
 
@@ -48,21 +56,36 @@ class Browser:
     def __init__(self, executable: str, *, width: int = 1300, height: int = 900) -> None:
         self._profile = tempfile.TemporaryDirectory(prefix="a2a-chromium-")
         self._proc = subprocess.Popen(
-            [executable, *FLAGS, f"--user-data-dir={self._profile.name}", f"--window-size={width},{height}",
-             "about:blank"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            [
+                executable,
+                *FLAGS,
+                f"--user-data-dir={self._profile.name}",
+                f"--window-size={width},{height}",
+                "about:blank",
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
         )
         port = self._port(Path(self._profile.name) / "DevToolsActivePort")
-        targets = json.loads(urllib.request.urlopen(f"http://127.0.0.1:{port}/json/list", timeout=30).read())
+        targets = json.loads(
+            urllib.request.urlopen(f"http://127.0.0.1:{port}/json/list", timeout=30).read()
+        )
         page = next(t for t in targets if t["type"] == "page")
-        self._ws = websocket.create_connection(page["webSocketDebuggerUrl"], timeout=60, suppress_origin=True)
+        self._ws = websocket.create_connection(
+            page["webSocketDebuggerUrl"], timeout=60, suppress_origin=True
+        )
         self._ids = itertools.count(1)
         self.events: list[dict[str, Any]] = []
         for domain in ("Page", "Runtime", "Log", "Network"):
             self.call(f"{domain}.enable")
         # the page may fetch nothing: the network is offline
-        self.call("Network.emulateNetworkConditions", offline=True, latency=0, downloadThroughput=0,
-                  uploadThroughput=0)
+        self.call(
+            "Network.emulateNetworkConditions",
+            offline=True,
+            latency=0,
+            downloadThroughput=0,
+            uploadThroughput=0,
+        )
 
     def _port(self, active: Path) -> int:
         deadline = time.monotonic() + 60
@@ -88,12 +111,21 @@ class Browser:
                 self.events.append(message)
                 if message["method"] == "Page.javascriptDialogOpening":
                     # an alert would block the page: record it (dialogs()) and dismiss it
-                    self._ws.send(json.dumps({"id": next(self._ids), "method": "Page.handleJavaScriptDialog",
-                                              "params": {"accept": False}}))
+                    self._ws.send(
+                        json.dumps(
+                            {
+                                "id": next(self._ids),
+                                "method": "Page.handleJavaScriptDialog",
+                                "params": {"accept": False},
+                            }
+                        )
+                    )
 
     def evaluate(self, expression: str) -> Any:
         """The value of a JavaScript expression in the page (promises awaited)."""
-        result = self.call("Runtime.evaluate", expression=expression, returnByValue=True, awaitPromise=True)
+        result = self.call(
+            "Runtime.evaluate", expression=expression, returnByValue=True, awaitPromise=True
+        )
         if "exceptionDetails" in result:
             raise RuntimeError(f"{expression[:80]}: {result['exceptionDetails']}")
         return result["result"].get("value")
@@ -114,9 +146,18 @@ class Browser:
     def screenshot(self, path: Path) -> Path:
         """A PNG of the whole page."""
         size = self.call("Page.getLayoutMetrics")["cssContentSize"]
-        data = self.call("Page.captureScreenshot", format="png", captureBeyondViewport=True,
-                         clip={"x": 0, "y": 0, "width": size["width"], "height": min(size["height"], 16000),
-                               "scale": 1})["data"]
+        data = self.call(
+            "Page.captureScreenshot",
+            format="png",
+            captureBeyondViewport=True,
+            clip={
+                "x": 0,
+                "y": 0,
+                "width": size["width"],
+                "height": min(size["height"], 16000),
+                "scale": 1,
+            },
+        )["data"]
         path.write_bytes(base64.b64decode(data))
         return path
 
@@ -139,10 +180,18 @@ class Browser:
         return out
 
     def dialogs(self) -> list[str]:
-        return [e["params"].get("message", "") for e in self.drain() if e["method"] == "Page.javascriptDialogOpening"]
+        return [
+            e["params"].get("message", "")
+            for e in self.drain()
+            if e["method"] == "Page.javascriptDialogOpening"
+        ]
 
     def requests(self) -> list[str]:
-        return [e["params"]["request"]["url"] for e in self.drain() if e["method"] == "Network.requestWillBeSent"]
+        return [
+            e["params"]["request"]["url"]
+            for e in self.drain()
+            if e["method"] == "Network.requestWillBeSent"
+        ]
 
     def close(self) -> None:
         try:

@@ -34,7 +34,9 @@ _REPLY_REASONS = ("repetition_detected", "minimal_content", "conclusion_detected
 
 
 def _blank(v: object) -> object:
-    return None if isinstance(v, str) and not v.strip() else (v.strip() if isinstance(v, str) else v)
+    return (
+        None if isinstance(v, str) and not v.strip() else (v.strip() if isinstance(v, str) else v)
+    )
 
 
 @dataclass
@@ -92,19 +94,33 @@ def oracle(events: pl.DataFrame) -> dict[int, tuple[tuple, int]]:
         for r in evs:
             if r["type"] == "a2a.send":
                 intent, suggested = _intent(r["data"])
-                exs.append(_Exchange(len(exs) + 1, r["event_ms"], _blank(r["data"].get("runId")), intent, suggested,
-                                     _blank(r["data"].get("fromSessionType"))))
+                exs.append(
+                    _Exchange(
+                        len(exs) + 1,
+                        r["event_ms"],
+                        _blank(r["data"].get("runId")),
+                        intent,
+                        suggested,
+                        _blank(r["data"].get("fromSessionType")),
+                    )
+                )
                 out[r["_seq"]] = (key, len(exs))
         for r in evs:  # 1. retries
             if r["type"] == "a2a.retry":
-                hit = [e for e in exs if e.run_id is not None and e.run_id == _blank(r["data"].get("runId"))]
+                hit = [
+                    e
+                    for e in exs
+                    if e.run_id is not None and e.run_id == _blank(r["data"].get("runId"))
+                ]
                 if hit:
                     out[r["_seq"]] = (key, hit[0].number)
         for r in evs:  # 2. refusals
             if r["_kind"] == "blocked":
                 for e in exs:
                     delay = r["event_ms"] - e.send_ms
-                    if not e.refused and (_GATE - 1 <= delay <= _GATE + _SLACK or 0 <= delay <= _SLACK):
+                    if not e.refused and (
+                        _GATE - 1 <= delay <= _GATE + _SLACK or 0 <= delay <= _SLACK
+                    ):
                         e.refused, e.first_ms, e.first_kind = True, r["event_ms"], "blocked"
                         out[r["_seq"]] = (key, e.number)
                         break
@@ -120,7 +136,7 @@ def oracle(events: pl.DataFrame) -> dict[int, tuple[tuple, int]]:
         for k in levels:  # 4. turns, level by level
             at = [r for r in evs if r["_kind"] == "turn" and r["data"]["turn"] == k]
 
-            def st(r: dict) -> object:
+            def st(r: dict, k: int = k) -> object:
                 return _blank(r["data"].get("fromSessionType" if k % 2 == 1 else "toSessionType"))
 
             use_intent = all(_blank(r["data"].get("messageIntent")) is not None for r in at)
@@ -129,21 +145,32 @@ def oracle(events: pl.DataFrame) -> dict[int, tuple[tuple, int]]:
             waiting = [e for e in exs if e.waiting_for_turn and len(e.turns) == k - 1]
             for r in at:
                 fits = [
-                    e for e in waiting
+                    e
+                    for e in waiting
                     if (not use_intent or e.intent == _blank(r["data"]["messageIntent"]))
                     and (not use_type or e.req_type == st(r))
                     and (not use_max or (e.turns and e.turns[-1]["max"] == r["data"]["maxTurns"]))
-                    and e.ready <= r["event_ms"] + 0 and r["event_ms"] <= e.ready + _TURN_WINDOW
+                    and e.ready <= r["event_ms"] + 0
+                    and r["event_ms"] <= e.ready + _TURN_WINDOW
                 ]
                 if not fits:
                     continue
                 e = min(fits, key=lambda e: (e.ready, e.number))
                 waiting.remove(e)
-                e.turns.append({"ms": r["event_ms"], "term": _blank(r["data"].get("terminationReason")),
-                                "max": r["data"].get("maxTurns")})
+                e.turns.append(
+                    {
+                        "ms": r["event_ms"],
+                        "term": _blank(r["data"].get("terminationReason")),
+                        "max": r["data"].get("maxTurns"),
+                    }
+                )
                 out[r["_seq"]] = (key, e.number)
-        counting = any(r["type"] == "a2a.complete" and r["data"].get("actualTurns") is not None
-                       and not r["data"].get("concurrencyBlocked") for r in evs)
+        counting = any(
+            r["type"] == "a2a.complete"
+            and r["data"].get("actualTurns") is not None
+            and not r["data"].get("concurrencyBlocked")
+            for r in evs
+        )
         for r in evs:  # 5. completes
             if r["type"] != "a2a.complete":
                 continue
@@ -153,17 +180,28 @@ def oracle(events: pl.DataFrame) -> dict[int, tuple[tuple, int]]:
                 fits = [e for e in exs if e.refused and not e.complete]
             elif d.get("actualTurns") is not None:
                 eff = d.get("effectiveTurns")
-                pending = term not in _REPLY_REASONS and (d["actualTurns"] < eff if eff is not None else term is not None)
+                pending = term not in _REPLY_REASONS and (
+                    d["actualTurns"] < eff if eff is not None else term is not None
+                )
                 last_term = term if term in _REPLY_REASONS else None
                 fits = [
-                    e for e in exs
-                    if not e.complete and e.first_kind == "reply" and len(e.turns) == d["actualTurns"]
+                    e
+                    for e in exs
+                    if not e.complete
+                    and e.first_kind == "reply"
+                    and len(e.turns) == d["actualTurns"]
                     and (e.turns[-1]["term"] if e.turns else None) == last_term
-                    and e.waiting_for_turn == pending and r["event_ms"] <= e.ready + _COMPLETE_WINDOW
+                    and e.waiting_for_turn == pending
+                    and r["event_ms"] <= e.ready + _COMPLETE_WINDOW
                 ]
             else:
-                fits = [e for e in exs if not e.complete and e.first_kind is not None
-                        and (e.first_kind != "reply" or not counting)]
+                fits = [
+                    e
+                    for e in exs
+                    if not e.complete
+                    and e.first_kind is not None
+                    and (e.first_kind != "reply" or not counting)
+                ]
             fits = [e for e in fits if e.ready <= r["event_ms"]]
             if fits:
                 e = min(fits, key=lambda e: (e.ready, e.number))

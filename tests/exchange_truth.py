@@ -24,7 +24,9 @@ def truth(res: SimResult) -> pl.DataFrame:
     send = pl.col("send_s") if "send_s" in m.columns else pl.col("arrival_s")
     logged = pl.col("logged") if "logged" in m.columns else pl.lit(True)
     return m.filter(logged).select(
-        "message", "run_id", "conversation_id",
+        "message",
+        "run_id",
+        "conversation_id",
         pl.col("outcome").replace({"guard_blocked": "no_reply"}).alias("outcome"),
         (pl.col("reply_s") - send).alias("first_reply_s"),
     )
@@ -53,7 +55,8 @@ def compare(res: SimResult, conv: pl.DataFrame) -> Agreement:
     """Join the conversation table to the simulated messages by the send's ``runId``."""
     t = truth(res)
     got = conv.filter(pl.col("run_id").is_not_null()).select(
-        pl.col("run_id"), pl.col("outcome").alias("got"),
+        pl.col("run_id"),
+        pl.col("outcome").alias("got"),
         pl.col("first_reply_s").alias("got_first_reply_s"),
         pl.col("ambiguous").alias("_amb"),
     )
@@ -73,7 +76,7 @@ def compare(res: SimResult, conv: pl.DataFrame) -> Agreement:
         messages=t.height,
         wrong_outcome=int(rows["_wrong"].sum()),
         ambiguous=int(rows["_amb"].sum()),
-        incomplete_but_completed=int(rows.filter((pl.col("got") == "incomplete")).height),
+        incomplete_but_completed=int(rows.filter(pl.col("got") == "incomplete").height),
         missing=int(rows["_missing"].sum()),
         latency_p50=(q(got_lat, 0.5), q(sim_lat, 0.5)),
         latency_p95=(q(got_lat, 0.95), q(sim_lat, 0.95)),

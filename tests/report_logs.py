@@ -43,25 +43,56 @@ def hostile_records(t0_ms: int) -> list[dict[str, Any]]:
     conv = "conv-</script><script>window.__pwned='id'</script>"
     base = {"workSessionId": HOSTILE_SESSION, "conversationId": conv}
     records: list[dict[str, Any]] = [
-        {"type": "plan.submitted", "agentId": "main", "ts": t0_ms,
-         "data": {**base, "taskId": "task-evil", "title": EVIL_TITLE}},
+        {
+            "type": "plan.submitted",
+            "agentId": "main",
+            "ts": t0_ms,
+            "data": {**base, "taskId": "task-evil", "title": EVIL_TITLE},
+        },
     ]
     for i, text in enumerate(EVIL_MESSAGES, start=1):
         records.append(
-            {"type": "a2a.send", "agentId": EVIL_AGENT, "ts": t0_ms + 1000 * i,
-             "data": {**base, "taskId": "task-evil", "fromAgent": EVIL_AGENT, "toAgent": "main", "message": text}}
+            {
+                "type": "a2a.send",
+                "agentId": EVIL_AGENT,
+                "ts": t0_ms + 1000 * i,
+                "data": {
+                    **base,
+                    "taskId": "task-evil",
+                    "fromAgent": EVIL_AGENT,
+                    "toAgent": "main",
+                    "message": text,
+                },
+            }
         )
     records.append(
-        {"type": "a2a.send", "agentId": "main", "ts": t0_ms + 500,
-         "data": {**base, "fromAgent": "main", "toAgent": "ruda", "message": MENTION[1]}}
+        {
+            "type": "a2a.send",
+            "agentId": "main",
+            "ts": t0_ms + 500,
+            "data": {**base, "fromAgent": "main", "toAgent": "ruda", "message": MENTION[1]},
+        }
     )
     records.append(
-        {"type": "a2a.send", "agentId": "main", "ts": t0_ms + 250,
-         "data": {**base, "fromAgent": "main", "toAgent": "ruda", "message": LINKS}}
+        {
+            "type": "a2a.send",
+            "agentId": "main",
+            "ts": t0_ms + 250,
+            "data": {**base, "fromAgent": "main", "toAgent": "ruda", "message": LINKS},
+        }
     )
     records.append(
-        {"type": "a2a.response", "agentId": "main", "ts": t0_ms + 1000 * (len(EVIL_MESSAGES) + 1),
-         "data": {**base, "fromAgent": EVIL_AGENT, "toAgent": "main", "message": EVIL_MESSAGES[2]}}
+        {
+            "type": "a2a.response",
+            "agentId": "main",
+            "ts": t0_ms + 1000 * (len(EVIL_MESSAGES) + 1),
+            "data": {
+                **base,
+                "fromAgent": EVIL_AGENT,
+                "toAgent": "main",
+                "message": EVIL_MESSAGES[2],
+            },
+        }
     )
     return records
 

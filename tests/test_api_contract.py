@@ -22,12 +22,44 @@ NOW_MS = 1_900_000_000_000  # after both logs: every session has a status
 
 #: Public names that are not functions returning frames (classes, constants, modules, writers).
 NOT_FRAME_FUNCTIONS = {
-    "ENRICHMENT_COLUMNS", "TASK_MONITOR_V1", "CoordinationEvent", "EventData", "LoadReport", "LoadResult",
-    "LogFollower", "RuleSet", "SimConfig", "WorkSessionsResult", "__version__", "conversation_tree",
-    "graph_metrics", "interaction_graph", "main_agents_from_openclaw", "plots", "rules", "runtime",
-    "samples", "schema", "sim", "simulate", "threads", "checks", "pm", "write_events", "write_graph",
-    "ingest", "IngestReport", "report",
-    "RULES", "calibrate", "fit_log", "compare", "to_epoch_ms", "to_node_link", "to_ocel2", "write_ocel2",
+    "ENRICHMENT_COLUMNS",
+    "TASK_MONITOR_V1",
+    "CoordinationEvent",
+    "EventData",
+    "LoadReport",
+    "LoadResult",
+    "LogFollower",
+    "RuleSet",
+    "SimConfig",
+    "WorkSessionsResult",
+    "__version__",
+    "conversation_tree",
+    "graph_metrics",
+    "interaction_graph",
+    "main_agents_from_openclaw",
+    "plots",
+    "rules",
+    "runtime",
+    "samples",
+    "schema",
+    "sim",
+    "simulate",
+    "threads",
+    "checks",
+    "pm",
+    "write_events",
+    "write_graph",
+    "ingest",
+    "IngestReport",
+    "report",
+    "RULES",
+    "calibrate",
+    "fit_log",
+    "compare",
+    "to_epoch_ms",
+    "to_node_link",
+    "to_ocel2",
+    "write_ocel2",
     "write_frame",
     # flatten's columns are the input's nested names joined ("data.fromAgent"): an export format
     "flatten",
@@ -81,7 +113,9 @@ def _calls(events: pl.DataFrame) -> dict[str, Callable[[], Any]]:
     conv = al.conversations(enriched)
     payloads = al.payload_events(enriched)
     return {
-        "from_records": lambda: al.from_records([{"type": "a2a.send", "agentId": "ruda", "timestampMs": 5}]),
+        "from_records": lambda: al.from_records(
+            [{"type": "a2a.send", "agentId": "ruda", "timestampMs": 5}]
+        ),
         "scan": lambda: al.scan(al.samples.sample_dir()),
         "enrich": lambda: enriched,
         "work_sessions": lambda: al.work_sessions(enriched, now=NOW_MS),
@@ -121,12 +155,17 @@ def test_every_public_name_is_listed_by_dir() -> None:
 
 
 def test_every_public_frame_function_is_covered(logs: dict[str, pl.DataFrame]) -> None:
-    covered = {n for n in _calls(logs["simulated"].head(0)) if "." not in n} | {"load", "polars_schema"}
+    covered = {n for n in _calls(logs["simulated"].head(0)) if "." not in n} | {
+        "load",
+        "polars_schema",
+    }
     assert set(al.__all__) - NOT_FRAME_FUNCTIONS == covered
 
 
 @pytest.mark.parametrize("log", ["sample", "simulated"])
-def test_public_frames_are_snake_case_with_zoned_times(logs: dict[str, pl.DataFrame], log: str) -> None:
+def test_public_frames_are_snake_case_with_zoned_times(
+    logs: dict[str, pl.DataFrame], log: str
+) -> None:
     events = logs[log]
     results = {name: call() for name, call in _calls(events).items()}
     results["load"] = al.load(al.samples.sample_dir())
@@ -136,7 +175,11 @@ def test_public_frames_are_snake_case_with_zoned_times(logs: dict[str, pl.DataFr
             schema = frame.collect_schema()
             bad = [c for c in schema.names() if not SNAKE.match(c)]
             assert not bad, f"{label}: columns not snake_case: {bad}"
-            naive = [c for c, dtype in schema.items() if isinstance(dtype, pl.Datetime) and dtype.time_zone is None]
+            naive = [
+                c
+                for c, dtype in schema.items()
+                if isinstance(dtype, pl.Datetime) and dtype.time_zone is None
+            ]
             assert not naive, f"{label}: Datetime columns without a time zone: {naive}"
             checked += 1
     assert checked >= 20
@@ -156,25 +199,41 @@ def test_durations_are_seconds_and_counts_integers(logs: dict[str, pl.DataFrame]
         return (pl.col(last) - pl.col(first)).dt.total_milliseconds() / 1000.0
 
     ws = al.work_sessions(enriched, now=NOW_MS)
-    for column, dtype in [("start_time", pl.Datetime("ms", "UTC")), ("last_time", pl.Datetime("ms", "UTC")),
-                          ("duration_s", pl.Float64), ("event_count", pl.Int64), ("thread_count", pl.Int64)]:
+    for column, dtype in [
+        ("start_time", pl.Datetime("ms", "UTC")),
+        ("last_time", pl.Datetime("ms", "UTC")),
+        ("duration_s", pl.Float64),
+        ("event_count", pl.Int64),
+        ("thread_count", pl.Int64),
+    ]:
         assert ws.sessions.schema[column] == dtype, column
-    spans = ws.sessions.select(seconds("start_time", "last_time").alias("want"), "duration_s").rename({"duration_s": "got"})
+    spans = ws.sessions.select(
+        seconds("start_time", "last_time").alias("want"), "duration_s"
+    ).rename({"duration_s": "got"})
     assert spans.height > 0 and (spans["want"] == spans["got"]).all()
 
     conv = al.conversations(enriched)
-    for column, dtype in [("start_time", pl.Datetime("ms", "UTC")), ("end_time", pl.Datetime("ms", "UTC")),
-                          ("first_reply_s", pl.Float64), ("duration_s", pl.Float64), ("turns", pl.Int64)]:
+    for column, dtype in [
+        ("start_time", pl.Datetime("ms", "UTC")),
+        ("end_time", pl.Datetime("ms", "UTC")),
+        ("first_reply_s", pl.Float64),
+        ("duration_s", pl.Float64),
+        ("turns", pl.Int64),
+    ]:
         assert conv.schema[column] == dtype, column
     done = conv.filter(pl.col("end_time").is_not_null()).select(
-        seconds("start_time", "end_time").alias("want"), pl.col("duration_s").alias("got"), "first_reply_s"
+        seconds("start_time", "end_time").alias("want"),
+        pl.col("duration_s").alias("got"),
+        "first_reply_s",
     )
     assert done.height > 0 and (done["want"] == done["got"]).all()
     assert (done["first_reply_s"].drop_nulls() <= done["got"].max()).all()
 
 
 @pytest.mark.parametrize("lazy", [True, False], ids=["lazy", "eager"])
-def test_every_function_returns_the_frame_kind_it_was_given(logs: dict[str, pl.DataFrame], lazy: bool) -> None:
+def test_every_function_returns_the_frame_kind_it_was_given(
+    logs: dict[str, pl.DataFrame], lazy: bool
+) -> None:
     events = logs["simulated"]
     enriched = al.enrich(events)
     derived = {"conv": al.conversations(enriched), "payloads": al.payload_events(enriched)}
@@ -193,9 +252,19 @@ def test_every_function_returns_the_frame_kind_it_was_given(logs: dict[str, pl.D
 
 
 def test_kind_calls_cover_every_frame_function(logs: dict[str, pl.DataFrame]) -> None:
-    frame_functions = set(al.__all__) - NOT_FRAME_FUNCTIONS - {"load", "polars_schema", "from_records",
-                                                               "work_sessions", "events_query", "load_findings",
-                                                               "scan"}  # scan takes a source, not a frame
+    frame_functions = (
+        set(al.__all__)
+        - NOT_FRAME_FUNCTIONS
+        - {
+            "load",
+            "polars_schema",
+            "from_records",
+            "work_sessions",
+            "events_query",
+            "load_findings",
+            "scan",
+        }
+    )  # scan takes a source, not a frame
     assert frame_functions <= set(KIND_CALLS) | set(KIND_CALLS_DERIVED)
 
 
@@ -207,7 +276,9 @@ def test_rule_set_repr_is_short() -> None:
 
 
 @pytest.mark.parametrize("tz_env", ["UTC", "Asia/Seoul", "America/New_York"])
-def test_naive_now_means_utc_whatever_the_machine_zone(tz_env: str, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_naive_now_means_utc_whatever_the_machine_zone(
+    tz_env: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     import time
     from datetime import datetime
 
@@ -228,7 +299,9 @@ def test_naive_now_means_utc_whatever_the_machine_zone(tz_env: str, monkeypatch:
         time.tzset()
 
 
-@pytest.mark.parametrize("bad", ["2026-02-30", "yesterday", float("nan"), float("inf"), 1e308, True])
+@pytest.mark.parametrize(
+    "bad", ["2026-02-30", "yesterday", float("nan"), float("inf"), 1e308, True]
+)
 def test_bad_instants_fail_naming_the_parameter(bad: object) -> None:
     with pytest.raises(ValueError, match="^now"):
         al.check(al.from_records([{"type": "x", "ts": 1}]), now=bad)  # type: ignore[arg-type]
@@ -238,7 +311,8 @@ def test_check_since_until_select_ignore(logs: dict[str, pl.DataFrame]) -> None:
     events = logs["simulated"]
     every = al.check(events, now=NOW_MS)
     assert set(al.check(events, now=NOW_MS, ignore=["a2a."])["rule"]) == set(every["rule"]) - {
-        r for r in every["rule"] if r.startswith("a2a.")}
+        r for r in every["rule"] if r.startswith("a2a.")
+    }
     middle = events["event_ms"].median()
     later = al.check(events, now=NOW_MS, since=middle)
     lines = set(events.filter(pl.col("event_ms") >= middle)["line"])

@@ -13,8 +13,15 @@ from hypothesis import strategies as st
 from scipy import stats
 
 import a2a_lab as al
-from a2a_lab.analysis.calibrate import Calibration, calibrate, compare, comparison_chart, exchanges, fit_log, fit_service_time
-from a2a_lab.views.plots import MAX_ROWS
+from a2a_lab.analysis.calibrate import (
+    Calibration,
+    calibrate,
+    compare,
+    comparison_chart,
+    exchanges,
+    fit_log,
+    fit_service_time,
+)
 from a2a_lab.sim import (
     AgentConfig,
     Exponential,
@@ -28,6 +35,7 @@ from a2a_lab.sim import (
     simulate,
 )
 from a2a_lab.sim.sweep import apply_point
+from a2a_lab.views.plots import MAX_ROWS
 
 TURN = Lognormal(mean_s=10.0, cv=0.5)
 ENDINGS = {"conclusion": 0.2, "minimal": 0.1, "explicit_skip": 0.1}
@@ -80,18 +88,28 @@ def known_fit(known_events: pl.DataFrame) -> Calibration:
 # ---------------------------------------------------------------------------------------
 
 
-def test_spawned_exchanges_are_the_sends_to_new_subagent_sessions(sample_events: pl.DataFrame) -> None:
+def test_spawned_exchanges_are_the_sends_to_new_subagent_sessions(
+    sample_events: pl.DataFrame,
+) -> None:
     ex = exchanges(sample_events)
     assert ex.height == al.conversations(sample_events).height
     # in the sample a spawn's send (and only it) targets an `agent:<id>:subagent:<uuid>` session
     d = pl.col("data")
     subagent_sends = sample_events.filter(
-        (pl.col("type") == "a2a.send") & d.struct.field("targetSessionKey").str.contains(":subagent:", literal=True)
-    ).select(d.struct.field("conversationId").alias("conversation_id"), pl.col("event_time").alias("start_time"))
+        (pl.col("type") == "a2a.send")
+        & d.struct.field("targetSessionKey").str.contains(":subagent:", literal=True)
+    ).select(
+        d.struct.field("conversationId").alias("conversation_id"),
+        pl.col("event_time").alias("start_time"),
+    )
     flagged = ex.filter("spawned").select("conversation_id", "start_time")
     assert flagged.height == subagent_sends.height == 131
-    assert flagged.sort("conversation_id", "start_time").equals(subagent_sends.sort("conversation_id", "start_time"))
-    assert np.allclose(ex["latency_s"].to_numpy(), ex["first_reply_s"].to_numpy(), rtol=1e-12, equal_nan=True)
+    assert flagged.sort("conversation_id", "start_time").equals(
+        subagent_sends.sort("conversation_id", "start_time")
+    )
+    assert np.allclose(
+        ex["latency_s"].to_numpy(), ex["first_reply_s"].to_numpy(), rtol=1e-12, equal_nan=True
+    )
 
 
 # ---------------------------------------------------------------------------------------
@@ -101,9 +119,15 @@ def test_spawned_exchanges_are_the_sends_to_new_subagent_sessions(sample_events:
 
 @pytest.mark.parametrize(
     ("family", "truth"),
-    [("lognormal", Lognormal(mean_s=30.0, cv=1.2)), ("gamma", Gamma(mean_s=30.0, cv=0.6)), ("exponential", Exponential(mean_s=30.0))],
+    [
+        ("lognormal", Lognormal(mean_s=30.0, cv=1.2)),
+        ("gamma", Gamma(mean_s=30.0, cv=0.6)),
+        ("exponential", Exponential(mean_s=30.0)),
+    ],
 )
-def test_censored_fit_recovers_each_family(family: str, truth: Lognormal | Gamma | Exponential) -> None:
+def test_censored_fit_recovers_each_family(
+    family: str, truth: Lognormal | Gamma | Exponential
+) -> None:
     x = truth.ppf(np.random.default_rng(3).random(5000))
     cut = float(np.quantile(x, 0.8))  # a fifth censored
     d = fit_service_time(x[x <= cut], np.full(int((x > cut).sum()), cut), family)  # type: ignore[arg-type]
@@ -148,11 +172,16 @@ def test_fits_are_scale_equivariant(observed: list[float], censored: list[float]
 
 
 def test_rates_and_agents_recovered(known_fit: Calibration) -> None:
-    rates = {(f, t): r for f, t, r in known_fit.rates.select("from_agent", "to_agent", "rate_per_s").iter_rows()}
+    rates = {
+        (f, t): r
+        for f, t, r in known_fit.rates.select("from_agent", "to_agent", "rate_per_s").iter_rows()
+    }
     truth = {(p.from_agent, p.to_agent): p.rate_per_s for p in KNOWN.workload.pairs}  # type: ignore[union-attr]
     assert rates.keys() == truth.keys()
     for pair, rate in truth.items():
-        n = known_fit.rates.filter((pl.col("from_agent") == pair[0]) & (pl.col("to_agent") == pair[1]))["exchanges"][0]
+        n = known_fit.rates.filter(
+            (pl.col("from_agent") == pair[0]) & (pl.col("to_agent") == pair[1])
+        )["exchanges"][0]
         assert abs(rates[pair] - rate) < 3 * rate / math.sqrt(n)  # within 3 Poisson standard errors
     assert [a.id for a in known_fit.config.agents] == ["a", "b", "c"]
     assert {a.kind for a in known_fit.config.agents} == {"main"}
@@ -161,7 +190,9 @@ def test_rates_and_agents_recovered(known_fit: Calibration) -> None:
     assert known_fit.spawned == 0
 
 
-def test_service_times_recovered_with_queueing_taken_out(known_events: pl.DataFrame, known_fit: Calibration) -> None:
+def test_service_times_recovered_with_queueing_taken_out(
+    known_events: pl.DataFrame, known_fit: Calibration
+) -> None:
     s = {r["agent"]: r for r in known_fit.service.iter_rows(named=True)}
     assert s["b"]["fit"] == "agent" and s["b"]["censored"] > 30  # the 120 s wait limit censors b
     assert s["b"]["mean_s"] == pytest.approx(60.0, rel=0.10)
@@ -170,7 +201,9 @@ def test_service_times_recovered_with_queueing_taken_out(known_events: pl.DataFr
     assert s["c"]["cv"] == pytest.approx(0.5, rel=0.15)
     assert s["a"]["fit"] == "pooled"  # a never receives
     # the same fit on every exchange measures waits too: b queues, so its "service" inflates
-    naive = fit_log(known_events, hourly=False, wait=KNOWN.wait, ping_pong=KNOWN.ping_pong, only_idle=False)
+    naive = fit_log(
+        known_events, hourly=False, wait=KNOWN.wait, ping_pong=KNOWN.ping_pong, only_idle=False
+    )
     assert naive.service.filter(pl.col("agent") == "b")["mean_s"][0] > 1.2 * 60.0
     assert known_fit.exchanges["idle"].sum() < known_fit.exchanges.height
 
@@ -179,7 +212,14 @@ def test_turns_recovered(known_fit: Calibration) -> None:
     assert known_fit.turn_service.mean == pytest.approx(TURN.mean, rel=0.10)
     assert known_fit.turn_service.cv == pytest.approx(TURN.cv, rel=0.15)  # type: ignore[union-attr]
     probs = dict(known_fit.turns.select("ending", "probability").iter_rows())
-    for ending in ("conclusion", "minimal", "explicit_skip", "repetition", "empty_reply", "agent_error"):
+    for ending in (
+        "conclusion",
+        "minimal",
+        "explicit_skip",
+        "repetition",
+        "empty_reply",
+        "agent_error",
+    ):
         assert probs[ending] == pytest.approx(ENDINGS.get(ending, 0.0), abs=0.035)
     pp = known_fit.config.ping_pong
     assert pp.max_turns == 3 and pp.turn_timeout_s == KNOWN.ping_pong.turn_timeout_s
@@ -192,7 +232,9 @@ def test_outcome_shares(known_fit: Calibration) -> None:
     assert np.allclose(shares.to_numpy(), 1.0)
     total = out.filter(pl.col("to_agent") == "*").row(0, named=True)
     assert total["exchanges"] == known_fit.exchanges.height
-    assert total["error"] == 0.0  # the simulator's unanswered messages all time out (or are refused)
+    assert (
+        total["error"] == 0.0
+    )  # the simulator's unanswered messages all time out (or are refused)
     assert 0.05 < total["timeout"] < 0.3
 
 
@@ -213,10 +255,19 @@ def test_sample_fit_tables(sample_fit: Calibration) -> None:
     assert cal.config.workload.hourly_profile == pytest.approx(hourly["multiplier"].to_list())  # type: ignore[union-attr]
     assert cal.pair_hours["exchanges"].sum() == cal.exchanges.height
     kinds = {a.id: a.kind for a in cal.config.agents}
-    assert {a for a, k in kinds.items() if k == "main"} == {"main", "ruda", "eden", "seum", "bada", "haneul"}
+    assert {a for a, k in kinds.items() if k == "main"} == {
+        "main",
+        "ruda",
+        "eden",
+        "seum",
+        "bada",
+        "haneul",
+    }
     assert cal.config.start.utcoffset().total_seconds() == 9 * 3600  # type: ignore[union-attr]
     assert 0.0 < cal.config.channel_share < 0.5 and cal.config.target_session == "main"
-    assert cal.config.gate == SimConfig().gate and cal.config.wait == SimConfig().wait  # today's policies
+    assert (
+        cal.config.gate == SimConfig().gate and cal.config.wait == SimConfig().wait
+    )  # today's policies
 
 
 def test_short_logs_get_no_hourly_profile(known_events: pl.DataFrame) -> None:
@@ -226,7 +277,9 @@ def test_short_logs_get_no_hourly_profile(known_events: pl.DataFrame) -> None:
         fit_log(day, hourly=True)
 
 
-def test_twin_reproduces_the_sample_median_latency(sample_events: pl.DataFrame, sample_fit: Calibration) -> None:
+def test_twin_reproduces_the_sample_median_latency(
+    sample_events: pl.DataFrame, sample_fit: Calibration
+) -> None:
     twin = calibrate(sample_events)
     assert twin == sample_fit.config
     cmp = compare([simulate(twin, seed=k) for k in range(6)], sample_events)
@@ -264,7 +317,11 @@ def test_compare_per_pair_ks_is_scipys(two_runs: tuple[pl.DataFrame, pl.DataFram
     cmp = compare(a, b, min_samples=5)
     ca, cb = al.conversations(a), al.conversations(b)
     row = cmp.latency.sort("observed", descending=True).row(0, named=True)
-    pair = (pl.col("from_agent") == row["from_agent"]) & (pl.col("to_agent") == row["to_agent"]) & (pl.col("outcome") == "replied")
+    pair = (
+        (pl.col("from_agent") == row["from_agent"])
+        & (pl.col("to_agent") == row["to_agent"])
+        & (pl.col("outcome") == "replied")
+    )
     xa = ca.filter(pair)["first_reply_s"].to_numpy()
     xb = cb.filter(pair)["first_reply_s"].to_numpy()
     assert (row["simulated"], row["observed"]) == (xa.size, xb.size)
@@ -274,12 +331,16 @@ def test_compare_per_pair_ks_is_scipys(two_runs: tuple[pl.DataFrame, pl.DataFram
     sparse = cmp.latency.filter((pl.col("observed") < 5) | (pl.col("simulated") < 5))
     assert sparse["ks"].is_null().all()
     assert cmp.turns["observed"].sum() == cmp.overall["observed"][0]
-    assert cmp.outcomes["observed"].sum() == pytest.approx(1.0) and cmp.outcomes["simulated"].sum() == pytest.approx(1.0)
+    assert cmp.outcomes["observed"].sum() == pytest.approx(1.0) and cmp.outcomes[
+        "simulated"
+    ].sum() == pytest.approx(1.0)
 
 
 def test_compare_sees_a_slower_model(two_runs: tuple[pl.DataFrame, pl.DataFrame]) -> None:
     a, _ = two_runs
-    slower = apply_point(SimConfig(n_messages=400), {f"agents.{i}.service.mean_s": 120.0 for i in range(5)})
+    slower = apply_point(
+        SimConfig(n_messages=400), {f"agents.{i}.service.mean_s": 120.0 for i in range(5)}
+    )
     cmp = compare(simulate(slower, seed=1), a)
     assert cmp.overall["ks"][0] > 0.2 and cmp.overall["ks_pvalue"][0] < 1e-6
     assert cmp.median_ratio > 1.8

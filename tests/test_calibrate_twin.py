@@ -27,9 +27,14 @@ FAILURE = 0.03
 
 def _config() -> SimConfig:
     subs = [a for a in SimConfig().agents if a.kind == "subagent"]
-    agents = [AgentConfig(id=a, service=Lognormal(mean_s=m, cv=0.6)) for a, m in MEANS.items()] + subs
+    agents = [
+        AgentConfig(id=a, service=Lognormal(mean_s=m, cv=0.6)) for a, m in MEANS.items()
+    ] + subs
     return SimConfig(
-        agents=agents, n_messages=None, duration_s=3 * 86400.0, failures=FailurePolicy(rates={"server_overload": FAILURE})
+        agents=agents,
+        n_messages=None,
+        duration_s=3 * 86400.0,
+        failures=FailurePolicy(rates={"server_overload": FAILURE}),
     )
 
 
@@ -58,7 +63,11 @@ def comparison(twins: list[SimResult], log: SimResult) -> Comparison:
 
 def _error_share(events: list[pl.DataFrame]) -> float:
     ex = pl.concat([exchanges(e) for e in events]).filter(~pl.col("spawned") & pl.col("has_send"))
-    return float(ex.select(((pl.col("outcome") == "no_reply") & (pl.col("outcome_reason") != "timeout")).mean()).item())
+    return float(
+        ex.select(
+            ((pl.col("outcome") == "no_reply") & (pl.col("outcome_reason") != "timeout")).mean()
+        ).item()
+    )
 
 
 def test_the_log_is_the_hard_case(log: SimResult, fit: Calibration) -> None:
@@ -83,11 +92,18 @@ def test_rates_within_their_poisson_error(fit: Calibration) -> None:
     wl = CONFIG.workload
     senders, targets, rates = _poisson_routes(wl, agents)  # type: ignore[arg-type]
     truth = {(agents[f], agents[t]): r for f, t, r in zip(senders, targets, rates, strict=True)}
-    fitted = {(f, t): (r, n) for f, t, r, n in fit.rates.select("from_agent", "to_agent", "rate_per_s", "exchanges").iter_rows()}
+    fitted = {
+        (f, t): (r, n)
+        for f, t, r, n in fit.rates.select(
+            "from_agent", "to_agent", "rate_per_s", "exchanges"
+        ).iter_rows()
+    }
     assert fitted.keys() <= truth.keys()
     for pair, rate in truth.items():
-        r, n = fitted.get(pair, (0.0, 0))
-        assert abs(r - rate) <= 3.5 * rate / math.sqrt(rate * fit.span_s), pair  # Poisson: sd of a count is its root
+        r, _n = fitted.get(pair, (0.0, 0))
+        assert abs(r - rate) <= 3.5 * rate / math.sqrt(rate * fit.span_s), (
+            pair
+        )  # Poisson: sd of a count is its root
     total = sum(r for r, _ in fitted.values())
     assert total == pytest.approx(CONFIG.total_rate_per_s, rel=0.05)
 
@@ -105,7 +121,9 @@ def test_failures_retries_and_tasks_fitted(fit: Calibration) -> None:
     assert twin.channel_share == pytest.approx(CONFIG.channel_share, abs=0.03)
 
 
-def test_twin_matches_the_log(fit: Calibration, twins: list[SimResult], log: SimResult, comparison: Comparison) -> None:
+def test_twin_matches_the_log(
+    fit: Calibration, twins: list[SimResult], log: SimResult, comparison: Comparison
+) -> None:
     assert comparison.overall["ks"][0] <= 0.05
     shares = {o: (a, b) for o, a, b in comparison.outcomes.iter_rows()}
     observed, simulated = shares["no_reply"]

@@ -32,11 +32,53 @@ def _clean() -> list[dict]:
     for k in range(5):  # five healthy exchanges, one every 10 minutes
         c, t = f"conv-{k}", k * 600
         out += [
-            _e(t, "a2a.send", "main", "eden", conversationId=c, workSessionId="ws_1", message="배포 확인"),
-            _e(t + 5, "a2a.response", "eden", "main", conversationId=c, workSessionId="ws_1", replyPreview="ok"),
-            _e(t + 6, "a2a.response", "main", "eden", conversationId=c, workSessionId="ws_1", turn=1, maxTurns=2),
-            _e(t + 7, "a2a.response", "eden", "main", conversationId=c, workSessionId="ws_1", turn=2, maxTurns=2),
-            _e(t + 8, "a2a.complete", "main", "eden", conversationId=c, workSessionId="ws_1", announced=True),
+            _e(
+                t,
+                "a2a.send",
+                "main",
+                "eden",
+                conversationId=c,
+                workSessionId="ws_1",
+                message="배포 확인",
+            ),
+            _e(
+                t + 5,
+                "a2a.response",
+                "eden",
+                "main",
+                conversationId=c,
+                workSessionId="ws_1",
+                replyPreview="ok",
+            ),
+            _e(
+                t + 6,
+                "a2a.response",
+                "main",
+                "eden",
+                conversationId=c,
+                workSessionId="ws_1",
+                turn=1,
+                maxTurns=2,
+            ),
+            _e(
+                t + 7,
+                "a2a.response",
+                "eden",
+                "main",
+                conversationId=c,
+                workSessionId="ws_1",
+                turn=2,
+                maxTurns=2,
+            ),
+            _e(
+                t + 8,
+                "a2a.complete",
+                "main",
+                "eden",
+                conversationId=c,
+                workSessionId="ws_1",
+                announced=True,
+            ),
         ]
     out += [
         _e(3000, "task.started", "main", taskId="task_1", workSessionId="ws_1"),
@@ -49,7 +91,9 @@ def _clean() -> list[dict]:
 
 ANOMALIES: dict[str, list[dict]] = {
     "a2a.orphan_response": [_e(4000, "a2a.response", "eden", "main", conversationId="orph")],
-    "a2a.complete_without_send": [_e(4010, "a2a.complete", "ruda", "seum", conversationId="nosend")],
+    "a2a.complete_without_send": [
+        _e(4010, "a2a.complete", "ruda", "seum", conversationId="nosend")
+    ],
     "a2a.missing_complete": [_e(4020, "a2a.send", "ruda", "bada", conversationId="open")],
     "a2a.turns_out_of_order": [
         _e(4030, "a2a.send", "seum", "bada", conversationId="turns"),
@@ -66,7 +110,8 @@ ANOMALIES: dict[str, list[dict]] = {
     ],
     "task.after_terminal": [_e(4050, "task.updated", "main", taskId="task_1")],
     "task.invalid_transition": [
-        _e(4060, "task.started", "main", taskId="task_2"), _e(4061, "task.resumed", "main", taskId="task_2"),
+        _e(4060, "task.started", "main", taskId="task_2"),
+        _e(4061, "task.resumed", "main", taskId="task_2"),
     ],
     "task.protocol_state": [
         _e(4070, "task.updated", "main", taskId="task_3", state="TASK_STATE_COMPLETED"),
@@ -78,8 +123,18 @@ ANOMALIES: dict[str, list[dict]] = {
         rec
         for i in range(8)
         for rec in (
-            _e(5000 + i, "a2a.send", *(("x", "y") if i % 2 else ("y", "x")), conversationId=f"burst-{i}"),
-            _e(5000 + i + 0.5, "a2a.complete", *(("x", "y") if i % 2 else ("y", "x")), conversationId=f"burst-{i}"),
+            _e(
+                5000 + i,
+                "a2a.send",
+                *(("x", "y") if i % 2 else ("y", "x")),
+                conversationId=f"burst-{i}",
+            ),
+            _e(
+                5000 + i + 0.5,
+                "a2a.complete",
+                *(("x", "y") if i % 2 else ("y", "x")),
+                conversationId=f"burst-{i}",
+            ),
         )
     ],
     "guard.relay_depth": [_e(6000, "a2a.spawn", "main", "w", depth=6)],
@@ -94,16 +149,27 @@ ANOMALIES: dict[str, list[dict]] = {
 
 # the injected events that must be named, by position in the anomaly's list
 EXPECTED_LINES = {
-    "a2a.orphan_response": [0], "a2a.complete_without_send": [0], "a2a.missing_complete": [0],
-    "a2a.turns_out_of_order": [2, 3], "a2a.event_after_complete": [3], "task.after_terminal": [0],
-    "task.invalid_transition": [1], "task.protocol_state": [1], "guard.loop": [12, 14],
-    "guard.relay_depth": [0], "clock.zero_ts": [0], "clock.future_ts": [0], "identity.duplicate_event": [0, 1],
+    "a2a.orphan_response": [0],
+    "a2a.complete_without_send": [0],
+    "a2a.missing_complete": [0],
+    "a2a.turns_out_of_order": [2, 3],
+    "a2a.event_after_complete": [3],
+    "task.after_terminal": [0],
+    "task.invalid_transition": [1],
+    "task.protocol_state": [1],
+    "guard.loop": [12, 14],
+    "guard.relay_depth": [0],
+    "clock.zero_ts": [0],
+    "clock.future_ts": [0],
+    "identity.duplicate_event": [0, 1],
 }
 
 
 def _write(tmp_path: Path, records: list[dict]) -> Path:
     p = tmp_path / "coordination-events.ndjson"
-    p.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), encoding="utf-8")
+    p.write_text(
+        "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), encoding="utf-8"
+    )
     return p
 
 
@@ -132,7 +198,9 @@ def test_each_injected_anomaly_is_found_once_with_its_lines(tmp_path: Path, rule
 
 def test_guard_thresholds_are_parameters(tmp_path: Path) -> None:
     ev = al.load(_write(tmp_path, _clean() + ANOMALIES["guard.loop"])).events
-    assert check(ev, now=T0 + 10**7, loop_limit=10).filter(pl.col("rule") == "guard.loop").height == 0
+    assert (
+        check(ev, now=T0 + 10**7, loop_limit=10).filter(pl.col("rule") == "guard.loop").height == 0
+    )
     strict = check(ev, now=T0 + 10**7, loop_limit=3).filter(pl.col("rule") == "guard.loop")
     assert strict["lines"][0].len() == 5
 
@@ -147,8 +215,10 @@ def test_loop_guard_replay_equals_hand_computation() -> None:
     # exactly one window old still counts (pruned only when ts < now - window).
     times = [0, 1, 2, 3, 10, 11, 12, 12.5, 25]
     #        ok ok ok B  ok(0 still counts? 0 >= 10-10 -> counts: 0,1,2 -> blocked) ...
-    records = [_e(t, "a2a.send", "a" if i % 2 else "b", "b" if i % 2 else "a", conversationId=f"c{i}")
-               for i, t in enumerate(times)]
+    records = [
+        _e(t, "a2a.send", "a" if i % 2 else "b", "b" if i % 2 else "a", conversationId=f"c{i}")
+        for i, t in enumerate(times)
+    ]
     rep = replay_guard(al.from_records(records), limit=3, window_s=10)
     # by hand: t=0,1,2 kept; 3 blocked (3 in window); 10: window [0,10] holds 0,1,2 -> blocked;
     # 11: [1,11] holds 1,2 -> kept; 12: [2,12] holds 2,11 -> kept; 12.5: [2.5,12.5] holds 11,12 -> kept;
@@ -158,15 +228,25 @@ def test_loop_guard_replay_equals_hand_computation() -> None:
 
 @settings(max_examples=60, deadline=None)
 @given(
-    st.lists(st.tuples(st.integers(0, 120_000), st.sampled_from(["a", "b", "c"]), st.sampled_from(["a", "b", "c"])),
-             min_size=1, max_size=60),
-    st.integers(1, 6), st.sampled_from([1.0, 5.0, 60.0]),
+    st.lists(
+        st.tuples(
+            st.integers(0, 120_000),
+            st.sampled_from(["a", "b", "c"]),
+            st.sampled_from(["a", "b", "c"]),
+        ),
+        min_size=1,
+        max_size=60,
+    ),
+    st.integers(1, 6),
+    st.sampled_from([1.0, 5.0, 60.0]),
 )
 def test_replay_equals_the_reference_loop_guard(msgs, limit: int, window_s: float) -> None:
     msgs = [(t, f, to) for t, f, to in msgs if f != to]
     if not msgs:
         return
-    records = [_e(t / 1000, "a2a.send", f, to, conversationId=f"c{i}") for i, (t, f, to) in enumerate(msgs)]
+    records = [
+        _e(t / 1000, "a2a.send", f, to, conversationId=f"c{i}") for i, (t, f, to) in enumerate(msgs)
+    ]
     ev = al.from_records(records)
     rep = replay_guard(ev, limit=limit, window_s=window_s)
     guard = LoopGuard(LoopGuardConfig(max_messages_per_window=limit, window_ms=window_s * 1000))
@@ -185,10 +265,13 @@ def test_sample_findings_are_few_and_explained() -> None:
 
 # ---- CLI ---------------------------------------------------------------------------------
 
+
 def test_cli_check_json_and_fail_on(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from a2a_lab.cli import main
 
-    path = _write(tmp_path, _clean() + ANOMALIES["a2a.missing_complete"] + ANOMALIES["clock.zero_ts"])
+    path = _write(
+        tmp_path, _clean() + ANOMALIES["a2a.missing_complete"] + ANOMALIES["clock.zero_ts"]
+    )
     now = str(T0 + 10**7)
     assert main(["check", str(path), "--json", "--now-ms", now]) == 0
     out = json.loads(capsys.readouterr().out)
@@ -202,12 +285,22 @@ def test_cli_check_json_and_fail_on(tmp_path: Path, capsys: pytest.CaptureFixtur
     capsys.readouterr()
     assert main(["check", str(clean), "--now-ms", now, "--fail-on", "warning"]) == 0
     out = capsys.readouterr().out.strip().splitlines()
-    assert len(out) == 1 and out[0].endswith(" events, 0 rejects, 0 findings (0 error, 0 warning, 0 info)")
+    assert len(out) == 1 and out[0].endswith(
+        " events, 0 rejects, 0 findings (0 error, 0 warning, 0 info)"
+    )
 
 
-@pytest.mark.parametrize("argv", [["check", "/no/such"], ["check", "x", "--fail-on", "fatal"],
-                                  ["check", "x", "--loop-limit", "0"]])
-def test_cli_check_errors(argv: list[str], capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["check", "/no/such"],
+        ["check", "x", "--fail-on", "fatal"],
+        ["check", "x", "--loop-limit", "0"],
+    ],
+)
+def test_cli_check_errors(
+    argv: list[str], capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
     from a2a_lab.cli import main
 
     argv = [str(_write(tmp_path, _clean())) if a == "x" else a for a in argv]

@@ -10,8 +10,8 @@ import polars as pl
 import pytest
 
 import a2a_lab as al
-from a2a_lab.cli import main
 from a2a_lab.analysis.conversations import conversations
+from a2a_lab.cli import main
 
 SAMPLE = str(al.samples.sample_dir())
 
@@ -21,7 +21,16 @@ def test_conversations_json(capsys: pytest.CaptureFixture[str]) -> None:
     rows = json.loads(capsys.readouterr().out)
     expected = conversations(al.load(SAMPLE).events)
     assert len(rows) == expected.height
-    for key in ("conversation_id", "from_agent", "to_agent", "outcome", "outcome_reason", "turns", "first_reply_s", "retries"):
+    for key in (
+        "conversation_id",
+        "from_agent",
+        "to_agent",
+        "outcome",
+        "outcome_reason",
+        "turns",
+        "first_reply_s",
+        "retries",
+    ):
         assert key in rows[0]
     assert sum(r["retries"] for r in rows) == expected["retries"].sum()
 
@@ -33,16 +42,31 @@ def test_conversations_file_keeps_every_column(tmp_path: Path, suffix: str) -> N
     expected = conversations(al.load(log).events)
     out = tmp_path / f"c{suffix}"
     assert main(["conversations", str(log), "-o", str(out)]) == 0
-    read = {".parquet": pl.read_parquet, ".csv": pl.read_csv, ".json": pl.read_json, ".ndjson": pl.read_ndjson}
+    read = {
+        ".parquet": pl.read_parquet,
+        ".csv": pl.read_csv,
+        ".json": pl.read_json,
+        ".ndjson": pl.read_ndjson,
+    }
     back = read[suffix](out)
     # Polars' JSON reader does not keep key order when it infers a schema: check the order
     # the file itself has
     text = out.read_text(encoding="utf-8") if suffix in (".json", ".ndjson") else ""
-    first = json.loads(text)[0] if suffix == ".json" else json.loads(text.splitlines()[0]) if text else {}
+    first = (
+        json.loads(text)[0]
+        if suffix == ".json"
+        else json.loads(text.splitlines()[0])
+        if text
+        else {}
+    )
     written = list(first) if first else back.columns
     assert written == expected.columns and back.height == expected.height > 0
     if suffix != ".parquet":  # instants as readable ISO 8601 text that parses back to the same time
-        again = back["start_time"].str.to_datetime("%Y-%m-%dT%H:%M:%S%.3f%:z").dt.convert_time_zone("UTC")
+        again = (
+            back["start_time"]
+            .str.to_datetime("%Y-%m-%dT%H:%M:%S%.3f%:z")
+            .dt.convert_time_zone("UTC")
+        )
         assert (again == expected["start_time"].dt.convert_time_zone("UTC")).all()
 
 
@@ -50,14 +74,24 @@ def test_conversations_file_keeps_every_column(tmp_path: Path, suffix: str) -> N
 def test_graph_file(tmp_path: Path, suffix: str) -> None:
     out = tmp_path / f"g{suffix}"
     assert main(["graph", SAMPLE, "-o", str(out)]) == 0
-    g = nx.read_graphml(out) if suffix == ".graphml" else nx.node_link_graph(json.loads(out.read_text()), edges="links")
+    g = (
+        nx.read_graphml(out)
+        if suffix == ".graphml"
+        else nx.node_link_graph(json.loads(out.read_text()), edges="links")
+    )
     assert g.number_of_nodes() == 15
 
 
 @pytest.mark.parametrize(
     "argv",
-    [["conversations", "/no/such"], ["conversations", SAMPLE, "-o", "x.xlsx"], ["graph", SAMPLE, "-o", "g.txt"],
-     ["graph", SAMPLE], ["conversations", SAMPLE, "--json", "-o", "x.csv"], ["graph", SAMPLE, "-o", "/no/dir/g.json"]],
+    [
+        ["conversations", "/no/such"],
+        ["conversations", SAMPLE, "-o", "x.xlsx"],
+        ["graph", SAMPLE, "-o", "g.txt"],
+        ["graph", SAMPLE],
+        ["conversations", SAMPLE, "--json", "-o", "x.csv"],
+        ["graph", SAMPLE, "-o", "/no/dir/g.json"],
+    ],
 )
 def test_errors_are_one_line_status_2(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as exc:

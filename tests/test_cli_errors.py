@@ -44,26 +44,75 @@ BAD_SOURCES = [
 #: Bad options per sub-command (each also combined with every good source).
 BAD_OPTIONS: dict[str, list[list[str]]] = {
     "load": [["--bogus"], ["--json=1"]],
-    "enrich": [["-o", "{tmp}/missing/out.ndjson"], ["-o", "{tmp}/nologs"], ["--main-agents", " , "],
-               ["--openclaw-config", "{tmp}/missing.json"], ["--openclaw-config", "{tmp}/bad.json"]],
-    "work-sessions": [["--now-ms", "0x" + "f" * 400], ["--now-ms", "nan"], ["--now-ms", "inf"],
-                      ["--now-ms", "1e308"], ["--now-ms", "2026-02-30"], ["--now-ms", "yesterday"],
-                      ["--limit", "abc"], ["--since", "0xff"], ["--overrides", "{tmp}/missing.json"],
-                      ["--overrides", "{tmp}/bad.json"]],
-    "events": [["--limit", "ten"], ["--limit", "nan"], ["--main-agents", ","],
-               ["--openclaw-config", "{tmp}/bad.json"], ["--bogus"]],
-    "conversations": [["--since", "2026-02-30"], ["--since", "2026-02-19", "--until", "2026-02-18"],
-                      ["--until", "x"], ["-o", "{tmp}/c.txt"], ["-o", "{tmp}/missing/c.csv"], ["-o", "{tmp}/nologs"],
-                      ["--json", "-o", "{tmp}/c.csv"]],
-    "graph": [["--until", "1e400"], ["--since", "2026-02-19", "--until", "2026-02-18"], ["-o", "{tmp}/g.png"], ["-o", "{tmp}/missing/g.graphml"], ["-o", "{tmp}/nologs"]],
-    "check": [["--loop-window", "nan"], ["--loop-window", "inf"], ["--loop-window", "-1"],
-              ["--loop-window", "0"], ["--loop-window", "x"], ["--loop-limit", "0"],
-              ["--loop-limit", "1e308"], ["--loop-limit", "1.5"], ["--now-ms", "0x" + "f" * 40],
-              ["--now-ms", "1e308"], ["--now-ms", "-1"], ["--now", "2026-13-01"],
-              ["--since", "2026-02-30"], ["--since", "nan"], ["--until", "+275760-09-13T00:00:00.001Z"],
-              ["--since", "2026-02-19", "--until", "2026-02-18"], ["--select", "nope"],
-              ["--ignore", "guard.nope"], ["--select", "clock.,nope.*"], ["--format", "xml"],
-              ["--fail-on", "fatal"], ["-o", "{tmp}/f.xlsx"], ["-o", "{tmp}/missing/f.csv"], ["--json", "--format", "github"], ["--now", "1", "--now-ms", "1"]],
+    "enrich": [
+        ["-o", "{tmp}/missing/out.ndjson"],
+        ["-o", "{tmp}/nologs"],
+        ["--main-agents", " , "],
+        ["--openclaw-config", "{tmp}/missing.json"],
+        ["--openclaw-config", "{tmp}/bad.json"],
+    ],
+    "work-sessions": [
+        ["--now-ms", "0x" + "f" * 400],
+        ["--now-ms", "nan"],
+        ["--now-ms", "inf"],
+        ["--now-ms", "1e308"],
+        ["--now-ms", "2026-02-30"],
+        ["--now-ms", "yesterday"],
+        ["--limit", "abc"],
+        ["--since", "0xff"],
+        ["--overrides", "{tmp}/missing.json"],
+        ["--overrides", "{tmp}/bad.json"],
+    ],
+    "events": [
+        ["--limit", "ten"],
+        ["--limit", "nan"],
+        ["--main-agents", ","],
+        ["--openclaw-config", "{tmp}/bad.json"],
+        ["--bogus"],
+    ],
+    "conversations": [
+        ["--since", "2026-02-30"],
+        ["--since", "2026-02-19", "--until", "2026-02-18"],
+        ["--until", "x"],
+        ["-o", "{tmp}/c.txt"],
+        ["-o", "{tmp}/missing/c.csv"],
+        ["-o", "{tmp}/nologs"],
+        ["--json", "-o", "{tmp}/c.csv"],
+    ],
+    "graph": [
+        ["--until", "1e400"],
+        ["--since", "2026-02-19", "--until", "2026-02-18"],
+        ["-o", "{tmp}/g.png"],
+        ["-o", "{tmp}/missing/g.graphml"],
+        ["-o", "{tmp}/nologs"],
+    ],
+    "check": [
+        ["--loop-window", "nan"],
+        ["--loop-window", "inf"],
+        ["--loop-window", "-1"],
+        ["--loop-window", "0"],
+        ["--loop-window", "x"],
+        ["--loop-limit", "0"],
+        ["--loop-limit", "1e308"],
+        ["--loop-limit", "1.5"],
+        ["--now-ms", "0x" + "f" * 40],
+        ["--now-ms", "1e308"],
+        ["--now-ms", "-1"],
+        ["--now", "2026-13-01"],
+        ["--since", "2026-02-30"],
+        ["--since", "nan"],
+        ["--until", "+275760-09-13T00:00:00.001Z"],
+        ["--since", "2026-02-19", "--until", "2026-02-18"],
+        ["--select", "nope"],
+        ["--ignore", "guard.nope"],
+        ["--select", "clock.,nope.*"],
+        ["--format", "xml"],
+        ["--fail-on", "fatal"],
+        ["-o", "{tmp}/f.xlsx"],
+        ["-o", "{tmp}/missing/f.csv"],
+        ["--json", "--format", "github"],
+        ["--now", "1", "--now-ms", "1"],
+    ],
 }
 
 #: Usage errors of the command line itself.
@@ -76,14 +125,23 @@ def logs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     tmp = tmp_path_factory.mktemp("cli_errors")
     al.samples.write_log(tmp / "gen.ndjson", 400, seed=3, bad_line_fraction=0.01)
     al.write_events(al.simulate(al.SimConfig(n_messages=60), seed=2).events, tmp / "sim.ndjson")
-    row = {"type": "a2a.send", "agentId": "a\u0001b", "ts": 1771400000000,
-           "data": {"fromAgent": "a\u0001b", "toAgent": "c\u0000", "conversationId": "x1"}}
+    row = {
+        "type": "a2a.send",
+        "agentId": "a\u0001b",
+        "ts": 1771400000000,
+        "data": {"fromAgent": "a\u0001b", "toAgent": "c\u0000", "conversationId": "x1"},
+    }
     (tmp / "ctl.ndjson").write_text(json.dumps(row) + "\n", encoding="utf-8")
-    (tmp / "rej.ndjson").write_text("not json\n{\"type\": 5}\n\n", encoding="utf-8")
+    (tmp / "rej.ndjson").write_text('not json\n{"type": 5}\n\n', encoding="utf-8")
     (tmp / "nologs").mkdir()
     (tmp / "bad.json").write_text("{not json", encoding="utf-8")
-    return {"tmp": str(tmp), "gen": str(tmp / "gen.ndjson"), "sim": str(tmp / "sim.ndjson"),
-            "ctl": str(tmp / "ctl.ndjson"), "rej": str(tmp / "rej.ndjson")}
+    return {
+        "tmp": str(tmp),
+        "gen": str(tmp / "gen.ndjson"),
+        "sim": str(tmp / "sim.ndjson"),
+        "ctl": str(tmp / "ctl.ndjson"),
+        "rej": str(tmp / "rej.ndjson"),
+    }
 
 
 def _cases() -> list[tuple[str, list[str]]]:
@@ -94,10 +152,14 @@ def _cases() -> list[tuple[str, list[str]]]:
             cases.append((f"{cmd}-badsrc{i}", [cmd, src, *extra]))
             for j, opt in enumerate(BAD_OPTIONS[cmd][:2]):  # bad source AND bad option
                 cases.append((f"{cmd}-badsrc{i}-badopt{j}", [cmd, src, *extra, *opt]))
-        for (j, opt), src in itertools.product(enumerate(BAD_OPTIONS[cmd]), ("{gen}", "{sim}", "{ctl}", "{rej}")):
+        for (j, opt), src in itertools.product(
+            enumerate(BAD_OPTIONS[cmd]), ("{gen}", "{sim}", "{ctl}", "{rej}")
+        ):
             # -o given twice: the bad one wins, as argparse keeps the last
             cases.append((f"{cmd}-badopt{j}-{src.strip('{}')}", [cmd, src, *extra, *opt]))
-    cases += [(f"graphml-ctl-{n}", ["graph", "{ctl}", "-o", f"{{tmp}}/g{n}.graphml"]) for n in range(2)]
+    cases += [
+        (f"graphml-ctl-{n}", ["graph", "{ctl}", "-o", f"{{tmp}}/g{n}.graphml"]) for n in range(2)
+    ]
     cases += [(f"usage{i}", argv) for i, argv in enumerate(USAGE)]
     return cases
 
@@ -110,8 +172,9 @@ def test_matrix_is_large_enough() -> None:
 
 
 @pytest.mark.parametrize("argv", [argv for _, argv in CASES], ids=[i for i, _ in CASES])
-def test_error_is_one_line_exit_2(argv: list[str], logs: dict[str, str],
-                                  capsys: pytest.CaptureFixture[str]) -> None:
+def test_error_is_one_line_exit_2(
+    argv: list[str], logs: dict[str, str], capsys: pytest.CaptureFixture[str]
+) -> None:
     filled = [a.format(**logs) if "{" in a else a for a in argv]
     status = main(filled)
     captured = capsys.readouterr()
@@ -136,7 +199,9 @@ def test_clean_inputs_still_work(logs: dict[str, str], capsys: pytest.CaptureFix
 
 def _run(*argv: str | bytes) -> subprocess.CompletedProcess[bytes]:
     env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[1]))
-    return subprocess.run([sys.executable, "-m", "a2a_lab", *argv], capture_output=True, env=env, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "a2a_lab", *argv], capture_output=True, env=env, timeout=120
+    )
 
 
 @pytest.mark.parametrize(
@@ -157,13 +222,14 @@ def test_subprocess_errors(argv: tuple[str | bytes, ...], logs: dict[str, str]) 
     assert "Traceback" not in err and err.count("\n") == 1, err
 
 
-def test_check_gate_on_empty_rejected_and_clean_logs(logs: dict[str, str], tmp_path: Path,
-                                                     capsys: pytest.CaptureFixture[str]) -> None:
+def test_check_gate_on_empty_rejected_and_clean_logs(
+    logs: dict[str, str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """``check --fail-on error``: 1 on an empty or all-rejected log, 0 on a clean simulated one."""
     empty = tmp_path / "empty.ndjson"
     empty.write_text("", encoding="utf-8")
     rejected = tmp_path / "rejected.ndjson"
-    rejected.write_text("not json\n{\"no\": \"type\"}\n[1, 2]\n", encoding="utf-8")
+    rejected.write_text('not json\n{"no": "type"}\n[1, 2]\n', encoding="utf-8")
     assert main(["check", str(empty), "--fail-on", "error"]) == 1
     assert main(["check", str(rejected), "--fail-on", "error"]) == 1
     out = capsys.readouterr().out.strip().splitlines()

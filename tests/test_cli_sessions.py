@@ -41,7 +41,12 @@ def test_work_sessions_command_prints_the_reference_body(
     capsys: pytest.CaptureFixture[str], name: str
 ) -> None:
     meta, expected = load_case(name)
-    argv = ["work-sessions", str(PEER / meta["log"]), f"--now-ms={meta['nowMs']}", *query_args(meta["query"])]
+    argv = [
+        "work-sessions",
+        str(PEER / meta["log"]),
+        f"--now-ms={meta['nowMs']}",
+        *query_args(meta["query"]),
+    ]
     if meta["overrides"]["file"]:
         argv.append(f"--overrides={API / 'overrides' / meta['overrides']['file']}")
     status, out, err = run_cli(capsys, *argv)
@@ -55,9 +60,13 @@ def test_work_sessions_command_prints_the_reference_body(
 
 
 @pytest.mark.parametrize("name", EV_FILES)
-def test_events_command_prints_the_reference_body(capsys: pytest.CaptureFixture[str], name: str) -> None:
+def test_events_command_prints_the_reference_body(
+    capsys: pytest.CaptureFixture[str], name: str
+) -> None:
     meta, expected = load_case(name)
-    status, out, err = run_cli(capsys, "events", str(PEER / meta["log"]), *query_args(meta["query"]))
+    status, out, err = run_cli(
+        capsys, "events", str(PEER / meta["log"]), *query_args(meta["query"])
+    )
     assert (status, err) == (0, "")
     assert ref.ordered(json.loads(out)) == ref.ordered(expected)
 
@@ -67,7 +76,9 @@ def test_repeated_and_comma_separated_options_agree(capsys: pytest.CaptureFixtur
     log = str(PEER / meta["log"])
     now = f"--now-ms={meta['nowMs']}"
     _, comma, _ = run_cli(capsys, "work-sessions", log, now, "--status=ACTIVE,QUIET")
-    _, repeated, _ = run_cli(capsys, "work-sessions", log, now, "--status", "ACTIVE", "--status", "QUIET")
+    _, repeated, _ = run_cli(
+        capsys, "work-sessions", log, now, "--status", "ACTIVE", "--status", "QUIET"
+    )
     assert json.loads(comma) == json.loads(repeated)
     assert json.loads(comma)["status"] == expected["status"] == ["ACTIVE", "QUIET"]
 
@@ -90,7 +101,9 @@ def test_enrich_command_writes_reference_objects_with_their_position(
 def test_enrich_command_reads_a_directory_in_reading_order(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    (tmp_path / "coordination-events-2026-01.ndjson").write_text('{"type":"old","ts":9}\n', encoding="utf-8")
+    (tmp_path / "coordination-events-2026-01.ndjson").write_text(
+        '{"type":"old","ts":9}\n', encoding="utf-8"
+    )
     (tmp_path / "coordination-events.ndjson").write_text(
         '{"type":"new","ts":1}\n\n{"type":"x"}\n', encoding="utf-8"
     )
@@ -104,13 +117,18 @@ def test_enrich_command_reads_a_directory_in_reading_order(
     ]
 
 
-def test_main_agent_options_change_the_roles(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+def test_main_agent_options_change_the_roles(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
     log = tmp_path / "log.ndjson"
     log.write_text(
-        json.dumps({"type": "a2a.send", "ts": 1, "data": {"fromAgent": "eden", "toAgent": "Seum"}}) + "\n"
+        json.dumps({"type": "a2a.send", "ts": 1, "data": {"fromAgent": "eden", "toAgent": "Seum"}})
+        + "\n"
     )
     config = tmp_path / "openclaw.json"
-    config.write_text(json.dumps({"agents": {"list": [{"id": "eden"}, {"id": "seum"}]}}), encoding="utf-8")
+    config.write_text(
+        json.dumps({"agents": {"list": [{"id": "eden"}, {"id": "seum"}]}}), encoding="utf-8"
+    )
 
     def role(*options: str) -> str:
         status, out, _ = run_cli(capsys, "events", str(log), *options)
@@ -153,7 +171,9 @@ def test_errors_are_one_line_with_status_2(
     names["log"] = str(log)
     status, out, err = run_cli(capsys, *(a.format(**names) for a in argv))
     assert status == 2 and out == ""
-    assert err.count("\n") == 1 and err.startswith("a2a-lab") and ": error: " in err and message in err
+    assert (
+        err.count("\n") == 1 and err.startswith("a2a-lab") and ": error: " in err and message in err
+    )
 
 
 def test_exclusive_main_agent_options_are_a_usage_error(

@@ -32,8 +32,12 @@ T0 = 1_771_500_000_000
 
 
 def ev(i: int, type_: str, frm: str, to: str, conv: str = "c1", **data) -> dict:
-    return {"type": type_, "agentId": frm, "ts": T0 + i * 1000,
-            "data": {"conversationId": conv, "fromAgent": frm, "toAgent": to, **data}}
+    return {
+        "type": type_,
+        "agentId": frm,
+        "ts": T0 + i * 1000,
+        "data": {"conversationId": conv, "fromAgent": frm, "toAgent": to, **data},
+    }
 
 
 def one(records: list[dict]) -> dict:
@@ -44,15 +48,27 @@ def one(records: list[dict]) -> dict:
 
 # ---- outcomes, runtime §3b ---------------------------------------------------------------
 
+
 def test_reply_then_turns_then_complete_is_replied() -> None:
-    row = one([
-        ev(0, "a2a.send", "a", "b", message="배포 상태 알려줘"),
-        ev(5, "a2a.response", "b", "a", replyPreview="다 됐어요"),
-        ev(7, "a2a.response", "a", "b", turn=1, maxTurns=3, replyPreview="확인"),
-        ev(9, "a2a.response", "b", "a", turn=2, maxTurns=3, replyPreview="네"),
-        ev(10, "a2a.complete", "a", "b", announced=True, actualTurns=2, configuredMaxTurns=5, effectiveTurns=3,
-           terminationReason="minimal_content"),
-    ])
+    row = one(
+        [
+            ev(0, "a2a.send", "a", "b", message="배포 상태 알려줘"),
+            ev(5, "a2a.response", "b", "a", replyPreview="다 됐어요"),
+            ev(7, "a2a.response", "a", "b", turn=1, maxTurns=3, replyPreview="확인"),
+            ev(9, "a2a.response", "b", "a", turn=2, maxTurns=3, replyPreview="네"),
+            ev(
+                10,
+                "a2a.complete",
+                "a",
+                "b",
+                announced=True,
+                actualTurns=2,
+                configuredMaxTurns=5,
+                effectiveTurns=3,
+                terminationReason="minimal_content",
+            ),
+        ]
+    )
     assert (row["outcome"], row["outcome_reason"]) == ("replied", None)
     assert row["first_reply_s"] == 5.0 and row["duration_s"] == 10.0
     assert (row["responses"], row["turns"], row["actual_turns"]) == (3, 2, 2.0)
@@ -60,48 +76,89 @@ def test_reply_then_turns_then_complete_is_replied() -> None:
 
 
 def test_turns_counted_from_responses_when_not_logged() -> None:
-    row = one([ev(0, "a2a.send", "a", "b"), ev(1, "a2a.response", "b", "a"),
-               ev(2, "a2a.response", "a", "b", turn=1), ev(3, "a2a.complete", "a", "b")])
+    row = one(
+        [
+            ev(0, "a2a.send", "a", "b"),
+            ev(1, "a2a.response", "b", "a"),
+            ev(2, "a2a.response", "a", "b", turn=1),
+            ev(3, "a2a.complete", "a", "b"),
+        ]
+    )
     assert row["turns"] == 1 and row["actual_turns"] is None
 
 
 @pytest.mark.parametrize(
     ("wait", "reason"),
-    [({"waitStatus": "timeout"}, "timeout"), ({"waitStatus": "not_found"}, "not_found"),
-     ({"waitStatus": "error"}, "error"), ({"waitStatus": "error", "waitError": " rate limited "}, "rate limited")],
+    [
+        ({"waitStatus": "timeout"}, "timeout"),
+        ({"waitStatus": "not_found"}, "not_found"),
+        ({"waitStatus": "error"}, "error"),
+        ({"waitStatus": "error", "waitError": " rate limited "}, "rate limited"),
+    ],
 )
 def test_no_reply_reason_from_wait_fields(wait: dict, reason: str) -> None:
     text = build_no_reply_outcome_message(wait.get("waitStatus"), wait.get("waitError"))
-    row = one([ev(0, "a2a.send", "a", "b"), ev(300, "a2a.response", "b", "a", outcome="no_reply", message=text, **wait),
-               ev(301, "a2a.complete", "a", "b", announced=False)])
+    row = one(
+        [
+            ev(0, "a2a.send", "a", "b"),
+            ev(300, "a2a.response", "b", "a", outcome="no_reply", message=text, **wait),
+            ev(301, "a2a.complete", "a", "b", announced=False),
+        ]
+    )
     assert (row["outcome"], row["outcome_reason"]) == ("no_reply", reason)
     assert row["first_reply_s"] is None
 
 
 def test_legacy_blocked_with_wait_fields_is_no_reply() -> None:
-    row = one([ev(0, "a2a.send", "a", "b"),
-               ev(300, "a2a.response", "b", "a", outcome="blocked", waitStatus="timeout",
-                  message="[outcome] blocked: 응답을 받지 못했습니다 (대기 시간 300초 초과)"),
-               ev(301, "a2a.complete", "a", "b")])
+    row = one(
+        [
+            ev(0, "a2a.send", "a", "b"),
+            ev(
+                300,
+                "a2a.response",
+                "b",
+                "a",
+                outcome="blocked",
+                waitStatus="timeout",
+                message="[outcome] blocked: 응답을 받지 못했습니다 (대기 시간 300초 초과)",
+            ),
+            ev(301, "a2a.complete", "a", "b"),
+        ]
+    )
     assert (row["outcome"], row["outcome_reason"]) == ("no_reply", "timeout")
 
 
 def test_blocked_followed_by_concurrency_blocked_complete() -> None:
-    row = one([ev(0, "a2a.send", "a", "b"), ev(30, "a2a.response", "a", "b", outcome="blocked", waitStatus="timeout"),
-               ev(31, "a2a.complete", "a", "b", concurrencyBlocked=True, announced=False)])
+    row = one(
+        [
+            ev(0, "a2a.send", "a", "b"),
+            ev(30, "a2a.response", "a", "b", outcome="blocked", waitStatus="timeout"),
+            ev(31, "a2a.complete", "a", "b", concurrencyBlocked=True, announced=False),
+        ]
+    )
     assert (row["outcome"], row["outcome_reason"]) == ("concurrency_blocked", "concurrency_gate")
 
 
 def test_outcome_text_alone_is_parsed() -> None:
     text = build_no_reply_outcome_message("not_found", None)
-    row = one([ev(0, "a2a.send", "a", "b"), ev(2, "a2a.response", "b", "a", replyPreview=text),
-               ev(3, "a2a.complete", "a", "b")])
+    row = one(
+        [
+            ev(0, "a2a.send", "a", "b"),
+            ev(2, "a2a.response", "b", "a", replyPreview=text),
+            ev(3, "a2a.complete", "a", "b"),
+        ]
+    )
     assert (row["outcome"], row["outcome_reason"]) == ("no_reply", "not_found")
 
 
 def test_legacy_blocked_without_anything_is_no_reply() -> None:
-    row = one([ev(0, "a2a.send", "a", "b"), ev(2, "a2a.response", "b", "a", outcome="blocked"),
-               ev(3, "a2a.complete", "a", "b")])
+    row = one(
+        [
+            ev(0, "a2a.send", "a", "b"),
+            ev(2, "a2a.response", "b", "a", outcome="blocked"),
+            ev(3, "a2a.complete", "a", "b"),
+        ]
+    )
     assert (row["outcome"], row["outcome_reason"]) == ("no_reply", "unknown")
 
 
@@ -112,42 +169,76 @@ def test_no_complete_is_incomplete() -> None:
 
 
 def test_retries_are_counted() -> None:
-    row = one([ev(0, "a2a.send", "a", "b"), ev(30, "a2a.retry", "a", "b", attempt=0, errorCode="rate_limit"),
-               ev(40, "a2a.retry", "a", "b", attempt=1), ev(50, "a2a.response", "b", "a"),
-               ev(51, "a2a.complete", "a", "b")])
+    row = one(
+        [
+            ev(0, "a2a.send", "a", "b"),
+            ev(30, "a2a.retry", "a", "b", attempt=0, errorCode="rate_limit"),
+            ev(40, "a2a.retry", "a", "b", attempt=1),
+            ev(50, "a2a.response", "b", "a"),
+            ev(51, "a2a.complete", "a", "b"),
+        ]
+    )
     assert row["retries"] == 2 and row["outcome"] == "replied"
 
 
 # ---- exchanges ---------------------------------------------------------------------------
 
+
 def test_reused_conversation_id_is_cut_at_each_send() -> None:
-    out = conversations(from_records([
-        ev(0, "a2a.send", "a", "b"), ev(1, "a2a.response", "b", "a"), ev(2, "a2a.complete", "a", "b"),
-        ev(10, "a2a.send", "a", "b"), ev(13, "a2a.response", "b", "a"), ev(14, "a2a.complete", "a", "b"),
-    ]))
+    out = conversations(
+        from_records(
+            [
+                ev(0, "a2a.send", "a", "b"),
+                ev(1, "a2a.response", "b", "a"),
+                ev(2, "a2a.complete", "a", "b"),
+                ev(10, "a2a.send", "a", "b"),
+                ev(13, "a2a.response", "b", "a"),
+                ev(14, "a2a.complete", "a", "b"),
+            ]
+        )
+    )
     assert out["exchange"].to_list() == [1, 2]
     assert out["first_reply_s"].to_list() == [1.0, 3.0]
 
 
 def test_question_back_to_the_requester_inside_an_exchange() -> None:
     # a -> b; while working, b asks a (b -> a, same conversation id); then b answers a
-    out = conversations(from_records([
-        ev(0, "a2a.send", "a", "b"),
-        ev(5, "a2a.send", "b", "a"), ev(6, "a2a.response", "a", "b"), ev(7, "a2a.response", "b", "a", turn=1),
-        ev(8, "a2a.complete", "b", "a"),
-        ev(20, "a2a.response", "b", "a"), ev(21, "a2a.complete", "a", "b"),
-    ])).sort("start_time")
+    out = conversations(
+        from_records(
+            [
+                ev(0, "a2a.send", "a", "b"),
+                ev(5, "a2a.send", "b", "a"),
+                ev(6, "a2a.response", "a", "b"),
+                ev(7, "a2a.response", "b", "a", turn=1),
+                ev(8, "a2a.complete", "b", "a"),
+                ev(20, "a2a.response", "b", "a"),
+                ev(21, "a2a.complete", "a", "b"),
+            ]
+        )
+    ).sort("start_time")
     assert out.select("from_agent", "to_agent", "first_reply_s", "responses", "outcome").rows() == [
-        ("a", "b", 20.0, 1, "replied"), ("b", "a", 1.0, 2, "replied")]
+        ("a", "b", 20.0, 1, "replied"),
+        ("b", "a", 1.0, 2, "replied"),
+    ]
 
 
 def test_relay_hop_reusing_the_parent_id_is_its_own_exchange() -> None:
-    out = conversations(from_records([
-        ev(0, "a2a.send", "a", "b"), ev(1, "a2a.send", "b", "c", parentConversationId="c1", depth=1),
-        ev(4, "a2a.response", "c", "b"), ev(5, "a2a.complete", "b", "c"),
-        ev(8, "a2a.response", "b", "a"), ev(9, "a2a.complete", "a", "b"),
-    ]))
-    assert sorted(out.select("from_agent", "to_agent", "first_reply_s").rows()) == [("a", "b", 8.0), ("b", "c", 3.0)]
+    out = conversations(
+        from_records(
+            [
+                ev(0, "a2a.send", "a", "b"),
+                ev(1, "a2a.send", "b", "c", parentConversationId="c1", depth=1),
+                ev(4, "a2a.response", "c", "b"),
+                ev(5, "a2a.complete", "b", "c"),
+                ev(8, "a2a.response", "b", "a"),
+                ev(9, "a2a.complete", "a", "b"),
+            ]
+        )
+    )
+    assert sorted(out.select("from_agent", "to_agent", "first_reply_s").rows()) == [
+        ("a", "b", 8.0),
+        ("b", "c", 3.0),
+    ]
     assert out.filter(pl.col("from_agent") == "b")["depth"].to_list() == [1.0]
 
 
@@ -161,29 +252,54 @@ def test_sample_every_exchange_event_is_in_exactly_one_exchange() -> None:
     conv = conversations(events)
     ex = exchange_events(events)
     assert conv["events"].sum() == ex.height
-    sends = events.filter((pl.col("type") == "a2a.send") & pl.col("data").struct.field("conversationId").is_not_null())
+    sends = events.filter(
+        (pl.col("type") == "a2a.send") & pl.col("data").struct.field("conversationId").is_not_null()
+    )
     assert conv["has_send"].sum() == sends.height
     assert conv.filter(pl.col("exchange") == 0).height == 0
-    assert set(conv["outcome"].unique()) == {"replied", "no_reply", "concurrency_blocked", "incomplete"}
+    assert set(conv["outcome"].unique()) == {
+        "replied",
+        "no_reply",
+        "concurrency_blocked",
+        "incomplete",
+    }
 
 
 # ---- intents -----------------------------------------------------------------------------
 
+
 def test_payload_type_wins_then_logged_intent_then_classifier() -> None:
-    out = conversations(from_records([
-        ev(0, "a2a.send", "a", "b", "c1", message="분석해줘", payloadType="status_report",
-           payloadJson='{"type":"status_report","taskId":"t","status":"completed"}'),
-        ev(1, "a2a.complete", "a", "b", "c1", messageIntent="request"),
-        ev(2, "a2a.send", "a", "b", "c2", message="분석해줘"),
-        ev(3, "a2a.complete", "a", "b", "c2", messageIntent="question"),
-        ev(4, "a2a.send", "a", "b", "c3", message="분석해줘"),
-    ])).sort("start_time")
+    out = conversations(
+        from_records(
+            [
+                ev(
+                    0,
+                    "a2a.send",
+                    "a",
+                    "b",
+                    "c1",
+                    message="분석해줘",
+                    payloadType="status_report",
+                    payloadJson='{"type":"status_report","taskId":"t","status":"completed"}',
+                ),
+                ev(1, "a2a.complete", "a", "b", "c1", messageIntent="request"),
+                ev(2, "a2a.send", "a", "b", "c2", message="분석해줘"),
+                ev(3, "a2a.complete", "a", "b", "c2", messageIntent="question"),
+                ev(4, "a2a.send", "a", "b", "c3", message="분석해줘"),
+            ]
+        )
+    ).sort("start_time")
     assert out.select("intent", "intent_source").rows() == [
-        ("result_report", "payload"), ("question", "logged"), ("request", "classifier")]
+        ("result_report", "payload"),
+        ("question", "logged"),
+        ("request", "classifier"),
+    ]
 
 
 def _intent_cases() -> list[str]:
-    cases = json.loads((DATA / "runtime" / "a2a-intent-classifier.test-cases.json").read_text(encoding="utf-8"))
+    cases = json.loads(
+        (DATA / "runtime" / "a2a-intent-classifier.test-cases.json").read_text(encoding="utf-8")
+    )
     out = []
     for case in cases["cases"]:
         msg = case.get("input", {}).get("message") if isinstance(case.get("input"), dict) else None
@@ -195,49 +311,128 @@ def _intent_cases() -> list[str]:
 def test_intent_expr_matches_the_reference_classifier_on_fixture_messages() -> None:
     messages = _intent_cases()
     assert len(messages) >= 20
-    got = pl.DataFrame({"m": messages}, schema={"m": pl.String}).select(intent_expr(pl.col("m"))).to_series().to_list()
+    got = (
+        pl.DataFrame({"m": messages}, schema={"m": pl.String})
+        .select(intent_expr(pl.col("m")))
+        .to_series()
+        .to_list()
+    )
     assert got == [classify_intent(m).intent for m in messages]
 
 
-_FRAGMENTS = ["[NO_REPLY_NEEDED]", "[notification]", "전달합니다", "[URGENT]", "[outcome]", "작업", "완료", "결과",
-              "보고", "Completed", "DONE", "해줘", "부탁드", "논의", "의견", "줘", "let's discuss", "LETS DISCUSS",
-              "Brainstorm", "?", "어떻게", "Can you", "please", "\n", "\r", "\u2028", " ", "K", "\u212a", "x"]
+_FRAGMENTS = [
+    "[NO_REPLY_NEEDED]",
+    "[notification]",
+    "전달합니다",
+    "[URGENT]",
+    "[outcome]",
+    "작업",
+    "완료",
+    "결과",
+    "보고",
+    "Completed",
+    "DONE",
+    "해줘",
+    "부탁드",
+    "논의",
+    "의견",
+    "줘",
+    "let's discuss",
+    "LETS DISCUSS",
+    "Brainstorm",
+    "?",
+    "어떻게",
+    "Can you",
+    "please",
+    "\n",
+    "\r",
+    "\u2028",
+    " ",
+    "K",
+    "\u212a",
+    "x",
+]
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.lists(st.lists(st.sampled_from(_FRAGMENTS), max_size=6).map("".join), min_size=1, max_size=30))
+@given(
+    st.lists(
+        st.lists(st.sampled_from(_FRAGMENTS), max_size=6).map("".join), min_size=1, max_size=30
+    )
+)
 def test_intent_expr_equals_classify_intent(messages: list[str]) -> None:
-    got = pl.DataFrame({"m": messages}, schema={"m": pl.String}).select(intent_expr(pl.col("m"))).to_series().to_list()
+    got = (
+        pl.DataFrame({"m": messages}, schema={"m": pl.String})
+        .select(intent_expr(pl.col("m")))
+        .to_series()
+        .to_list()
+    )
     assert got == [classify_intent(m).intent for m in messages]
 
 
-_OUTCOME_PARTS = ["[outcome]", " ", "no_reply", "blocked", ": ", ":", "메시지가 전달되었으나 응답을 수신하지 못했습니다",
-                  "응답을 받지 못했습니다", " (", "(", ")", "대기 시간 300초 초과", "실행 오류", "실행 상태를 찾을 수 없음",
-                  "rate limited", "\n", "\u3000", "success", "x"]
+_OUTCOME_PARTS = [
+    "[outcome]",
+    " ",
+    "no_reply",
+    "blocked",
+    ": ",
+    ":",
+    "메시지가 전달되었으나 응답을 수신하지 못했습니다",
+    "응답을 받지 못했습니다",
+    " (",
+    "(",
+    ")",
+    "대기 시간 300초 초과",
+    "실행 오류",
+    "실행 상태를 찾을 수 없음",
+    "rate limited",
+    "\n",
+    "\u3000",
+    "success",
+    "x",
+]
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.lists(st.lists(st.sampled_from(_OUTCOME_PARTS), max_size=8).map("".join), min_size=1, max_size=30))
+@given(
+    st.lists(
+        st.lists(st.sampled_from(_OUTCOME_PARTS), max_size=8).map("".join), min_size=1, max_size=30
+    )
+)
 def test_outcome_text_expr_equals_parse_outcome_text(texts: list[str]) -> None:
-    got = pl.DataFrame({"t": texts}, schema={"t": pl.String}).select(outcome_text_expr(pl.col("t"))).to_series().to_list()
+    got = (
+        pl.DataFrame({"t": texts}, schema={"t": pl.String})
+        .select(outcome_text_expr(pl.col("t")))
+        .to_series()
+        .to_list()
+    )
     want = []
     for t in texts:
         p = parse_outcome_text(t)
-        want.append({"kind": None, "reason": None} if p is None else {"kind": p.kind, "reason": p.reason})
+        want.append(
+            {"kind": None, "reason": None} if p is None else {"kind": p.kind, "reason": p.reason}
+        )
     assert got == want
 
 
 # ---- per pair ----------------------------------------------------------------------------
+
 
 def test_pair_quantiles_equal_numpy() -> None:
     records = []
     lat = [3, 1, 7, 20, 5, 11, 2]
     for k, d in enumerate(lat):
         base = k * 100
-        records += [ev(base, "a2a.send", "a", "b", f"c{k}"), ev(base + d, "a2a.response", "b", "a", f"c{k}"),
-                    ev(base + d + 1, "a2a.complete", "a", "b", f"c{k}")]
-    records += [ev(900, "a2a.send", "a", "b", "cx"), ev(1200, "a2a.response", "b", "a", "cx", outcome="no_reply", waitStatus="timeout"),
-                ev(1201, "a2a.complete", "a", "b", "cx")]
+        records += [
+            ev(base, "a2a.send", "a", "b", f"c{k}"),
+            ev(base + d, "a2a.response", "b", "a", f"c{k}"),
+            ev(base + d + 1, "a2a.complete", "a", "b", f"c{k}"),
+        ]
+    records += [
+        ev(900, "a2a.send", "a", "b", "cx"),
+        ev(1200, "a2a.response", "b", "a", "cx", outcome="no_reply", waitStatus="timeout"),
+        ev(1201, "a2a.complete", "a", "b", "cx"),
+    ]
     stats = pair_stats(conversations(from_records(records))).row(0, named=True)
     seconds = np.array(lat, dtype=float)
     assert stats["exchanges"] == 8 and stats["no_reply"] == 1
@@ -251,17 +446,41 @@ def test_pair_quantiles_equal_numpy() -> None:
 
 # ---- payloads ----------------------------------------------------------------------------
 
+
 def _q(i, frm, to, qid, kind="question", **extra):
-    body = {"type": kind, "questionId": qid, **({"question": "왜?"} if kind == "question" else {"answer": "네"}), **extra}
-    return ev(i, "a2a.send", frm, to, f"c{i}", payloadType=kind, payloadJson=json.dumps(body, ensure_ascii=False))
+    body = {
+        "type": kind,
+        "questionId": qid,
+        **({"question": "왜?"} if kind == "question" else {"answer": "네"}),
+        **extra,
+    }
+    return ev(
+        i,
+        "a2a.send",
+        frm,
+        to,
+        f"c{i}",
+        payloadType=kind,
+        payloadJson=json.dumps(body, ensure_ascii=False),
+    )
 
 
 def test_questions_link_to_answers() -> None:
-    events = from_records([_q(0, "a", "b", "q1"), _q(5, "b", "a", "q1", kind="answer"), _q(7, "a", "c", "q2"),
-                           _q(9, "c", "a", "q3", kind="answer")])
+    events = from_records(
+        [
+            _q(0, "a", "b", "q1"),
+            _q(5, "b", "a", "q1", kind="answer"),
+            _q(7, "a", "c", "q2"),
+            _q(9, "c", "a", "q3", kind="answer"),
+        ]
+    )
     qa = question_answers(payload_events(events))
     rows = {r["question_id"]: r for r in qa.iter_rows(named=True)}
-    assert rows["q1"]["answered"] and rows["q1"]["answer_latency_s"] == 5.0 and rows["q1"]["answered_by"] == "b"
+    assert (
+        rows["q1"]["answered"]
+        and rows["q1"]["answer_latency_s"] == 5.0
+        and rows["q1"]["answered_by"] == "b"
+    )
     assert not rows["q2"]["answered"] and rows["q2"]["answers"] == 0
     assert rows["q3"]["asked_time"] is None and rows["q3"]["answers"] == 1
 
@@ -274,15 +493,31 @@ def _task(i, frm, to, task, kind, **extra):
 
 
 def test_delegations_link_to_reports_and_duplicates_are_flagged() -> None:
-    events = from_records([
-        _task(0, "a", "b", "t1", "task_delegation"), _task(3, "a", "b", "t1", "task_delegation"),
-        _task(5, "b", "a", "t1", "status_report", status="in_progress", progressPercent=40),
-        _task(8, "b", "a", "t1", "status_report", status="blocked", progressPercent=60, blockers=["key"]),
-        _task(9, "a", "c", "t2", "task_delegation"),
-        _task(10, "a", "c", "t3", "status_report", status="nope"),  # invalid: not linked
-    ])
+    events = from_records(
+        [
+            _task(0, "a", "b", "t1", "task_delegation"),
+            _task(3, "a", "b", "t1", "task_delegation"),
+            _task(5, "b", "a", "t1", "status_report", status="in_progress", progressPercent=40),
+            _task(
+                8,
+                "b",
+                "a",
+                "t1",
+                "status_report",
+                status="blocked",
+                progressPercent=60,
+                blockers=["key"],
+            ),
+            _task(9, "a", "c", "t2", "task_delegation"),
+            _task(10, "a", "c", "t3", "status_report", status="nope"),  # invalid: not linked
+        ]
+    )
     d = {r["task_id"]: r for r in delegation_reports(payload_events(events)).iter_rows(named=True)}
     assert d["t1"]["duplicate"] and d["t1"]["delegations"] == 2 and d["t1"]["reports"] == 2
-    assert (d["t1"]["last_status"], d["t1"]["last_progress"], d["t1"]["blockers"]) == ("blocked", 60.0, ["key"])
+    assert (d["t1"]["last_status"], d["t1"]["last_progress"], d["t1"]["blockers"]) == (
+        "blocked",
+        60.0,
+        ["key"],
+    )
     assert not d["t2"]["duplicate"] and d["t2"]["reports"] == 0
     assert "t3" not in d

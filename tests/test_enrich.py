@@ -41,11 +41,24 @@ PEER_FIELDS = [
 #: The reference's result keys (the oracle's, the peer output's) → the enriched frame's columns.
 RESULT_FIELDS = {
     "type": "type",
-    **dict(zip(
-        ["fromAgent", "toAgent", "eventRole", "fromSessionType", "toSessionType", "collabCategory",
-         "collabSubTags", "categoryConfidence", "categorySource", "categoryVersion"],
-        ENRICHMENT_COLUMNS, strict=True,
-    )),
+    **dict(
+        zip(
+            [
+                "fromAgent",
+                "toAgent",
+                "eventRole",
+                "fromSessionType",
+                "toSessionType",
+                "collabCategory",
+                "collabSubTags",
+                "categoryConfidence",
+                "categorySource",
+                "categoryVersion",
+            ],
+            ENRICHMENT_COLUMNS,
+            strict=True,
+        )
+    ),
 }
 
 
@@ -96,20 +109,34 @@ def test_keyword_weights_count_utf16_units() -> None:
     assert weights["컴플라이언스"] == 2 and weights["리팩토링"] == 1
     assert weights["build"] == 2 and weights["test"] == 1 and weights["root cause"] == 2
     assert sum(weights.values()) == sum(2 if ref.js_length(k) > 4 else 1 for k in weights)
-    assert TASK_MONITOR_V1.replace(categories=[Category("x", ["😀😀😀"])], fallback_categories=(),
-                                   fallback_default_category="x",
-                                   default_category="x").keyword_weight("😀😀😀") == 2
+    assert (
+        TASK_MONITOR_V1.replace(
+            categories=[Category("x", ["😀😀😀"])],
+            fallback_categories=(),
+            fallback_default_category="x",
+            default_category="x",
+        ).keyword_weight("😀😀😀")
+        == 2
+    )
 
 
 def test_v1_constants() -> None:
     r = TASK_MONITOR_V1
-    assert (r.version, r.confidence_base, r.confidence_per_score, r.confidence_per_gap) == ("v1", 0.5, 0.08, 0.05)
+    assert (r.version, r.confidence_base, r.confidence_per_score, r.confidence_per_gap) == (
+        "v1",
+        0.5,
+        0.08,
+        0.05,
+    )
     assert (r.confidence_cap, r.fallback_confidence, r.manual_confidence) == (0.95, 0.2, 1.0)
     assert (r.manual_sub_tag_limit, r.rule_sub_tag_limit) == (5, 3)
     assert (r.archive_window_ms, r.thread_bucket_ms) == (86_400_000, 300_000)
     assert r.default_main_agents == {"main", "ruda"}
     assert [r.fallback_category(role) for role in r.event_roles] == [
-        "engineering_build", "engineering_build", "planning_decision", "infra_ops",
+        "engineering_build",
+        "engineering_build",
+        "planning_decision",
+        "infra_ops",
     ]
 
 
@@ -123,16 +150,33 @@ def test_rule_set_is_immutable_and_copies_get_a_new_version() -> None:
     assert a.replace(rule_sub_tag_limit=2).version.count("+") == 1
     assert TASK_MONITOR_V1.replace(version="mine").version == "mine"
     assert TASK_MONITOR_V1.confidence_cap == 0.95
-    assert isinstance(TASK_MONITOR_V1.replace(orchestration_type_prefixes=["x."]).orchestration_type_prefixes, tuple)
+    assert isinstance(
+        TASK_MONITOR_V1.replace(orchestration_type_prefixes=["x."]).orchestration_type_prefixes,
+        tuple,
+    )
 
 
 @pytest.mark.parametrize(
     "changes, message",
     [
-        ({"categories": [Category("a", ["Test"]), Category("b", ["test"])], "fallback_categories": (),
-          "fallback_default_category": "a", "default_category": "a"}, "duplicates"),
-        ({"categories": [Category("a", [""])], "fallback_categories": (),
-          "fallback_default_category": "a", "default_category": "a"}, "non-empty"),
+        (
+            {
+                "categories": [Category("a", ["Test"]), Category("b", ["test"])],
+                "fallback_categories": (),
+                "fallback_default_category": "a",
+                "default_category": "a",
+            },
+            "duplicates",
+        ),
+        (
+            {
+                "categories": [Category("a", [""])],
+                "fallback_categories": (),
+                "fallback_default_category": "a",
+                "default_category": "a",
+            },
+            "non-empty",
+        ),
         ({"fallback_categories": {"orchestration.task": "nope"}}, "unknown category"),
         ({"fallback_categories": {"nope": "infra_ops"}}, "unknown role"),
         ({"event_roles": ("a", "a", "b", "c")}, "distinct"),
@@ -153,7 +197,11 @@ def _to_fixed_2_from_fractions(x: float) -> float:
 
 def _node_eval(script: str, payload: object) -> Any:
     out = subprocess.run(
-        ["node", "-e", script], input=json.dumps(payload), capture_output=True, text=True, check=True
+        ["node", "-e", script],
+        input=json.dumps(payload),
+        capture_output=True,
+        text=True,
+        check=True,
     )
     return json.loads(out.stdout)
 
@@ -167,9 +215,14 @@ def test_rule_confidence_is_exact_for_every_reachable_top_and_gap() -> None:
     assert len(pairs) > 100
     for top, gap in pairs:
         raw = min(0.95, 0.5 + top * 0.08 + gap * 0.05)
-        assert TASK_MONITOR_V1.rule_confidence(top, gap) == _to_fixed_2_from_fractions(raw), (top, gap)
+        assert TASK_MONITOR_V1.rule_confidence(top, gap) == _to_fixed_2_from_fractions(raw), (
+            top,
+            gap,
+        )
     # rounding the exact value half up is not Python's round(): with a tie-producing constant
-    tie = TASK_MONITOR_V1.replace(confidence_base=0.0, confidence_per_score=0.125, confidence_per_gap=0.0)
+    tie = TASK_MONITOR_V1.replace(
+        confidence_base=0.0, confidence_per_score=0.125, confidence_per_gap=0.0
+    )
     assert tie.rule_confidence(1, 0) == 0.13 != round(0.125, 2)
 
 
@@ -217,7 +270,9 @@ def test_main_agents_from_openclaw_rejects_missing_and_invalid_files(tmp_path: P
 
 
 def _classification_cases() -> list[dict[str, Any]]:
-    return json.loads((DATA / "classification.test-cases.json").read_text(encoding="utf-8"))["cases"]
+    return json.loads((DATA / "classification.test-cases.json").read_text(encoding="utf-8"))[
+        "cases"
+    ]
 
 
 @pytest.mark.parametrize("case", _classification_cases(), ids=lambda c: c["event"]["type"])
@@ -274,7 +329,10 @@ def test_main_agents_change_session_types() -> None:
     events = from_records([{"type": "a2a.send", "data": {"fromAgent": " Eden", "toAgent": "SEUM"}}])
     default = enrich(events).row(0, named=True)
     custom = enrich(events, main_agents=["eden", "Seum\u3000"]).row(0, named=True)
-    assert (default["from_session_type"], default["event_role"]) == ("unknown", "delegation.subagent")
+    assert (default["from_session_type"], default["event_role"]) == (
+        "unknown",
+        "delegation.subagent",
+    )
     assert (custom["from_session_type"], custom["to_session_type"]) == ("main", "main")
     assert custom["event_role"] == "conversation.main"
     assert (custom["from_agent"], custom["to_agent"]) == ("Eden", "SEUM")
@@ -282,13 +340,19 @@ def test_main_agents_change_session_types() -> None:
 
 def test_a_modified_rule_set_drives_enrichment() -> None:
     rules = TASK_MONITOR_V1.with_keywords(
-        {"customer_community": [k for k in TASK_MONITOR_V1.category("customer_community").keywords if k != "cs"],
-         "security": ["vulnerability", "cve"]}
+        {
+            "customer_community": [
+                k for k in TASK_MONITOR_V1.category("customer_community").keywords if k != "cs"
+            ],
+            "security": ["vulnerability", "cve"],
+        }
     )
-    events = from_records([
-        {"type": "a2a.send", "data": {"message": "CVE-2024 vulnerability in docs"}},
-        {"type": "a2a.send", "data": {"message": "docs", "categoryVersion": " v0 "}},
-    ])
+    events = from_records(
+        [
+            {"type": "a2a.send", "data": {"message": "CVE-2024 vulnerability in docs"}},
+            {"type": "a2a.send", "data": {"message": "docs", "categoryVersion": " v0 "}},
+        ]
+    )
     first, second = enrich(events, rules=rules).sort("line").iter_rows(named=True)
     assert first["collab_category"] == "security"
     assert first["collab_sub_tags"] == ["vulnerability", "cve"]
@@ -301,8 +365,25 @@ def test_a_modified_rule_set_drives_enrichment() -> None:
 # ---- property test against the slow oracle -----------------------------------------------
 
 PADS = ["", " ", "\u3000", "\ufeff", "\t\r\n", "\u2028", "\x85", "\x1c"]
-AGENTS = ["main", "ruda", "Main", "RUDA", "eden", "seum", "Zed", "unknown", "İnci", "i̇nci",
-          "\u212abot", "kbot", "ΟΔΟΣ", "οδος", "😀bot", "\ue000bot", "worker-1"]
+AGENTS = [
+    "main",
+    "ruda",
+    "Main",
+    "RUDA",
+    "eden",
+    "seum",
+    "Zed",
+    "unknown",
+    "İnci",
+    "i̇nci",
+    "\u212abot",
+    "kbot",
+    "ΟΔΟΣ",
+    "οδος",
+    "😀bot",
+    "\ue000bot",
+    "worker-1",
+]
 KEYWORD_TEXT = [kw for _, kw in TASK_MONITOR_V1.keywords]
 # characters Python 3.11 knows (its str.lower is the oracle's lower-casing; see enrich_ref)
 CHARS = st.characters(exclude_categories=("Cs", "Cn"))
@@ -315,16 +396,24 @@ FRAGMENTS = st.one_of(
 )
 TEXT = st.lists(FRAGMENTS, max_size=5).map("".join)
 WRONG = st.one_of(
-    st.none(), st.booleans(), st.integers(-5, 5), st.floats(allow_nan=False, allow_infinity=False),
-    st.lists(st.integers(0, 3), max_size=2), st.dictionaries(st.sampled_from(["a", "id"]), st.integers(), max_size=1),
+    st.none(),
+    st.booleans(),
+    st.integers(-5, 5),
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.lists(st.integers(0, 3), max_size=2),
+    st.dictionaries(st.sampled_from(["a", "id"]), st.integers(), max_size=1),
 )
 
 
 def padded(values: list[str]) -> st.SearchStrategy[str]:
-    return st.tuples(st.sampled_from(PADS), st.sampled_from(values), st.sampled_from(PADS)).map("".join)
+    return st.tuples(st.sampled_from(PADS), st.sampled_from(values), st.sampled_from(PADS)).map(
+        "".join
+    )
 
 
-def weighted(common: st.SearchStrategy[Any], rare: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+def weighted(
+    common: st.SearchStrategy[Any], rare: st.SearchStrategy[Any]
+) -> st.SearchStrategy[Any]:
     """``common`` 4 times in 5 (st.one_of flattens nested one_of, which skews its weights)."""
     return st.integers(0, 4).flatmap(lambda i: rare if i == 0 else common)
 
@@ -334,13 +423,31 @@ def value(ok: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
 
 
 AGENT = value(weighted(weighted(padded(["main", "ruda", "MAIN", "Ruda"]), padded(AGENTS)), TEXT))
-SESSION_KEY = value(st.one_of(
-    padded(["agent:main:main", "AGENT:Ruda:MAIN", "agent:x:subagent:y", "agent:a:b:main", "agent::main",
-            "agent:\n:main", "agent:x:Subagent:y", "agent:x:main\n", "agent:x:maın"]),
-    TEXT,
-))
-NUMBER = st.one_of(st.integers(-3, 3), st.floats(allow_nan=False, allow_infinity=False), st.just(2**63 + 1), st.just(10**400),
-                   st.sampled_from(["1", "", True]))
+SESSION_KEY = value(
+    st.one_of(
+        padded(
+            [
+                "agent:main:main",
+                "AGENT:Ruda:MAIN",
+                "agent:x:subagent:y",
+                "agent:a:b:main",
+                "agent::main",
+                "agent:\n:main",
+                "agent:x:Subagent:y",
+                "agent:x:main\n",
+                "agent:x:maın",
+            ]
+        ),
+        TEXT,
+    )
+)
+NUMBER = st.one_of(
+    st.integers(-3, 3),
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.just(2**63 + 1),
+    st.just(10**400),
+    st.sampled_from(["1", "", True]),
+)
 DATA_FIELDS: dict[str, st.SearchStrategy[Any]] = {
     "fromAgent": AGENT,
     "senderAgentId": AGENT,
@@ -369,17 +476,41 @@ OTHER_FIELDS = [f for f in DATA_FIELDS if f not in AGENT_FIELDS + HINT_FIELDS]
 DATA = st.tuples(
     st.fixed_dictionaries({}, optional={f: DATA_FIELDS[f] for f in AGENT_FIELDS}),
     weighted(
-        st.one_of(st.just({}), st.sampled_from(HINT_FIELDS).flatmap(lambda k: st.fixed_dictionaries({k: DATA_FIELDS[k]}))),
+        st.one_of(
+            st.just({}),
+            st.sampled_from(HINT_FIELDS).flatmap(
+                lambda k: st.fixed_dictionaries({k: DATA_FIELDS[k]})
+            ),
+        ),
         st.fixed_dictionaries({}, optional={f: DATA_FIELDS[f] for f in HINT_FIELDS}),
     ),
     st.lists(st.sampled_from(OTHER_FIELDS), max_size=6, unique=True).flatmap(
         lambda keys: st.fixed_dictionaries({k: DATA_FIELDS[k] for k in keys})
     ),
 ).map(lambda parts: {**parts[0], **parts[1], **parts[2]})
-TYPES = padded(["a2a.send", "a2a.spawn", "a2a.spawn_result", "a2a.response", "a2a.complete", "a2a.",
-                "A2A.send", "task.updated", "task", "plan.submitted", "continuation.complete", "backlog.x",
-                "resume_reminder.y", "zombie.z", "unblock.u", "milestone.sync_failed", "custom.thing",
-                "docs.cs", ""])
+TYPES = padded(
+    [
+        "a2a.send",
+        "a2a.spawn",
+        "a2a.spawn_result",
+        "a2a.response",
+        "a2a.complete",
+        "a2a.",
+        "A2A.send",
+        "task.updated",
+        "task",
+        "plan.submitted",
+        "continuation.complete",
+        "backlog.x",
+        "resume_reminder.y",
+        "zombie.z",
+        "unblock.u",
+        "milestone.sync_failed",
+        "custom.thing",
+        "docs.cs",
+        "",
+    ]
+)
 EVENT = st.fixed_dictionaries(
     {"type": weighted(TYPES, st.one_of(TEXT, WRONG))},
     optional={
@@ -390,11 +521,21 @@ EVENT = st.fixed_dictionaries(
 )
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-@given(events=st.lists(EVENT, min_size=1, max_size=25),
-       mains=st.one_of(st.none(), st.lists(padded(AGENTS), max_size=4)))
-def test_enrich_equals_the_slow_reference(events: list[dict[str, Any]], mains: list[str] | None) -> None:
-    main_set = {"main", "ruda"} if mains is None else {ref.trim(m).lower() for m in mains if ref.trim(m)}
+@settings(
+    max_examples=100,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+@given(
+    events=st.lists(EVENT, min_size=1, max_size=25),
+    mains=st.one_of(st.none(), st.lists(padded(AGENTS), max_size=4)),
+)
+def test_enrich_equals_the_slow_reference(
+    events: list[dict[str, Any]], mains: list[str] | None
+) -> None:
+    main_set = (
+        {"main", "ruda"} if mains is None else {ref.trim(m).lower() for m in mains if ref.trim(m)}
+    )
     oracle = [r for ev in events if (r := ref.enrich_event(ev, main_set)) is not None]
     kept = [ev for ev in events if ref.enrich_event(ev, main_set) is not None]
     if not kept:
@@ -411,15 +552,43 @@ CUSTOM = TASK_MONITOR_V1.with_keywords(
 CUSTOM_KEYWORDS = {c.name: list(c.keywords) for c in CUSTOM.categories}
 CUSTOM_TEXT = st.lists(
     st.one_of(
-        st.sampled_from(["ΟΔΟΣ", "οδοσ", "Σ", "σ", "ς", "Α", " cause", "CAUSE", "root", "a", "b", "\n", "İ",
-                         "i\u0307", "\u212aelvin", "KELVIN", "x", "X", "doc", "S", "C", *PADS]),
+        st.sampled_from(
+            [
+                "ΟΔΟΣ",
+                "οδοσ",
+                "Σ",
+                "σ",
+                "ς",
+                "Α",
+                " cause",
+                "CAUSE",
+                "root",
+                "a",
+                "b",
+                "\n",
+                "İ",
+                "i\u0307",
+                "\u212aelvin",
+                "KELVIN",
+                "x",
+                "X",
+                "doc",
+                "S",
+                "C",
+                *PADS,
+            ]
+        ),
         FRAGMENTS,
     ),
     max_size=6,
 ).map("".join)
 CUSTOM_EVENT = st.fixed_dictionaries(
     {"type": padded(["a2a.send", "task.x", "custom", "docs"])},
-    optional={"data": st.fixed_dictionaries({}, optional={f: CUSTOM_TEXT for f in TASK_MONITOR_V1.haystack_fields})},
+    optional={
+        "data": st.fixed_dictionaries(
+            {}, optional={f: CUSTOM_TEXT for f in TASK_MONITOR_V1.haystack_fields}
+        )
+    },
 )
 
 
@@ -430,7 +599,10 @@ def test_raw_haystack_shortcut_applies_only_where_it_is_exact() -> None:
     for keywords in (["σ"], [" x"], ["x\u3000"], ["a\nb"]):
         rules = TASK_MONITOR_V1.with_keywords({"extra": keywords})
         assert _Plan(rules, frozenset()).folding is None, keywords
-    assert _Plan(TASK_MONITOR_V1.with_keywords({"extra": ["a b", "é"]}), frozenset()).folding is not None
+    assert (
+        _Plan(TASK_MONITOR_V1.with_keywords({"extra": ["a b", "é"]}), frozenset()).folding
+        is not None
+    )
 
 
 def test_lower_case_changes_table_is_complete() -> None:
@@ -440,18 +612,28 @@ def test_lower_case_changes_table_is_complete() -> None:
     assert _case_changes()["\u0130"] == "i\u0307" and "A" not in _case_changes()
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@settings(
+    max_examples=40,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 @given(events=st.lists(CUSTOM_EVENT, min_size=1, max_size=20))
-def test_exact_haystack_and_custom_keywords_equal_the_slow_reference(events: list[dict[str, Any]]) -> None:
+def test_exact_haystack_and_custom_keywords_equal_the_slow_reference(
+    events: list[dict[str, Any]],
+) -> None:
     kept = [ev for ev in events if ref.trim(ev["type"])]
     if not kept:
         return
     frame = from_records(kept)
-    oracle = [ref.enrich_event(ev, {"main", "ruda"}, CUSTOM_KEYWORDS, CUSTOM.version) for ev in kept]
+    oracle = [
+        ref.enrich_event(ev, {"main", "ruda"}, CUSTOM_KEYWORDS, CUSTOM.version) for ev in kept
+    ]
     got = _rows(enrich(frame, rules=CUSTOM))
     assert [got[i] for i in range(1, len(kept) + 1)] == oracle
     # and for v1, the raw-haystack shortcut equals the trim-and-lower-case path
-    exact = _Plan(TASK_MONITOR_V1, TASK_MONITOR_V1.default_main_agents, exact_text=True).apply(frame)
+    exact = _Plan(TASK_MONITOR_V1, TASK_MONITOR_V1.default_main_agents, exact_text=True).apply(
+        frame
+    )
     assert enrich(frame).equals(exact)
 
 

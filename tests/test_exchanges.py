@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import polars as pl
 import pytest
+from exchange_truth import compare
 
 import a2a_lab as al
 from a2a_lab import sim
@@ -15,23 +16,38 @@ from a2a_lab.exchanges import exchange_events, from_agent_expr, to_agent_expr
 from a2a_lab.io import from_records
 from a2a_lab.sim import sweep
 
-from exchange_truth import compare
-
 T0 = 1_771_500_000_000
 
 
 def ev(ms: int, type_: str, frm: str, to: str, conv: str = "c1", **data: object) -> dict:
-    return {"type": type_, "agentId": frm, "ts": T0 + ms,
-            "data": {"conversationId": conv, "fromAgent": frm, "toAgent": to, **data}}
+    return {
+        "type": type_,
+        "agentId": frm,
+        "ts": T0 + ms,
+        "data": {"conversationId": conv, "fromAgent": frm, "toAgent": to, **data},
+    }
 
 
 # ---- one place for the agents (rules §3) ------------------------------------------------
 
+
 def test_blank_agent_id_resolves_the_same_everywhere() -> None:
-    events = from_records([
-        {"type": "a2a.send", "agentId": "  ", "ts": T0, "data": {"conversationId": "c", "toAgent": "eden"}},
-        {"type": "a2a.send", "agentId": "ruda", "ts": T0 + 1, "data": {"conversationId": "c", "toAgent": "eden"}},
-    ])
+    events = from_records(
+        [
+            {
+                "type": "a2a.send",
+                "agentId": "  ",
+                "ts": T0,
+                "data": {"conversationId": "c", "toAgent": "eden"},
+            },
+            {
+                "type": "a2a.send",
+                "agentId": "ruda",
+                "ts": T0 + 1,
+                "data": {"conversationId": "c", "toAgent": "eden"},
+            },
+        ]
+    )
     resolved = events.select(from_agent_expr(), to_agent_expr()).rows()
     assert resolved == [(None, "eden"), ("ruda", "eden")]
     assert al.enrich(events).select("from_agent", "to_agent").rows() == resolved
@@ -41,61 +57,112 @@ def test_blank_agent_id_resolves_the_same_everywhere() -> None:
 
 # ---- overlapping exchanges under one id ---------------------------------------------------
 
+
 def test_fifo_reply_order_decides_when_exchanges_overlap() -> None:
     # two sends, then both replies: the target's session runs them first come first served
-    out = conversations(from_records([
-        ev(0, "a2a.send", "a", "b", runId="r1", message="알림: 공유합니다"),
-        ev(1_000, "a2a.send", "a", "b", runId="r2", message="알림: 공유합니다"),
-        ev(5_000, "a2a.response", "b", "a", replyPreview="one"),
-        ev(5_000, "a2a.complete", "a", "b", actualTurns=0, effectiveTurns=0),
-        ev(9_000, "a2a.response", "b", "a", replyPreview="two"),
-        ev(9_000, "a2a.complete", "a", "b", actualTurns=0, effectiveTurns=0),
-    ])).sort("exchange")
+    out = conversations(
+        from_records(
+            [
+                ev(0, "a2a.send", "a", "b", runId="r1", message="알림: 공유합니다"),
+                ev(1_000, "a2a.send", "a", "b", runId="r2", message="알림: 공유합니다"),
+                ev(5_000, "a2a.response", "b", "a", replyPreview="one"),
+                ev(5_000, "a2a.complete", "a", "b", actualTurns=0, effectiveTurns=0),
+                ev(9_000, "a2a.response", "b", "a", replyPreview="two"),
+                ev(9_000, "a2a.complete", "a", "b", actualTurns=0, effectiveTurns=0),
+            ]
+        )
+    ).sort("exchange")
     assert out.select("run_id", "first_reply_s", "outcome", "ambiguous").rows() == [
-        ("r1", 5.0, "replied", False), ("r2", 8.0, "replied", False)]
+        ("r1", 5.0, "replied", False),
+        ("r2", 8.0, "replied", False),
+    ]
 
 
 def test_gate_refusal_is_matched_by_its_30_s_timing() -> None:
     # the second send is refused by the gate 30 s later, while the first is still running
-    out = conversations(from_records([
-        ev(0, "a2a.send", "a", "b", runId="r1", message="[NOTIFICATION] 배포 끝"),
-        ev(10_000, "a2a.send", "a", "b", runId="r2", message="[NOTIFICATION] 롤백"),
-        ev(40_000, "a2a.response", "a", "b", outcome="blocked"),
-        ev(40_000, "a2a.complete", "a", "b", concurrencyBlocked=True, announced=False),
-        ev(60_000, "a2a.response", "b", "a", replyPreview="done"),
-        ev(60_000, "a2a.complete", "a", "b", actualTurns=0, effectiveTurns=0),
-    ])).sort("exchange")
+    out = conversations(
+        from_records(
+            [
+                ev(0, "a2a.send", "a", "b", runId="r1", message="[NOTIFICATION] 배포 끝"),
+                ev(10_000, "a2a.send", "a", "b", runId="r2", message="[NOTIFICATION] 롤백"),
+                ev(40_000, "a2a.response", "a", "b", outcome="blocked"),
+                ev(40_000, "a2a.complete", "a", "b", concurrencyBlocked=True, announced=False),
+                ev(60_000, "a2a.response", "b", "a", replyPreview="done"),
+                ev(60_000, "a2a.complete", "a", "b", actualTurns=0, effectiveTurns=0),
+            ]
+        )
+    ).sort("exchange")
     assert out.select("run_id", "outcome", "first_reply_s").rows() == [
-        ("r1", "replied", 60.0), ("r2", "concurrency_blocked", None)]
+        ("r1", "replied", 60.0),
+        ("r2", "concurrency_blocked", None),
+    ]
 
 
 def test_retry_follows_its_run_id() -> None:
-    ex = exchange_events(from_records([
-        ev(0, "a2a.send", "a", "b", runId="r1"),
-        ev(1_000, "a2a.send", "a", "b", runId="r2"),
-        ev(2_000, "a2a.retry", "a", "b", runId="r1", attempt=0),
-    ]))
+    ex = exchange_events(
+        from_records(
+            [
+                ev(0, "a2a.send", "a", "b", runId="r1"),
+                ev(1_000, "a2a.send", "a", "b", runId="r2"),
+                ev(2_000, "a2a.retry", "a", "b", runId="r1", attempt=0),
+            ]
+        )
+    )
     assert ex.filter(pl.col("type") == "a2a.retry")["exchange"].to_list() == [1]
 
 
 def test_turns_follow_their_own_exchange() -> None:
     # exchange 1's turn 1 comes after exchange 2's reply; turns carry the exchange's intent
-    out = conversations(from_records([
-        ev(0, "a2a.send", "a", "b", message="이거 알려줘"),
-        ev(1_000, "a2a.send", "a", "b", message="[NO_REPLY_NEEDED] fyi"),
-        ev(5_000, "a2a.response", "b", "a", replyPreview="answer"),
-        ev(6_000, "a2a.response", "b", "a", replyPreview="ok"),
-        ev(6_000, "a2a.complete", "a", "b", actualTurns=0, effectiveTurns=0, messageIntent="notification"),
-        ev(8_000, "a2a.response", "a", "b", turn=1, maxTurns=1, messageIntent="question", replyPreview="thanks?"),
-        ev(8_000, "a2a.complete", "a", "b", actualTurns=1, effectiveTurns=1, messageIntent="question"),
-    ])).sort("exchange")
+    out = conversations(
+        from_records(
+            [
+                ev(0, "a2a.send", "a", "b", message="이거 알려줘"),
+                ev(1_000, "a2a.send", "a", "b", message="[NO_REPLY_NEEDED] fyi"),
+                ev(5_000, "a2a.response", "b", "a", replyPreview="answer"),
+                ev(6_000, "a2a.response", "b", "a", replyPreview="ok"),
+                ev(
+                    6_000,
+                    "a2a.complete",
+                    "a",
+                    "b",
+                    actualTurns=0,
+                    effectiveTurns=0,
+                    messageIntent="notification",
+                ),
+                ev(
+                    8_000,
+                    "a2a.response",
+                    "a",
+                    "b",
+                    turn=1,
+                    maxTurns=1,
+                    messageIntent="question",
+                    replyPreview="thanks?",
+                ),
+                ev(
+                    8_000,
+                    "a2a.complete",
+                    "a",
+                    "b",
+                    actualTurns=1,
+                    effectiveTurns=1,
+                    messageIntent="question",
+                ),
+            ]
+        )
+    ).sort("exchange")
     assert out.select("exchange", "turns", pl.col("end_time").dt.epoch("ms"), "outcome").rows() == [
-        (1, 1, T0 + 8000, "replied"), (2, 0, T0 + 6000, "replied")]
+        (1, 1, T0 + 8000, "replied"),
+        (2, 0, T0 + 6000, "replied"),
+    ]
 
 
 # ---- goals on simulated logs ----------------------------------------------------------------
 
-@pytest.fixture(scope="module", params=[(1.0, 777), (2.0, 1), (3.0, 777)], ids=lambda p: f"x{p[0]:g}-seed{p[1]}")
+
+@pytest.fixture(
+    scope="module", params=[(1.0, 777), (2.0, 1), (3.0, 777)], ids=lambda p: f"x{p[0]:g}-seed{p[1]}"
+)
 def run(request: pytest.FixtureRequest) -> tuple[sim.SimResult, pl.DataFrame]:
     scale, seed = request.param
     cfg = sim.SimConfig()
@@ -108,7 +175,9 @@ def run(request: pytest.FixtureRequest) -> tuple[sim.SimResult, pl.DataFrame]:
     reason="issue 11 open: exchange matching is not deterministic from run to run; the 3x seed-777 "
     "log had 2 unflagged wrong first outcomes in some runs",
 )
-def test_every_first_outcome_matches_the_simulation(run: tuple[sim.SimResult, pl.DataFrame]) -> None:
+def test_every_first_outcome_matches_the_simulation(
+    run: tuple[sim.SimResult, pl.DataFrame],
+) -> None:
     res, conv = run
     a = compare(res, conv)
     assert a.missing == 0
@@ -117,7 +186,9 @@ def test_every_first_outcome_matches_the_simulation(run: tuple[sim.SimResult, pl
     assert finished.filter(pl.col("got") != pl.col("outcome")).height == 0
 
 
-def test_first_reply_latency_quantiles_within_1_percent(run: tuple[sim.SimResult, pl.DataFrame]) -> None:
+def test_first_reply_latency_quantiles_within_1_percent(
+    run: tuple[sim.SimResult, pl.DataFrame],
+) -> None:
     a = compare(res := run[0], run[1])
     del res
     for got, want in (a.latency_p50, a.latency_p95):
@@ -141,25 +212,95 @@ def test_check_raises_no_false_sequence_findings(run: tuple[sim.SimResult, pl.Da
 #: The ``data`` fields the reference writes per A2A event type (runtime §2, the field sets
 #: of ``runSessionsSendA2AFlow`` and the retry loop): the matcher may rely on nothing else.
 REFERENCE_FIELDS = {
-    "a2a.send": {"conversationId", "eventRole", "fromAgent", "fromSessionType", "message", "payloadJson", "payloadType",
-                 "runId", "targetSessionKey", "taskId", "toAgent", "toSessionType", "workSessionId", "depth",
-                 "parentConversationId"},
-    "a2a.response": {"conversationId", "eventRole", "fromAgent", "fromSessionType", "maxTurns", "message", "messageIntent",
-                     "outcome", "replyPreview", "taskId", "terminationReason", "toAgent", "toSessionType", "turn",
-                     "waitError", "waitStatus", "workSessionId", "reason", "depth"},
-    "a2a.retry": {"attempt", "backoffMs", "conversationId", "elapsedMs", "errorCategory", "errorCode", "fromAgent",
-                  "maxAttempts", "reason", "runId", "taskId", "toAgent", "workSessionId", "depth"},
-    "a2a.complete": {"actualTurns", "announceSkipped", "announced", "concurrencyBlocked", "configuredMaxTurns",
-                     "conversationId", "earlyTermination", "effectiveTurns", "eventRole", "fromAgent", "fromSessionType",
-                     "messageIntent", "targetSessionKey", "taskId", "terminationReason", "toAgent", "toSessionType",
-                     "waitError", "waitStatus", "workSessionId", "depth"},
+    "a2a.send": {
+        "conversationId",
+        "eventRole",
+        "fromAgent",
+        "fromSessionType",
+        "message",
+        "payloadJson",
+        "payloadType",
+        "runId",
+        "targetSessionKey",
+        "taskId",
+        "toAgent",
+        "toSessionType",
+        "workSessionId",
+        "depth",
+        "parentConversationId",
+    },
+    "a2a.response": {
+        "conversationId",
+        "eventRole",
+        "fromAgent",
+        "fromSessionType",
+        "maxTurns",
+        "message",
+        "messageIntent",
+        "outcome",
+        "replyPreview",
+        "taskId",
+        "terminationReason",
+        "toAgent",
+        "toSessionType",
+        "turn",
+        "waitError",
+        "waitStatus",
+        "workSessionId",
+        "reason",
+        "depth",
+    },
+    "a2a.retry": {
+        "attempt",
+        "backoffMs",
+        "conversationId",
+        "elapsedMs",
+        "errorCategory",
+        "errorCode",
+        "fromAgent",
+        "maxAttempts",
+        "reason",
+        "runId",
+        "taskId",
+        "toAgent",
+        "workSessionId",
+        "depth",
+    },
+    "a2a.complete": {
+        "actualTurns",
+        "announceSkipped",
+        "announced",
+        "concurrencyBlocked",
+        "configuredMaxTurns",
+        "conversationId",
+        "earlyTermination",
+        "effectiveTurns",
+        "eventRole",
+        "fromAgent",
+        "fromSessionType",
+        "messageIntent",
+        "targetSessionKey",
+        "taskId",
+        "terminationReason",
+        "toAgent",
+        "toSessionType",
+        "waitError",
+        "waitStatus",
+        "workSessionId",
+        "depth",
+    },
 }
 
 
-@pytest.mark.parametrize("failures", [None, {"rate_limit": 0.05, "run_not_found": 0.05, "gateway_connection": 0.05}])
+@pytest.mark.parametrize(
+    "failures", [None, {"rate_limit": 0.05, "run_not_found": 0.05, "gateway_connection": 0.05}]
+)
 def test_simulator_writes_only_the_reference_field_set(failures: dict | None) -> None:
-    cfg = sim.SimConfig(n_messages=300, failures=sim.FailurePolicy(rates=failures) if failures else None,
-                        gate=sim.GatePolicy(max_concurrent_flows=1))
+    cfg = sim.SimConfig(
+        n_messages=300,
+        failures=sim.FailurePolicy(rates=failures) if failures else None,
+        gate=sim.GatePolicy(max_concurrent_flows=1),
+    )
     events = sim.simulate(cfg, seed=3).events.filter(pl.col("type").str.starts_with("a2a."))
     for type_ in events["type"].unique().to_list():
         data = events.filter(pl.col("type") == type_).select(pl.col("data").struct.unnest())
@@ -172,17 +313,26 @@ def test_simulator_writes_only_the_reference_field_set(failures: dict | None) ->
 
 # ---- property: random configurations, message by message ------------------------------------
 
+from exchange_oracle import oracle  # noqa: E402
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from exchange_oracle import oracle  # noqa: E402
-
-_KINDS = ["gateway_connection", "run_not_found", "rate_limit", "server_overload", "context_exceeded", "llm_timeout"]
+_KINDS = [
+    "gateway_connection",
+    "run_not_found",
+    "rate_limit",
+    "server_overload",
+    "context_exceeded",
+    "llm_timeout",
+]
 
 
 @st.composite
 def configs(draw: st.DrawFn) -> tuple[sim.SimConfig, float, int]:
-    rates = {k: draw(st.sampled_from([0.0, 0.01, 0.04])) for k in draw(st.lists(st.sampled_from(_KINDS), unique=True, max_size=3))}
+    rates = {
+        k: draw(st.sampled_from([0.0, 0.01, 0.04]))
+        for k in draw(st.lists(st.sampled_from(_KINDS), unique=True, max_size=3))
+    }
     cfg = sim.SimConfig(
         n_messages=draw(st.integers(80, 300)),
         gate=sim.GatePolicy(max_concurrent_flows=draw(st.integers(1, 4))),
@@ -194,9 +344,15 @@ def configs(draw: st.DrawFn) -> tuple[sim.SimConfig, float, int]:
     return cfg, draw(st.sampled_from([0.5, 1.0, 2.0, 3.0])), draw(st.integers(0, 10_000))
 
 
-@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@settings(
+    max_examples=12,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 @given(configs())
-def test_unambiguous_exchanges_agree_with_the_oracle_and_the_simulation(case: tuple[sim.SimConfig, float, int]) -> None:
+def test_unambiguous_exchanges_agree_with_the_oracle_and_the_simulation(
+    case: tuple[sim.SimConfig, float, int],
+) -> None:
     cfg, scale, seed = case
     res = sim.simulate(sweep.scale_arrivals(cfg, scale), seed=seed)
     events = al.enrich(res.events)
@@ -215,13 +371,19 @@ def test_unambiguous_exchanges_agree_with_the_oracle_and_the_simulation(case: tu
 
 def test_summary_counts_ambiguous_exchanges() -> None:
     # two sends, one reply, two completes without turn counts: which exchange replied?
-    conv = conversations(from_records([
-        ev(0, "a2a.send", "a", "b", runId="r1"), ev(1_000, "a2a.send", "a", "b", runId="r2"),
-        ev(2_000, "a2a.retry", "a", "b", runId="r1", attempt=0),
-        ev(5_000, "a2a.response", "b", "a", replyPreview="one"),
-        ev(6_000, "a2a.response", "b", "a", replyPreview="two"),
-        ev(7_000, "a2a.complete", "a", "b"), ev(8_000, "a2a.complete", "a", "b"),
-    ]))
+    conv = conversations(
+        from_records(
+            [
+                ev(0, "a2a.send", "a", "b", runId="r1"),
+                ev(1_000, "a2a.send", "a", "b", runId="r2"),
+                ev(2_000, "a2a.retry", "a", "b", runId="r1", attempt=0),
+                ev(5_000, "a2a.response", "b", "a", replyPreview="one"),
+                ev(6_000, "a2a.response", "b", "a", replyPreview="two"),
+                ev(7_000, "a2a.complete", "a", "b"),
+                ev(8_000, "a2a.complete", "a", "b"),
+            ]
+        )
+    )
     summary = al.exchange_summary(conv).row(0, named=True)
     # a retried flow may be answered after a later one: both are ambiguous
     assert (summary["exchanges"], summary["ambiguous"], summary["replied"]) == (2, 2, 2)

@@ -13,10 +13,9 @@ import random
 import shutil
 from pathlib import Path
 
+from fuzz_hostile import check_source, write_batch
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-from fuzz_hostile import check_source, write_batch
 
 CORPUS = Path(__file__).parent / "data" / "fuzz"
 LINES = {"count": 0}

@@ -196,7 +196,13 @@ class FollowMachine(RuleBasedStateMachine):
     def _line(self) -> bytes:
         i = self.next_id
         self.next_id += 1
-        return json.dumps({"type": "a2a.send", "ts": 1_000 + i, "data": {"message": f"m{i} 배포"}}, ensure_ascii=False).encode() + b"\n"
+        return (
+            json.dumps(
+                {"type": "a2a.send", "ts": 1_000 + i, "data": {"message": f"m{i} 배포"}},
+                ensure_ascii=False,
+            ).encode()
+            + b"\n"
+        )
 
     def _write(self, data: bytes) -> None:
         with self.live.open("ab") as fh:
@@ -241,7 +247,9 @@ class FollowMachine(RuleBasedStateMachine):
     @rule()
     def rotate_by_size(self) -> None:
         self.stamp += 1
-        self._rotate_to(f"coordination-events-2026-{self.month:02d}-01T00-00-{self.stamp:02d}-000Z.ndjson")
+        self._rotate_to(
+            f"coordination-events-2026-{self.month:02d}-01T00-00-{self.stamp:02d}-000Z.ndjson"
+        )
 
     @precondition(lambda self: self.partial is None and self.live.exists() and self.month < 12)
     @rule()
@@ -252,7 +260,11 @@ class FollowMachine(RuleBasedStateMachine):
     def _rotated_plain(self) -> list[Path]:
         if not self.dir.is_dir():
             return []
-        return sorted(p for p in self.dir.iterdir() if p.suffix == ".ndjson" and p != self.live and not p.with_name(p.name + ".gz").exists())
+        return sorted(
+            p
+            for p in self.dir.iterdir()
+            if p.suffix == ".ndjson" and p != self.live and not p.with_name(p.name + ".gz").exists()
+        )
 
     @precondition(lambda self: self.half_gz is None and self._rotated_plain())
     @rule(data=st.data(), finish=st.booleans())

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import gzip
 import json
-import zlib
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -77,7 +76,9 @@ def test_impossible_dates_load_and_nan_dates_get_time_zero(tmp_path: Path) -> No
         '{"type":"c","timestamp":"2026-13-01"}',
         '{"type":"d","timestamp":"+275760-09-13T00:00:00.001Z"}',
     ]
-    res = load(_write(tmp_path, "d.ndjson", "\n".join(lines) + "\n"), sort=False, timezone="Asia/Seoul")
+    res = load(
+        _write(tmp_path, "d.ndjson", "\n".join(lines) + "\n"), sort=False, timezone="Asia/Seoul"
+    )
     assert res.events["event_ms"].to_list() == [_ms(2026, 3, 2), _ms(2025, 3, 1), 0.0, 0.0]
     no_time = res.report.issues.filter(pl.col("kind") == "no_timestamp")["line"].to_list()
     assert no_time == [3, 4]
@@ -101,12 +102,20 @@ def test_out_of_range_numbers_are_kept_for_parity_and_reported(tmp_path: Path) -
     assert res.events.height == 3
     assert res.events["ts"].to_list() == [1e19, 8640000000000001.0, 8.64e15]
     assert res.events["event_time"].is_null().to_list() == [True, True, False]
-    issues = res.report.issues.filter(pl.col("kind") == "out_of_range").select("line", "field").rows()
+    issues = (
+        res.report.issues.filter(pl.col("kind") == "out_of_range").select("line", "field").rows()
+    )
     assert issues == [(1, "ts"), (2, "ts"), (2, "data.depth"), (2, "data.turn")]
 
 
 def test_analyses_run_on_out_of_range_times(tmp_path: Path) -> None:
-    res = load(_write(tmp_path, "n.ndjson", '{"type":"a2a.send","ts":1e19,"data":{"fromAgent":"a","toAgent":"b"}}\n'))
+    res = load(
+        _write(
+            tmp_path,
+            "n.ndjson",
+            '{"type":"a2a.send","ts":1e19,"data":{"fromAgent":"a","toAgent":"b"}}\n',
+        )
+    )
     ws = al.work_sessions(al.enrich(res.events), now=0)
     assert ws.to_api()["totalSessions"] >= 0
 
@@ -116,7 +125,16 @@ def test_analyses_run_on_out_of_range_times(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("depth", [2_000, 100_000])
 def test_deep_nesting_is_an_event_not_a_reject(tmp_path: Path, depth: int) -> None:
-    line = '{"type":"deep","ts":5,"x":' + "[" * depth + "]" * depth + ',"data":{"fromAgent":"a","y":' + '{"k":' * depth + "1" + "}" * depth + "}}"
+    line = (
+        '{"type":"deep","ts":5,"x":'
+        + "[" * depth
+        + "]" * depth
+        + ',"data":{"fromAgent":"a","y":'
+        + '{"k":' * depth
+        + "1"
+        + "}" * depth
+        + "}}"
+    )
     bad = '{"type":"deep","x":' + "[" * depth + "}"
     res = load(_write(tmp_path, "deep.ndjson", line + "\n" + bad + "\n"), raw=True)
     assert res.events["type"].to_list() == ["deep"]
@@ -129,9 +147,15 @@ def test_deep_nesting_is_an_event_not_a_reject(tmp_path: Path, depth: int) -> No
 
 
 _json = st.recursive(
-    st.none() | st.booleans() | st.integers(-(2**70), 2**70) | st.floats(allow_nan=False, allow_infinity=False)
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**70), 2**70)
+    | st.floats(allow_nan=False, allow_infinity=False)
     | st.text(max_size=8),
-    lambda c: st.lists(c, max_size=4) | st.dictionaries(st.sampled_from(["a", "b", "type", "data"]), c, max_size=4),
+    lambda c: (
+        st.lists(c, max_size=4)
+        | st.dictionaries(st.sampled_from(["a", "b", "type", "data"]), c, max_size=4)
+    ),
     max_leaves=20,
 )
 
@@ -153,7 +177,11 @@ def test_the_deep_parser_rejects_what_the_standard_library_rejects(text: str) ->
 
 
 def _gz_lines(n: int) -> bytes:
-    return gzip.compress("".join(f'{{"type":"t","ts":{i + 1},"data":{{"message":"m{i:05d}"}}}}\n' for i in range(n)).encode())
+    return gzip.compress(
+        "".join(
+            f'{{"type":"t","ts":{i + 1},"data":{{"message":"m{i:05d}"}}}}\n' for i in range(n)
+        ).encode()
+    )
 
 
 def test_truncated_gzip_keeps_its_readable_lines_and_rejects_the_tail(tmp_path: Path) -> None:
@@ -163,7 +191,9 @@ def test_truncated_gzip_keeps_its_readable_lines_and_rejects_the_tail(tmp_path: 
     res = load(tmp_path)
     assert _accounted(res)
     rej = res.report.rejects.row(0, named=True)
-    assert rej["file"].endswith(".gz") and rej["reason"].startswith("damaged compressed data: truncated")
+    assert rej["file"].endswith(".gz") and rej["reason"].startswith(
+        "damaged compressed data: truncated"
+    )
     gz_events = res.events.filter(pl.col("file").str.ends_with(".gz"))
     assert 0 < gz_events.height < 5000
     assert gz_events["line"].to_list() == list(range(1, gz_events.height + 1))
@@ -217,8 +247,17 @@ def test_write_back_is_byte_exact_for_crlf_bom_and_odd_numbers(tmp_path: Path) -
 
 
 def test_canonical_write_back_never_writes_invalid_json(tmp_path: Path) -> None:
-    ev = al.from_records([{"type": "a", "ts": 5, "data": {"message": "x\ud800y", "depth": 2}}]).drop("raw")
-    ev = pl.concat([ev, ev.with_columns(pl.lit(float("inf")).alias("ts"), pl.lit(float("nan")).alias("timestamp_ms"))])
+    ev = al.from_records(
+        [{"type": "a", "ts": 5, "data": {"message": "x\ud800y", "depth": 2}}]
+    ).drop("raw")
+    ev = pl.concat(
+        [
+            ev,
+            ev.with_columns(
+                pl.lit(float("inf")).alias("ts"), pl.lit(float("nan")).alias("timestamp_ms")
+            ),
+        ]
+    )
     out = tmp_path / "out.ndjson"
     report = write_events(ev, out)
     assert report.canonical == 2 and report.dropped_numbers == 2
@@ -231,15 +270,26 @@ def test_canonical_write_back_never_writes_invalid_json(tmp_path: Path) -> None:
 _hostile_line = st.one_of(
     st.text(max_size=60),
     st.builds(
-        lambda t, ts, msg, extra: json.dumps({"type": t, "ts": ts, "data": {"message": msg, "x": extra}}, ensure_ascii=False),
-        st.text(min_size=1, max_size=5), st.one_of(st.integers(-(2**80), 2**80), st.floats(allow_nan=False), st.text(max_size=5)),
-        st.text(max_size=10), _json,
+        lambda t, ts, msg, extra: json.dumps(
+            {"type": t, "ts": ts, "data": {"message": msg, "x": extra}}, ensure_ascii=False
+        ),
+        st.text(min_size=1, max_size=5),
+        st.one_of(st.integers(-(2**80), 2**80), st.floats(allow_nan=False), st.text(max_size=5)),
+        st.text(max_size=10),
+        _json,
     ),
-    st.sampled_from([
-        '{"type":"a","timestamp":"2026-02-30"}', '{"type":"a","ts":1e400}', '{"type":"a","data":{"turn":1e19}}',
-        '{"type":"a","data":{"message":"\\ud800"}}', '{"type":"a","x":' + "[" * 5000 + "]" * 5000 + "}",
-        '{"type":"a","ts":8.64e15}', '{"type":"a","timestamp":"+275760-09-13T00:00:00.001Z"}', "\ufeff{\"type\":\"b\"}\r",
-    ]),
+    st.sampled_from(
+        [
+            '{"type":"a","timestamp":"2026-02-30"}',
+            '{"type":"a","ts":1e400}',
+            '{"type":"a","data":{"turn":1e19}}',
+            '{"type":"a","data":{"message":"\\ud800"}}',
+            '{"type":"a","x":' + "[" * 5000 + "]" * 5000 + "}",
+            '{"type":"a","ts":8.64e15}',
+            '{"type":"a","timestamp":"+275760-09-13T00:00:00.001Z"}',
+            '\ufeff{"type":"b"}\r',
+        ]
+    ),
 )
 
 
@@ -265,7 +315,9 @@ def test_scan_is_lazy_snake_case_and_equals_load() -> None:
     src = al.samples.sample_dir()
     lf = scan(src)
     assert isinstance(lf, pl.LazyFrame)
-    assert {"agent_id", "timestamp_ms"} <= set(lf.collect_schema()) and "agentId" not in lf.collect_schema()
+    assert {"agent_id", "timestamp_ms"} <= set(
+        lf.collect_schema()
+    ) and "agentId" not in lf.collect_schema()
     eager = load(src).events
     assert_frame_equal(lf.collect(), eager)
     sends = lf.filter(pl.col("type") == "a2a.send").select("agent_id").collect()

@@ -13,7 +13,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from polars.testing import assert_frame_equal
 
-from a2a_lab.io import SourceError, decode_bytes, from_records, load, parse_line, resolve_source, write_events
+from a2a_lab.io import (
+    SourceError,
+    decode_bytes,
+    from_records,
+    load,
+    resolve_source,
+    write_events,
+)
 from a2a_lab.io._decode import decode_text
 from a2a_lab.schema import polars_schema
 
@@ -97,7 +104,10 @@ def test_crlf_bom_and_js_whitespace_are_trimmed(tmp_path: Path) -> None:
     assert res.events["type"].to_list() == ["a", "b"]
     assert res.report.total_blank == 1 and res.report.total_lines == 3
     # raw is the physical line: BOM, CR and JS whitespace kept for a byte-exact write-back
-    assert res.events["raw"].to_list() == ['\ufeff{"type":"a","ts":1}\r', '\u3000{"type":"b","ts":2}\u00a0']
+    assert res.events["raw"].to_list() == [
+        '\ufeff{"type":"a","ts":1}\r',
+        '\u3000{"type":"b","ts":2}\u00a0',
+    ]
 
 
 def test_final_newline_does_not_start_a_line(tmp_path: Path) -> None:
@@ -130,14 +140,26 @@ def test_reject_reasons_are_specific(tmp_path: Path, line: str, reason: str) -> 
 
 
 def test_truncated_and_trailing_garbage_lines(tmp_path: Path) -> None:
-    res = load(_write(tmp_path, "x.ndjson", '{"type":"a","data":{"x":1\n{"type":"a"} {"type":"b"}\n{"type":"a",}\n'))
+    res = load(
+        _write(
+            tmp_path,
+            "x.ndjson",
+            '{"type":"a","data":{"x":1\n{"type":"a"} {"type":"b"}\n{"type":"a",}\n',
+        )
+    )
     assert res.events.height == 0
     assert all(r.startswith("not JSON:") for r in res.report.rejects["reason"])
 
 
 def test_huge_line_is_kept_and_huge_reject_is_truncated(tmp_path: Path) -> None:
     big = "x" * 5_000_000
-    content = json.dumps({"type": "a2a.send", "ts": 1, "data": {"message": big}}) + "\n" + "{" + big + "\n"
+    content = (
+        json.dumps({"type": "a2a.send", "ts": 1, "data": {"message": big}})
+        + "\n"
+        + "{"
+        + big
+        + "\n"
+    )
     res = load(_write(tmp_path, "x.ndjson", content))
     assert res.events["data"].struct.field("message").str.len_chars().to_list() == [5_000_000]
     assert len(res.report.rejects["raw"][0]) == 200
@@ -147,7 +169,9 @@ def test_invalid_utf8_is_replaced_and_reported(tmp_path: Path) -> None:
     content = b'{"type":"a","data":{"message":"caf\xe9"}}\n{"type":"b"}\n'
     res = load(_write(tmp_path, "x.ndjson", content))
     assert res.events.height == 2
-    assert res.events.filter(pl.col("type") == "a")["data"].struct.field("message").to_list() == ["caf\ufffd"]
+    assert res.events.filter(pl.col("type") == "a")["data"].struct.field("message").to_list() == [
+        "caf\ufffd"
+    ]
     assert res.report.issues.filter(pl.col("kind") == "invalid_utf8")["line"].to_list() == [1]
 
 
@@ -168,19 +192,33 @@ def test_wrong_types_keep_the_event_and_are_counted(tmp_path: Path) -> None:
     assert d.struct.field("turn").to_list()[3] is None  # a boolean is not a number
     fields = res.report.issues.filter(pl.col("kind") == "wrong_type")["field"].to_list()
     assert sorted(fields) == sorted(
-        ["ts", "data.depth", "data.workSessionId", "data.announced", "data.fromAgent",
-         "data.collabSubTags", "data", "data.turn"]
+        [
+            "ts",
+            "data.depth",
+            "data.workSessionId",
+            "data.announced",
+            "data.fromAgent",
+            "data.collabSubTags",
+            "data",
+            "data.turn",
+        ]
     )
 
 
 def test_duplicate_keys_last_wins_like_json_parse(tmp_path: Path) -> None:
-    res = load(_write(tmp_path, "x.ndjson", '{"type":"a","type":"b","data":{"toAgent":"x","toAgent":"y"}}\n'))
+    res = load(
+        _write(
+            tmp_path, "x.ndjson", '{"type":"a","type":"b","data":{"toAgent":"x","toAgent":"y"}}\n'
+        )
+    )
     assert res.events["type"].to_list() == ["b"]
     assert res.events["data"].struct.field("toAgent").to_list() == ["y"]
 
 
 def test_lone_surrogate_escape_is_kept_as_replacement(tmp_path: Path) -> None:
-    res = load(_write(tmp_path, "x.ndjson", '{"type":"a","data":{"message":"x\\ud800y"}}\n'), raw=True)
+    res = load(
+        _write(tmp_path, "x.ndjson", '{"type":"a","data":{"message":"x\\ud800y"}}\n'), raw=True
+    )
     assert res.events["data"].struct.field("message").to_list() == ["x\ufffdy"]
     assert res.events["raw"].to_list() == ['{"type":"a","data":{"message":"x\\ud800y"}}']
 
@@ -191,8 +229,14 @@ def test_lone_surrogate_escape_is_kept_as_replacement(tmp_path: Path) -> None:
 def test_directory_reads_rotated_siblings_oldest_first_live_last(tmp_path: Path) -> None:
     _write(tmp_path, "coordination-events.ndjson", '{"type":"live","ts":5}\n')
     _write(tmp_path, "coordination-events-2026-01.ndjson", '{"type":"jan","ts":5}\n')
-    _write(tmp_path, "coordination-events-2026-01-15T10-00-00-000Z.ndjson", '{"type":"jan-size","ts":5}\n')
-    (tmp_path / "coordination-events-2025-12.ndjson.gz").write_bytes(gzip.compress(b'{"type":"dec","ts":5}\n'))
+    _write(
+        tmp_path,
+        "coordination-events-2026-01-15T10-00-00-000Z.ndjson",
+        '{"type":"jan-size","ts":5}\n',
+    )
+    (tmp_path / "coordination-events-2025-12.ndjson.gz").write_bytes(
+        gzip.compress(b'{"type":"dec","ts":5}\n')
+    )
     _write(tmp_path, "unrelated.ndjson", '{"type":"nope"}\n')
     res = load(tmp_path)
     names = [Path(f).name for f in res.report.files]
@@ -239,7 +283,9 @@ def test_write_back_reproduces_every_good_line_byte_for_byte(path: Path, tmp_pat
 
 
 @pytest.mark.parametrize("path", [TRICKY, GEN300])
-def test_write_back_without_raw_is_canonical_json_of_the_declared_fields(path: Path, tmp_path: Path) -> None:
+def test_write_back_without_raw_is_canonical_json_of_the_declared_fields(
+    path: Path, tmp_path: Path
+) -> None:
     res = load(path, sort=False)
     out = tmp_path / "out.ndjson"
     report = write_events(res.events, out)
@@ -253,9 +299,21 @@ def test_write_back_without_raw_is_canonical_json_of_the_declared_fields(path: P
 
 
 def test_write_back_of_typed_rows_omits_absent_fields() -> None:
-    ev = from_records([{"type": "a2a.send", "agentId": "ruda", "ts": 5, "data": {"fromAgent": "ruda", "depth": 1}}])
+    ev = from_records(
+        [
+            {
+                "type": "a2a.send",
+                "agentId": "ruda",
+                "ts": 5,
+                "data": {"fromAgent": "ruda", "depth": 1},
+            }
+        ]
+    )
     text = write_events(ev.with_columns(pl.lit(None, pl.String).alias("raw")))
-    assert text == '{"type":"a2a.send","agentId":"ruda","ts":5,"data":{"fromAgent":"ruda","depth":1}}\n'
+    assert (
+        text
+        == '{"type":"a2a.send","agentId":"ruda","ts":5,"data":{"fromAgent":"ruda","depth":1}}\n'
+    )
 
 
 # ---- properties ------------------------------------------------------------------------
@@ -271,19 +329,39 @@ def test_any_bytes_are_fully_accounted_for(content: bytes) -> None:
 
 
 _KEYS = ["type", "agentId", "ts", "timestampMs", "timestamp", "status", "data", "extra"]
-_DATA_KEYS = ["fromAgent", "toAgent", "workSessionId", "depth", "turn", "announced", "collabSubTags",
-              "message", "conversationId", "other"]
+_DATA_KEYS = [
+    "fromAgent",
+    "toAgent",
+    "workSessionId",
+    "depth",
+    "turn",
+    "announced",
+    "collabSubTags",
+    "message",
+    "conversationId",
+    "other",
+]
 _json_scalars = st.one_of(
-    st.none(), st.booleans(), st.integers(-(2**70), 2**70), st.floats(allow_nan=False, allow_infinity=False),
+    st.none(),
+    st.booleans(),
+    st.integers(-(2**70), 2**70),
+    st.floats(allow_nan=False, allow_infinity=False),
     st.text(max_size=12),
-    st.sampled_from(["12", "true", "1.5e3", "-0", " main ", "a2a.send", "\u3000", "[URGENT] x", "{y}", "[]"]),
+    st.sampled_from(
+        ["12", "true", "1.5e3", "-0", " main ", "a2a.send", "\u3000", "[URGENT] x", "{y}", "[]"]
+    ),
 )
-_json_values = st.recursive(_json_scalars, lambda c: st.lists(c, max_size=3) | st.dictionaries(st.text(max_size=5), c, max_size=3), max_leaves=6)
+_json_values = st.recursive(
+    _json_scalars,
+    lambda c: st.lists(c, max_size=3) | st.dictionaries(st.text(max_size=5), c, max_size=3),
+    max_leaves=6,
+)
 
 
 @st.composite
 def _object_lines(draw) -> str:
     """JSON object text with known and unknown keys, wrong types, duplicates and spacing."""
+
     def obj(keys: list[str], nested: bool) -> str:
         items = []
         for _ in range(draw(st.integers(0, 6))):
@@ -337,7 +415,13 @@ def test_escaped_surrogate_pair_decodes_to_one_character(tmp_path: Path) -> None
 
 def test_integer_too_large_for_a_double_is_not_a_number(tmp_path: Path) -> None:
     huge = "1" + "0" * 400
-    res = load(_write(tmp_path, "x.ndjson", f'{{"type":"a","ts":{huge},"data":{{"depth":{huge},"hop":-{huge}}}}}\n'))
+    res = load(
+        _write(
+            tmp_path,
+            "x.ndjson",
+            f'{{"type":"a","ts":{huge},"data":{{"depth":{huge},"hop":-{huge}}}}}\n',
+        )
+    )
     assert res.events.height == 1
     assert res.events["ts"].to_list() == [None]
     assert res.events["data"].struct.field("depth").to_list() == [None]
@@ -346,5 +430,7 @@ def test_integer_too_large_for_a_double_is_not_a_number(tmp_path: Path) -> None:
 
 
 def test_padded_iso_timestamp_is_trimmed_before_parsing(tmp_path: Path) -> None:
-    res = load(_write(tmp_path, "x.ndjson", '{"type":"a","timestamp":" 2026-02-19T11:20:01Z\\u3000"}\n'))
+    res = load(
+        _write(tmp_path, "x.ndjson", '{"type":"a","timestamp":" 2026-02-19T11:20:01Z\\u3000"}\n')
+    )
     assert res.events["event_ms"].to_list() == [1771500001000.0]

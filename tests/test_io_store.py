@@ -16,8 +16,16 @@ from polars.testing import assert_frame_equal
 
 import a2a_lab as al
 from a2a_lab.cli import main
-from a2a_lab.io import StoreError, export_store, ingest, is_store, load_store, scan_store, store_lines
-from a2a_lab.io import _store
+from a2a_lab.io import (
+    StoreError,
+    _store,
+    export_store,
+    ingest,
+    is_store,
+    load_store,
+    scan_store,
+    store_lines,
+)
 from a2a_lab.samples import write_log
 
 LIVE = "coordination-events.ndjson"
@@ -109,7 +117,9 @@ def test_every_command_gives_the_same_output_for_store_and_directory(
     assert len(out_d) > 100
 
 
-def test_incremental_ingest_with_appends_partial_lines_rotation_and_gzip(tmp_path: Path, log_lines: list[bytes]) -> None:
+def test_incremental_ingest_with_appends_partial_lines_rotation_and_gzip(
+    tmp_path: Path, log_lines: list[bytes]
+) -> None:
     logdir = tmp_path / "logs"
     logdir.mkdir()
     store = tmp_path / "store"
@@ -135,7 +145,9 @@ def test_incremental_ingest_with_appends_partial_lines_rotation_and_gzip(tmp_pat
     assert third.lines == 700
     _assert_same_as_directory(logdir, store)
     assert store_lines(store).height == 1600
-    assert store_lines(store)["bytes"].to_list() == [line.rstrip(b"\n") for line in log_lines[:1600]]
+    assert store_lines(store)["bytes"].to_list() == [
+        line.rstrip(b"\n") for line in log_lines[:1600]
+    ]
 
 
 def test_export_writes_every_line_back_byte_for_byte(tmp_path: Path) -> None:
@@ -161,7 +173,18 @@ def test_export_writes_every_line_back_byte_for_byte(tmp_path: Path) -> None:
     assert out[0].read_bytes() == rotated
     assert out[1].read_bytes() == live
     kinds = store_lines(store)["kind"].to_list()
-    assert kinds == ["event", "blank", "event", "event", "reject", "blank", "event", "event", "reject", "event"]
+    assert kinds == [
+        "event",
+        "blank",
+        "event",
+        "event",
+        "reject",
+        "blank",
+        "event",
+        "event",
+        "reject",
+        "event",
+    ]
 
 
 def test_interrupted_ingest_leaves_the_store_as_it_was(
@@ -225,7 +248,9 @@ def test_a_busy_store_is_refused(tmp_path: Path, log_lines: list[bytes]) -> None
             ingest(logdir, store)
 
 
-def test_invalid_use_fails_at_once_naming_the_field(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_invalid_use_fails_at_once_naming_the_field(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     logdir = tmp_path / "logs"
     logdir.mkdir()
     (logdir / LIVE).write_text('{"type":"a","ts":1}\n')
@@ -254,7 +279,9 @@ def test_invalid_use_fails_at_once_naming_the_field(tmp_path: Path, capsys: pyte
 def test_timezone_of_the_store_and_on_load(tmp_path: Path) -> None:
     logdir = tmp_path / "logs"
     logdir.mkdir()
-    (logdir / LIVE).write_text('{"type":"a","timestamp":"2026-02-01T09:00:00"}\n{"type":"b","ts":5}\n')
+    (logdir / LIVE).write_text(
+        '{"type":"a","timestamp":"2026-02-01T09:00:00"}\n{"type":"b","ts":5}\n'
+    )
     store = tmp_path / "store"
     ingest(logdir, store, timezone="Asia/Seoul")
     seoul = al.load(logdir.absolute(), timezone="Asia/Seoul").events
@@ -316,4 +343,6 @@ def test_a_damaged_gzip_yields_its_readable_lines(tmp_path: Path, log_lines: lis
     # the whole file arrives (a gzip that was still writing): the rest is read, once
     (logdir / (ROTATED[0] + ".gz")).write_bytes(buf.getvalue())
     assert ingest(logdir, store).damaged == []
-    assert store_lines(store)["bytes"].to_list() == [line.rstrip(b"\n") for line in log_lines[:1010]]
+    assert store_lines(store)["bytes"].to_list() == [
+        line.rstrip(b"\n") for line in log_lines[:1010]
+    ]

@@ -29,21 +29,65 @@ from a2a_lab.reference.jsstr import (
 needs_node = pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
 
 # rules §10, typed from the spec
-SPEC_WHITESPACE = {0x09, 0x0A, 0x0B, 0x0C, 0x0D, 0x20, 0xA0, 0x1680, *range(0x2000, 0x200B),
-                   0x2028, 0x2029, 0x202F, 0x205F, 0x3000, 0xFEFF}
+SPEC_WHITESPACE = {
+    0x09,
+    0x0A,
+    0x0B,
+    0x0C,
+    0x0D,
+    0x20,
+    0xA0,
+    0x1680,
+    *range(0x2000, 0x200B),
+    0x2028,
+    0x2029,
+    0x202F,
+    0x205F,
+    0x3000,
+    0xFEFF,
+}
 # characters around every boundary that matters: JS whitespace, Python-only whitespace, the
 # surrogate gap, U+E000-U+FFFF vs supplementary, the largest code point
 EDGE_CHARS = st.sampled_from(
-    [*map(chr, sorted(SPEC_WHITESPACE)), "\x1c", "\x1f", "\x85", "\u180e", "\u200b", "\x00", "a", "B",
-     "\ud7ff", "\ue000", "\uf8ff", "\uffff", "\U00010000", "\U0001f600", "\U0010fffe", "\U0010ffff", "İ", "Σ"]
+    [
+        *map(chr, sorted(SPEC_WHITESPACE)),
+        "\x1c",
+        "\x1f",
+        "\x85",
+        "\u180e",
+        "\u200b",
+        "\x00",
+        "a",
+        "B",
+        "\ud7ff",
+        "\ue000",
+        "\uf8ff",
+        "\uffff",
+        "\U00010000",
+        "\U0001f600",
+        "\U0010fffe",
+        "\U0010ffff",
+        "İ",
+        "Σ",
+    ]
 )
 TEXT = st.text(st.one_of(EDGE_CHARS, st.characters(exclude_categories=("Cs",))), max_size=8)
 
 
 def _node(script: str, payload: Any = None) -> Any:
     """Run a Node script that reads JSON from stdin and prints JSON."""
-    wrapper = "let s='';process.stdin.on('data',d=>s+=d).on('end',()=>{const input=JSON.parse(s);" + script + "})"
-    out = subprocess.run(["node", "-e", wrapper], input=json.dumps(payload), capture_output=True, text=True, check=True)
+    wrapper = (
+        "let s='';process.stdin.on('data',d=>s+=d).on('end',()=>{const input=JSON.parse(s);"
+        + script
+        + "})"
+    )
+    out = subprocess.run(
+        ["node", "-e", wrapper],
+        input=json.dumps(payload),
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     return json.loads(out.stdout)
 
 
@@ -129,8 +173,24 @@ def test_utf16_order_differs_from_code_point_order_only_above_u_e000() -> None:
 
 @needs_node
 def test_utf16_sort_key_expr_matches_node_sort() -> None:
-    values = ["Zed", "adam", "\uff01x", "\U0001f600", "\ue000", "\U0010ffff", "\U0010ffff\x00", "\uffff",
-              "a\U0001f600", "a\ue000", "a", "", "\U00010000", "\ud7ff", "unknown", "Unknown"]
+    values = [
+        "Zed",
+        "adam",
+        "\uff01x",
+        "\U0001f600",
+        "\ue000",
+        "\U0010ffff",
+        "\U0010ffff\x00",
+        "\uffff",
+        "a\U0001f600",
+        "a\ue000",
+        "a",
+        "",
+        "\U00010000",
+        "\ud7ff",
+        "unknown",
+        "Unknown",
+    ]
     expected = _node("console.log(JSON.stringify(input.slice().sort()))", values)
     got = pl.DataFrame({"s": values}).sort(utf16_sort_key_expr(pl.col("s")))["s"].to_list()
     assert got == expected
@@ -159,7 +219,9 @@ def test_polars_lower_case_equals_node_for_every_code_point() -> None:
     mine = {ord(c): low for c, low in zip(chars, js_lower_all(chars), strict=True) if low != c}
     assert mine == {int(k): v for k, v in changed.items()}
     contexts = ["ΟΔΟΣ", "ΑΣ Β", "A.Σ", "ΑΣ\u0301", "Σ", "ΑΣΑ", "ΑΣ😀"]
-    assert js_lower_all(contexts) == _node("console.log(JSON.stringify(input.map(s=>s.toLowerCase())))", contexts)
+    assert js_lower_all(contexts) == _node(
+        "console.log(JSON.stringify(input.map(s=>s.toLowerCase())))", contexts
+    )
 
 
 # ---- Number(x.toFixed(d)) ----------------------------------------------------------------
@@ -178,7 +240,7 @@ def _to_fixed_from_spec(x: float, digits: int) -> float:
 @given(
     x=st.one_of(
         st.floats(min_value=-1e6, max_value=1e6, allow_nan=False),
-        st.integers(-10**6, 10**6).map(lambda n: n / 1000 + 0.0005),  # near-ties
+        st.integers(-(10**6), 10**6).map(lambda n: n / 1000 + 0.0005),  # near-ties
         st.integers(-64, 64).map(lambda n: n / 8),  # exact binary ties
     ),
     digits=st.integers(0, 6),
@@ -189,7 +251,20 @@ def test_js_to_fixed_number_follows_the_spec(x: float, digits: int) -> None:
 
 @needs_node
 def test_js_to_fixed_number_equals_node() -> None:
-    values = [0.125, 0.375, 1.005, 2.5, -2.5, 0.5 + 0.08 * 3 + 0.05, 0.945, 0.955, 1e-7, 123.456, -0.001, 0.0]
+    values = [
+        0.125,
+        0.375,
+        1.005,
+        2.5,
+        -2.5,
+        0.5 + 0.08 * 3 + 0.05,
+        0.945,
+        0.955,
+        1e-7,
+        123.456,
+        -0.001,
+        0.0,
+    ]
     cases = [[x, d] for x in values for d in (0, 1, 2, 3)]
     expected = _node("console.log(JSON.stringify(input.map(([x,d])=>Number(x.toFixed(d)))))", cases)
     assert [js_to_fixed_number(x, d) for x, d in cases] == expected

@@ -32,8 +32,13 @@ def restored_session() -> Iterator[None]:
 
 
 def test_env_var_names_the_source_with_home_expanded() -> None:
-    assert notebook.log_source({"A2A_LAB_LOGS": "  ~/.openclaw/logs "}) == Path.home() / ".openclaw/logs"
-    assert notebook.log_source({"A2A_LAB_LOGS": "/data/logs/*.ndjson"}) == Path("/data/logs/*.ndjson")
+    assert (
+        notebook.log_source({"A2A_LAB_LOGS": "  ~/.openclaw/logs "})
+        == Path.home() / ".openclaw/logs"
+    )
+    assert notebook.log_source({"A2A_LAB_LOGS": "/data/logs/*.ndjson"}) == Path(
+        "/data/logs/*.ndjson"
+    )
 
 
 @pytest.fixture

@@ -36,7 +36,9 @@ def _run(stem: str, logs: Path) -> nbformat.NotebookNode:
     env = {k: v for k, v in os.environ.items() if k != "A2A_LAB_TZ"}
     env.update({"A2A_LAB_LOGS": str(logs), "TZ": "UTC", "PYTHONHASHSEED": "0"})
     # The kernel imports this checkout, not an installed copy.
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(NOTEBOOKS.parent), env.get("PYTHONPATH")]))
+    env["PYTHONPATH"] = os.pathsep.join(
+        filter(None, [str(NOTEBOOKS.parent), env.get("PYTHONPATH")])
+    )
     client = NotebookClient(
         nb, kernel_name="python3", timeout=600, resources={"metadata": {"path": str(NOTEBOOKS)}}
     )
@@ -52,7 +54,9 @@ def _texts(nb: nbformat.NotebookNode) -> str:
             if "text" in out:
                 parts.append(out["text"])
             data = out.get("data", {})
-            parts.extend(str(data[k]) for k in ("text/markdown", "text/plain", "text/html") if k in data)
+            parts.extend(
+                str(data[k]) for k in ("text/markdown", "text/plain", "text/html") if k in data
+            )
     return "\n".join(parts)
 
 
@@ -63,7 +67,9 @@ def logs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     write_log(made["large"], 20_000, seed=13, bad_line_fraction=0.001)
     made["all_rejects"] = root / "all_rejects" / "a2a.jsonl"
     made["all_rejects"].parent.mkdir()
-    made["all_rejects"].write_text('not json\n[1, 2, 3]\n{"ts": "x"}\n{"type": ""}\n', encoding="utf-8")
+    made["all_rejects"].write_text(
+        'not json\n[1, 2, 3]\n{"ts": "x"}\n{"type": ""}\n', encoding="utf-8"
+    )
     made["one_agent"] = root / "one_agent" / "a2a.jsonl"
     made["one_agent"].parent.mkdir()
     lines = [
@@ -105,7 +111,9 @@ def test_notebook_shows_every_section_on_a_large_generated_log(runs: dict, stem:
     result = runs[(stem, "large")]
     if isinstance(result, BaseException):
         pytest.fail(f"{stem} on the generated log: {result}")
-    assert NOTHING not in _texts(result), f"{stem}: a section had nothing to show on the generated log"
+    assert NOTHING not in _texts(result), (
+        f"{stem}: a section had nothing to show on the generated log"
+    )
 
 
 # Known failures (issue 13 stays open for them): in the first clean-clone run 5 of the 7

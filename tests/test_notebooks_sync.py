@@ -19,7 +19,9 @@ from nbval.plugin import get_sanitize_patterns
 
 NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
 SANITIZE_FILE = NOTEBOOKS / "nbval-sanitize.cfg"
-STEMS = sorted({p.stem for p in NOTEBOOKS.glob("*.py")} | {p.stem for p in NOTEBOOKS.glob("*.ipynb")})
+STEMS = sorted(
+    {p.stem for p in NOTEBOOKS.glob("*.py")} | {p.stem for p in NOTEBOOKS.glob("*.ipynb")}
+)
 FIX = "run `make notebooks` (or `jupytext --sync` on the pair) and commit both files"
 
 
@@ -100,13 +102,23 @@ def _sanitize(text: str) -> str:
         ),
         ("wrote /tmp/tmpab12_xyz/out.ndjson", "wrote /var/tmp/tmp9z8y7x6w/out.ndjson"),
         ("~ is /root/logs", "~ is /home/ann/logs"),
-        ("<Client: 'tcp://127.0.0.1:38123' processes=2>", "<Client: 'tcp://127.0.0.1:40001' processes=2>"),
+        (
+            "<Client: 'tcp://127.0.0.1:38123' processes=2>",
+            "<Client: 'tcp://127.0.0.1:40001' processes=2>",
+        ),
         ("run 6f1c2a9e-3b4d-4e5f-8a7b-1c2d3e4f5a6b", "run 0e9d8c7b-6a5f-4e3d-9c2b-1a0f9e8d7c6b"),
-        ("CPU times: user 1.2 s, sys: 10 ms, total: 1.21 s\nWall time: 1.3 s",
-         "CPU times: user 980 ms, sys: 4 ms, total: 984 ms\nWall time: 990 ms"),
-        ("4.2 ms ± 120 µs per loop (mean ± std. dev. of 7 runs, 100 loops each)",
-         "3.9 ms ± 98.1 µs per loop (mean ± std. dev. of 7 runs, 100 loops each)"),
-        ("100%|##########| 10/10 [00:01<00:00,  9.50it/s]", "100%|##########| 10/10 [00:02<00:00,  4.75it/s]"),
+        (
+            "CPU times: user 1.2 s, sys: 10 ms, total: 1.21 s\nWall time: 1.3 s",
+            "CPU times: user 980 ms, sys: 4 ms, total: 984 ms\nWall time: 990 ms",
+        ),
+        (
+            "4.2 ms ± 120 µs per loop (mean ± std. dev. of 7 runs, 100 loops each)",
+            "3.9 ms ± 98.1 µs per loop (mean ± std. dev. of 7 runs, 100 loops each)",
+        ),
+        (
+            "100%|##########| 10/10 [00:01<00:00,  9.50it/s]",
+            "100%|##########| 10/10 [00:02<00:00,  4.75it/s]",
+        ),
         ("2026-11-22 00:10:14,123 INFO loaded", "2026-11-23 09:01:59,987 INFO loaded"),
     ],
 )

@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import TypeAdapter, ValidationError
+from runtime_cases import cases, load_doc
 
 from a2a_lab.reference.runtime.intent import payload_intent
 from a2a_lab.schema import polars_schema
@@ -28,8 +29,6 @@ from a2a_lab.schema.payloads import (
     parse_payloads,
     validate_payload,
 )
-from runtime_cases import cases, load_doc
-
 
 
 def _cases(function: str) -> list[Any]:
@@ -101,7 +100,13 @@ def test_map_payload_type_to_message_intent_cases(case: dict[str, Any]) -> None:
 
 
 def _delegation(**fields: Any) -> dict[str, Any]:
-    return {"type": "task_delegation", "taskId": "t", "taskTitle": "T", "taskDescription": "D", **fields}
+    return {
+        "type": "task_delegation",
+        "taskId": "t",
+        "taskTitle": "T",
+        "taskDescription": "D",
+        **fields,
+    }
 
 
 @pytest.mark.parametrize(
@@ -118,7 +123,13 @@ def _delegation(**fields: Any) -> dict[str, Any]:
         (_delegation(acceptanceCriteria="x"), ("acceptanceCriteria must be an array of strings",)),
         (_delegation(acceptanceCriteria=[]), ()),
         (
-            {"type": "status_report", "taskId": "t", "status": 1, "progressPercent": True, "blockers": None},
+            {
+                "type": "status_report",
+                "taskId": "t",
+                "status": 1,
+                "progressPercent": True,
+                "blockers": None,
+            },
             (
                 "status is required and must be a string",
                 "progressPercent must be a number between 0 and 100",
@@ -126,9 +137,22 @@ def _delegation(**fields: Any) -> dict[str, Any]:
             ),
         ),
         ({"type": "status_report", "taskId": "t", "status": "completed", "progressPercent": 0}, ()),
-        ({"type": "status_report", "taskId": "t", "status": "completed", "progressPercent": 100.0}, ()),
         (
-            {"type": "status_report", "taskId": "t", "status": "completed", "progressPercent": 100.0001},
+            {
+                "type": "status_report",
+                "taskId": "t",
+                "status": "completed",
+                "progressPercent": 100.0,
+            },
+            (),
+        ),
+        (
+            {
+                "type": "status_report",
+                "taskId": "t",
+                "status": "completed",
+                "progressPercent": 100.0001,
+            },
             ("progressPercent must be a number between 0 and 100",),
         ),
         ({"type": "answer", "questionId": "q", "answer": "a", "confidence": 0}, ()),
@@ -142,7 +166,13 @@ def _delegation(**fields: Any) -> dict[str, Any]:
             ("confidence must be a number between 0.0 and 1.0",),
         ),
         (
-            {"type": "question", "questionId": "q", "question": "?", "urgency": "URGENT", "options": [None]},
+            {
+                "type": "question",
+                "questionId": "q",
+                "question": "?",
+                "urgency": "URGENT",
+                "options": [None],
+            },
             ("urgency must be one of: urgent, normal, low", "options items must be strings"),
         ),
         ({"type": "Question"}, ("Unknown payload type: Question",)),
@@ -151,7 +181,9 @@ def _delegation(**fields: Any) -> dict[str, Any]:
         ({"type": 4.0}, ("Unknown payload type: 4",)),
     ],
 )
-def test_validation_matches_the_reference_rules(obj: dict[str, Any], errors: tuple[str, ...]) -> None:
+def test_validation_matches_the_reference_rules(
+    obj: dict[str, Any], errors: tuple[str, ...]
+) -> None:
     assert validate_payload(obj) == errors
 
 
@@ -175,22 +207,34 @@ def test_models_run_the_same_rules_with_the_same_texts() -> None:
     ("payload_json", "errors"),
     [
         ("NaN", (INVALID_JSON_ERROR,)),  # Python's json accepts it, JSON.parse does not
-        ('{"type":"answer","questionId":"q","answer":"a","confidence":Infinity}', (INVALID_JSON_ERROR,)),
+        (
+            '{"type":"answer","questionId":"q","answer":"a","confidence":Infinity}',
+            (INVALID_JSON_ERROR,),
+        ),
         ("\ufeff{}", (INVALID_JSON_ERROR,)),
         ("[" * 100_000 + "]" * 100_000, (INVALID_JSON_ERROR,)),  # too deep for Python's parser
         ("[]", (NOT_AN_OBJECT_ERROR,)),
-        ('{"type":"answer","questionId":"q","answer":"a","confidence":1e400}',
-         ("confidence must be a number between 0.0 and 1.0",)),
+        (
+            '{"type":"answer","questionId":"q","answer":"a","confidence":1e400}',
+            ("confidence must be a number between 0.0 and 1.0",),
+        ),
     ],
 )
-def test_parse_payload_rejects_what_javascript_rejects(payload_json: str, errors: tuple[str, ...]) -> None:
+def test_parse_payload_rejects_what_javascript_rejects(
+    payload_json: str, errors: tuple[str, ...]
+) -> None:
     result = parse_payload(payload_json)
     assert result.payload is None and result.errors == errors
 
 
 def test_absent_and_non_string_payloads() -> None:
     absent = parse_payload(None, "question")
-    assert (absent.present, absent.valid, absent.errors, absent.type_mismatch) == (False, False, (), False)
+    assert (absent.present, absent.valid, absent.errors, absent.type_mismatch) == (
+        False,
+        False,
+        (),
+        False,
+    )
     weird = parse_payload(42)  # type: ignore[arg-type]
     assert weird.errors == (NOT_A_STRING_ERROR,) and weird.present
     odd_type = parse_payload('{"type":"answer","questionId":"q","answer":"a"}', object())  # type: ignore[arg-type]
@@ -203,7 +247,10 @@ def test_payload_type_disagreement_is_reported_not_fatal() -> None:
     assert agreed.valid and not agreed.type_mismatch and agreed.mismatch_message is None
     disagreed = parse_payload(payload_json, "question")
     assert disagreed.valid and disagreed.type_mismatch
-    assert disagreed.mismatch_message == 'payloadType "question" disagrees with the payloadJson type "answer"'
+    assert (
+        disagreed.mismatch_message
+        == 'payloadType "question" disagrees with the payloadJson type "answer"'
+    )
     unknown = parse_payload('{"type":"memo"}', "question")
     assert unknown.kind == "memo" and unknown.type_mismatch and not unknown.valid
     assert not parse_payload("{", "question").type_mismatch  # nothing to compare with
@@ -218,15 +265,21 @@ def test_summary_rounds_half_up_like_math_round(confidence: float, shown: str) -
     assert summary.endswith(f"Confidence: {shown}")
 
 
-@pytest.mark.parametrize(("progress", "shown"), [(50, "50"), (50.0, "50"), (12.5, "12.5"), (0, "0")])
+@pytest.mark.parametrize(
+    ("progress", "shown"), [(50, "50"), (50.0, "50"), (12.5, "12.5"), (0, "0")]
+)
 def test_summary_prints_numbers_like_javascript(progress: float, shown: str) -> None:
-    summary = build_payload_summary(StatusReport(taskId="t", status="in_progress", progressPercent=progress))
+    summary = build_payload_summary(
+        StatusReport(taskId="t", status="in_progress", progressPercent=progress)
+    )
     assert f"Progress: {shown}%" in summary
 
 
 def test_summary_omits_empty_optional_strings_and_lists() -> None:
     summary = build_payload_summary(
-        StatusReport(taskId="t", status="blocked", completedWork="", blockers=[], artifacts=["a", "b"])
+        StatusReport(
+            taskId="t", status="blocked", completedWork="", blockers=[], artifacts=["a", "b"]
+        )
     )
     assert summary == "Task ID: t\nStatus: blocked\nArtifacts: a, b"
 
@@ -248,28 +301,52 @@ def _event_frame(rows: list[tuple[int, dict[str, Any] | None]]) -> pl.DataFrame:
 
 def test_parse_payloads_reports_only_payload_events() -> None:
     delegation = json.dumps(_delegation(taskId="t-9"))
-    report = json.dumps({"type": "status_report", "taskId": "t-9", "status": "blocked",
-                         "progressPercent": 40, "blockers": ["key"]})
-    frame = _event_frame([
-        (1, {"message": "plain text"}),
-        (2, {"payloadType": "task_delegation", "payloadJson": delegation}),
-        (3, {"payloadType": "status_report", "payloadJson": report}),
-        (4, {"payloadType": "question", "payloadJson": report}),
-        (5, {"payloadJson": '{"type":"status_report","taskId":"t-9","status":"done"}'}),
-        (6, {"payloadType": "answer"}),
-        (7, {"payloadJson": "not json"}),
-    ])
+    report = json.dumps(
+        {
+            "type": "status_report",
+            "taskId": "t-9",
+            "status": "blocked",
+            "progressPercent": 40,
+            "blockers": ["key"],
+        }
+    )
+    frame = _event_frame(
+        [
+            (1, {"message": "plain text"}),
+            (2, {"payloadType": "task_delegation", "payloadJson": delegation}),
+            (3, {"payloadType": "status_report", "payloadJson": report}),
+            (4, {"payloadType": "question", "payloadJson": report}),
+            (5, {"payloadJson": '{"type":"status_report","taskId":"t-9","status":"done"}'}),
+            (6, {"payloadType": "answer"}),
+            (7, {"payloadJson": "not json"}),
+        ]
+    )
     out = parse_payloads(frame)
     assert out.schema == PAYLOAD_FRAME_SCHEMA
     assert out["line"].to_list() == [2, 3, 4, 5, 7]
-    assert out["payload_kind"].to_list() == ["task_delegation", "status_report", "status_report",
-                                             "status_report", None]
+    assert out["payload_kind"].to_list() == [
+        "task_delegation",
+        "status_report",
+        "status_report",
+        "status_report",
+        None,
+    ]
     assert out["payload_valid"].to_list() == [True, True, True, False, False]
     assert out["payload_type_mismatch"].to_list() == [False, False, True, False, False]
     assert out["payload_errors"].to_list() == [
-        [], [], [], ["status must be one of: in_progress, completed, blocked, failed"], [INVALID_JSON_ERROR]
+        [],
+        [],
+        [],
+        ["status must be one of: in_progress, completed, blocked, failed"],
+        [INVALID_JSON_ERROR],
     ]
-    assert out["payload_task_id"].to_list() == ["t-9", "t-9", "t-9", None, None]  # valid payloads only
+    assert out["payload_task_id"].to_list() == [
+        "t-9",
+        "t-9",
+        "t-9",
+        None,
+        None,
+    ]  # valid payloads only
     assert out["payload_status"].to_list() == [None, "blocked", "blocked", None, None]
     assert out["payload_progress_percent"].to_list() == [None, 40.0, 40.0, None, None]
     assert out["payload_blockers"].to_list() == [None, ["key"], ["key"], None, None]
@@ -277,7 +354,9 @@ def test_parse_payloads_reports_only_payload_events() -> None:
 
 
 def test_parse_payloads_ignores_extra_fields_named_like_linking_fields() -> None:
-    question = json.dumps({"type": "question", "questionId": "q", "question": "?", "taskId": 7, "status": []})
+    question = json.dumps(
+        {"type": "question", "questionId": "q", "question": "?", "taskId": 7, "status": []}
+    )
     out = parse_payloads(_event_frame([(1, {"payloadJson": question})]).lazy())
     assert out.row(0, named=True)["payload_task_id"] is None
     assert out.row(0, named=True)["payload_status"] is None
@@ -291,21 +370,64 @@ def test_parse_payloads_on_a_frame_without_payloads() -> None:
 
 # --- properties --------------------------------------------------------------------------
 
-_json_scalars = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=8)
+_json_scalars = (
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=8)
+)
 _json_values = st.recursive(
     _json_scalars,
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3)
+    ),
     max_leaves=10,
 )
-_field_names = st.sampled_from([
-    "type", "taskId", "taskTitle", "taskDescription", "context", "deadline", "priority",
-    "acceptanceCriteria", "status", "completedWork", "remainingWork", "blockers",
-    "progressPercent", "artifacts", "questionId", "question", "urgency", "options", "answer",
-    "confidence", "references", "extra",
-])
-_field_values = _json_values | st.sampled_from([
-    "task_delegation", "status_report", "question", "answer", "high", "blocked", "normal", "", "x",
-]) | st.lists(st.text(max_size=3), max_size=2) | st.floats(min_value=-1, max_value=101)
+_field_names = st.sampled_from(
+    [
+        "type",
+        "taskId",
+        "taskTitle",
+        "taskDescription",
+        "context",
+        "deadline",
+        "priority",
+        "acceptanceCriteria",
+        "status",
+        "completedWork",
+        "remainingWork",
+        "blockers",
+        "progressPercent",
+        "artifacts",
+        "questionId",
+        "question",
+        "urgency",
+        "options",
+        "answer",
+        "confidence",
+        "references",
+        "extra",
+    ]
+)
+_field_values = (
+    _json_values
+    | st.sampled_from(
+        [
+            "task_delegation",
+            "status_report",
+            "question",
+            "answer",
+            "high",
+            "blocked",
+            "normal",
+            "",
+            "x",
+        ]
+    )
+    | st.lists(st.text(max_size=3), max_size=2)
+    | st.floats(min_value=-1, max_value=101)
+)
 _payload_like = st.dictionaries(_field_names, _field_values, max_size=8)
 
 
@@ -325,8 +447,12 @@ def test_parse_payload_agrees_with_validate_and_the_models(obj: dict[str, Any]) 
     assert result.valid == (errors == ())
     if result.payload is not None:
         assert result.payload.to_json_obj() == json.loads(text)
-    elif isinstance(obj.get("type"), str) and obj["type"] in ("task_delegation", "status_report",
-                                                              "question", "answer"):
+    elif isinstance(obj.get("type"), str) and obj["type"] in (
+        "task_delegation",
+        "status_report",
+        "question",
+        "answer",
+    ):
         with pytest.raises(ValidationError) as info:
             TypeAdapter(A2APayload).validate_python(json.loads(text))
         assert tuple(e["msg"] for e in info.value.errors()) == errors

@@ -11,8 +11,8 @@ import pytest
 import a2a_lab as al
 from a2a_lab import plots
 from a2a_lab.analysis.conversations import conversations
-from a2a_lab.enrich import enrich
 from a2a_lab.analysis.graph import interaction_graph
+from a2a_lab.enrich import enrich
 
 
 @pytest.fixture(scope="module")
@@ -42,7 +42,9 @@ def _marks(spec: dict) -> list[dict]:
     return [spec]
 
 
-def test_every_chart_is_small_themed_and_has_tooltips(events: pl.DataFrame, conv: pl.DataFrame) -> None:
+def test_every_chart_is_small_themed_and_has_tooltips(
+    events: pl.DataFrame, conv: pl.DataFrame
+) -> None:
     for name, chart in _charts(events, conv).items():
         spec = chart.to_dict()
         datasets = spec.get("datasets", {})
@@ -54,7 +56,9 @@ def test_every_chart_is_small_themed_and_has_tooltips(events: pl.DataFrame, conv
 
 
 def test_row_cap_raises(conv: pl.DataFrame) -> None:
-    big = pl.concat([conv] * 10).with_columns(pl.int_range(pl.len()).cast(pl.String).alias("to_agent"))
+    big = pl.concat([conv] * 10).with_columns(
+        pl.int_range(pl.len()).cast(pl.String).alias("to_agent")
+    )
     with pytest.raises(ValueError, match="at most 5000"):
         plots.outcome_bars(big)
 
@@ -65,13 +69,17 @@ def test_display_timezone_shifts_wall_clock(events: pl.DataFrame) -> None:
     first_utc = min(r["t"] for rows in utc["datasets"].values() for r in rows)
     first_kst = min(r["t"] for rows in seoul["datasets"].values() for r in rows)
     assert first_utc % 86_400_000 == 0 and first_kst % 86_400_000 == 0  # buckets on local midnights
-    assert "Asia/Seoul" in seoul["title"]["text"] if isinstance(seoul["title"], dict) else "Asia/Seoul" in seoul["title"]
+    assert (
+        "Asia/Seoul" in seoul["title"]["text"]
+        if isinstance(seoul["title"], dict)
+        else "Asia/Seoul" in seoul["title"]
+    )
     plots.set_display_timezone("Asia/Seoul")
     try:
         assert plots.display_timezone() == "Asia/Seoul"
     finally:
         plots.set_display_timezone("UTC")
-    with pytest.raises(Exception):
+    with pytest.raises(Exception):  # noqa: B017 (issue 13: should become a ValueError)
         plots.set_display_timezone("Mars/Olympus")
 
 
@@ -81,7 +89,9 @@ def test_latency_box_values_are_polars_quantiles(conv: pl.DataFrame) -> None:
     assert len(rows) == 3
     r = rows[0]
     a, b = r["pair"].split(" → ")
-    lat = conv.filter((pl.col("from_agent") == a) & (pl.col("to_agent") == b))["first_reply_s"].drop_nulls()
+    lat = conv.filter((pl.col("from_agent") == a) & (pl.col("to_agent") == b))[
+        "first_reply_s"
+    ].drop_nulls()
     assert r["p50"] == pytest.approx(lat.quantile(0.5, "linear"))
     assert r["p5"] <= r["p25"] <= r["p50"] <= r["p75"] <= r["p95"]
 
@@ -116,7 +126,9 @@ def test_family_timeline_uses_the_family_palette(events: pl.DataFrame) -> None:
 
     extra = events.head(3).with_columns(pl.lit("brand_new.kind").alias("type"))
     spec = plots.family_timeline(pl.concat([events, extra]), every="1d").to_dict()
-    colours = dict(zip(_scale(spec, "color")["domain"], _scale(spec, "color")["range"], strict=True))
+    colours = dict(
+        zip(_scale(spec, "color")["domain"], _scale(spec, "color")["range"], strict=True)
+    )
     assert {k: colours[k] for k in EVENT_FAMILY_COLORS} == dict(EVENT_FAMILY_COLORS)
     assert colours["brand_new"] == OTHER_COLOR
     data = pl.DataFrame(next(iter(spec["datasets"].values())))
@@ -128,7 +140,9 @@ def test_findings_chart_counts_per_rule_and_severity(events: pl.DataFrame) -> No
     found = al.checks.check(events)
     spec = plots.findings_chart(found).to_dict()
     data = pl.DataFrame(next(iter(spec["datasets"].values())))
-    assert dict(zip(data["rule"], data["findings"], strict=True)) == dict(found.group_by("rule").len().iter_rows())
+    assert dict(zip(data["rule"], data["findings"], strict=True)) == dict(
+        found.group_by("rule").len().iter_rows()
+    )
 
 
 def _title_png(text: str, tmp_path: Path) -> bytes:

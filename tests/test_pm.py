@@ -3,28 +3,40 @@
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import polars as pl
 import pytest
 
 import a2a_lab as al
-from a2a_lab.io import from_records
 from a2a_lab.analysis.pm import END, START, directly_follows, to_ocel2, variants, write_ocel2
+from a2a_lab.io import from_records
 
 
 def _log() -> pl.DataFrame:
-    seq = {"w1": ["task.started", "a2a.send", "a2a.response", "task.completed"],
-           "w2": ["task.started", "a2a.send", "a2a.response", "task.completed"],
-           "w3": ["task.started", "task.cancelled"]}
+    seq = {
+        "w1": ["task.started", "a2a.send", "a2a.response", "task.completed"],
+        "w2": ["task.started", "a2a.send", "a2a.response", "task.completed"],
+        "w3": ["task.started", "task.cancelled"],
+    }
     recs, t = [], 0
     for ws, acts in seq.items():
         for a in acts:
             t += 1000
-            recs.append({"type": a, "agentId": "main", "ts": t,
-                         "data": {"workSessionId": ws, "taskId": "t-" + ws, "conversationId": "c-" + ws,
-                                  "fromAgent": "main", "toAgent": "eden"}})
+            recs.append(
+                {
+                    "type": a,
+                    "agentId": "main",
+                    "ts": t,
+                    "data": {
+                        "workSessionId": ws,
+                        "taskId": "t-" + ws,
+                        "conversationId": "c-" + ws,
+                        "fromAgent": "main",
+                        "toAgent": "eden",
+                    },
+                }
+            )
     recs.append({"type": "milestone.sync_failed", "ts": t + 1, "data": {}})  # in no case
     return from_records(recs)
 

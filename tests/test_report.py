@@ -18,7 +18,14 @@ import polars as pl
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from report_logs import BIDI_AND_CONTROLS, EVIL_AGENT, EVIL_MESSAGES, MENTION, hostile_records, write_hostile_log
+from report_logs import (
+    BIDI_AND_CONTROLS,
+    EVIL_AGENT,
+    EVIL_MESSAGES,
+    MENTION,
+    hostile_records,
+    write_hostile_log,
+)
 
 import a2a_lab as al
 from a2a_lab.analysis.checks import SEVERITIES
@@ -72,14 +79,23 @@ def built(log: Path) -> al.views.report.Report:
 
 def _message_link(tag: str, attrs: dict[str, str | None]) -> bool:
     """A link a message holds: shown as a link, opened in a new tab on click, never fetched."""
-    return (tag == "a" and attrs.get("target") == "_blank" and attrs.get("rel") == "noopener noreferrer"
-            and (attrs.get("href") or "").startswith(("https://", "http://", "mailto:")))
+    return (
+        tag == "a"
+        and attrs.get("target") == "_blank"
+        and attrs.get("rel") == "noopener noreferrer"
+        and (attrs.get("href") or "").startswith(("https://", "http://", "mailto:"))
+    )
 
 
 def test_no_external_url_in_any_src_or_href(built: al.views.report.Report) -> None:
     page = parse(built.html)
-    refs = [(tag, attrs, name, value) for tag, attrs in page.elements for name, value in attrs.items()
-            if name in ("src", "href", "srcset", "action", "data", "poster", "xlink:href") and value is not None]
+    refs = [
+        (tag, attrs, name, value)
+        for tag, attrs in page.elements
+        for name, value in attrs.items()
+        if name in ("src", "href", "srcset", "action", "data", "poster", "xlink:href")
+        and value is not None
+    ]
     assert refs, "the report links its sections"
     own = [(tag, name, value) for tag, attrs, name, value in refs if not _message_link(tag, attrs)]
     for tag, name, value in own:
@@ -88,26 +104,44 @@ def test_no_external_url_in_any_src_or_href(built: al.views.report.Report) -> No
     # CSS fetches nothing either: the only url() is the embedded font
     for url in re.findall(r"url\(([^)]*)\)", built.html.replace(vega_bundle(), "")):
         assert url.startswith("data:"), url[:60]
-    csp = next(a["content"] for t, a in page.elements if t == "meta" and a.get("http-equiv") == "Content-Security-Policy")
-    assert csp is not None and "default-src 'none'" in csp and "'unsafe-inline'" not in csp.split("script-src")[1]
+    csp = next(
+        a["content"]
+        for t, a in page.elements
+        if t == "meta" and a.get("http-equiv") == "Content-Security-Policy"
+    )
+    assert (
+        csp is not None
+        and "default-src 'none'" in csp
+        and "'unsafe-inline'" not in csp.split("script-src")[1]
+    )
 
 
 def test_every_section_and_nav_link_is_present(built: al.views.report.Report) -> None:
     page = parse(built.html)
     ids = [a.get("id") for t, a in page.elements if t == "section"]
     assert ids == [sid for sid, _ in SECTIONS]
-    links = [a["href"] for t, a in page.elements if t == "a" and (a.get("href") or "").startswith("#")]
+    links = [
+        a["href"] for t, a in page.elements if t == "a" and (a.get("href") or "").startswith("#")
+    ]
     assert all(f"#{sid}" in links for sid, _ in SECTIONS)
 
 
-def test_one_inlined_vega_runtime_and_every_chart_has_a_spec_and_a_fallback(built: al.views.report.Report) -> None:
+def test_one_inlined_vega_runtime_and_every_chart_has_a_spec_and_a_fallback(
+    built: al.views.report.Report,
+) -> None:
     page = parse(built.html)
     assert built.html.count(vega_bundle()) == 1
     runnable = [text for attrs, text in page.scripts if attrs.get("type") is None]
     assert len(runnable) == 3  # the runtime, the chart embedder, the filters
-    specs = [json.loads(text) for attrs, text in page.scripts if attrs.get("type") == "application/json"]
+    specs = [
+        json.loads(text) for attrs, text in page.scripts if attrs.get("type") == "application/json"
+    ]
     figures = [a for t, a in page.elements if t == "figure" and a.get("class") == "a2a-chart"]
-    fallbacks = [a for t, a in page.elements if t == "img" and (a.get("src") or "").startswith("data:image/png")]
+    fallbacks = [
+        a
+        for t, a in page.elements
+        if t == "img" and (a.get("src") or "").startswith("data:image/png")
+    ]
     assert len(specs) == len(figures) == len(fallbacks) >= 6
     assert all("$schema" in s for s in specs)
 
@@ -134,7 +168,10 @@ def test_overview_figures_equal_the_library(log: Path, built: al.views.report.Re
     assert {k: shown[k] for k in expected} == expected
     assert expected["rejects"] == 1 and expected["events"] == 3000 + len(hostile_records(0))
     by_rule = dict(findings.group_by("rule").len().iter_rows())
-    counts = {r: int(n.replace(",", "")) for r, n in re.findall(r'data-rule-count="([^"]+)">([^<]+)<', built.html)}
+    counts = {
+        r: int(n.replace(",", ""))
+        for r, n in re.findall(r'data-rule-count="([^"]+)">([^<]+)<', built.html)
+    }
     assert counts == by_rule
 
 
@@ -149,11 +186,15 @@ def test_hostile_text_is_escaped_everywhere(built: al.views.report.Report) -> No
     html = built.html
     page = parse(html)
     for tag, attrs in page.elements:
-        assert tag not in ("iframe", "img") or (attrs.get("src") or "").startswith("data:image/png"), tag
+        assert tag not in ("iframe", "img") or (attrs.get("src") or "").startswith(
+            "data:image/png"
+        ), tag
         assert tag != "svg", "no markup of the log becomes an element"
         assert not any(name.startswith("on") for name in attrs), (tag, attrs)
         assert not (attrs.get("href") or "").lower().startswith("javascript"), attrs
-    assert "window.__pwned" not in " ".join(text for attrs, text in page.scripts if attrs.get("type") is None)
+    assert "window.__pwned" not in " ".join(
+        text for attrs, text in page.scripts if attrs.get("type") is None
+    )
     # the texts are shown, as text
     assert "&lt;script&gt;window.__pwned=&#x27;script&#x27;&lt;/script&gt;" in html
     assert escape_html(EVIL_AGENT) in html
@@ -162,9 +203,15 @@ def test_hostile_text_is_escaped_everywhere(built: al.views.report.Report) -> No
         if attrs.get("type") == "application/json":
             assert "</" not in text and "<!--" not in text
     quoted = json.dumps(EVIL_AGENT, ensure_ascii=False)[1:-1]
-    specs = [json.dumps(json.loads(t), ensure_ascii=False) for a, t in page.scripts if a.get("type") == "application/json"]
+    specs = [
+        json.dumps(json.loads(t), ensure_ascii=False)
+        for a, t in page.scripts
+        if a.get("type") == "application/json"
+    ]
     assert any(quoted in spec for spec in specs), "the hostile agent id is charted, as data"
-    assert "[click me](javascript:window.__pwned=&#x27;link&#x27;)" in html  # not a link: shown as written
+    assert (
+        "[click me](javascript:window.__pwned=&#x27;link&#x27;)" in html
+    )  # not a link: shown as written
     assert escape_html(EVIL_MESSAGES[6]) in html
 
 
@@ -196,13 +243,21 @@ def test_time_window_keeps_the_library_events(log: Path) -> None:
     assert r.figures["events"] == kept.height < events.height
     assert int(_figures(r.html)["events"].replace(",", "")) == kept.height
     iso = pl.select(pl.lit(since).cast(pl.Datetime("ms"))).item().isoformat()
-    assert report(log, since=iso, until=until, max_sessions=0, embed_font=False).figures["events"] == kept.height
+    assert (
+        report(log, since=iso, until=until, max_sessions=0, embed_font=False).figures["events"]
+        == kept.height
+    )
 
 
 @pytest.mark.parametrize(
     ("kwargs", "named"),
-    [({"tz": "Mars/Base"}, "tz"), ({"since": "2026-02-30"}, "since"), ({"until": float("nan")}, "until"),
-     ({"since": 2, "until": 1}, "until"), ({"max_sessions": -1}, "max_sessions")],
+    [
+        ({"tz": "Mars/Base"}, "tz"),
+        ({"since": "2026-02-30"}, "since"),
+        ({"until": float("nan")}, "until"),
+        ({"since": 2, "until": 1}, "until"),
+        ({"max_sessions": -1}, "max_sessions"),
+    ],
 )
 def test_invalid_options_fail_at_once_naming_the_field(log: Path, kwargs: dict, named: str) -> None:
     with pytest.raises(ValueError, match=f"^{named}"):
@@ -219,8 +274,11 @@ def test_twin_section_compares_quantiles_with_a_simulator_run(log: Path, tmp_pat
     assert twin is not None
     observed = al.conversations(al.enrich(al.load(log).events))
     p50 = observed["first_reply_s"].drop_nulls().quantile(0.5, "linear")
-    q = twin.quantiles.filter((pl.col("source") == "observed") & (pl.col("quantile") == 0.5)
-                              & (pl.col("measure") == "first reply (s)"))
+    q = twin.quantiles.filter(
+        (pl.col("source") == "observed")
+        & (pl.col("quantile") == 0.5)
+        & (pl.col("measure") == "first reply (s)")
+    )
     assert q["value"].item() == pytest.approx(p50)
     sim_q = twin.quantiles.filter(pl.col("source") == "simulated")["value"].drop_nulls()
     assert sim_q.len() > 0
@@ -228,18 +286,25 @@ def test_twin_section_compares_quantiles_with_a_simulator_run(log: Path, tmp_pat
 
 
 def test_thread_status_follows_the_last_exchange() -> None:
-    msgs = pl.DataFrame({
-        "thread_id": ["a", "a", "b", "b", "c", "d", "e"],
-        "kind": ["message", "reply", "message", "refused", "no_reply", "message", "task"],
-    })
+    msgs = pl.DataFrame(
+        {
+            "thread_id": ["a", "a", "b", "b", "c", "d", "e"],
+            "kind": ["message", "reply", "message", "refused", "no_reply", "message", "task"],
+        }
+    )
     active = dict(thread_status(msgs, "ACTIVE").iter_rows())
     quiet = dict(thread_status(msgs, "QUIET").iter_rows())
     assert active == {"a": "replied", "b": "blocked", "c": "no reply", "d": "active", "e": "active"}
     assert quiet["d"] == "incomplete" and quiet["e"] == "incomplete"
 
 
-@given(st.recursive(st.text() | st.integers() | st.booleans() | st.none(),
-                    lambda c: st.lists(c) | st.dictionaries(st.text(), c), max_leaves=20))
+@given(
+    st.recursive(
+        st.text() | st.integers() | st.booleans() | st.none(),
+        lambda c: st.lists(c) | st.dictionaries(st.text(), c),
+        max_leaves=20,
+    )
+)
 def test_script_json_round_trips_and_never_closes_a_script(obj: object) -> None:
     text = script_json(obj)
     assert json.loads(text) == obj
@@ -255,40 +320,76 @@ def test_escape_html_leaves_no_markup_and_no_invisible_controls(text: str) -> No
 
 
 def test_save_chart_html_is_offline_and_escapes_the_spec(tmp_path: Path) -> None:
-    conv = pl.DataFrame({"from_agent": ["a"], "to_agent": ["</script><script>alert(1)</script>"],
-                         "outcome": ["replied"]})
+    conv = pl.DataFrame(
+        {
+            "from_agent": ["a"],
+            "to_agent": ["</script><script>alert(1)</script>"],
+            "outcome": ["replied"],
+        }
+    )
     out = al.plots.save_chart(al.plots.outcome_bars(conv, by="to_agent"), tmp_path / "c.html")
     page = parse(out.read_text(encoding="utf-8"))
     runnable = [t for a, t in page.scripts if a.get("type") is None]
     assert len(runnable) == 2 and not any("alert(1)" in t for t in runnable)
     spec = next(json.loads(t) for a, t in page.scripts if a.get("type") == "application/json")
-    assert spec["datasets"][next(iter(spec["datasets"]))][0]["to_agent"] == "</script><script>alert(1)</script>"
+    assert (
+        spec["datasets"][next(iter(spec["datasets"]))][0]["to_agent"]
+        == "</script><script>alert(1)</script>"
+    )
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "a2a_lab", "report", *args], capture_output=True, text=True,
-                          timeout=600, check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "a2a_lab", "report", *args],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
 
 
 def test_cli_writes_the_report(log: Path, tmp_path: Path) -> None:
     out, users = tmp_path / "r.html", tmp_path / "users.json"
     users.write_text(json.dumps({MENTION[0]: "main"}), encoding="utf-8")
-    done = _cli(str(log), "-o", str(out), "--tz", "Asia/Seoul", "--title", "CLI <t>", "--max-sessions", "2",
-                "--discord-users", str(users))
+    done = _cli(
+        str(log),
+        "-o",
+        str(out),
+        "--tz",
+        "Asia/Seoul",
+        "--title",
+        "CLI <t>",
+        "--max-sessions",
+        "2",
+        "--discord-users",
+        str(users),
+    )
     assert done.returncode == 0, done.stderr
     html = out.read_text(encoding="utf-8")
-    assert "<title>CLI &lt;t&gt;</title>" in html and f"{3000 + len(hostile_records(0)):,} events" in done.stderr
+    assert (
+        "<title>CLI &lt;t&gt;</title>" in html
+        and f"{3000 + len(hostile_records(0)):,} events" in done.stderr
+    )
     assert "@main 배포 확인 부탁해요" in html and f"&lt;@{MENTION[0]}&gt;" not in html
 
 
 @pytest.mark.parametrize(
     ("args", "message"),
-    [(["missing.ndjson", "-o", "r.html"], "no such file"), (["LOG", "-o", "/nonexistent/r.html"], "--output"),
-     (["LOG", "-o", "r.html", "--tz", "Nowhere/X"], "tz"), (["LOG", "-o", "r.html", "--since", "yesterday"], "--since"),
-     (["LOG", "-o", "r.html", "--sim", "missing.json"], "--sim"), (["LOG"], "-o/--output"),
-     (["LOG", "-o", "r.html", "--discord-users", "LOG"], "--discord-users")],
+    [
+        (["missing.ndjson", "-o", "r.html"], "no such file"),
+        (["LOG", "-o", "/nonexistent/r.html"], "--output"),
+        (["LOG", "-o", "r.html", "--tz", "Nowhere/X"], "tz"),
+        (["LOG", "-o", "r.html", "--since", "yesterday"], "--since"),
+        (["LOG", "-o", "r.html", "--sim", "missing.json"], "--sim"),
+        (["LOG"], "-o/--output"),
+        (["LOG", "-o", "r.html", "--discord-users", "LOG"], "--discord-users"),
+    ],
 )
-def test_cli_errors_are_one_line_with_status_2(log: Path, tmp_path: Path, args: list[str], message: str) -> None:
-    done = _cli(*[str(log) if a == "LOG" else str(tmp_path / a) if a == "r.html" else a for a in args])
+def test_cli_errors_are_one_line_with_status_2(
+    log: Path, tmp_path: Path, args: list[str], message: str
+) -> None:
+    done = _cli(
+        *[str(log) if a == "LOG" else str(tmp_path / a) if a == "r.html" else a for a in args]
+    )
     assert done.returncode == 2
     assert len(done.stderr.strip().splitlines()) == 1 and message in done.stderr, done.stderr

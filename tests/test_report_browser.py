@@ -20,12 +20,21 @@ from a2a_lab.views.report import report
 CHROMIUM = find_chromium()
 if CHROMIUM is None:
     if os.environ.get("A2A_LAB_REQUIRE_BROWSER") == "1":
-        pytest.fail("A2A_LAB_REQUIRE_BROWSER=1 but no Chromium found (apt-get install chromium)", pytrace=False)
-    pytest.skip("browser tests skipped: no Chromium found (apt-get install chromium, or set A2A_LAB_CHROMIUM)",
-                allow_module_level=True)
+        pytest.fail(
+            "A2A_LAB_REQUIRE_BROWSER=1 but no Chromium found (apt-get install chromium)",
+            pytrace=False,
+        )
+    pytest.skip(
+        "browser tests skipped: no Chromium found (apt-get install chromium, or set A2A_LAB_CHROMIUM)",
+        allow_module_level=True,
+    )
 
-VISIBLE_MESSAGES = "[...document.querySelectorAll('#sessions .a2a-msg')].filter(m => !m.closest('[hidden]'))"
-VISIBLE_THREADS = "[...document.querySelectorAll('#sessions .a2a-thread')].filter(t => !t.closest('[hidden]'))"
+VISIBLE_MESSAGES = (
+    "[...document.querySelectorAll('#sessions .a2a-msg')].filter(m => !m.closest('[hidden]'))"
+)
+VISIBLE_THREADS = (
+    "[...document.querySelectorAll('#sessions .a2a-thread')].filter(t => !t.closest('[hidden]'))"
+)
 
 
 @pytest.fixture(scope="module")
@@ -57,7 +66,9 @@ def test_every_chart_drew_marks(page: tuple[Browser, Path]) -> None:
         " error: f.getAttribute('data-error'), marks: f.querySelectorAll('.a2a-vis svg .role-mark > *').length}))"
     )
     assert len(charts) >= 6
-    assert all(c["drawn"] == "true" and c["error"] is None and c["marks"] > 0 for c in charts), charts
+    assert all(c["drawn"] == "true" and c["error"] is None and c["marks"] > 0 for c in charts), (
+        charts
+    )
 
 
 def test_no_console_error_no_dialog_and_nothing_fetched(page: tuple[Browser, Path]) -> None:
@@ -71,13 +82,20 @@ def test_planted_script_never_ran(page: tuple[Browser, Path]) -> None:
     browser, _ = page
     assert browser.evaluate("typeof window.__pwned") == "undefined"
     assert browser.evaluate("document.querySelectorAll('script:not([type])').length") == 3
-    assert browser.evaluate("document.querySelectorAll('iframe, img:not([src^=\"data:image/png\"]), svg[onload]').length") == 0
+    assert (
+        browser.evaluate(
+            "document.querySelectorAll('iframe, img:not([src^=\"data:image/png\"]), svg[onload]').length"
+        )
+        == 0
+    )
     hostile = browser.evaluate(
         "[...document.querySelectorAll('#sessions .a2a-msg')].map(m => m.textContent)"
         ".filter(t => t.includes('__pwned')).length"
     )
     assert hostile >= 6, "the hostile messages are shown as text"
-    links = browser.evaluate("[...document.querySelectorAll('a[href]')].map(a => a.getAttribute('href'))")
+    links = browser.evaluate(
+        "[...document.querySelectorAll('a[href]')].map(a => a.getAttribute('href'))"
+    )
     assert not [h for h in links if h.lower().lstrip().startswith("javascript")]
 
 
@@ -88,7 +106,9 @@ def test_search_and_filters_change_what_is_visible(page: tuple[Browser, Path]) -
     assert total > 20 and threads > 3
 
     _set(browser, "#f-search", "__PWNED")  # case-insensitive
-    found = browser.evaluate(f"{VISIBLE_MESSAGES}.map(m => m.textContent.toLowerCase().includes('__pwned'))")
+    found = browser.evaluate(
+        f"{VISIBLE_MESSAGES}.map(m => m.textContent.toLowerCase().includes('__pwned'))"
+    )
     assert 6 <= len(found) < total and all(found)
     assert "messages shown" in browser.evaluate("document.querySelector('#f-count').textContent")
     _set(browser, "#f-search", "")
@@ -96,11 +116,15 @@ def test_search_and_filters_change_what_is_visible(page: tuple[Browser, Path]) -
 
     agent = browser.evaluate("document.querySelector('#f-agent').options[1].value")
     _set(browser, "#f-agent", agent)
-    kept = browser.evaluate(f"{VISIBLE_THREADS}.map(t => JSON.parse(t.getAttribute('data-agents')))")
+    kept = browser.evaluate(
+        f"{VISIBLE_THREADS}.map(t => JSON.parse(t.getAttribute('data-agents')))"
+    )
     assert 0 < len(kept) < threads and all(agent in a for a in kept)
     _set(browser, "#f-agent", "")
 
-    statuses = browser.evaluate(f"[...new Set({VISIBLE_THREADS}.map(t => t.getAttribute('data-status')))]")
+    statuses = browser.evaluate(
+        f"[...new Set({VISIBLE_THREADS}.map(t => t.getAttribute('data-status')))]"
+    )
     assert len(statuses) >= 2, statuses
     _set(browser, "#f-status", statuses[0])
     kept = browser.evaluate(f"{VISIBLE_THREADS}.map(t => t.getAttribute('data-status'))")
@@ -108,7 +132,9 @@ def test_search_and_filters_change_what_is_visible(page: tuple[Browser, Path]) -
     _set(browser, "#f-status", "")
 
     _set(browser, "#f-time", "3600000")
-    last = browser.evaluate("Number(document.querySelector('#sessions .filters').getAttribute('data-end'))")
+    last = browser.evaluate(
+        "Number(document.querySelector('#sessions .filters').getAttribute('data-end'))"
+    )
     kept = browser.evaluate(f"{VISIBLE_THREADS}.map(t => Number(t.getAttribute('data-last')))")
     assert 0 < len(kept) < threads and all(t >= last - 3_600_000 for t in kept)
     _set(browser, "#f-time", "")

@@ -8,7 +8,11 @@ from typing import Any
 
 import pytest
 
-from a2a_lab.reference.runtime.announce import AnnounceTarget, is_agent_session_key, should_run_announce
+from a2a_lab.reference.runtime.announce import (
+    AnnounceTarget,
+    is_agent_session_key,
+    should_run_announce,
+)
 
 FIXTURE = Path(__file__).parent / "data" / "runtime" / "a2a-intent-classifier.test-cases.json"
 
@@ -42,8 +46,12 @@ def test_should_run_announce_cases(case: dict[str, Any]) -> None:
         ("agent::main", "agent:eden:main", True),
     ],
 )
-def test_internal_exchanges_are_not_announced(requester: str, target: str | None, announce: bool) -> None:
-    assert should_run_announce(AnnounceTarget("discord", "1"), "Done.", requester, target) is announce
+def test_internal_exchanges_are_not_announced(
+    requester: str, target: str | None, announce: bool
+) -> None:
+    assert (
+        should_run_announce(AnnounceTarget("discord", "1"), "Done.", requester, target) is announce
+    )
 
 
 def test_blank_reply_uses_javascript_trim() -> None:

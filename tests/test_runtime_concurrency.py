@@ -11,7 +11,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import a2a_lab.reference.runtime.concurrency as concurrency_module
-from a2a_lab.reference.runtime.concurrency import DEFAULT_CONCURRENCY, ConcurrencyConfig, ConcurrencyError, ConcurrencyGate
+from a2a_lab.reference.runtime.concurrency import (
+    DEFAULT_CONCURRENCY,
+    ConcurrencyConfig,
+    ConcurrencyError,
+    ConcurrencyGate,
+)
 
 FIXTURE = Path(__file__).parent / "data" / "runtime" / "a2a-concurrency.test-cases.json"
 
@@ -29,8 +34,12 @@ def _check_counts(gate: ConcurrencyGate, expected: dict[str, Any]) -> None:
         assert gate.queued_count(agent) == count
 
 
-_ERROR_FIELDS = {"agentId": "agent_id", "flowId": "flow_id", "queueTimeoutMs": "queue_timeout_ms",
-                 "activeCount": "active_count"}
+_ERROR_FIELDS = {
+    "agentId": "agent_id",
+    "flowId": "flow_id",
+    "queueTimeoutMs": "queue_timeout_ms",
+    "activeCount": "active_count",
+}
 
 
 def _check_error(error: ConcurrencyError, fields: dict[str, Any]) -> None:
@@ -64,7 +73,9 @@ def _run(case: dict[str, Any]) -> None:
         if op == "resetA2AConcurrencyGate":
             initialised = False
         elif op == "getA2AConcurrencyGate":
-            assert not any(isinstance(v, ConcurrencyGate) for v in vars(concurrency_module).values())
+            assert not any(
+                isinstance(v, ConcurrencyGate) for v in vars(concurrency_module).values()
+            )
         elif op == "initA2AConcurrencyGate":
             gate = ConcurrencyGate(ConcurrencyConfig.model_validate(step["config"] or {}))
             initialised = True
@@ -111,7 +122,10 @@ def test_concurrency_cases(case: dict[str, Any]) -> None:
 
 
 def test_production_defaults() -> None:
-    assert (DEFAULT_CONCURRENCY.max_concurrent_flows, DEFAULT_CONCURRENCY.queue_timeout_ms) == (3, 30_000)
+    assert (DEFAULT_CONCURRENCY.max_concurrent_flows, DEFAULT_CONCURRENCY.queue_timeout_ms) == (
+        3,
+        30_000,
+    )
 
 
 def test_reference_release_quirk_can_exceed_the_maximum() -> None:
@@ -126,7 +140,9 @@ def test_reference_release_quirk_can_exceed_the_maximum() -> None:
 
 
 def test_corrected_release_hands_the_permit_over() -> None:
-    gate = ConcurrencyGate(ConcurrencyConfig(max_concurrent_flows=1, queue_timeout_ms=1000), corrected_release=True)
+    gate = ConcurrencyGate(
+        ConcurrencyConfig(max_concurrent_flows=1, queue_timeout_ms=1000), corrected_release=True
+    )
     gate.acquire("eden", "f1", 0)
     gate.acquire("eden", "f2", 0)
     assert gate.release("eden") == "f2"
@@ -145,7 +161,10 @@ def test_timeouts_deadlines_and_misuse() -> None:
     assert gate.next_deadline_ms() == 35
     assert gate.expire(34) == []
     assert [e.flow_id for e in gate.expire(40)] == ["r2", "f2"]  # deadline order
-    assert gate.queued_count("eden") == gate.queued_count("ruda") == 0 and gate.next_deadline_ms() is None
+    assert (
+        gate.queued_count("eden") == gate.queued_count("ruda") == 0
+        and gate.next_deadline_ms() is None
+    )
     assert gate.release("eden") is None and gate.release("eden") is None
     assert gate.active_count("eden") == 0  # never negative
     with pytest.raises(ValueError, match="was not woken"):
@@ -163,9 +182,12 @@ _ops = st.lists(
 
 
 @given(ops=_ops, max_flows=st.integers(min_value=1, max_value=3))
-def test_corrected_gate_never_exceeds_the_maximum(ops: list[tuple[str, str, int]], max_flows: int) -> None:
+def test_corrected_gate_never_exceeds_the_maximum(
+    ops: list[tuple[str, str, int]], max_flows: int
+) -> None:
     gate = ConcurrencyGate(
-        ConcurrencyConfig(max_concurrent_flows=max_flows, queue_timeout_ms=15), corrected_release=True
+        ConcurrencyConfig(max_concurrent_flows=max_flows, queue_timeout_ms=15),
+        corrected_release=True,
     )
     now, serial = 0, 0
     woken: list[tuple[str, str]] = []

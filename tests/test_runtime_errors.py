@@ -5,10 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-
-from a2a_lab.reference.runtime.errors import ErrorCategory, classify_error
 from runtime_cases import cases, load_doc
 
+from a2a_lab.reference.runtime.errors import ErrorCategory, classify_error
 
 
 def _cases(function: str) -> list[Any]:
@@ -26,7 +25,12 @@ def test_classify_a2a_error_cases(case: dict[str, Any]) -> None:
     given = case["input"]
     error = RuntimeError(given["message"]) if given["kind"] == "Error" else given["value"]
     info = classify_error(error)
-    result = {"category": info.category.value, "code": info.code, "reason": info.reason, "retriable": info.retriable}
+    result = {
+        "category": info.category.value,
+        "code": info.code,
+        "reason": info.reason,
+        "retriable": info.retriable,
+    }
     for key, value in case["expect"].items():
         assert result[key] == value
     assert result == case["derived"]["result"]
@@ -37,12 +41,32 @@ def test_classify_a2a_error_cases(case: dict[str, Any]) -> None:
     [
         ({"status": "error"}, "error_unknown", "unknown error"),
         ({"status": "error", "error": "Rate-Limit hit"}, "rate_limit", "Rate-Limit hit"),
-        ({"status": "error", "error": "Prompt is TOO LONG"}, "context_exceeded", "Prompt is TOO LONG"),
+        (
+            {"status": "error", "error": "Prompt is TOO LONG"},
+            "context_exceeded",
+            "Prompt is TOO LONG",
+        ),
         ({"status": "error", "error": "HTTP 529"}, "server_overload", "HTTP 529"),
-        ({"status": "error", "error": "Permission denied"}, "request_rejected", "Permission denied"),
-        ({"status": "error", "error": "429 but also invalid"}, "rate_limit", "429 but also invalid"),  # order
-        ({"status": "error", "error": "not\u2028found"}, "error_unknown", "not\u2028found"),  # JS `.`
-        ({"status": "error", "error": 503}, "error_unknown", "unknown error"),  # not a string: absent
+        (
+            {"status": "error", "error": "Permission denied"},
+            "request_rejected",
+            "Permission denied",
+        ),
+        (
+            {"status": "error", "error": "429 but also invalid"},
+            "rate_limit",
+            "429 but also invalid",
+        ),  # order
+        (
+            {"status": "error", "error": "not\u2028found"},
+            "error_unknown",
+            "not\u2028found",
+        ),  # JS `.`
+        (
+            {"status": "error", "error": 503},
+            "error_unknown",
+            "unknown error",
+        ),  # not a string: absent
         ({}, "unexpected_status", "unexpected status: undefined"),
         ({"status": None}, "unexpected_status", "unexpected status: null"),
         ({"status": "OK"}, "unexpected_status", "unexpected status: OK"),

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from runtime_cases import cases, load_doc
 
 from a2a_lab.reference.runtime.intent import (
     INTENT_RULES_V1,
@@ -16,8 +17,6 @@ from a2a_lab.reference.runtime.intent import (
     resolve_intent,
     resolve_ping_pong_turns,
 )
-from runtime_cases import cases, load_doc
-
 
 
 def _cases(function: str) -> list[Any]:
@@ -33,7 +32,11 @@ def test_fixture_has_every_case() -> None:
 @pytest.mark.parametrize("case", _cases("classifyMessageIntent"))
 def test_classify_message_intent_cases(case: dict[str, Any]) -> None:
     result = classify_intent(case["input"]["message"])
-    reference = {"intent": result.intent, "suggestedTurns": result.suggested_turns, "confidence": result.confidence}
+    reference = {
+        "intent": result.intent,
+        "suggestedTurns": result.suggested_turns,
+        "confidence": result.confidence,
+    }
     for key, value in case["expect"].items():
         assert reference[key] == value
     assert reference == case["derived"]["result"]
@@ -67,14 +70,21 @@ def test_resolve_effective_ping_pong_turns_cases(case: dict[str, Any]) -> None:
         ("[urgent] now", "escalation", 1.0),
     ],
 )
-def test_classifier_uses_javascript_regex_semantics(message: str, intent: str, confidence: float) -> None:
+def test_classifier_uses_javascript_regex_semantics(
+    message: str, intent: str, confidence: float
+) -> None:
     result = classify_intent(message)
     assert (result.intent, result.confidence) == (intent, confidence)
 
 
 def test_rules_are_data_an_analyst_can_change() -> None:
     assert [r.result.intent for r in INTENT_RULES_V1.rules] == [
-        "notification", "escalation", "result_report", "request", "collaboration", "question"
+        "notification",
+        "escalation",
+        "result_report",
+        "request",
+        "collaboration",
+        "question",
     ]
     only_default = type(INTENT_RULES_V1)(rules=(), default=IntentResult("question", 2, 0.1))
     assert classify_intent("[URGENT]", only_default) == IntentResult("question", 2, 0.1)
@@ -105,8 +115,17 @@ def test_a_payload_type_wins_over_the_classifier() -> None:
 @pytest.mark.parametrize(
     ("raw", "main", "old"),
     [
-        (None, 5, 30), ("3", 5, 30), (True, 5, 30), (float("nan"), 5, 30), (float("inf"), 5, 30),
-        (10**400, 5, 30), (3, 3, 3), (2.9, 2, 2), (-0.5, 0, 0), (12, 5, 12), (99, 5, 30),
+        (None, 5, 30),
+        ("3", 5, 30),
+        (True, 5, 30),
+        (float("nan"), 5, 30),
+        (float("inf"), 5, 30),
+        (10**400, 5, 30),
+        (3, 3, 3),
+        (2.9, 2, 2),
+        (-0.5, 0, 0),
+        (12, 5, 12),
+        (99, 5, 30),
     ],
 )
 def test_resolve_ping_pong_turns(raw: object, main: int, old: int) -> None:

@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from runtime_cases import cases, load_doc
 
 from a2a_lab.reference.runtime.loop_guard import (
     COLLABORATE_LIMIT,
@@ -18,7 +19,6 @@ from a2a_lab.reference.runtime.loop_guard import (
     is_self_message,
     pair_key,
 )
-from runtime_cases import cases, load_doc
 
 T0 = 1_700_000_000_000  # the frozen fake-timer start; the cases give times relative to it
 
@@ -35,12 +35,17 @@ def test_fixture_has_every_case() -> None:
 @pytest.mark.parametrize("case", _cases("isSelfMessage"))
 def test_is_self_message_cases(case: dict[str, Any]) -> None:
     given_ = case["input"]
-    assert is_self_message(given_["authorApplicationId"], given_["ourApplicationId"]) is case["expect"]["result"]
+    assert (
+        is_self_message(given_["authorApplicationId"], given_["ourApplicationId"])
+        is case["expect"]["result"]
+    )
 
 
 @pytest.mark.parametrize("case", _cases("checkA2ARateLimit"))
 def test_check_a2a_rate_limit_cases(case: dict[str, Any]) -> None:
-    guard = LoopGuard(LoopGuardConfig.model_validate(case["input"]["config"]))  # fresh state per case
+    guard = LoopGuard(
+        LoopGuardConfig.model_validate(case["input"]["config"])
+    )  # fresh state per case
     blocked = [guard.check(c["from"], c["to"], T0 + c["t"]) for c in case["input"]["calls"]]
     # every call, the asserted ones and the setup calls whose value the fixture read off the
     # implementation
@@ -52,11 +57,16 @@ def test_check_a2a_depth_limit_cases(case: dict[str, Any]) -> None:
     config = case["input"]["config"]
     cfg = LIBRARY_LOOP_GUARD if config is None else LoopGuardConfig.model_validate(config)
     assert is_depth_blocked(case["input"]["currentDepth"], cfg) is case["expect"]["blocked"]
-    assert LoopGuard(cfg).is_depth_blocked(case["input"]["currentDepth"]) is case["expect"]["blocked"]
+    assert (
+        LoopGuard(cfg).is_depth_blocked(case["input"]["currentDepth"]) is case["expect"]["blocked"]
+    )
 
 
 def test_defaults() -> None:
-    assert (LIBRARY_LOOP_GUARD.max_messages_per_window, LIBRARY_LOOP_GUARD.window_ms) == (10, 60_000)
+    assert (LIBRARY_LOOP_GUARD.max_messages_per_window, LIBRARY_LOOP_GUARD.window_ms) == (
+        10,
+        60_000,
+    )
     assert (LIVE_LOOP_GUARD.max_messages_per_window, LIVE_LOOP_GUARD.window_ms) == (6, 60_000)
     assert LIVE_LOOP_GUARD.max_depth == 5
     live = LoopGuard(LIVE_LOOP_GUARD)
@@ -67,7 +77,10 @@ def test_defaults() -> None:
 
 def test_collaborate_limit_blocks_the_eleventh_call_in_five_minutes() -> None:
     guard = LoopGuard(COLLABORATE_LIMIT)
-    calls = [guard.check("ruda" if i % 2 else "eden", "eden" if i % 2 else "ruda", T0 + i * 1000) for i in range(11)]
+    calls = [
+        guard.check("ruda" if i % 2 else "eden", "eden" if i % 2 else "ruda", T0 + i * 1000)
+        for i in range(11)
+    ]
     assert calls == [False] * 10 + [True]
     assert guard.check("ruda", "eden", T0 + 300_000) is True  # the first call is exactly 5 min old
     assert guard.check("ruda", "eden", T0 + 300_001) is False
@@ -88,7 +101,9 @@ def test_pair_key_uses_utf16_order() -> None:
     assert pair_key("b", "a") == "a::b" == pair_key("a", "b")
     # U+FF01 sorts after U+1F600 by code point but before it by UTF-16 code unit
     assert pair_key("\uff01", "\U0001f600") == "\U0001f600::\uff01"
-    config = LoopGuardConfig.model_validate({"overrides": {"\U0001f600::\uff01": {"maxMessagesPerWindow": 1}}})
+    config = LoopGuardConfig.model_validate(
+        {"overrides": {"\U0001f600::\uff01": {"maxMessagesPerWindow": 1}}}
+    )
     assert LoopGuard(config).limits("\uff01", "\U0001f600") == (1, 60_000)
 
 

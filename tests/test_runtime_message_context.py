@@ -14,7 +14,9 @@ from a2a_lab.reference.runtime.message_context import (
     normalize_agent_id,
 )
 
-FIXTURE = Path(__file__).parent / "data" / "runtime" / "sessions-send-helpers.context.test-cases.json"
+FIXTURE = (
+    Path(__file__).parent / "data" / "runtime" / "sessions-send-helpers.context.test-cases.json"
+)
 
 
 def _cases() -> list[Any]:

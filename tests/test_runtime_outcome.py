@@ -16,7 +16,13 @@ from a2a_lab.reference.runtime.outcome import (
 _CASES = [
     # (waitStatus, waitError, max_wait_exceeded, suffix, reason)
     (None, "LLM request rejected", False, " (LLM request rejected)", "LLM request rejected"),
-    ("error", "  context_length_exceeded ", False, " (context_length_exceeded)", "context_length_exceeded"),
+    (
+        "error",
+        "  context_length_exceeded ",
+        False,
+        " (context_length_exceeded)",
+        "context_length_exceeded",
+    ),
     ("not_found", None, False, " (실행 상태를 찾을 수 없음)", "not_found"),
     ("error", "   ", False, " (실행 오류)", "error"),  # a blank error does not count
     ("timeout", None, False, " (대기 시간 300초 초과)", "timeout"),
@@ -29,9 +35,16 @@ _CASES = [
 @pytest.mark.parametrize(("status", "error", "exceeded", "suffix", "reason"), _CASES)
 @pytest.mark.parametrize("legacy", [False, True])
 def test_message_reason_and_parse_agree(
-    status: str | None, error: str | None, exceeded: bool, suffix: str, reason: str | None, legacy: bool
+    status: str | None,
+    error: str | None,
+    exceeded: bool,
+    suffix: str,
+    reason: str | None,
+    legacy: bool,
 ) -> None:
-    message = build_no_reply_outcome_message(status, error, max_wait_exceeded=exceeded, legacy=legacy)
+    message = build_no_reply_outcome_message(
+        status, error, max_wait_exceeded=exceeded, legacy=legacy
+    )
     assert message == (LEGACY_NO_REPLY_TEXT if legacy else NO_REPLY_TEXT) + suffix
     assert no_reply_reason(status, error, max_wait_exceeded=exceeded) == reason
     assert parse_outcome_text(message) == OutcomeText("no_reply", reason)
@@ -46,13 +59,23 @@ def test_spec_examples() -> None:
 
 def test_other_ceilings_and_truncated_previews() -> None:
     message = build_no_reply_outcome_message("timeout", None, max_wait_ms=120_500)
-    assert message.endswith("(대기 시간 120초 초과)") and parse_outcome_text(message).reason == "timeout"
+    assert (
+        message.endswith("(대기 시간 120초 초과)")
+        and parse_outcome_text(message).reason == "timeout"
+    )
     long_error = "upstream said: " + "x" * 300
-    preview = build_no_reply_outcome_message("error", long_error)[:200]  # replyPreview is cut to 200
+    preview = build_no_reply_outcome_message("error", long_error)[
+        :200
+    ]  # replyPreview is cut to 200
     parsed = parse_outcome_text(preview)
-    assert parsed is not None and parsed.kind == "no_reply" and long_error.startswith(parsed.reason or "-")
+    assert (
+        parsed is not None
+        and parsed.kind == "no_reply"
+        and long_error.startswith(parsed.reason or "-")
+    )
     assert parse_outcome_text("[outcome] blocked: 응답을 받지 못했습니다 (a (nested) reason)") == (
-        "no_reply", "a (nested) reason"
+        "no_reply",
+        "a (nested) reason",
     )
 
 

@@ -46,10 +46,14 @@ def test_calculate_backoff_ms_cases(case: dict[str, Any]) -> None:
                 assert (fixed["mean_attempt3"] > 3 * fixed["mean_attempt0"]) is fixed["holds"]
         rng = np.random.default_rng(11)
         means = {
-            s["attempt"]: np.mean([backoff_ms(s["attempt"], rng.random(), **opts) for _ in range(s["count"])])
+            s["attempt"]: np.mean(
+                [backoff_ms(s["attempt"], rng.random(), **opts) for _ in range(s["count"])]
+            )
             for s in case["input"]["samples"]
         }
-        assert bool(means[3] > 3 * means[0]) is expect["mean_attempt3_greater_than_3x_mean_attempt0"]
+        assert (
+            bool(means[3] > 3 * means[0]) is expect["mean_attempt3_greater_than_3x_mean_attempt0"]
+        )
         return
     attempt = case["input"]["attempt"]
     for fixed in case["deterministic"]:
@@ -65,8 +69,14 @@ def test_the_top_draw_can_reach_the_cap() -> None:
 
 
 def test_reference_policy_values() -> None:
-    assert (REFERENCE_RETRY.chunk_ms, REFERENCE_RETRY.max_wait_ms, REFERENCE_RETRY.max_retries) == (30_000, 300_000, 3)
-    assert backoff_ms(1, 0.0) == 2000 and backoff_ms(5, 0.0) == 30000 and backoff_ms(6, 0.0) == 30000
+    assert (REFERENCE_RETRY.chunk_ms, REFERENCE_RETRY.max_wait_ms, REFERENCE_RETRY.max_retries) == (
+        30_000,
+        300_000,
+        3,
+    )
+    assert (
+        backoff_ms(1, 0.0) == 2000 and backoff_ms(5, 0.0) == 30000 and backoff_ms(6, 0.0) == 30000
+    )
     assert backoff_ms(5000, 0.5) == 45000  # 2^5000 overflows a double; the cap still applies
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from runtime_cases import cases
 
 from a2a_lab.reference.jsstr import js_trim, utf16_len
 from a2a_lab.reference.runtime.termination import (
@@ -14,8 +15,6 @@ from a2a_lab.reference.runtime.termination import (
     calculate_similarity,
     should_terminate_ping_pong,
 )
-from runtime_cases import cases
-
 
 
 def _cases(function: str) -> list[Any]:
@@ -33,7 +32,9 @@ def test_should_terminate_ping_pong_cases(case: dict[str, Any]) -> None:
     if "reason" in derived:  # which check fired, read off the implementation
         assert result.reason == derived["reason"]
     if "result" in derived:
-        assert result == TerminationResult(derived["result"]["terminate"], derived["result"]["reason"])
+        assert result == TerminationResult(
+            derived["result"]["terminate"], derived["result"]["reason"]
+        )
     if "trimmed_length" in derived:
         assert utf16_len(js_trim(given["replyText"])) == derived["trimmed_length"]
     if "similarity_to_last" in derived:
@@ -56,7 +57,10 @@ def test_order_and_thresholds() -> None:
     # repetition is checked first, against the LAST previous reply only
     long_reply = "the deployment finished and every check passed on staging"
     assert should_terminate_ping_pong(long_reply, [long_reply, "other"]).terminate is False
-    assert should_terminate_ping_pong(long_reply, ["other", long_reply]).reason == "repetition_detected"
+    assert (
+        should_terminate_ping_pong(long_reply, ["other", long_reply]).reason
+        == "repetition_detected"
+    )
     assert should_terminate_ping_pong("ok", ["ok"]).reason == "repetition_detected"
     # an empty last reply is skipped, not compared
     assert should_terminate_ping_pong("ok", ["ok", ""]).reason == "minimal_content"
@@ -66,10 +70,19 @@ def test_order_and_thresholds() -> None:
     assert should_terminate_ping_pong("😀" * 10).terminate is False
     assert should_terminate_ping_pong("   short?   ").terminate is False
     # conclusion phrases only at the start, case-insensitive, with JavaScript white space
-    assert should_terminate_ping_pong("THANKS for all the detailed notes").reason == "conclusion_detected"
-    assert should_terminate_ping_pong("네,\u3000이해했습니다. 바로 진행하겠습니다").reason == "conclusion_detected"
+    assert (
+        should_terminate_ping_pong("THANKS for all the detailed notes").reason
+        == "conclusion_detected"
+    )
+    assert (
+        should_terminate_ping_pong("네,\u3000이해했습니다. 바로 진행하겠습니다").reason
+        == "conclusion_detected"
+    )
     assert should_terminate_ping_pong("I understood the whole plan just fine").terminate is False
-    assert TERMINATION_RULES_V1.similarity_threshold == 0.85 and TERMINATION_RULES_V1.min_content_length == 20
+    assert (
+        TERMINATION_RULES_V1.similarity_threshold == 0.85
+        and TERMINATION_RULES_V1.min_content_length == 20
+    )
 
 
 def test_repetition_needs_strictly_more_than_085() -> None:
@@ -89,6 +102,9 @@ def test_similarity_uses_javascript_white_space_and_lower_case() -> None:
 
 
 def test_every_reason_is_listed() -> None:
-    assert {"repetition_detected", "minimal_content", "conclusion_detected", "explicit_skip"} <= set(
-        TERMINATION_REASONS
-    )
+    assert {
+        "repetition_detected",
+        "minimal_content",
+        "conclusion_detected",
+        "explicit_skip",
+    } <= set(TERMINATION_REASONS)

@@ -25,18 +25,29 @@ from hypothesis import strategies as st
 import a2a_lab as al
 from a2a_lab.io import write_events
 from a2a_lab.reference.rules import TASK_MONITOR_V1
-from a2a_lab.reference.runtime import REFERENCE_RETRY, build_no_reply_outcome_message, parse_outcome_text
+from a2a_lab.reference.runtime import (
+    REFERENCE_RETRY,
+    build_no_reply_outcome_message,
+    parse_outcome_text,
+)
 from a2a_lab.samples import LogSummary, sample_dir, sample_openclaw_config, write_log
 from a2a_lab.schema import CoordinationEvent, EventData
 from a2a_lab.schema.payloads import parse_payload
 from a2a_lab.sim import simulate
-from a2a_lab.sim.inject import MALFORMED_KINDS, REJECT_REASONS, legacy_wording, malformed, odd_timestamps
+from a2a_lab.sim.inject import (
+    MALFORMED_KINDS,
+    REJECT_REASONS,
+    legacy_wording,
+    malformed,
+    odd_timestamps,
+)
 from a2a_lab.sim.presets import SAMPLE_MAIN_AGENTS, SAMPLE_WORKER_AGENTS, sample_like
 
 ROOT = Path(__file__).resolve().parent.parent
 # the sample's generator is a development tool, not part of the package
 sys.path.insert(0, str(ROOT / "tools"))
 from generate_sample import DEFAULT_SEED, generate_events, write_sample  # noqa: E402
+
 LIVE = "coordination-events.ndjson"
 MONTH_NAME = re.compile(r"coordination-events-\d{4}-\d{2}\.ndjson")
 SIZE_NAME = re.compile(r"coordination-events-\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}-\d{3}Z\.ndjson")
@@ -473,16 +484,28 @@ def reason_class(reason: str) -> str:
     return "not JSON: " if reason.startswith("not JSON: ") else reason
 
 
-def test_sample_like_is_the_sample_deployment(simulated: pl.DataFrame, simulated_lines: pl.Series) -> None:
+def test_sample_like_is_the_sample_deployment(
+    simulated: pl.DataFrame, simulated_lines: pl.Series
+) -> None:
     events = [strict_json(line) for line in simulated_lines]
     agents = {e["agentId"] for e in events}
     assert agents == set(SAMPLE_MAIN_AGENTS) | set(SAMPLE_WORKER_AGENTS)
     keys = {e["data"].get("targetSessionKey") for e in events} - {None}
     for worker in SAMPLE_WORKER_AGENTS:
         assert f"agent:{worker}:main" not in keys
-    assert any(re.fullmatch(f"agent:(jiwoo|nuri|maru|hana|dana|yoon|sori|gaon|iseul):subagent:{UUID}", k) for k in keys)
+    assert any(
+        re.fullmatch(f"agent:(jiwoo|nuri|maru|hana|dana|yoon|sori|gaon|iseul):subagent:{UUID}", k)
+        for k in keys
+    )
     types = Counter(e["type"] for e in events)
-    assert {"a2a.send", "a2a.response", "a2a.complete", "a2a.retry", "task.started", "task.completed"} <= set(types)
+    assert {
+        "a2a.send",
+        "a2a.response",
+        "a2a.complete",
+        "a2a.retry",
+        "task.started",
+        "task.completed",
+    } <= set(types)
     assert any(e["data"].get("outcome") == "no_reply" for e in events)
     work_sessions = {e["data"]["workSessionId"] for e in events if "workSessionId" in e["data"]}
     assert len(work_sessions) >= 10 and all(re.fullmatch(f"ws_{UUID}", ws) for ws in work_sessions)
@@ -491,7 +514,9 @@ def test_sample_like_is_the_sample_deployment(simulated: pl.DataFrame, simulated
     assert sum(hours[h] for h in range(13, 17)) > 4 * sum(hours[h] for h in range(1, 5))
 
 
-def test_simulated_lines_use_exactly_the_real_log_schema(simulated: pl.DataFrame, simulated_lines: pl.Series) -> None:
+def test_simulated_lines_use_exactly_the_real_log_schema(
+    simulated: pl.DataFrame, simulated_lines: pl.Series
+) -> None:
     known = set(EventData.model_fields)
     for raw in simulated_lines:
         event = good_event(raw.encode())
@@ -503,19 +528,25 @@ def test_simulated_lines_use_exactly_the_real_log_schema(simulated: pl.DataFrame
         assert json.dumps(event, ensure_ascii=False, separators=(",", ":")) == raw
 
 
-def test_malformed_lines_load_as_exactly_the_injected_rejects(tmp_path: Path, simulated: pl.DataFrame, simulated_lines: pl.Series) -> None:
+def test_malformed_lines_load_as_exactly_the_injected_rejects(
+    tmp_path: Path, simulated: pl.DataFrame, simulated_lines: pl.Series
+) -> None:
     kinds = [*MALFORMED_KINDS, "not_json", "truncated", "blank", "nan"]
     injected = malformed(simulated_lines, kinds, seed=3)
     log = write_lines(tmp_path / "coordination-events.ndjson", injected.lines)
     res = al.load(log)
     report = res.report
-    assert report.total_lines == len(simulated_lines) + sum(k not in ("crlf", "invalid_utf8") for k in kinds)
+    assert report.total_lines == len(simulated_lines) + sum(
+        k not in ("crlf", "invalid_utf8") for k in kinds
+    )
     assert report.total_lines == report.events + report.rejects.height + report.total_blank
     assert report.events == len(simulated_lines) and report.total_blank == kinds.count("blank")
     expected = Counter(REJECT_REASONS[k] for k in kinds if k in REJECT_REASONS)
     assert Counter(reason_class(r) for r in report.rejects["reason"]) == expected
     marks = dict(injected.marks.iter_rows())
-    assert sorted(report.rejects["line"]) == sorted(n for n, k in marks.items() if k in REJECT_REASONS)
+    assert sorted(report.rejects["line"]) == sorted(
+        n for n, k in marks.items() if k in REJECT_REASONS
+    )
     for line, reason in report.rejects.select("line", "reason").iter_rows():
         assert reason_class(reason) == REJECT_REASONS[marks[line]]
     assert report.issues.filter(pl.col("kind") == "invalid_utf8")["line"].to_list() == [
@@ -525,11 +556,15 @@ def test_malformed_lines_load_as_exactly_the_injected_rejects(tmp_path: Path, si
     cut = [n for n, k in marks.items() if k == "invalid_utf8"]
     loaded = res.events.filter(~pl.col("line").is_in(cut)).drop("file", "line", "raw", strict=False)
     position = res.events["line"].to_list().index(cut[0])
-    assert loaded.equals(simulated.drop("file", "line", "raw").filter(pl.int_range(pl.len()) != position))
+    assert loaded.equals(
+        simulated.drop("file", "line", "raw").filter(pl.int_range(pl.len()) != position)
+    )
     # every physical line is classified as the injector says (standard-library parse)
     lines = physical_lines(log)
     for number, raw in enumerate(lines, start=1):
-        assert classify(raw) == marks.get(number, None) or (marks.get(number) == "truncated" and classify(raw) == "not_json")
+        assert classify(raw) == marks.get(number) or (
+            marks.get(number) == "truncated" and classify(raw) == "not_json"
+        )
 
 
 @settings(max_examples=10)
@@ -537,10 +572,14 @@ def test_malformed_lines_load_as_exactly_the_injected_rejects(tmp_path: Path, si
     kinds=st.lists(st.sampled_from(MALFORMED_KINDS), max_size=12),
     seed=st.integers(min_value=0, max_value=2**32 - 1),
 )
-def test_every_line_is_an_event_a_reject_or_a_blank(simulated_lines: pl.Series, kinds: list[str], seed: int) -> None:
+def test_every_line_is_an_event_a_reject_or_a_blank(
+    simulated_lines: pl.Series, kinds: list[str], seed: int
+) -> None:
     lines = simulated_lines.head(200)
     injected = malformed(lines, kinds, seed=seed)
-    assert injected.lines.len() == lines.len() + sum(k not in ("crlf", "invalid_utf8") for k in kinds)
+    assert injected.lines.len() == lines.len() + sum(
+        k not in ("crlf", "invalid_utf8") for k in kinds
+    )
     assert injected.marks["kind"].sort().to_list() == sorted(kinds)
     assert malformed(lines, kinds, seed=seed).lines.equals(injected.lines)
     events = rejects = blanks = 0
@@ -552,7 +591,11 @@ def test_every_line_is_an_event_a_reject_or_a_blank(simulated_lines: pl.Series, 
             events += 1
         else:
             rejects += 1
-    assert (events, rejects, blanks) == (lines.len(), sum(k in REJECT_REASONS for k in kinds), kinds.count("blank"))
+    assert (events, rejects, blanks) == (
+        lines.len(),
+        sum(k in REJECT_REASONS for k in kinds),
+        kinds.count("blank"),
+    )
 
 
 def test_malformed_refuses_what_it_cannot_place(simulated_lines: pl.Series) -> None:
@@ -579,13 +622,18 @@ def test_legacy_wording_is_the_older_runtimes_text(simulated_lines: pl.Series) -
         assert parse_outcome_text(d["message"]).reason == reason.reason
         # the reference's own builder gives the same legacy text for the same wait result
         legacy = build_no_reply_outcome_message(
-            d.get("waitStatus"), d.get("waitError"), max_wait_exceeded=reason.reason == "timeout", legacy=True
+            d.get("waitStatus"),
+            d.get("waitError"),
+            max_wait_exceeded=reason.reason == "timeout",
+            legacy=True,
         )
         assert d["message"] == legacy and d["replyPreview"] == legacy
     assert changed == out.marks.height >= 1
 
 
-def test_odd_timestamps_keep_every_event_time(tmp_path: Path, simulated: pl.DataFrame, simulated_lines: pl.Series) -> None:
+def test_odd_timestamps_keep_every_event_time(
+    tmp_path: Path, simulated: pl.DataFrame, simulated_lines: pl.Series
+) -> None:
     counts = {"timestamp_ms": 7, "iso_timestamp": 5, "out_of_order": 4}
     out = odd_timestamps(simulated_lines, counts, seed=11)
     assert out.lines.len() == simulated_lines.len()
@@ -620,7 +668,9 @@ def test_write_log_counts_bad_lines_and_loads_them_as_rejects(tmp_path: Path) ->
     assert tuple(bad) == summary.bad_line_numbers
     assert {classify(lines[n - 1]) for n in bad} <= REJECT_KINDS
     report = al.load(path).report
-    assert report.events == 5_970 and tuple(sorted(report.rejects["line"])) == summary.bad_line_numbers
+    assert (
+        report.events == 5_970 and tuple(sorted(report.rejects["line"])) == summary.bad_line_numbers
+    )
     good = [e for raw in lines if (e := good_event(raw)) is not None]
     stamps = [e["ts"] for e in good]
     assert stamps == sorted(stamps)
@@ -658,13 +708,17 @@ def test_write_log_rejects_bad_arguments(tmp_path: Path) -> None:
 
 
 def test_work_sessions_and_enrichment_run_on_a_written_log(tmp_path: Path) -> None:
-    summary = write_log(tmp_path / "coordination-events.ndjson", 4_000, seed=2, bad_line_fraction=0.002)
+    summary = write_log(
+        tmp_path / "coordination-events.ndjson", 4_000, seed=2, bad_line_fraction=0.002
+    )
     events = al.load(summary.path).events
     enriched = al.enrich(events)
     assert enriched.height == summary.events
     now = int(events["event_ms"].max()) + 3_600_000
     ws = al.work_sessions(enriched, now=now)
-    in_log = set(events.select(pl.col("data").struct.field("workSessionId")).to_series().drop_nulls())
+    in_log = set(
+        events.select(pl.col("data").struct.field("workSessionId")).to_series().drop_nulls()
+    )
     assert len(in_log) >= 5
     assert ws.total_sessions == len(in_log) == ws.sessions.height
     id_column = next(c for c in ws.sessions.columns if c in ("workSessionId", "work_session_id"))

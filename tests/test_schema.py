@@ -24,16 +24,22 @@ def test_polars_schema_is_derived_from_every_model_field() -> None:
 
 @pytest.mark.parametrize(
     ("field", "dtype"),
-    [("workSessionId", pl.String()), ("depth", pl.Float64()), ("announced", pl.Boolean()),
-     ("collabSubTags", pl.List(pl.String()))],
+    [
+        ("workSessionId", pl.String()),
+        ("depth", pl.Float64()),
+        ("announced", pl.Boolean()),
+        ("collabSubTags", pl.List(pl.String())),
+    ],
 )
 def test_field_dtypes_follow_annotations(field: str, dtype: pl.DataType) -> None:
     assert dict((f.name, f.dtype) for f in data_dtype().fields)[field] == dtype
 
 
 def test_round_trip_keeps_unknown_fields() -> None:
-    line = ('{"type":"a2a.send","agentId":"ruda","ts":1771500000000,"data":{"fromAgent":"ruda",'
-            '"toAgent":"eden","message":"배포 확인","extra":{"k":[1,2]},"depth":0}}')
+    line = (
+        '{"type":"a2a.send","agentId":"ruda","ts":1771500000000,"data":{"fromAgent":"ruda",'
+        '"toAgent":"eden","message":"배포 확인","extra":{"k":[1,2]},"depth":0}}'
+    )
     ev = CoordinationEvent.model_validate_json(line)
     assert ev.data.depth == 0
     assert json.loads(ev.model_dump_json(exclude_unset=True)) == json.loads(line)
@@ -41,8 +47,14 @@ def test_round_trip_keeps_unknown_fields() -> None:
 
 @pytest.mark.parametrize(
     "bad",
-    ['{"type":"x","ts":"5"}', '{"type":"x","data":{"depth":"2"}}', '{"type":"x","data":{"announced":1}}',
-     '{"type":"x","data":{"workSessionId":55}}', '{"type":"x","ts":true}', '{"type":5}'],
+    [
+        '{"type":"x","ts":"5"}',
+        '{"type":"x","data":{"depth":"2"}}',
+        '{"type":"x","data":{"announced":1}}',
+        '{"type":"x","data":{"workSessionId":55}}',
+        '{"type":"x","ts":true}',
+        '{"type":5}',
+    ],
 )
 def test_models_are_strict(bad: str) -> None:
     with pytest.raises(ValidationError):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import math
 import tempfile
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -242,7 +242,11 @@ def test_lifecycle_terminal_mode() -> None:
 
 
 def test_unassigned_mode_collects_events_without_work_session() -> None:
-    records = [event(T0, ws=None, fromAgent="a", toAgent="b"), event(T0 + 1, ws="  "), event(T0 + 2)]
+    records = [
+        event(T0, ws=None, fromAgent="a", toAgent="b"),
+        event(T0 + 1, ws="  "),
+        event(T0 + 2),
+    ]
     assert [s["id"] for s in sessions_of(records)["sessions"]] == ["ws:ws_1"]
     sessions = sessions_of(records, unassigned=True)["sessions"]
     assert [(s["id"], s["workSessionId"], s["eventCount"]) for s in sessions] == [
@@ -335,10 +339,15 @@ def test_query_filters_and_echo() -> None:
 
 def test_now_accepts_datetimes() -> None:
     records = [event(T0, type="a2a.complete")]
-    when = datetime(2026, 2, 20, 11, 20, 0, 1000, tzinfo=timezone.utc)  # T0 + 24 h + 1 ms
+    when = datetime(2026, 2, 20, 11, 20, 0, 1000, tzinfo=UTC)  # T0 + 24 h + 1 ms
     assert sessions_of(records, now=when)["sessions"][0]["status"] == "ARCHIVED"
-    assert sessions_of(records, now=when.replace(tzinfo=None))["sessions"][0]["status"] == "ARCHIVED"
-    assert sessions_of(records, now=when - timedelta(milliseconds=1))["sessions"][0]["status"] == "QUIET"
+    assert (
+        sessions_of(records, now=when.replace(tzinfo=None))["sessions"][0]["status"] == "ARCHIVED"
+    )
+    assert (
+        sessions_of(records, now=when - timedelta(milliseconds=1))["sessions"][0]["status"]
+        == "QUIET"
+    )
     with pytest.raises(TypeError):
         work_sessions(enrich(from_records(records)), now="soon")  # type: ignore[arg-type]
 
@@ -374,7 +383,9 @@ def test_limit_follows_javascript_number(limit: Any, count: int | None) -> None:
 def test_limit_rejects_other_types() -> None:
     with pytest.raises(TypeError):
         _limit_count(True)
-    assert math.isnan(_js_number("0x")) and math.isnan(_js_number("1 2")) and _js_number(".5") == 0.5
+    assert (
+        math.isnan(_js_number("0x")) and math.isnan(_js_number("1 2")) and _js_number(".5") == 0.5
+    )
 
 
 # ---------------------------------------------------------------------------------------
@@ -412,7 +423,9 @@ def test_events_limit_keeps_the_last_events_in_file_order(tmp_path: Path) -> Non
     live = tmp_path / "coordination-events.ndjson"
     rotated.write_text(json.dumps({"type": "a", "ts": T0 + 50}) + "\n", encoding="utf-8")
     live.write_text(
-        "\n".join(json.dumps({"type": t, "ts": T0 + ts}) for t, ts in [("b", 100), ("c", 10), ("d", 20)])
+        "\n".join(
+            json.dumps({"type": t, "ts": T0 + ts}) for t, ts in [("b", 100), ("c", 10), ("d", 20)]
+        )
         + "\n",
         encoding="utf-8",
     )
@@ -422,7 +435,11 @@ def test_events_limit_keeps_the_last_events_in_file_order(tmp_path: Path) -> Non
     result = events_query(frame, limit=3)
     assert [e["type"] for e in result.to_api()["events"]] == ["b", "c", "d"]
     # the reading order given explicitly: here the same as the default
-    assert events_query(frame, limit=3, files=loaded.report.files).events["type"].to_list() == ["b", "c", "d"]
+    assert events_query(frame, limit=3, files=loaded.report.files).events["type"].to_list() == [
+        "b",
+        "c",
+        "d",
+    ]
     reversed_order = list(reversed(loaded.report.files))
     assert events_query(frame, limit=2, files=reversed_order).events["type"].to_list() == ["d", "a"]
 
@@ -432,21 +449,35 @@ def test_events_since_role_type_and_view_category() -> None:
         from_records(
             [
                 {"type": "task.started", "ts": T0, "data": {"message": "deploy"}},
-                {"type": "a2a.send", "ts": T0 + 1000, "data": {"fromAgent": "ruda", "toAgent": "main"}},
+                {
+                    "type": "a2a.send",
+                    "ts": T0 + 1000,
+                    "data": {"fromAgent": "ruda", "toAgent": "main"},
+                },
                 {"type": "a2a.send", "timestamp": "2026-02-19T11:20:02Z", "data": {}},
             ]
         )
     )
     assert events_query(frame, since="2026-02-19T11:20:01Z").total_matched == 2
     assert events_query(frame, since="2026-02-19T20:20:01+09:00").total_matched == 2
-    assert events_query(frame, since=datetime(2026, 2, 19, 11, 20, 1, tzinfo=timezone.utc)).total_matched == 2
+    assert (
+        events_query(frame, since=datetime(2026, 2, 19, 11, 20, 1, tzinfo=UTC)).total_matched == 2
+    )
     assert events_query(frame, since="").total_matched == 3
     assert events_query(frame, since="yesterday").total_matched == 0
     body = events_query(frame, role=" conversation.main ", types="a2a.send,, x").to_api()
-    assert (body["role"], body["type"], body["totalMatched"]) == ("conversation.main", ["a2a.send", "x"], 1)
+    assert (body["role"], body["type"], body["totalMatched"]) == (
+        "conversation.main",
+        ["a2a.send", "x"],
+        1,
+    )
     assert events_query(frame, role="conversation.main,delegation.subagent").total_matched == 0
     body = events_query(frame, view_category=" infra_ops ").to_api()
-    assert (body["viewCategory"], body["categoryCounts"], body["total"]) == ("infra_ops", {"infra_ops": 1}, 3)
+    assert (body["viewCategory"], body["categoryCounts"], body["total"]) == (
+        "infra_ops",
+        {"infra_ops": 1},
+        3,
+    )
 
 
 # ---------------------------------------------------------------------------------------
@@ -460,7 +491,9 @@ TEXT = st.text(
     alphabet=st.sampled_from(list("ab_ Zz😀\uff01\u3000\ufeff\x85\t가테스트eE2İΣςkpi,")), max_size=6
 )
 AGENTS = st.one_of(
-    st.sampled_from(["ruda", "main", "eden", "Zed", "adam", "unknown", " RUDA ", "", "  ", "😀", "\uff01"]),
+    st.sampled_from(
+        ["ruda", "main", "eden", "Zed", "adam", "unknown", " RUDA ", "", "  ", "😀", "\uff01"]
+    ),
     TEXT,
     st.integers(-2, 2),
 )
@@ -478,23 +511,50 @@ TYPES = st.sampled_from(
      "continuation.completed", "milestone.sync_failed", "custom.thing", "plan.submitted"]
 )  # fmt: skip
 STATUSES = st.sampled_from(
-    ["completed", " failed ", "Completed", "error", " error ", "ok", "", "cancelled", "abandoned", 3]
+    [
+        "completed",
+        " failed ",
+        "Completed",
+        "error",
+        " error ",
+        "ok",
+        "",
+        "cancelled",
+        "abandoned",
+        3,
+    ]
 )
 WS_IDS = st.sampled_from(
     ["ws_a", "ws_a", " ws_a ", "ws_b", "ws_b", "ws_c", "", "  ", "constructor", "테스트", 5]
 )
 CATEGORIES = st.sampled_from(["qa_validation", " infra_ops ", "QA_VALIDATION", "biz_strategy", 3])
 SUB_TAGS = st.one_of(
-    st.lists(st.one_of(TEXT, st.sampled_from(["E2E", " e2e ", "implement"]), st.integers()), max_size=7), TEXT
+    st.lists(
+        st.one_of(TEXT, st.sampled_from(["E2E", " e2e ", "implement"]), st.integers()), max_size=7
+    ),
+    TEXT,
 )
 MESSAGES = st.one_of(
     st.sampled_from(
-        ["please implement the feature", "latest docs", "e2e test", "배포 장애", "kpi roadmap", "hello"]
+        [
+            "please implement the feature",
+            "latest docs",
+            "e2e test",
+            "배포 장애",
+            "kpi roadmap",
+            "hello",
+        ]
     ),
     TEXT,
 )
 ROLES = st.sampled_from(
-    ["conversation.main", " delegation.subagent ", "orchestration.task", "bogus", "Conversation.Main"]
+    [
+        "conversation.main",
+        " delegation.subagent ",
+        "orchestration.task",
+        "bogus",
+        "Conversation.Main",
+    ]
 )
 
 DATA_FIELDS: dict[str, st.SearchStrategy[Any]] = {
@@ -515,7 +575,9 @@ DATA_FIELDS: dict[str, st.SearchStrategy[Any]] = {
     "eventRole": ROLES,
     "depth": st.sampled_from([0, 1, "1", None]),
     "parentConversationId": st.sampled_from(["p", "", None]),
-    "sourceSessionKey": st.sampled_from(["agent:ruda:main", "agent:x:subagent:y", "AGENT:eden:MAIN", "z"]),
+    "sourceSessionKey": st.sampled_from(
+        ["agent:ruda:main", "agent:x:subagent:y", "AGENT:eden:MAIN", "z"]
+    ),
     "5": st.integers(0, 3),
     "zz": st.sampled_from([[1, {"2": 3, "1": 4}], {"b": 1, "0": 2}]),
 }
@@ -564,7 +626,15 @@ def json_objects(
     )
 
 
-JUNK_LINES = ["", "   ", "not json", "[1,2,3]", '{"type": 5}', '{"data": {}}', '{"type":"a2a.send",}']
+JUNK_LINES = [
+    "",
+    "   ",
+    "not json",
+    "[1,2,3]",
+    '{"type": 5}',
+    '{"data": {}}',
+    '{"type":"a2a.send",}',
+]
 USUAL_DATA = ("workSessionId", "conversationId", "fromAgent", "toAgent", "message")
 
 
@@ -582,16 +652,23 @@ def log_lines(draw: st.DrawFn) -> str:
 LOGS = st.lists(log_lines(), max_size=24).map(lambda lines: "\n".join(lines) + "\n")
 QUERY_VALUES = {
     "role": st.lists(
-        st.sampled_from(["conversation.main", " delegation.subagent", "orchestration.task,bogus", ""]),
+        st.sampled_from(
+            ["conversation.main", " delegation.subagent", "orchestration.task,bogus", ""]
+        ),
         max_size=2,
     ),
-    "type": st.lists(st.sampled_from(["a2a.send", " a2a.complete , task.started", "", "nope"]), max_size=2),
+    "type": st.lists(
+        st.sampled_from(["a2a.send", " a2a.complete , task.started", "", "nope"]), max_size=2
+    ),
     "status": st.lists(st.sampled_from(["ACTIVE", "QUIET,ARCHIVED", "quiet", ""]), max_size=2),
     "viewCategory": st.lists(
-        st.sampled_from(["all", " infra_ops ", "qa_validation", "engineering_build", ""]), max_size=1
+        st.sampled_from(["all", " infra_ops ", "qa_validation", "engineering_build", ""]),
+        max_size=1,
     ),
     "subTag": st.lists(st.sampled_from(["e2e", "IMPLEMENT", "테스트", "ab", " "]), max_size=1),
-    "limit": st.lists(st.sampled_from(["0", "-3", "abc", "1", "2.5", "Infinity", " 3 ", "0x2"]), max_size=1),
+    "limit": st.lists(
+        st.sampled_from(["0", "-3", "abc", "1", "2.5", "Infinity", " 3 ", "0x2"]), max_size=1
+    ),
 }
 OVERRIDES = st.dictionaries(
     st.sampled_from(["ws_a", "ws_b", "테스트", "constructor", "ws:ws_a"]),

@@ -29,7 +29,12 @@ GRID = (np.arange(200_000) + 0.5) / 200_000
 
 def test_defaults_are_todays_reference_values() -> None:
     cfg = SimConfig()
-    assert cfg.gate is not None and cfg.wait is not None and cfg.announce is not None and cfg.tasks is not None
+    assert (
+        cfg.gate is not None
+        and cfg.wait is not None
+        and cfg.announce is not None
+        and cfg.tasks is not None
+    )
     assert cfg.gate.concurrency_config() == DEFAULT_CONCURRENCY
     assert cfg.gate.corrected_release is False
     assert cfg.wait.chunk_s * 1000 == REFERENCE_RETRY.chunk_ms
@@ -47,7 +52,9 @@ def test_json_round_trip_gives_an_equal_config() -> None:
     cfg = SimConfig(gate=None, n_messages=10, duration_s=99.5)
     text = cfg.to_json()
     assert SimConfig.from_json(text) == cfg
-    assert '"from": "client"' in presets.mm1(1.0, 2.0, n_messages=5).to_json()  # pairs use the aliases
+    assert (
+        '"from": "client"' in presets.mm1(1.0, 2.0, n_messages=5).to_json()
+    )  # pairs use the aliases
 
 
 def test_toml_false_switches_policies_off_and_true_keeps_defaults(tmp_path) -> None:
@@ -107,7 +114,10 @@ def _error_locations(data: dict) -> list[str]:
             {"agents": [{"id": "a", "service": {"kind": "lognormal", "mean_s": 1, "cv": -2}}]},
             "agents.0.service.lognormal.cv",
         ),
-        ({"agents": [{"id": "a", "servce": {"kind": "exponential", "mean_s": 1}}]}, "agents.0.servce"),
+        (
+            {"agents": [{"id": "a", "servce": {"kind": "exponential", "mean_s": 1}}]},
+            "agents.0.servce",
+        ),
         ({"agents": [{"id": "a:b"}]}, "agents.0.id"),
         ({"gate": {"max_concurrent_flows": 0}}, "gate.max_concurrent_flows"),
         ({"wait": {"chunk_s": "soon"}}, "wait.chunk_s"),
@@ -117,11 +127,21 @@ def _error_locations(data: dict) -> list[str]:
         ({"mix": {"payload_share": 1.5}}, "mix.payload_share"),
         ({"mix": {"intents": {"gossip": 1.0}}}, "mix.intents.gossip"),
         (
-            {"workload": {"kind": "poisson", "pairs": [{"from": "main", "to": "nobody", "rate_per_s": 1}]}},
+            {
+                "workload": {
+                    "kind": "poisson",
+                    "pairs": [{"from": "main", "to": "nobody", "rate_per_s": 1}],
+                }
+            },
             "workload.pairs.0.to",
         ),
         (
-            {"workload": {"kind": "poisson", "agents": [{"agent": "main", "rate_per_s": 1, "targets": {"ghost": 1}}]}},
+            {
+                "workload": {
+                    "kind": "poisson",
+                    "agents": [{"agent": "main", "rate_per_s": 1, "targets": {"ghost": 1}}],
+                }
+            },
             "workload.agents.0.targets.ghost",
         ),
         ({"workload": {"kind": "poisson", "pairs": [], "agents": []}}, "workload.poisson"),
@@ -156,7 +176,8 @@ def test_total_rate_adds_pairs_and_agents() -> None:
     cfg = SimConfig(
         agents=[AgentConfig(id="a"), AgentConfig(id="b")],
         workload=PoissonArrivals(
-            pairs=[PairRate(from_agent="a", to_agent="b", rate_per_s=0.25)], agents=[{"agent": "b", "rate_per_s": 0.5}]
+            pairs=[PairRate(from_agent="a", to_agent="b", rate_per_s=0.25)],
+            agents=[{"agent": "b", "rate_per_s": 0.5}],
         ),
     )
     assert cfg.total_rate_per_s == 0.75
@@ -214,9 +235,13 @@ def test_empirical_draws_only_observed_values_with_their_frequencies() -> None:
         (presets.mg1_lognormal(0.5, 1.0, 2.0, n_messages=10), Lognormal(mean_s=1.0, cv=2.0), 1),
     ],
 )
-def test_presets_are_the_full_model_with_every_other_policy_off(cfg: SimConfig, service, servers: int) -> None:
+def test_presets_are_the_full_model_with_every_other_policy_off(
+    cfg: SimConfig, service, servers: int
+) -> None:
     assert (cfg.gate, cfg.wait, cfg.announce, cfg.tasks) == (None, None, None, None)
-    assert cfg.ping_pong.max_turns == 0 and cfg.channel_share == 0.0 and cfg.target_session == "main"
+    assert (
+        cfg.ping_pong.max_turns == 0 and cfg.channel_share == 0.0 and cfg.target_session == "main"
+    )
     server = cfg.agent("server")
     assert server.service == service and server.session_concurrency == servers
     assert isinstance(cfg.workload, PoissonArrivals)

@@ -72,7 +72,13 @@ BOOLS = ["gate.corrected_release", "loop_guard.count_turns", "sync.emit_on_timeo
 
 CASES: list[tuple[str, dict[str, Any], str]] = []
 for where, reported in FLOATS:
-    for label, bad in (("inf", INF), ("nan", NAN), ("string", "0.5"), ("bool", True), ("negative", -1.0)):
+    for label, bad in (
+        ("inf", INF),
+        ("nan", NAN),
+        ("string", "0.5"),
+        ("bool", True),
+        ("negative", -1.0),
+    ):
         CASES.append((f"{where}={label}", _nest(where, bad), reported))
 for where in INTS:
     for label, bad in (("float", 1.5), ("string", "10"), ("bool", True), ("negative", -5)):
@@ -84,43 +90,218 @@ for where in BOOLS:
 _PAIR = {"kind": "poisson", "pairs": [{"from": "main", "to": "ruda", "rate_per_s": 0.1}]}
 CASES += [
     # the issue's cases
-    ("trace at_s=inf", {"workload": {"kind": "trace", "sends": [{"at_s": INF, "from": "main", "to": "ruda"}]}}, "workload.trace.sends.0.at_s"),
-    ("trace time_scale=inf", {"workload": {"kind": "trace", "sends": [{"at_s": 0, "from": "main", "to": "ruda"}], "time_scale": INF}}, "workload.trace.time_scale"),
-    ("trace time_scale='2'", {"workload": {"kind": "trace", "sends": [{"at_s": 0, "from": "main", "to": "ruda"}], "time_scale": "2"}}, "workload.trace.time_scale"),
-    ("lognormal cv=inf", {"agents": [{"id": "a", "service": {"kind": "lognormal", "mean_s": 1, "cv": INF}}]}, "agents.0.service.lognormal.cv"),
-    ("gamma mean='3'", {"agents": [{"id": "a", "service": {"kind": "gamma", "mean_s": "3", "cv": 1}}]}, "agents.0.service.gamma.mean_s"),
-    ("exponential mean=nan", {"agents": [{"id": "a", "service": {"kind": "exponential", "mean_s": NAN}}]}, "agents.0.service.exponential.mean_s"),
-    ("deterministic value=inf", {"agents": [{"id": "a", "service": {"kind": "deterministic", "value_s": INF}}]}, "agents.0.service.deterministic.value_s"),
-    ("empirical sample=inf", {"agents": [{"id": "a", "service": {"kind": "empirical", "samples_s": [1.0, INF]}}]}, "agents.0.service.empirical.samples_s.1"),
-    ("session_concurrency=true", {"agents": [{"id": "a", "session_concurrency": True}]}, "agents.0.session_concurrency"),
-    ("all-inf hourly_profile", {"workload": {**_PAIR, "hourly_profile": [INF] * 24}}, "workload.poisson.hourly_profile.0"),
-    ("hourly_profile of strings", {"workload": {**_PAIR, "hourly_profile": ["1"] * 24}}, "workload.poisson.hourly_profile.0"),
-    ("pair rate=inf", {"workload": {"kind": "poisson", "pairs": [{"from": "main", "to": "ruda", "rate_per_s": INF}]}}, "workload.poisson.pairs.0.rate_per_s"),
-    ("pair rate='0.1'", {"workload": {"kind": "poisson", "pairs": [{"from": "main", "to": "ruda", "rate_per_s": "0.1"}]}}, "workload.poisson.pairs.0.rate_per_s"),
-    ("agent rate=true", {"workload": {"kind": "poisson", "agents": [{"agent": "main", "rate_per_s": True}]}}, "workload.poisson.agents.0.rate_per_s"),
-    ("target weight=inf", {"workload": {"kind": "poisson", "agents": [{"agent": "main", "rate_per_s": 1, "targets": {"ruda": INF}}]}}, "workload.poisson.agents.0.targets.ruda"),
-    ("failures for an unknown agent", {"failures": {"agents": {"nobody": {"rate_limit": 0.5}}}}, "failures.agents.nobody"),
-    ("failures for an agent outside the trace", {"workload": {"kind": "trace", "sends": [{"at_s": 0, "from": "main", "to": "ruda"}]}, "agents": [{"id": "main"}], "failures": {"agents": {"eden": {"rate_limit": 0.5}}}}, "failures.agents.eden"),
+    (
+        "trace at_s=inf",
+        {"workload": {"kind": "trace", "sends": [{"at_s": INF, "from": "main", "to": "ruda"}]}},
+        "workload.trace.sends.0.at_s",
+    ),
+    (
+        "trace time_scale=inf",
+        {
+            "workload": {
+                "kind": "trace",
+                "sends": [{"at_s": 0, "from": "main", "to": "ruda"}],
+                "time_scale": INF,
+            }
+        },
+        "workload.trace.time_scale",
+    ),
+    (
+        "trace time_scale='2'",
+        {
+            "workload": {
+                "kind": "trace",
+                "sends": [{"at_s": 0, "from": "main", "to": "ruda"}],
+                "time_scale": "2",
+            }
+        },
+        "workload.trace.time_scale",
+    ),
+    (
+        "lognormal cv=inf",
+        {"agents": [{"id": "a", "service": {"kind": "lognormal", "mean_s": 1, "cv": INF}}]},
+        "agents.0.service.lognormal.cv",
+    ),
+    (
+        "gamma mean='3'",
+        {"agents": [{"id": "a", "service": {"kind": "gamma", "mean_s": "3", "cv": 1}}]},
+        "agents.0.service.gamma.mean_s",
+    ),
+    (
+        "exponential mean=nan",
+        {"agents": [{"id": "a", "service": {"kind": "exponential", "mean_s": NAN}}]},
+        "agents.0.service.exponential.mean_s",
+    ),
+    (
+        "deterministic value=inf",
+        {"agents": [{"id": "a", "service": {"kind": "deterministic", "value_s": INF}}]},
+        "agents.0.service.deterministic.value_s",
+    ),
+    (
+        "empirical sample=inf",
+        {"agents": [{"id": "a", "service": {"kind": "empirical", "samples_s": [1.0, INF]}}]},
+        "agents.0.service.empirical.samples_s.1",
+    ),
+    (
+        "session_concurrency=true",
+        {"agents": [{"id": "a", "session_concurrency": True}]},
+        "agents.0.session_concurrency",
+    ),
+    (
+        "all-inf hourly_profile",
+        {"workload": {**_PAIR, "hourly_profile": [INF] * 24}},
+        "workload.poisson.hourly_profile.0",
+    ),
+    (
+        "hourly_profile of strings",
+        {"workload": {**_PAIR, "hourly_profile": ["1"] * 24}},
+        "workload.poisson.hourly_profile.0",
+    ),
+    (
+        "pair rate=inf",
+        {
+            "workload": {
+                "kind": "poisson",
+                "pairs": [{"from": "main", "to": "ruda", "rate_per_s": INF}],
+            }
+        },
+        "workload.poisson.pairs.0.rate_per_s",
+    ),
+    (
+        "pair rate='0.1'",
+        {
+            "workload": {
+                "kind": "poisson",
+                "pairs": [{"from": "main", "to": "ruda", "rate_per_s": "0.1"}],
+            }
+        },
+        "workload.poisson.pairs.0.rate_per_s",
+    ),
+    (
+        "agent rate=true",
+        {"workload": {"kind": "poisson", "agents": [{"agent": "main", "rate_per_s": True}]}},
+        "workload.poisson.agents.0.rate_per_s",
+    ),
+    (
+        "target weight=inf",
+        {
+            "workload": {
+                "kind": "poisson",
+                "agents": [{"agent": "main", "rate_per_s": 1, "targets": {"ruda": INF}}],
+            }
+        },
+        "workload.poisson.agents.0.targets.ruda",
+    ),
+    (
+        "failures for an unknown agent",
+        {"failures": {"agents": {"nobody": {"rate_limit": 0.5}}}},
+        "failures.agents.nobody",
+    ),
+    (
+        "failures for an agent outside the trace",
+        {
+            "workload": {"kind": "trace", "sends": [{"at_s": 0, "from": "main", "to": "ruda"}]},
+            "agents": [{"id": "main"}],
+            "failures": {"agents": {"eden": {"rate_limit": 0.5}}},
+        },
+        "failures.agents.eden",
+    ),
     ("loop_guard.max_depth=-5", {"loop_guard": {"max_depth": -5}}, "loop_guard.max_depth"),
-    ("loop guard override of an unknown agent", {"loop_guard": {"overrides": {"main::nobody": {"window_s": 1}}}}, "loop_guard.overrides.main::nobody"),
-    ("loop guard override key out of order", {"loop_guard": {"overrides": {"ruda::main": {"window_s": 1}}}}, "loop_guard.overrides"),
-    ("loop guard override key without a pair", {"loop_guard": {"overrides": {"main": {"window_s": 1}}}}, "loop_guard.overrides"),
-    ("loop guard override window=inf", {"loop_guard": {"overrides": {"main::ruda": {"window_s": INF}}}}, "loop_guard.overrides.main::ruda.window_s"),
-    ("loop guard override limit=-1", {"loop_guard": {"overrides": {"main::ruda": {"max_messages_per_window": -1}}}}, "loop_guard.overrides.main::ruda.max_messages_per_window"),
-    ("reference retry max_retries=1000", {"retry": {"kind": "reference", "max_retries": 1000}}, "retry.reference.max_retries"),
-    ("reference retry base_ms='2000'", {"retry": {"kind": "reference", "base_ms": "2000"}}, "retry.reference.base_ms"),
-    ("reference retry max_ms=1.5", {"retry": {"kind": "reference", "max_ms": 1.5}}, "retry.reference.max_ms"),
-    ("exponential retry base_s=inf", {"retry": {"kind": "exponential", "base_s": INF}}, "retry.exponential.base_s"),
-    ("exponential retry max_retries='2'", {"retry": {"kind": "exponential", "max_retries": "2"}}, "retry.exponential.max_retries"),
-    ("exponential retry attempt_timeout=inf", {"retry": {"kind": "exponential", "attempt_timeout_s": INF}}, "retry.exponential.attempt_timeout_s"),
-    ("exponential retry unknown code", {"retry": {"kind": "exponential", "retry_codes": ["server_overlaod"]}}, "retry.exponential.retry_codes"),
-    ("retry budget ratio=inf", {"retry": {"kind": "exponential", "budget": {"ratio": INF}}}, "retry.exponential.budget.ratio"),
-    ("retry budget min_retries=-1", {"retry": {"kind": "exponential", "budget": {"min_retries": -1}}}, "retry.exponential.budget.min_retries"),
-    ("collaboration retry delay=inf", {"retry": {"kind": "collaboration", "delays_s": [1.0, INF]}}, "retry.collaboration.delays_s.1"),
-    ("collaboration retry delay='1'", {"retry": {"kind": "collaboration", "delays_s": ["1"]}}, "retry.collaboration.delays_s.0"),
-    ("collaboration retry unknown code", {"retry": {"kind": "collaboration", "retry_codes": ["404"]}}, "retry.collaboration.retry_codes"),
-    ("suggested turns=1.5", {"mix": {"suggested_turns": {"request": 1.5}}}, "mix.suggested_turns.request"),
-    ("payload weight='1'", {"mix": {"payload_types": {"question": "1"}}}, "mix.payload_types.question"),
+    (
+        "loop guard override of an unknown agent",
+        {"loop_guard": {"overrides": {"main::nobody": {"window_s": 1}}}},
+        "loop_guard.overrides.main::nobody",
+    ),
+    (
+        "loop guard override key out of order",
+        {"loop_guard": {"overrides": {"ruda::main": {"window_s": 1}}}},
+        "loop_guard.overrides",
+    ),
+    (
+        "loop guard override key without a pair",
+        {"loop_guard": {"overrides": {"main": {"window_s": 1}}}},
+        "loop_guard.overrides",
+    ),
+    (
+        "loop guard override window=inf",
+        {"loop_guard": {"overrides": {"main::ruda": {"window_s": INF}}}},
+        "loop_guard.overrides.main::ruda.window_s",
+    ),
+    (
+        "loop guard override limit=-1",
+        {"loop_guard": {"overrides": {"main::ruda": {"max_messages_per_window": -1}}}},
+        "loop_guard.overrides.main::ruda.max_messages_per_window",
+    ),
+    (
+        "reference retry max_retries=1000",
+        {"retry": {"kind": "reference", "max_retries": 1000}},
+        "retry.reference.max_retries",
+    ),
+    (
+        "reference retry base_ms='2000'",
+        {"retry": {"kind": "reference", "base_ms": "2000"}},
+        "retry.reference.base_ms",
+    ),
+    (
+        "reference retry max_ms=1.5",
+        {"retry": {"kind": "reference", "max_ms": 1.5}},
+        "retry.reference.max_ms",
+    ),
+    (
+        "exponential retry base_s=inf",
+        {"retry": {"kind": "exponential", "base_s": INF}},
+        "retry.exponential.base_s",
+    ),
+    (
+        "exponential retry max_retries='2'",
+        {"retry": {"kind": "exponential", "max_retries": "2"}},
+        "retry.exponential.max_retries",
+    ),
+    (
+        "exponential retry attempt_timeout=inf",
+        {"retry": {"kind": "exponential", "attempt_timeout_s": INF}},
+        "retry.exponential.attempt_timeout_s",
+    ),
+    (
+        "exponential retry unknown code",
+        {"retry": {"kind": "exponential", "retry_codes": ["server_overlaod"]}},
+        "retry.exponential.retry_codes",
+    ),
+    (
+        "retry budget ratio=inf",
+        {"retry": {"kind": "exponential", "budget": {"ratio": INF}}},
+        "retry.exponential.budget.ratio",
+    ),
+    (
+        "retry budget min_retries=-1",
+        {"retry": {"kind": "exponential", "budget": {"min_retries": -1}}},
+        "retry.exponential.budget.min_retries",
+    ),
+    (
+        "collaboration retry delay=inf",
+        {"retry": {"kind": "collaboration", "delays_s": [1.0, INF]}},
+        "retry.collaboration.delays_s.1",
+    ),
+    (
+        "collaboration retry delay='1'",
+        {"retry": {"kind": "collaboration", "delays_s": ["1"]}},
+        "retry.collaboration.delays_s.0",
+    ),
+    (
+        "collaboration retry unknown code",
+        {"retry": {"kind": "collaboration", "retry_codes": ["404"]}},
+        "retry.collaboration.retry_codes",
+    ),
+    (
+        "suggested turns=1.5",
+        {"mix": {"suggested_turns": {"request": 1.5}}},
+        "mix.suggested_turns.request",
+    ),
+    (
+        "payload weight='1'",
+        {"mix": {"payload_types": {"question": "1"}}},
+        "mix.payload_types.question",
+    ),
     ("start naive", {"start": "2026-03-02T09:00:00"}, "start"),
     ("start not a date", {"start": "next monday"}, "start"),
     ("start as epoch", {"start": 1_700_000_000}, "start"),
@@ -140,7 +321,10 @@ def test_an_invalid_config_is_refused_naming_the_field(data: dict[str, Any], whe
         SimConfig.model_validate(data)
     located = [".".join(str(p) for p in e["loc"]) for e in info.value.errors()]
     messages = [e["msg"] for e in info.value.errors()]
-    assert any(where == loc or loc.startswith(where + ".") or where in msg for loc, msg in zip(located, messages, strict=True)), (
+    assert any(
+        where == loc or loc.startswith(where + ".") or where in msg
+        for loc, msg in zip(located, messages, strict=True)
+    ), (
         located,
         messages,
     )
@@ -177,7 +361,9 @@ def test_valid_configs_still_construct() -> None:
         presets.mg1_lognormal(0.5, 1.0, 2.0, n_messages=10),
     ):
         assert SimConfig.from_json(cfg.to_json()) == cfg
-        assert SimConfig.model_validate(json.loads(cfg.to_json())) == cfg  # Python input of the JSON form
+        assert (
+            SimConfig.model_validate(json.loads(cfg.to_json())) == cfg
+        )  # Python input of the JSON form
     # an integer is a valid float; TOML arrays fill tuples; ISO strings fill datetimes
     cfg = SimConfig.from_toml(
         """

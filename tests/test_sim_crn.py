@@ -19,8 +19,18 @@ from a2a_lab.sim.sweep import latency_quantile, scale_arrivals
 
 #: Per-message arrays of the plan (second axis for the per-turn ones).
 PLAN_FIELDS = (
-    "sender", "target", "channel", "text", "payload", "intent", "effective_turns", "service_s", "first_reply",
-    "announce_runs", "announce_service_s", "announce_skip",
+    "sender",
+    "target",
+    "channel",
+    "text",
+    "payload",
+    "intent",
+    "effective_turns",
+    "service_s",
+    "first_reply",
+    "announce_runs",
+    "announce_service_s",
+    "announce_skip",
 )
 TURN_FIELDS = ("turn_service_s", "turn_ending", "turn_choice")
 POLICY_FIELDS = ("run_kind", "run_service", "call_kind", "jitter")
@@ -30,7 +40,9 @@ def _config(hourly: bool, resend: bool) -> SimConfig:
     cfg = SimConfig(
         n_messages=None,
         duration_s=12 * 3600.0,
-        failures=FailurePolicy(rates={"server_overload": 0.05, "gateway_connection": 0.02, "llm_timeout": 0.01}),
+        failures=FailurePolicy(
+            rates={"server_overload": 0.05, "gateway_connection": 0.02, "llm_timeout": 0.01}
+        ),
         relays=RelayPolicy(continue_probability=0.3),
     )
     if resend:
@@ -45,7 +57,9 @@ def _config(hourly: bool, resend: bool) -> SimConfig:
 
 @pytest.mark.parametrize(("hourly", "resend"), [(False, False), (True, True)])
 @pytest.mark.parametrize("seed", [3, 11])
-def test_message_draws_do_not_depend_on_the_message_count(hourly: bool, resend: bool, seed: int) -> None:
+def test_message_draws_do_not_depend_on_the_message_count(
+    hourly: bool, resend: bool, seed: int
+) -> None:
     cfg = _config(hourly, resend)
     faster = scale_arrivals(cfg, 1.01)
     a, b = draw_plan(cfg, seed), draw_plan(faster, seed)
@@ -83,15 +97,19 @@ def test_uniforms_are_keyed_by_message_index() -> None:
     long, short = uniforms(seed, 5000, 4), uniforms(seed, 37, 4)
     assert np.array_equal(long[:37], short)
     assert not np.array_equal(uniforms(seed, 37, 3), short)
-    assert 0.0 <= long.min() and long.max() < 1.0
+    assert long.min() >= 0.0 and long.max() < 1.0
 
 
 def test_hourly_profile_gives_the_profiled_rate() -> None:
-    cfg = _config(hourly=True, resend=False).model_copy(update={"duration_s": 10 * 86400.0, "failures": None, "relays": None})
+    cfg = _config(hourly=True, resend=False).model_copy(
+        update={"duration_s": 10 * 86400.0, "failures": None, "relays": None}
+    )
     plan = draw_plan(cfg, 4)
     wl = cfg.workload
     assert isinstance(wl, PoissonArrivals)
-    offset = (cfg.start - cfg.start.replace(hour=0, minute=0, second=0, microsecond=0)).total_seconds()
+    offset = (
+        cfg.start - cfg.start.replace(hour=0, minute=0, second=0, microsecond=0)
+    ).total_seconds()
     hour = np.floor((plan.arrival_s + offset) / 3600.0).astype(int) % 24
     per_hour = np.bincount(hour, minlength=24) / 10.0  # ten days: arrivals per hour of the day
     expected = np.asarray(wl.hourly_profile) * cfg.total_rate_per_s * 3600.0

@@ -20,23 +20,42 @@ from a2a_lab.sim.sweep import scale_arrivals
 
 # name → (configuration, seed, sha256 of the written log, its lines)
 CASES = {
-    "default": (lambda: SimConfig(n_messages=400), 777, "12558d82effb97c392faf613c7ed179f121d9e63a7681df72e8276af247f0eb8", 1833),
+    "default": (
+        lambda: SimConfig(n_messages=400),
+        777,
+        "12558d82effb97c392faf613c7ed179f121d9e63a7681df72e8276af247f0eb8",
+        1833,
+    ),
     "default_x3": (
         lambda: scale_arrivals(SimConfig(n_messages=400), 3.0),
         5,
         "2e243b06ae347402b976f6913eea4d46f9fd6ffa878c86c69824840859bce62e",
         1612,
     ),
-    "mm1": (lambda: presets.mm1(0.8, 1.0, n_messages=1000), 1, "18d25bc2c00d3b78ec8a48e73d6c253bb050c1a70f4282938d97f60d7a7d2e4b", 3000),
+    "mm1": (
+        lambda: presets.mm1(0.8, 1.0, n_messages=1000),
+        1,
+        "18d25bc2c00d3b78ec8a48e73d6c253bb050c1a70f4282938d97f60d7a7d2e4b",
+        3000,
+    ),
     "policies": (
         lambda: SimConfig.model_validate(
             {
                 "n_messages": 600,
                 "failures": {
-                    "rates": {"server_overload": 0.05, "gateway_connection": 0.03, "run_not_found": 0.01, "llm_timeout": 0.01}
+                    "rates": {
+                        "server_overload": 0.05,
+                        "gateway_connection": 0.03,
+                        "run_not_found": 0.01,
+                        "llm_timeout": 0.01,
+                    }
                 },
                 "retry": {"kind": "exponential", "max_retries": 2, "budget": {"ratio": 0.1}},
-                "loop_guard": {"max_messages_per_window": 2, "window_s": 600, "blocked_as": "logged"},
+                "loop_guard": {
+                    "max_messages_per_window": 2,
+                    "window_s": 600,
+                    "blocked_as": "logged",
+                },
                 "collaborate_limit": {"max_calls": 3, "window_s": 900, "blocked_as": "logged"},
                 "rate_limit": {},
                 "relays": {"continue_probability": 0.3},
@@ -49,7 +68,12 @@ CASES = {
     ),
     "reference_retry": (
         lambda: SimConfig.model_validate(
-            {"n_messages": 400, "failures": {"rates": {"gateway_connection": 0.2, "rate_limit": 0.05, "auth_failure": 0.02}}}
+            {
+                "n_messages": 400,
+                "failures": {
+                    "rates": {"gateway_connection": 0.2, "rate_limit": 0.05, "auth_failure": 0.02}
+                },
+            }
         ),
         3,
         "51b91db5a63347bd224bdb21500c64a46ad1de2899013d0ab7a2ddb9dcbd98fe",
@@ -63,7 +87,11 @@ CASES = {
     ),
     "sync_fixed_a2a": (
         lambda: SimConfig.model_validate(
-            {"n_messages": 300, "sync": {"timeout_s": 20, "emit_on_timeout": True}, "target_session": "a2a"}
+            {
+                "n_messages": 300,
+                "sync": {"timeout_s": 20, "emit_on_timeout": True},
+                "target_session": "a2a",
+            }
         ),
         4,
         "9bb959a6b5b833c6cc40b23cb0ed4985aa497f29136404aac713fd9d796d4a95",
@@ -98,4 +126,6 @@ def test_a_seed_gives_the_same_log_as_before_the_refactor(name: str) -> None:
 def test_the_full_flow_gives_the_same_log_as_the_shortcut(name: str) -> None:
     make, seed, _, _ = CASES[name]
     cfg = make()
-    assert write_events(simulate(cfg, seed=seed).events) == write_events(simulate(cfg, seed=seed, full_flow=True).events)
+    assert write_events(simulate(cfg, seed=seed).events) == write_events(
+        simulate(cfg, seed=seed, full_flow=True).events
+    )

@@ -74,8 +74,12 @@ def test_ids_are_uuid4_and_conversations_follow_runtime_6(default_run) -> None:
     run_ids = default_run.events.filter(pl.col("type") == "a2a.send")["data"].struct.field("runId")
     assert run_ids.str.contains(f"^{UUID4}$").all() and run_ids.n_unique() == m.height
     pair = pl.concat_list(
-        pl.min_horizontal(pl.col("from_agent").str.to_lowercase(), pl.col("to_agent").str.to_lowercase()),
-        pl.max_horizontal(pl.col("from_agent").str.to_lowercase(), pl.col("to_agent").str.to_lowercase()),
+        pl.min_horizontal(
+            pl.col("from_agent").str.to_lowercase(), pl.col("to_agent").str.to_lowercase()
+        ),
+        pl.max_horizontal(
+            pl.col("from_agent").str.to_lowercase(), pl.col("to_agent").str.to_lowercase()
+        ),
     )
     with_ws = m.filter(pl.col("work_session_id").is_not_null()).with_columns(pair.alias("pair"))
     groups = with_ws.group_by("work_session_id", "pair").agg(
@@ -88,16 +92,22 @@ def test_ids_are_uuid4_and_conversations_follow_runtime_6(default_run) -> None:
     assert not set(without["conversation_id"]) & set(with_ws["conversation_id"])
     # the ws comes from the sender's task: a task.started of that agent precedes the send
     tasks = default_run.events.filter(pl.col("type") == "task.started").select(
-        pl.col("agent_id"), D.struct.field("workSessionId").alias("work_session_id"), pl.col("event_ms").alias("started")
+        pl.col("agent_id"),
+        D.struct.field("workSessionId").alias("work_session_id"),
+        pl.col("event_ms").alias("started"),
     )
     joined = with_ws.join(tasks, on="work_session_id")
     assert joined.height == with_ws.height and (joined["agent_id"] == joined["from_agent"]).all()
 
 
 def test_payloads_are_valid_and_agree_with_their_type(default_run) -> None:
-    sends = default_run.events.filter(pl.col("type") == "a2a.send", D.struct.field("payloadJson").is_not_null())["data"]
+    sends = default_run.events.filter(
+        pl.col("type") == "a2a.send", D.struct.field("payloadJson").is_not_null()
+    )["data"]
     assert sends.len() > 100
-    for text, kind in zip(sends.struct.field("payloadJson"), sends.struct.field("payloadType"), strict=True):
+    for text, kind in zip(
+        sends.struct.field("payloadJson"), sends.struct.field("payloadType"), strict=True
+    ):
         result = parse_payload(text, kind)
         assert result.valid and not result.type_mismatch, (text, result.errors)
 
@@ -109,18 +119,24 @@ def test_conversations_equal_the_per_message_frame(taskless_run) -> None:
     joined = conv.join(m, left_on="conversation_id", right_on="conversation_id", how="inner")
     assert joined.height == m.height
     assert (joined["outcome"] == joined["outcome_right"]).all()
-    assert (joined["from_agent"] == joined["from_agent_right"]).all() and (joined["to_agent"] == joined["to_agent_right"]).all()
+    assert (joined["from_agent"] == joined["from_agent_right"]).all() and (
+        joined["to_agent"] == joined["to_agent_right"]
+    ).all()
     assert (joined["intent"] == joined["intent_right"]).all()
     assert (joined["retries"] == 0).all()
     replied = joined.filter(pl.col("outcome") == "replied")
     assert replied.height > 0.9 * m.height
     assert (
-        replied["first_reply_s"] == replied.select((_ms(pl.col("reply_s")) - _ms(pl.col("arrival_s"))) / 1000.0).to_series()
+        replied["first_reply_s"]
+        == replied.select((_ms(pl.col("reply_s")) - _ms(pl.col("arrival_s"))) / 1000.0).to_series()
     ).all()
     assert (replied["turns"] == replied["turns_right"]).all()
     assert (replied["announced"] == replied["announced_right"]).all()
     assert (
-        joined["duration_s"] == joined.select((_ms(pl.col("complete_s")) - _ms(pl.col("arrival_s"))) / 1000.0).to_series()
+        joined["duration_s"]
+        == joined.select(
+            (_ms(pl.col("complete_s")) - _ms(pl.col("arrival_s"))) / 1000.0
+        ).to_series()
     ).all()
     unanswered = joined.filter(pl.col("outcome") == "no_reply")
     assert unanswered.height > 0 and (unanswered["outcome_reason"] == "timeout").all()
@@ -165,7 +181,9 @@ def test_with_tasks_conversations_match_where_the_log_is_unambiguous(default_run
     assert conv["ambiguous"].sum() <= 0.005 * m.height
     conv = conv.filter(~pl.col("ambiguous"))
     numbered = m.sort("message").with_columns(
-        pl.int_range(1, pl.len() + 1).over("conversation_id", "from_agent", "to_agent").alias("exchange")
+        pl.int_range(1, pl.len() + 1)
+        .over("conversation_id", "from_agent", "to_agent")
+        .alias("exchange")
     )
     joined = conv.with_columns(pl.col("exchange").cast(pl.Int64)).join(
         numbered,
@@ -176,7 +194,8 @@ def test_with_tasks_conversations_match_where_the_log_is_unambiguous(default_run
     assert (joined["outcome"] == joined["outcome_right"]).all()
     replied = joined.filter(pl.col("outcome") == "replied")
     assert (
-        replied["first_reply_s"] == replied.select((_ms(pl.col("reply_s")) - _ms(pl.col("arrival_s"))) / 1000.0).to_series()
+        replied["first_reply_s"]
+        == replied.select((_ms(pl.col("reply_s")) - _ms(pl.col("arrival_s"))) / 1000.0).to_series()
     ).all()
     assert (replied["turns"] == replied["turns_right"]).all()
 
@@ -196,7 +215,8 @@ def test_work_sessions_are_the_tasks(default_run) -> None:
     )
     counts = dict(zip("ws:" + per_ws["w"], per_ws["len"], strict=True))
     assert all(
-        counts[row["id"]] == row["event_count"] for row in ws.sessions.select("id", "event_count").iter_rows(named=True)
+        counts[row["id"]] == row["event_count"]
+        for row in ws.sessions.select("id", "event_count").iter_rows(named=True)
     )
     assert set(ws.sessions["status"]) <= {"ACTIVE", "QUIET", "ARCHIVED"}
 
@@ -208,14 +228,21 @@ def test_write_log_rotates_by_month_and_size_like_the_reference(tmp_path) -> Non
     month = datetime.fromtimestamp(ev["event_ms"].max() / 1000, tz=KST).strftime("%Y-%m")
     assert month == "2026-04"
     files = write_log(ev, tmp_path / "by-month")
-    assert [f.name for f in files] == ["coordination-events-2026-03.ndjson", "coordination-events.ndjson"]
+    assert [f.name for f in files] == [
+        "coordination-events-2026-03.ndjson",
+        "coordination-events.ndjson",
+    ]
     first_live = al.load(files[-1]).events["event_ms"].min()
     assert datetime.fromtimestamp(first_live / 1000, tz=KST).strftime("%Y-%m") == "2026-04"
     files = write_log(ev, tmp_path / "by-size", rotate_bytes=40_000)
     names = [f.name for f in files]
     assert names[-1] == "coordination-events.ndjson" and len(names) > 3
     stamped = [
-        n for n in names if re.fullmatch(r"coordination-events-\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}-\d{3}Z\.ndjson", n)
+        n
+        for n in names
+        if re.fullmatch(
+            r"coordination-events-\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}-\d{3}Z\.ndjson", n
+        )
     ]
     assert len(stamped) == len(names) - 2  # one month rotation, the rest by size
     for name, after in zip(names, files[1:], strict=False):
@@ -223,7 +250,9 @@ def test_write_log_rotates_by_month_and_size_like_the_reference(tmp_path) -> Non
             # named after the write that rotated it away: the first event of the next file
             first = int(al.load(after).events["event_ms"].min())
             moment = datetime.fromtimestamp(first / 1000, tz=UTC)
-            assert name == f"coordination-events-{moment:%Y-%m-%dT%H-%M-%S}-{first % 1000:03d}Z.ndjson"
+            assert (
+                name == f"coordination-events-{moment:%Y-%m-%dT%H-%M-%S}-{first % 1000:03d}Z.ndjson"
+            )
     for f in files[:-1]:
         assert f.stat().st_size <= 40_000 + 4_000  # the threshold plus at most one line
     reread = al.load(tmp_path / "by-size").events
@@ -239,7 +268,9 @@ def test_timeseries_and_sessions_agree_with_the_runs(default_run) -> None:
         .group_by("session")
         .agg(((pl.col("next") - pl.col("time_s")) * pl.col("busy")).sum().alias("busy_s"))
     )
-    busy = runs.group_by("session").agg((pl.col("end_s") - pl.col("start_s")).sum().alias("runs_busy"))
+    busy = runs.group_by("session").agg(
+        (pl.col("end_s") - pl.col("start_s")).sum().alias("runs_busy")
+    )
     both = integral.join(busy, on="session").join(
         sessions.select("session", "busy_s", "runs"), on="session", suffix="_table"
     )
@@ -249,7 +280,9 @@ def test_timeseries_and_sessions_agree_with_the_runs(default_run) -> None:
     assert sessions["runs"].sum() == runs.height
     s = default_run.summary()
     used = sessions.filter(pl.col("runs") > 0)
-    assert s["utilization"] == pytest.approx(used["busy_s"].sum() / (used["capacity"].sum() * horizon))
+    assert s["utilization"] == pytest.approx(
+        used["busy_s"].sum() / (used["capacity"].sum() * horizon)
+    )
     assert not math.isnan(s["p99_latency_s"])
 
 
@@ -258,15 +291,21 @@ def test_mm1_preset_log_is_three_events_per_message() -> None:
     counts = dict(res.events.group_by("type").len().iter_rows())
     assert counts == {"a2a.send": 300, "a2a.response": 300, "a2a.complete": 300}
     completes = res.events.filter(pl.col("type") == "a2a.complete")["data"]
-    assert (completes.struct.field("actualTurns") == 0).all() and (completes.struct.field("announceSkipped")).all()
+    assert (completes.struct.field("actualTurns") == 0).all() and (
+        completes.struct.field("announceSkipped")
+    ).all()
 
 
 def test_binned_time_series_keep_the_exact_integrals(default_run) -> None:
     every = 1800.0
     binned = default_run.binned_timeseries(every)
     runs = default_run.runs
-    per_session = binned.group_by("session").agg((pl.col("in_system").sum() * every).alias("area"), pl.len().alias("bins"))
-    exact = runs.group_by("session").agg((pl.col("end_s") - pl.col("enqueue_s")).sum().alias("exact"))
+    per_session = binned.group_by("session").agg(
+        (pl.col("in_system").sum() * every).alias("area"), pl.len().alias("bins")
+    )
+    exact = runs.group_by("session").agg(
+        (pl.col("end_s") - pl.col("enqueue_s")).sum().alias("exact")
+    )
     both = per_session.join(exact, on="session")
     assert both.height == runs["session"].n_unique()
     assert np.allclose(both["area"], both["exact"], rtol=1e-9)
@@ -274,4 +313,3 @@ def test_binned_time_series_keep_the_exact_integrals(default_run) -> None:
     one = default_run.binned_timeseries(every, [runs["session"][0]])
     assert one["session"].unique().to_list() == [runs["session"][0]]
     assert (binned["utilization"] <= 1.0 + 1e-12).all() and (binned["queue_length"] >= 0).all()
-

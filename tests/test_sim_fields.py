@@ -25,16 +25,32 @@ WAIT = {"waitStatus", "waitError"}
 #: variant → the data keys it carries (``depth`` only with relay depths, ``waitError`` only
 #: when the wait met an error: the writer omits null fields).
 EXPECTED = {
-    "a2a.send": SHARED | SIDES | SESSION_TYPES | {"message", "runId", "targetSessionKey", "payloadType", "payloadJson"},
+    "a2a.send": SHARED
+    | SIDES
+    | SESSION_TYPES
+    | {"message", "runId", "targetSessionKey", "payloadType", "payloadJson"},
     "a2a.retry": SHARED
     | SIDES
-    | {"runId", "attempt", "maxAttempts", "errorCategory", "errorCode", "reason", "backoffMs", "elapsedMs"},
+    | {
+        "runId",
+        "attempt",
+        "maxAttempts",
+        "errorCategory",
+        "errorCode",
+        "reason",
+        "backoffMs",
+        "elapsedMs",
+    },
     "a2a.response/reply": SHARED | SIDES | SESSION_TYPES | {"message", "replyPreview"},
     "a2a.response/turn": SHARED
     | SIDES
     | SESSION_TYPES
     | {"message", "replyPreview", "turn", "maxTurns", "messageIntent", "terminationReason"},
-    "a2a.response/no_reply": SHARED | SIDES | SESSION_TYPES | WAIT | {"message", "replyPreview", "outcome"},
+    "a2a.response/no_reply": SHARED
+    | SIDES
+    | SESSION_TYPES
+    | WAIT
+    | {"message", "replyPreview", "outcome"},
     "a2a.response/concurrency_blocked": SHARED | SIDES | {"message", "replyPreview", "outcome"},
     # a send a safety limit stopped, with blocked_as="logged" (the reference drops it; this
     # opt-in rendering is the simulator's own and names the limit in `reason`)
@@ -53,9 +69,18 @@ EXPECTED = {
         "terminationReason",
         "announceSkipped",
     },
-    "a2a.complete/no_reply": SHARED | SIDES | SESSION_TYPES | WAIT | {"announced", "targetSessionKey"},
-    "a2a.complete/concurrency_blocked": SHARED | SIDES | {"announced", "targetSessionKey", "concurrencyBlocked"},
-    "a2a.complete/guard_blocked": SHARED | SIDES | SESSION_TYPES | {"announced", "targetSessionKey"},
+    "a2a.complete/no_reply": SHARED
+    | SIDES
+    | SESSION_TYPES
+    | WAIT
+    | {"announced", "targetSessionKey"},
+    "a2a.complete/concurrency_blocked": SHARED
+    | SIDES
+    | {"announced", "targetSessionKey", "concurrencyBlocked"},
+    "a2a.complete/guard_blocked": SHARED
+    | SIDES
+    | SESSION_TYPES
+    | {"announced", "targetSessionKey"},
     "task.started": {"taskId", "workSessionId"},
     "task.completed": {"taskId", "workSessionId"},
 }
@@ -66,9 +91,19 @@ CONFIGS = {
         SimConfig.model_validate(
             {
                 "n_messages": 800,
-                "failures": {"rates": {"server_overload": 0.05, "gateway_connection": 0.05, "run_not_found": 0.02}},
+                "failures": {
+                    "rates": {
+                        "server_overload": 0.05,
+                        "gateway_connection": 0.05,
+                        "run_not_found": 0.02,
+                    }
+                },
                 "retry": {"kind": "exponential", "max_retries": 2},
-                "loop_guard": {"max_messages_per_window": 2, "window_s": 600, "blocked_as": "logged"},
+                "loop_guard": {
+                    "max_messages_per_window": 2,
+                    "window_s": 600,
+                    "blocked_as": "logged",
+                },
                 "collaborate_limit": {"max_calls": 3, "window_s": 900, "blocked_as": "logged"},
                 "rate_limit": {},
                 "relays": {"continue_probability": 0.3},
@@ -77,7 +112,12 @@ CONFIGS = {
         11,
     ),
     "reference_retry": (
-        SimConfig.model_validate({"n_messages": 600, "failures": {"rates": {"gateway_connection": 0.2, "rate_limit": 0.05}}}),
+        SimConfig.model_validate(
+            {
+                "n_messages": 600,
+                "failures": {"rates": {"gateway_connection": 0.2, "rate_limit": 0.05}},
+            }
+        ),
         3,
     ),
 }
@@ -123,7 +163,9 @@ def test_every_variant_is_met(keys_by_variant: dict[str, dict[str, set[str]]]) -
 
 
 @pytest.mark.parametrize("name", sorted(CONFIGS))
-def test_each_event_type_carries_exactly_the_pinned_fields(name: str, keys_by_variant: dict[str, dict[str, set[str]]]) -> None:
+def test_each_event_type_carries_exactly_the_pinned_fields(
+    name: str, keys_by_variant: dict[str, dict[str, set[str]]]
+) -> None:
     for variant, keys in keys_by_variant[name].items():
         expected = EXPECTED[variant]
         optional = {"depth", "waitError"}  # present only when set (relays; an error met)
@@ -132,5 +174,10 @@ def test_each_event_type_carries_exactly_the_pinned_fields(name: str, keys_by_va
 
 
 def test_run_id_only_on_send_and_retry(keys_by_variant: dict[str, dict[str, set[str]]]) -> None:
-    carriers = {v.split("/")[0] for found in keys_by_variant.values() for v, keys in found.items() if "runId" in keys}
+    carriers = {
+        v.split("/")[0]
+        for found in keys_by_variant.values()
+        for v, keys in found.items()
+        if "runId" in keys
+    }
     assert carriers == {"a2a.send", "a2a.retry"}

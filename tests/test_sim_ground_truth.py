@@ -56,7 +56,11 @@ def test_the_ground_truth_columns_are_there_with_their_types() -> None:
 
 def test_no_reply_and_refusal_reasons() -> None:
     cfg = scale_arrivals(
-        SimConfig(n_messages=600, tasks=None, failures=FailurePolicy(rates={"run_not_found": 0.05, "server_overload": 0.05})),
+        SimConfig(
+            n_messages=600,
+            tasks=None,
+            failures=FailurePolicy(rates={"run_not_found": 0.05, "server_overload": 0.05}),
+        ),
         4.0,
     )
     m = simulate(cfg, seed=2).messages
@@ -67,17 +71,25 @@ def test_no_reply_and_refusal_reasons() -> None:
     # the waitError if there is one, else the waitStatus
     assert {"timeout", "not_found", "529 Overloaded"} <= set(reasons["no_reply"])
     no_reply = m.filter(pl.col("outcome") == "no_reply")
-    assert no_reply.select((pl.col("outcome_reason") == pl.coalesce("wait_error", "wait_status")).all()).item()
+    assert no_reply.select(
+        (pl.col("outcome_reason") == pl.coalesce("wait_error", "wait_status")).all()
+    ).item()
 
 
 @pytest.mark.parametrize(
     ("scale", "seed", "failures"),
-    [(1.0, 1, None), (3.0, 2, None), (3.0, 5, FailurePolicy(rates={"gateway_connection": 0.1, "server_overload": 0.03}))],
+    [
+        (1.0, 1, None),
+        (3.0, 2, None),
+        (3.0, 5, FailurePolicy(rates={"gateway_connection": 0.1, "server_overload": 0.03})),
+    ],
 )
 def test_the_conversation_table_agrees_message_by_message_where_the_log_is_unambiguous(
     scale: float, seed: int, failures: FailurePolicy | None
 ) -> None:
-    res = simulate(scale_arrivals(SimConfig(n_messages=500, tasks=None, failures=failures), scale), seed=seed)
+    res = simulate(
+        scale_arrivals(SimConfig(n_messages=500, tasks=None, failures=failures), scale), seed=seed
+    )
     truth = res.messages.filter("logged")
     table = al.conversations(al.enrich(res.events))
     got = table.select(
@@ -85,7 +97,9 @@ def test_the_conversation_table_agrees_message_by_message_where_the_log_is_unamb
         _pick(table, "start_time", "startTime").alias("start_time"),
         pl.col("outcome").alias("log_outcome"),
         (
-            pl.col("first_reply_s") if "first_reply_s" in table.columns else pl.col("firstReplyMs") / 1000.0
+            pl.col("first_reply_s")
+            if "first_reply_s" in table.columns
+            else pl.col("firstReplyMs") / 1000.0
         ).alias("log_first_reply_s"),
         _pick(table, "actual_turns", "actualTurns").cast(pl.Int64).alias("log_turns"),
         pl.col("retries").alias("log_retries"),
@@ -95,7 +109,10 @@ def test_the_conversation_table_agrees_message_by_message_where_the_log_is_unamb
     assert both.height == truth.height
     assert (both["log_outcome"] == both["outcome"]).all()
     assert (both["start_time"] == both["send_time"]).all()
-    assert both.select((pl.col("log_first_reply_s") - pl.col("first_reply_s")).abs().max()).item() < 1e-9
+    assert (
+        both.select((pl.col("log_first_reply_s") - pl.col("first_reply_s")).abs().max()).item()
+        < 1e-9
+    )
     assert (both["log_retries"] == both["retries"]).all()
     replied = both.filter(pl.col("outcome") == "replied")
     assert (replied["log_turns"] == replied["turns"]).all()

@@ -23,10 +23,16 @@ def _imports() -> nx.DiGraph:
     for path in SIM.glob("*.py"):
         source = _module_name(path)
         graph.add_node(source)
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):  # TYPE_CHECKING blocks included
+        for node in ast.walk(
+            ast.parse(path.read_text(encoding="utf-8"))
+        ):  # TYPE_CHECKING blocks included
             if isinstance(node, ast.ImportFrom) and node.module:
                 # `from a2a_lab.sim import _texts` imports the submodule, not the package's names
-                submodules = [f"{node.module}.{a.name}" for a in node.names if f"{node.module}.{a.name}" in modules]
+                submodules = [
+                    f"{node.module}.{a.name}"
+                    for a in node.names
+                    if f"{node.module}.{a.name}" in modules
+                ]
                 targets = submodules or [node.module]
             elif isinstance(node, ast.Import):
                 targets = [a.name for a in node.names]
@@ -38,7 +44,9 @@ def _imports() -> nx.DiGraph:
 
 def test_no_module_of_the_simulator_imports_the_package_or_closes_a_circle() -> None:
     graph = _imports()
-    assert not [m for m in graph.predecessors("a2a_lab.sim")], "a module imports the package (and so every module)"
+    assert not [m for m in graph.predecessors("a2a_lab.sim")], (
+        "a module imports the package (and so every module)"
+    )
     assert list(nx.simple_cycles(graph)) == []
 
 

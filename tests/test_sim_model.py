@@ -48,20 +48,27 @@ from a2a_lab.sim import (
     simulate,
 )
 from a2a_lab.sim.model import Model, build_model
-from a2a_lab.sim.stations import GateDriver
 from a2a_lab.sim.plan import REPLY_TEXTS
+from a2a_lab.sim.stations import GateDriver
 
 DATA = Path(__file__).parent / "data"
 D = pl.col("data")
 
 
-def trace_config(sends: list[tuple[float, str, str]], services: dict[str, float], **policies) -> SimConfig:
+def trace_config(
+    sends: list[tuple[float, str, str]], services: dict[str, float], **policies
+) -> SimConfig:
     """A trace replay with deterministic service times and, unless given, no ping-pong."""
     agents = sorted({a for _, f, t in sends for a in (f, t)})
     return SimConfig(
-        agents=[AgentConfig(id=a, service=Deterministic(value_s=services.get(a, 1.0))) for a in agents],
+        agents=[
+            AgentConfig(id=a, service=Deterministic(value_s=services.get(a, 1.0))) for a in agents
+        ],
         workload=TraceArrivals(
-            sends=[TraceSend(at_s=t, from_agent=f, to_agent=to, message="배포 진행해줘") for t, f, to in sends]
+            sends=[
+                TraceSend(at_s=t, from_agent=f, to_agent=to, message="배포 진행해줘")
+                for t, f, to in sends
+            ]
         ),
         n_messages=None,
         channel_share=0.0,
@@ -91,15 +98,20 @@ def test_two_agents_sending_to_one_agent_at_once_add_up() -> None:
     assert m["queue_wait_s"].to_list() == [0.0, 60.0]
     assert m["outcome"].to_list() == ["replied", "replied"]
     two = simulate(
-        cfg.model_copy(update={"agents": [a.model_copy(update={"session_concurrency": 2}) for a in cfg.agents]})
+        cfg.model_copy(
+            update={"agents": [a.model_copy(update={"session_concurrency": 2}) for a in cfg.agents]}
+        )
     )
     assert two.messages["latency_s"].to_list() == [60.0, 60.0]
 
 
 @pytest.mark.parametrize(
-    ("service", "outcome", "latency"), [(30.0, "replied", 30.0), (300.0, "replied", 300.0), (300.001, "no_reply", None)]
+    ("service", "outcome", "latency"),
+    [(30.0, "replied", 30.0), (300.0, "replied", 300.0), (300.001, "no_reply", None)],
 )
-def test_a_run_ending_when_the_wait_ends_counts_as_a_reply(service: float, outcome: str, latency: float | None) -> None:
+def test_a_run_ending_when_the_wait_ends_counts_as_a_reply(
+    service: float, outcome: str, latency: float | None
+) -> None:
     cfg = trace_config([(0.0, "ruda", "eden")], {"eden": service})
     res = simulate(cfg)
     row = res.messages.row(0, named=True)
@@ -109,7 +121,9 @@ def test_a_run_ending_when_the_wait_ends_counts_as_a_reply(service: float, outco
         assert row["complete_s"] == 300.0 and row["wait_status"] == "timeout"
         resp = res.events.filter(pl.col("type") == "a2a.response").row(0, named=True)["data"]
         assert resp["outcome"] == "no_reply" and resp["waitStatus"] == "timeout"
-        assert resp["message"] == build_no_reply_outcome_message("timeout", None, max_wait_exceeded=True)
+        assert resp["message"] == build_no_reply_outcome_message(
+            "timeout", None, max_wait_exceeded=True
+        )
 
 
 def test_the_agent_keeps_working_after_the_requester_gives_up() -> None:
@@ -129,7 +143,9 @@ def test_the_agent_keeps_working_after_the_requester_gives_up() -> None:
     assert sessions["busy_s"] == 800.0 and sessions["utilization"] == 1.0
     # the discarded work leaves no trace in the log: the last events are the two give-ups
     assert res.events["event_ms"].max() == res.events["event_ms"].min() + 301_000
-    assert res.events.filter(pl.col("type") == "a2a.response")["data"].struct.field("outcome").to_list() == [
+    assert res.events.filter(pl.col("type") == "a2a.response")["data"].struct.field(
+        "outcome"
+    ).to_list() == [
         "no_reply",
         "no_reply",
     ]
@@ -146,15 +162,23 @@ def test_without_a_wait_limit_the_requester_waits_as_long_as_it_takes() -> None:
 
 
 def _gate_cases() -> list[dict]:
-    cases = json.loads((DATA / "runtime" / "a2a-concurrency.test-cases.json").read_text(encoding="utf-8"))["cases"]
-    return [c for c in cases if any(s["op"] == "acquire" or s["op"] == "check" for s in c["input"]["steps"])]
+    cases = json.loads(
+        (DATA / "runtime" / "a2a-concurrency.test-cases.json").read_text(encoding="utf-8")
+    )["cases"]
+    return [
+        c
+        for c in cases
+        if any(s["op"] == "acquire" or s["op"] == "check" for s in c["input"]["steps"])
+    ]
 
 
 @pytest.mark.parametrize("case", _gate_cases(), ids=lambda c: c["name"])
 def test_the_simpy_gate_passes_the_reference_gate_cases(case: dict) -> None:
     steps = case["input"]["steps"]
     init = next((s for s in steps if s["op"] == "initA2AConcurrencyGate"), None)
-    config = ConcurrencyConfig.model_validate((init or {}).get("config") or case["input"].get("config") or {})
+    config = ConcurrencyConfig.model_validate(
+        (init or {}).get("config") or case["input"].get("config") or {}
+    )
     env = simpy.Environment()
     driver = GateDriver(env, config)
     flows: dict[str, simpy.Process] = {}
@@ -244,12 +268,23 @@ def test_a_timed_out_waiter_leaves_the_queue_unlike_a_stale_simpy_request() -> N
         driver = shared.setdefault("gate", GateDriver(env, config))
         return (yield from driver.acquire("eden", name))
 
-    assert scenario(gate_acquire, lambda name: shared["gate"].release("eden")) == {"A": 0.0, "B": "refused", "C": 50.0}
+    assert scenario(gate_acquire, lambda name: shared["gate"].release("eden")) == {
+        "A": 0.0,
+        "B": "refused",
+        "C": 50.0,
+    }
 
 
-def test_a_refused_flow_is_blocked_after_exactly_the_permit_timeout_but_its_run_still_happens() -> None:
+def test_a_refused_flow_is_blocked_after_exactly_the_permit_timeout_but_its_run_still_happens() -> (
+    None
+):
     sends = [(0.0, f"s{k}", "eden") for k in range(5)]
-    cfg = trace_config(sends, {"eden": 100.0}, gate=GatePolicy(max_concurrent_flows=2, queue_timeout_s=30.0), wait=None)
+    cfg = trace_config(
+        sends,
+        {"eden": 100.0},
+        gate=GatePolicy(max_concurrent_flows=2, queue_timeout_s=30.0),
+        wait=None,
+    )
     res = simulate(cfg)
     m = res.messages.sort("message")
     assert m["outcome"].to_list() == [
@@ -271,7 +306,10 @@ def test_a_refused_flow_is_blocked_after_exactly_the_permit_timeout_but_its_run_
     completes = ev.filter(pl.col("type") == "a2a.complete")
     assert completes["data"].struct.field("concurrencyBlocked").to_list().count(True) == 3
     conv = al.conversations(ev)
-    assert conv["outcome"].value_counts().sort("outcome").rows() == [("concurrency_blocked", 3), ("replied", 2)]
+    assert conv["outcome"].value_counts().sort("outcome").rows() == [
+        ("concurrency_blocked", 3),
+        ("replied", 2),
+    ]
 
 
 def test_a_permit_released_at_the_waiters_deadline_admits_it() -> None:
@@ -328,16 +366,23 @@ def racy_configs(draw: st.DrawFn) -> tuple[SimConfig, int]:
     )
     cfg = SimConfig(
         agents=agents,
-        workload=PoissonArrivals(agents=[{"agent": a, "rate_per_s": draw(st.floats(0.01, 1.0))} for a in names]),
+        workload=PoissonArrivals(
+            agents=[{"agent": a, "rate_per_s": draw(st.floats(0.01, 1.0))} for a in names]
+        ),
         n_messages=draw(st.integers(5, 60)),
         channel_share=draw(st.sampled_from([0.0, 0.5])),
         gate=gate,
         wait=wait,
         ping_pong=PingPongPolicy(
-            max_turns=draw(st.integers(0, 5)), turn_timeout_s=draw(st.sampled_from([2.0, 10.0, 120.0]))
+            max_turns=draw(st.integers(0, 5)),
+            turn_timeout_s=draw(st.sampled_from([2.0, 10.0, 120.0])),
         ),
-        announce=draw(st.one_of(st.none(), st.just(AnnouncePolicy(internal_share=0.0, timeout_s=5.0)))),
-        tasks=draw(st.one_of(st.none(), st.just(TaskPolicy(mean_duration_s=100.0, mean_gap_s=20.0)))),
+        announce=draw(
+            st.one_of(st.none(), st.just(AnnouncePolicy(internal_share=0.0, timeout_s=5.0)))
+        ),
+        tasks=draw(
+            st.one_of(st.none(), st.just(TaskPolicy(mean_duration_s=100.0, mean_gap_s=20.0)))
+        ),
         target_session=draw(st.sampled_from(["main", "a2a"])),
     )
     return cfg, draw(st.integers(0, 2**32 - 1))
@@ -357,7 +402,10 @@ def test_no_message_is_lost_when_waits_race_timeouts(case: tuple[SimConfig, int]
     # every run (message, turn, announce) was queued, started and finished, FIFO per session
     assert runs.select(pl.col("enqueue_s", "start_s", "end_s").is_nan().sum()).row(0) == (0, 0, 0)
     assert (runs["wait_s"] >= 0).all()
-    assert ((runs["end_s"] - runs["start_s"] - runs["service_s"]).abs() <= 1e-9 * (1 + runs["end_s"].abs())).all()
+    assert (
+        (runs["end_s"] - runs["start_s"] - runs["service_s"]).abs()
+        <= 1e-9 * (1 + runs["end_s"].abs())
+    ).all()
     fifo = (
         runs.with_row_index("job")
         .sort("session", "enqueue_s", "job")
@@ -366,9 +414,12 @@ def test_no_message_is_lost_when_waits_race_timeouts(case: tuple[SimConfig, int]
     assert (fifo["gap"].drop_nulls() >= 0).all()
     ts = res.timeseries
     capacity = dict(zip(res.sessions["session"], res.sessions["capacity"], strict=True))
-    assert (ts["busy"] <= ts["session"].replace_strict(capacity)).all() and (ts["queue_length"] >= 0).all()
+    assert (ts["busy"] <= ts["session"].replace_strict(capacity)).all() and (
+        ts["queue_length"] >= 0
+    ).all()
     assert (
-        ts.group_by("session").agg(pl.col("in_system").last())["in_system"].to_list() == [0] * ts["session"].n_unique()
+        ts.group_by("session").agg(pl.col("in_system").last())["in_system"].to_list()
+        == [0] * ts["session"].n_unique()
     )
     # the gate is drained: nobody waits, nobody holds a permit
     if model.gate is not None:
@@ -383,8 +434,13 @@ def test_no_message_is_lost_when_waits_race_timeouts(case: tuple[SimConfig, int]
             for agent in np.unique(res.plan.target[granted]):
                 mine = granted & (res.plan.target == agent)
                 # a release and an acquire at one instant: the release first (-1 sorts first)
-                points = sorted([(g, 1) for g in t.gate_s[mine]] + [(e, -1) for e in t.complete_s[mine]])
-                assert max(np.cumsum([d for _, d in points]), default=0) <= cfg.gate.max_concurrent_flows
+                points = sorted(
+                    [(g, 1) for g in t.gate_s[mine]] + [(e, -1) for e in t.complete_s[mine]]
+                )
+                assert (
+                    max(np.cumsum([d for _, d in points]), default=0)
+                    <= cfg.gate.max_concurrent_flows
+                )
     # the log: one send and one complete per message; replies and turns before the complete
     ev = res.events
     assert ev.filter(pl.col("type") == "a2a.send").height == n
@@ -404,7 +460,9 @@ def pingpong_config(endings: dict[str, float], **overrides) -> SimConfig:
             AgentConfig(id="ruda", service=Deterministic(value_s=10.0)),
             AgentConfig(id="eden", service=Deterministic(value_s=10.0)),
         ],
-        workload=PoissonArrivals(pairs=[PairRate(from_agent="ruda", to_agent="eden", rate_per_s=1 / 600)]),
+        workload=PoissonArrivals(
+            pairs=[PairRate(from_agent="ruda", to_agent="eden", rate_per_s=1 / 600)]
+        ),
         n_messages=40,
         mix=MessageMix(intents={"collaboration": 1.0}, payload_share=0.0),
         ping_pong=PingPongPolicy(endings=endings),
@@ -426,7 +484,11 @@ def test_turns_alternate_between_the_two_sessions_and_queue_there() -> None:
     turns = res.runs.filter(pl.col("kind") == "turn").with_columns(
         pl.int_range(1, pl.len() + 1).over("message").alias("k")
     )
-    expected = pl.when(pl.col("k") % 2 == 1).then(pl.lit("agent:ruda:main")).otherwise(pl.lit("agent:eden:main"))
+    expected = (
+        pl.when(pl.col("k") % 2 == 1)
+        .then(pl.lit("agent:ruda:main"))
+        .otherwise(pl.lit("agent:eden:main"))
+    )
     assert (turns["session"] == turns.select(expected).to_series()).all()
     logged = res.events.filter(field("turn").is_not_null())
     speakers = logged.select(pl.col("agent_id"), field("turn")).with_columns(
@@ -447,7 +509,9 @@ def test_turns_alternate_between_the_two_sessions_and_queue_there() -> None:
         ({"repetition": 1.0}, 2, "repetition_detected"),  # turn 1 has nothing to repeat
     ],
 )
-def test_early_endings_follow_the_reference_rules(endings: dict[str, float], turns: int, reason: str) -> None:
+def test_early_endings_follow_the_reference_rules(
+    endings: dict[str, float], turns: int, reason: str
+) -> None:
     res = simulate(pingpong_config(endings), seed=3)
     m = res.messages
     assert (m["turns"] == turns).all() and (m["termination_reason"] == reason).all()
@@ -460,14 +524,22 @@ def test_early_endings_follow_the_reference_rules(endings: dict[str, float], tur
 def test_a_turn_that_takes_longer_than_the_turn_timeout_ends_the_loop_but_still_runs() -> None:
     cfg = pingpong_config({})
     cfg = cfg.model_copy(
-        update={"agents": [a.model_copy(update={"turn_service": Deterministic(value_s=200.0)}) for a in cfg.agents]}
+        update={
+            "agents": [
+                a.model_copy(update={"turn_service": Deterministic(value_s=200.0)})
+                for a in cfg.agents
+            ]
+        }
     )
     res = simulate(cfg, seed=1)
     m = res.messages
     assert (m["turns"] == 0).all() and (m["termination_reason"] == "turn_timeout").all()
     assert ((m["complete_s"] - m["reply_s"] - 120.0).abs() < 1e-9).all()
     turn_runs = res.runs.filter(pl.col("kind") == "turn")
-    assert turn_runs.height == m.height and ((turn_runs["end_s"] - turn_runs["start_s"] - 200.0).abs() < 1e-9).all()
+    assert (
+        turn_runs.height == m.height
+        and ((turn_runs["end_s"] - turn_runs["start_s"] - 200.0).abs() < 1e-9).all()
+    )
 
 
 def test_logged_turns_agree_with_the_reference_rules_and_the_intent() -> None:
@@ -491,10 +563,12 @@ def test_logged_turns_agree_with_the_reference_rules_and_the_intent() -> None:
             verdict = should_terminate_ping_pong(text, texts[:k])
             assert reason == (verdict.reason if verdict.terminate else None)
     logged = res.events.filter(field("turn").is_not_null())
-    assert sorted(logged["data"].struct.field("terminationReason").drop_nulls().to_list()) == sorted(
-        turns["reason"].drop_nulls().to_list()
+    assert sorted(
+        logged["data"].struct.field("terminationReason").drop_nulls().to_list()
+    ) == sorted(turns["reason"].drop_nulls().to_list())
+    assert sorted(logged["data"].struct.field("message").to_list()) == sorted(
+        turns["text"].to_list()
     )
-    assert sorted(logged["data"].struct.field("message").to_list()) == sorted(turns["text"].to_list())
     # effective turns follow the intent of the sent message (a payload's type first)
     m = res.messages
     sent = res.events.filter(pl.col("type") == "a2a.send")["data"]
@@ -515,14 +589,19 @@ def test_only_exchanges_from_a_channel_session_are_announced() -> None:
     skipped = m.filter(~pl.col("announce_ran"))
     assert skipped.height > 0
     complete = res.events.filter(
-        pl.col("type") == "a2a.complete", field("concurrencyBlocked").is_null(), field("waitStatus").is_null()
+        pl.col("type") == "a2a.complete",
+        field("concurrencyBlocked").is_null(),
+        field("waitStatus").is_null(),
     )
     assert complete.select(field("announceSkipped").sum()).item() == skipped.height
     # the announce step is a run on the TARGET's session
     announce_runs = res.runs.filter(pl.col("kind") == "announce").join(
         m.select("message", "target_session"), on="message"
     )
-    assert announce_runs.height == ran.height and (announce_runs["session"] == announce_runs["target_session"]).all()
+    assert (
+        announce_runs.height == ran.height
+        and (announce_runs["session"] == announce_runs["target_session"]).all()
+    )
 
 
 # -- shortcuts, draws, determinism -------------------------------------------------------------
@@ -545,7 +624,11 @@ def test_policies_compared_with_one_seed_share_every_draw() -> None:
     variants = [
         base.model_copy(update={"gate": None}),
         base.model_copy(update={"wait": WaitPolicy(max_wait_s=60.0)}),
-        base.model_copy(update={"agents": [a.model_copy(update={"session_concurrency": 3}) for a in base.agents]}),
+        base.model_copy(
+            update={
+                "agents": [a.model_copy(update={"session_concurrency": 3}) for a in base.agents]
+            }
+        ),
         base.model_copy(update={"ping_pong": PingPongPolicy(turn_timeout_s=10.0)}),
     ]
     p0 = draw_plan(base, 9)
@@ -601,7 +684,9 @@ def test_an_hourly_profile_shapes_arrivals_by_local_hour() -> None:
     night = [0.0] * 8 + [1.0] * 4 + [2.0] * 12
     cfg = SimConfig(
         agents=[AgentConfig(id="a"), AgentConfig(id="b")],
-        workload=PoissonArrivals(pairs=[PairRate(from_agent="a", to_agent="b", rate_per_s=0.05)], hourly_profile=night),
+        workload=PoissonArrivals(
+            pairs=[PairRate(from_agent="a", to_agent="b", rate_per_s=0.05)], hourly_profile=night
+        ),
         n_messages=20_000,
         gate=None,
         wait=None,
@@ -618,7 +703,9 @@ def test_an_hourly_profile_shapes_arrivals_by_local_hour() -> None:
 
 
 def test_a_duration_limit_stops_the_arrivals() -> None:
-    cfg = presets.mm1(0.5, 1.0, n_messages=10).model_copy(update={"n_messages": None, "duration_s": 2000.0})
+    cfg = presets.mm1(0.5, 1.0, n_messages=10).model_copy(
+        update={"n_messages": None, "duration_s": 2000.0}
+    )
     plan = draw_plan(cfg, 3)
     assert plan.arrival_s.max() <= 2000.0 and plan.n > 800
     longer = draw_plan(cfg.model_copy(update={"duration_s": 4000.0}), 3)
@@ -629,12 +716,18 @@ def test_trace_replay_of_a_recorded_log() -> None:
     sample = al.samples.sample_dir()
     cfg = SimConfig(workload=TraceArrivals(path=str(sample)), n_messages=None, gate=None)
     res = simulate(cfg, seed=1)
-    sends = al.load(sample).events.filter(pl.col("type") == "a2a.send").sort("event_ms", maintain_order=True)
+    sends = (
+        al.load(sample)
+        .events.filter(pl.col("type") == "a2a.send")
+        .sort("event_ms", maintain_order=True)
+    )
     assert res.plan.n == sends.height
     expected = (sends["event_ms"].to_numpy() - sends["event_ms"].min()) / 1000.0
     assert np.allclose(res.messages["arrival_s"].to_numpy(), expected)
     assert res.messages["from_agent"].to_list() == sends["data"].struct.field("fromAgent").to_list()
-    replayed = res.events.filter(pl.col("type") == "a2a.send")["data"].struct.field("message").to_list()
+    replayed = (
+        res.events.filter(pl.col("type") == "a2a.send")["data"].struct.field("message").to_list()
+    )
     assert replayed == sends["data"].struct.field("message").to_list()
     recorded_intents = [classify_intent(t).intent for t in replayed]
     assert res.messages["intent"].to_list() == recorded_intents
@@ -643,11 +736,14 @@ def test_trace_replay_of_a_recorded_log() -> None:
 def test_subagents_run_in_their_spawned_session_and_get_delegation_roles() -> None:
     res = simulate(SimConfig(n_messages=300), seed=2)
     m = res.messages.filter(pl.col("to_agent") == "jiwoo")
-    assert m.height > 0 and m["target_session"].str.contains(r"^agent:jiwoo:subagent:[0-9a-f-]{36}$").all()
-    assert m["target_session"].n_unique() == 1
-    roles = res.events.filter(pl.col("type") == "a2a.send", field("toAgent") == "jiwoo")["data"].struct.field(
-        "eventRole"
+    assert (
+        m.height > 0
+        and m["target_session"].str.contains(r"^agent:jiwoo:subagent:[0-9a-f-]{36}$").all()
     )
+    assert m["target_session"].n_unique() == 1
+    roles = res.events.filter(pl.col("type") == "a2a.send", field("toAgent") == "jiwoo")[
+        "data"
+    ].struct.field("eventRole")
     assert (roles == "delegation.subagent").all()
 
 
@@ -664,6 +760,9 @@ def test_summary_counts_add_up_and_warmup_drops_early_messages() -> None:
     assert later["messages"] == 400 and later["horizon_s"] < s["horizon_s"]
     with_lognormal = SimConfig(
         n_messages=50,
-        agents=[a.model_copy(update={"service": Lognormal(mean_s=5.0, cv=0.5)}) for a in SimConfig().agents],
+        agents=[
+            a.model_copy(update={"service": Lognormal(mean_s=5.0, cv=0.5)})
+            for a in SimConfig().agents
+        ],
     )
     assert simulate(with_lognormal, seed=1).summary()["mean_service_s"] < 20

@@ -67,7 +67,9 @@ def assert_agrees(values: pl.Series | np.ndarray, expected: float, tolerance: fl
     """Theory inside the 99 % CI and the estimate within ``tolerance`` (relative)."""
     mean, low, high = confidence_interval(values, level=0.99)
     assert low <= expected <= high, f"{expected} outside the 99 % CI [{low:.5f}, {high:.5f}]"
-    assert abs(mean - expected) <= tolerance * expected, f"estimate {mean:.5f} not within {tolerance:.0%} of {expected}"
+    assert abs(mean - expected) <= tolerance * expected, (
+        f"estimate {mean:.5f} not within {tolerance:.0%} of {expected}"
+    )
 
 
 def test_mm1k_formulas() -> None:
@@ -83,14 +85,23 @@ def test_mm1k_blocking_and_waits() -> None:
     reps = replicate(config, 10, seed=707, warmup_s=200.0, workers=1)
     assert_agrees(reps["blocked_rate"], mm1k_blocking(0.8, 1.0, 5), 0.05)
     assert_agrees(reps["mean_wait_s"], mm1k_mean_wait(0.8, 1.0, 5), 0.05)
-    assert reps["replied_rate"].to_numpy() + reps["blocked_rate"].to_numpy() == pytest.approx(np.ones(10))
+    assert reps["replied_rate"].to_numpy() + reps["blocked_rate"].to_numpy() == pytest.approx(
+        np.ones(10)
+    )
 
 
-def _retry_queue(failures: FailurePolicy, retry: ReferenceRetry | ExponentialRetry, n: int) -> SimConfig:
+def _retry_queue(
+    failures: FailurePolicy, retry: ReferenceRetry | ExponentialRetry, n: int
+) -> SimConfig:
     """Light traffic to a 1 s server: attempts are independent, nothing waits for a chunk."""
     return SimConfig(
-        agents=[AgentConfig(id="client"), AgentConfig(id="server", service=Deterministic(value_s=1.0))],
-        workload=PoissonArrivals(pairs=[PairRate(from_agent="client", to_agent="server", rate_per_s=0.05)]),
+        agents=[
+            AgentConfig(id="client"),
+            AgentConfig(id="server", service=Deterministic(value_s=1.0)),
+        ],
+        workload=PoissonArrivals(
+            pairs=[PairRate(from_agent="client", to_agent="server", rate_per_s=0.05)]
+        ),
         n_messages=n,
         gate=None,
         ping_pong=PingPongPolicy(max_turns=0),
@@ -112,7 +123,9 @@ def _retry_queue(failures: FailurePolicy, retry: ReferenceRetry | ExponentialRet
     ],
     ids=["reference-call-failures", "resend-run-failures"],
 )
-def test_retry_amplification(failures: FailurePolicy, retry: ReferenceRetry | ExponentialRetry, counts: str) -> None:
+def test_retry_amplification(
+    failures: FailurePolicy, retry: ReferenceRetry | ExponentialRetry, counts: str
+) -> None:
     res = simulate(_retry_queue(failures, retry, 40_000), seed=808)
     p, retries = 0.3, 3
     expected = sum(p**k for k in range(retries + 1))
@@ -130,7 +143,10 @@ def test_retry_amplification(failures: FailurePolicy, retry: ReferenceRetry | Ex
 
 def test_reference_retries_cannot_rescue_a_failed_run() -> None:
     # today's loop re-polls the same run: a run-level error stays, three retries later
-    res = simulate(_retry_queue(FailurePolicy(rates={"server_overload": 0.3}), ReferenceRetry(), 20_000), seed=809)
+    res = simulate(
+        _retry_queue(FailurePolicy(rates={"server_overload": 0.3}), ReferenceRetry(), 20_000),
+        seed=809,
+    )
     m = res.messages
     failed = (m["outcome"] == "no_reply").mean()
     assert abs(failed - 0.3) < 0.015 and (m["runs"] == 1).all()
@@ -153,14 +169,20 @@ def _max_in_window(times_ms: np.ndarray, window_ms: float) -> int:
 @settings(max_examples=80, deadline=None)
 @given(
     calls=st.lists(
-        st.tuples(st.sampled_from(["a", "b", "c"]), st.sampled_from(["a", "b", "c"]), st.integers(0, 3000)),
+        st.tuples(
+            st.sampled_from(["a", "b", "c"]), st.sampled_from(["a", "b", "c"]), st.integers(0, 3000)
+        ),
         max_size=80,
     ),
     limit=st.integers(0, 6),
     window_ms=st.integers(1, 2000),
 )
-def test_the_guard_object_never_lets_more_than_n_per_window_through(calls, limit, window_ms) -> None:
-    guards = SendGuards(LoopGuardPolicy(max_messages_per_window=limit, window_s=window_ms / 1000), None)
+def test_the_guard_object_never_lets_more_than_n_per_window_through(
+    calls, limit, window_ms
+) -> None:
+    guards = SendGuards(
+        LoopGuardPolicy(max_messages_per_window=limit, window_s=window_ms / 1000), None
+    )
     passed: dict[str, list[int]] = {}
     blocked_at: list[tuple[str, int]] = []
     clock = 0
@@ -198,14 +220,18 @@ def test_simulated_logs_never_exceed_the_guard(seed, limit, window_s, count_turn
         announce=None,
         tasks=None,
         channel_share=0.0,
-        loop_guard=LoopGuardPolicy(max_messages_per_window=limit, window_s=window_s, count_turns=count_turns),
+        loop_guard=LoopGuardPolicy(
+            max_messages_per_window=limit, window_s=window_s, count_turns=count_turns
+        ),
     )
     res = simulate(cfg, seed=seed)
     assert (res.messages["outcome"] == "guard_blocked").sum() > 0
     ev = res.events
     counted = pl.col("type") == "a2a.send"
     if count_turns:
-        counted = counted | ((pl.col("type") == "a2a.response") & D.struct.field("turn").is_not_null())
+        counted = counted | (
+            (pl.col("type") == "a2a.response") & D.struct.field("turn").is_not_null()
+        )
     msgs = ev.filter(counted).select(
         pl.concat_str(
             pl.min_horizontal(D.struct.field("fromAgent"), D.struct.field("toAgent")),
@@ -234,12 +260,17 @@ def _unexplained(findings: pl.DataFrame, events: pl.DataFrame) -> pl.DataFrame:
     ``sessions_send`` today, would have blocked.
     """
     sends = events.filter(pl.col("type") == "a2a.send").select(
-        D.struct.field("conversationId").alias("c"), D.struct.field("fromAgent").alias("f"), D.struct.field("toAgent").alias("t")
+        D.struct.field("conversationId").alias("c"),
+        D.struct.field("fromAgent").alias("f"),
+        D.struct.field("toAgent").alias("t"),
     )
     reused = sends.group_by("c", "f", "t").len().filter(pl.col("len") > 1)["c"].unique()
     return findings.filter(
         ~pl.col("rule").str.starts_with("guard."),
-        ~(pl.col("rule").str.starts_with("a2a.") & pl.col("conversation_id").is_in(reused.implode())),
+        ~(
+            pl.col("rule").str.starts_with("a2a.")
+            & pl.col("conversation_id").is_in(reused.implode())
+        ),
     )
 
 
@@ -253,20 +284,44 @@ def test_default_policies_pass_the_log_health_checks() -> None:
 
 
 def test_the_guards_explain_the_guard_findings_of_a_busy_log() -> None:
-    busy = SimConfig(n_messages=1500, tasks=None, workload=PoissonArrivals(
-        agents=[AgentRate(agent=a, rate_per_s=0.05) for a in ("main", "ruda", "eden", "seum", "bada")]
-    ))
+    busy = SimConfig(
+        n_messages=1500,
+        tasks=None,
+        workload=PoissonArrivals(
+            agents=[
+                AgentRate(agent=a, rate_per_s=0.05)
+                for a in ("main", "ruda", "eden", "seum", "bada")
+            ]
+        ),
+    )
     off = simulate(busy, seed=32)
     found = check(off.events)
     assert found.filter(pl.col("rule") == "guard.loop").height > 0
     assert found.filter(pl.col("rule").str.starts_with("a2a.")).height == 0
-    on = simulate(busy.model_copy(update={"loop_guard": LoopGuardPolicy(), "collaborate_limit": CollaborateLimit()}), seed=32)
+    on = simulate(
+        busy.model_copy(
+            update={"loop_guard": LoopGuardPolicy(), "collaborate_limit": CollaborateLimit()}
+        ),
+        seed=32,
+    )
     assert (on.messages["outcome"] == "guard_blocked").sum() > 0
-    assert check(on.events).filter(pl.col("rule").str.starts_with("guard.") | pl.col("rule").str.starts_with("a2a.")).height == 0
+    assert (
+        check(on.events)
+        .filter(pl.col("rule").str.starts_with("guard.") | pl.col("rule").str.starts_with("a2a."))
+        .height
+        == 0
+    )
 
 
 def test_failures_and_retries_keep_the_log_healthy() -> None:
-    failing = FailurePolicy(rates={"server_overload": 0.1, "context_exceeded": 0.02, "gateway_connection": 0.05, "llm_timeout": 0.01})
+    failing = FailurePolicy(
+        rates={
+            "server_overload": 0.1,
+            "context_exceeded": 0.02,
+            "gateway_connection": 0.05,
+            "llm_timeout": 0.01,
+        }
+    )
     res = simulate(SimConfig(n_messages=2000, tasks=None, failures=failing), seed=33)
     assert res.events.filter(pl.col("type") == "a2a.retry").height > 100
     findings = check(res.events)

@@ -24,7 +24,9 @@ from a2a_lab.sim import SimConfig, confidence_interval, presets, replicate, simu
 
 @pytest.fixture(scope="module")
 def pool():
-    with ProcessPoolExecutor(max_workers=2, mp_context=multiprocessing.get_context("spawn")) as executor:
+    with ProcessPoolExecutor(
+        max_workers=2, mp_context=multiprocessing.get_context("spawn")
+    ) as executor:
         yield executor
 
 
@@ -32,7 +34,9 @@ def assert_agrees(values: pl.Series, expected: float, tolerance: float) -> None:
     """Theory inside the 99 % CI of the replications and the estimate within ``tolerance``."""
     mean, low, high = confidence_interval(values, level=0.99)
     assert low <= expected <= high, f"{expected} outside the 99 % CI [{low:.5f}, {high:.5f}]"
-    assert abs(mean - expected) <= tolerance * expected, f"estimate {mean:.5f} not within {tolerance:.0%} of {expected}"
+    assert abs(mean - expected) <= tolerance * expected, (
+        f"estimate {mean:.5f} not within {tolerance:.0%} of {expected}"
+    )
 
 
 def test_theory_gives_the_figures_of_the_issue() -> None:
@@ -51,7 +55,9 @@ def test_theory_gives_the_figures_of_the_issue() -> None:
 
 
 def test_mm1_waits_and_sojourn_percentiles(pool) -> None:
-    reps = replicate(presets.mm1(0.8, 1.0, n_messages=100_000), 16, seed=601, warmup_s=2_000.0, executor=pool)
+    reps = replicate(
+        presets.mm1(0.8, 1.0, n_messages=100_000), 16, seed=601, warmup_s=2_000.0, executor=pool
+    )
     assert reps["messages"].min() > 97_000
     assert_agrees(reps["mean_wait_s"], theory.mm1_mean_wait(0.8, 1.0), 0.03)
     assert_agrees(reps["p_wait"], 0.8, 0.01)
@@ -61,19 +67,27 @@ def test_mm1_waits_and_sojourn_percentiles(pool) -> None:
 
 
 def test_mm3_erlang_c(pool) -> None:
-    reps = replicate(presets.mmc(2.4, 1.0, 3, n_messages=100_000), 8, seed=602, warmup_s=500.0, executor=pool)
+    reps = replicate(
+        presets.mmc(2.4, 1.0, 3, n_messages=100_000), 8, seed=602, warmup_s=500.0, executor=pool
+    )
     assert_agrees(reps["mean_wait_s"], theory.mmc_mean_wait(2.4, 1.0, 3), 0.03)
     assert_agrees(reps["p_wait"], theory.erlang_c(2.4, 1.0, 3), 0.02)
 
 
 def test_md1_mean_wait(pool) -> None:
-    reps = replicate(presets.md1(0.8, 1.0, n_messages=100_000), 8, seed=603, warmup_s=2_000.0, executor=pool)
+    reps = replicate(
+        presets.md1(0.8, 1.0, n_messages=100_000), 8, seed=603, warmup_s=2_000.0, executor=pool
+    )
     assert_agrees(reps["mean_wait_s"], theory.md1_mean_wait(0.8, 1.0), 0.03)
 
 
 def test_mg1_lognormal_mean_wait(pool) -> None:
     reps = replicate(
-        presets.mg1_lognormal(0.5, 1.0, 2.0, n_messages=200_000), 15, seed=604, warmup_s=2_000.0, executor=pool
+        presets.mg1_lognormal(0.5, 1.0, 2.0, n_messages=200_000),
+        15,
+        seed=604,
+        warmup_s=2_000.0,
+        executor=pool,
     )
     assert_agrees(reps["mean_wait_s"], theory.mg1_mean_wait(0.5, 1.0, 2.0), 0.05)
 
@@ -108,9 +122,13 @@ def test_littles_law_holds_exactly_on_a_run(cfg: SimConfig) -> None:
     if cfg.workload.pairs:  # the preset: the messages are the server's only runs
         m = res.messages
         s = res.summary()
-        assert s["mean_in_system"] == pytest.approx(s["arrival_rate_per_s"] * s["mean_sojourn_s"], rel=1e-9)
+        assert s["mean_in_system"] == pytest.approx(
+            s["arrival_rate_per_s"] * s["mean_sojourn_s"], rel=1e-9
+        )
         server = both.filter(pl.col("session") == "agent:server:main")
-        assert server["area"].item() / horizon == pytest.approx(m.height / horizon * m["sojourn_s"].mean(), rel=1e-9)
+        assert server["area"].item() / horizon == pytest.approx(
+            m.height / horizon * m["sojourn_s"].mean(), rel=1e-9
+        )
 
 
 def _lindley(interarrival: np.ndarray, service: np.ndarray) -> np.ndarray:
@@ -133,7 +151,9 @@ def _lindley(interarrival: np.ndarray, service: np.ndarray) -> np.ndarray:
     ],
     ids=["mm1", "md1", "mg1"],
 )
-def test_single_server_fifo_waits_equal_lindleys_recursion_on_the_same_draws(cfg: SimConfig) -> None:
+def test_single_server_fifo_waits_equal_lindleys_recursion_on_the_same_draws(
+    cfg: SimConfig,
+) -> None:
     res = simulate(cfg, seed=11)
     expected = _lindley(res.plan.interarrival_s, res.plan.service_s)
     simulated = res.messages["queue_wait_s"].to_numpy()

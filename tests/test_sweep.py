@@ -64,8 +64,12 @@ def test_apply_point_paths_policies_and_errors() -> None:
     off = SMALL.model_copy(update={"gate": None})
     # a policy that is off is switched on with its defaults, then changed
     on = apply_point(off, {"gate.queue_timeout_s": 5.0})
-    assert on.gate is not None and on.gate.queue_timeout_s == 5.0 and on.gate.max_concurrent_flows == 3
-    assert apply_point(SMALL, {"agents.1.session_concurrency": 2}).agents[1].session_concurrency == 2
+    assert (
+        on.gate is not None and on.gate.queue_timeout_s == 5.0 and on.gate.max_concurrent_flows == 3
+    )
+    assert (
+        apply_point(SMALL, {"agents.1.session_concurrency": 2}).agents[1].session_concurrency == 2
+    )
     assert apply_point(SMALL, {}) is SMALL
     with pytest.raises(ValueError, match="no item '99'"):
         apply_point(SMALL, {"agents.99.session_concurrency": 2})
@@ -85,7 +89,15 @@ def test_scale_arrivals_rescales_the_same_gaps() -> None:
     b = simulate(scale_arrivals(base, 2.5), seed=4).plan
     np.testing.assert_allclose(b.interarrival_s * 2.5, a.interarrival_s, rtol=1e-12)
     np.testing.assert_array_equal(a.service_s, b.service_s)
-    trace = SimConfig(workload={"kind": "trace", "sends": [{"at_s": 0, "from": "main", "to": "ruda"}, {"at_s": 10, "from": "ruda", "to": "main"}]})
+    trace = SimConfig(
+        workload={
+            "kind": "trace",
+            "sends": [
+                {"at_s": 0, "from": "main", "to": "ruda"},
+                {"at_s": 10, "from": "ruda", "to": "main"},
+            ],
+        }
+    )
     assert scale_arrivals(trace, 2.0).workload.time_scale == 0.5  # type: ignore[union-attr]
 
 
@@ -104,15 +116,25 @@ def test_replication_k_is_replication_k_of_replicate() -> None:
 def test_every_point_sees_the_same_draws(serial_runs: pl.DataFrame) -> None:
     # the service times of the messages are the same at every point: only the policy and
     # the load differ (n_messages fixed, so the same messages run everywhere)
-    per_rep = serial_runs.group_by("replication").agg(pl.col("mean_service_s").n_unique().alias("distinct"))
+    per_rep = serial_runs.group_by("replication").agg(
+        pl.col("mean_service_s").n_unique().alias("distinct")
+    )
     assert per_rep["distinct"].to_list() == [1, 1, 1]
     # and replications differ from each other
     assert serial_runs.filter(pl.col("point") == 0)["mean_service_s"].n_unique() == 3
 
 
 def test_a_point_does_not_depend_on_the_rest_of_the_grid(serial_runs: pl.DataFrame) -> None:
-    alone = sweep_runs(SMALL, [{"rate_scale": 4.0, "gate.max_concurrent_flows": 1}], replications=3, seed=11, workers=1)
-    same = serial_runs.filter((pl.col("rate_scale") == 4.0) & (pl.col("gate.max_concurrent_flows") == 1))
+    alone = sweep_runs(
+        SMALL,
+        [{"rate_scale": 4.0, "gate.max_concurrent_flows": 1}],
+        replications=3,
+        seed=11,
+        workers=1,
+    )
+    same = serial_runs.filter(
+        (pl.col("rate_scale") == 4.0) & (pl.col("gate.max_concurrent_flows") == 1)
+    )
     assert_frame_equal(alone.drop("point"), same.drop("point"))
 
 
@@ -122,18 +144,29 @@ def test_any_grid_gives_each_point_its_own_result(scales: list[float]) -> None:
     cfg = mm1(0.3, 1.0, n_messages=60)
     runs = sweep_runs(cfg, {"rate_scale": scales}, replications=2, seed=2, workers=1)
     for s in scales:
-        expected = [simulate(scale_arrivals(cfg, s), replication_seed(2, k)).summary()["mean_sojourn_s"] for k in range(2)]
+        expected = [
+            simulate(scale_arrivals(cfg, s), replication_seed(2, k)).summary()["mean_sojourn_s"]
+            for k in range(2)
+        ]
         assert runs.filter(pl.col("rate_scale") == s)["mean_sojourn_s"].to_list() == expected
 
 
 def test_scenarios_may_name_different_parameters() -> None:
     cfg = mm1(0.5, 1.0, n_messages=100)
-    runs = sweep_runs(cfg, [{"rate_scale": 1.5}, {"agents.1.session_concurrency": 2}, {}], replications=2, seed=1, workers=1)
+    runs = sweep_runs(
+        cfg,
+        [{"rate_scale": 1.5}, {"agents.1.session_concurrency": 2}, {}],
+        replications=2,
+        seed=1,
+        workers=1,
+    )
     assert runs.columns[:3] == ["point", "rate_scale", "agents.1.session_concurrency"]
     assert runs["rate_scale"].to_list() == [1.5, 1.5, None, None, None, None]
     assert runs["agents.1.session_concurrency"].to_list() == [None, None, 2, 2, None, None]
     base = runs.filter(pl.col("point") == 2)["mean_wait_s"].to_list()
-    assert base == [simulate(cfg, replication_seed(1, k)).summary()["mean_wait_s"] for k in range(2)]
+    assert base == [
+        simulate(cfg, replication_seed(1, k)).summary()["mean_wait_s"] for k in range(2)
+    ]
     # two servers wait less than one, more load waits more: same draws, so per replication
     per_point = runs.pivot(on="point", index="replication", values="mean_wait_s")
     assert (per_point["1"] < per_point["2"]).all() and (per_point["0"] > per_point["2"]).all()
@@ -167,10 +200,19 @@ def test_summary_is_mean_and_t_interval(serial_runs: pl.DataFrame) -> None:
 
 
 def test_summary_with_one_replication_has_no_interval() -> None:
-    out = sweep(mm1(0.5, 1.0, n_messages=50), {"rate_scale": [1.0]}, replications=1, metrics=["mean_wait_s"], workers=1)
+    out = sweep(
+        mm1(0.5, 1.0, n_messages=50),
+        {"rate_scale": [1.0]},
+        replications=1,
+        metrics=["mean_wait_s"],
+        workers=1,
+    )
     assert out["mean_wait_s_low"].is_null().all() and out["mean_wait_s"].is_not_null().all()
     with pytest.raises(ValueError, match="unknown metric"):
-        summarize(sweep_runs(mm1(0.5, 1.0, n_messages=50), [{}], replications=1, workers=1), metrics=["nope"])
+        summarize(
+            sweep_runs(mm1(0.5, 1.0, n_messages=50), [{}], replications=1, workers=1),
+            metrics=["nope"],
+        )
 
 
 # ---------------------------------------------------------------------------------------
@@ -180,7 +222,9 @@ def test_summary_with_one_replication_has_no_interval() -> None:
 
 def test_thread_and_process_executors_match_serial(serial_runs: pl.DataFrame) -> None:
     with ThreadPoolExecutor(2) as pool:
-        assert_frame_equal(sweep_runs(SMALL, GRID, replications=3, seed=11, executor=pool), serial_runs)
+        assert_frame_equal(
+            sweep_runs(SMALL, GRID, replications=3, seed=11, executor=pool), serial_runs
+        )
     assert_frame_equal(sweep_runs(SMALL, GRID, replications=3, seed=11, workers=2), serial_runs)
 
 
@@ -189,7 +233,11 @@ def test_dask_distributed_matches_serial(serial_runs: pl.DataFrame) -> None:
     started = time.perf_counter()
     with (
         distributed.LocalCluster(
-            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None, silence_logs=50
+            n_workers=2,
+            threads_per_worker=1,
+            processes=True,
+            dashboard_address=None,
+            silence_logs=50,
         ) as cluster,
         distributed.Client(cluster, timeout="60s") as client,
     ):
@@ -205,14 +253,20 @@ def test_cache_reuses_results(tmp_path, serial_runs: pl.DataFrame) -> None:  # t
     first = sweep_runs(SMALL, GRID, replications=3, seed=11, workers=1, cache_dir=tmp_path)
     assert len(list(tmp_path.glob("*.json"))) == 12
     assert_frame_equal(first, serial_runs)
-    again = sweep_runs(SMALL, GRID, replications=3, seed=11, executor=RefusingExecutor(), cache_dir=tmp_path)
+    again = sweep_runs(
+        SMALL, GRID, replications=3, seed=11, executor=RefusingExecutor(), cache_dir=tmp_path
+    )
     assert_frame_equal(again, serial_runs)
     # a new replication is computed, the cached ones are not
     with pytest.raises(AssertionError, match="submit called"):
-        sweep_runs(SMALL, GRID, replications=4, seed=11, executor=RefusingExecutor(), cache_dir=tmp_path)
+        sweep_runs(
+            SMALL, GRID, replications=4, seed=11, executor=RefusingExecutor(), cache_dir=tmp_path
+        )
 
 
-def test_progress_quiet_under_tests_and_shown_on_request(capsys: pytest.CaptureFixture[str]) -> None:
+def test_progress_quiet_under_tests_and_shown_on_request(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     cfg = mm1(0.5, 1.0, n_messages=30)
     sweep_runs(cfg, {"rate_scale": [1.0, 2.0]}, replications=2, workers=1)
     assert capsys.readouterr().err == ""
@@ -244,8 +298,14 @@ def test_capacity_matches_mm1_theory() -> None:
     target, q = 12.0, 0.9
     lam = 1.0 + math.log1p(-q) / target  # M/M/1 sojourn ~ Exp(mu - lambda), mu = 1
     cap = capacity_search(
-        mm1(0.4, 1.0, n_messages=6000), target_latency_s=target, target_quantile=q, replications=6, seed=8,
-        rel_tol=0.005, level=0.99, workers=1,
+        mm1(0.4, 1.0, n_messages=6000),
+        target_latency_s=target,
+        target_quantile=q,
+        replications=6,
+        seed=8,
+        rel_tol=0.005,
+        level=0.99,
+        workers=1,
     )
     assert cap.bracketed
     assert cap.rate_low < lam < cap.rate_high
@@ -268,7 +328,13 @@ def test_capacity_replication_brackets_its_own_crossing() -> None:
 
 def test_capacity_unbracketed_gives_a_bound() -> None:
     # a target far above anything a light M/M/1 reaches within two doublings
-    cap = capacity_search(mm1(0.01, 1.0, n_messages=100), target_latency_s=1e4, replications=2, max_doublings=2, workers=1)
+    cap = capacity_search(
+        mm1(0.01, 1.0, n_messages=100),
+        target_latency_s=1e4,
+        replications=2,
+        max_doublings=2,
+        workers=1,
+    )
     assert not cap.bracketed
     assert cap.replications["scale"].to_list() == [4.0, 4.0]
     assert cap.replications["scale_above"].is_nan().all()

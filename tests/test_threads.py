@@ -31,7 +31,9 @@ T0 = 1_771_500_000_000  # 2026-02-19T11:20:00Z
 WS = "ws_1"
 
 
-def ev(i: int, type_: str, frm: str | None, to: str | None, conv: str | None = "c1", **data: Any) -> dict:
+def ev(
+    i: int, type_: str, frm: str | None, to: str | None, conv: str | None = "c1", **data: Any
+) -> dict:
     """An event of session ``ws_1`` at ``T0 + i`` seconds."""
     fields: dict[str, Any] = {"workSessionId": WS, **data}
     if conv is not None:
@@ -68,8 +70,14 @@ USERS = {"130050000004821007": "main", "130150079194821017": "ruda"}
     [
         ("<@130050000004821007> 배포 부탁해", "@main 배포 부탁해"),
         ("cc <@!130150079194821017>, <@130050000004821007>", "cc @ruda, @main"),
-        ("<@284019573310226433> who owns this?", "<@284019573310226433> who owns this?"),  # unknown: as-is
-        ("<@1300500000048210070> longer id", "<@1300500000048210070> longer id"),  # not a prefix match
+        (
+            "<@284019573310226433> who owns this?",
+            "<@284019573310226433> who owns this?",
+        ),  # unknown: as-is
+        (
+            "<@1300500000048210070> longer id",
+            "<@1300500000048210070> longer id",
+        ),  # not a prefix match
         ("<#1187423365011234816> is a channel", "<#1187423365011234816> is a channel"),
         ("no mention", "no mention"),
     ],
@@ -86,7 +94,8 @@ def test_mentions_without_a_mapping_leave_the_text_unchanged() -> None:
 
 def test_thread_messages_resolve_mentions_in_text_and_html() -> None:
     out = messages(
-        [ev(0, "a2a.send", "ruda", "main", message="<@130050000004821007> see <@999>")], discord_users=USERS
+        [ev(0, "a2a.send", "ruda", "main", message="<@130050000004821007> see <@999>")],
+        discord_users=USERS,
     )
     assert out["text"].to_list() == ["@main see <@999>"]
     assert out["html"].to_list() == ["@main see &lt;@999&gt;"]
@@ -98,7 +107,9 @@ def test_thread_messages_resolve_mentions_in_text_and_html() -> None:
 def no_reply_response(i: int, **fields: Any) -> dict:
     """The no-reply ``a2a.response`` the reference writes, text built by the runtime module."""
     legacy = fields.pop("legacy", False)
-    text = build_no_reply_outcome_message(fields.get("waitStatus"), fields.get("waitError"), legacy=legacy)
+    text = build_no_reply_outcome_message(
+        fields.get("waitStatus"), fields.get("waitError"), legacy=legacy
+    )
     return ev(i, "a2a.response", "ruda", "eden", message=text, replyPreview=text, **fields)
 
 
@@ -108,14 +119,24 @@ def no_reply_response(i: int, **fields: Any) -> dict:
         ({"outcome": "no_reply", "waitStatus": "timeout"}, "no reply: waited more than 300 s"),
         ({"outcome": "no_reply", "waitStatus": "not_found"}, "no reply: run not found"),
         ({"outcome": "no_reply", "waitStatus": "error"}, "no reply: run error"),
-        ({"outcome": "no_reply", "waitStatus": "error", "waitError": " LLM request rejected "},
-         "no reply: LLM request rejected"),
+        (
+            {"outcome": "no_reply", "waitStatus": "error", "waitError": " LLM request rejected "},
+            "no reply: LLM request rejected",
+        ),
         ({"outcome": "no_reply"}, "no reply"),
         # the older runtime: outcome "blocked" WITH wait fields is a no-reply
-        ({"outcome": "blocked", "waitStatus": "timeout", "legacy": True}, "no reply: waited more than 300 s"),
-        ({"outcome": "blocked", "waitStatus": "not_found", "legacy": True}, "no reply: run not found"),
-        ({"outcome": "blocked", "waitError": "rate_limit exceeded", "legacy": True},
-         "no reply: rate_limit exceeded"),
+        (
+            {"outcome": "blocked", "waitStatus": "timeout", "legacy": True},
+            "no reply: waited more than 300 s",
+        ),
+        (
+            {"outcome": "blocked", "waitStatus": "not_found", "legacy": True},
+            "no reply: run not found",
+        ),
+        (
+            {"outcome": "blocked", "waitError": "rate_limit exceeded", "legacy": True},
+            "no reply: rate_limit exceeded",
+        ),
         # only the [outcome] text, no outcome field: parsed the same way
         ({"waitStatus": "not_found"}, "no reply: run not found"),
         ({"waitStatus": "error", "legacy": True}, "no reply: run error"),
@@ -132,55 +153,82 @@ def test_timeout_label_names_the_seconds_of_the_text_else_the_ceiling() -> None:
     assert labels([from_text]) == [("no_reply", "no reply: waited more than 120 s")]
     fields_only = ev(0, "a2a.response", "ruda", "eden", outcome="no_reply", waitStatus="timeout")
     assert labels([fields_only]) == [("no_reply", "no reply: waited more than 300 s")]
-    assert labels([fields_only], max_wait_ms=600_000) == [("no_reply", "no reply: waited more than 600 s")]
+    assert labels([fields_only], max_wait_ms=600_000) == [
+        ("no_reply", "no reply: waited more than 600 s")
+    ]
 
 
 def test_blocked_then_concurrency_blocked_complete_is_a_refusal() -> None:
     text = "[outcome] blocked: 동시 처리 한도 초과 (agent: eden)"
-    out = labels([
-        ev(0, "a2a.response", "ruda", "eden", message=text, outcome="blocked"),
-        ev(1, "a2a.complete", "ruda", "eden", announced=False, concurrencyBlocked=True),
-    ])
+    out = labels(
+        [
+            ev(0, "a2a.response", "ruda", "eden", message=text, outcome="blocked"),
+            ev(1, "a2a.complete", "ruda", "eden", announced=False, concurrencyBlocked=True),
+        ]
+    )
     assert out == [("refused", "refused: concurrency limit")] * 2
 
 
 def test_a_concurrency_blocked_complete_wins_over_wait_fields() -> None:
-    out = labels([
-        ev(0, "a2a.response", "ruda", "eden", outcome="blocked", waitStatus="timeout"),
-        ev(1, "a2a.complete", "ruda", "eden", concurrencyBlocked=True),
-    ])
+    out = labels(
+        [
+            ev(0, "a2a.response", "ruda", "eden", outcome="blocked", waitStatus="timeout"),
+            ev(1, "a2a.complete", "ruda", "eden", concurrencyBlocked=True),
+        ]
+    )
     assert out[0] == ("refused", "refused: concurrency limit")
 
 
 def test_blocked_without_wait_fields_or_refusal_is_a_legacy_no_reply() -> None:
-    out = labels([
-        ev(0, "a2a.response", "ruda", "eden", outcome="blocked"),
-        ev(1, "a2a.complete", "ruda", "eden", announced=False),
-    ])
+    out = labels(
+        [
+            ev(0, "a2a.response", "ruda", "eden", outcome="blocked"),
+            ev(1, "a2a.complete", "ruda", "eden", announced=False),
+        ]
+    )
     assert out == [("no_reply", "no reply"), ("complete", "exchange complete")]
 
 
 def test_a_refusal_of_another_pair_in_the_same_thread_does_not_count() -> None:
-    out = labels([
-        ev(0, "a2a.response", "ruda", "eden", outcome="blocked"),
-        ev(1, "a2a.complete", "ruda", "seum", concurrencyBlocked=True),
-        ev(2, "a2a.complete", "ruda", "eden"),
-    ])
+    out = labels(
+        [
+            ev(0, "a2a.response", "ruda", "eden", outcome="blocked"),
+            ev(1, "a2a.complete", "ruda", "seum", concurrencyBlocked=True),
+            ev(2, "a2a.complete", "ruda", "eden"),
+        ]
+    )
     assert [kind for kind, _ in out] == ["no_reply", "refused", "complete"]
 
 
 def test_other_outcomes_replies_turns_and_exchange_events() -> None:
-    out = labels([
-        ev(0, "a2a.send", "ruda", "eden", message="배포 해줘"),
-        ev(1, "a2a.retry", "ruda", "eden", attempt=1, maxAttempts=3, errorCode="rate_limit"),
-        ev(2, "a2a.response", "eden", "ruda", replyPreview="ok"),
-        ev(3, "a2a.response", "ruda", "eden", turn=1, maxTurns=3, message="q?"),
-        ev(4, "a2a.response", "eden", "ruda", turn=2, maxTurns=3, message="done",
-           terminationReason="conclusion_detected"),
-        ev(5, "a2a.response", "eden", "ruda", message="[outcome] success: merged"),
-        ev(6, "a2a.complete", "ruda", "eden", actualTurns=2, terminationReason="conclusion_detected"),
-        ev(7, "a2a.complete", "ruda", "eden", actualTurns=1),
-    ])
+    out = labels(
+        [
+            ev(0, "a2a.send", "ruda", "eden", message="배포 해줘"),
+            ev(1, "a2a.retry", "ruda", "eden", attempt=1, maxAttempts=3, errorCode="rate_limit"),
+            ev(2, "a2a.response", "eden", "ruda", replyPreview="ok"),
+            ev(3, "a2a.response", "ruda", "eden", turn=1, maxTurns=3, message="q?"),
+            ev(
+                4,
+                "a2a.response",
+                "eden",
+                "ruda",
+                turn=2,
+                maxTurns=3,
+                message="done",
+                terminationReason="conclusion_detected",
+            ),
+            ev(5, "a2a.response", "eden", "ruda", message="[outcome] success: merged"),
+            ev(
+                6,
+                "a2a.complete",
+                "ruda",
+                "eden",
+                actualTurns=2,
+                terminationReason="conclusion_detected",
+            ),
+            ev(7, "a2a.complete", "ruda", "eden", actualTurns=1),
+        ]
+    )
     assert out == [
         ("message", "message"),
         ("retry", "retry 1/3: rate_limit"),
@@ -194,17 +242,45 @@ def test_other_outcomes_replies_turns_and_exchange_events() -> None:
 
 
 def test_spawn_payload_and_orchestration_labels() -> None:
-    delegation = '{"type":"task_delegation","taskId":"t9","taskTitle":"Fix CI","taskDescription":"x"}'
+    delegation = (
+        '{"type":"task_delegation","taskId":"t9","taskTitle":"Fix CI","taskDescription":"x"}'
+    )
     report = '{"type":"status_report","taskId":"t9","status":"blocked","progressPercent":40}'
-    out = labels([
-        ev(0, "a2a.spawn", "eden", "nuri", message="Draft it"),
-        ev(1, "a2a.spawn_result", "eden", "nuri", status="error"),
-        ev(2, "a2a.send", "ruda", "eden", payloadType="task_delegation", payloadJson=delegation, message="m"),
-        ev(3, "a2a.send", "eden", "ruda", payloadType="status_report", payloadJson=report, message="m"),
-        ev(4, "a2a.send", "eden", "ruda", payloadType="question", payloadJson="not json", message="m"),
-        ev(5, "task.updated", "ruda", None, conv=None, taskId="t1", status="in_progress"),
-        ev(6, "task.backlog_added", "ruda", None, conv=None, taskId="t1"),
-    ])
+    out = labels(
+        [
+            ev(0, "a2a.spawn", "eden", "nuri", message="Draft it"),
+            ev(1, "a2a.spawn_result", "eden", "nuri", status="error"),
+            ev(
+                2,
+                "a2a.send",
+                "ruda",
+                "eden",
+                payloadType="task_delegation",
+                payloadJson=delegation,
+                message="m",
+            ),
+            ev(
+                3,
+                "a2a.send",
+                "eden",
+                "ruda",
+                payloadType="status_report",
+                payloadJson=report,
+                message="m",
+            ),
+            ev(
+                4,
+                "a2a.send",
+                "eden",
+                "ruda",
+                payloadType="question",
+                payloadJson="not json",
+                message="m",
+            ),
+            ev(5, "task.updated", "ruda", None, conv=None, taskId="t1", status="in_progress"),
+            ev(6, "task.backlog_added", "ruda", None, conv=None, taskId="t1"),
+        ]
+    )
     assert out == [
         ("spawn", "spawned a sub-agent"),
         ("spawn_result", "sub-agent run: error"),
@@ -239,7 +315,10 @@ LINK = '<a href="{0}" target="_blank" rel="noopener noreferrer">{1}</a>'
         ("[x](data:text/html,hi)", "[x](data:text/html,hi)"),
         ("see https://e.com/x.", "see " + LINK.format("https://e.com/x", "https://e.com/x") + "."),
         ("(https://e.com/y)", "(" + LINK.format("https://e.com/y", "https://e.com/y") + ")"),
-        ('https://e.com/"onclick="x', LINK.format("https://e.com/", "https://e.com/") + "&quot;onclick=&quot;x"),
+        (
+            'https://e.com/"onclick="x',
+            LINK.format("https://e.com/", "https://e.com/") + "&quot;onclick=&quot;x",
+        ),
         ("mail [me](mailto:a@b.c)", "mail " + LINK.format("mailto:a@b.c", "me")),
         ("abc\u202edcba\u2066x\u2069 \x07", "abc⟨U+202E⟩dcba⟨U+2066⟩x⟨U+2069⟩ ⟨U+0007⟩"),
         ("hello there", "hello there"),
@@ -262,7 +341,16 @@ _OWN_TAGS = re.compile(
 
 
 # texts made of markup fragments, so links, code spans and broken markup are frequent
-_PIECES = [*"ab <>&\"'`*[]()\n/:.h", "http://", "https://", "mailto:", "javascript:", "```", "**", "script"]
+_PIECES = [
+    *"ab <>&\"'`*[]()\n/:.h",
+    "http://",
+    "https://",
+    "mailto:",
+    "javascript:",
+    "```",
+    "**",
+    "script",
+]
 
 
 @given(st.lists(st.sampled_from(_PIECES), max_size=30).map("".join))
@@ -274,7 +362,12 @@ def test_markdown_never_emits_markup_of_its_input(text: str) -> None:
         assert href.startswith(("http://", "https://", "mailto:"))
 
 
-@given(st.text(alphabet=st.characters(blacklist_characters="`*[\nh", blacklist_categories=("Cs",)), max_size=40))
+@given(
+    st.text(
+        alphabet=st.characters(blacklist_characters="`*[\nh", blacklist_categories=("Cs",)),
+        max_size=40,
+    )
+)
 def test_plain_text_is_exactly_html_escaped(text: str) -> None:
     assert render_markdown(text) == escape_html(text)  # html.escape after neutralising controls
     assert not set(render_markdown(text)) & set(NEUTRALIZED)
@@ -285,17 +378,30 @@ def test_plain_text_is_exactly_html_escaped(text: str) -> None:
 
 def test_task_titles_prefer_events_then_payloads_earliest_first() -> None:
     payload = '{{"type":"task_delegation","taskId":"{0}","taskTitle":"{1}"}}'.format
-    frame = from_records([
-        {"type": "a2a.send", "ts": 1, "data": {"payloadJson": payload("t1", "from payload")}},
-        {"type": "plan.submitted", "ts": 3, "data": {"taskId": "t1", "title": "later plan"}},
-        {"type": "task.started", "ts": 2, "data": {"taskId": "t1", "title": " first plan "}},
-        {"type": "a2a.send", "ts": 4, "data": {"payloadJson": payload("t2", "delegated")}},
-        {"type": "a2a.send", "ts": 5, "data": {"payloadJson": payload("t2", "second delegation")}},
-        {"type": "a2a.send", "ts": 6, "data": {"payloadJson": '{"type":"question","taskId":"t3","taskTitle":"q"}'}},
-        {"type": "a2a.send", "ts": 7, "data": {"payloadJson": "{not json"}},
-        {"type": "task.started", "ts": 8, "data": {"taskId": "t4", "title": "   "}},
-    ])
-    assert task_titles(frame).rows() == [("t1", "first plan", "event"), ("t2", "delegated", "payload")]
+    frame = from_records(
+        [
+            {"type": "a2a.send", "ts": 1, "data": {"payloadJson": payload("t1", "from payload")}},
+            {"type": "plan.submitted", "ts": 3, "data": {"taskId": "t1", "title": "later plan"}},
+            {"type": "task.started", "ts": 2, "data": {"taskId": "t1", "title": " first plan "}},
+            {"type": "a2a.send", "ts": 4, "data": {"payloadJson": payload("t2", "delegated")}},
+            {
+                "type": "a2a.send",
+                "ts": 5,
+                "data": {"payloadJson": payload("t2", "second delegation")},
+            },
+            {
+                "type": "a2a.send",
+                "ts": 6,
+                "data": {"payloadJson": '{"type":"question","taskId":"t3","taskTitle":"q"}'},
+            },
+            {"type": "a2a.send", "ts": 7, "data": {"payloadJson": "{not json"}},
+            {"type": "task.started", "ts": 8, "data": {"taskId": "t4", "title": "   "}},
+        ]
+    )
+    assert task_titles(frame).rows() == [
+        ("t1", "first plan", "event"),
+        ("t2", "delegated", "payload"),
+    ]
 
 
 def test_thread_and_session_titles_come_from_tasks_else_agents() -> None:
@@ -303,7 +409,15 @@ def test_thread_and_session_titles_come_from_tasks_else_agents() -> None:
     records = [
         ev(0, "task.started", "ruda", None, conv=None, taskId="t1"),
         ev(1, "plan.submitted", "ruda", None, conv=None, taskId="t1", title="Rollback plan"),
-        ev(2, "a2a.send", "ruda", "eden", conv="c1", payloadType="task_delegation", payloadJson=delegation),
+        ev(
+            2,
+            "a2a.send",
+            "ruda",
+            "eden",
+            conv="c1",
+            payloadType="task_delegation",
+            payloadJson=delegation,
+        ),
         ev(3, "a2a.send", "ruda", "seum", conv="c2", message="hi"),
         {"type": "milestone.sync_failed", "ts": T0 + 4000, "data": {"workSessionId": WS}},
     ]
@@ -328,7 +442,9 @@ def test_a_session_without_a_task_title_is_shown_by_its_first_message() -> None:
         ev(2, "a2a.send", "ruda", "eden", message="second"),
     ]
     result, enriched = build(records)
-    assert session_titles(enriched).rows() == [(WS, "t1", None, "<@130050000004821007> check the <b>logs</b>")]
+    assert session_titles(enriched).rows() == [
+        (WS, "t1", None, "<@130050000004821007> check the <b>logs</b>")
+    ]
     view = thread_view(result, enriched, WS, discord_users=USERS)
     assert (view.session["title"], view.session["about"]) == (None, "@main check the <b>logs</b>")
     assert "“@main check the &lt;b&gt;logs&lt;/b&gt;”</em>" in view.to_html()
@@ -338,11 +454,13 @@ def test_a_session_without_a_task_title_is_shown_by_its_first_message() -> None:
 
 
 def test_one_agent_threads_are_named_by_agent_and_event_families() -> None:
-    out = messages([
-        ev(0, "task.started", "ruda", None, conv=None, taskId="t1"),
-        ev(1, "resume_reminder.sent", "ruda", None, conv=None, taskId="t1"),
-        ev(2, "task.updated", "ruda", None, conv=None, taskId="t1"),
-    ])
+    out = messages(
+        [
+            ev(0, "task.started", "ruda", None, conv=None, taskId="t1"),
+            ev(1, "resume_reminder.sent", "ruda", None, conv=None, taskId="t1"),
+            ev(2, "task.updated", "ruda", None, conv=None, taskId="t1"),
+        ]
+    )
     assert out["thread_title"].unique().to_list() == ["ruda · task, resume reminder events"]
 
 
@@ -354,13 +472,19 @@ def test_rows_are_the_sessions_thread_events_in_order_with_numbers() -> None:
         ev(0, "a2a.send", "ruda", "eden", conv="c1", message="one"),
         ev(1, "a2a.send", "ruda", "seum", conv="c2", message="two"),
         ev(2, "a2a.response", "eden", "ruda", conv="c1", replyPreview="three"),
-        {"type": "a2a.send", "ts": T0, "data": {"workSessionId": "ws_other", "fromAgent": "a", "toAgent": "b"}},
+        {
+            "type": "a2a.send",
+            "ts": T0,
+            "data": {"workSessionId": "ws_other", "fromAgent": "a", "toAgent": "b"},
+        },
     ]
     result, enriched = build(records)
     out = thread_messages(result, enriched, "ws:" + WS)
     assert out.columns == list(MESSAGE_COLUMNS)
     members = result.thread_events.filter(pl.col("work_session_id") == WS)
-    assert out.select("thread_id", "file", "line").equals(members.select("thread_id", "file", "line"))
+    assert out.select("thread_id", "file", "line").equals(
+        members.select("thread_id", "file", "line")
+    )
     assert out.select("thread_id", "n", "sender", "receiver", "text").rows() == [
         ("conv:c1", 1, "ruda", "eden", "one"),
         ("conv:c1", 2, "eden", "ruda", "three"),
@@ -370,8 +494,14 @@ def test_rows_are_the_sessions_thread_events_in_order_with_numbers() -> None:
 
 
 def test_unknown_session_raises_and_unassigned_events_are_a_session() -> None:
-    records = [ev(0, "a2a.send", "ruda", "eden", message="in ws"),
-               {"type": "a2a.send", "ts": T0, "data": {"fromAgent": "a", "toAgent": "b", "message": "loose"}}]
+    records = [
+        ev(0, "a2a.send", "ruda", "eden", message="in ws"),
+        {
+            "type": "a2a.send",
+            "ts": T0,
+            "data": {"fromAgent": "a", "toAgent": "b", "message": "loose"},
+        },
+    ]
     result, enriched = build(records)
     with pytest.raises(KeyError, match="ws_nope"):
         thread_messages(result, enriched, "ws_nope")
@@ -379,7 +509,10 @@ def test_unknown_session_raises_and_unassigned_events_are_a_session() -> None:
         thread_messages(result, enriched, "unassigned")
     result, enriched = build(records, unassigned=True)
     assert thread_messages(result, enriched, "unassigned")["text"].to_list() == ["loose"]
-    assert thread_view(result, enriched, "unassigned").session["title"] == "events without a work session"
+    assert (
+        thread_view(result, enriched, "unassigned").session["title"]
+        == "events without a work session"
+    )
     titles = dict(sessions_table(result, enriched).frame.select("id", "title").iter_rows())
     assert titles == {"unassigned": "events without a work session", "ws:" + WS: None}
 
@@ -500,10 +633,16 @@ def test_sessions_table_badges_titles_and_durations() -> None:
         ev(0, "task.started", "ruda", None, conv=None, taskId="t1"),
         ev(1, "plan.submitted", "ruda", None, conv=None, taskId="t1", title="Rollback plan"),
         ev(3725, "task.updated", "ruda", None, conv=None, taskId="t1", status="completed"),
-        {"type": "a2a.send", "ts": T0 - 3 * 86_400_000, "data": {"workSessionId": "ws_old", "fromAgent": "a"}},
+        {
+            "type": "a2a.send",
+            "ts": T0 - 3 * 86_400_000,
+            "data": {"workSessionId": "ws_old", "fromAgent": "a"},
+        },
     ]
     enriched = al.enrich(from_records(records))
-    result = al.work_sessions(enriched, now=T0 + 3_726_000, overrides={"ws_old": {"collabCategory": "infra_ops"}})
+    result = al.work_sessions(
+        enriched, now=T0 + 3_726_000, overrides={"ws_old": {"collabCategory": "infra_ops"}}
+    )
     table = sessions_table(result, enriched, timezone="Asia/Seoul")
     assert table.frame.select("work_session_id", "status", "title", "duration", "start").rows() == [
         (WS, "QUIET", "Rollback plan", "1 h 02 min", "2026-02-19 20:20"),

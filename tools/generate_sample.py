@@ -2129,9 +2129,13 @@ Line numbers are 1-based physical lines of the named file.
 # --------------------------------------------------------------------------------------------
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``python tools/generate_sample.py``: write the sample directory."""
-    parser = argparse.ArgumentParser(prog="python tools/generate_sample.py", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="python tools/generate_sample.py", description=__doc__.splitlines()[0]
+    )
     parser.add_argument("--out", required=True, type=Path, help="output directory")
-    parser.add_argument("--seed", type=int, default=DEFAULT_SEED, help=f"generator seed (default {DEFAULT_SEED})")
+    parser.add_argument(
+        "--seed", type=int, default=DEFAULT_SEED, help=f"generator seed (default {DEFAULT_SEED})"
+    )
     args = parser.parse_args(argv)
     manifest = write_sample(args.out, args.seed)
     print(f"wrote {manifest.events} events in {len(manifest.files)} files to {manifest.directory}")

@@ -40,14 +40,18 @@ CELL_TIMEOUT_S = 600
 
 def _stems(names: Sequence[str]) -> list[str]:
     if not names:
-        found = {p.stem for p in NOTEBOOKS_DIR.glob("*.py")} | {p.stem for p in NOTEBOOKS_DIR.glob("*.ipynb")}
+        found = {p.stem for p in NOTEBOOKS_DIR.glob("*.py")} | {
+            p.stem for p in NOTEBOOKS_DIR.glob("*.ipynb")
+        }
         return sorted(found)
     return [Path(n).stem for n in names]
 
 
 def _inputs(stem: str) -> tuple[nbformat.NotebookNode, Path]:
     """The notebook whose cells are current: the pair member modified last."""
-    candidates = [p for p in (NOTEBOOKS_DIR / f"{stem}.py", NOTEBOOKS_DIR / f"{stem}.ipynb") if p.exists()]
+    candidates = [
+        p for p in (NOTEBOOKS_DIR / f"{stem}.py", NOTEBOOKS_DIR / f"{stem}.ipynb") if p.exists()
+    ]
     if not candidates:
         raise SystemExit(f"run_notebooks: no notebooks/{stem}.py or notebooks/{stem}.ipynb")
     newest = max(candidates, key=lambda p: p.stat().st_mtime_ns)
@@ -101,8 +105,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("notebooks", nargs="*", help="notebook names or paths (default: all)")
     args = parser.parse_args(argv)
     if os.environ.get("A2A_LAB_LOGS"):
-        print("run_notebooks: unset A2A_LAB_LOGS (or use `make notebooks`): stored outputs must come "
-              "from the bundled sample", file=sys.stderr)
+        print(
+            "run_notebooks: unset A2A_LAB_LOGS (or use `make notebooks`): stored outputs must come "
+            "from the bundled sample",
+            file=sys.stderr,
+        )
         return 2
     stems = _stems(args.notebooks)
     if not stems:

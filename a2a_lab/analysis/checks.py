@@ -21,9 +21,9 @@ import numpy as np
 import polars as pl
 
 from a2a_lab._frames import narrow, same_kind
-from a2a_lab.timeparse import Instant, to_epoch_ms, window_ms
 from a2a_lab.exchanges import exchange_events, from_agent_expr, to_agent_expr
 from a2a_lab.reference.jsstr import js_string_expr, js_trim_expr
+from a2a_lab.timeparse import Instant, to_epoch_ms, window_ms
 
 __all__ = [
     "FINDING_SCHEMA",
@@ -66,23 +66,87 @@ class Rule:
 RULES: dict[str, Rule] = {
     r.id: r
     for r in [
-        Rule("a2a.orphan_response", "warning", "An a2a.response with no a2a.send before it in its conversation and direction."),
-        Rule("a2a.complete_without_send", "warning", "An a2a.complete with no a2a.send before it in its conversation and direction."),
-        Rule("a2a.missing_complete", "warning", "An exchange (a2a.send) that never got its a2a.complete."),
-        Rule("a2a.turns_out_of_order", "warning", "Ping-pong turn numbers of an exchange that do not run 1, 2, 3 … in time order."),
-        Rule("a2a.event_after_complete", "warning", "An event of an exchange logged after its a2a.complete."),
-        Rule("task.after_terminal", "error", "A task.* event for a task after it completed, was cancelled, failed or was abandoned."),
-        Rule("task.invalid_transition", "warning", "A task lifecycle step that cannot follow the previous one (e.g. resumed while not blocked, started twice)."),
-        Rule("task.protocol_state", "warning", "An A2A protocol task state change that runtime §9 forbids (e.g. completed → working)."),
-        Rule("guard.loop", "warning", "Messages of an agent pair that the loop guard (N per sliding window per unordered pair) would have blocked."),
-        Rule("guard.collaborate", "warning", "Sends of an agent pair beyond the collaborate limit (10 per 5 min per pair)."),
-        Rule("guard.relay_depth", "warning", "A relay deeper than the maximum depth (depth > 5), which the guard blocks."),
+        Rule(
+            "a2a.orphan_response",
+            "warning",
+            "An a2a.response with no a2a.send before it in its conversation and direction.",
+        ),
+        Rule(
+            "a2a.complete_without_send",
+            "warning",
+            "An a2a.complete with no a2a.send before it in its conversation and direction.",
+        ),
+        Rule(
+            "a2a.missing_complete",
+            "warning",
+            "An exchange (a2a.send) that never got its a2a.complete.",
+        ),
+        Rule(
+            "a2a.turns_out_of_order",
+            "warning",
+            "Ping-pong turn numbers of an exchange that do not run 1, 2, 3 … in time order.",
+        ),
+        Rule(
+            "a2a.event_after_complete",
+            "warning",
+            "An event of an exchange logged after its a2a.complete.",
+        ),
+        Rule(
+            "task.after_terminal",
+            "error",
+            "A task.* event for a task after it completed, was cancelled, failed or was abandoned.",
+        ),
+        Rule(
+            "task.invalid_transition",
+            "warning",
+            "A task lifecycle step that cannot follow the previous one (e.g. resumed while not blocked, started twice).",
+        ),
+        Rule(
+            "task.protocol_state",
+            "warning",
+            "An A2A protocol task state change that runtime §9 forbids (e.g. completed → working).",
+        ),
+        Rule(
+            "guard.loop",
+            "warning",
+            "Messages of an agent pair that the loop guard (N per sliding window per unordered pair) would have blocked.",
+        ),
+        Rule(
+            "guard.collaborate",
+            "warning",
+            "Sends of an agent pair beyond the collaborate limit (10 per 5 min per pair).",
+        ),
+        Rule(
+            "guard.relay_depth",
+            "warning",
+            "A relay deeper than the maximum depth (depth > 5), which the guard blocks.",
+        ),
         Rule("clock.zero_ts", "error", "An event without any usable timestamp (time 0)."),
-        Rule("clock.future_ts", "warning", "An event time later than the check's `now` (plus tolerance)."),
-        Rule("identity.duplicate_event", "warning", "Events with the same type, agent, time and data."),
-        Rule("load.empty", "error", "The source holds no event at all (an empty file, or every line rejected or blank)."),
-        Rule("load.rejects", "error", "Lines of the source that could not be read as events (one finding per file and reason)."),
-        Rule("identity.conversation_reused", "warning", "A conversation id used by more than one agent pair (outside relay hops that carry it as parentConversationId)."),
+        Rule(
+            "clock.future_ts",
+            "warning",
+            "An event time later than the check's `now` (plus tolerance).",
+        ),
+        Rule(
+            "identity.duplicate_event",
+            "warning",
+            "Events with the same type, agent, time and data.",
+        ),
+        Rule(
+            "load.empty",
+            "error",
+            "The source holds no event at all (an empty file, or every line rejected or blank).",
+        ),
+        Rule(
+            "load.rejects",
+            "error",
+            "Lines of the source that could not be read as events (one finding per file and reason).",
+        ),
+        Rule(
+            "identity.conversation_reused",
+            "warning",
+            "A conversation id used by more than one agent pair (outside relay hops that carry it as parentConversationId).",
+        ),
     ]
 }
 
@@ -97,8 +161,10 @@ def _findings(frame: pl.DataFrame | pl.LazyFrame, rule: str, message: pl.Expr) -
     """Shape rows with ``file``, ``lines`` and optional ids into findings of ``rule``."""
     lf = frame.lazy()
     names = lf.collect_schema().names()
+
     def col(name: str) -> pl.Expr:
         return pl.col(name) if name in names else pl.lit(None, pl.String)
+
     return lf.select(
         pl.lit(rule).alias("rule"),
         pl.lit(RULES[rule].severity).alias("severity"),
@@ -121,8 +187,14 @@ def _a2a_sequence(events: pl.DataFrame) -> list[pl.LazyFrame]:
     ex = (
         exchange_events(events.lazy())
         .select(
-            *keys, "seq", "file", "line", "type", "event_ms",
-            _text("workSessionId").alias("work_session_id"), _text("taskId").alias("task_id"),
+            *keys,
+            "seq",
+            "file",
+            "line",
+            "type",
+            "event_ms",
+            _text("workSessionId").alias("work_session_id"),
+            _text("taskId").alias("task_id"),
             _D.struct.field("turn").alias("_turn"),
         )
         .collect()
@@ -131,10 +203,23 @@ def _a2a_sequence(events: pl.DataFrame) -> list[pl.LazyFrame]:
     t = pl.col("type")
     out = []
     orphans = ex.filter((pl.col("exchange") == 0) & t.is_in(["a2a.response", "a2a.complete"]))
-    for typ, rule in (("a2a.response", "a2a.orphan_response"), ("a2a.complete", "a2a.complete_without_send")):
+    for typ, rule in (
+        ("a2a.response", "a2a.orphan_response"),
+        ("a2a.complete", "a2a.complete_without_send"),
+    ):
         rows = orphans.filter(t == typ).with_columns(pl.concat_list("line").alias("lines"))
-        out.append(_findings(rows, rule, pl.format("{} {} → {} without an a2a.send before it", pl.col("type"),
-                                                   pl.col("requester").fill_null("?"), pl.col("target").fill_null("?"))))
+        out.append(
+            _findings(
+                rows,
+                rule,
+                pl.format(
+                    "{} {} → {} without an a2a.send before it",
+                    pl.col("type"),
+                    pl.col("requester").fill_null("?"),
+                    pl.col("target").fill_null("?"),
+                ),
+            )
+        )
     sent = ex.filter(pl.col("exchange") > 0)
     per = sent.group_by(keys).agg(
         pl.col("file").first(),
@@ -143,18 +228,46 @@ def _a2a_sequence(events: pl.DataFrame) -> list[pl.LazyFrame]:
         pl.col("line").first().alias("send_line"),  # the send opens its exchange
         (t == "a2a.complete").any().alias("has_complete"),
     )
-    missing = per.filter(~pl.col("has_complete")).with_columns(pl.concat_list("send_line").alias("lines"))
-    out.append(_findings(missing, "a2a.missing_complete", pl.format("exchange {} → {} (#{}) has no a2a.complete",
-                                                                   pl.col("requester"), pl.col("target"), pl.col("exchange"))))
+    missing = per.filter(~pl.col("has_complete")).with_columns(
+        pl.concat_list("send_line").alias("lines")
+    )
+    out.append(
+        _findings(
+            missing,
+            "a2a.missing_complete",
+            pl.format(
+                "exchange {} → {} (#{}) has no a2a.complete",
+                pl.col("requester"),
+                pl.col("target"),
+                pl.col("exchange"),
+            ),
+        )
+    )
     turns = sent.filter(pl.col("_turn").is_not_null()).with_columns(
         pl.int_range(1, pl.len() + 1).over(keys).cast(pl.Float64).alias("_expected"),
-        (pl.col("_turn") != pl.int_range(1, pl.len() + 1).over(keys).cast(pl.Float64)).any().over(keys).alias("_bad"),
+        (pl.col("_turn") != pl.int_range(1, pl.len() + 1).over(keys).cast(pl.Float64))
+        .any()
+        .over(keys)
+        .alias("_bad"),
     )
-    bad_turns = turns.filter(pl.col("_bad")).group_by(keys, maintain_order=True).agg(
-        pl.col("file").first(), pl.col("work_session_id").first(ignore_nulls=True), pl.col("task_id").first(ignore_nulls=True),
-        pl.col("line").alias("lines"), pl.col("_turn").cast(pl.Int64).cast(pl.String).str.join(", ").alias("_turns"),
+    bad_turns = (
+        turns.filter(pl.col("_bad"))
+        .group_by(keys, maintain_order=True)
+        .agg(
+            pl.col("file").first(),
+            pl.col("work_session_id").first(ignore_nulls=True),
+            pl.col("task_id").first(ignore_nulls=True),
+            pl.col("line").alias("lines"),
+            pl.col("_turn").cast(pl.Int64).cast(pl.String).str.join(", ").alias("_turns"),
+        )
     )
-    out.append(_findings(bad_turns, "a2a.turns_out_of_order", pl.format("turns in time order: {}", pl.col("_turns"))))
+    out.append(
+        _findings(
+            bad_turns,
+            "a2a.turns_out_of_order",
+            pl.format("turns in time order: {}", pl.col("_turns")),
+        )
+    )
     completes = (
         sent.filter(t == "a2a.complete")
         .group_by(keys)
@@ -162,13 +275,30 @@ def _a2a_sequence(events: pl.DataFrame) -> list[pl.LazyFrame]:
     )
     after = (
         sent.join(completes, on=keys)
-        .filter((pl.col("event_ms") > pl.col("_c_ms")) | ((pl.col("event_ms") == pl.col("_c_ms")) & (pl.col("seq") > pl.col("_c_seq"))))
+        .filter(
+            (pl.col("event_ms") > pl.col("_c_ms"))
+            | ((pl.col("event_ms") == pl.col("_c_ms")) & (pl.col("seq") > pl.col("_c_seq")))
+        )
         .group_by(keys, maintain_order=True)
-        .agg(pl.col("file").first(), pl.col("work_session_id").first(ignore_nulls=True), pl.col("task_id").first(ignore_nulls=True),
-             pl.col("line").sort().alias("lines"))
+        .agg(
+            pl.col("file").first(),
+            pl.col("work_session_id").first(ignore_nulls=True),
+            pl.col("task_id").first(ignore_nulls=True),
+            pl.col("line").sort().alias("lines"),
+        )
     )
-    out.append(_findings(after, "a2a.event_after_complete", pl.format("{} event(s) after the a2a.complete of {} → {}",
-                                                                     pl.col("lines").list.len(), pl.col("requester"), pl.col("target"))))
+    out.append(
+        _findings(
+            after,
+            "a2a.event_after_complete",
+            pl.format(
+                "{} event(s) after the a2a.complete of {} → {}",
+                pl.col("lines").list.len(),
+                pl.col("requester"),
+                pl.col("target"),
+            ),
+        )
+    )
     return out
 
 
@@ -184,43 +314,79 @@ _STEPS = ("task.started", "task.blocked", "task.resumed")
 # runtime §9, both spellings normalised to v0.3 kebab-case
 _PROTOCOL_STATES = ("submitted", "working", "input-required", "completed", "failed", "canceled")
 _PROTOCOL_INVALID = {
-    ("completed", "working"), ("completed", "submitted"),
-    ("failed", "submitted"), ("failed", "working"),
-    ("canceled", "working"), ("canceled", "submitted"),
+    ("completed", "working"),
+    ("completed", "submitted"),
+    ("failed", "submitted"),
+    ("failed", "working"),
+    ("canceled", "working"),
+    ("canceled", "submitted"),
 }
 
 
 def _protocol_state(expr: pl.Expr) -> pl.Expr:
     v = js_trim_expr(expr).str.to_lowercase()
-    v = pl.when(v.str.starts_with("task_state_")).then(v.str.slice(11).str.replace_all("_", "-")).otherwise(v)
+    v = (
+        pl.when(v.str.starts_with("task_state_"))
+        .then(v.str.slice(11).str.replace_all("_", "-"))
+        .otherwise(v)
+    )
     v = v.replace({"cancelled": "canceled"})
     return pl.when(v.is_in(_PROTOCOL_STATES)).then(v)
 
 
 def _tasks(events: pl.DataFrame) -> list[pl.LazyFrame]:
     task = _text("taskId")
-    status = js_trim_expr(pl.coalesce(_D.struct.field("status"), pl.col("top_status"))).str.to_lowercase()
+    status = js_trim_expr(
+        pl.coalesce(_D.struct.field("status"), pl.col("top_status"))
+    ).str.to_lowercase()
     lf = (
-        narrow(events.with_columns(pl.col("status").alias("top_status")), pl.col("type").str.starts_with("task."),
-               ("taskId", "workSessionId", "status", "state"), ("file", "line", "type", "event_ms", "top_status"))
+        narrow(
+            events.with_columns(pl.col("status").alias("top_status")),
+            pl.col("type").str.starts_with("task."),
+            ("taskId", "workSessionId", "status", "state"),
+            ("file", "line", "type", "event_ms", "top_status"),
+        )
         .lazy()
         .filter(task.is_not_null())
         .with_columns(task.alias("task_id"), _text("workSessionId").alias("work_session_id"))
         .with_columns(
-            (pl.col("type").is_in(_TERMINAL_TYPES) | status.is_in(_TERMINAL_STATUS)).alias("_terminal"),
-            _protocol_state(pl.coalesce(_D.struct.field("state"), _D.struct.field("status"), pl.col("top_status"))).alias("_pstate"),
+            (pl.col("type").is_in(_TERMINAL_TYPES) | status.is_in(_TERMINAL_STATUS)).alias(
+                "_terminal"
+            ),
+            _protocol_state(
+                pl.coalesce(
+                    _D.struct.field("state"), _D.struct.field("status"), pl.col("top_status")
+                )
+            ).alias("_pstate"),
         )
         .sort("task_id", "event_ms", "_seq")
     )
-    terminal_before = pl.col("_terminal").cast(pl.Int32).cum_sum().shift(1).over("task_id").fill_null(0) > 0
+    terminal_before = (
+        pl.col("_terminal").cast(pl.Int32).cum_sum().shift(1).over("task_id").fill_null(0) > 0
+    )
     after = (
         lf.filter(terminal_before)
         .group_by("task_id", "file", maintain_order=True)
-        .agg(pl.col("line").alias("lines"), pl.col("work_session_id").drop_nulls().first(), pl.col("type").first().alias("first_type"))
+        .agg(
+            pl.col("line").alias("lines"),
+            pl.col("work_session_id").drop_nulls().first(),
+            pl.col("type").first().alias("first_type"),
+        )
     )
-    out = [_findings(after, "task.after_terminal", pl.format("{} event(s) after the task ended (first: {})",
-                                                            pl.col("lines").list.len(), pl.col("first_type")))]
-    steps = lf.filter(pl.col("type").is_in(_STEPS)).with_columns(pl.col("type").shift(1).over("task_id").alias("_prev"))
+    out = [
+        _findings(
+            after,
+            "task.after_terminal",
+            pl.format(
+                "{} event(s) after the task ended (first: {})",
+                pl.col("lines").list.len(),
+                pl.col("first_type"),
+            ),
+        )
+    ]
+    steps = lf.filter(pl.col("type").is_in(_STEPS)).with_columns(
+        pl.col("type").shift(1).over("task_id").alias("_prev")
+    )
     t, prev = pl.col("type"), pl.col("_prev")
     invalid = (
         ((t == "task.started") & prev.is_not_null())
@@ -229,10 +395,20 @@ def _tasks(events: pl.DataFrame) -> list[pl.LazyFrame]:
     )
     bad = steps.filter(invalid).with_columns(pl.concat_list("line").alias("lines"))
     out.append(_findings(bad, "task.invalid_transition", pl.format("{} after {}", t, prev)))
-    ps = lf.filter(pl.col("_pstate").is_not_null()).with_columns(pl.col("_pstate").shift(1).over("task_id").alias("_pprev"))
+    ps = lf.filter(pl.col("_pstate").is_not_null()).with_columns(
+        pl.col("_pstate").shift(1).over("task_id").alias("_pprev")
+    )
     pairs = pl.concat_str(pl.col("_pprev"), pl.lit("|"), pl.col("_pstate"))
-    bad_p = ps.filter(pairs.is_in([f"{a}|{b}" for a, b in sorted(_PROTOCOL_INVALID)])).with_columns(pl.concat_list("line").alias("lines"))
-    out.append(_findings(bad_p, "task.protocol_state", pl.format("protocol state {} → {}", pl.col("_pprev"), pl.col("_pstate"))))
+    bad_p = ps.filter(pairs.is_in([f"{a}|{b}" for a, b in sorted(_PROTOCOL_INVALID)])).with_columns(
+        pl.concat_list("line").alias("lines")
+    )
+    out.append(
+        _findings(
+            bad_p,
+            "task.protocol_state",
+            pl.format("protocol state {} → {}", pl.col("_pprev"), pl.col("_pstate")),
+        )
+    )
     return out
 
 
@@ -287,14 +463,24 @@ def replay_guard(
     """
     counted = pl.col("type").is_in(types)
     if ping_pong_only:
-        counted = counted & ((pl.col("type") != "a2a.response") | _D.struct.field("turn").is_not_null())
+        counted = counted & (
+            (pl.col("type") != "a2a.response") | _D.struct.field("turn").is_not_null()
+        )
     msgs = (
-        narrow(events, counted, ("fromAgent", "toAgent", "senderAgentId", "targetAgentId", "turn"),
-               ("file", "line", "type", "event_ms", "agent_id"))
+        narrow(
+            events,
+            counted,
+            ("fromAgent", "toAgent", "senderAgentId", "targetAgentId", "turn"),
+            ("file", "line", "type", "event_ms", "agent_id"),
+        )
         .lazy()
         .with_columns(from_agent_expr().alias("_f"), to_agent_expr().alias("_t"))
         .filter(pl.col("_f").is_not_null() & pl.col("_t").is_not_null())
-        .with_columns(pl.concat_str(pl.min_horizontal("_f", "_t"), pl.lit("::"), pl.max_horizontal("_f", "_t")).alias("pair"))
+        .with_columns(
+            pl.concat_str(
+                pl.min_horizontal("_f", "_t"), pl.lit("::"), pl.max_horizontal("_f", "_t")
+            ).alias("pair")
+        )
         .sort("pair", "event_ms", "_seq")
         .select("pair", "file", "line", "event_ms")
         .collect()
@@ -314,7 +500,9 @@ def replay_guard(
     return msgs.with_columns(pl.Series("blocked", blocked))
 
 
-def _guard_findings(events: pl.DataFrame, rule: str, limit: int, window_s: float, **kw: object) -> pl.LazyFrame:
+def _guard_findings(
+    events: pl.DataFrame, rule: str, limit: int, window_s: float, **kw: object
+) -> pl.LazyFrame:
     rep = replay_guard(events, limit=limit, window_s=window_s, **kw)  # type: ignore[arg-type]
     agg = (
         rep.filter(pl.col("blocked"))
@@ -322,23 +510,43 @@ def _guard_findings(events: pl.DataFrame, rule: str, limit: int, window_s: float
         .agg(pl.col("line").alias("lines"), pl.col("event_ms").min().alias("first_ms"))
     )
     return _findings(
-        agg, rule,
-        pl.format("{} message(s) of {} would be blocked ({} per {} s); first at {}",
-                  pl.col("lines").list.len(), pl.col("pair"), pl.lit(limit), pl.lit(window_s),
-                  pl.col("first_ms").cast(pl.Int64).cast(pl.Datetime("ms")).dt.strftime("%Y-%m-%dT%H:%M:%S%.3fZ")),
+        agg,
+        rule,
+        pl.format(
+            "{} message(s) of {} would be blocked ({} per {} s); first at {}",
+            pl.col("lines").list.len(),
+            pl.col("pair"),
+            pl.lit(limit),
+            pl.lit(window_s),
+            pl.col("first_ms")
+            .cast(pl.Int64)
+            .cast(pl.Datetime("ms"))
+            .dt.strftime("%Y-%m-%dT%H:%M:%S%.3fZ"),
+        ),
     )
 
 
 def _relay_depth(events: pl.DataFrame, max_depth: int) -> pl.LazyFrame:
     depth = _D.struct.field("depth")
     rows = (
-        narrow(events, pl.col("type").str.starts_with("a2a.") & (depth > max_depth),
-               ("depth", "conversationId", "workSessionId"))
+        narrow(
+            events,
+            pl.col("type").str.starts_with("a2a.") & (depth > max_depth),
+            ("depth", "conversationId", "workSessionId"),
+        )
         .lazy()
-        .with_columns(_text("conversationId").alias("conversation_id"), _text("workSessionId").alias("work_session_id"),
-                      pl.concat_list("line").alias("lines"), depth.alias("_depth"))
+        .with_columns(
+            _text("conversationId").alias("conversation_id"),
+            _text("workSessionId").alias("work_session_id"),
+            pl.concat_list("line").alias("lines"),
+            depth.alias("_depth"),
+        )
     )
-    return _findings(rows, "guard.relay_depth", pl.format("relay depth {} > {}", pl.col("_depth").cast(pl.Int64), pl.lit(max_depth)))
+    return _findings(
+        rows,
+        "guard.relay_depth",
+        pl.format("relay depth {} > {}", pl.col("_depth").cast(pl.Int64), pl.lit(max_depth)),
+    )
 
 
 # ---------------------------------------------------------------------------------------
@@ -349,11 +557,20 @@ def _relay_depth(events: pl.DataFrame, max_depth: int) -> pl.LazyFrame:
 def _clock(events: pl.DataFrame, now_ms: float, tolerance_ms: float) -> list[pl.LazyFrame]:
     lf = events.lazy()
     zero = lf.filter(pl.col("event_ms") == 0).with_columns(pl.concat_list("line").alias("lines"))
-    future = lf.filter(pl.col("event_ms") > now_ms + tolerance_ms).with_columns(pl.concat_list("line").alias("lines"))
+    future = lf.filter(pl.col("event_ms") > now_ms + tolerance_ms).with_columns(
+        pl.concat_list("line").alias("lines")
+    )
     return [
         _findings(zero, "clock.zero_ts", pl.format("{} has no usable timestamp", pl.col("type"))),
-        _findings(future, "clock.future_ts", pl.format("{} at {} is in the future", pl.col("type"),
-                                                       pl.col("event_time").dt.strftime("%Y-%m-%dT%H:%M:%SZ"))),
+        _findings(
+            future,
+            "clock.future_ts",
+            pl.format(
+                "{} at {} is in the future",
+                pl.col("type"),
+                pl.col("event_time").dt.strftime("%Y-%m-%dT%H:%M:%SZ"),
+            ),
+        ),
     ]
 
 
@@ -366,27 +583,67 @@ def _identity(events: pl.DataFrame) -> list[pl.LazyFrame]:
         .with_columns(pl.struct("type", "agent_id", "event_ms", "data").hash().alias("_k"))
         .filter(pl.col("_k").is_duplicated())
         .group_by("_k", maintain_order=True)
-        .agg(pl.col("file").first(), pl.col("line").alias("lines"), pl.col("type").first(),
-             _text("conversationId").first().alias("conversation_id"))
+        .agg(
+            pl.col("file").first(),
+            pl.col("line").alias("lines"),
+            pl.col("type").first(),
+            _text("conversationId").first().alias("conversation_id"),
+        )
     )
-    out = [_findings(dups, "identity.duplicate_event", pl.format("{} copies of one {} event", pl.col("lines").list.len(), pl.col("type")))]
+    out = [
+        _findings(
+            dups,
+            "identity.duplicate_event",
+            pl.format("{} copies of one {} event", pl.col("lines").list.len(), pl.col("type")),
+        )
+    ]
     conv, parent = _text("conversationId"), _text("parentConversationId")
     a, b = from_agent_expr(), to_agent_expr()
     a2a = narrow(
-        events, pl.col("type").str.starts_with("a2a."),
-        ("conversationId", "parentConversationId", "fromAgent", "toAgent", "senderAgentId", "targetAgentId"),
+        events,
+        pl.col("type").str.starts_with("a2a."),
+        (
+            "conversationId",
+            "parentConversationId",
+            "fromAgent",
+            "toAgent",
+            "senderAgentId",
+            "targetAgentId",
+        ),
         ("file", "line", "type", "agent_id"),
     ).lazy()
     pairs = (
-        a2a.filter(conv.is_not_null() & a.is_not_null() & b.is_not_null() & (parent.is_null() | (parent != conv)))
-        .with_columns(conv.alias("conversation_id"), pl.concat_str(pl.min_horizontal(a, b), pl.lit("::"), pl.max_horizontal(a, b)).alias("_pair"))
+        a2a.filter(
+            conv.is_not_null()
+            & a.is_not_null()
+            & b.is_not_null()
+            & (parent.is_null() | (parent != conv))
+        )
+        .with_columns(
+            conv.alias("conversation_id"),
+            pl.concat_str(pl.min_horizontal(a, b), pl.lit("::"), pl.max_horizontal(a, b)).alias(
+                "_pair"
+            ),
+        )
         .group_by("conversation_id")
-        .agg(pl.col("_pair").unique().sort().alias("_pairs"), pl.col("file").first(),
-             pl.col("line").sort().alias("lines"))
+        .agg(
+            pl.col("_pair").unique().sort().alias("_pairs"),
+            pl.col("file").first(),
+            pl.col("line").sort().alias("lines"),
+        )
         .filter(pl.col("_pairs").list.len() > 1)
     )
-    out.append(_findings(pairs, "identity.conversation_reused", pl.format("used by {} agent pairs: {}", pl.col("_pairs").list.len(),
-                                                                         pl.col("_pairs").list.join(", "))))
+    out.append(
+        _findings(
+            pairs,
+            "identity.conversation_reused",
+            pl.format(
+                "used by {} agent pairs: {}",
+                pl.col("_pairs").list.len(),
+                pl.col("_pairs").list.join(", "),
+            ),
+        )
+    )
     return out
 
 
@@ -459,16 +716,28 @@ def check(
     parts += _a2a_sequence(events)
     parts += _tasks(events)
     parts.append(_guard_findings(events, "guard.loop", loop_limit, loop_window_s))
-    parts.append(_guard_findings(events, "guard.collaborate", collaborate_limit, collaborate_window_s,
-                                 types=("a2a.send",), ping_pong_only=False))
+    parts.append(
+        _guard_findings(
+            events,
+            "guard.collaborate",
+            collaborate_limit,
+            collaborate_window_s,
+            types=("a2a.send",),
+            ping_pong_only=False,
+        )
+    )
     parts.append(_relay_depth(events, max_depth))
     parts += _clock(events, now_ms, future_tolerance_s * 1000.0)
     parts += _identity(events)
     if report is not None:
         parts.append(load_findings(report).lazy())
-    found = pl.concat([p.select(list(FINDING_SCHEMA)).cast(dict(FINDING_SCHEMA)) for p in parts]).collect()
+    found = pl.concat(
+        [p.select(list(FINDING_SCHEMA)).cast(dict(FINDING_SCHEMA)) for p in parts]
+    ).collect()
     found = found.filter(pl.col("rule").is_in(sorted(chosen)))
-    sev = pl.col("severity").replace_strict({s: i for i, s in enumerate(SEVERITIES)}, return_dtype=pl.Int8)
+    sev = pl.col("severity").replace_strict(
+        {s: i for i, s in enumerate(SEVERITIES)}, return_dtype=pl.Int8
+    )
     return found.sort(-sev, "rule", "file", pl.col("lines").list.first(), nulls_last=True)
 
 
@@ -513,15 +782,30 @@ def load_findings(report: object) -> pl.DataFrame:
         ``load.rejects`` error per file and reason (its lines, the count in the message).
     """
     rows: list[dict[str, object]] = []
-    if int(getattr(report, "events")) == 0:
-        files = list(getattr(report, "files"))
-        rows.append({"rule": "load.empty", "severity": "error", "file": files[0] if len(files) == 1 else None,
-                     "lines": [], "message": f"no events in {len(files)} file(s)"})
-    rejects: pl.DataFrame = getattr(report, "rejects")
+    if int(report.events) == 0:
+        files = list(report.files)
+        rows.append(
+            {
+                "rule": "load.empty",
+                "severity": "error",
+                "file": files[0] if len(files) == 1 else None,
+                "lines": [],
+                "message": f"no events in {len(files)} file(s)",
+            }
+        )
+    rejects: pl.DataFrame = report.rejects
     if rejects.height:
-        grouped = (rejects.group_by("file", "reason", maintain_order=True)
-                   .agg(pl.col("line").sort().alias("lines")))
+        grouped = rejects.group_by("file", "reason", maintain_order=True).agg(
+            pl.col("line").sort().alias("lines")
+        )
         for file, reason, lines in grouped.iter_rows():
-            rows.append({"rule": "load.rejects", "severity": "error", "file": file, "lines": lines,
-                         "message": f"{len(lines)} line(s) rejected: {reason}"})
+            rows.append(
+                {
+                    "rule": "load.rejects",
+                    "severity": "error",
+                    "file": file,
+                    "lines": lines,
+                    "message": f"{len(lines)} line(s) rejected: {reason}",
+                }
+            )
     return pl.DataFrame(rows, schema=FINDING_SCHEMA)

@@ -22,7 +22,6 @@ import polars as pl
 
 from a2a_lab._frames import ms_to_seconds, ms_to_time, same_kind
 from a2a_lab.exchanges import (
-    EXCHANGE_FIELDS,
     EXCHANGE_TYPES,
     exchange_events,
     intent_expr,
@@ -67,7 +66,9 @@ def _num(field: str) -> pl.Expr:
 
 
 @same_kind()
-def conversations(events: pl.DataFrame | pl.LazyFrame, *, intent_rules: IntentRules = INTENT_RULES_V1) -> pl.DataFrame:
+def conversations(
+    events: pl.DataFrame | pl.LazyFrame, *, intent_rules: IntentRules = INTENT_RULES_V1
+) -> pl.DataFrame:
     """One row per exchange: who asked whom, how fast, how it ended.
 
     Parameters
@@ -151,56 +152,82 @@ def _conversations_of(
         "work_session_id": (_text("workSessionId"), pl.lit(True)),
         "task_id": (_text("taskId"), pl.lit(True)),
     }
-    last_of = {"end", "configured_max_turns", "effective_turns", "actual_turns", "announced", "earlyTermination",
-               "_complete_termination", "_any_termination", "_complete_reason", "_complete_intent"}
+    last_of = {
+        "end",
+        "configured_max_turns",
+        "effective_turns",
+        "actual_turns",
+        "announced",
+        "earlyTermination",
+        "_complete_termination",
+        "_any_termination",
+        "_complete_reason",
+        "_complete_intent",
+    }
     ex = ex.with_columns(
         *[pl.when(cond).then(value).alias("_m" + name) for name, (value, cond) in masked.items()],
-        is_send.alias("_is_send"), is_resp.alias("_is_resp"), is_retry.alias("_is_retry"),
-        is_complete.alias("_is_complete"), replied.alias("_replied_row"), no_reply_resp.alias("_no_reply_row"),
+        is_send.alias("_is_send"),
+        is_resp.alias("_is_resp"),
+        is_retry.alias("_is_retry"),
+        is_complete.alias("_is_complete"),
+        replied.alias("_replied_row"),
+        no_reply_resp.alias("_no_reply_row"),
         (is_resp & _num("turn").is_not_null()).alias("_turn_row"),
         (is_complete & _num("concurrencyBlocked").fill_null(False)).alias("_conc_row"),
     )
-    agg = ex.group_by("conversation_id", "requester", "target", "exchange").agg(
-        *[
-            (pl.col("_m" + name).last(ignore_nulls=True) if name in last_of else pl.col("_m" + name).first(ignore_nulls=True)).alias(name)
-            for name in masked
-        ],
-        pl.col("event_ms").first().alias("_first_ms"),
-        pl.col("_is_resp").sum().cast(pl.Int64).alias("responses"),
-        pl.col("_turn_row").sum().cast(pl.Int64).alias("_turn_responses"),
-        pl.col("_is_retry").sum().cast(pl.Int64).alias("retries"),
-        pl.col("_conc_row").any().alias("_conc_blocked"),
-        pl.col("_no_reply_row").any().alias("_no_reply"),
-        pl.col("_replied_row").any().alias("_replied"),
-        pl.col("_is_send").any().alias("has_send"),
-        pl.col("_is_complete").any().alias("has_complete"),
-        pl.len().cast(pl.Int64).alias("events"),
-        pl.col("ambiguous").any().alias("ambiguous"),
-        pl.col("file").first().alias("file"),
-        pl.col("line").first().alias("line"),
-    ).with_columns(
-        pl.coalesce("_complete_termination", "_any_termination").alias("termination_reason"),
-        pl.coalesce("_complete_intent", "_any_intent").alias("_logged_intent"),
+    agg = (
+        ex.group_by("conversation_id", "requester", "target", "exchange")
+        .agg(
+            *[
+                (
+                    pl.col("_m" + name).last(ignore_nulls=True)
+                    if name in last_of
+                    else pl.col("_m" + name).first(ignore_nulls=True)
+                ).alias(name)
+                for name in masked
+            ],
+            pl.col("event_ms").first().alias("_first_ms"),
+            pl.col("_is_resp").sum().cast(pl.Int64).alias("responses"),
+            pl.col("_turn_row").sum().cast(pl.Int64).alias("_turn_responses"),
+            pl.col("_is_retry").sum().cast(pl.Int64).alias("retries"),
+            pl.col("_conc_row").any().alias("_conc_blocked"),
+            pl.col("_no_reply_row").any().alias("_no_reply"),
+            pl.col("_replied_row").any().alias("_replied"),
+            pl.col("_is_send").any().alias("has_send"),
+            pl.col("_is_complete").any().alias("has_complete"),
+            pl.len().cast(pl.Int64).alias("events"),
+            pl.col("ambiguous").any().alias("ambiguous"),
+            pl.col("file").first().alias("file"),
+            pl.col("line").first().alias("line"),
+        )
+        .with_columns(
+            pl.coalesce("_complete_termination", "_any_termination").alias("termination_reason"),
+            pl.coalesce("_complete_intent", "_any_intent").alias("_logged_intent"),
+        )
     )
     payload_intent = payload_intent_expr(pl.col("payload_type"), pl.col("_payload_json"))
     classified = intent_expr(pl.col("_send_message"), intent_rules)
     start = pl.coalesce("_send_ms", "_first_ms")
     outcome = (
-        pl.when(pl.col("_conc_blocked")).then(pl.lit("concurrency_blocked"))
-        .when(pl.col("_no_reply")).then(pl.lit("no_reply"))
-        .when(~pl.col("has_complete")).then(pl.lit("incomplete"))
-        .when(pl.col("_replied")).then(pl.lit("replied"))
+        pl.when(pl.col("_conc_blocked"))
+        .then(pl.lit("concurrency_blocked"))
+        .when(pl.col("_no_reply"))
+        .then(pl.lit("no_reply"))
+        .when(~pl.col("has_complete"))
+        .then(pl.lit("incomplete"))
+        .when(pl.col("_replied"))
+        .then(pl.lit("replied"))
         .otherwise(pl.lit("incomplete"))
     )
     reason = (
-        pl.when(pl.col("_conc_blocked")).then(pl.lit("concurrency_gate"))
-        .when(pl.col("_no_reply")).then(
-            pl.coalesce("_no_reply_reason", "_complete_reason", pl.lit("unknown"))
-        )
-        .when(~pl.col("has_complete")).then(
-            pl.when(pl.col("has_send")).then(pl.lit("no_complete")).otherwise(pl.lit("no_send"))
-        )
-        .when(~pl.col("_replied")).then(pl.lit("no_response"))
+        pl.when(pl.col("_conc_blocked"))
+        .then(pl.lit("concurrency_gate"))
+        .when(pl.col("_no_reply"))
+        .then(pl.coalesce("_no_reply_reason", "_complete_reason", pl.lit("unknown")))
+        .when(~pl.col("has_complete"))
+        .then(pl.when(pl.col("has_send")).then(pl.lit("no_complete")).otherwise(pl.lit("no_send")))
+        .when(~pl.col("_replied"))
+        .then(pl.lit("no_response"))
     )
     out = agg.with_columns(
         pl.col("requester").alias("from_agent"),
@@ -210,26 +237,59 @@ def _conversations_of(
         ms_to_seconds((pl.col("end") - start).clip(lower_bound=0)).alias("duration_s"),
         # a logged count that is not a whole number stays null rather than being rounded
         pl.coalesce(
-            pl.when(pl.col("actual_turns") == pl.col("actual_turns").floor()).then(pl.col("actual_turns")).cast(pl.Int64, strict=False),
+            pl.when(pl.col("actual_turns") == pl.col("actual_turns").floor())
+            .then(pl.col("actual_turns"))
+            .cast(pl.Int64, strict=False),
             pl.col("_turn_responses"),
         ).alias("turns"),
         outcome.alias("outcome"),
         reason.alias("outcome_reason"),
         pl.coalesce(payload_intent, pl.col("_logged_intent"), classified).alias("intent"),
-        pl.when(payload_intent.is_not_null()).then(pl.lit("payload"))
-        .when(pl.col("_logged_intent").is_not_null()).then(pl.lit("logged"))
-        .when(pl.col("_send_message").is_not_null()).then(pl.lit("classifier"))
+        pl.when(payload_intent.is_not_null())
+        .then(pl.lit("payload"))
+        .when(pl.col("_logged_intent").is_not_null())
+        .then(pl.lit("logged"))
+        .when(pl.col("_send_message").is_not_null())
+        .then(pl.lit("classifier"))
         .alias("intent_source"),
     ).with_columns(
         ms_to_time(pl.col("start")).alias("start_time"),
         ms_to_time(pl.col("end")).alias("end_time"),
     )
     cols = [
-        "conversation_id", "exchange", "run_id", "from_agent", "to_agent", "work_session_id", "task_id", "start_time",
-        "first_reply_s", "end_time", "duration_s", "responses", "configured_max_turns", "effective_turns", "actual_turns",
-        "turns", "outcome", "outcome_reason", "retries", "announced", "termination_reason", "early_termination",
-        "intent", "intent_source", "payload_type", "depth", "parent_conversation_id", "has_send", "has_complete",
-        "ambiguous", "events", "file", "line",
+        "conversation_id",
+        "exchange",
+        "run_id",
+        "from_agent",
+        "to_agent",
+        "work_session_id",
+        "task_id",
+        "start_time",
+        "first_reply_s",
+        "end_time",
+        "duration_s",
+        "responses",
+        "configured_max_turns",
+        "effective_turns",
+        "actual_turns",
+        "turns",
+        "outcome",
+        "outcome_reason",
+        "retries",
+        "announced",
+        "termination_reason",
+        "early_termination",
+        "intent",
+        "intent_source",
+        "payload_type",
+        "depth",
+        "parent_conversation_id",
+        "has_send",
+        "has_complete",
+        "ambiguous",
+        "events",
+        "file",
+        "line",
     ]
     if with_ms:
         out = out.with_columns(
@@ -239,7 +299,9 @@ def _conversations_of(
         )
         cols += ["_start_ms", "_end_ms", "_first_reply_ms"]
     return (
-        out.sort(["start", "conversation_id", "from_agent", "to_agent", "exchange"], nulls_last=True)
+        out.sort(
+            ["start", "conversation_id", "from_agent", "to_agent", "exchange"], nulls_last=True
+        )
         .select(cols)
         .collect()
     )
@@ -256,7 +318,10 @@ def _latency_aggs() -> list[pl.Expr]:
         pl.len().cast(pl.Int64).alias("exchanges"),
         (pl.col("outcome") == "replied").sum().cast(pl.Int64).alias("replied"),
         (pl.col("outcome") == "no_reply").sum().cast(pl.Int64).alias("no_reply"),
-        (pl.col("outcome") == "concurrency_blocked").sum().cast(pl.Int64).alias("concurrency_blocked"),
+        (pl.col("outcome") == "concurrency_blocked")
+        .sum()
+        .cast(pl.Int64)
+        .alias("concurrency_blocked"),
         (pl.col("outcome") == "incomplete").sum().cast(pl.Int64).alias("incomplete"),
         lat.quantile(0.5, "linear").alias("p50_first_reply_s"),
         lat.quantile(0.95, "linear").alias("p95_first_reply_s"),
@@ -324,8 +389,6 @@ def target_stats(conv: pl.DataFrame, *, by_hour: bool = False) -> pl.DataFrame:
     )
 
 
-
-
 # ---------------------------------------------------------------------------------------
 # structured payloads (runtime §8)
 # ---------------------------------------------------------------------------------------
@@ -347,7 +410,13 @@ def payload_events(events: pl.DataFrame | pl.LazyFrame) -> pl.DataFrame:
     base = (
         lf.filter(_D.struct.field("payloadJson").is_not_null())
         .select(
-            "file", "line", "type", "event_ms", "event_time", "from_agent", "to_agent",
+            "file",
+            "line",
+            "type",
+            "event_ms",
+            "event_time",
+            "from_agent",
+            "to_agent",
             _text("conversationId").alias("conversation_id"),
         )
         .collect()
@@ -375,13 +444,21 @@ def question_answers(payloads: pl.DataFrame) -> pl.DataFrame:
     """
     valid = payloads.filter(pl.col("payload_valid") & pl.col("payload_question_id").is_not_null())
     questions = _per_link(
-        valid, "question", "payload_question_id",
-        pl.col("from_agent").first().alias("asked_by"), pl.col("to_agent").first().alias("asked_to"),
-        pl.col("event_time").first().alias("asked_time"), pl.col("event_ms").first().alias("_asked_ms"), pl.len().cast(pl.Int64).alias("asked"),
+        valid,
+        "question",
+        "payload_question_id",
+        pl.col("from_agent").first().alias("asked_by"),
+        pl.col("to_agent").first().alias("asked_to"),
+        pl.col("event_time").first().alias("asked_time"),
+        pl.col("event_ms").first().alias("_asked_ms"),
+        pl.len().cast(pl.Int64).alias("asked"),
     )
     answers = _per_link(
-        valid, "answer", "payload_question_id",
-        pl.col("from_agent").first().alias("answered_by"), pl.col("event_time").first().alias("answered_time"),
+        valid,
+        "answer",
+        "payload_question_id",
+        pl.col("from_agent").first().alias("answered_by"),
+        pl.col("event_time").first().alias("answered_time"),
         pl.col("event_ms").first().alias("_answered_ms"),
         pl.len().cast(pl.Int64).alias("answers"),
     )
@@ -393,8 +470,18 @@ def question_answers(payloads: pl.DataFrame) -> pl.DataFrame:
             ms_to_seconds(pl.col("_answered_ms") - pl.col("_asked_ms")).alias("answer_latency_s"),
             pl.col("answered_time").is_not_null().alias("answered"),
         )
-        .select("question_id", "asked_by", "asked_to", "asked_time", "asked", "answers", "answered_by", "answered_time",
-                "answer_latency_s", "answered")
+        .select(
+            "question_id",
+            "asked_by",
+            "asked_to",
+            "asked_time",
+            "asked",
+            "answers",
+            "answered_by",
+            "answered_time",
+            "answer_latency_s",
+            "answered",
+        )
         .sort("asked_time", "question_id", nulls_last=True)
     )
 
@@ -410,18 +497,27 @@ def delegation_reports(payloads: pl.DataFrame) -> pl.DataFrame:
     """
     valid = payloads.filter(pl.col("payload_valid") & pl.col("payload_task_id").is_not_null())
     delegations = _per_link(
-        valid, "task_delegation", "payload_task_id",
-        pl.col("from_agent").first().alias("delegated_by"), pl.col("to_agent").first().alias("delegated_to"),
-        pl.col("event_time").first().alias("delegated_time"), pl.len().cast(pl.Int64).alias("delegations"),
+        valid,
+        "task_delegation",
+        "payload_task_id",
+        pl.col("from_agent").first().alias("delegated_by"),
+        pl.col("to_agent").first().alias("delegated_to"),
+        pl.col("event_time").first().alias("delegated_time"),
+        pl.len().cast(pl.Int64).alias("delegations"),
     )
     reports = _per_link(
-        valid, "status_report", "payload_task_id",
+        valid,
+        "status_report",
+        "payload_task_id",
         pl.len().cast(pl.Int64).alias("reports"),
         pl.col("payload_status").last().alias("last_status"),
         pl.col("payload_progress_percent").drop_nulls().last().alias("last_progress"),
         pl.col("event_time").last().alias("last_report_time"),
-        pl.col("payload_blockers").list.explode(keep_nulls=False, empty_as_null=False).drop_nulls()
-        .unique(maintain_order=True).alias("blockers"),
+        pl.col("payload_blockers")
+        .list.explode(keep_nulls=False, empty_as_null=False)
+        .drop_nulls()
+        .unique(maintain_order=True)
+        .alias("blockers"),
     )
     return (
         delegations.join(reports, on="payload_task_id", how="full", coalesce=True)

@@ -24,10 +24,10 @@ import networkx as nx
 import polars as pl
 
 from a2a_lab._frames import narrow, same_kind
-from a2a_lab.timeparse import Instant, to_epoch_ms, window_ms
 from a2a_lab.analysis.conversations import _conversations_of, pair_stats
 from a2a_lab.exchanges import EXCHANGE_FIELDS, exchange_events, with_agents
 from a2a_lab.reference.jsstr import js_string_expr, js_trim_expr
+from a2a_lab.timeparse import Instant, to_epoch_ms, window_ms
 
 __all__ = [
     "MESSAGE_TYPES",
@@ -63,7 +63,11 @@ def _select(
     until: Instant | None = None,
 ) -> pl.DataFrame:
     """The A2A events in the window / work session, narrowed to what the graph reads."""
-    frame = with_agents(events).collect() if isinstance(events, pl.LazyFrame) or "from_agent" not in events.columns else events
+    frame = (
+        with_agents(events).collect()
+        if isinstance(events, pl.LazyFrame) or "from_agent" not in events.columns
+        else events
+    )
     keep = pl.col("type").str.starts_with("a2a.")
     if window is not None:
         start, end = window
@@ -80,7 +84,12 @@ def _select(
         keep = keep & (pl.col("event_ms") <= hi)
     if work_session is not None:
         keep = keep & (_text("workSessionId") == work_session.removeprefix("ws:"))
-    return narrow(frame, keep, _GRAPH_FIELDS, ("file", "line", "type", "event_ms", "event_time", "from_agent", "to_agent"))
+    return narrow(
+        frame,
+        keep,
+        _GRAPH_FIELDS,
+        ("file", "line", "type", "event_ms", "event_time", "from_agent", "to_agent"),
+    )
 
 
 @same_kind()
@@ -104,7 +113,11 @@ def message_counts(events: pl.DataFrame | pl.LazyFrame) -> pl.DataFrame:
 def _message_counts(ex: pl.LazyFrame) -> pl.DataFrame:
     t = pl.col("type")
     return (
-        ex.filter(t.is_in(MESSAGE_TYPES) & pl.col("requester").is_not_null() & pl.col("target").is_not_null())
+        ex.filter(
+            t.is_in(MESSAGE_TYPES)
+            & pl.col("requester").is_not_null()
+            & pl.col("target").is_not_null()
+        )
         .group_by(pl.col("requester").alias("from_agent"), pl.col("target").alias("to_agent"))
         .agg(
             (t == "a2a.send").sum().cast(pl.Int64).alias("sends"),
@@ -167,9 +180,16 @@ def interaction_graph(
     msgs = _message_counts(ex.lazy())
     conv = _conversations_of(ex.lazy())
     stats = pair_stats(conv)
-    conv_ids = conv.group_by("from_agent", "to_agent").agg(pl.col("conversation_id").n_unique().alias("conversations"))
+    conv_ids = conv.group_by("from_agent", "to_agent").agg(
+        pl.col("conversation_id").n_unique().alias("conversations")
+    )
     spawns = (
-        a2a.lazy().filter((pl.col("type") == "a2a.spawn") & pl.col("from_agent").is_not_null() & pl.col("to_agent").is_not_null())
+        a2a.lazy()
+        .filter(
+            (pl.col("type") == "a2a.spawn")
+            & pl.col("from_agent").is_not_null()
+            & pl.col("to_agent").is_not_null()
+        )
         .group_by("from_agent", "to_agent")
         .len("spawns")
         .with_columns(pl.col("spawns").cast(pl.Int64))
@@ -182,8 +202,17 @@ def interaction_graph(
         .join(spawns, on=keys, how="full", coalesce=True)
         .filter(pl.col("from_agent").is_not_null() & pl.col("to_agent").is_not_null())
         .with_columns(
-            pl.col("sends", "responses", "exchanges", "replied", "no_reply", "concurrency_blocked", "spawns",
-                   "conversations", "retries").fill_null(0),
+            pl.col(
+                "sends",
+                "responses",
+                "exchanges",
+                "replied",
+                "no_reply",
+                "concurrency_blocked",
+                "spawns",
+                "conversations",
+                "retries",
+            ).fill_null(0),
         )
         .with_columns(
             (pl.col("sends") + pl.col("responses")).alias("messages"),
@@ -193,19 +222,38 @@ def interaction_graph(
         .sort(keys)
     )
     nodes = _nodes(a2a, conv, main_agents)
-    g = nx.DiGraph(window=None if window is None else [str(w) for w in window], work_session=work_session or "")
+    g = nx.DiGraph(
+        window=None if window is None else [str(w) for w in window], work_session=work_session or ""
+    )
     for row in nodes.iter_rows(named=True):
         g.add_node(row.pop("agent"), **_clean(row))
-    edge_cols = ["messages", "sends", "responses", "exchanges", "conversations", "replied", "no_reply",
-                 "concurrency_blocked", "no_reply_share", "p50_first_reply_s", "p95_first_reply_s",
-                 "p99_first_reply_s", "mean_turns", "retries", "spawns", "delegation"]
+    edge_cols = [
+        "messages",
+        "sends",
+        "responses",
+        "exchanges",
+        "conversations",
+        "replied",
+        "no_reply",
+        "concurrency_blocked",
+        "no_reply_share",
+        "p50_first_reply_s",
+        "p95_first_reply_s",
+        "p99_first_reply_s",
+        "mean_turns",
+        "retries",
+        "spawns",
+        "delegation",
+    ]
     for row in edges.select(*keys, *edge_cols).iter_rows(named=True):
         g.add_edge(row.pop("from_agent"), row.pop("to_agent"), **_clean(row))
     g.graph = _clean(g.graph)
     return g
 
 
-def _nodes(a2a_frame: pl.DataFrame, conv: pl.DataFrame, main_agents: Iterable[str] | None) -> pl.DataFrame:
+def _nodes(
+    a2a_frame: pl.DataFrame, conv: pl.DataFrame, main_agents: Iterable[str] | None
+) -> pl.DataFrame:
     a2a = a2a_frame.lazy()
     both = pl.concat(
         [
@@ -213,13 +261,19 @@ def _nodes(a2a_frame: pl.DataFrame, conv: pl.DataFrame, main_agents: Iterable[st
             a2a.select(pl.col("to_agent").alias("agent"), "event_time", pl.lit(0).alias("wrote")),
         ]
     ).filter(pl.col("agent").is_not_null())
-    activity = both.group_by("agent").agg(
-        pl.col("wrote").sum().cast(pl.Int64).alias("events"),
-        pl.col("event_time").min().alias("first_seen"),
-        pl.col("event_time").max().alias("last_seen"),
-    ).collect()
+    activity = (
+        both.group_by("agent")
+        .agg(
+            pl.col("wrote").sum().cast(pl.Int64).alias("events"),
+            pl.col("event_time").min().alias("first_seen"),
+            pl.col("event_time").max().alias("last_seen"),
+        )
+        .collect()
+    )
     if main_agents is None:
-        key = js_trim_expr(_D.struct.field("sourceSessionKey").fill_null(_D.struct.field("requesterSessionKey")))
+        key = js_trim_expr(
+            _D.struct.field("sourceSessionKey").fill_null(_D.struct.field("requesterSessionKey"))
+        )
         mains = set(
             a2a.filter(key.str.contains(r"(?i)^agent:[^:]+:main$"))
             .select(pl.col("from_agent").str.to_lowercase())
@@ -230,7 +284,11 @@ def _nodes(a2a_frame: pl.DataFrame, conv: pl.DataFrame, main_agents: Iterable[st
             .to_list()
         ) | {"main", "ruda"}
         mains |= set(
-            a2a.filter(js_trim_expr(_D.struct.field("targetSessionKey")).str.contains(r"(?i)^agent:[^:]+:main$"))
+            a2a.filter(
+                js_trim_expr(_D.struct.field("targetSessionKey")).str.contains(
+                    r"(?i)^agent:[^:]+:main$"
+                )
+            )
             .select(pl.col("to_agent").str.to_lowercase())
             .unique()
             .collect()
@@ -271,8 +329,13 @@ def conversation_tree(events: pl.DataFrame | pl.LazyFrame) -> nx.DiGraph:
         .agg(
             pl.len().cast(pl.Int64).alias("events"),
             pl.col("event_time").min().alias("first_seen"),
-            pl.concat_list("from_agent", "to_agent").list.explode(keep_nulls=False, empty_as_null=False)
-            .drop_nulls().unique().sort().str.join(",").alias("agents"),
+            pl.concat_list("from_agent", "to_agent")
+            .list.explode(keep_nulls=False, empty_as_null=False)
+            .drop_nulls()
+            .unique()
+            .sort()
+            .str.join(",")
+            .alias("agents"),
         )
         .sort("conversation_id")
         .collect()
@@ -304,7 +367,9 @@ def graph_metrics(g: nx.DiGraph, *, weight: str = "messages") -> pl.DataFrame:
     between = nx.betweenness_centrality(g, normalized=True)
     recip = nx.reciprocity(g, g.nodes) if g.number_of_edges() else {n: 0.0 for n in g}
     try:
-        hubs, auths = nx.hits(g, max_iter=1000, normalized=True) if g.number_of_edges() else ({}, {})
+        hubs, auths = (
+            nx.hits(g, max_iter=1000, normalized=True) if g.number_of_edges() else ({}, {})
+        )
     except nx.PowerIterationFailedConvergence:
         hubs, auths = {}, {}
     rows = []
@@ -324,11 +389,17 @@ def graph_metrics(g: nx.DiGraph, *, weight: str = "messages") -> pl.DataFrame:
             }
         )
     frame = pl.DataFrame(rows)
-    tops = {c: frame.sort(c, "agent", descending=[True, False])["agent"][0] for c in ("hub", "authority", "betweenness")}
+    tops = {
+        c: frame.sort(c, "agent", descending=[True, False])["agent"][0]
+        for c in ("hub", "authority", "betweenness")
+    }
     return frame.with_columns(
-        pl.when(pl.col("agent") == tops["hub"]).then(pl.lit("hub"))
-        .when(pl.col("agent") == tops["authority"]).then(pl.lit("authority"))
-        .when(pl.col("agent") == tops["betweenness"]).then(pl.lit("broker"))
+        pl.when(pl.col("agent") == tops["hub"])
+        .then(pl.lit("hub"))
+        .when(pl.col("agent") == tops["authority"])
+        .then(pl.lit("authority"))
+        .when(pl.col("agent") == tops["betweenness"])
+        .then(pl.lit("broker"))
         .alias("role")
     ).sort("in_weight", "agent", descending=[True, False])
 
@@ -344,7 +415,9 @@ def write_graph(g: nx.DiGraph, path: str | Path) -> Path:
     if out.suffix == ".graphml":
         nx.write_graphml(g, out)
     elif out.suffix == ".json":
-        out.write_text(json.dumps(to_node_link(g), ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+        out.write_text(
+            json.dumps(to_node_link(g), ensure_ascii=False, indent=1) + "\n", encoding="utf-8"
+        )
     else:
         raise ValueError(f"unknown graph format {out.suffix!r}: use .graphml or .json")
     return out

@@ -16,14 +16,18 @@ from typing import Literal
 
 import polars as pl
 
-from a2a_lab.reference.jsstr import js_trim_expr
 from a2a_lab._frames import same_kind
+from a2a_lab.reference.jsstr import js_trim_expr
 
 __all__ = ["CASE_NOTIONS", "directly_follows", "to_ocel2", "variants", "write_ocel2"]
 
 CaseNotion = Literal["work_session", "conversation", "task"]
 #: Case notion → the ``data`` field that identifies a case.
-CASE_NOTIONS: dict[str, str] = {"work_session": "workSessionId", "conversation": "conversationId", "task": "taskId"}
+CASE_NOTIONS: dict[str, str] = {
+    "work_session": "workSessionId",
+    "conversation": "conversationId",
+    "task": "taskId",
+}
 
 START, END = "▶ start", "■ end"
 _D = pl.col("data")
@@ -48,7 +52,10 @@ def _cases(events: pl.DataFrame | pl.LazyFrame, case: CaseNotion, activity: str)
 
 @same_kind()
 def directly_follows(
-    events: pl.DataFrame | pl.LazyFrame, *, case: CaseNotion = "work_session", activity: str = "type"
+    events: pl.DataFrame | pl.LazyFrame,
+    *,
+    case: CaseNotion = "work_session",
+    activity: str = "type",
 ) -> pl.DataFrame:
     """The directly-follows graph: how often activity ``b`` directly follows ``a`` in a case.
 
@@ -76,11 +83,19 @@ def directly_follows(
     inner = steps.filter(pl.col("target").is_not_null()).select(
         pl.col("activity").alias("source"), "target", "case", "gap"
     )
-    firsts = lf.group_by("case").agg(pl.col("activity").first().alias("target")).select(
-        pl.lit(START).alias("source"), "target", "case", pl.lit(None, pl.Float64).alias("gap")
+    firsts = (
+        lf.group_by("case")
+        .agg(pl.col("activity").first().alias("target"))
+        .select(
+            pl.lit(START).alias("source"), "target", "case", pl.lit(None, pl.Float64).alias("gap")
+        )
     )
-    lasts = lf.group_by("case").agg(pl.col("activity").last().alias("source")).select(
-        "source", pl.lit(END).alias("target"), "case", pl.lit(None, pl.Float64).alias("gap")
+    lasts = (
+        lf.group_by("case")
+        .agg(pl.col("activity").last().alias("source"))
+        .select(
+            "source", pl.lit(END).alias("target"), "case", pl.lit(None, pl.Float64).alias("gap")
+        )
     )
     return (
         pl.concat([inner, firsts, lasts])
@@ -97,13 +112,20 @@ def directly_follows(
 
 
 @same_kind()
-def variants(events: pl.DataFrame | pl.LazyFrame, *, case: CaseNotion = "work_session", activity: str = "type") -> pl.DataFrame:
+def variants(
+    events: pl.DataFrame | pl.LazyFrame,
+    *,
+    case: CaseNotion = "work_session",
+    activity: str = "type",
+) -> pl.DataFrame:
     """Process variants: the distinct activity sequences of cases, most frequent first.
 
     Returns ``variant`` (activities joined by `` → ``), ``length``, ``cases``, ``share``
     and an example ``case``.
     """
-    per_case = _cases(events, case, activity).group_by("case").agg(pl.col("activity").alias("trace"))
+    per_case = (
+        _cases(events, case, activity).group_by("case").agg(pl.col("activity").alias("trace"))
+    )
     return (
         per_case.group_by("trace")
         .agg(pl.len().cast(pl.Int64).alias("cases"), pl.col("case").min().alias("example_case"))
@@ -132,8 +154,11 @@ _FORMATTABLE_MS = 8_200_000_000_000_000
 
 def _iso(ms: pl.Expr) -> pl.Expr:
     return (
-        pl.when(ms.abs() < _FORMATTABLE_MS).then(ms).cast(pl.Int64)
-        .cast(pl.Datetime("ms")).dt.strftime("%Y-%m-%dT%H:%M:%S%.3fZ")
+        pl.when(ms.abs() < _FORMATTABLE_MS)
+        .then(ms)
+        .cast(pl.Int64)
+        .cast(pl.Datetime("ms"))
+        .dt.strftime("%Y-%m-%dT%H:%M:%S%.3fZ")
     )
 
 
@@ -144,8 +169,11 @@ def _ocel_frames(events: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame, pl.D
     frm = pl.coalesce(_text("fromAgent"), _text("senderAgentId"))
     to = pl.coalesce(_text("toAgent"), _text("targetAgentId"))
     ev = events.lazy().select(
-        pl.format("e{}:{}", pl.col("file").replace_strict(files, list(range(len(files))), return_dtype=pl.String),
-                  pl.col("line")).alias("id"),
+        pl.format(
+            "e{}:{}",
+            pl.col("file").replace_strict(files, list(range(len(files))), return_dtype=pl.String),
+            pl.col("line"),
+        ).alias("id"),
         pl.col("type"),
         _iso(pl.col("event_ms")).alias("time"),
         pl.col("file"),
@@ -173,7 +201,9 @@ def _ocel_frames(events: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame, pl.D
             cond = cond & (pl.col("_from").is_null() | (pl.col("_from") != pl.col("_writer")))
         rels.append(
             ev.filter(cond).select(
-                "id", (pl.lit(prefix) + pl.col(col)).alias("objectId"), pl.lit(otype).alias("objectType"),
+                "id",
+                (pl.lit(prefix) + pl.col(col)).alias("objectId"),
+                pl.lit(otype).alias("objectType"),
                 pl.lit(qualifier).alias("qualifier"),
             )
         )
@@ -189,45 +219,75 @@ def _ocel_parts(events: pl.DataFrame) -> tuple[dict, pl.DataFrame, pl.DataFrame]
     rel_lists = rel.group_by("id", maintain_order=True).agg(
         pl.struct(pl.col("objectId"), pl.col("qualifier")).alias("relationships")
     )
-    ev_rows = (
-        ev.join(rel_lists, on="id", how="left", maintain_order="left")
-        .select(
-            "id", "type", "time",
-            pl.concat_list(
-                pl.struct(pl.lit("file").alias("name"), pl.col("file").alias("value")),
-                pl.struct(pl.lit("line").alias("name"), pl.col("line").cast(pl.String).alias("value")),
-            ).alias("attributes"),
-            "relationships",
-        )
+    ev_rows = ev.join(rel_lists, on="id", how="left", maintain_order="left").select(
+        "id",
+        "type",
+        "time",
+        pl.concat_list(
+            pl.struct(pl.lit("file").alias("name"), pl.col("file").alias("value")),
+            pl.struct(pl.lit("line").alias("name"), pl.col("line").cast(pl.String).alias("value")),
+        ).alias("attributes"),
+        "relationships",
     )
     o2o = (
         rel.filter(pl.col("objectType").is_in(["conversation", "task"]))
-        .join(rel.filter(pl.col("objectType") == "work_session").select("id", pl.col("objectId").alias("ws")), on="id")
+        .join(
+            rel.filter(pl.col("objectType") == "work_session").select(
+                "id", pl.col("objectId").alias("ws")
+            ),
+            on="id",
+        )
         .select("objectId", "objectType", "ws")
         .unique()
         .group_by("objectId", "objectType")
         .agg(pl.col("ws").sort().alias("targets"))
     )
-    obj_rows = objects.join(o2o, on=["objectId", "objectType"], how="left", maintain_order="left").select(
-        pl.col("objectId").alias("id"),
-        pl.col("objectType").alias("type"),
-        pl.lit([], dtype=pl.List(pl.Struct({"name": pl.String, "time": pl.String, "value": pl.String}))).alias("attributes"),
-        pl.col("targets").fill_null([]).list.eval(
-            pl.struct(
-                pl.element().alias("objectId"),
-                pl.lit("part of").alias("qualifier"),
+    obj_rows = (
+        objects.join(o2o, on=["objectId", "objectType"], how="left", maintain_order="left")
+        .select(
+            pl.col("objectId").alias("id"),
+            pl.col("objectType").alias("type"),
+            pl.lit(
+                [],
+                dtype=pl.List(
+                    pl.Struct({"name": pl.String, "time": pl.String, "value": pl.String})
+                ),
+            ).alias("attributes"),
+            pl.col("targets")
+            .fill_null([])
+            .list.eval(
+                pl.struct(
+                    pl.element().alias("objectId"),
+                    pl.lit("part of").alias("qualifier"),
+                )
             )
-        ).alias("relationships"),
-    ).with_columns(
-        pl.when(pl.col("type") == "task").then(
-            pl.col("relationships").list.eval(pl.struct(pl.element().struct.field("objectId"), pl.lit("belongs to").alias("qualifier")))
-        ).otherwise(pl.col("relationships")).alias("relationships")
+            .alias("relationships"),
+        )
+        .with_columns(
+            pl.when(pl.col("type") == "task")
+            .then(
+                pl.col("relationships").list.eval(
+                    pl.struct(
+                        pl.element().struct.field("objectId"),
+                        pl.lit("belongs to").alias("qualifier"),
+                    )
+                )
+            )
+            .otherwise(pl.col("relationships"))
+            .alias("relationships")
+        )
     )
     used_types = sorted(set(objects["objectType"]))
     header = {
         "objectTypes": [{"name": t, "attributes": []} for t in _OBJECT_TYPES if t in used_types],
         "eventTypes": [
-            {"name": t, "attributes": [{"name": "file", "type": "string"}, {"name": "line", "type": "integer"}]}
+            {
+                "name": t,
+                "attributes": [
+                    {"name": "file", "type": "string"},
+                    {"name": "line", "type": "integer"},
+                ],
+            }
             for t in sorted(ev["type"].unique())
         ],
     }
@@ -250,7 +310,11 @@ def to_ocel2(events: pl.DataFrame) -> dict:
     Python objects for every event.
     """
     header, objects, evs = _ocel_parts(events)
-    return {**header, "objects": json.loads(objects.write_json()), "events": json.loads(evs.write_json())}
+    return {
+        **header,
+        "objects": json.loads(objects.write_json()),
+        "events": json.loads(evs.write_json()),
+    }
 
 
 def write_ocel2(events: pl.DataFrame, path: str | Path) -> Path:

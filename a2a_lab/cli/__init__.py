@@ -17,9 +17,8 @@ __all__ = ["CliError", "main"]
 
 
 def _build_parser() -> argparse.ArgumentParser:
-    from a2a_lab.cli import _commands
-
     from a2a_lab import __version__
+    from a2a_lab.cli import _commands
 
     parser = OneLineArgumentParser(
         prog="a2a-lab",
@@ -27,7 +26,9 @@ def _build_parser() -> argparse.ArgumentParser:
         epilog="Run 'a2a-lab COMMAND --help' for a command's options and an example.",
     )
     parser.add_argument("--version", action="version", version=f"a2a-lab {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=OneLineArgumentParser)
+    sub = parser.add_subparsers(
+        dest="command", metavar="COMMAND", parser_class=OneLineArgumentParser
+    )
     sub.required = True
     for register in _commands.REGISTRY:
         register(sub)
@@ -52,7 +53,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except RecursionError:
         report_error("a2a-lab", "input nested too deeply to process")
         return 2
-    except Exception as exc:  # noqa: BLE001 - the CLI's promise: one line, exit 2, never a traceback
+    except Exception as exc:
         # Whatever slipped past the commands' own checks (a library's ValueError on odd
         # input, an OSError of an output file) is still the user's input to fix.
         report_error("a2a-lab", _describe(exc))

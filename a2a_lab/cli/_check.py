@@ -9,7 +9,14 @@ from __future__ import annotations
 import argparse
 import sys
 
-from a2a_lab.cli._common import CliError, float_option, instant_option, int_option, print_json, split_multi
+from a2a_lab.cli._common import (
+    CliError,
+    float_option,
+    instant_option,
+    int_option,
+    print_json,
+    split_multi,
+)
 
 _EXAMPLE = """example:
   a2a-lab check ~/.openclaw/logs --fail-on error --ignore guard.loop --format github
@@ -29,28 +36,68 @@ def register(sub: argparse._SubParsersAction) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("source", help="an NDJSON file, a glob, or a log directory")
-    p.add_argument("--format", choices=["text", "json", "github"], default=None,
-                   help="text (default), json, or github (workflow annotations ::error file=…,line=…::)")
+    p.add_argument(
+        "--format",
+        choices=["text", "json", "github"],
+        default=None,
+        help="text (default), json, or github (workflow annotations ::error file=…,line=…::)",
+    )
     p.add_argument("--json", action="store_true", help="same as --format json")
-    p.add_argument("-o", "--output", metavar="FILE",
-                   help="also write the findings to FILE.csv, .parquet, .json or .ndjson")
-    p.add_argument("--fail-on", choices=["info", "warning", "error"], default=None,
-                   help="exit with status 1 when a finding of this severity or worse exists")
-    p.add_argument("--select", action="append", metavar="RULE",
-                   help="run only these rules (repeated or a,b; 'guard.' or 'guard.*' names a family)")
-    p.add_argument("--ignore", action="append", metavar="RULE", help="skip these rules (same syntax)")
-    p.add_argument("--since", type=instant_option, metavar="TIME",
-                   help="check only events at or after TIME (ISO date/time or epoch ms; naive = UTC)")
-    p.add_argument("--until", type=instant_option, metavar="TIME", help="check only events at or before TIME")
+    p.add_argument(
+        "-o",
+        "--output",
+        metavar="FILE",
+        help="also write the findings to FILE.csv, .parquet, .json or .ndjson",
+    )
+    p.add_argument(
+        "--fail-on",
+        choices=["info", "warning", "error"],
+        default=None,
+        help="exit with status 1 when a finding of this severity or worse exists",
+    )
+    p.add_argument(
+        "--select",
+        action="append",
+        metavar="RULE",
+        help="run only these rules (repeated or a,b; 'guard.' or 'guard.*' names a family)",
+    )
+    p.add_argument(
+        "--ignore", action="append", metavar="RULE", help="skip these rules (same syntax)"
+    )
+    p.add_argument(
+        "--since",
+        type=instant_option,
+        metavar="TIME",
+        help="check only events at or after TIME (ISO date/time or epoch ms; naive = UTC)",
+    )
+    p.add_argument(
+        "--until", type=instant_option, metavar="TIME", help="check only events at or before TIME"
+    )
     clock = p.add_mutually_exclusive_group()
-    clock.add_argument("--now", type=instant_option, metavar="TIME",
-                       help="the clock for future-timestamp findings (ISO or epoch ms; default: now)")
-    clock.add_argument("--now-ms", type=int_option(0, 8_640_000_000_000_000), metavar="N",
-                       help="the same clock as epoch milliseconds")
-    p.add_argument("--loop-limit", type=int_option(1), default=6,
-                   help="loop guard: messages per window per pair (default 6)")
-    p.add_argument("--loop-window", type=float_option(0.0), default=60.0,
-                   help="loop guard window in seconds (default 60)")
+    clock.add_argument(
+        "--now",
+        type=instant_option,
+        metavar="TIME",
+        help="the clock for future-timestamp findings (ISO or epoch ms; default: now)",
+    )
+    clock.add_argument(
+        "--now-ms",
+        type=int_option(0, 8_640_000_000_000_000),
+        metavar="N",
+        help="the same clock as epoch milliseconds",
+    )
+    p.add_argument(
+        "--loop-limit",
+        type=int_option(1),
+        default=6,
+        help="loop guard: messages per window per pair (default 6)",
+    )
+    p.add_argument(
+        "--loop-window",
+        type=float_option(0.0),
+        default=60.0,
+        help="loop guard window in seconds (default 60)",
+    )
     p.set_defaults(func=run)
 
 
@@ -79,9 +126,17 @@ def run(args: argparse.Namespace) -> int:
     if now is None:
         now = time.time() * 1000
     try:
-        found = check(res.events, now=now, loop_limit=args.loop_limit, loop_window_s=args.loop_window,
-                      select=split_multi(args.select), ignore=split_multi(args.ignore),
-                      since=args.since, until=args.until, report=res.report)
+        found = check(
+            res.events,
+            now=now,
+            loop_limit=args.loop_limit,
+            loop_window_s=args.loop_window,
+            select=split_multi(args.select),
+            ignore=split_multi(args.ignore),
+            since=args.since,
+            until=args.until,
+            report=res.report,
+        )
     except ValueError as exc:
         raise CliError(str(exc)) from None
     if args.output is not None:
@@ -119,9 +174,14 @@ def run(args: argparse.Namespace) -> int:
                 print(f"::{level} {where}::{_github(row['message'])}")
             else:
                 shown = ",".join(map(str, lines[:10])) + ("…" if len(lines) > 10 else "")
-                print(f"{row['severity']:7} {row['rule']:30} {row['file']}:{shown}  {row['message']}")
-        summary = (f"{res.report.events} events, {rejects} rejects, {found.height} findings ("
-                   + ", ".join(f"{by_sev[s]} {s}" for s in reversed(SEVERITIES)) + ")")
+                print(
+                    f"{row['severity']:7} {row['rule']:30} {row['file']}:{shown}  {row['message']}"
+                )
+        summary = (
+            f"{res.report.events} events, {rejects} rejects, {found.height} findings ("
+            + ", ".join(f"{by_sev[s]} {s}" for s in reversed(SEVERITIES))
+            + ")"
+        )
         print(summary if fmt == "text" else f"::notice title=a2a-lab check::{_github(summary)}")
     sys.stdout.flush()
     if args.fail_on is not None:

@@ -6,7 +6,9 @@ from a2a_lab.cli import _check, _conversations, _enrich, _events, _ingest, _load
 
 REGISTRY = [
     _load.register,
-    _enrich.register, _sessions.register, _events.register,
+    _enrich.register,
+    _sessions.register,
+    _events.register,
     _conversations.register,
     _check.register,
     _ingest.register,

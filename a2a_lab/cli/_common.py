@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import sys
@@ -79,7 +80,9 @@ def int_option(minimum: int = 0, maximum: int = 10**9) -> Callable[[str], int]:
     return parse
 
 
-def float_option(minimum: float = 0.0, maximum: float = 1e9, *, open_min: bool = True) -> Callable[[str], float]:
+def float_option(
+    minimum: float = 0.0, maximum: float = 1e9, *, open_min: bool = True
+) -> Callable[[str], float]:
     """An argparse ``type=`` for a finite number above ``minimum`` (NaN and inf refused)."""
 
     def parse(text: str) -> float:
@@ -90,7 +93,9 @@ def float_option(minimum: float = 0.0, maximum: float = 1e9, *, open_min: bool =
         low_ok = value > minimum if open_min else value >= minimum
         if not math.isfinite(value) or not low_ok or value > maximum:
             bound = "(" if open_min else "["
-            raise argparse.ArgumentTypeError(f"{text!r} is outside {bound}{minimum:g}, {maximum:g}]")
+            raise argparse.ArgumentTypeError(
+                f"{text!r} is outside {bound}{minimum:g}, {maximum:g}]"
+            )
         return value
 
     return parse
@@ -101,10 +106,8 @@ def instant_option(text: str) -> float:
     from a2a_lab.timeparse import to_epoch_ms
 
     value: str | float = text
-    try:
+    with contextlib.suppress(ValueError):
         value = float(text)
-    except ValueError:
-        pass
     try:
         return to_epoch_ms(value, name="time")
     except ValueError as exc:
@@ -113,9 +116,15 @@ def instant_option(text: str) -> float:
 
 def add_window_options(parser: argparse.ArgumentParser) -> None:
     """``--since`` / ``--until``: an inclusive time window (ISO date/time or epoch ms, naive = UTC)."""
-    parser.add_argument("--since", type=instant_option, metavar="TIME",
-                        help="only events at or after TIME (ISO date/time or epoch ms; naive = UTC)")
-    parser.add_argument("--until", type=instant_option, metavar="TIME", help="only events at or before TIME")
+    parser.add_argument(
+        "--since",
+        type=instant_option,
+        metavar="TIME",
+        help="only events at or after TIME (ISO date/time or epoch ms; naive = UTC)",
+    )
+    parser.add_argument(
+        "--until", type=instant_option, metavar="TIME", help="only events at or before TIME"
+    )
 
 
 def in_window(events: Any, args: argparse.Namespace) -> Any:

@@ -26,9 +26,15 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("source", help="an NDJSON file, a glob, or a log directory")
     out = p.add_mutually_exclusive_group()
-    out.add_argument("--json", action="store_true", help="print one JSON object per conversation (a JSON array)")
-    out.add_argument("-o", "--output", metavar="FILE",
-                     help="write FILE.csv, .parquet, .json or .ndjson (every column; times as ISO 8601)")
+    out.add_argument(
+        "--json", action="store_true", help="print one JSON object per conversation (a JSON array)"
+    )
+    out.add_argument(
+        "-o",
+        "--output",
+        metavar="FILE",
+        help="write FILE.csv, .parquet, .json or .ndjson (every column; times as ISO 8601)",
+    )
     add_window_options(p)
     p.set_defaults(func=run_conversations)
 
@@ -43,20 +49,23 @@ def register(sub: argparse._SubParsersAction) -> None:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     g.add_argument("source", help="an NDJSON file, a glob, or a log directory")
-    g.add_argument("-o", "--output", metavar="FILE", required=True, help="FILE.graphml or FILE.json")
+    g.add_argument(
+        "-o", "--output", metavar="FILE", required=True, help="FILE.graphml or FILE.json"
+    )
     add_window_options(g)
     g.set_defaults(func=run_graph)
 
 
 def run_conversations(args: argparse.Namespace) -> int:
-    from a2a_lab.cli._source import load_source
     from a2a_lab.analysis.conversations import conversations
-
+    from a2a_lab.cli._source import load_source
     from a2a_lab.export import FORMATS, write_frame
 
     out = Path(args.output) if args.output else None
     if out is not None and out.suffix not in FORMATS:
-        raise CliError(f"unknown output format {out.suffix or out.name!r}: use {', '.join(FORMATS)}")
+        raise CliError(
+            f"unknown output format {out.suffix or out.name!r}: use {', '.join(FORMATS)}"
+        )
     conv = conversations(in_window(load_source(args.source).events, args))
     if out is not None:
         try:
@@ -68,7 +77,9 @@ def run_conversations(args: argparse.Namespace) -> int:
     if args.json:
         import polars.selectors as cs
 
-        rows = conv.with_columns(cs.datetime().dt.convert_time_zone("UTC").dt.strftime(_JSON_TIME_FORMAT)).to_dicts()
+        rows = conv.with_columns(
+            cs.datetime().dt.convert_time_zone("UTC").dt.strftime(_JSON_TIME_FORMAT)
+        ).to_dicts()
         json.dump(rows, sys.stdout, ensure_ascii=False)
         sys.stdout.write("\n")
     else:
@@ -77,8 +88,8 @@ def run_conversations(args: argparse.Namespace) -> int:
 
 
 def run_graph(args: argparse.Namespace) -> int:
-    from a2a_lab.cli._source import load_source
     from a2a_lab.analysis.graph import interaction_graph, write_graph
+    from a2a_lab.cli._source import load_source
 
     out = Path(args.output)
     if out.suffix not in (".graphml", ".json"):
@@ -88,5 +99,8 @@ def run_graph(args: argparse.Namespace) -> int:
         write_graph(g, out)
     except OSError as exc:
         raise CliError(f"cannot write {out}: {exc.strerror or exc}") from None
-    print(f"{g.number_of_nodes()} agents, {g.number_of_edges()} edges written to {out}", file=sys.stderr)
+    print(
+        f"{g.number_of_nodes()} agents, {g.number_of_edges()} edges written to {out}",
+        file=sys.stderr,
+    )
     return 0

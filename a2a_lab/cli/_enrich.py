@@ -15,8 +15,8 @@ from typing import TextIO
 import polars as pl
 
 from a2a_lab._deep import deep_call
-from a2a_lab.reference.jsstr import js_well_formed_json
 from a2a_lab.cli._common import CliError, split_multi
+from a2a_lab.reference.jsstr import js_well_formed_json
 
 #: Rows serialised per batch, so that a large log never holds all its JSON text at once.
 _BATCH = 50_000
@@ -77,11 +77,13 @@ def register(sub: argparse._SubParsersAction) -> None:
             "Write each event of SOURCE, in reading order, as the dashboard's enriched event "
             "object (rules §6) plus its source 'file' and 'line'."
         ),
-        epilog='example:\n  a2a-lab enrich ~/.openclaw/logs --main-agents main,ruda -o enriched.ndjson',
+        epilog="example:\n  a2a-lab enrich ~/.openclaw/logs --main-agents main,ruda -o enriched.ndjson",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("source", help="an NDJSON file, a glob, or a log directory")
-    p.add_argument("-o", "--output", metavar="OUT.ndjson", help="write here instead of standard output")
+    p.add_argument(
+        "-o", "--output", metavar="OUT.ndjson", help="write here instead of standard output"
+    )
     add_main_agent_options(p)
     p.set_defaults(func=run)
 
@@ -92,10 +94,16 @@ def _write(frame: pl.DataFrame, out: TextIO) -> None:
     for batch in frame.iter_slices(_BATCH):
         objects = event_objects(batch)
         text = []
-        for obj, (file, line) in zip(objects, batch.select("file", "line").iter_rows(), strict=True):
+        for obj, (file, line) in zip(
+            objects, batch.select("file", "line").iter_rows(), strict=True
+        ):
             obj["file"] = file
             obj["line"] = line
-            text.append(js_well_formed_json(deep_call(json.dumps, obj, ensure_ascii=False, separators=(",", ":"))))
+            text.append(
+                js_well_formed_json(
+                    deep_call(json.dumps, obj, ensure_ascii=False, separators=(",", ":"))
+                )
+            )
         out.write("\n".join(text) + "\n")
 
 

@@ -18,17 +18,25 @@ def register(sub: argparse._SubParsersAction) -> None:
             "body: the LAST --limit matching events in reading order (rotated files oldest "
             "first, the live file last)."
         ),
-        epilog='example:\n  a2a-lab events ~/.openclaw/logs --type a2a.send,a2a.response --since 2026-02-18 --limit 50',
+        epilog="example:\n  a2a-lab events ~/.openclaw/logs --type a2a.send,a2a.response --since 2026-02-18 --limit 50",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("source", help="an NDJSON file, a glob, or a log directory")
     p.add_argument(
-        "--since", metavar="ISO", help="keep events at or after this time (an unparsable date matches none)"
+        "--since",
+        metavar="ISO",
+        help="keep events at or after this time (an unparsable date matches none)",
     )
     p.add_argument("--role", metavar="R", help="keep events of exactly this role (one value)")
-    p.add_argument("--type", action="append", metavar="T", help="keep events of this type (repeated or a,b)")
-    p.add_argument("--view-category", metavar="C", help="keep events of this category ('all': every one)")
-    p.add_argument("--limit", metavar="N", help="at most this many events, the last ones (default 100)")
+    p.add_argument(
+        "--type", action="append", metavar="T", help="keep events of this type (repeated or a,b)"
+    )
+    p.add_argument(
+        "--view-category", metavar="C", help="keep events of this category ('all': every one)"
+    )
+    p.add_argument(
+        "--limit", metavar="N", help="at most this many events, the last ones (default 100)"
+    )
     add_main_agent_options(p)
     p.set_defaults(func=run)
 

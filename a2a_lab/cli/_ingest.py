@@ -20,9 +20,18 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("logdir", help="the log directory (or its live coordination-events.ndjson)")
     p.add_argument("store", help="the store directory (created on the first ingest)")
-    p.add_argument("--timezone", metavar="TZ", help="zone of ISO timestamps without offset (first ingest; default UTC)")
+    p.add_argument(
+        "--timezone",
+        metavar="TZ",
+        help="zone of ISO timestamps without offset (first ingest; default UTC)",
+    )
     p.add_argument("--json", action="store_true", help="print the ingest report as JSON")
-    p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None, help="progress bar (default: when interactive)")
+    p.add_argument(
+        "--progress",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="progress bar (default: when interactive)",
+    )
     p.set_defaults(func=run)
 
 
@@ -36,7 +45,9 @@ def run(args: argparse.Namespace) -> int:
     except StoreError as exc:
         raise CliError(str(exc)) from None
     except OSError as exc:
-        raise CliError(f"cannot ingest {args.logdir} into {args.store}: {exc.strerror or exc}") from None
+        raise CliError(
+            f"cannot ingest {args.logdir} into {args.store}: {exc.strerror or exc}"
+        ) from None
     if args.json:
         print_json(report.summary())
     else:

@@ -21,17 +21,42 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("source", help="an NDJSON file, a glob, or a log directory")
     p.add_argument("-o", "--output", required=True, metavar="FILE", help="the HTML file to write")
-    p.add_argument("--since", metavar="TIME", help="keep events at or after TIME (ISO time or epoch ms; naive = UTC)")
-    p.add_argument("--until", metavar="TIME", help="keep events before TIME (ISO time or epoch ms; naive = UTC)")
-    p.add_argument("--tz", default="UTC", metavar="ZONE", help="IANA time zone of every time shown (default UTC)")
+    p.add_argument(
+        "--since",
+        metavar="TIME",
+        help="keep events at or after TIME (ISO time or epoch ms; naive = UTC)",
+    )
+    p.add_argument(
+        "--until",
+        metavar="TIME",
+        help="keep events before TIME (ISO time or epoch ms; naive = UTC)",
+    )
+    p.add_argument(
+        "--tz",
+        default="UTC",
+        metavar="ZONE",
+        help="IANA time zone of every time shown (default UTC)",
+    )
     p.add_argument("--title", metavar="TEXT", help="the page title")
-    p.add_argument("--sim", metavar="CONFIG", help="a SimConfig JSON file: adds the twin comparison")
+    p.add_argument(
+        "--sim", metavar="CONFIG", help="a SimConfig JSON file: adds the twin comparison"
+    )
     p.add_argument("--seed", type=int, default=1, help="seed of the simulator run (default 1)")
-    p.add_argument("--max-sessions", type=int, default=30, metavar="N", help="work sessions shown (default 30)")
-    p.add_argument("--max-messages", type=int, default=200, metavar="N",
-                   help="messages shown per work session (default 200)")
-    p.add_argument("--discord-users", metavar="FILE",
-                   help='a JSON object {"<discord user id>": "<name>"} to resolve <@id> mentions')
+    p.add_argument(
+        "--max-sessions", type=int, default=30, metavar="N", help="work sessions shown (default 30)"
+    )
+    p.add_argument(
+        "--max-messages",
+        type=int,
+        default=200,
+        metavar="N",
+        help="messages shown per work session (default 200)",
+    )
+    p.add_argument(
+        "--discord-users",
+        metavar="FILE",
+        help='a JSON object {"<discord user id>": "<name>"} to resolve <@id> mentions',
+    )
     p.set_defaults(func=run)
 
 
@@ -47,8 +72,12 @@ def _discord_users(path: str | None) -> dict[str, str] | None:
         raise CliError(f"--discord-users: cannot read {path}: {exc.strerror or exc}") from None
     except ValueError as exc:
         raise CliError(f"--discord-users: {path} is not JSON: {exc}") from None
-    if not isinstance(users, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in users.items()):
-        raise CliError(f"--discord-users: {path} must hold a JSON object of strings (user id to name)")
+    if not isinstance(users, dict) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in users.items()
+    ):
+        raise CliError(
+            f"--discord-users: {path} must hold a JSON object of strings (user id to name)"
+        )
     return users
 
 

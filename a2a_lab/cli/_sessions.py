@@ -19,20 +19,40 @@ def register(sub: argparse._SubParsersAction) -> None:
             "GET /api/work-sessions. --role, --type and --status take repeated options and "
             "comma-separated values; invalid roles and statuses are dropped, as the dashboard does."
         ),
-        epilog='example:\n  a2a-lab work-sessions ~/.openclaw/logs --status ACTIVE,QUIET --now 2026-02-19T09:00Z',
+        epilog="example:\n  a2a-lab work-sessions ~/.openclaw/logs --status ACTIVE,QUIET --now 2026-02-19T09:00Z",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("source", help="an NDJSON file, a glob, or a log directory")
-    p.add_argument("--now-ms", "--now", dest="now_ms", type=instant_option, metavar="TIME",
-                   help="the clock: epoch milliseconds or an ISO date/time, naive = UTC (default: now)")
-    p.add_argument("--role", action="append", metavar="R", help="keep events of this role (before building)")
-    p.add_argument("--type", action="append", metavar="T", help="keep events of this type (before building)")
-    p.add_argument("--status", action="append", metavar="S", help="keep sessions: ACTIVE, QUIET, ARCHIVED")
-    p.add_argument("--view-category", metavar="C", help="keep sessions of this category ('all': every one)")
-    p.add_argument("--sub-tag", metavar="X", help="keep sessions with this sub-tag (case-insensitive)")
-    p.add_argument("--limit", metavar="N", help="at most this many sessions (default 100; 0 means 100)")
     p.add_argument(
-        "--overrides", metavar="F", help="category overrides file {workSessionId: {collabCategory, ...}}"
+        "--now-ms",
+        "--now",
+        dest="now_ms",
+        type=instant_option,
+        metavar="TIME",
+        help="the clock: epoch milliseconds or an ISO date/time, naive = UTC (default: now)",
+    )
+    p.add_argument(
+        "--role", action="append", metavar="R", help="keep events of this role (before building)"
+    )
+    p.add_argument(
+        "--type", action="append", metavar="T", help="keep events of this type (before building)"
+    )
+    p.add_argument(
+        "--status", action="append", metavar="S", help="keep sessions: ACTIVE, QUIET, ARCHIVED"
+    )
+    p.add_argument(
+        "--view-category", metavar="C", help="keep sessions of this category ('all': every one)"
+    )
+    p.add_argument(
+        "--sub-tag", metavar="X", help="keep sessions with this sub-tag (case-insensitive)"
+    )
+    p.add_argument(
+        "--limit", metavar="N", help="at most this many sessions (default 100; 0 means 100)"
+    )
+    p.add_argument(
+        "--overrides",
+        metavar="F",
+        help="category overrides file {workSessionId: {collabCategory, ...}}",
     )
     add_window_options(p)
     add_main_agent_options(p)
@@ -60,7 +80,9 @@ def run(args: argparse.Namespace) -> int:
         try:
             overrides = load_overrides(args.overrides)
         except OSError as exc:
-            raise CliError(f"cannot read overrides file {args.overrides}: {exc.strerror or exc}") from None
+            raise CliError(
+                f"cannot read overrides file {args.overrides}: {exc.strerror or exc}"
+            ) from None
         except ValueError as exc:
             raise CliError(f"overrides file {args.overrides}: {exc}") from None
     frame, _ = load_enriched(args)

@@ -38,7 +38,14 @@ from pydantic import ValidationError
 
 from a2a_lab.io._timestamps import MAX_TIME_MS
 from a2a_lab.reference.jsstr import JS_WHITESPACE, js_trim
-from a2a_lab.schema import FRAME_COLUMN_NAMES, LOG_FIELD_NAMES, CoordinationEvent, EventData, data_dtype, raw_event_dtype
+from a2a_lab.schema import (
+    FRAME_COLUMN_NAMES,
+    LOG_FIELD_NAMES,
+    CoordinationEvent,
+    EventData,
+    data_dtype,
+    raw_event_dtype,
+)
 
 #: A block of lines Polars refuses is bisected down to ``_MIN_CHUNK`` lines.
 _MIN_CHUNK = 16
@@ -164,7 +171,7 @@ def _parse_deep(text: str) -> tuple[dict[str, Any] | None, str | None]:
     expect = "value"  # value | key | colon | comma
     while True:
         m = _TOKEN.match(text, pos)
-        if m is None or m.end() == pos and pos < n:
+        if m is None or (m.end() == pos and pos < n):
             if root is not _MISSING and not stack and text[pos:].strip(" \t\n\r") == "":
                 break
             return None, f"not JSON: unexpected character at column {_next_col(text, pos)}"
@@ -179,7 +186,10 @@ def _parse_deep(text: str) -> tuple[dict[str, Any] | None, str | None]:
                 value = stack.pop()
                 keys.pop()
             else:
-                return None, f"not JSON: expecting property name at column {_next_col(text, m.start())}"
+                return (
+                    None,
+                    f"not JSON: expecting property name at column {_next_col(text, m.start())}",
+                )
         elif expect == "colon":
             if p != ":":
                 return None, f"not JSON: expecting ':' at column {_next_col(text, m.start())}"
@@ -248,7 +258,11 @@ def _clean_str(value: str) -> str:
 
 
 def _finite_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(float(value))
+    return (
+        isinstance(value, (int, float))
+        and not isinstance(value, bool)
+        and math.isfinite(float(value))
+    )
 
 
 def typed_row(obj: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
@@ -258,7 +272,9 @@ def typed_row(obj: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
     (rules §1: the field counts as absent), and a list keeps only its string items.
     """
     issues: list[str] = []
-    top_values = {k: v for k, v in obj.items() if k in CoordinationEvent.model_fields and k != "data"}
+    top_values = {
+        k: v for k, v in obj.items() if k in CoordinationEvent.model_fields and k != "data"
+    }
     raw_data = obj.get("data", _MISSING)
     if raw_data is _MISSING:
         data_values: dict[str, Any] = {}
@@ -268,7 +284,9 @@ def typed_row(obj: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
         data_values = {}
         issues.append("data")
     row = _validated(CoordinationEvent, top_values, "", issues)
-    row["data"] = _validated(EventData, data_values, "data.", issues) if isinstance(raw_data, dict) else None
+    row["data"] = (
+        _validated(EventData, data_values, "data.", issues) if isinstance(raw_data, dict) else None
+    )
     return row, issues
 
 
@@ -282,7 +300,9 @@ def _as_double(value: Any) -> Any:
 _MAX_DOUBLE = 1.7976931348623157e308
 
 
-def _validated(model: type, values: dict[str, Any], prefix: str, issues: list[str]) -> dict[str, Any]:
+def _validated(
+    model: type, values: dict[str, Any], prefix: str, issues: list[str]
+) -> dict[str, Any]:
     out: dict[str, Any] = {k: None for k in model.model_fields if k != "data"}  # type: ignore[attr-defined]
     if not values:
         return out
@@ -298,9 +318,16 @@ def _validated(model: type, values: dict[str, Any], prefix: str, issues: list[st
         if value is None:
             continue
         if key not in bad:
-            out[key] = _clean_str(value) if isinstance(value, str) else (
-                float(value) if _finite_number(value) else
-                [_clean_str(v) for v in value] if isinstance(value, list) else value
+            out[key] = (
+                _clean_str(value)
+                if isinstance(value, str)
+                else (
+                    float(value)
+                    if _finite_number(value)
+                    else [_clean_str(v) for v in value]
+                    if isinstance(value, list)
+                    else value
+                )
             )
             continue
         if isinstance(value, list) and key in _F.data_lists:
@@ -317,10 +344,26 @@ def _validated(model: type, values: dict[str, Any], prefix: str, issues: list[st
 #: ``data`` fields always handed to Polars' decoder (the ones nearly every log carries);
 #: others join per file when lines carry them (see :class:`ChunkDecoder`).
 _CORE_DATA = (
-    "fromAgent", "toAgent", "conversationId", "workSessionId", "taskId", "eventRole",
-    "fromSessionType", "toSessionType", "message", "targetSessionKey", "runId",
-    "replyPreview", "outcome", "waitStatus", "waitError", "payloadType", "payloadJson",
-    "turn", "maxTurns", "announced",
+    "fromAgent",
+    "toAgent",
+    "conversationId",
+    "workSessionId",
+    "taskId",
+    "eventRole",
+    "fromSessionType",
+    "toSessionType",
+    "message",
+    "targetSessionKey",
+    "runId",
+    "replyPreview",
+    "outcome",
+    "waitStatus",
+    "waitError",
+    "payloadType",
+    "payloadJson",
+    "turn",
+    "maxTurns",
+    "announced",
 )
 #: Lines routed to the exact path for an undecoded field before that field joins the schema.
 _ADOPT_AFTER = 32
@@ -335,7 +378,9 @@ def _decode_schema(data_fields: tuple[str, ...]) -> dict[str, pl.DataType]:
     return schema
 
 
-def _read_ndjson(texts: pl.Series, schema: dict[str, pl.DataType], whole: bytes | None) -> pl.DataFrame:
+def _read_ndjson(
+    texts: pl.Series, schema: dict[str, pl.DataType], whole: bytes | None
+) -> pl.DataFrame:
     """Polars' NDJSON reader on the given lines (``whole``: the same lines as bytes, if at hand)."""
     buf = whole if whole is not None else (texts.str.join("\n").item() + "\n").encode("utf-8")
     frame = pl.read_ndjson(buf, schema=schema)
@@ -344,7 +389,9 @@ def _read_ndjson(texts: pl.Series, schema: dict[str, pl.DataType], whole: bytes 
     return frame
 
 
-def _decode_rows(texts: pl.Series, schema: dict[str, pl.DataType], whole: bytes | None) -> tuple[pl.DataFrame, list[int]]:
+def _decode_rows(
+    texts: pl.Series, schema: dict[str, pl.DataType], whole: bytes | None
+) -> tuple[pl.DataFrame, list[int]]:
     """Decode lines with Polars; returns the frame (one row per line) and positions refused.
 
     A refused block is bisected down to ``_MIN_CHUNK`` lines; the rows of refused lines are
@@ -376,9 +423,15 @@ def _decode_rows(texts: pl.Series, schema: dict[str, pl.DataType], whole: bytes 
 # a string field written as a number, boolean, array or object: Polars' reader turns these
 # into text (JSON.parse keeps them, and the rules then treat the field as absent)
 _STRING_COERCED = (
-    '"(?:' + "|".join(re.escape(k) for k in _F.top_strings + _F.data_strings) + r')"\s*:\s*(?:[-0-9\[{]|true|false)'
+    '"(?:'
+    + "|".join(re.escape(k) for k in _F.top_strings + _F.data_strings)
+    + r')"\s*:\s*(?:[-0-9\[{]|true|false)'
 )
-_BOOL_AS_NUMBER = '"(?:' + "|".join(re.escape(k) for k in _F.top_numbers + _F.data_numbers) + r')"\s*:\s*(?:true|false)'
+_BOOL_AS_NUMBER = (
+    '"(?:'
+    + "|".join(re.escape(k) for k in _F.top_numbers + _F.data_numbers)
+    + r')"\s*:\s*(?:true|false)'
+)
 
 
 def _suspect_exprs(text: str, data_fields: tuple[str, ...]) -> list[pl.Expr]:
@@ -400,13 +453,15 @@ def _suspect_exprs(text: str, data_fields: tuple[str, ...]) -> list[pl.Expr]:
     list_suspect = pl.any_horizontal(
         [pl.lit(False)]
         + [
-            l.is_not_null()
-            & ~l.list.eval(pl.element().str.contains(_NUMERIC_TEXT + "|" + _NESTED_TEXT).not_()).list.all()
-            for l in lists
+            lst.is_not_null()
+            & ~lst.list.eval(
+                pl.element().str.contains(_NUMERIC_TEXT + "|" + _NESTED_TEXT).not_()
+            ).list.all()
+            for lst in lists
         ]
         + [
-            l.is_not_null() & ~pl.col(text).str.contains(r'"' + k + r'"\s*:\s*\[')
-            for k, l in zip(data_lists, lists, strict=True)
+            lst.is_not_null() & ~pl.col(text).str.contains(r'"' + k + r'"\s*:\s*\[')
+            for k, lst in zip(data_lists, lists, strict=True)
         ]
     ).fill_null(False)
     numbers = [pl.col(k) for k in _F.top_numbers] + [dd.struct.field(k) for k in data_numbers]
@@ -419,12 +474,16 @@ def _suspect_exprs(text: str, data_fields: tuple[str, ...]) -> list[pl.Expr]:
     key_count = pl.col(text).str.count_matches(_KEY_PATTERN)
     bool_as_number = zero_one & pl.col(text).str.contains(_BOOL_AS_NUMBER)
     return [
-        (pl.col(text).str.contains(_STRING_COERCED) | list_suspect | bool_as_number).alias("_s_value"),
+        (pl.col(text).str.contains(_STRING_COERCED) | list_suspect | bool_as_number).alias(
+            "_s_value"
+        ),
         (key_count.cast(pl.Int64) - present.cast(pl.Int64)).alias("_s_gap"),
     ]
 
 
-_NULL_PATTERN = '"(?:' + "|".join(re.escape(k) for k in _F.all_keys if k != "data") + r')"\s*:\s*null'
+_NULL_PATTERN = (
+    '"(?:' + "|".join(re.escape(k) for k in _F.all_keys if k != "data") + r')"\s*:\s*null'
+)
 
 
 def _cleared(texts: pl.Series, gap: pl.Series, candidates: pl.Series) -> pl.Series:
@@ -437,9 +496,14 @@ def _cleared(texts: pl.Series, gap: pl.Series, candidates: pl.Series) -> pl.Seri
     """
     idx = candidates.arg_true()
     sub = pl.DataFrame({"text": texts.gather(idx), "gap": gap.gather(idx)})
-    keys = pl.col("text").str.extract_all(_KEY_PATTERN).list.eval(pl.element().str.replace_all(r"\s", ""))
+    keys = (
+        pl.col("text")
+        .str.extract_all(_KEY_PATTERN)
+        .list.eval(pl.element().str.replace_all(r"\s", ""))
+    )
     fine = sub.select(
-        (pl.col("text").str.count_matches(_NULL_PATTERN) == pl.col("gap")) & (keys.list.n_unique() == keys.list.len())
+        (pl.col("text").str.count_matches(_NULL_PATTERN) == pl.col("gap"))
+        & (keys.list.n_unique() == keys.list.len())
     ).to_series()
     out = pl.repeat(False, len(texts), eager=True)
     return out.scatter(idx.filter(fine), True)
@@ -450,13 +514,19 @@ def _widen(frame: pl.DataFrame, data_fields: tuple[str, ...]) -> list[pl.Expr]:
     full = data_dtype()
     data = pl.struct(
         [
-            pl.col("data").struct.field(f.name) if f.name in data_fields else pl.lit(None, f.dtype).alias(f.name)
+            pl.col("data").struct.field(f.name)
+            if f.name in data_fields
+            else pl.lit(None, f.dtype).alias(f.name)
             for f in full.fields
         ]
     )
     # a null `data` (absent in the line) stays null, as the exact path has it
     return [
-        *[pl.col(f.name).alias(FRAME_COLUMN_NAMES.get(f.name, f.name)) for f in raw_event_dtype().fields if f.name != "data"],
+        *[
+            pl.col(f.name).alias(FRAME_COLUMN_NAMES.get(f.name, f.name))
+            for f in raw_event_dtype().fields
+            if f.name != "data"
+        ],
         pl.when(pl.col("data").is_not_null()).then(data).alias("data"),
     ]
 
@@ -521,23 +591,39 @@ class ChunkDecoder:
         The ``file`` value of the events.
     """
 
-    def __init__(self, *, timezone: str = "UTC", raw: bool = False, exact: bool = False, file: str | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        timezone: str = "UTC",
+        raw: bool = False,
+        exact: bool = False,
+        file: str | None = None,
+    ) -> None:
         self.timezone = timezone
         self.raw = raw
         self.exact = exact
         self.file = file
-        self.data_fields: tuple[str, ...] = tuple(f for f in _CORE_DATA if f in EventData.model_fields)
+        self.data_fields: tuple[str, ...] = tuple(
+            f for f in _CORE_DATA if f in EventData.model_fields
+        )
 
     def decode(self, data: bytes, first_line: int = 1) -> DecodedText:
         """Decode complete lines (``data``; its first line is number ``first_line``)."""
         lines, bad_utf8 = _physical_lines(data)
         dec = self.decode_lines(lines, first_line=first_line, whole=data if not bad_utf8 else None)
         if bad_utf8:
-            extra = issues_frame([{"line": first_line + i - 1, "kind": "invalid_utf8", "field": None} for i in bad_utf8])
+            extra = issues_frame(
+                [
+                    {"line": first_line + i - 1, "kind": "invalid_utf8", "field": None}
+                    for i in bad_utf8
+                ]
+            )
             dec.issues = pl.concat([dec.issues, extra]).sort("line", maintain_order=True)
         return dec
 
-    def decode_lines(self, lines: pl.Series, *, first_line: int = 1, whole: bytes | None = None) -> DecodedText:
+    def decode_lines(
+        self, lines: pl.Series, *, first_line: int = 1, whole: bytes | None = None
+    ) -> DecodedText:
         """Decode physical lines (a String series; ``whole``: the same lines as UTF-8 bytes)."""
         n = len(lines)
         # a line that starts with '{' and ends with '}' has nothing to trim: skipping the
@@ -547,7 +633,10 @@ class ChunkDecoder:
             trimmed = lines.str.strip_chars(JS_WHITESPACE)
             whole = None  # Polars' reader must not see what the trim removes
         frame = pl.DataFrame(
-            {"line": pl.int_range(first_line, first_line + n, dtype=pl.Int64, eager=True), "text": trimmed}
+            {
+                "line": pl.int_range(first_line, first_line + n, dtype=pl.Int64, eager=True),
+                "text": trimmed,
+            }
         )
         if self.raw:
             frame = frame.with_columns(lines.alias("raw"))
@@ -569,14 +658,25 @@ class ChunkDecoder:
         fast_events, routed = self._fast(fast, whole)
         slow = pl.concat([slow, routed]).sort("line") if routed.height else slow
         slow_events, rejects, issues = _exact(slow, self.raw)
-        events = fast_events if slow_events.height == 0 else (
-            slow_events if fast_events.height == 0 else fast_events.merge_sorted(slow_events, key="line")
+        events = (
+            fast_events
+            if slow_events.height == 0
+            else (
+                slow_events
+                if fast_events.height == 0
+                else fast_events.merge_sorted(slow_events, key="line")
+            )
         )
         events, range_issues = _out_of_range(events)
         if range_issues.height:
             issues = pl.concat([issues, range_issues]).sort("line", maintain_order=True)
         return DecodedText(
-            events=self._provenance(events), rejects=rejects, issues=issues, lines=n, blank=blank, exact_lines=slow.height
+            events=self._provenance(events),
+            rejects=rejects,
+            issues=issues,
+            lines=n,
+            blank=blank,
+            exact_lines=slow.height,
         )
 
     def _fast(self, frame: pl.DataFrame, whole: bytes | None) -> tuple[pl.DataFrame, pl.DataFrame]:
@@ -595,7 +695,9 @@ class ChunkDecoder:
         typ = pl.col("type")
         checks = cand.select(
             *_suspect_exprs("text", fields),
-            (typ.is_not_null() & (typ.str.strip_chars(JS_WHITESPACE).str.len_bytes() > 0)).alias("_typed"),
+            (typ.is_not_null() & (typ.str.strip_chars(JS_WHITESPACE).str.len_bytes() > 0)).alias(
+                "_typed"
+            ),
         )
         plain = ~pl.col("_s_value") & pl.col("_typed")
         ok = checks.select(plain & (pl.col("_s_gap") == 0)).to_series()
@@ -610,7 +712,9 @@ class ChunkDecoder:
             new = self._adopt(suspects["text"])
             if new:
                 # fields this file carries in many lines join Polars' schema: decode again
-                self.data_fields = tuple(f for f in data_dtype().to_schema() if f in set(fields) | new)
+                self.data_fields = tuple(
+                    f for f in data_dtype().to_schema() if f in set(fields) | new
+                )
                 return self._fast(frame, whole)
             routed.append(suspects)
             cand = cand.filter(ok)
@@ -621,25 +725,36 @@ class ChunkDecoder:
         """Declared ``data`` fields outside the schema that at least ``_ADOPT_AFTER`` lines carry."""
         if len(texts) < _ADOPT_AFTER:
             return set()
-        keys = texts.str.extract_all(_KEY_PATTERN).explode().str.extract(r'^"([^"]+)"').value_counts()
+        keys = (
+            texts.str.extract_all(_KEY_PATTERN).explode().str.extract(r'^"([^"]+)"').value_counts()
+        )
         data_keys = set(data_dtype().to_schema()) - set(self.data_fields)
         return {k for k, c in keys.iter_rows() if k in data_keys and c >= _ADOPT_AFTER}
 
     def _empty_events(self) -> pl.DataFrame:
         schema = event_columns_schema()
-        return pl.DataFrame(schema=schema if self.raw else {k: v for k, v in schema.items() if k != "raw"})
+        return pl.DataFrame(
+            schema=schema if self.raw else {k: v for k, v in schema.items() if k != "raw"}
+        )
 
     def _provenance(self, events: pl.DataFrame) -> pl.DataFrame:
         """Add ``file`` and the event time, in the event frame's column order."""
         from a2a_lab.io._timestamps import with_event_time
         from a2a_lab.schema import polars_schema
 
-        events = with_event_time(events.with_columns(pl.lit(self.file, dtype=pl.String).alias("file")), self.timezone)
+        events = with_event_time(
+            events.with_columns(pl.lit(self.file, dtype=pl.String).alias("file")), self.timezone
+        )
         return events.select(list(polars_schema(raw=self.raw)))
 
 
 def decode_chunk(
-    data: bytes, *, file: str | None = None, first_line: int = 1, timezone: str = "UTC", raw: bool = False
+    data: bytes,
+    *,
+    file: str | None = None,
+    first_line: int = 1,
+    timezone: str = "UTC",
+    raw: bool = False,
 ) -> DecodedText:
     """Decode a chunk of complete NDJSON lines into events, rejects and issues.
 
@@ -657,13 +772,17 @@ def decode_chunk(
     return ChunkDecoder(timezone=timezone, raw=raw, file=file).decode(data, first_line)
 
 
-def decode_text(text: str, *, exact: bool = False, timezone: str = "UTC", file: str | None = None) -> DecodedText:
+def decode_text(
+    text: str, *, exact: bool = False, timezone: str = "UTC", file: str | None = None
+) -> DecodedText:
     """Decode one file's text (already UTF-8 decoded) into events (with ``raw``), rejects, issues.
 
     ``exact=True`` sends every line through the exact standard-library path (slow; the
     test-suite checks that both paths give the same frame).
     """
-    return ChunkDecoder(timezone=timezone, raw=True, exact=exact, file=file).decode(text.encode("utf-8", "surrogatepass"))
+    return ChunkDecoder(timezone=timezone, raw=True, exact=exact, file=file).decode(
+        text.encode("utf-8", "surrogatepass")
+    )
 
 
 def _out_of_range(events: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
@@ -675,14 +794,21 @@ def _out_of_range(events: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
     them (e.g. a thread key of ``ts`` 1e21), and parity keeps them.
     """
     d = pl.col("data")
-    bad_cols = {k: ~(pl.col(FRAME_COLUMN_NAMES.get(k, k)).abs() <= MAX_TIME_MS) for k in _F.top_numbers}
+    bad_cols = {
+        k: ~(pl.col(FRAME_COLUMN_NAMES.get(k, k)).abs() <= MAX_TIME_MS) for k in _F.top_numbers
+    }
     bad_cols.update({"data." + k: ~(d.struct.field(k).abs() < 2.0**63) for k in _F.data_numbers})
     flags = events.select(**{k: v.fill_null(False) for k, v in bad_cols.items()})
     hit = [k for k in flags.columns if flags[k].any()]
     if not hit:
         return events, issues_frame([])
     issues = pl.concat(
-        [events.filter(flags[k]).select("line", pl.lit("out_of_range").alias("kind"), pl.lit(k).alias("field")) for k in hit]
+        [
+            events.filter(flags[k]).select(
+                "line", pl.lit("out_of_range").alias("kind"), pl.lit(k).alias("field")
+            )
+            for k in hit
+        ]
     ).sort("line", maintain_order=True)
     return events, issues
 

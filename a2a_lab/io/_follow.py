@@ -30,7 +30,9 @@ def decode_piece(piece: Piece, timezone: str) -> tuple[DecodedText, pl.DataFrame
     return dec, extra
 
 
-def decode_pieces(pieces: list[Piece], timezone: str) -> list[tuple[str, DecodedText, pl.DataFrame]]:
+def decode_pieces(
+    pieces: list[Piece], timezone: str
+) -> list[tuple[str, DecodedText, pl.DataFrame]]:
     """Decode pieces, one entry per file, for the loader's report."""
     return join_decoded([(str(p.path), *decode_piece(p, timezone)) for p in pieces])
 
@@ -131,7 +133,9 @@ class LogFollower:
         self._dir, self._single = split_target(self.path)
         if self.store is not None:
             if self._single is not None:
-                raise ValueError(f"path: a store follows a log directory, not the single file {self.path}")
+                raise ValueError(
+                    f"path: a store follows a log directory, not the single file {self.path}"
+                )
             self.store = Path(self.store).expanduser()
 
     def refresh(self) -> LoadResult:

@@ -94,7 +94,10 @@ class LoadReport:
             "warnings": self.warnings,
             "by_type": dict(self.by_type),
             "issues_by_kind": _counts(self.issues, "kind"),
-            "rejects_by_reason": _counts(self.rejects.with_columns(pl.col("reason").str.replace(r" at column \d+$", "")), "reason"),
+            "rejects_by_reason": _counts(
+                self.rejects.with_columns(pl.col("reason").str.replace(r" at column \d+$", "")),
+                "reason",
+            ),
         }
 
     def __str__(self) -> str:
@@ -110,10 +113,14 @@ class LoadReport:
     def _repr_markdown_(self) -> str:
         s = self.summary()
         rows = [
-            "| | count |", "|---|---:|",
-            f"| files | {len(s['files'])} |", f"| lines | {s['lines']} |",
-            f"| events | {s['events']} |", f"| rejected lines | {s['rejects']} |",
-            f"| blank lines | {s['blank']} |", f"| warnings | {s['warnings']} |",
+            "| | count |",
+            "|---|---:|",
+            f"| files | {len(s['files'])} |",
+            f"| lines | {s['lines']} |",
+            f"| events | {s['events']} |",
+            f"| rejected lines | {s['rejects']} |",
+            f"| blank lines | {s['blank']} |",
+            f"| warnings | {s['warnings']} |",
         ]
         return "\n".join(rows)
 
@@ -137,19 +144,34 @@ class LoadResult:
         yield self.report
 
 
-def _finish(decoded: list[tuple[str, DecodedText, pl.DataFrame]], timezone: str, sort: bool, raw: bool = True) -> LoadResult:
+def _finish(
+    decoded: list[tuple[str, DecodedText, pl.DataFrame]],
+    timezone: str,
+    sort: bool,
+    raw: bool = True,
+) -> LoadResult:
     """Concatenate per-file results, sort by event time, build the report."""
     schema = polars_schema(raw=raw)
     frames = [dec.events for _, dec, _ in decoded if dec.events.height]
     events = _concat_contiguous(frames) if frames else pl.DataFrame(schema=schema)
-    rejects = [dec.rejects.with_columns(pl.lit(name, dtype=pl.String).alias("file")) for name, dec, _ in decoded]
+    rejects = [
+        dec.rejects.with_columns(pl.lit(name, dtype=pl.String).alias("file"))
+        for name, dec, _ in decoded
+    ]
     issues = [
         pl.concat([dec.issues, extra]).with_columns(pl.lit(name, dtype=pl.String).alias("file"))
         for name, dec, extra in decoded
     ]
     # select, then filter: filtering the frame would first copy every column of the kept rows
-    no_time = events.select("file", "line", "event_ms").filter(pl.col("event_ms") == 0).select(
-        "file", "line", pl.lit("no_timestamp").alias("kind"), pl.lit(None, pl.String).alias("field")
+    no_time = (
+        events.select("file", "line", "event_ms")
+        .filter(pl.col("event_ms") == 0)
+        .select(
+            "file",
+            "line",
+            pl.lit("no_timestamp").alias("kind"),
+            pl.lit(None, pl.String).alias("field"),
+        )
     )
     if sort and not events["event_ms"].is_sorted():
         events = events.sort("event_ms", maintain_order=True)
@@ -159,9 +181,15 @@ def _finish(decoded: list[tuple[str, DecodedText, pl.DataFrame]], timezone: str,
         files=[name for name, _, _ in decoded],
         lines={name: dec.lines for name, dec, _ in decoded},
         blank={name: dec.blank for name, dec, _ in decoded},
-        rejects=pl.concat(rejects).select("file", "line", "reason", "raw") if rejects else _empty_rejects(),
+        rejects=pl.concat(rejects).select("file", "line", "reason", "raw")
+        if rejects
+        else _empty_rejects(),
         exact_lines=sum(dec.exact_lines for _, dec, _ in decoded),
-        issues=pl.concat([*(i.select("file", "line", "kind", "field") for i in issues), no_time]).sort(["file", "line"], maintain_order=True) if issues else _empty_issues(),
+        issues=pl.concat(
+            [*(i.select("file", "line", "kind", "field") for i in issues), no_time]
+        ).sort(["file", "line"], maintain_order=True)
+        if issues
+        else _empty_issues(),
         by_type=_counts(events.select("type"), "type"),
         events=events.height,
     )
@@ -182,7 +210,10 @@ def _concat_contiguous(frames: list[pl.DataFrame]) -> pl.DataFrame:
     data_fields = [fld.name for fld in schema["data"].fields]  # type: ignore[union-attr]
     # the data fields as their own columns (zero-copy), prefixed: some share a top-level name
     flat = [
-        f.select(pl.exclude("data"), *[pl.col("data").struct.field(n).alias("data." + n) for n in data_fields])
+        f.select(
+            pl.exclude("data"),
+            *[pl.col("data").struct.field(n).alias("data." + n) for n in data_fields],
+        )
         for f in frames
     ]
     valid = pl.concat([f.select(pl.col("data").is_not_null()).to_series() for f in frames])
@@ -190,7 +221,9 @@ def _concat_contiguous(frames: list[pl.DataFrame]) -> pl.DataFrame:
     built: dict[str, pl.Series] = {}
     for name in flat[0].columns:
         built[name] = pl.concat([f.drop_in_place(name) for f in flat], rechunk=True)
-    data = pl.struct([built.pop("data." + n).alias(n) for n in data_fields], eager=True).alias("data")
+    data = pl.struct([built.pop("data." + n).alias(n) for n in data_fields], eager=True).alias(
+        "data"
+    )
     # a row without `data` keeps a null struct (the struct's own validity)
     if valid.null_count() or not valid.all():
         data = pl.select(pl.when(valid).then(data)).to_series().alias("data")
@@ -205,7 +238,9 @@ def _empty_issues() -> pl.DataFrame:
     return pl.DataFrame(schema={**_REPORT_COLS, "kind": pl.String, "field": pl.String})
 
 
-def decode_bytes(data: bytes, timezone: str = "UTC", file: str | None = None, *, raw: bool = True) -> tuple[DecodedText, pl.DataFrame]:
+def decode_bytes(
+    data: bytes, timezone: str = "UTC", file: str | None = None, *, raw: bool = True
+) -> tuple[DecodedText, pl.DataFrame]:
     """Decode one file's bytes (UTF-8 as Node does: invalid → U+FFFD, line kept and reported).
 
     Returns the decoded text and an (empty) frame of extra issues, for :func:`_finish`.
@@ -242,10 +277,22 @@ def _decode_file(path: Path, timezone: str, raw: bool, bar: Any) -> DecodedText:
         # what was decompressed of the line where the data broke off, and the reason
         text = pending.decode("utf-8", errors="replace")
         rej = pl.DataFrame(
-            {"line": [next_line], "reason": [f"damaged compressed data: {damage}"], "raw": [text[:RAW_PREVIEW]]},
+            {
+                "line": [next_line],
+                "reason": [f"damaged compressed data: {damage}"],
+                "raw": [text[:RAW_PREVIEW]],
+            },
             schema={"line": pl.Int64, "reason": pl.String, "raw": pl.String},
         )
-        parts.append(DecodedText(events=decoder.decode(b"").events, rejects=rej, issues=issues_frame([]), lines=1, blank=0))
+        parts.append(
+            DecodedText(
+                events=decoder.decode(b"").events,
+                rejects=rej,
+                issues=issues_frame([]),
+                lines=1,
+                blank=0,
+            )
+        )
     if not parts:
         return decoder.decode(b"")
     events = [p.events for p in parts if p.events.height]
@@ -277,11 +324,18 @@ def _progress(files: list[Path], enabled: bool | None) -> Any:
     else:
         from tqdm.auto import tqdm
     total = sum(p.stat().st_size for p in files)
-    return tqdm(total=total, unit="B", unit_scale=True, desc="load", delay=2.0, disable=disable, leave=False)
+    return tqdm(
+        total=total, unit="B", unit_scale=True, desc="load", delay=2.0, disable=disable, leave=False
+    )
 
 
 def load(
-    source: Source, *, timezone: str = "UTC", sort: bool = True, raw: bool = False, progress: bool | None = None
+    source: Source,
+    *,
+    timezone: str = "UTC",
+    sort: bool = True,
+    raw: bool = False,
+    progress: bool | None = None,
 ) -> LoadResult:
     """Load a coordination log: a file, a list of files, a glob, or a log directory.
 
@@ -333,7 +387,11 @@ def load(
 
 
 def from_records(
-    records: Iterable[Mapping[str, Any]], *, file: str = "<memory>", timezone: str = "UTC", sort: bool = True
+    records: Iterable[Mapping[str, Any]],
+    *,
+    file: str = "<memory>",
+    timezone: str = "UTC",
+    sort: bool = True,
 ) -> pl.DataFrame:
     """Build the event frame from already-parsed event objects (``line`` = 1-based position).
 
@@ -417,23 +475,44 @@ def write_events(events: pl.DataFrame, path: str | Path | None = None) -> str | 
     """
     has_raw = "raw" in events.columns
     n_original = events.height - events["raw"].null_count() if has_raw else 0
-    lines = events.get_column("raw") if has_raw else pl.Series("raw", [None] * events.height, dtype=pl.String)
+    lines = (
+        events.get_column("raw")
+        if has_raw
+        else pl.Series("raw", [None] * events.height, dtype=pl.String)
+    )
     n_dropped = 0
     if n_original < events.height:
         # canonical JSON only for the rows without their original line
-        missing = events.select(pl.int_range(pl.len(), dtype=pl.UInt32).alias("_i"), pl.col("raw").is_null() if has_raw else pl.lit(True))
+        missing = events.select(
+            pl.int_range(pl.len(), dtype=pl.UInt32).alias("_i"),
+            pl.col("raw").is_null() if has_raw else pl.lit(True),
+        )
         idx = missing.filter(missing.to_series(1)).get_column("_i")
-        todo = events.drop("raw", strict=False)[idx] if n_original else events.drop("raw", strict=False)
+        todo = (
+            events.drop("raw", strict=False)[idx]
+            if n_original
+            else events.drop("raw", strict=False)
+        )
         canonical, dropped = _canonical_line_expr(todo)
-        written = todo.select(canonical.alias("raw"), *([dropped.alias("_dropped")] if dropped is not None else []))
+        written = todo.select(
+            canonical.alias("raw"), *([dropped.alias("_dropped")] if dropped is not None else [])
+        )
         n_dropped = int(written["_dropped"][0]) if dropped is not None else 0
-        lines = written.get_column("raw") if not n_original else lines.scatter(idx, written.get_column("raw"))
+        lines = (
+            written.get_column("raw")
+            if not n_original
+            else lines.scatter(idx, written.get_column("raw"))
+        )
     if path is None:
         return "".join(s + "\n" for s in lines.to_list())
     target = Path(path)
     # quote_style "never": the lines go out as they are, one per row, LF-terminated
-    pl.DataFrame([lines]).write_csv(target, include_header=False, quote_style="never", line_terminator="\n")
-    return WriteReport(events.height, n_original, events.height - n_original, n_dropped, str(target))
+    pl.DataFrame([lines]).write_csv(
+        target, include_header=False, quote_style="never", line_terminator="\n"
+    )
+    return WriteReport(
+        events.height, n_original, events.height - n_original, n_dropped, str(target)
+    )
 
 
 def _json_value(expr: pl.Expr, dtype: pl.DataType) -> pl.Expr:
@@ -441,8 +520,10 @@ def _json_value(expr: pl.Expr, dtype: pl.DataType) -> pl.Expr:
     if dtype.is_float():
         integral = (expr == expr.floor()) & (expr.abs() < 1e21)
         return (
-            pl.when(~expr.is_finite()).then(None)
-            .when(integral).then(expr.cast(pl.Int64, strict=False).cast(pl.String))
+            pl.when(~expr.is_finite())
+            .then(None)
+            .when(integral)
+            .then(expr.cast(pl.Int64, strict=False).cast(pl.String))
             .otherwise(expr.cast(pl.String))
         )
     if dtype.is_integer():
@@ -456,13 +537,23 @@ def _json_value(expr: pl.Expr, dtype: pl.DataType) -> pl.Expr:
 
 
 #: JSON string escapes (RFC 8259 §7): quote, backslash and the control characters.
-_ESCAPES = {"\\": "\\\\", '"': '\\"', "\n": "\\n", "\r": "\\r", "\t": "\\t", "\b": "\\b", "\f": "\\f"}
+_ESCAPES = {
+    "\\": "\\\\",
+    '"': '\\"',
+    "\n": "\\n",
+    "\r": "\\r",
+    "\t": "\\t",
+    "\b": "\\b",
+    "\f": "\\f",
+}
 _ESCAPES.update({chr(c): f"\\u{c:04x}" for c in range(0x20) if chr(c) not in _ESCAPES})
 
 
 def _json_string(expr: pl.Expr) -> pl.Expr:
     """A JSON string literal of each value (Polars strings are UTF-8: no lone surrogates)."""
-    return pl.lit('"') + expr.str.replace_many(list(_ESCAPES), list(_ESCAPES.values())) + pl.lit('"')
+    return (
+        pl.lit('"') + expr.str.replace_many(list(_ESCAPES), list(_ESCAPES.values())) + pl.lit('"')
+    )
 
 
 def _members(exprs: list[tuple[str, pl.Expr]]) -> pl.Expr:
@@ -482,12 +573,26 @@ def _canonical_line_expr(frame: pl.DataFrame) -> tuple[pl.Expr, pl.Expr | None]:
     from a2a_lab.schema import FRAME_COLUMN_NAMES, REFERENCE_FIELD_ORDER, raw_event_dtype
 
     schema = frame.schema
-    present = set(frame.select(pl.col("data").struct.unnest()).select(pl.all().is_not_null().any()).row(0, named=True).items()) if "data" in schema else set()
+    present = (
+        set(
+            frame.select(pl.col("data").struct.unnest())
+            .select(pl.all().is_not_null().any())
+            .row(0, named=True)
+            .items()
+        )
+        if "data" in schema
+        else set()
+    )
     present_data = {k for k, v in present if v}
 
     # JSON keys are the log's field names; the frame holds them under snake_case columns
-    top = [f.name for f in raw_event_dtype().fields if FRAME_COLUMN_NAMES.get(f.name, f.name) in schema]
-    order = [*(n for n in REFERENCE_FIELD_ORDER if n in top), *(n for n in top if n not in REFERENCE_FIELD_ORDER)]
+    top = [
+        f.name for f in raw_event_dtype().fields if FRAME_COLUMN_NAMES.get(f.name, f.name) in schema
+    ]
+    order = [
+        *(n for n in REFERENCE_FIELD_ORDER if n in top),
+        *(n for n in top if n not in REFERENCE_FIELD_ORDER),
+    ]
     members = []
     dropped = []
     for name in order:
@@ -502,7 +607,8 @@ def _canonical_line_expr(frame: pl.DataFrame) -> tuple[pl.Expr, pl.Expr | None]:
             members.append((name, pl.when(pl.col("data").is_not_null()).then(_members(fields))))
             dropped += [
                 (~pl.col("data").struct.field(f.name).is_finite()).fill_null(False).sum()
-                for f in dtype.fields if f.dtype.is_float() and f.name in present_data  # type: ignore[union-attr]
+                for f in dtype.fields
+                if f.dtype.is_float() and f.name in present_data  # type: ignore[union-attr]
             ]
         else:
             members.append((name, _json_value(pl.col(col), dtype)))
@@ -551,7 +657,9 @@ def original_lines(keys: pl.DataFrame) -> pl.Series:
         if pending and next_line in want:
             found[(file, next_line)] = pending.decode("utf-8", errors="replace")
     return pl.Series(
-        "raw", [found.get((f, ln)) for f, ln in keys.select("file", "line").iter_rows()], dtype=pl.String
+        "raw",
+        [found.get((f, ln)) for f, ln in keys.select("file", "line").iter_rows()],
+        dtype=pl.String,
     )
 
 

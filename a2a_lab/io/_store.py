@@ -122,7 +122,9 @@ class IngestReport:
             "parts_written": self.parts_written,
             "parts_removed": self.parts_removed,
             "seconds": round(self.seconds, 3),
-            "mb_per_s": round(self.bytes_read / 1e6 / self.seconds, 1) if self.seconds > 0 else None,
+            "mb_per_s": round(self.bytes_read / 1e6 / self.seconds, 1)
+            if self.seconds > 0
+            else None,
             "damaged": list(self.damaged),
         }
 
@@ -250,7 +252,9 @@ def _originals(data: bytes, first_line: int, events: pl.DataFrame, exact_text: b
     starts, ends = _line_bounds(data)
     idx = events["line"].to_numpy() - 1 - first_line
     if exact_text:
-        differ = np.flatnonzero((ends[idx] - starts[idx]) != events["raw"].str.len_bytes().to_numpy())
+        differ = np.flatnonzero(
+            (ends[idx] - starts[idx]) != events["raw"].str.len_bytes().to_numpy()
+        )
     else:
         differ = np.arange(len(idx))
     out: list[bytes | None] = [None] * len(idx)
@@ -262,7 +266,9 @@ def _originals(data: bytes, first_line: int, events: pl.DataFrame, exact_text: b
     return pl.Series("orig", out, dtype=pl.Binary)
 
 
-def _notes(piece: Piece, dec: DecodedText, extra: pl.DataFrame, events_lines: np.ndarray, nseq: int) -> pl.DataFrame:
+def _notes(
+    piece: Piece, dec: DecodedText, extra: pl.DataFrame, events_lines: np.ndarray, nseq: int
+) -> pl.DataFrame:
     """Rejected and blank lines with their exact bytes, and the issue rows of kept events."""
     data = piece.data
     starts, ends = _line_bounds(data)
@@ -286,7 +292,9 @@ def _notes(piece: Piece, dec: DecodedText, extra: pl.DataFrame, events_lines: np
                 "kind": ["blank"] * len(blank_lines),
                 "detail": pl.Series([None] * len(blank_lines), dtype=pl.String),
                 "raw": pl.Series([None] * len(blank_lines), dtype=pl.String),
-                "orig": pl.Series([data[starts[i] : ends[i]] for i in blank_lines], dtype=pl.Binary),
+                "orig": pl.Series(
+                    [data[starts[i] : ends[i]] for i in blank_lines], dtype=pl.Binary
+                ),
             },
             schema_overrides={"line": pl.Int64},
         ),
@@ -337,7 +345,9 @@ class _Writer:
 
     def _compact(self, partition: str) -> None:
         prefix = partition + "/"
-        small = sorted(p for p, rows in self.parts.items() if p.startswith(prefix) and rows < SEAL_ROWS)
+        small = sorted(
+            p for p, rows in self.parts.items() if p.startswith(prefix) and rows < SEAL_ROWS
+        )
         if len(small) <= MAX_SMALL:
             return
         rel = self._name(partition)
@@ -367,7 +377,9 @@ def _open_store(store: Path, logdir: Path, timezone: str | None) -> _State:
         if state.logdir != str(logdir):
             raise StoreError(f"logdir: the store {store} holds {state.logdir}, not {logdir}")
         if timezone is not None and timezone != state.timezone:
-            raise StoreError(f"timezone: the store {store} was ingested with {state.timezone!r}, not {timezone!r}")
+            raise StoreError(
+                f"timezone: the store {store} was ingested with {state.timezone!r}, not {timezone!r}"
+            )
         return state
     if store.exists() and (not store.is_dir() or any(store.iterdir())):
         raise StoreError(f"store: {store} exists and is not an a2a-lab store (no {STATE_NAME})")
@@ -458,7 +470,9 @@ def ingest(
         kept: list[tuple[str, DecodedText, pl.DataFrame]] = []
         bar = _progress(progress)
         try:
-            for piece in new_pieces(logdir_path, state.cursors, _next_id(state.cursors), single=None):
+            for piece in new_pieces(
+                logdir_path, state.cursors, _next_id(state.cursors), single=None
+            ):
                 dec, extra = _ingest_piece(piece, state, writer, report)
                 bar.update(len(piece.data))
                 if keep_events:
@@ -467,7 +481,9 @@ def ingest(
             bar.close()
         report.damaged = _damaged(logdir_path, state.cursors)
         state.parts = writer.parts
-        _write_atomic(store_path / STATE_NAME, json.dumps(state.to_json(), indent=1).encode("utf-8"))
+        _write_atomic(
+            store_path / STATE_NAME, json.dumps(state.to_json(), indent=1).encode("utf-8")
+        )
         for rel in writer.removed:
             (store_path / rel).unlink(missing_ok=True)
     report.parts_written, report.parts_removed = writer.written, len(writer.removed)
@@ -483,7 +499,11 @@ def _next_id(cursors: list[Cursor]) -> int:
 
 def _damaged(logdir: Path, cursors: list[Cursor]) -> list[str]:
     """Compressed files not read to a clean end (``complete`` is false for them)."""
-    return [str(logdir / c.name) for c in cursors if c.name.endswith(".gz") and not c.complete and (logdir / c.name).exists()]
+    return [
+        str(logdir / c.name)
+        for c in cursors
+        if c.name.endswith(".gz") and not c.complete and (logdir / c.name).exists()
+    ]
 
 
 def _ingest_piece(
@@ -508,7 +528,11 @@ def _ingest_piece(
         _originals(piece.data, piece.first_line, events, exact_text),
     )
     stored = stored.select("source", *[c for c in stored.columns if c != "source"])
-    for (month,), part in stored.with_columns(_month_expr()).partition_by("_month", as_dict=True, maintain_order=True).items():
+    for (month,), part in (
+        stored.with_columns(_month_expr())
+        .partition_by("_month", as_dict=True, maintain_order=True)
+        .items()
+    ):
         writer.add(f"events/month={month}", part.drop("_month"))
     notes = _notes(piece, dec, extra, events["line"].to_numpy(), state.next_nseq)
     state.next_nseq += notes.height
@@ -556,15 +580,23 @@ def _events(store: Path, state: _State, timezone: str | None) -> pl.LazyFrame:
     """The stored events with ``file`` and the file's reading rank ``_rank``, unordered."""
     names = _file_names(state)
     frame = _scan_events(store, state).with_columns(
-        pl.col("source").replace_strict(names["source"], names["file"], return_dtype=pl.String).alias("file"),
-        pl.col("source").replace_strict(names["source"], names["_rank"], return_dtype=pl.Int64).alias("_rank"),
+        pl.col("source")
+        .replace_strict(names["source"], names["file"], return_dtype=pl.String)
+        .alias("file"),
+        pl.col("source")
+        .replace_strict(names["source"], names["_rank"], return_dtype=pl.Int64)
+        .alias("_rank"),
     )
     if timezone is not None and timezone != state.timezone:
         from a2a_lab.io._timestamps import event_ms_expr
 
         # only ISO timestamps without an offset depend on the zone; the loader's rule again
         frame = frame.with_columns(event_ms_expr(timezone)).with_columns(
-            pl.col("event_ms").cast(pl.Int64, strict=False).cast(pl.Datetime("ms")).dt.replace_time_zone("UTC").alias("event_time")
+            pl.col("event_ms")
+            .cast(pl.Int64, strict=False)
+            .cast(pl.Datetime("ms"))
+            .dt.replace_time_zone("UTC")
+            .alias("event_time")
         )
     return frame
 
@@ -584,7 +616,11 @@ def scan_store(store: str | os.PathLike[str], *, timezone: str | None = None) ->
 
 
 def load_store(
-    store: str | os.PathLike[str], *, timezone: str | None = None, sort: bool = True, raw: bool = False
+    store: str | os.PathLike[str],
+    *,
+    timezone: str | None = None,
+    sort: bool = True,
+    raw: bool = False,
 ) -> LoadResult:
     """Load a history store as :func:`a2a_lab.load` loads a log directory.
 
@@ -608,15 +644,25 @@ def load_store(
     names = _file_names(state)
     notes_parts = _parts(store_path, state, "notes")
     notes = (
-        pl.scan_parquet(notes_parts).join(names.lazy(), on="source", how="left").sort("_rank", "line", "nseq").collect()
+        pl.scan_parquet(notes_parts)
+        .join(names.lazy(), on="source", how="left")
+        .sort("_rank", "line", "nseq")
+        .collect()
         if notes_parts
         else pl.DataFrame(schema={**_NOTES_SCHEMA, "file": pl.String, "_rank": pl.Int64})
     )
     rejects = notes.filter(pl.col("kind") == "reject").select(
         "file", "line", pl.col("detail").alias("reason"), "raw"
     )
-    no_time = events.select("file", "line", "event_ms").filter(pl.col("event_ms") == 0).select(
-        "file", "line", pl.lit("no_timestamp").alias("kind"), pl.lit(None, pl.String).alias("field")
+    no_time = (
+        events.select("file", "line", "event_ms")
+        .filter(pl.col("event_ms") == 0)
+        .select(
+            "file",
+            "line",
+            pl.lit("no_timestamp").alias("kind"),
+            pl.lit(None, pl.String).alias("field"),
+        )
     )
     issues = pl.concat(
         [

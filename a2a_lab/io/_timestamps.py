@@ -36,20 +36,34 @@ def iso_to_ms_expr(expr: pl.Expr, timezone: str = "UTC") -> pl.Expr:
     hour = g.struct.field("4").cast(pl.Int8, strict=False)
     minute = g.struct.field("5").cast(pl.Int8, strict=False)
     second = g.struct.field("6").cast(pl.Int8, strict=False).fill_null(0)
-    frac = g.struct.field("7").str.pad_end(3, "0").str.slice(0, 3).cast(pl.Int32, strict=False).fill_null(0)
+    frac = (
+        g.struct.field("7")
+        .str.pad_end(3, "0")
+        .str.slice(0, 3)
+        .cast(pl.Int32, strict=False)
+        .fill_null(0)
+    )
     zone = g.struct.field("8")
     in_range = (
         month.is_between(1, 12)
         & day.is_between(1, 31)
-        & (hour.is_null() | (hour.is_between(0, 23) | ((hour == 24) & (minute == 0) & (second == 0) & (frac == 0))))
+        & (
+            hour.is_null()
+            | (
+                hour.is_between(0, 23)
+                | ((hour == 24) & (minute == 0) & (second == 0) & (frac == 0))
+            )
+        )
         & (minute.is_null() | minute.is_between(0, 59))
         & second.is_between(0, 59)
     )
     # days from the civil date as integer arithmetic: pl.date raises on 2026-02-30 or on
     # years beyond chrono's range, and JavaScript rolls the day over (MakeDay) instead
     utc_ms = (_days_from_civil(year, month) + day.cast(pl.Int64) - 1) * _DAY_MS + (
-        hour.fill_null(0).cast(pl.Int64) * 3_600_000 + minute.fill_null(0).cast(pl.Int64) * 60_000
-        + second.cast(pl.Int64) * 1000 + frac.cast(pl.Int64)
+        hour.fill_null(0).cast(pl.Int64) * 3_600_000
+        + minute.fill_null(0).cast(pl.Int64) * 60_000
+        + second.cast(pl.Int64) * 1000
+        + frac.cast(pl.Int64)
     )
     sign = pl.when(zone.str.starts_with("-")).then(-1).otherwise(1)
     offset_ms = sign * (
@@ -62,15 +76,24 @@ def iso_to_ms_expr(expr: pl.Expr, timezone: str = "UTC") -> pl.Expr:
         # chrono's calendar ends before JavaScript's (year 262143 vs 275760): beyond it the
         # zone's offset is unknown here and the time is read as UTC
         in_chrono = utc_ms.abs() < _CHRONO_MAX_MS
-        local_ms = pl.when(in_chrono).then(
-            pl.when(in_chrono).then(utc_ms).cast(pl.Datetime("ms"))
-            .dt.replace_time_zone(timezone, ambiguous="earliest", non_existent="null")
-            .dt.epoch("ms")
-        ).otherwise(utc_ms)
+        local_ms = (
+            pl.when(in_chrono)
+            .then(
+                pl.when(in_chrono)
+                .then(utc_ms)
+                .cast(pl.Datetime("ms"))
+                .dt.replace_time_zone(timezone, ambiguous="earliest", non_existent="null")
+                .dt.epoch("ms")
+            )
+            .otherwise(utc_ms)
+        )
     result = (
-        pl.when(zone == "Z").then(utc_ms)
-        .when(zone.is_not_null()).then(utc_ms - offset_ms)
-        .when(hour.is_null()).then(utc_ms)  # date-only forms are UTC
+        pl.when(zone == "Z")
+        .then(utc_ms)
+        .when(zone.is_not_null())
+        .then(utc_ms - offset_ms)
+        .when(hour.is_null())
+        .then(utc_ms)  # date-only forms are UTC
         .otherwise(local_ms)
     )
     # TimeClip: beyond ±8.64e15 ms JavaScript's time value is NaN; so is the year -000000
@@ -107,8 +130,10 @@ def event_ms_expr(timezone: str = "UTC") -> pl.Expr:
     ts = pl.col("ts")
     iso = iso_to_ms_expr(pl.col("timestamp"), timezone).cast(pl.Float64)
     return (
-        pl.when(tms.is_not_null() & (tms != 0)).then(tms)
-        .when(ts.is_not_null() & (ts != 0)).then(ts)
+        pl.when(tms.is_not_null() & (tms != 0))
+        .then(tms)
+        .when(ts.is_not_null() & (ts != 0))
+        .then(ts)
         .otherwise(iso.fill_null(0.0))
         .alias("event_ms")
     )
@@ -123,15 +148,26 @@ def with_event_time(events: pl.DataFrame, timezone: str = "UTC") -> pl.DataFrame
     Everything stays an expression on the frame, so its chunks are not copied.
     """
     tms, ts = pl.col("timestamp_ms"), pl.col("ts")
-    numeric = pl.when(tms.is_not_null() & (tms != 0)).then(tms).when(ts.is_not_null() & (ts != 0)).then(ts)
+    numeric = (
+        pl.when(tms.is_not_null() & (tms != 0))
+        .then(tms)
+        .when(ts.is_not_null() & (ts != 0))
+        .then(ts)
+    )
     needs_iso = events.select((numeric.is_null() & pl.col("timestamp").is_not_null()).any()).item()
     if needs_iso:
-        iso = iso_to_ms_expr(pl.when(numeric.is_null()).then(pl.col("timestamp")), timezone).cast(pl.Float64)
+        iso = iso_to_ms_expr(pl.when(numeric.is_null()).then(pl.col("timestamp")), timezone).cast(
+            pl.Float64
+        )
         event_ms = pl.coalesce(numeric, iso)
     else:
         event_ms = numeric
     return events.with_columns(event_ms.fill_null(0.0).alias("event_ms")).with_columns(
         # beyond JavaScript's time range there is no instant (and chrono would panic)
-        pl.when(pl.col("event_ms").abs() <= MAX_TIME_MS).then(pl.col("event_ms"))
-        .cast(pl.Int64, strict=False).cast(pl.Datetime("ms")).dt.replace_time_zone("UTC").alias("event_time"),
+        pl.when(pl.col("event_ms").abs() <= MAX_TIME_MS)
+        .then(pl.col("event_ms"))
+        .cast(pl.Int64, strict=False)
+        .cast(pl.Datetime("ms"))
+        .dt.replace_time_zone("UTC")
+        .alias("event_time"),
     )

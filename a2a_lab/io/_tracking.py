@@ -203,7 +203,9 @@ def watched_files(directory: Path, single: str | None) -> list[Path]:
         return []
 
 
-def _assign(files: list[Path], cursors: list[Cursor], next_id: int) -> tuple[list[tuple[Path, Cursor, os.stat_result]], int]:
+def _assign(
+    files: list[Path], cursors: list[Cursor], next_id: int
+) -> tuple[list[tuple[Path, Cursor, os.stat_result]], int]:
     """Pair each file with its cursor (a new one for new content); copies are left out."""
     stats: dict[Path, os.stat_result] = {}
     for path in files:
@@ -255,6 +257,7 @@ def _originals_only(
 ) -> list[Path]:
     """New contents, one file each: of a file and its copy in progress (both new since the
     last read, e.g. rotated and gzipped in between), keep the plain, then the larger one."""
+
     def same_start(a: bytes, b: bytes) -> bool:
         # at least one whole line in common: a new live file holding only a partial line
         # is not a copy of anything
@@ -263,15 +266,22 @@ def _originals_only(
 
     kept: list[Path] = []
     for path in fresh:
-        n_rival = next((i for i, q in enumerate(kept) if same_start(head_of(path), head_of(q))), None)
+        n_rival = next(
+            (i for i, q in enumerate(kept) if same_start(head_of(path), head_of(q))), None
+        )
         if n_rival is None:
             kept.append(path)
-        elif (not is_gz(path), stats[path].st_size) > (not is_gz(kept[n_rival]), stats[kept[n_rival]].st_size):
+        elif (not is_gz(path), stats[path].st_size) > (
+            not is_gz(kept[n_rival]),
+            stats[kept[n_rival]].st_size,
+        ):
             kept[n_rival] = path
     return kept
 
 
-def new_pieces(directory: Path, cursors: list[Cursor], next_id: int, *, single: str | None = None) -> Iterator[Piece]:
+def new_pieces(
+    directory: Path, cursors: list[Cursor], next_id: int, *, single: str | None = None
+) -> Iterator[Piece]:
     """Read what is new in the followed files, oldest file first, updating the cursors.
 
     New cursors (new content) are appended to ``cursors``. Only complete lines are read from
@@ -285,7 +295,12 @@ def new_pieces(directory: Path, cursors: list[Cursor], next_id: int, *, single: 
     assigned, _ = _assign(files, cursors, next_id)
     for path, cursor, st in assigned:
         final = single is None and path.name not in (LIVE_NAME, LIVE_NAME + ".gz")
-        if cursor.complete and cursor.size == st.st_size and cursor.mtime_ns == st.st_mtime_ns and (cursor.dev, cursor.ino) == (st.st_dev, st.st_ino):
+        if (
+            cursor.complete
+            and cursor.size == st.st_size
+            and cursor.mtime_ns == st.st_mtime_ns
+            and (cursor.dev, cursor.ino) == (st.st_dev, st.st_ino)
+        ):
             cursor.name = path.name
             continue
         yield from _read_file(path, cursor, st, final)
@@ -324,7 +339,12 @@ def _read_file(path: Path, cursor: Cursor, st: os.stat_result, final: bool) -> I
         pending = b""
     cursor.name = path.name
     if offset == cursor.offset:
-        cursor.dev, cursor.ino, cursor.size, cursor.mtime_ns = st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns
+        cursor.dev, cursor.ino, cursor.size, cursor.mtime_ns = (
+            st.st_dev,
+            st.st_ino,
+            st.st_size,
+            st.st_mtime_ns,
+        )
         cursor.complete = ended and not pending and (is_gz(path) or offset >= st.st_size)
         return
     cursor.offset, cursor.lines = offset, lines
@@ -332,7 +352,16 @@ def _read_file(path: Path, cursor: Cursor, st: os.stat_result, final: bool) -> I
         head = first if first else read_span(path, 0, min(HEAD, offset))
         cursor.head = base64.b64encode(head[: min(HEAD, offset)]).decode("ascii")
     tail_len = min(TAIL, offset)
-    tail = recent[-tail_len:] if len(recent) >= tail_len else read_span(path, offset - tail_len, offset)
+    tail = (
+        recent[-tail_len:]
+        if len(recent) >= tail_len
+        else read_span(path, offset - tail_len, offset)
+    )
     cursor.tail_len, cursor.tail = tail_len, _digest(tail)
-    cursor.dev, cursor.ino, cursor.size, cursor.mtime_ns = st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns
+    cursor.dev, cursor.ino, cursor.size, cursor.mtime_ns = (
+        st.st_dev,
+        st.st_ino,
+        st.st_size,
+        st.st_mtime_ns,
+    )
     cursor.complete = ended and not pending and (is_gz(path) or offset >= st.st_size)

@@ -179,7 +179,9 @@ def js_slice(s: str, limit: int) -> str:
     """
     if utf16_len(s) <= limit:
         return s
-    return s.encode("utf-16-le", "surrogatepass")[: 2 * limit].decode("utf-16-le", errors="surrogatepass")
+    return s.encode("utf-16-le", "surrogatepass")[: 2 * limit].decode(
+        "utf-16-le", errors="surrogatepass"
+    )
 
 
 def js_to_fixed_number(x: float, digits: int) -> float:

@@ -49,7 +49,10 @@ def _event_lines(frame: pl.DataFrame) -> pl.DataFrame:
     text = write_events(frame) or ""
     # split on LF only: str.splitlines would also split at U+2028 inside a message
     lines = text.split("\n")[:-1]
-    return pl.DataFrame({"event_ms": frame["event_ms"], "line": lines}, schema={"event_ms": pl.Int64, "line": pl.String})
+    return pl.DataFrame(
+        {"event_ms": frame["event_ms"], "line": lines},
+        schema={"event_ms": pl.Int64, "line": pl.String},
+    )
 
 
 def _simulated_lines(
@@ -144,8 +147,13 @@ def write_log(
         raise ValueError("start: must be time-zone aware")
     n_bad = round(n_events * bad_line_fraction)
     simulation, kinds_seed, places_seed = np.random.SeedSequence(seed).spawn(3)
-    lines = _simulated_lines(n_events - n_bad, simulation, start, events_per_day / _EVENTS_PER_MESSAGE)
-    kinds = [_BAD_KINDS[k] for k in np.random.default_rng(kinds_seed).integers(len(_BAD_KINDS), size=n_bad)]
+    lines = _simulated_lines(
+        n_events - n_bad, simulation, start, events_per_day / _EVENTS_PER_MESSAGE
+    )
+    kinds = [
+        _BAD_KINDS[k]
+        for k in np.random.default_rng(kinds_seed).integers(len(_BAD_KINDS), size=n_bad)
+    ]
     injected = malformed(lines, kinds, seed=places_seed)
     out = Path(path)
     out.parent.mkdir(parents=True, exist_ok=True)

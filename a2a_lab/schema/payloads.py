@@ -43,7 +43,13 @@ from pydantic import (
 )
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
-from a2a_lab.reference.runtime._js import UNDEFINED, is_js_number, js_number_str, js_round, js_string
+from a2a_lab.reference.runtime._js import (
+    UNDEFINED,
+    is_js_number,
+    js_number_str,
+    js_round,
+    js_string,
+)
 
 #: The payload types, in the reference's order.
 PAYLOAD_TYPES: Final[tuple[str, ...]] = ("task_delegation", "status_report", "question", "answer")
@@ -85,7 +91,11 @@ _RULES: Final[Mapping[str, tuple[_FieldRule, ...]]] = {
     "status_report": (
         ("taskId", "required", ()),
         ("status", "status", (REPORT_STATUSES,)),
-        ("progressPercent", "range", (0, 100, "progressPercent must be a number between 0 and 100")),
+        (
+            "progressPercent",
+            "range",
+            (0, 100, "progressPercent must be a number between 0 and 100"),
+        ),
         ("completedWork", "string", ("completedWork must be a string",)),
         ("remainingWork", "string", ("remainingWork must be a string",)),
         ("blockers", "string_list", ()),
@@ -193,7 +203,7 @@ class _Payload(BaseModel):
             checked = {**data, "type": kind}
             errors = validate_payload(checked)
             if data.get("type", kind) != kind:
-                errors = (f"type must be {kind!r} for {cls.__name__}",) + errors
+                errors = (f"type must be {kind!r} for {cls.__name__}", *errors)
         else:
             errors = (NOT_AN_OBJECT_ERROR,)
         if errors:
@@ -297,7 +307,9 @@ class Answer(_Payload):
 
 
 #: Any structured payload; pydantic picks the model by the ``type`` field.
-A2APayload = Annotated[TaskDelegation | StatusReport | Question | Answer, Field(discriminator="type")]
+A2APayload = Annotated[
+    TaskDelegation | StatusReport | Question | Answer, Field(discriminator="type")
+]
 
 _PAYLOAD_ADAPTER: Final[TypeAdapter[Any]] = TypeAdapter(A2APayload)
 
@@ -454,7 +466,8 @@ def build_payload_summary(payload: TaskDelegation | StatusReport | Question | An
             payload.priority and f"Priority: {payload.priority}",
             payload.deadline and f"Deadline: {payload.deadline}",
             payload.acceptanceCriteria
-            and "Acceptance Criteria:\n" + "\n".join(f"  - {c}" for c in payload.acceptanceCriteria),
+            and "Acceptance Criteria:\n"
+            + "\n".join(f"  - {c}" for c in payload.acceptanceCriteria),
         )
     if isinstance(payload, StatusReport):
         return _lines(
@@ -480,7 +493,9 @@ def build_payload_summary(payload: TaskDelegation | StatusReport | Question | An
     return _lines(
         f"Question ID: {payload.questionId}",
         f"Answer: {payload.answer}",
-        None if payload.confidence is None else f"Confidence: {js_round(payload.confidence * 100)}%",
+        None
+        if payload.confidence is None
+        else f"Confidence: {js_round(payload.confidence * 100)}%",
         payload.references and f"References: {', '.join(payload.references)}",
     )
 

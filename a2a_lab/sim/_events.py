@@ -49,7 +49,14 @@ from a2a_lab.sim.limits import BLOCK_REASONS
 from a2a_lab.sim.plan import REPLY_TEXTS, SESSION_KINDS, Plan, _child
 from a2a_lab.sim.trace import BLOCKED, GUARD_BLOCKED, NO_REPLY, REPLIED, Trace
 
-__all__ = ["BLOCKED_TEXTS", "SIM_FILE", "Identifiers", "identifiers", "render_events", "session_keys"]
+__all__ = [
+    "BLOCKED_TEXTS",
+    "SIM_FILE",
+    "Identifiers",
+    "identifiers",
+    "render_events",
+    "session_keys",
+]
 
 #: The ``file`` column of simulated events (they come from no file).
 SIM_FILE: Final = "<simulation>"
@@ -57,7 +64,12 @@ MESSAGE_LIMIT: Final = 4000
 PREVIEW_LIMIT: Final = 200
 #: The reference's text of a refused flow.
 BLOCKED_TEXT: Final = "[outcome] blocked: 동시 처리 한도 초과 (agent: {agent})"
-_SESSION_TYPE: Final = {"main": "main", "subagent": "subagent", "channel": "unknown", "a2a": "unknown"}
+_SESSION_TYPE: Final = {
+    "main": "main",
+    "subagent": "subagent",
+    "channel": "unknown",
+    "a2a": "unknown",
+}
 #: The ``[outcome] blocked`` text of a logged refusal, per reason of :data:`BLOCK_REASONS`
 #: (``{}`` is the pair ``a::b``, or the depth); the reference drops such a message silently.
 BLOCKED_TEXTS: Final = {
@@ -78,7 +90,7 @@ def _uuids(raw: bytes) -> list[str]:
     b[:, 8] = (b[:, 8] & 0x3F) | 0x80
     h = b.tobytes().hex()
     return [
-        f"{h[i:i + 8]}-{h[i + 8:i + 12]}-{h[i + 12:i + 16]}-{h[i + 16:i + 20]}-{h[i + 20:i + 32]}"
+        f"{h[i : i + 8]}-{h[i + 8 : i + 12]}-{h[i + 12 : i + 16]}-{h[i + 16 : i + 20]}-{h[i + 20 : i + 32]}"
         for i in range(0, len(h), 32)
     ]
 
@@ -103,7 +115,11 @@ class Identifiers:
         tasks = np.random.default_rng(_child(plan.ids_seed, 1))
         agents = np.random.default_rng(_child(plan.ids_seed, 2))
         n = plan.n
-        raw = np.frombuffer(messages.bytes(32 * n), dtype=np.uint8).reshape(n, 2, 16) if n else np.empty((0, 2, 16), np.uint8)
+        raw = (
+            np.frombuffer(messages.bytes(32 * n), dtype=np.uint8).reshape(n, 2, 16)
+            if n
+            else np.empty((0, 2, 16), np.uint8)
+        )
         self.run_id = _uuids(raw[:, 0].tobytes())
         heads = np.unique(plan.conversation)
         head_ids = _uuids(raw[heads, 1].tobytes())
@@ -125,7 +141,12 @@ def identifiers(plan: Plan) -> Identifiers:
 def session_keys(plan: Plan, ids: Identifiers, config: SimConfig) -> list[str]:
     """The session key of every session (runtime §1)."""
     keys = []
-    for agent, kind, ref in zip(plan.session_agent.tolist(), plan.session_kind.tolist(), plan.session_ref.tolist(), strict=True):
+    for agent, kind, ref in zip(
+        plan.session_agent.tolist(),
+        plan.session_kind.tolist(),
+        plan.session_ref.tolist(),
+        strict=True,
+    ):
         name = plan.agents[agent]
         kind_name = SESSION_KINDS[kind]
         if kind_name == "main":
@@ -146,13 +167,28 @@ _TEXT: Final = "\ue001"
 _PAYLOADS: Final = {
     "task_delegation": (
         "task_sim_",
-        {"type": "task_delegation", "taskId": _ID, "taskTitle": _TEXT, "taskDescription": _TEXT, "priority": "medium"},
+        {
+            "type": "task_delegation",
+            "taskId": _ID,
+            "taskTitle": _TEXT,
+            "taskDescription": _TEXT,
+            "priority": "medium",
+        },
     ),
     "status_report": (
         "task_sim_",
-        {"type": "status_report", "taskId": _ID, "status": "in_progress", "completedWork": _TEXT, "progressPercent": 50},
+        {
+            "type": "status_report",
+            "taskId": _ID,
+            "status": "in_progress",
+            "completedWork": _TEXT,
+            "progressPercent": 50,
+        },
     ),
-    "question": ("q_sim_", {"type": "question", "questionId": _ID, "question": _TEXT, "urgency": "normal"}),
+    "question": (
+        "q_sim_",
+        {"type": "question", "questionId": _ID, "question": _TEXT, "urgency": "normal"},
+    ),
     "answer": ("q_sim_", {"type": "answer", "questionId": _ID, "answer": _TEXT, "confidence": 0.8}),
 }
 
@@ -166,7 +202,9 @@ def _payload_json(payload: pl.Expr, escaped_text: pl.Expr, index: pl.Expr) -> pl
     for k, name in enumerate(PAYLOAD_TYPES):
         prefix, body = _PAYLOADS[name]
         # private-use placeholders survive json.dumps verbatim; split on them and splice
-        pieces = re.split(f"({_ID}|{_TEXT})", json.dumps(body, ensure_ascii=False, separators=(",", ":")))
+        pieces = re.split(
+            f"({_ID}|{_TEXT})", json.dumps(body, ensure_ascii=False, separators=(",", ":"))
+        )
         values = {_ID: pl.lit(prefix) + index.cast(pl.String), _TEXT: escaped_text}
         filled = pl.concat_str([values.get(piece, pl.lit(piece)) for piece in pieces if piece])
         expr = pl.when(payload == k).then(filled).otherwise(expr)
@@ -176,7 +214,9 @@ def _payload_json(payload: pl.Expr, escaped_text: pl.Expr, index: pl.Expr) -> pl
 def _gather(values: list[str] | list[str | None] | tuple[str, ...], index: np.ndarray) -> pl.Series:
     """``values[index]`` as a String series, null where ``index`` is negative."""
     idx = pl.Series(index, dtype=pl.Int64)
-    return pl.Series(list(values), dtype=pl.String).gather(pl.select(pl.when(idx >= 0).then(idx)).to_series())
+    return pl.Series(list(values), dtype=pl.String).gather(
+        pl.select(pl.when(idx >= 0).then(idx)).to_series()
+    )
 
 
 def _messages_frame(plan: Plan, trace: Trace, ids: Identifiers, keys: list[str]) -> pl.DataFrame:
@@ -194,7 +234,9 @@ def _messages_frame(plan: Plan, trace: Trace, ids: Identifiers, keys: list[str])
             "to_type": _gather(session_type, tgt),
             "text": _gather(plan.texts, plan.text),
             # the inside of a JSON string literal of the text, for payloadJson
-            "text_json": _gather([json.dumps(t, ensure_ascii=False)[1:-1] for t in plan.texts], plan.text),
+            "text_json": _gather(
+                [json.dumps(t, ensure_ascii=False)[1:-1] for t in plan.texts], plan.text
+            ),
             "payload": plan.payload,
             "payloadType": _gather(PAYLOAD_TYPES, plan.payload),
             "intent": _gather(INTENTS, plan.intent),
@@ -221,7 +263,10 @@ def _messages_frame(plan: Plan, trace: Trace, ids: Identifiers, keys: list[str])
     )
     either_sub = (pl.col("from_type") == "subagent") | (pl.col("to_type") == "subagent")
     return frame.with_columns(
-        pl.when(either_sub).then(pl.lit("delegation.subagent")).otherwise(pl.lit("conversation.main")).alias("role"),
+        pl.when(either_sub)
+        .then(pl.lit("delegation.subagent"))
+        .otherwise(pl.lit("conversation.main"))
+        .alias("role"),
         pl.col("text").str.slice(0, MESSAGE_LIMIT).alias("message"),
         _payload_json(pl.col("payload"), pl.col("text_json"), pl.col("i")).alias("payloadJson"),
     )
@@ -230,12 +275,16 @@ def _messages_frame(plan: Plan, trace: Trace, ids: Identifiers, keys: list[str])
 def _shared() -> list[pl.Expr]:
     """The ``sharedContext`` every event of the flow repeats (absent fields stay null)."""
     return [
-        pl.col("task").alias("taskId"), pl.col("ws").alias("workSessionId"),
-        pl.col("conversation").alias("conversationId"), pl.col("depth"),
+        pl.col("task").alias("taskId"),
+        pl.col("ws").alias("workSessionId"),
+        pl.col("conversation").alias("conversationId"),
+        pl.col("depth"),
     ]
 
 
-def render_events(plan: Plan, trace: Trace, config: SimConfig, ids: Identifiers | None = None) -> pl.DataFrame:
+def render_events(
+    plan: Plan, trace: Trace, config: SimConfig, ids: Identifiers | None = None
+) -> pl.DataFrame:
     """The run's coordination log as an event frame (:func:`a2a_lab.schema.polars_schema`).
 
     Events are ordered by simulated time (ties: task starts, then the exchanges by message
@@ -253,55 +302,119 @@ def render_events(plan: Plan, trace: Trace, config: SimConfig, ids: Identifiers 
     last = 10_000  # step number of a2a.complete (after every ping-pong turn)
     parts: list[pl.DataFrame] = []
 
-    def part(frame: pl.DataFrame, type_: str, agent: str, t: str, step: int | pl.Expr, *fields: pl.Expr) -> None:
+    def part(
+        frame: pl.DataFrame, type_: str, agent: str, t: str, step: int | pl.Expr, *fields: pl.Expr
+    ) -> None:
         step_expr = step if isinstance(step, pl.Expr) else pl.lit(step, pl.Int64)
         parts.append(
             frame.select(
-                pl.col(t).alias("_t"), pl.lit(1, pl.Int8).alias("_group"), pl.col("i").alias("_i"), step_expr.alias("_step"),
-                pl.lit(type_).alias("_type"), pl.col(agent).alias("_agent"), *fields,
+                pl.col(t).alias("_t"),
+                pl.lit(1, pl.Int8).alias("_group"),
+                pl.col("i").alias("_i"),
+                step_expr.alias("_step"),
+                pl.lit(type_).alias("_type"),
+                pl.col(agent).alias("_agent"),
+                *fields,
             )
         )
 
     part(
-        m, "a2a.send", "from", "t_send", 0,
-        pl.col("from").alias("fromAgent"), pl.col("to").alias("toAgent"), pl.col("to_key").alias("targetSessionKey"),
-        pl.col("message"), pl.col("run_id").alias("runId"), pl.col("role").alias("eventRole"), pl.col("payloadType"),
-        pl.col("payloadJson"), pl.col("from_type").alias("fromSessionType"), pl.col("to_type").alias("toSessionType"), *_shared(),
+        m,
+        "a2a.send",
+        "from",
+        "t_send",
+        0,
+        pl.col("from").alias("fromAgent"),
+        pl.col("to").alias("toAgent"),
+        pl.col("to_key").alias("targetSessionKey"),
+        pl.col("message"),
+        pl.col("run_id").alias("runId"),
+        pl.col("role").alias("eventRole"),
+        pl.col("payloadType"),
+        pl.col("payloadJson"),
+        pl.col("from_type").alias("fromSessionType"),
+        pl.col("to_type").alias("toSessionType"),
+        *_shared(),
     )
     blocked = m.filter(pl.col("outcome") == BLOCKED)
     blocked_text = pl.lit(BLOCKED_TEXT.split("{")[0]) + pl.col("to") + pl.lit(")")
     part(
-        blocked, "a2a.response", "to", "t_gate", 1,
-        pl.col("from").alias("fromAgent"), pl.col("to").alias("toAgent"), blocked_text.alias("message"),
-        blocked_text.str.slice(0, PREVIEW_LIMIT).alias("replyPreview"), pl.lit("blocked").alias("outcome"), *_shared(),
+        blocked,
+        "a2a.response",
+        "to",
+        "t_gate",
+        1,
+        pl.col("from").alias("fromAgent"),
+        pl.col("to").alias("toAgent"),
+        blocked_text.alias("message"),
+        blocked_text.str.slice(0, PREVIEW_LIMIT).alias("replyPreview"),
+        pl.lit("blocked").alias("outcome"),
+        *_shared(),
     )
     part(
-        blocked, "a2a.complete", "from", "t_complete", last,
-        pl.col("from").alias("fromAgent"), pl.col("to").alias("toAgent"), pl.lit(False).alias("announced"),
-        pl.col("to_key").alias("targetSessionKey"), pl.lit(True).alias("concurrencyBlocked"), *_shared(),
+        blocked,
+        "a2a.complete",
+        "from",
+        "t_complete",
+        last,
+        pl.col("from").alias("fromAgent"),
+        pl.col("to").alias("toAgent"),
+        pl.lit(False).alias("announced"),
+        pl.col("to_key").alias("targetSessionKey"),
+        pl.lit(True).alias("concurrencyBlocked"),
+        *_shared(),
     )
     unanswered = m.filter(pl.col("outcome") == NO_REPLY)
     part(
-        unanswered, "a2a.response", "to", "t_complete", 1,
-        pl.col("to").alias("fromAgent"), pl.col("from").alias("toAgent"), pl.col("no_reply_text").alias("message"),
-        pl.col("no_reply_text").str.slice(0, PREVIEW_LIMIT).alias("replyPreview"), pl.lit("no_reply").alias("outcome"),
-        pl.col("wait_status").alias("waitStatus"), pl.col("wait_error").alias("waitError"), pl.col("role").alias("eventRole"),
-        pl.col("to_type").alias("fromSessionType"), pl.col("from_type").alias("toSessionType"), *_shared(),
+        unanswered,
+        "a2a.response",
+        "to",
+        "t_complete",
+        1,
+        pl.col("to").alias("fromAgent"),
+        pl.col("from").alias("toAgent"),
+        pl.col("no_reply_text").alias("message"),
+        pl.col("no_reply_text").str.slice(0, PREVIEW_LIMIT).alias("replyPreview"),
+        pl.lit("no_reply").alias("outcome"),
+        pl.col("wait_status").alias("waitStatus"),
+        pl.col("wait_error").alias("waitError"),
+        pl.col("role").alias("eventRole"),
+        pl.col("to_type").alias("fromSessionType"),
+        pl.col("from_type").alias("toSessionType"),
+        *_shared(),
     )
     part(
-        unanswered, "a2a.complete", "from", "t_complete", last,
-        pl.col("from").alias("fromAgent"), pl.col("to").alias("toAgent"), pl.lit(False).alias("announced"),
-        pl.col("to_key").alias("targetSessionKey"), pl.col("role").alias("eventRole"),
-        pl.col("from_type").alias("fromSessionType"), pl.col("to_type").alias("toSessionType"),
-        pl.col("wait_status").alias("waitStatus"), pl.col("wait_error").alias("waitError"), *_shared(),
+        unanswered,
+        "a2a.complete",
+        "from",
+        "t_complete",
+        last,
+        pl.col("from").alias("fromAgent"),
+        pl.col("to").alias("toAgent"),
+        pl.lit(False).alias("announced"),
+        pl.col("to_key").alias("targetSessionKey"),
+        pl.col("role").alias("eventRole"),
+        pl.col("from_type").alias("fromSessionType"),
+        pl.col("to_type").alias("toSessionType"),
+        pl.col("wait_status").alias("waitStatus"),
+        pl.col("wait_error").alias("waitError"),
+        *_shared(),
     )
     replied = m.filter(pl.col("outcome") == REPLIED)
     part(
-        replied, "a2a.response", "to", "t_reply", 1,
-        pl.col("to").alias("fromAgent"), pl.col("from").alias("toAgent"),
+        replied,
+        "a2a.response",
+        "to",
+        "t_reply",
+        1,
+        pl.col("to").alias("fromAgent"),
+        pl.col("from").alias("toAgent"),
         pl.col("reply").str.slice(0, MESSAGE_LIMIT).alias("message"),
-        pl.col("reply").str.slice(0, PREVIEW_LIMIT).alias("replyPreview"), pl.col("role").alias("eventRole"),
-        pl.col("to_type").alias("fromSessionType"), pl.col("from_type").alias("toSessionType"), *_shared(),
+        pl.col("reply").str.slice(0, PREVIEW_LIMIT).alias("replyPreview"),
+        pl.col("role").alias("eventRole"),
+        pl.col("to_type").alias("fromSessionType"),
+        pl.col("from_type").alias("toSessionType"),
+        *_shared(),
     )
     turns = pl.DataFrame(
         {
@@ -318,31 +431,62 @@ def render_events(plan: Plan, trace: Trace, config: SimConfig, ids: Identifiers 
             pl.when(odd).then(pl.col("from")).otherwise(pl.col("to")).alias("_speaker"),
             pl.when(odd).then(pl.col("to")).otherwise(pl.col("from")).alias("_listener"),
         ).select(
-            pl.col("t_turn").alias("_t"), pl.lit(1, pl.Int8).alias("_group"), pl.col("i").alias("_i"),
-            (pl.col("turn").cast(pl.Int64) + 1).alias("_step"), pl.lit("a2a.response").alias("_type"),
-            pl.col("_speaker").alias("_agent"), pl.col("_speaker").alias("fromAgent"), pl.col("_listener").alias("toAgent"),
-            pl.col("turn"), pl.col("effective").alias("maxTurns"),
+            pl.col("t_turn").alias("_t"),
+            pl.lit(1, pl.Int8).alias("_group"),
+            pl.col("i").alias("_i"),
+            (pl.col("turn").cast(pl.Int64) + 1).alias("_step"),
+            pl.lit("a2a.response").alias("_type"),
+            pl.col("_speaker").alias("_agent"),
+            pl.col("_speaker").alias("fromAgent"),
+            pl.col("_listener").alias("toAgent"),
+            pl.col("turn"),
+            pl.col("effective").alias("maxTurns"),
             pl.col("turn_text").str.slice(0, MESSAGE_LIMIT).alias("message"),
-            pl.col("turn_text").str.slice(0, PREVIEW_LIMIT).alias("replyPreview"), pl.col("role").alias("eventRole"),
-            pl.when(odd).then(pl.col("from_type")).otherwise(pl.col("to_type")).alias("fromSessionType"),
-            pl.when(odd).then(pl.col("to_type")).otherwise(pl.col("from_type")).alias("toSessionType"),
-            pl.col("intent").alias("messageIntent"), pl.col("turn_reason").alias("terminationReason"), *_shared(),
+            pl.col("turn_text").str.slice(0, PREVIEW_LIMIT).alias("replyPreview"),
+            pl.col("role").alias("eventRole"),
+            pl.when(odd)
+            .then(pl.col("from_type"))
+            .otherwise(pl.col("to_type"))
+            .alias("fromSessionType"),
+            pl.when(odd)
+            .then(pl.col("to_type"))
+            .otherwise(pl.col("from_type"))
+            .alias("toSessionType"),
+            pl.col("intent").alias("messageIntent"),
+            pl.col("turn_reason").alias("terminationReason"),
+            *_shared(),
         )
     )
     part(
-        replied, "a2a.complete", "from", "t_complete", last,
-        pl.col("from").alias("fromAgent"), pl.col("to").alias("toAgent"), pl.col("announced"),
-        pl.col("to_key").alias("targetSessionKey"), pl.col("role").alias("eventRole"),
-        pl.col("from_type").alias("fromSessionType"), pl.col("to_type").alias("toSessionType"),
-        pl.col("intent").alias("messageIntent"), pl.lit(float(config.ping_pong.max_turns)).alias("configuredMaxTurns"),
-        pl.col("effective").alias("effectiveTurns"), pl.col("turns").alias("actualTurns"),
-        pl.col("termination").is_not_null().alias("earlyTermination"), pl.col("termination").alias("terminationReason"),
-        pl.col("announce_skipped").alias("announceSkipped"), *_shared(),
+        replied,
+        "a2a.complete",
+        "from",
+        "t_complete",
+        last,
+        pl.col("from").alias("fromAgent"),
+        pl.col("to").alias("toAgent"),
+        pl.col("announced"),
+        pl.col("to_key").alias("targetSessionKey"),
+        pl.col("role").alias("eventRole"),
+        pl.col("from_type").alias("fromSessionType"),
+        pl.col("to_type").alias("toSessionType"),
+        pl.col("intent").alias("messageIntent"),
+        pl.lit(float(config.ping_pong.max_turns)).alias("configuredMaxTurns"),
+        pl.col("effective").alias("effectiveTurns"),
+        pl.col("turns").alias("actualTurns"),
+        pl.col("termination").is_not_null().alias("earlyTermination"),
+        pl.col("termination").alias("terminationReason"),
+        pl.col("announce_skipped").alias("announceSkipped"),
+        *_shared(),
     )
     parts.extend(extra)
     parts.extend(_task_events(plan, trace, ids))
 
-    events = pl.concat([p for p in parts if p.height], how="diagonal_relaxed") if any(p.height for p in parts) else None
+    events = (
+        pl.concat([p for p in parts if p.height], how="diagonal_relaxed")
+        if any(p.height for p in parts)
+        else None
+    )
     return _finish(events, config)
 
 
@@ -361,7 +505,9 @@ def _no_reply_texts(m: pl.DataFrame, config: SimConfig) -> pl.DataFrame:
             dtype=pl.String,
         )
     )
-    return m.join(texts, on=keys, how="left", nulls_equal=True, maintain_order="left").drop("_exceeded")
+    return m.join(texts, on=keys, how="left", nulls_equal=True, maintain_order="left").drop(
+        "_exceeded"
+    )
 
 
 def _retry_events(m: pl.DataFrame, trace: Trace) -> list[pl.DataFrame]:
@@ -385,11 +531,23 @@ def _retry_events(m: pl.DataFrame, trace: Trace) -> list[pl.DataFrame]:
     step = pl.lit(_RETRY_STEP_BASE) - pl.lit(1.0) / (pl.col("attempt") + 1.0)
     return [
         rows.select(
-            pl.col("_t"), pl.lit(1, pl.Int8).alias("_group"), pl.col("i").alias("_i"), step.alias("_step"),
-            pl.lit("a2a.retry").alias("_type"), pl.col("to").alias("_agent"),
-            pl.col("from").alias("fromAgent"), pl.col("to").alias("toAgent"), pl.col("run_id").alias("runId"),
-            pl.col("attempt"), pl.lit(float(trace.max_retries)).alias("maxAttempts"), pl.col("errorCategory"),
-            pl.col("errorCode"), pl.col("reason"), pl.col("backoffMs"), pl.col("elapsedMs"), *_shared(),
+            pl.col("_t"),
+            pl.lit(1, pl.Int8).alias("_group"),
+            pl.col("i").alias("_i"),
+            step.alias("_step"),
+            pl.lit("a2a.retry").alias("_type"),
+            pl.col("to").alias("_agent"),
+            pl.col("from").alias("fromAgent"),
+            pl.col("to").alias("toAgent"),
+            pl.col("run_id").alias("runId"),
+            pl.col("attempt"),
+            pl.lit(float(trace.max_retries)).alias("maxAttempts"),
+            pl.col("errorCategory"),
+            pl.col("errorCode"),
+            pl.col("reason"),
+            pl.col("backoffMs"),
+            pl.col("elapsedMs"),
+            *_shared(),
         )
     ]
 
@@ -400,26 +558,47 @@ def _blocked_events(m: pl.DataFrame, trace: Trace) -> list[pl.DataFrame]:
     if blocked.height == 0:
         return []
     reason = _gather(BLOCK_REASONS, trace.blocked_by)
-    pair = pl.concat_str(pl.min_horizontal("from", "to"), pl.lit("::"), pl.max_horizontal("from", "to"))
-    detail = pl.when(pl.col("_reason") == "relay_depth").then(pl.col("depth").cast(pl.Int64).cast(pl.String)).otherwise(pair)
+    pair = pl.concat_str(
+        pl.min_horizontal("from", "to"), pl.lit("::"), pl.max_horizontal("from", "to")
+    )
+    detail = (
+        pl.when(pl.col("_reason") == "relay_depth")
+        .then(pl.col("depth").cast(pl.Int64).cast(pl.String))
+        .otherwise(pair)
+    )
     text = pl.col("_reason").replace_strict(BLOCKED_TEXTS, return_dtype=pl.String)
     blocked = blocked.with_columns(reason.gather(blocked["i"]).alias("_reason")).with_columns(
         pl.concat_str(text.str.extract(r"^(.*)\{\}", 1), detail, pl.lit(")")).alias("_text")
     )
     common = [pl.lit(1, pl.Int8).alias("_group"), pl.col("i").alias("_i")]
     response = blocked.select(
-        pl.col("t_gate").alias("_t"), *common, pl.lit(1, pl.Int64).alias("_step"), pl.lit("a2a.response").alias("_type"),
-        pl.col("to").alias("_agent"), pl.col("from").alias("fromAgent"), pl.col("to").alias("toAgent"),
+        pl.col("t_gate").alias("_t"),
+        *common,
+        pl.lit(1, pl.Int64).alias("_step"),
+        pl.lit("a2a.response").alias("_type"),
+        pl.col("to").alias("_agent"),
+        pl.col("from").alias("fromAgent"),
+        pl.col("to").alias("toAgent"),
         pl.col("_text").str.slice(0, MESSAGE_LIMIT).alias("message"),
-        pl.col("_text").str.slice(0, PREVIEW_LIMIT).alias("replyPreview"), pl.lit("blocked").alias("outcome"),
-        pl.col("_reason").alias("reason"), *_shared(),
+        pl.col("_text").str.slice(0, PREVIEW_LIMIT).alias("replyPreview"),
+        pl.lit("blocked").alias("outcome"),
+        pl.col("_reason").alias("reason"),
+        *_shared(),
     )
     complete = blocked.select(
-        pl.col("t_complete").alias("_t"), *common, pl.lit(10_000, pl.Int64).alias("_step"),
-        pl.lit("a2a.complete").alias("_type"), pl.col("from").alias("_agent"), pl.col("from").alias("fromAgent"),
-        pl.col("to").alias("toAgent"), pl.lit(False).alias("announced"), pl.col("to_key").alias("targetSessionKey"),
-        pl.col("role").alias("eventRole"), pl.col("from_type").alias("fromSessionType"),
-        pl.col("to_type").alias("toSessionType"), *_shared(),
+        pl.col("t_complete").alias("_t"),
+        *common,
+        pl.lit(10_000, pl.Int64).alias("_step"),
+        pl.lit("a2a.complete").alias("_type"),
+        pl.col("from").alias("_agent"),
+        pl.col("from").alias("fromAgent"),
+        pl.col("to").alias("toAgent"),
+        pl.lit(False).alias("announced"),
+        pl.col("to_key").alias("targetSessionKey"),
+        pl.col("role").alias("eventRole"),
+        pl.col("from_type").alias("fromSessionType"),
+        pl.col("to_type").alias("toSessionType"),
+        *_shared(),
     )
     return [response, complete]
 
@@ -438,12 +617,24 @@ def _task_events(plan: Plan, trace: Trace, ids: Identifiers) -> list[pl.DataFram
             "workSessionId": pl.Series(ids.work_session_id, dtype=pl.String),
         }
     )
-    common = [pl.col("_i"), pl.lit(0, pl.Int64).alias("_step"), pl.col("_agent"), pl.col("taskId"), pl.col("workSessionId")]
+    common = [
+        pl.col("_i"),
+        pl.lit(0, pl.Int64).alias("_step"),
+        pl.col("_agent"),
+        pl.col("taskId"),
+        pl.col("workSessionId"),
+    ]
     started = tasks.select(
-        pl.col("start").alias("_t"), pl.lit(0, pl.Int8).alias("_group"), pl.lit("task.started").alias("_type"), *common
+        pl.col("start").alias("_t"),
+        pl.lit(0, pl.Int8).alias("_group"),
+        pl.lit("task.started").alias("_type"),
+        *common,
     )
     completed = tasks.filter(pl.col("end") <= trace.end_s).select(
-        pl.col("end").alias("_t"), pl.lit(2, pl.Int8).alias("_group"), pl.lit("task.completed").alias("_type"), *common
+        pl.col("end").alias("_t"),
+        pl.lit(2, pl.Int8).alias("_group"),
+        pl.lit("task.completed").alias("_type"),
+        *common,
     )
     return [started, completed]
 
@@ -474,7 +665,11 @@ def _finish(events: pl.DataFrame | None, config: SimConfig) -> pl.DataFrame:
         pl.struct(fields).alias("data"),
     ).with_columns(event_ms_expr())
     out = out.with_columns(
-        pl.col("event_ms").cast(pl.Int64).cast(pl.Datetime("ms")).dt.replace_time_zone("UTC").alias("event_time"),
+        pl.col("event_ms")
+        .cast(pl.Int64)
+        .cast(pl.Datetime("ms"))
+        .dt.replace_time_zone("UTC")
+        .alias("event_time"),
         pl.lit(None, pl.String).alias("raw"),
     )
     return out.select(list(schema)).cast(dict(schema))

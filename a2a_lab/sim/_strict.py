@@ -35,12 +35,22 @@ from typing import Annotated, Any, Final
 
 from pydantic import BeforeValidator, ConfigDict, Field
 
-__all__ = ["STRICT", "STRICT_ALIASED", "Off", "Probability", "Tuple", "false_is_none", "iso_datetime"]
+__all__ = [
+    "STRICT",
+    "STRICT_ALIASED",
+    "Off",
+    "Probability",
+    "Tuple",
+    "false_is_none",
+    "iso_datetime",
+]
 
 #: The model configuration of every simulator configuration model.
 STRICT: Final = ConfigDict(frozen=True, extra="forbid", strict=True, allow_inf_nan=False)
 #: :data:`STRICT` for models with field aliases (``from`` / ``to``), which accept both names.
-STRICT_ALIASED: Final = ConfigDict(frozen=True, extra="forbid", strict=True, allow_inf_nan=False, populate_by_name=True)
+STRICT_ALIASED: Final = ConfigDict(
+    frozen=True, extra="forbid", strict=True, allow_inf_nan=False, populate_by_name=True
+)
 
 
 def false_is_none(value: Any) -> Any:

@@ -51,8 +51,12 @@ def scale_arrivals(config: SimConfig, factor: float) -> SimConfig:
     if isinstance(wl, PoissonArrivals):
         new_wl: PoissonArrivals | TraceArrivals = wl.model_copy(
             update={
-                "pairs": [p.model_copy(update={"rate_per_s": p.rate_per_s * factor}) for p in wl.pairs],
-                "agents": [a.model_copy(update={"rate_per_s": a.rate_per_s * factor}) for a in wl.agents],
+                "pairs": [
+                    p.model_copy(update={"rate_per_s": p.rate_per_s * factor}) for p in wl.pairs
+                ],
+                "agents": [
+                    a.model_copy(update={"rate_per_s": a.rate_per_s * factor}) for a in wl.agents
+                ],
             }
         )
     else:
@@ -60,9 +64,12 @@ def scale_arrivals(config: SimConfig, factor: float) -> SimConfig:
     return config.model_copy(update={"workload": new_wl})
 
 
-
 def latency_quantile(
-    result: Any, q: float, *, warmup_s: float = 0.0, unanswered: Literal["infinite", "exclude"] = "infinite"
+    result: Any,
+    q: float,
+    *,
+    warmup_s: float = 0.0,
+    unanswered: Literal["infinite", "exclude"] = "infinite",
 ) -> float:
     """A quantile of the send → reply latency of one run.
 
@@ -97,7 +104,11 @@ def latency_quantile(
     plan, trace = result.plan, result.trace
     keep = plan.arrival_s >= warmup_s
     latency = (trace.reply_s - plan.arrival_s)[keep]
-    latency = latency[trace.outcome[keep] == 0] if unanswered == "exclude" else np.where(np.isnan(latency), np.inf, latency)
+    latency = (
+        latency[trace.outcome[keep] == 0]
+        if unanswered == "exclude"
+        else np.where(np.isnan(latency), np.inf, latency)
+    )
     if latency.size == 0:
         return float("nan")
     x = np.sort(latency)
@@ -160,7 +171,9 @@ def capacity_replication(task: CapacityTask) -> dict[str, Any]:
         nonlocal evaluations
         evaluations += 1
         result = simulate(scale_arrivals(task.config, scale), seed)
-        return latency_quantile(result, task.quantile, warmup_s=task.warmup_s, unanswered=task.unanswered)
+        return latency_quantile(
+            result, task.quantile, warmup_s=task.warmup_s, unanswered=task.unanswered
+        )
 
     def meets(value: float) -> bool:
         return value <= task.target_latency_s  # NaN (no message) does not meet a target
@@ -244,7 +257,11 @@ class CapacityResult:
 
     def __str__(self) -> str:
         q = f"p{100 * self.quantile:g}"
-        where = f"{self.rate_per_s:.4g}/s [{self.rate_low:.4g}, {self.rate_high:.4g}]" if not math.isnan(self.base_rate_per_s) else ""
+        where = (
+            f"{self.rate_per_s:.4g}/s [{self.rate_low:.4g}, {self.rate_high:.4g}]"
+            if not math.isnan(self.base_rate_per_s)
+            else ""
+        )
         return (
             f"capacity for {q} latency ≤ {self.target_latency_s:g} s: {where} "
             f"= ×{self.scale:.4g} [{self.scale_low:.4g}, {self.scale_high:.4g}] of the configured rate "
@@ -342,17 +359,38 @@ def capacity_search(
     if replications < 1:
         raise ValueError("replications must be at least 1")
     tasks = [
-        CapacityTask(config, seed, k, float(target_latency_s), float(target_quantile), rel_tol, start_scale,
-                     max_doublings, warmup_s, unanswered)
+        CapacityTask(
+            config,
+            seed,
+            k,
+            float(target_latency_s),
+            float(target_quantile),
+            rel_tol,
+            start_scale,
+            max_doublings,
+            warmup_s,
+            unanswered,
+        )
         for k in range(replications)
     ]
-    rows = run_tasks(capacity_replication, tasks, executor=executor, workers=workers, progress=progress, desc="capacity")
+    rows = run_tasks(
+        capacity_replication,
+        tasks,
+        executor=executor,
+        workers=workers,
+        progress=progress,
+        desc="capacity",
+    )
     base = config.total_rate_per_s
     reps = pl.DataFrame(rows).with_columns((pl.col("scale") * base).alias("rate_per_s"))
     scales = reps["scale"].to_numpy()
     mean = float(scales.mean())
     if replications > 1:
-        half = float(stats.t.ppf(0.5 + level / 2, replications - 1) * scales.std(ddof=1) / math.sqrt(replications))
+        half = float(
+            stats.t.ppf(0.5 + level / 2, replications - 1)
+            * scales.std(ddof=1)
+            / math.sqrt(replications)
+        )
     else:
         half = math.nan
     return CapacityResult(

@@ -66,7 +66,11 @@ from pydantic import (
 )
 
 from a2a_lab.reference.runtime.concurrency import ConcurrencyConfig
-from a2a_lab.reference.runtime.intent import PING_PONG_LIMITS_0B3325A28, PING_PONG_LIMITS_MAIN, Intent
+from a2a_lab.reference.runtime.intent import (
+    PING_PONG_LIMITS_0B3325A28,
+    PING_PONG_LIMITS_MAIN,
+    Intent,
+)
 from a2a_lab.reference.runtime.retry import REFERENCE_RETRY
 from a2a_lab.sim._strict import STRICT_ALIASED, Off, Probability, iso_datetime
 from a2a_lab.sim.distributions import Lognormal, ServiceTime
@@ -115,7 +119,9 @@ INTENTS: Final[tuple[Intent, ...]] = (
 )
 #: Structured payload types (runtime §8).
 PAYLOAD_TYPES: Final = ("task_delegation", "status_report", "question", "answer")
-Ending = Literal["conclusion", "minimal", "repetition", "explicit_skip", "empty_reply", "agent_error"]
+Ending = Literal[
+    "conclusion", "minimal", "repetition", "explicit_skip", "empty_reply", "agent_error"
+]
 #: How a ping-pong turn can end early, besides the timeout (runtime §3): the reply concludes,
 #: is minimal, repeats the previous one, is ``REPLY_SKIP``, is empty, or the run fails.
 ENDINGS: Final[tuple[Ending, ...]] = get_args(Ending)
@@ -313,7 +319,10 @@ def _default_workload() -> PoissonArrivals:
     return PoissonArrivals(
         agents=[
             *(AgentRate(agent=a, rate_per_s=1 / 600) for a in mains),
-            *(AgentRate(agent=s, rate_per_s=1 / 1800, targets=dict.fromkeys(mains, 1.0)) for s in ("jiwoo", "hana")),
+            *(
+                AgentRate(agent=s, rate_per_s=1 / 1800, targets=dict.fromkeys(mains, 1.0))
+                for s in ("jiwoo", "hana")
+            ),
         ]
     )
 
@@ -355,8 +364,15 @@ class MessageMix(BaseModel):
         }
     )
     payload_share: float = Field(0.2, ge=0, le=1)
-    payload_types: dict[Literal["task_delegation", "status_report", "question", "answer"], NonNegativeFloat] = Field(
-        default_factory=lambda: {"task_delegation": 40.0, "status_report": 25.0, "question": 20.0, "answer": 15.0}
+    payload_types: dict[
+        Literal["task_delegation", "status_report", "question", "answer"], NonNegativeFloat
+    ] = Field(
+        default_factory=lambda: {
+            "task_delegation": 40.0,
+            "status_report": 25.0,
+            "question": 20.0,
+            "answer": 15.0,
+        }
     )
     payload_turns: Literal["reference_caller", "intent"] = "reference_caller"
     suggested_turns: dict[Intent, Annotated[int, Field(ge=-1)]] | None = None
@@ -398,7 +414,8 @@ class GatePolicy(BaseModel):
     def concurrency_config(self) -> ConcurrencyConfig:
         """The runtime gate's configuration (milliseconds)."""
         return ConcurrencyConfig(
-            max_concurrent_flows=self.max_concurrent_flows, queue_timeout_ms=self.queue_timeout_s * 1000.0
+            max_concurrent_flows=self.max_concurrent_flows,
+            queue_timeout_ms=self.queue_timeout_s * 1000.0,
         )
 
 
@@ -446,7 +463,9 @@ class PingPongPolicy(BaseModel):
 
     model_config = _CONFIG
 
-    max_turns: int = Field(PING_PONG_LIMITS_MAIN.default, ge=0, le=PING_PONG_LIMITS_0B3325A28.maximum)
+    max_turns: int = Field(
+        PING_PONG_LIMITS_MAIN.default, ge=0, le=PING_PONG_LIMITS_0B3325A28.maximum
+    )
     turn_timeout_s: PositiveFloat = 120.0
     endings: dict[Ending, Probability] = Field(default_factory=_default_endings)
 
@@ -587,7 +606,11 @@ class SimConfig(BaseModel):
                 for side in ("from", "to")
             ]
             names += [(f"workload.agents.{i}.agent", r.agent) for i, r in enumerate(wl.agents)]
-            names += [(f"workload.agents.{i}.targets.{t}", t) for i, r in enumerate(wl.agents) for t in (r.targets or {})]
+            names += [
+                (f"workload.agents.{i}.targets.{t}", t)
+                for i, r in enumerate(wl.agents)
+                for t in (r.targets or {})
+            ]
             for where, agent in names:
                 if agent not in known:
                     raise ValueError(f"{where}: unknown agent {agent!r}")
@@ -657,5 +680,8 @@ class SimConfig(BaseModel):
     def total_rate_per_s(self) -> float:
         """The total arrival rate of Poisson arrivals (NaN for a trace)."""
         if isinstance(self.workload, PoissonArrivals):
-            return math.fsum([p.rate_per_s for p in self.workload.pairs] + [r.rate_per_s for r in self.workload.agents])
+            return math.fsum(
+                [p.rate_per_s for p in self.workload.pairs]
+                + [r.rate_per_s for r in self.workload.agents]
+            )
         return math.nan

@@ -29,7 +29,13 @@ from scipy import stats
 from a2a_lab.sim.config import SimConfig
 from a2a_lab.sim.run import simulate
 
-__all__ = ["confidence_interval", "replicate", "replication_seed", "replication_summary", "run_tasks"]
+__all__ = [
+    "confidence_interval",
+    "replicate",
+    "replication_seed",
+    "replication_summary",
+    "run_tasks",
+]
 
 _T = TypeVar("_T")
 _R = TypeVar("_R")
@@ -47,7 +53,6 @@ def replication_seed(seed: int, replication: int) -> np.random.SeedSequence:
     True
     """
     return np.random.SeedSequence(seed, spawn_key=(replication,))
-
 
 
 def _interactive() -> bool:
@@ -101,7 +106,11 @@ def run_tasks(
             return results
         own = executor is None
         # spawn: each worker imports a2a_lab afresh (safe with Polars' thread pool)
-        pool = ProcessPoolExecutor(n_workers, mp_context=multiprocessing.get_context("spawn")) if own else executor
+        pool = (
+            ProcessPoolExecutor(n_workers, mp_context=multiprocessing.get_context("spawn"))
+            if own
+            else executor
+        )
         assert pool is not None
         futures: dict[Future[_R], int] = {}
         try:
@@ -176,11 +185,20 @@ def replicate(
     """
     seeds = np.random.SeedSequence(seed).spawn(replications)
     tasks = [(config, s, warmup_s) for s in seeds]
-    rows = run_tasks(replication_summary, tasks, executor=executor, workers=workers, progress=False, desc="replications")
+    rows = run_tasks(
+        replication_summary,
+        tasks,
+        executor=executor,
+        workers=workers,
+        progress=False,
+        desc="replications",
+    )
     return pl.DataFrame([{"replication": k, **row} for k, row in enumerate(rows)])
 
 
-def confidence_interval(values: Sequence[float] | np.ndarray | pl.Series, level: float = 0.99) -> tuple[float, float, float]:
+def confidence_interval(
+    values: Sequence[float] | np.ndarray | pl.Series, level: float = 0.99
+) -> tuple[float, float, float]:
     """Mean and Student-t confidence interval of independent replication estimates.
 
     Parameters

@@ -134,21 +134,47 @@ ErrorKindName = Literal[
 #: ``unknown/error_unknown``); the last entry, :data:`REQUEST_TIMEOUT`, is what an attempt
 #: timeout of a custom policy raises.
 ERROR_KINDS: Final[tuple[ErrorKind, ...]] = (
-    ErrorKind("gateway_connection", "call", WaitResult(exception="connect ECONNREFUSED 127.0.0.1:18789")),
+    ErrorKind(
+        "gateway_connection", "call", WaitResult(exception="connect ECONNREFUSED 127.0.0.1:18789")
+    ),
     ErrorKind("auth_failure", "call", WaitResult(exception="403 Forbidden")),
-    ErrorKind("gateway_unknown", "call", WaitResult(exception="gateway closed (1006): abnormal closure")),
+    ErrorKind(
+        "gateway_unknown", "call", WaitResult(exception="gateway closed (1006): abnormal closure")
+    ),
     ErrorKind("run_not_found", "call", WaitResult(response={"status": "not_found"})),
-    ErrorKind("rate_limit", "run", WaitResult(response={"status": "error", "error": "429 Too Many Requests"})),
-    ErrorKind("server_overload", "run", WaitResult(response={"status": "error", "error": "529 Overloaded"})),
+    ErrorKind(
+        "rate_limit",
+        "run",
+        WaitResult(response={"status": "error", "error": "429 Too Many Requests"}),
+    ),
+    ErrorKind(
+        "server_overload",
+        "run",
+        WaitResult(response={"status": "error", "error": "529 Overloaded"}),
+    ),
     ErrorKind(
         "context_exceeded",
         "run",
-        WaitResult(response={"status": "error", "error": "context_length_exceeded: maximum context window"}),
+        WaitResult(
+            response={"status": "error", "error": "context_length_exceeded: maximum context window"}
+        ),
     ),
-    ErrorKind("request_rejected", "run", WaitResult(response={"status": "error", "error": "invalid_request_error"})),
-    ErrorKind("error_unknown", "run", WaitResult(response={"status": "error", "error": "agent run failed"})),
+    ErrorKind(
+        "request_rejected",
+        "run",
+        WaitResult(response={"status": "error", "error": "invalid_request_error"}),
+    ),
+    ErrorKind(
+        "error_unknown",
+        "run",
+        WaitResult(response={"status": "error", "error": "agent run failed"}),
+    ),
     ErrorKind("unexpected_status", "run", WaitResult(response={"status": "cancelled"})),
-    ErrorKind("llm_timeout", "run", WaitResult(response={"status": "error", "error": "LLM request timed out"})),
+    ErrorKind(
+        "llm_timeout",
+        "run",
+        WaitResult(response={"status": "error", "error": "LLM request timed out"}),
+    ),
     ErrorKind("request_timeout", "call", WaitResult(exception="Request timeout")),
 )
 #: Index of each kind in :data:`ERROR_KINDS`.
@@ -156,14 +182,21 @@ KIND_INDEX: Final = {k.name: i for i, k in enumerate(ERROR_KINDS)}
 #: The error of an attempt that outlived a custom policy's ``attempt_timeout_s``.
 REQUEST_TIMEOUT: Final = KIND_INDEX["request_timeout"]
 RUN_KINDS: Final = tuple(i for i, k in enumerate(ERROR_KINDS) if k.level == "run")
-CALL_KINDS: Final = tuple(i for i, k in enumerate(ERROR_KINDS[:REQUEST_TIMEOUT]) if k.level == "call")
-assert tuple(k.name for k in ERROR_KINDS[:REQUEST_TIMEOUT]) == get_args(ErrorKindName)#: The error codes of the reference classes the injectable errors fall in (runtime §4):
+CALL_KINDS: Final = tuple(
+    i for i, k in enumerate(ERROR_KINDS[:REQUEST_TIMEOUT]) if k.level == "call"
+)
+assert tuple(k.name for k in ERROR_KINDS[:REQUEST_TIMEOUT]) == get_args(
+    ErrorKindName
+)  #: The error codes of the reference classes the injectable errors fall in (runtime §4):
 #: what a retry policy's ``retry_codes`` may name.
 ERROR_CODES: Final = frozenset(k.info.code for k in ERROR_KINDS)
 
+
 def _rates_table(value: dict[str, float]) -> dict[str, float]:
     for level in ("run", "call"):
-        total = math.fsum(p for name, p in value.items() if ERROR_KINDS[KIND_INDEX[name]].level == level)
+        total = math.fsum(
+            p for name, p in value.items() if ERROR_KINDS[KIND_INDEX[name]].level == level
+        )
         if total > 1 + 1e-12:
             raise ValueError(f"the {level}-level probabilities must add up to at most 1")
     return value

@@ -48,7 +48,15 @@ __all__ = [
 ]
 
 MalformedKind = Literal[
-    "not_json", "truncated", "non_object", "nan", "missing_type", "blank_type", "blank", "crlf", "invalid_utf8"
+    "not_json",
+    "truncated",
+    "non_object",
+    "nan",
+    "missing_type",
+    "blank_type",
+    "blank",
+    "crlf",
+    "invalid_utf8",
 ]
 #: Every kind of :func:`malformed`.
 MALFORMED_KINDS: Final[tuple[MalformedKind, ...]] = get_args(MalformedKind)
@@ -136,9 +144,16 @@ def legacy_wording(lines: pl.Series, until_ms: int) -> Injected:
         spawn=pl.col("line").str.starts_with('{"type":"a2a.spawn_result"'),
     )
     no_reply = pl.col("before") & pl.col("line").str.contains('"outcome":"no_reply"', literal=True)
-    spawn_ok = pl.col("before") & pl.col("spawn") & pl.col("line").str.contains('"status":"accepted"', literal=True)
+    spawn_ok = (
+        pl.col("before")
+        & pl.col("spawn")
+        & pl.col("line").str.contains('"status":"accepted"', literal=True)
+    )
     frame = frame.with_columns(
-        kind=pl.when(no_reply).then(pl.lit("legacy_no_reply")).when(spawn_ok).then(pl.lit("legacy_spawn_ok"))
+        kind=pl.when(no_reply)
+        .then(pl.lit("legacy_no_reply"))
+        .when(spawn_ok)
+        .then(pl.lit("legacy_spawn_ok"))
     ).with_columns(
         line=pl.when(no_reply)
         .then(
@@ -151,7 +166,10 @@ def legacy_wording(lines: pl.Series, until_ms: int) -> Injected:
         .otherwise(pl.col("line"))
     )
     changed = frame.with_row_index("index").filter(pl.col("kind").is_not_null())
-    return Injected(frame["line"].alias(lines.name), _marks(changed["index"].to_numpy(), changed["kind"].to_list()))
+    return Injected(
+        frame["line"].alias(lines.name),
+        _marks(changed["index"].to_numpy(), changed["kind"].to_list()),
+    )
 
 
 def _iso(ms: pl.Expr) -> pl.Expr:
@@ -159,7 +177,9 @@ def _iso(ms: pl.Expr) -> pl.Expr:
     return ms.cast(pl.Datetime("ms")).dt.strftime("%Y-%m-%dT%H:%M:%S%.3fZ")
 
 
-def odd_timestamps(lines: pl.Series, counts: Mapping[TimestampKind, int], seed: int | np.random.SeedSequence) -> Injected:
+def odd_timestamps(
+    lines: pl.Series, counts: Mapping[TimestampKind, int], seed: int | np.random.SeedSequence
+) -> Injected:
     """Give some events their time in the other fields rules §2 reads, or out of order.
 
     ``timestamp_ms`` renames ``ts`` to ``timestampMs`` and ``iso_timestamp`` replaces it by an
@@ -229,12 +249,18 @@ def odd_timestamps(lines: pl.Series, counts: Mapping[TimestampKind, int], seed: 
     kinds = np.full(len(lines), "", dtype=object)
     for kind, picks in chosen.items():
         kinds[picks] = kind
-    frame = pl.DataFrame({"line": lines.cast(pl.String), "kind": pl.Series(kinds, dtype=pl.String), "ms": ms})
+    frame = pl.DataFrame(
+        {"line": lines.cast(pl.String), "kind": pl.Series(kinds, dtype=pl.String), "ms": ms}
+    )
     frame = frame.with_columns(
         line=pl.when(pl.col("kind") == "timestamp_ms")
         .then(pl.col("line").str.replace(_TS, '"timestampMs":$1'))
         .when(pl.col("kind") == "iso_timestamp")
-        .then(pl.col("line").str.replace(_TS, pl.concat_str(pl.lit('"timestamp":"'), _iso(pl.col("ms")), pl.lit('"'))))
+        .then(
+            pl.col("line").str.replace(
+                _TS, pl.concat_str(pl.lit('"timestamp":"'), _iso(pl.col("ms")), pl.lit('"'))
+            )
+        )
         .otherwise(pl.col("line"))
     )
     order = np.arange(len(lines))
@@ -242,7 +268,9 @@ def odd_timestamps(lines: pl.Series, counts: Mapping[TimestampKind, int], seed: 
     order[swaps], order[swaps + 1] = swaps + 1, swaps
     out = frame[order]
     marked = np.flatnonzero(out["kind"].to_numpy() != "")
-    return Injected(out["line"].alias(lines.name), _marks(marked, out["kind"].gather(marked).to_list()))
+    return Injected(
+        out["line"].alias(lines.name), _marks(marked, out["kind"].gather(marked).to_list())
+    )
 
 
 def _malformed_line(kind: MalformedKind, line: bytes, rng: np.random.Generator) -> bytes:
@@ -274,7 +302,9 @@ def _cut_hangul(line: bytes) -> bytes:
     raise ValueError("no Hangul syllable in the message")
 
 
-def malformed(lines: pl.Series, kinds: Sequence[MalformedKind], seed: int | np.random.SeedSequence) -> Injected:
+def malformed(
+    lines: pl.Series, kinds: Sequence[MalformedKind], seed: int | np.random.SeedSequence
+) -> Injected:
     """Add the lines a loader must reject or count, and events written oddly.
 
     One line per entry of ``kinds``, each at a distinct event line drawn without replacement:
@@ -334,7 +364,9 @@ def malformed(lines: pl.Series, kinds: Sequence[MalformedKind], seed: int | np.r
         kind = kinds[i]
         candidates = np.flatnonzero(eligible.get(kind, anywhere) & ~taken)
         if candidates.size == 0:
-            raise ValueError(f"kinds: no line left for {kind!r} ({len(kinds)} lines asked of {len(lines)})")
+            raise ValueError(
+                f"kinds: no line left for {kind!r} ({len(kinds)} lines asked of {len(lines)})"
+            )
         position[i] = candidates[rng.integers(candidates.size)]
         taken[position[i]] = True
     binary = text.cast(pl.Binary)
@@ -358,17 +390,38 @@ def malformed(lines: pl.Series, kinds: Sequence[MalformedKind], seed: int | np.r
         binary = binary.scatter(changed_at, pl.Series(changed, dtype=pl.Binary))
     frame = pl.concat(
         [
-            pl.DataFrame({"key": np.arange(len(lines), dtype=np.int64) * 2 + 1, "line": binary, "kind": None},
-                         schema={"key": pl.Int64, "line": pl.Binary, "kind": pl.String}),
-            pl.DataFrame({"key": inserted_keys, "line": inserted, "kind": [k for k in kinds if k not in ("crlf", "invalid_utf8")]},
-                         schema={"key": pl.Int64, "line": pl.Binary, "kind": pl.String}),
+            pl.DataFrame(
+                {
+                    "key": np.arange(len(lines), dtype=np.int64) * 2 + 1,
+                    "line": binary,
+                    "kind": None,
+                },
+                schema={"key": pl.Int64, "line": pl.Binary, "kind": pl.String},
+            ),
+            pl.DataFrame(
+                {
+                    "key": inserted_keys,
+                    "line": inserted,
+                    "kind": [k for k in kinds if k not in ("crlf", "invalid_utf8")],
+                },
+                schema={"key": pl.Int64, "line": pl.Binary, "kind": pl.String},
+            ),
         ]
     ).sort("key")
-    changed_kinds = dict(zip(changed_at, (k for k in kinds if k in ("crlf", "invalid_utf8")), strict=True))
+    changed_kinds = dict(
+        zip(changed_at, (k for k in kinds if k in ("crlf", "invalid_utf8")), strict=True)
+    )
     frame = frame.with_columns(
         kind=pl.col("kind").fill_null(
-            pl.col("key").replace_strict({2 * p + 1: k for p, k in changed_kinds.items()}, default=None, return_dtype=pl.String)
+            pl.col("key").replace_strict(
+                {2 * p + 1: k for p, k in changed_kinds.items()},
+                default=None,
+                return_dtype=pl.String,
+            )
         )
     ).with_row_index("index")
     marked = frame.filter(pl.col("kind").is_not_null())
-    return Injected(frame["line"].alias(lines.name), _marks(marked["index"].to_numpy(), marked["kind"].to_list()))
+    return Injected(
+        frame["line"].alias(lines.name),
+        _marks(marked["index"].to_numpy(), marked["kind"].to_list()),
+    )

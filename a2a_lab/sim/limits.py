@@ -16,7 +16,15 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
-from pydantic import BaseModel, Field, NonNegativeFloat, NonNegativeInt, PositiveFloat, PositiveInt, field_validator
+from pydantic import (
+    BaseModel,
+    Field,
+    NonNegativeFloat,
+    NonNegativeInt,
+    PositiveFloat,
+    PositiveInt,
+    field_validator,
+)
 
 from a2a_lab.reference.runtime.loop_guard import (
     COLLABORATE_LIMIT,
@@ -94,7 +102,9 @@ class LoopGuardPolicy(BaseModel):
         for key in value:
             a, sep, b = key.partition("::")
             if not sep or not a or not b or pair_key(a, b) != key:
-                raise ValueError(f"override key {key!r} is not an unordered pair key 'a::b' (the two ids in order)")
+                raise ValueError(
+                    f"override key {key!r} is not an unordered pair key 'a::b' (the two ids in order)"
+                )
         return value
 
     def pairs(self) -> list[tuple[str, str]]:
@@ -154,7 +164,9 @@ class CollaborateLimit(BaseModel):
 
     def runtime_config(self) -> LoopGuardConfig:
         """The runtime guard's configuration (milliseconds)."""
-        return LoopGuardConfig(max_messages_per_window=self.max_calls, window_ms=self.window_s * 1000.0)
+        return LoopGuardConfig(
+            max_messages_per_window=self.max_calls, window_ms=self.window_s * 1000.0
+        )
 
 
 class SendGuards:
@@ -176,7 +188,9 @@ class SendGuards:
     def __init__(self, loop: LoopGuardPolicy | None, collaborate: CollaborateLimit | None) -> None:
         self.loop_policy = loop
         self.loop = LoopGuard(loop.runtime_config()) if loop is not None else None
-        self.collaborate = LoopGuard(collaborate.runtime_config()) if collaborate is not None else None
+        self.collaborate = (
+            LoopGuard(collaborate.runtime_config()) if collaborate is not None else None
+        )
 
     @staticmethod
     def _ms(t_s: float) -> float:
@@ -288,7 +302,9 @@ class Delivery:
     _used: dict[tuple[str, str], float] = field(default_factory=dict, init=False)
 
     def __post_init__(self) -> None:
-        self._messages = SlidingLimiter(self.policy.messages_per_window, self.policy.message_window_s)
+        self._messages = SlidingLimiter(
+            self.policy.messages_per_window, self.policy.message_window_s
+        )
         self._threads = SlidingLimiter(self.policy.threads_per_window, self.policy.thread_window_s)
 
     def _channel(self, pair: tuple[str, str]) -> Any:

@@ -76,7 +76,14 @@ from a2a_lab.sim._texts import CONCLUSIONS, MINIMAL, TURNS
 from a2a_lab.sim.config import ENDINGS, SimConfig
 from a2a_lab.sim.failures import ERROR_KINDS, REQUEST_TIMEOUT
 from a2a_lab.sim.limits import BLOCK_REASONS, Delivery, SendGuards
-from a2a_lab.sim.plan import CONCLUSION_OFFSET, MINIMAL_OFFSET, REPLY_TEXTS, SKIP_TEXT, TURN_OFFSET, Plan
+from a2a_lab.sim.plan import (
+    CONCLUSION_OFFSET,
+    MINIMAL_OFFSET,
+    REPLY_TEXTS,
+    SKIP_TEXT,
+    TURN_OFFSET,
+    Plan,
+)
 from a2a_lab.sim.policy_plan import PolicyPlan, draw_policy_plan, policies_active
 from a2a_lab.sim.retry import RetryBudgetTracker
 from a2a_lab.sim.stations import GateDriver, Session, race
@@ -156,13 +163,59 @@ class Model:
     # slots: the flow reads these attributes per event, and an instance dict of this many
     # keys loses CPython's fast attribute access (measured: ~10 % of the lean path)
     __slots__ = (
-        "_admission", "_arrived", "_interarrival", "announce_ran", "announced", "blocked_by", "budget",
-        "capacity", "complete_s", "config", "current_done", "current_job", "delivery", "depth", "env",
-        "error_kind", "exceeded", "gate", "gate_s", "guards", "invisible", "job_end", "job_enqueue",
-        "job_error", "job_kind", "job_message", "job_service", "job_session", "job_start", "lean", "n",
-        "names", "outcome", "pending", "plan", "pplan", "replied_in_call", "reply_s", "retries", "retry_rows",
-        "runs", "send_s", "sender", "sessions", "target", "termination", "turn_rows", "turns", "turns_to_run",
-        "unlogged", "wait_error", "wait_status", "waiters",
+        "_admission",
+        "_arrived",
+        "_interarrival",
+        "announce_ran",
+        "announced",
+        "blocked_by",
+        "budget",
+        "capacity",
+        "complete_s",
+        "config",
+        "current_done",
+        "current_job",
+        "delivery",
+        "depth",
+        "env",
+        "error_kind",
+        "exceeded",
+        "gate",
+        "gate_s",
+        "guards",
+        "invisible",
+        "job_end",
+        "job_enqueue",
+        "job_error",
+        "job_kind",
+        "job_message",
+        "job_service",
+        "job_session",
+        "job_start",
+        "lean",
+        "n",
+        "names",
+        "outcome",
+        "pending",
+        "plan",
+        "pplan",
+        "replied_in_call",
+        "reply_s",
+        "retries",
+        "retry_rows",
+        "runs",
+        "send_s",
+        "sender",
+        "sessions",
+        "target",
+        "termination",
+        "turn_rows",
+        "turns",
+        "turns_to_run",
+        "unlogged",
+        "wait_error",
+        "wait_status",
+        "waiters",
     )
 
     def __init__(
@@ -176,7 +229,9 @@ class Model:
         full_flow: bool = False,
     ) -> None:
         if policy_plan is None and policies_active(config):
-            raise ValueError("a configuration with policies on needs their draws: use build_model(plan, config, seed)")
+            raise ValueError(
+                "a configuration with policies on needs their draws: use build_model(plan, config, seed)"
+            )
         self.plan = plan
         self.config = config
         self.pplan = policy_plan
@@ -185,20 +240,33 @@ class Model:
         same_session = plan.requester_session == plan.target_session
         self.turns_to_run = np.where(same_session, 0, plan.effective_turns)
         lean = (self.turns_to_run == 0) & ~plan.announce_runs
-        if config.gate is not None or config.wait is not None or config.failures is not None or config.sync is not None:
+        if (
+            config.gate is not None
+            or config.wait is not None
+            or config.failures is not None
+            or config.sync is not None
+        ):
             lean[:] = False
         if full_flow:
             lean[:] = False
         self.lean: list[bool] = lean.tolist()
         self.env = simpy.Environment()
-        self.sessions = [Session(self, s, int(c)) for s, c in enumerate(plan.session_capacity.tolist())]
+        self.sessions = [
+            Session(self, s, int(c)) for s, c in enumerate(plan.session_capacity.tolist())
+        ]
         self.gate = (
-            GateDriver(self.env, config.gate.concurrency_config(), corrected_release=config.gate.corrected_release)
+            GateDriver(
+                self.env,
+                config.gate.concurrency_config(),
+                corrected_release=config.gate.corrected_release,
+            )
             if config.gate is not None
             else None
         )
         # the hooks
-        if guards is None and (config.loop_guard is not None or config.collaborate_limit is not None):
+        if guards is None and (
+            config.loop_guard is not None or config.collaborate_limit is not None
+        ):
             guards = SendGuards(config.loop_guard, config.collaborate_limit)
         self.guards = guards
         if delivery is None and config.rate_limit is not None:
@@ -212,7 +280,9 @@ class Model:
         self.sender: list[int] = plan.sender.tolist()
         self.target: list[int] = plan.target.tolist()
         self.depth: list[int] | None = (
-            policy_plan.depth.tolist() if policy_plan is not None and policy_plan.depth is not None else None
+            policy_plan.depth.tolist()
+            if policy_plan is not None and policy_plan.depth is not None
+            else None
         )
         # job arrays: Python lists (scalar stores are cheaper than on numpy arrays)
         self.job_session: list[int] = plan.target_session.tolist()
@@ -227,7 +297,9 @@ class Model:
         #: the error a job's run ends in (only failing jobs are listed)
         self.job_error: dict[int, int] = {}
         if policy_plan is not None:
-            self.job_error = {int(i): int(k) for i, k in enumerate(policy_plan.run_kind[0].tolist()) if k >= 0}
+            self.job_error = {
+                int(i): int(k) for i, k in enumerate(policy_plan.run_kind[0].tolist()) if k >= 0
+            }
         # message arrays; the policies' state is sparse: only the messages they touch
         self.gate_s: list[float] = [_NAN] * n
         self.reply_s: list[float] = [_NAN] * n
@@ -279,7 +351,9 @@ class Model:
             return
         if not self.lean[i]:
             done = self.waiters[i] = self.current_done[i] = self.env.event()
-            self.env.process(self._sync_call(i, done) if self.config.sync is not None else self._flow(i))
+            self.env.process(
+                self._sync_call(i, done) if self.config.sync is not None else self._flow(i)
+            )
         if self.delivery is None:
             self.sessions[self.job_session[i]].submit(i)
         else:
@@ -290,7 +364,9 @@ class Model:
         now = self.env.now
         if self.guards is not None:
             depth = self.depth[i] if self.depth is not None else 0
-            reason = self.guards.admit_send(self.names[self.sender[i]], self.names[self.target[i]], depth, now)
+            reason = self.guards.admit_send(
+                self.names[self.sender[i]], self.names[self.target[i]], depth, now
+            )
             if reason >= 0:
                 self._refuse(i, reason, GUARD_BLOCKED)
                 return False
@@ -310,7 +386,11 @@ class Model:
         self.runs[i] = 0
         self.gate_s[i] = self.complete_s[i] = now
         if outcome == GUARD_BLOCKED:
-            policy = self.config.collaborate_limit if BLOCK_REASONS[reason] == "collaborate_limit" else self.config.loop_guard
+            policy = (
+                self.config.collaborate_limit
+                if BLOCK_REASONS[reason] == "collaborate_limit"
+                else self.config.loop_guard
+            )
             if policy is None or policy.blocked_as != "logged":
                 self.unlogged.add(i)
 
@@ -320,7 +400,9 @@ class Model:
         session = self.job_session[job]
         at = now
         if self.delivery is not None:
-            at = self.delivery.time((self.names[self.sender[message]], self.names[self.target[message]]), now)
+            at = self.delivery.time(
+                (self.names[self.sender[message]], self.names[self.target[message]]), now
+            )
         if at > now:
             self.pending[session] += 1
             Timeout(self.env, at - now, job).callbacks.append(self._delivered)
@@ -431,7 +513,11 @@ class Model:
             calls += 1
             if kind < 0:
                 done = self.current_done[i]
-                span = chunk if attempt_timeout is None else min(chunk, started + attempt_timeout - env.now)
+                span = (
+                    chunk
+                    if attempt_timeout is None
+                    else min(chunk, started + attempt_timeout - env.now)
+                )
                 if not done.triggered and span > 0:
                     yield done if span == math.inf else race(env, done, span)
                 if done.triggered:
@@ -456,7 +542,9 @@ class Model:
             if self.budget is not None and not self.budget.allow_retry(target, env.now):
                 break
             assert pp is not None  # an error was drawn
-            retry_after = self.config.failures.retry_after_s if self.config.failures is not None else 0.0
+            retry_after = (
+                self.config.failures.retry_after_s if self.config.failures is not None else 0.0
+            )
             delay_ms = policy.delay_ms(retries, float(pp.jitter[retries, i]), info, retry_after)
             retries += 1
             self.retry_rows.append((i, retries, env.now, kind, delay_ms, elapsed * 1000.0))
@@ -628,7 +716,11 @@ class Model:
 
 
 def build_model(
-    plan: Plan, config: SimConfig, seed: int | np.random.SeedSequence = 0, *, full_flow: bool = False
+    plan: Plan,
+    config: SimConfig,
+    seed: int | np.random.SeedSequence = 0,
+    *,
+    full_flow: bool = False,
 ) -> Model:
     """The model of a configuration, with the policies' draws when a policy is on.
 

@@ -34,13 +34,25 @@ from typing import Final
 import numpy as np
 import polars as pl
 
-from a2a_lab.reference.jsstr import js_trim_expr
 from a2a_lab.io import load
+from a2a_lab.reference.jsstr import js_trim_expr
 from a2a_lab.reference.rules import normalize_agent_id
 from a2a_lab.reference.runtime.announce import AnnounceTarget, should_run_announce
-from a2a_lab.reference.runtime.intent import IntentResult, classify_intent, effective_turns, payload_intent
+from a2a_lab.reference.runtime.intent import (
+    IntentResult,
+    classify_intent,
+    effective_turns,
+    payload_intent,
+)
 from a2a_lab.sim import _texts as tx
-from a2a_lab.sim.config import ENDINGS, INTENTS, PAYLOAD_TYPES, PoissonArrivals, SimConfig, TraceArrivals
+from a2a_lab.sim.config import (
+    ENDINGS,
+    INTENTS,
+    PAYLOAD_TYPES,
+    PoissonArrivals,
+    SimConfig,
+    TraceArrivals,
+)
 from a2a_lab.sim.distributions import Exponential, Lognormal, ServiceTime
 
 __all__ = ["PURPOSES", "SESSION_KINDS", "Plan", "draw_plan", "purpose_seeds", "uniforms"]
@@ -48,7 +60,17 @@ __all__ = ["PURPOSES", "SESSION_KINDS", "Plan", "draw_plan", "purpose_seeds", "u
 #: The random streams, one per purpose (append only); the last three are the policies'
 #: (:mod:`~a2a_lab.sim.policy_plan`): injected failures, backoff jitter, relay depths.
 PURPOSES: Final = (
-    "arrivals", "routing", "service", "mix", "turns", "announce", "tasks", "ids", "failures", "retries", "relays"
+    "arrivals",
+    "routing",
+    "service",
+    "mix",
+    "turns",
+    "announce",
+    "tasks",
+    "ids",
+    "failures",
+    "retries",
+    "relays",
 )
 
 #: Session kinds: ``agent:<id>:main``, ``agent:<id>:subagent:<uuid>``,
@@ -74,7 +96,9 @@ _PAYLOAD_TEXT_INTENT: Final = {
 
 def _child(root: np.random.SeedSequence, index: int) -> np.random.SeedSequence:
     """Child ``index`` of ``root``, as ``root.spawn`` would make it, without mutating ``root``."""
-    return np.random.SeedSequence(root.entropy, spawn_key=(*root.spawn_key, index), pool_size=root.pool_size)
+    return np.random.SeedSequence(
+        root.entropy, spawn_key=(*root.spawn_key, index), pool_size=root.pool_size
+    )
 
 
 def uniforms(seed: np.random.SeedSequence, n: int, *key: int) -> np.ndarray:
@@ -213,7 +237,9 @@ class Plan:
 # ----------------------------------------------------------------------------------------
 
 
-def _poisson_routes(wl: PoissonArrivals, agents: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _poisson_routes(
+    wl: PoissonArrivals, agents: tuple[str, ...]
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Directed pairs and their rates: (sender index, target index, rate)."""
     index = {a: i for i, a in enumerate(agents)}
     rows: dict[tuple[int, int], float] = {}
@@ -235,7 +261,9 @@ def _poisson_routes(wl: PoissonArrivals, agents: tuple[str, ...]) -> tuple[np.nd
     )
 
 
-def _exponential_gaps(rng: np.random.Generator, rate: float, n: int | None, duration: float | None) -> np.ndarray:
+def _exponential_gaps(
+    rng: np.random.Generator, rate: float, n: int | None, duration: float | None
+) -> np.ndarray:
     """Gaps of a Poisson process: the first ``n`` and/or those whose arrival is before ``duration``.
 
     Gaps are standard exponentials divided by the rate, drawn in chunks (the k-th gap is the
@@ -255,7 +283,11 @@ def _exponential_gaps(rng: np.random.Generator, rate: float, n: int | None, dura
 
 
 def _profiled_times(
-    rng: np.random.Generator, rate: float, profile: list[float], start_offset_s: float, n: int | None,
+    rng: np.random.Generator,
+    rate: float,
+    profile: list[float],
+    start_offset_s: float,
+    n: int | None,
     duration: float | None,
 ) -> np.ndarray:
     """Arrival times of a Poisson process whose rate follows an hourly profile (time change).
@@ -275,10 +307,14 @@ def _profiled_times(
 
     if duration is not None:
         bounds, slope, cumulative = grid(math.ceil(duration / 3600.0) + 2)
-        target = np.cumsum(_exponential_gaps(rng, 1.0, n, float(np.interp(duration, bounds, cumulative))))
+        target = np.cumsum(
+            _exponential_gaps(rng, 1.0, n, float(np.interp(duration, bounds, cumulative)))
+        )
     else:
         target = np.cumsum(rng.standard_exponential(n))
-        days = (float(target[-1]) if target.size else 0.0) / (rate * 3600.0 * float(multipliers.sum()))
+        days = (float(target[-1]) if target.size else 0.0) / (
+            rate * 3600.0 * float(multipliers.sum())
+        )
         bounds, slope, cumulative = grid(math.ceil(days * 24) + 48)
     # cumulative[k] < target <= cumulative[k + 1]: hour k has a positive rate
     k = np.searchsorted(cumulative, target, side="left") - 1
@@ -290,24 +326,42 @@ def _trace(wl: TraceArrivals) -> tuple[np.ndarray, list[str], list[str], list[st
     if wl.sends is not None:
         rows = sorted(wl.sends, key=lambda s: s.at_s)
         times = np.array([s.at_s for s in rows], dtype=float)
-        return times, [s.from_agent for s in rows], [s.to_agent for s in rows], [s.message for s in rows]
+        return (
+            times,
+            [s.from_agent for s in rows],
+            [s.to_agent for s in rows],
+            [s.message for s in rows],
+        )
     ev = load(wl.path).events  # type: ignore[arg-type]
     d = pl.col("data")
     sends = (
         ev.filter(pl.col("type") == "a2a.send")
         .select(
             "event_ms",
-            js_trim_expr(pl.coalesce(d.struct.field("fromAgent"), d.struct.field("senderAgentId"), pl.col("agent_id"))).alias("f"),
-            js_trim_expr(pl.coalesce(d.struct.field("toAgent"), d.struct.field("targetAgentId"))).alias("t"),
+            js_trim_expr(
+                pl.coalesce(
+                    d.struct.field("fromAgent"), d.struct.field("senderAgentId"), pl.col("agent_id")
+                )
+            ).alias("f"),
+            js_trim_expr(
+                pl.coalesce(d.struct.field("toAgent"), d.struct.field("targetAgentId"))
+            ).alias("t"),
             d.struct.field("message").alias("m"),
         )
-        .filter(pl.col("f").str.len_chars() > 0, pl.col("t").str.len_chars() > 0, pl.col("event_ms") > 0)
+        .filter(
+            pl.col("f").str.len_chars() > 0, pl.col("t").str.len_chars() > 0, pl.col("event_ms") > 0
+        )
         .filter(~pl.col("f").str.contains(r"[:\s]") & ~pl.col("t").str.contains(r"[:\s]"))
     )
     if sends.height == 0:
         raise ValueError(f"workload.path: no usable a2a.send events in {wl.path}")
     ms = sends["event_ms"].to_numpy()
-    return (ms - ms.min()) / 1000.0, sends["f"].to_list(), sends["t"].to_list(), sends["m"].to_list()
+    return (
+        (ms - ms.min()) / 1000.0,
+        sends["f"].to_list(),
+        sends["t"].to_list(),
+        sends["m"].to_list(),
+    )
 
 
 # ----------------------------------------------------------------------------------------
@@ -318,7 +372,9 @@ def _trace(wl: TraceArrivals) -> tuple[np.ndarray, list[str], list[str], list[st
 def _choice(u: np.ndarray, weights: list[float]) -> np.ndarray:
     """Categorical draws by inversion: the bin of ``u`` in the cumulative weights."""
     cum = np.cumsum(np.asarray(weights, dtype=float))
-    return np.minimum(np.searchsorted(cum / cum[-1], u, side="right"), len(weights) - 1).astype(np.int32)
+    return np.minimum(np.searchsorted(cum / cum[-1], u, side="right"), len(weights) - 1).astype(
+        np.int32
+    )
 
 
 def _dense_codes(key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -368,12 +424,16 @@ def _intents(
         t, p = divmod(combo, width)
         p -= 1
         result = (
-            payload_intent(PAYLOAD_TYPES[p], reference_caller=mix.payload_turns == "reference_caller")
+            payload_intent(
+                PAYLOAD_TYPES[p], reference_caller=mix.payload_turns == "reference_caller"
+            )
             if p >= 0
             else _classified(texts[t])
         )
         if mix.suggested_turns is not None and result.intent in mix.suggested_turns:
-            result = IntentResult(result.intent, mix.suggested_turns[result.intent], result.confidence)
+            result = IntentResult(
+                result.intent, mix.suggested_turns[result.intent], result.confidence
+            )
         intent[k] = INTENTS.index(result.intent)
         turns[k] = effective_turns(config.ping_pong.max_turns, result)
     return intent[inverse], turns[inverse]
@@ -411,7 +471,13 @@ def _tasks(
     return np.concatenate(agent_rows), np.concatenate(starts), np.concatenate(ends)
 
 
-def _task_of(sender: np.ndarray, arrival: np.ndarray, task_agent: np.ndarray, start: np.ndarray, end: np.ndarray) -> np.ndarray:
+def _task_of(
+    sender: np.ndarray,
+    arrival: np.ndarray,
+    task_agent: np.ndarray,
+    start: np.ndarray,
+    end: np.ndarray,
+) -> np.ndarray:
     """The sender's running task at each arrival (-1 = none)."""
     task = np.full(sender.shape, -1, dtype=np.int64)
     for a in np.unique(task_agent):
@@ -464,11 +530,17 @@ def draw_plan(config: SimConfig, seed: int | np.random.SeedSequence = 0) -> Plan
     u_session, u_channel = uniforms(seeds["routing"], n, 1), uniforms(seeds["routing"], n, 2)
     via_channel = agent_main[sender] & (u_session < config.channel_share)
     channels = len(config.channels)
-    channel = np.where(via_channel, np.minimum((u_channel * channels).astype(np.int32), channels - 1), -1)
+    channel = np.where(
+        via_channel, np.minimum((u_channel * channels).astype(np.int32), channels - 1), -1
+    )
 
-    texts, text, payload, intent, turns, first_reply = _message_mix(config, seeds["mix"], n, trace_texts)
+    texts, text, payload, intent, turns, first_reply = _message_mix(
+        config, seeds["mix"], n, trace_texts
+    )
     service = _by_agent(uniforms(seeds["service"], n), target, [a.service for a in agent_cfg])
-    turn_service, turn_ending, turn_choice = _turn_draws(config, seeds["turns"], sender, target, agent_cfg)
+    turn_service, turn_ending, turn_choice = _turn_draws(
+        config, seeds["turns"], sender, target, agent_cfg
+    )
 
     horizon = float(arrival[-1]) if n else 0.0
     task_agent, task_start, task_end = _tasks(config, seeds["tasks"], kinds, horizon)
@@ -480,9 +552,17 @@ def draw_plan(config: SimConfig, seed: int | np.random.SeedSequence = 0) -> Plan
     req_kind = np.where(via_channel, 2, main_kind[sender])
     tgt_kind = np.where(a2a, 3, main_kind[target])
     sessions_agent, sessions_kind, sessions_ref, requester_session, target_session = _sessions(
-        main_kind, sender, target, req_kind, tgt_kind, np.where(via_channel, channel, -1), np.where(a2a, conversation, -1)
+        main_kind,
+        sender,
+        target,
+        req_kind,
+        tgt_kind,
+        np.where(via_channel, channel, -1),
+        np.where(a2a, conversation, -1),
     )
-    runs, skip, announce_service = _announce_draws(config, seeds["announce"], req_kind, tgt_kind, target, agent_cfg)
+    runs, skip, announce_service = _announce_draws(
+        config, seeds["announce"], req_kind, tgt_kind, target, agent_cfg
+    )
 
     return Plan(
         agents=tuple(agents),
@@ -514,7 +594,9 @@ def draw_plan(config: SimConfig, seed: int | np.random.SeedSequence = 0) -> Plan
         session_agent=sessions_agent,
         session_kind=sessions_kind,
         session_ref=sessions_ref,
-        session_capacity=np.array([agent_cfg[a].session_concurrency for a in sessions_agent], dtype=np.int32),
+        session_capacity=np.array(
+            [agent_cfg[a].session_concurrency for a in sessions_agent], dtype=np.int32
+        ),
         requester_session=requester_session,
         target_session=target_session,
         ids_seed=seeds["ids"],
@@ -537,11 +619,17 @@ def _arrivals(
         if wl.hourly_profile is None:
             # SimPy adds the gaps one by one, as the sequential cumulative sum does: the
             # simulated arrival times equal `arrival` to the last bit
-            interarrival = _exponential_gaps(arrivals_rng, total, config.n_messages, config.duration_s)
+            interarrival = _exponential_gaps(
+                arrivals_rng, total, config.n_messages, config.duration_s
+            )
             arrival = np.cumsum(interarrival)
         else:
-            offset = (config.start - config.start.replace(hour=0, minute=0, second=0, microsecond=0)).total_seconds()
-            arrival = _profiled_times(arrivals_rng, total, wl.hourly_profile, offset, config.n_messages, config.duration_s)
+            offset = (
+                config.start - config.start.replace(hour=0, minute=0, second=0, microsecond=0)
+            ).total_seconds()
+            arrival = _profiled_times(
+                arrivals_rng, total, wl.hourly_profile, offset, config.n_messages, config.duration_s
+            )
             interarrival = np.diff(arrival, prepend=0.0)
         route = _choice(uniforms(seeds["routing"], arrival.shape[0], 0), rates.tolist())
         return agents, interarrival, arrival, from_idx[route], to_idx[route], None
@@ -575,7 +663,9 @@ def _message_mix(
     mix = config.mix
     mix_intent = _choice(u_intent, [mix.intents.get(i, 0.0) for i in INTENTS])
     has_payload = u_payload < mix.payload_share
-    payload = np.where(has_payload, _choice(u_type, [mix.payload_types.get(p, 0.0) for p in PAYLOAD_TYPES]), -1)
+    payload = np.where(
+        has_payload, _choice(u_type, [mix.payload_types.get(p, 0.0) for p in PAYLOAD_TYPES]), -1
+    )
     # a payload's message says what its type means
     text_intent = mix_intent.copy()
     for p, ptype in enumerate(PAYLOAD_TYPES):
@@ -602,7 +692,11 @@ def _message_mix(
 
 
 def _turn_draws(
-    config: SimConfig, seed: np.random.SeedSequence, sender: np.ndarray, target: np.ndarray, agent_cfg: list
+    config: SimConfig,
+    seed: np.random.SeedSequence,
+    sender: np.ndarray,
+    target: np.ndarray,
+    agent_cfg: list,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per turn number (rows) and message: run time, ending (-1 = goes on), text choice.
 
@@ -624,7 +718,9 @@ def _turn_draws(
     return service, ending, choice
 
 
-def _conversations(agents: list[str], sender: np.ndarray, target: np.ndarray, task: np.ndarray) -> np.ndarray:
+def _conversations(
+    agents: list[str], sender: np.ndarray, target: np.ndarray, task: np.ndarray
+) -> np.ndarray:
     """Per message, the index of the first message of its conversation (runtime §6).
 
     The reference caches conversation ids by work session and the sorted pair of lower-cased
@@ -638,7 +734,11 @@ def _conversations(agents: list[str], sender: np.ndarray, target: np.ndarray, ta
     pair = np.minimum(a_code, b_code) * len(agents) + np.maximum(a_code, b_code)
     return (
         pl.DataFrame({"task": task, "pair": pair, "i": index})
-        .select(pl.when(pl.col("task") >= 0).then(pl.col("i").first().over("task", "pair")).otherwise(pl.col("i")))
+        .select(
+            pl.when(pl.col("task") >= 0)
+            .then(pl.col("i").first().over("task", "pair"))
+            .otherwise(pl.col("i"))
+        )
         .to_series()
         .to_numpy()
     )
@@ -663,7 +763,9 @@ def _sessions(
     agent_all = np.concatenate([np.arange(n_agents), sender, target]).astype(np.int64)
     ref_all = np.concatenate([np.full(n_agents, -1), req_ref, tgt_ref]).astype(np.int64)
     width = int(ref_all.max()) + 2
-    unique_key, session_index = _dense_codes((kind_all * n_agents + agent_all) * width + (ref_all + 1))
+    unique_key, session_index = _dense_codes(
+        (kind_all * n_agents + agent_all) * width + (ref_all + 1)
+    )
     return (
         ((unique_key // width) % n_agents).astype(np.int32),
         (unique_key // width // n_agents).astype(np.int8),
@@ -690,7 +792,9 @@ def _announce_draws(
         internal = u_internal < config.announce.internal_share
         skip = u_skip < config.announce.skip_probability
         # the reference decision, once per distinct (requester kind, target kind, channel)
-        for rk, tk, inner in itertools.product(range(len(SESSION_KINDS)), range(len(SESSION_KINDS)), (False, True)):
+        for rk, tk, inner in itertools.product(
+            range(len(SESSION_KINDS)), range(len(SESSION_KINDS)), (False, True)
+        ):
             rows = (req_kind == rk) & (tgt_kind == tk) & (internal == inner)
             if rows.any():
                 runs[rows] = should_run_announce(

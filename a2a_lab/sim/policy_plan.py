@@ -82,14 +82,18 @@ class PolicyPlan:
     depth: np.ndarray | None
 
 
-def _kinds(u: np.ndarray, target: np.ndarray, cumulative: np.ndarray, kinds: tuple[int, ...]) -> np.ndarray:
+def _kinds(
+    u: np.ndarray, target: np.ndarray, cumulative: np.ndarray, kinds: tuple[int, ...]
+) -> np.ndarray:
     """The error kind of each uniform by its target's cumulative chances (-1: none)."""
     position = (u[:, None] >= cumulative[target]).sum(axis=1)
     table = np.array([*kinds, -1], dtype=np.int8)
     return table[position]
 
 
-def draw_policy_plan(config: SimConfig, plan: Plan, seed: int | np.random.SeedSequence = 0) -> PolicyPlan:
+def draw_policy_plan(
+    config: SimConfig, plan: Plan, seed: int | np.random.SeedSequence = 0
+) -> PolicyPlan:
     """Draw every random input of the policies (the same seed as :func:`~a2a_lab.sim.plan.draw_plan`).
 
     Examples
@@ -114,7 +118,9 @@ def draw_policy_plan(config: SimConfig, plan: Plan, seed: int | np.random.SeedSe
     # one stream per run, call and retry (plan.uniforms): the k-th message's draws do not
     # depend on the number of messages
     for k in range(1, runs):
-        run_service[k] = _by_agent(uniforms(seeds["failures"], n, 2, k), plan.target, [a.service for a in agents])
+        run_service[k] = _by_agent(
+            uniforms(seeds["failures"], n, 2, k), plan.target, [a.service for a in agents]
+        )
     run_kind = np.full((runs, n), -1, dtype=np.int8)
     call_kind = np.full((0, n), -1, dtype=np.int8)
     failures = config.failures
@@ -124,22 +130,41 @@ def draw_policy_plan(config: SimConfig, plan: Plan, seed: int | np.random.SeedSe
         if unknown:
             raise ValueError(f"failures.agents: unknown agent(s) {', '.join(unknown)}")
         tables = [failures.table(a) for a in plan.agents]
-        run_cum = np.cumsum([[t.get(ERROR_KINDS[k].name, 0.0) for k in RUN_KINDS] for t in tables], axis=1)
-        call_cum = np.cumsum([[t.get(ERROR_KINDS[k].name, 0.0) for k in CALL_KINDS] for t in tables], axis=1)
+        run_cum = np.cumsum(
+            [[t.get(ERROR_KINDS[k].name, 0.0) for k in RUN_KINDS] for t in tables], axis=1
+        )
+        call_cum = np.cumsum(
+            [[t.get(ERROR_KINDS[k].name, 0.0) for k in CALL_KINDS] for t in tables], axis=1
+        )
         for k in range(runs):
             kind = _kinds(uniforms(seeds["failures"], n, 0, k), plan.target, run_cum, RUN_KINDS)
             when = uniforms(seeds["failures"], n, 1, k)
             run_kind[k] = kind
             run_service[k] = np.where(
-                kind == _LLM_TIMEOUT, failures.llm_timeout_s, np.where(kind >= 0, run_service[k] * when, run_service[k])
+                kind == _LLM_TIMEOUT,
+                failures.llm_timeout_s,
+                np.where(kind >= 0, run_service[k] * when, run_service[k]),
             )
         call_kind = np.stack(
-            [_kinds(uniforms(seeds["failures"], n, 3, c), plan.target, call_cum, CALL_KINDS) for c in range(calls)]
+            [
+                _kinds(uniforms(seeds["failures"], n, 3, c), plan.target, call_cum, CALL_KINDS)
+                for c in range(calls)
+            ]
         )
-    jitter = np.stack([uniforms(seeds["retries"], n, r) for r in range(retries)]) if retries else np.empty((0, n))
+    jitter = (
+        np.stack([uniforms(seeds["retries"], n, r) for r in range(retries)])
+        if retries
+        else np.empty((0, n))
+    )
     depth = None
     if config.relays is not None:
         q = config.relays.continue_probability
         u = 1.0 - uniforms(seeds["relays"], n)  # in (0, 1]
-        depth = np.floor(np.log(u) / math.log(q)).astype(np.int64) if q > 0 else np.zeros(n, dtype=np.int64)
-    return PolicyPlan(run_kind=run_kind, run_service=run_service, call_kind=call_kind, jitter=jitter, depth=depth)
+        depth = (
+            np.floor(np.log(u) / math.log(q)).astype(np.int64)
+            if q > 0
+            else np.zeros(n, dtype=np.int64)
+        )
+    return PolicyPlan(
+        run_kind=run_kind, run_service=run_service, call_kind=call_kind, jitter=jitter, depth=depth
+    )

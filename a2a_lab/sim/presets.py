@@ -46,7 +46,9 @@ __all__ = [
 ]
 
 
-def single_queue(arrival_rate: float, service: ServiceTime, servers: int, n_messages: int) -> SimConfig:
+def single_queue(
+    arrival_rate: float, service: ServiceTime, servers: int, n_messages: int
+) -> SimConfig:
     """A single FIFO queue with Poisson arrivals: the model with every other policy off.
 
     Parameters
@@ -67,8 +69,13 @@ def single_queue(arrival_rate: float, service: ServiceTime, servers: int, n_mess
     (None, None, None, None, 0, 2)
     """
     return SimConfig(
-        agents=[AgentConfig(id="client"), AgentConfig(id="server", service=service, session_concurrency=servers)],
-        workload=PoissonArrivals(pairs=[PairRate(from_agent="client", to_agent="server", rate_per_s=arrival_rate)]),
+        agents=[
+            AgentConfig(id="client"),
+            AgentConfig(id="server", service=service, session_concurrency=servers),
+        ],
+        workload=PoissonArrivals(
+            pairs=[PairRate(from_agent="client", to_agent="server", rate_per_s=arrival_rate)]
+        ),
         n_messages=n_messages,
         duration_s=None,
         channel_share=0.0,
@@ -126,7 +133,17 @@ def mg1_lognormal(arrival_rate: float, mean: float, cv: float, n_messages: int) 
 
 #: The sample deployment's configured (main) agents and the workers they spawn as sub-agents.
 SAMPLE_MAIN_AGENTS: Final = ("main", "ruda", "eden", "seum", "bada", "haneul")
-SAMPLE_WORKER_AGENTS: Final = ("jiwoo", "nuri", "maru", "hana", "dana", "yoon", "sori", "gaon", "iseul")
+SAMPLE_WORKER_AGENTS: Final = (
+    "jiwoo",
+    "nuri",
+    "maru",
+    "hana",
+    "dana",
+    "yoon",
+    "sori",
+    "gaon",
+    "iseul",
+)
 #: Relative traffic by KST hour of the sample (quiet at night, busiest in the afternoon).
 SAMPLE_HOURLY_PROFILE: Final = (
     0.3, 0.2, 0.1, 0.1, 0.1, 0.1, 0.2, 0.5, 1.2, 2.0, 2.4, 2.3,
@@ -190,18 +207,28 @@ def sample_like(
         AgentRate(
             agent=a,
             rate_per_s=rate,
-            targets={**{b: 2.0 for b in SAMPLE_MAIN_AGENTS if b != a}, **dict.fromkeys(SAMPLE_WORKER_AGENTS, 1.0)},
+            targets={
+                **{b: 2.0 for b in SAMPLE_MAIN_AGENTS if b != a},
+                **dict.fromkeys(SAMPLE_WORKER_AGENTS, 1.0),
+            },
         )
         for a in SAMPLE_MAIN_AGENTS
     ]
     mean = sum(SAMPLE_HOURLY_PROFILE) / len(SAMPLE_HOURLY_PROFILE)
     return SimConfig(
         agents=agents,
-        workload=PoissonArrivals(agents=senders, hourly_profile=[h / mean for h in SAMPLE_HOURLY_PROFILE]),
+        workload=PoissonArrivals(
+            agents=senders, hourly_profile=[h / mean for h in SAMPLE_HOURLY_PROFILE]
+        ),
         n_messages=n_messages,
         duration_s=duration_s,
         failures=FailurePolicy(
-            rates={"rate_limit": 0.02, "server_overload": 0.01, "run_not_found": 0.01, "gateway_connection": 0.005}
+            rates={
+                "rate_limit": 0.02,
+                "server_overload": 0.01,
+                "run_not_found": 0.01,
+                "gateway_connection": 0.005,
+            }
         ),
         gate=GatePolicy(max_concurrent_flows=3 * concurrency),
         tasks=TaskPolicy(mean_duration_s=7200.0, mean_gap_s=1800.0),

@@ -15,7 +15,16 @@ from collections import deque
 from collections.abc import Mapping
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, BeforeValidator, Field, NonNegativeFloat, NonNegativeInt, PositiveFloat, PositiveInt, field_validator
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    Field,
+    NonNegativeFloat,
+    NonNegativeInt,
+    PositiveFloat,
+    PositiveInt,
+    field_validator,
+)
 
 from a2a_lab.reference.runtime.errors import ErrorInfo
 from a2a_lab.reference.runtime.retry import REFERENCE_RETRY, backoff_ms
@@ -42,7 +51,9 @@ def _known_codes(value: tuple[str, ...] | None) -> tuple[str, ...] | None:
     """Every code must be one an injectable error has: a typo would silently never retry."""
     unknown = sorted(set(value or ()) - ERROR_CODES)
     if unknown:
-        raise ValueError(f"unknown error code(s) {', '.join(unknown)}; known: {', '.join(sorted(ERROR_CODES))}")
+        raise ValueError(
+            f"unknown error code(s) {', '.join(unknown)}; known: {', '.join(sorted(ERROR_CODES))}"
+        )
     return value
 
 
@@ -92,7 +103,9 @@ class _Retry(BaseModel):
         """Whether to retry after ``done`` retries already made."""
         return done < self.retries_allowed and self.retries(info)
 
-    def delay_ms(self, retry: int, rand: float, info: ErrorInfo | None = None, retry_after_s: float = 0.0) -> int:
+    def delay_ms(
+        self, retry: int, rand: float, info: ErrorInfo | None = None, retry_after_s: float = 0.0
+    ) -> int:
         """Milliseconds to wait before retry ``retry`` (0 for the first), ``rand`` uniform in [0, 1)."""
         raise NotImplementedError
 
@@ -124,7 +137,9 @@ class ReferenceRetry(_Retry):
     def resend(self) -> bool:
         return False
 
-    def delay_ms(self, retry: int, rand: float, info: ErrorInfo | None = None, retry_after_s: float = 0.0) -> int:
+    def delay_ms(
+        self, retry: int, rand: float, info: ErrorInfo | None = None, retry_after_s: float = 0.0
+    ) -> int:
         return backoff_ms(retry, rand, self.base_ms, self.max_ms)
 
 
@@ -195,7 +210,9 @@ class ExponentialRetry(_Retry):
     def retries(self, info: ErrorInfo) -> bool:
         return info.retriable if self.retry_codes is None else info.code in self.retry_codes
 
-    def delay_ms(self, retry: int, rand: float, info: ErrorInfo | None = None, retry_after_s: float = 0.0) -> int:
+    def delay_ms(
+        self, retry: int, rand: float, info: ErrorInfo | None = None, retry_after_s: float = 0.0
+    ) -> int:
         if self.honor_retry_after and info is not None and info.code == "rate_limit":
             return math.floor(retry_after_s * 1000.0)
         base_ms, max_ms = self.base_s * 1000.0, self.max_s * 1000.0
@@ -227,8 +244,15 @@ class CollaborationRetry(_Retry):
     """
 
     kind: Literal["collaboration"] = "collaboration"
-    delays_s: Annotated[tuple[PositiveFloat, ...], Tuple] = Field((1.0, 2.0, 4.0), max_length=MAX_RETRIES)
-    retry_codes: Annotated[tuple[str, ...], Tuple] = ("gateway_connection", "rate_limit", "server_overload", "error_unknown")
+    delays_s: Annotated[tuple[PositiveFloat, ...], Tuple] = Field(
+        (1.0, 2.0, 4.0), max_length=MAX_RETRIES
+    )
+    retry_codes: Annotated[tuple[str, ...], Tuple] = (
+        "gateway_connection",
+        "rate_limit",
+        "server_overload",
+        "error_unknown",
+    )
     attempt_timeout_s: PositiveFloat | None = None
 
     @field_validator("retry_codes")
@@ -251,7 +275,9 @@ class CollaborationRetry(_Retry):
     def retries(self, info: ErrorInfo) -> bool:
         return info.code in self.retry_codes
 
-    def delay_ms(self, retry: int, rand: float, info: ErrorInfo | None = None, retry_after_s: float = 0.0) -> int:
+    def delay_ms(
+        self, retry: int, rand: float, info: ErrorInfo | None = None, retry_after_s: float = 0.0
+    ) -> int:
         if info is not None and info.code == "rate_limit":
             return math.floor(retry_after_s * 1000.0)
         return math.floor(self.delays_s[retry] * 1000.0)

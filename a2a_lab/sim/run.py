@@ -189,7 +189,11 @@ class SimResult:
         no_reply = t.outcome == NO_REPLY
         wait_error = np.asarray(t.wait_error, dtype=object)
         wait_status = np.asarray(t.wait_status, dtype=object)
-        reason[no_reply] = np.where(wait_error[no_reply] != None, wait_error[no_reply], wait_status[no_reply])  # noqa: E711
+        reason[no_reply] = np.where(
+            wait_error[no_reply] != None,  # noqa: E711 (element-wise on an object array)
+            wait_error[no_reply],
+            wait_status[no_reply],
+        )
         frame = pl.DataFrame(
             {
                 "message": np.arange(n, dtype=np.int64),
@@ -245,17 +249,43 @@ class SimResult:
         def log_time(column: str) -> pl.Expr:
             return log_ms(column).cast(pl.Int64).cast(pl.Datetime("ms")).dt.replace_time_zone("UTC")
 
-        seconds = ["gate_wait_s", "service_start_s", "service_end_s", "queue_wait_s", "service_s", "sojourn_s"]
+        seconds = [
+            "gate_wait_s",
+            "service_start_s",
+            "service_end_s",
+            "queue_wait_s",
+            "service_s",
+            "sojourn_s",
+        ]
         return frame.with_columns(
-            pl.col(*seconds, "reply_s", "latency_s", "send_s", "_reply_log_s", "_complete_log_s").fill_nan(None)
+            pl.col(
+                *seconds, "reply_s", "latency_s", "send_s", "_reply_log_s", "_complete_log_s"
+            ).fill_nan(None)
         ).select(
-            pl.all().exclude("_reply_log_s", "_complete_log_s", "attempts", "retries", "runs", "error_code", "blocked_by",
-                             "depth", "logged", "invisible"),
+            pl.all().exclude(
+                "_reply_log_s",
+                "_complete_log_s",
+                "attempts",
+                "retries",
+                "runs",
+                "error_code",
+                "blocked_by",
+                "depth",
+                "logged",
+                "invisible",
+            ),
             log_time("send_s").alias("send_time"),
             log_time("_reply_log_s").alias("reply_time"),
             log_time("_complete_log_s").alias("complete_time"),
             ((log_ms("_reply_log_s") - log_ms("send_s")) / 1000.0).alias("first_reply_s"),
-            "attempts", "retries", "runs", "error_code", "blocked_by", "depth", "logged", "invisible",
+            "attempts",
+            "retries",
+            "runs",
+            "error_code",
+            "blocked_by",
+            "depth",
+            "logged",
+            "invisible",
         )
 
     @cached_property
@@ -358,7 +388,11 @@ class SimResult:
         True
         """
         horizon = self.trace.end_s
-        ts = self.timeseries if sessions is None else self.timeseries.filter(pl.col("session").is_in(sessions))
+        ts = (
+            self.timeseries
+            if sessions is None
+            else self.timeseries.filter(pl.col("session").is_in(sessions))
+        )
         values = ("in_system", "queue_length", "busy", "utilization")
         # the integral of each step function up to each step, per session
         steps = (
@@ -378,18 +412,28 @@ class SimResult:
             )
         )
         edges = pl.DataFrame({"time_s": np.arange(0.0, horizon + every_s, every_s)})
-        grid = ts.select("session").unique().sort("session").join(edges, how="cross").sort("session", "time_s")
+        grid = (
+            ts.select("session")
+            .unique()
+            .sort("session")
+            .join(edges, how="cross")
+            .sort("session", "time_s")
+        )
         # both sides are sorted by session and time (Polars cannot check that within groups)
         at_edges = grid.join_asof(
             steps, on="time_s", by="session", strategy="backward", check_sortedness=False
         ).with_columns(
             *(
-                (pl.col(f"_area_{v}") + pl.col(v) * (pl.col("time_s") - pl.col("_step_s"))).fill_null(0.0).alias(v)
+                (pl.col(f"_area_{v}") + pl.col(v) * (pl.col("time_s") - pl.col("_step_s")))
+                .fill_null(0.0)
+                .alias(v)
                 for v in values
             )
         )
         return (
-            at_edges.with_columns(*((pl.col(v).shift(-1).over("session") - pl.col(v)) / every_s for v in values))
+            at_edges.with_columns(
+                *((pl.col(v).shift(-1).over("session") - pl.col(v)) / every_s for v in values)
+            )
             .filter(pl.col("time_s") < horizon)
             .select("session", "time_s", *values)
         )
@@ -404,17 +448,22 @@ class SimResult:
         """
         p, t = self.plan, self.trace
         horizon = self.trace.end_s
-        runs = pl.DataFrame(
-            {
-                "s": t.job_session,
-                "busy_s": t.job_end - t.job_start,
-                "system_s": t.job_end - t.job_enqueue,
-                "queue_s": t.job_start - t.job_enqueue,
-            }
-        ).filter(pl.col("busy_s").is_not_nan()).group_by("s").agg(
-            pl.len().alias("runs"), pl.col("busy_s", "system_s", "queue_s").sum()
+        runs = (
+            pl.DataFrame(
+                {
+                    "s": t.job_session,
+                    "busy_s": t.job_end - t.job_start,
+                    "system_s": t.job_end - t.job_enqueue,
+                    "queue_s": t.job_start - t.job_enqueue,
+                }
+            )
+            .filter(pl.col("busy_s").is_not_nan())
+            .group_by("s")
+            .agg(pl.len().alias("runs"), pl.col("busy_s", "system_s", "queue_s").sum())
         )
-        peaks = self.timeseries.group_by("session").agg(pl.col("queue_length").max().alias("max_queue"))
+        peaks = self.timeseries.group_by("session").agg(
+            pl.col("queue_length").max().alias("max_queue")
+        )
         table = pl.DataFrame(
             {
                 "s": np.arange(p.session_agent.shape[0], dtype=np.int32),
@@ -427,14 +476,25 @@ class SimResult:
         return (
             table.join(runs, on="s", how="left")
             .join(peaks, on="session", how="left")
-            .with_columns(pl.col("runs", "max_queue").fill_null(0), pl.col("busy_s", "system_s", "queue_s").fill_null(0.0))
+            .with_columns(
+                pl.col("runs", "max_queue").fill_null(0),
+                pl.col("busy_s", "system_s", "queue_s").fill_null(0.0),
+            )
             .with_columns(
                 (pl.col("busy_s") / (pl.col("capacity") * horizon)).alias("utilization"),
                 (pl.col("system_s") / horizon).alias("mean_in_system"),
                 (pl.col("queue_s") / horizon).alias("mean_queue"),
             )
             .select(
-                "session", "agent", "kind", "capacity", "runs", "busy_s", "utilization", "mean_in_system", "mean_queue",
+                "session",
+                "agent",
+                "kind",
+                "capacity",
+                "runs",
+                "busy_s",
+                "utilization",
+                "mean_in_system",
+                "mean_queue",
                 "max_queue",
             )
         )
@@ -515,7 +575,9 @@ class SimResult:
         }
 
 
-def simulate(config: SimConfig, seed: int | np.random.SeedSequence = 0, *, full_flow: bool = False) -> SimResult:
+def simulate(
+    config: SimConfig, seed: int | np.random.SeedSequence = 0, *, full_flow: bool = False
+) -> SimResult:
     """Simulate a configuration.
 
     Parameters

@@ -20,7 +20,11 @@ from typing import TYPE_CHECKING, Any, Final, Protocol
 import simpy
 from simpy.events import Event, EventPriority, Timeout
 
-from a2a_lab.reference.runtime.concurrency import ConcurrencyConfig, ConcurrencyError, ConcurrencyGate
+from a2a_lab.reference.runtime.concurrency import (
+    ConcurrencyConfig,
+    ConcurrencyError,
+    ConcurrencyGate,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Generator
@@ -177,7 +181,9 @@ class GateDriver:
     [('eden', 'f3', 50000.0)]
     """
 
-    def __init__(self, env: simpy.Environment, config: ConcurrencyConfig, *, corrected_release: bool = False) -> None:
+    def __init__(
+        self, env: simpy.Environment, config: ConcurrencyConfig, *, corrected_release: bool = False
+    ) -> None:
         self.env = env
         self.gate = ConcurrencyGate(config, corrected_release=corrected_release)
         self.refusals: list[ConcurrencyError] = []

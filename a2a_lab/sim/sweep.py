@@ -117,12 +117,16 @@ def _set_path(data: Any, path: str, value: Any) -> None:
                 index = int(part)
                 node[index]
             except (ValueError, IndexError):
-                raise ValueError(f"grid parameter {path!r}: no item {part!r} in a list of {len(node)}") from None
+                raise ValueError(
+                    f"grid parameter {path!r}: no item {part!r} in a list of {len(node)}"
+                ) from None
             key: int | str = index
         elif isinstance(node, dict):
             key = part
         else:
-            raise TypeError(f"grid parameter {path!r}: {'.'.join(parts[:depth])!r} is not a mapping or a list")
+            raise TypeError(
+                f"grid parameter {path!r}: {'.'.join(parts[:depth])!r} is not a mapping or a list"
+            )
         if last:
             node[key] = value
             return
@@ -190,7 +194,10 @@ def grid_points(grid: Grid) -> list[dict[str, Any]]:
         for k in keys:
             if isinstance(grid[k], str | bytes) or not isinstance(grid[k], Sequence):
                 raise TypeError(f"grid parameter {k!r}: give a list of values")
-        return [dict(zip(keys, values, strict=True)) for values in itertools.product(*(grid[k] for k in keys))]
+        return [
+            dict(zip(keys, values, strict=True))
+            for values in itertools.product(*(grid[k] for k in keys))
+        ]
     return [dict(p) for p in grid]
 
 
@@ -231,7 +238,9 @@ def run_replication(task: ReplicationTask) -> dict[str, float]:
     >>> s["messages"], s["replied_rate"]
     (200, 1.0)
     """
-    return simulate(task.config, replication_seed(task.seed, task.replication)).summary(task.warmup_s)
+    return simulate(task.config, replication_seed(task.seed, task.replication)).summary(
+        task.warmup_s
+    )
 
 
 def cache_key(config: SimConfig, seed: int, replication: int, warmup_s: float = 0.0) -> str:
@@ -257,7 +266,9 @@ def cache_key(config: SimConfig, seed: int, replication: int, warmup_s: float = 
         "replication": replication,
         "warmup_s": warmup_s,
     }
-    return hashlib.sha256(json.dumps(doc, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+    return hashlib.sha256(
+        json.dumps(doc, sort_keys=True, separators=(",", ":")).encode()
+    ).hexdigest()
 
 
 def _cache_read(directory: Path, key: str) -> dict[str, float] | None:
@@ -325,7 +336,14 @@ def sweep_runs(
         keys = [cache_key(t.config, t.seed, t.replication, t.warmup_s) for t in tasks]
         summaries = [_cache_read(directory, k) for k in keys]
     todo = [i for i, s in enumerate(summaries) if s is None]
-    fresh = run_tasks(run_replication, [tasks[i] for i in todo], executor=executor, workers=workers, progress=progress, desc="sweep")
+    fresh = run_tasks(
+        run_replication,
+        [tasks[i] for i in todo],
+        executor=executor,
+        workers=workers,
+        progress=progress,
+        desc="sweep",
+    )
     for i, summary in zip(todo, fresh, strict=True):
         summaries[i] = summary
         if directory is not None:
@@ -340,11 +358,17 @@ def sweep_runs(
             "replication": np.tile(np.arange(replications, dtype=np.int64), len(points)),
         }
     )
-    body = pl.DataFrame(summaries, schema={k: pl.Int64 if k == "messages" else pl.Float64 for k in SUMMARY_KEYS})
-    return pl.concat([frame.select("point"), params, frame.select("replication"), body], how="horizontal")
+    body = pl.DataFrame(
+        summaries, schema={k: pl.Int64 if k == "messages" else pl.Float64 for k in SUMMARY_KEYS}
+    )
+    return pl.concat(
+        [frame.select("point"), params, frame.select("replication"), body], how="horizontal"
+    )
 
 
-def summarize(runs: pl.DataFrame, *, metrics: Sequence[str] | None = None, level: float = 0.95) -> pl.DataFrame:
+def summarize(
+    runs: pl.DataFrame, *, metrics: Sequence[str] | None = None, level: float = 0.95
+) -> pl.DataFrame:
     """Mean and Student-t confidence interval of each metric per grid point.
 
     Parameters
@@ -373,7 +397,9 @@ def summarize(runs: pl.DataFrame, *, metrics: Sequence[str] | None = None, level
     names = list(SUMMARY_KEYS if metrics is None else metrics)
     missing = [m for m in names if m not in runs.columns]
     if missing:
-        raise ValueError(f"unknown metric(s) {', '.join(missing)}; choose from {', '.join(SUMMARY_KEYS)}")
+        raise ValueError(
+            f"unknown metric(s) {', '.join(missing)}; choose from {', '.join(SUMMARY_KEYS)}"
+        )
     params = [c for c in runs.columns if c not in {"point", "replication", *SUMMARY_KEYS, *names}]
     agg = runs.group_by("point", maintain_order=True).agg(
         *[pl.col(p).first() for p in params],
@@ -388,7 +414,11 @@ def summarize(runs: pl.DataFrame, *, metrics: Sequence[str] | None = None, level
     half = {m: t * pl.col(f"_sd_{m}") / pl.col("replications").sqrt() for m in names}
     cols = [pl.col("point"), *[pl.col(p) for p in params], pl.col("replications")]
     for m in names:
-        cols += [pl.col(m), (pl.col(m) - half[m]).alias(f"{m}_low"), (pl.col(m) + half[m]).alias(f"{m}_high")]
+        cols += [
+            pl.col(m),
+            (pl.col(m) - half[m]).alias(f"{m}_low"),
+            (pl.col(m) + half[m]).alias(f"{m}_high"),
+        ]
     return agg.select(cols).sort("point")
 
 
@@ -453,7 +483,14 @@ def sweep(
     True
     """
     runs = sweep_runs(
-        config, grid, replications=replications, seed=seed, warmup_s=warmup_s, executor=executor,
-        workers=workers, cache_dir=cache_dir, progress=progress,
+        config,
+        grid,
+        replications=replications,
+        seed=seed,
+        warmup_s=warmup_s,
+        executor=executor,
+        workers=workers,
+        cache_dir=cache_dir,
+        progress=progress,
     )
     return summarize(runs, metrics=metrics, level=level)

@@ -33,7 +33,10 @@ def content_security_policy(scripts: Sequence[str]) -> str:
     from ``data:`` URIs). Vega compiles its expressions with ``Function``: ``'unsafe-eval'``.
     """
     hashes = " ".join(
-        "'sha256-" + base64.b64encode(hashlib.sha256(s.encode("utf-8")).digest()).decode("ascii") + "'" for s in scripts
+        "'sha256-"
+        + base64.b64encode(hashlib.sha256(s.encode("utf-8")).digest()).decode("ascii")
+        + "'"
+        for s in scripts
     )
     return (
         "default-src 'none'; img-src data:; font-src data:; style-src 'unsafe-inline'; "
@@ -72,7 +75,9 @@ def vega_bundle() -> str:
     return bundle
 
 
-def chart_figure(chart: alt.TopLevelMixin | dict[str, Any], *, caption: str | None = None, png_scale: float = 1.0) -> str:
+def chart_figure(
+    chart: alt.TopLevelMixin | dict[str, Any], *, caption: str | None = None, png_scale: float = 1.0
+) -> str:
     """One chart as a ``<figure>`` to place in a page that includes :func:`vega_bundle`.
 
     Parameters

@@ -30,7 +30,16 @@ def _int_text(expr: pl.Expr) -> pl.Expr:
 
 _TIMEOUT_SECONDS = r"대기 시간 (\d+)초 초과"
 #: Data fields that hold a message's text, first present wins.
-TEXT_FIELDS: tuple[str, ...] = ("message", "replyPreview", "summary", "reason", "description", "label", "errorMessage", "waitError")
+TEXT_FIELDS: tuple[str, ...] = (
+    "message",
+    "replyPreview",
+    "summary",
+    "reason",
+    "description",
+    "label",
+    "errorMessage",
+    "waitError",
+)
 
 
 def add_labels(frame: pl.LazyFrame, *, max_wait_ms: float) -> pl.LazyFrame:
@@ -51,10 +60,15 @@ def add_labels(frame: pl.LazyFrame, *, max_wait_ms: float) -> pl.LazyFrame:
     pair_high = pl.max_horizontal(pl.col("sender").fill_null(""), pl.col("receiver").fill_null(""))
     blocked_complete = pl.when(is_complete).then(_D.field("concurrencyBlocked").fill_null(False))
     frame = frame.with_columns(
-        blocked_complete.backward_fill().over("thread_id", pair_low, pair_high).fill_null(False).alias("_refusedNext"),
+        blocked_complete.backward_fill()
+        .over("thread_id", pair_low, pair_high)
+        .fill_null(False)
+        .alias("_refusedNext"),
         outcome.alias("_outcome"),
         text_kind.alias("_textKind"),
-        pl.coalesce(field_reason, pl.when(text_kind == "no_reply").then(text_reason)).alias("_reason"),
+        pl.coalesce(field_reason, pl.when(text_kind == "no_reply").then(text_reason)).alias(
+            "_reason"
+        ),
         text_reason.alias("_textReason"),
         pl.coalesce(_D.field("message"), _D.field("replyPreview"))
         .str.extract(_TIMEOUT_SECONDS, 1)
@@ -142,7 +156,11 @@ def add_labels(frame: pl.LazyFrame, *, max_wait_ms: float) -> pl.LazyFrame:
         .when(kind_of == "a2a.send")
         .then(
             pl.when(payload_type.is_not_null())
-            .then(pl.concat_str(words_expr(payload_type), pl.lit(": ") + payload_detail, ignore_nulls=True))
+            .then(
+                pl.concat_str(
+                    words_expr(payload_type), pl.lit(": ") + payload_detail, ignore_nulls=True
+                )
+            )
             .otherwise(pl.lit("message"))
         )
         .when(is_complete)
@@ -151,7 +169,9 @@ def add_labels(frame: pl.LazyFrame, *, max_wait_ms: float) -> pl.LazyFrame:
                 pl.lit("exchange complete"),
                 pl.lit(" · ")
                 + _int_text(_D.field("actualTurns"))
-                + pl.when(_D.field("actualTurns") == 1).then(pl.lit(" turn")).otherwise(pl.lit(" turns")),
+                + pl.when(_D.field("actualTurns") == 1)
+                .then(pl.lit(" turn"))
+                .otherwise(pl.lit(" turns")),
                 pl.lit(" · ended: ") + termination,
                 ignore_nulls=True,
             )
@@ -169,10 +189,16 @@ def add_labels(frame: pl.LazyFrame, *, max_wait_ms: float) -> pl.LazyFrame:
         .when(kind_of == "a2a.spawn")
         .then(pl.lit("spawned a sub-agent"))
         .when(kind_of == "a2a.spawn_result")
-        .then(pl.concat_str(pl.lit("sub-agent run"), pl.lit(": ") + _text("status"), ignore_nulls=True))
+        .then(
+            pl.concat_str(
+                pl.lit("sub-agent run"), pl.lit(": ") + _text("status"), ignore_nulls=True
+            )
+        )
         .when(kind_of == "a2a.auto_route")
         .then(pl.lit("auto-routed mention"))
-        .otherwise(pl.concat_str(words_expr(kind_of), pl.lit(": ") + _text("status"), ignore_nulls=True))
+        .otherwise(
+            pl.concat_str(words_expr(kind_of), pl.lit(": ") + _text("status"), ignore_nulls=True)
+        )
     )
     return frame.with_columns(kind.alias("kind"), label.alias("label")).drop(
         "_refusedNext", "_outcome", "_textKind", "_reason", "_textReason", "_waitSeconds"

@@ -54,7 +54,11 @@ def _token_html() -> pl.Expr:
 
     def link(href: pl.Expr, text: pl.Expr) -> pl.Expr:
         return pl.concat_str(
-            pl.lit('<a href="'), href, pl.lit('" target="_blank" rel="noopener noreferrer">'), text, pl.lit("</a>")
+            pl.lit('<a href="'),
+            href,
+            pl.lit('" target="_blank" rel="noopener noreferrer">'),
+            text,
+            pl.lit("</a>"),
         )
 
     return (

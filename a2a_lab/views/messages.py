@@ -49,7 +49,9 @@ _D = pl.col("data").struct
 
 def _session_row(result: WorkSessionsResult, session: str) -> dict[str, Any]:
     """The session row of ``session`` (an ``id`` such as ``ws:…``, or a workSessionId)."""
-    rows = result.sessions.filter((pl.col("id") == session) | (pl.col("work_session_id") == session))
+    rows = result.sessions.filter(
+        (pl.col("id") == session) | (pl.col("work_session_id") == session)
+    )
     if rows.height == 0:
         raise KeyError(f"no work session {session!r} in this result (was it filtered out?)")
     return rows.row(0, named=True)
@@ -69,7 +71,9 @@ def search_filter(frame: pl.DataFrame, search: str | None, *, regex: bool) -> pl
         except pl.exceptions.ComputeError as exc:
             raise ValueError(f"invalid search regex {search!r}: {exc}") from exc
         return frame.filter(haystack.str.contains(pattern))
-    return frame.filter(haystack.str.to_lowercase().str.contains(pl.lit(search).str.to_lowercase(), literal=True))
+    return frame.filter(
+        haystack.str.to_lowercase().str.contains(pl.lit(search).str.to_lowercase(), literal=True)
+    )
 
 
 def session_messages(
@@ -99,7 +103,9 @@ def session_messages(
         .select("thread_id", "file", "line")
         .with_row_index("_order")
         .join(
-            enriched.lazy().select("file", "line", "type", "event_time", "from_agent", "to_agent", "data"),
+            enriched.lazy().select(
+                "file", "line", "type", "event_time", "from_agent", "to_agent", "data"
+            ),
             on=["file", "line"],
             how="left",
         )
@@ -120,9 +126,17 @@ def session_messages(
     title_of = titles.lazy().select("task_id", "title")
     frame = (
         add_labels(frame, max_wait_ms=max_wait_ms)
-        .with_columns(js_string_expr(_D.field("payloadJson").str.json_path_match("$.taskId")).alias("_payloadTask"))
+        .with_columns(
+            js_string_expr(_D.field("payloadJson").str.json_path_match("$.taskId")).alias(
+                "_payloadTask"
+            )
+        )
         .join(title_of, on="task_id", how="left")
-        .join(title_of.rename({"task_id": "_payloadTask", "title": "_payloadTitle"}), on="_payloadTask", how="left")
+        .join(
+            title_of.rename({"task_id": "_payloadTask", "title": "_payloadTitle"}),
+            on="_payloadTask",
+            how="left",
+        )
         .with_columns(pl.coalesce("title", "_payloadTitle").alias("title"))
     )
     start_time = pl.col("start_time").dt.convert_time_zone(timezone)
@@ -141,7 +155,12 @@ def session_messages(
     )
     per_thread = frame.group_by("thread_id").agg(
         pl.col("title").sort_by("_order").drop_nulls().first().alias("_taskTitle"),
-        pl.col("type").sort_by("_order").str.split(".").list.first().unique(maintain_order=True).str.join(", ")
+        pl.col("type")
+        .sort_by("_order")
+        .str.split(".")
+        .list.first()
+        .unique(maintain_order=True)
+        .str.join(", ")
         .str.replace_all("_", " ")
         .alias("_families"),
     )
@@ -264,5 +283,3 @@ def thread_messages(
         titles=titles,
     )
     return search_filter(messages, search, regex=regex)
-
-

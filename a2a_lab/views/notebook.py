@@ -149,7 +149,9 @@ def display_timezone(environ: Mapping[str, str] | None = None) -> str:
     return name
 
 
-def _chart_mimebundle(spec: dict[str, Any], **metadata: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+def _chart_mimebundle(
+    spec: dict[str, Any], **metadata: Any
+) -> tuple[dict[str, Any], dict[str, Any]]:
     """Render a chart as its Vega-Lite spec plus a PNG of it.
 
     The spec is what ``nbval`` compares: it is plain JSON whose inline dataset names are

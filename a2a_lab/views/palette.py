@@ -59,7 +59,11 @@ THREAD_STATUS_COLORS: Mapping[str, str] = {
 }
 
 #: Work-session statuses of the dashboard.
-SESSION_STATUS_COLORS: Mapping[str, str] = {"ACTIVE": "#2e7d32", "QUIET": "#546e7a", "ARCHIVED": "#9e9e9e"}
+SESSION_STATUS_COLORS: Mapping[str, str] = {
+    "ACTIVE": "#2e7d32",
+    "QUIET": "#546e7a",
+    "ARCHIVED": "#9e9e9e",
+}
 
 #: Message kinds of :func:`a2a_lab.views.threads.thread_messages`.
 MESSAGE_KIND_COLORS: Mapping[str, str] = {

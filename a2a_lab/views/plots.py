@@ -21,25 +21,24 @@ the ``pylopdf-fonts-ko`` package, registered with vl-convert (:func:`register_fo
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-import math
-
 import altair as alt
 import networkx as nx
 import polars as pl
 
-from a2a_lab.views.palette import EVENT_FAMILY_COLORS, OUTCOME_COLORS, SEVERITY_COLORS, OTHER_COLOR
+from a2a_lab.views.palette import EVENT_FAMILY_COLORS, OTHER_COLOR, OUTCOME_COLORS, SEVERITY_COLORS
 
 __all__ = [
-    "MAX_ROWS",
-    "THEME",
     "EVENT_FAMILY_COLORS",
+    "MAX_ROWS",
     "OUTCOME_COLORS",
     "SEVERITY_COLORS",
+    "THEME",
     "category_bars",
     "color_scale",
     "dfg_chart",
@@ -87,12 +86,16 @@ def color_scale(palette: Mapping[str, str], present: list[str] | None = None) ->
     :data:`~a2a_lab.views.palette.OTHER_COLOR`, so a new name never shifts the others.
     """
     extra = sorted(set(present or ()) - set(palette))
-    return alt.Scale(domain=[*palette, *extra], range=[*palette.values(), *([OTHER_COLOR] * len(extra))])
+    return alt.Scale(
+        domain=[*palette, *extra], range=[*palette.values(), *([OTHER_COLOR] * len(extra))]
+    )
 
 
 def set_display_timezone(tz: str) -> None:
     """Set the IANA time zone charts show times in (default ``UTC``)."""
-    pl.select(pl.lit(0).cast(pl.Datetime("ms", "UTC")).dt.convert_time_zone(tz))  # validates the name
+    pl.select(
+        pl.lit(0).cast(pl.Datetime("ms", "UTC")).dt.convert_time_zone(tz)
+    )  # validates the name
     _DISPLAY_TZ[0] = tz
 
 
@@ -103,38 +106,53 @@ def display_timezone() -> str:
 
 def _guard(frame: pl.DataFrame, what: str) -> pl.DataFrame:
     if frame.height > MAX_ROWS:
-        raise ValueError(f"{what}: {frame.height} rows to draw (at most {MAX_ROWS}); aggregate or filter first")
+        raise ValueError(
+            f"{what}: {frame.height} rows to draw (at most {MAX_ROWS}); aggregate or filter first"
+        )
     return frame
 
 
 def _wall_clock(col: str, tz: str | None, alias: str) -> list[pl.Expr]:
     """A UTC datetime column as wall-clock time in ``tz``, for a ``utc`` scale, and a label."""
-    local = pl.col(col).dt.convert_time_zone(tz or display_timezone())  # works on any tz-aware column
+    local = pl.col(col).dt.convert_time_zone(
+        tz or display_timezone()
+    )  # works on any tz-aware column
     return [
         local.dt.replace_time_zone(None).dt.epoch("ms").alias(alias),
         local.dt.strftime("%Y-%m-%d %H:%M").alias(alias + "_label"),
     ]
 
 
-def swimlane(events: pl.DataFrame, *, every: str = "1h", tz: str | None = None, top: int = 30) -> alt.Chart:
+def swimlane(
+    events: pl.DataFrame, *, every: str = "1h", tz: str | None = None, top: int = 30
+) -> alt.Chart:
     """Agent × time: events written per agent per ``every`` bucket (A2A events only).
 
     Rows are agents (``from_agent``, else ``agent_id``), most active first, at most ``top``.
     """
     tz = tz or display_timezone()
     agent = (
-        pl.coalesce(pl.col("from_agent"), pl.col("agent_id")) if "from_agent" in events.columns
+        pl.coalesce(pl.col("from_agent"), pl.col("agent_id"))
+        if "from_agent" in events.columns
         else pl.coalesce(pl.col("data").struct.field("fromAgent"), pl.col("agent_id"))
     )
     counts = (
         events.lazy()
         .filter(pl.col("type").str.starts_with("a2a.") & (pl.col("event_ms") > 0))
-        .with_columns(agent.alias("agent"), pl.col("event_time").dt.convert_time_zone(tz).dt.truncate(every).alias("bucket"))
+        .with_columns(
+            agent.alias("agent"),
+            pl.col("event_time").dt.convert_time_zone(tz).dt.truncate(every).alias("bucket"),
+        )
         .group_by("agent", "bucket")
         .len("events")
         .collect()
     )
-    keep = counts.group_by("agent").agg(pl.col("events").sum()).sort("events", "agent", descending=[True, False]).head(top)
+    keep = (
+        counts.group_by("agent")
+        .agg(pl.col("events").sum())
+        .sort("events", "agent", descending=[True, False])
+        .head(top)
+    )
     data = _guard(
         counts.join(keep.select("agent"), on="agent", how="semi")
         .with_columns(pl.col("bucket").dt.offset_by(every).alias("bucket_end"))
@@ -156,7 +174,9 @@ def swimlane(events: pl.DataFrame, *, every: str = "1h", tz: str | None = None, 
     )
 
 
-def latency_by_pair(conversations: pl.DataFrame, *, top: int = 15, min_exchanges: int = 3) -> alt.LayerChart:
+def latency_by_pair(
+    conversations: pl.DataFrame, *, top: int = 15, min_exchanges: int = 3
+) -> alt.LayerChart:
     """First-reply latency per requester → target pair, as box plots from Polars quantiles.
 
     The ``top`` pairs by median latency among pairs with at least ``min_exchanges`` replies.
@@ -182,10 +202,16 @@ def latency_by_pair(conversations: pl.DataFrame, *, top: int = 15, min_exchanges
     order = data["pair"].to_list()
     base = alt.Chart(data, title="First-reply latency per pair (s): 5-25-50-75-95 %").encode(
         y=alt.Y("pair:N", sort=order, title=None),
-        tooltip=["pair:N", "replies:Q", alt.Tooltip("p50:Q", format=".1f", title="median s"),
-                 alt.Tooltip("p95:Q", format=".1f", title="p95 s")],
+        tooltip=[
+            "pair:N",
+            "replies:Q",
+            alt.Tooltip("p50:Q", format=".1f", title="median s"),
+            alt.Tooltip("p95:Q", format=".1f", title="p95 s"),
+        ],
     )
-    whisker = base.mark_rule().encode(x=alt.X("p5:Q", title="seconds (log scale)", scale=alt.Scale(type="log")), x2="p95:Q")
+    whisker = base.mark_rule().encode(
+        x=alt.X("p5:Q", title="seconds (log scale)", scale=alt.Scale(type="log")), x2="p95:Q"
+    )
     box = base.mark_bar(size=12, opacity=0.8).encode(x="p25:Q", x2="p75:Q")
     median = base.mark_tick(color="black", size=12, thickness=2).encode(x="p50:Q")
     return whisker + box + median
@@ -197,17 +223,28 @@ def pair_heatmap(conversations: pl.DataFrame, *, value: str = "exchanges") -> al
     ``value``: ``exchanges``, ``no_reply_rate`` or ``p50_first_reply_s``.
     """
     finished = (pl.col("outcome") == "replied").sum() + (pl.col("outcome") == "no_reply").sum()
-    agg = conversations.group_by("from_agent", "to_agent").agg(
-        pl.len().alias("exchanges"),
-        ((pl.col("outcome") == "no_reply").sum() / pl.when(finished > 0).then(finished)).alias("no_reply_rate"),
-        pl.col("first_reply_s").median().alias("p50_first_reply_s"),
-    ).drop_nulls(["from_agent", "to_agent"])
+    agg = (
+        conversations.group_by("from_agent", "to_agent")
+        .agg(
+            pl.len().alias("exchanges"),
+            ((pl.col("outcome") == "no_reply").sum() / pl.when(finished > 0).then(finished)).alias(
+                "no_reply_rate"
+            ),
+            pl.col("first_reply_s").median().alias("p50_first_reply_s"),
+        )
+        .drop_nulls(["from_agent", "to_agent"])
+    )
     if value not in ("exchanges", "no_reply_rate", "p50_first_reply_s"):
-        raise ValueError(f"value must be exchanges, no_reply_rate or p50_first_reply_s, not {value!r}")
+        raise ValueError(
+            f"value must be exchanges, no_reply_rate or p50_first_reply_s, not {value!r}"
+        )
     data = _guard(agg.sort("from_agent", "to_agent"), "pair_heatmap")
     # from near-white at zero: a named scheme's palest colour is already tinted
-    colours = {"exchanges": ["#f7fbff", "#08519c"], "no_reply_rate": ["#fbf7f7", "#b71c1c"],
-               "p50_first_reply_s": ["#fff8f0", "#c2410c"]}[value]
+    colours = {
+        "exchanges": ["#f7fbff", "#08519c"],
+        "no_reply_rate": ["#fbf7f7", "#b71c1c"],
+        "p50_first_reply_s": ["#fff8f0", "#c2410c"],
+    }[value]
     fmt = {"exchanges": "d", "no_reply_rate": ".0%", "p50_first_reply_s": ".0f"}[value]
     # Anchored at zero so that 0 % is the palest colour and 10 % visibly not; otherwise the
     # scale starts at the smallest value present and two different rates can look alike.
@@ -218,14 +255,25 @@ def pair_heatmap(conversations: pl.DataFrame, *, value: str = "exchanges") -> al
         y=alt.Y("from_agent:N", title="requester", sort="ascending"),
     )
     cells = base.mark_rect(stroke="#d0d0d0", strokeWidth=0.5).encode(
-        color=alt.Color(f"{value}:Q", scale=alt.Scale(range=colours, domain=domain, clamp=True), title=value,
-                        legend=alt.Legend(format=fmt)),
-        tooltip=["from_agent:N", "to_agent:N", "exchanges:Q",
-                 alt.Tooltip("no_reply_rate:Q", format=".0%"), alt.Tooltip("p50_first_reply_s:Q", format=".1f")],
+        color=alt.Color(
+            f"{value}:Q",
+            scale=alt.Scale(range=colours, domain=domain, clamp=True),
+            title=value,
+            legend=alt.Legend(format=fmt),
+        ),
+        tooltip=[
+            "from_agent:N",
+            "to_agent:N",
+            "exchanges:Q",
+            alt.Tooltip("no_reply_rate:Q", format=".0%"),
+            alt.Tooltip("p50_first_reply_s:Q", format=".1f"),
+        ],
     )
     text = base.mark_text(fontSize=9).encode(
         text=alt.Text(f"{value}:Q", format=fmt),
-        color=alt.condition(f"datum['{value}'] > {domain[1] / 2}", alt.value("white"), alt.value("black")),
+        color=alt.condition(
+            f"datum['{value}'] > {domain[1] / 2}", alt.value("white"), alt.value("black")
+        ),
     )
     return (cells + text).properties(width=alt.Step(30), height=alt.Step(20))
 
@@ -242,16 +290,26 @@ def outcome_bars(conversations: pl.DataFrame, *, by: str = "to_agent") -> alt.Ch
         .encode(
             y=alt.Y(f"{by}:N", sort="-x", title=None),
             x=alt.X("exchanges:Q", stack=True),
-            color=alt.Color("outcome:N", scale=color_scale(OUTCOME_COLORS, data["outcome"].drop_nulls().to_list())),
+            color=alt.Color(
+                "outcome:N",
+                scale=color_scale(OUTCOME_COLORS, data["outcome"].drop_nulls().to_list()),
+            ),
             tooltip=[f"{by}:N", "outcome:N", "exchanges:Q"],
         )
     )
 
 
-def category_bars(frame: pl.DataFrame, *, column: str = "collab_category", title: str | None = None) -> alt.Chart:
+def category_bars(
+    frame: pl.DataFrame, *, column: str = "collab_category", title: str | None = None
+) -> alt.Chart:
     """Counts per collaboration category (of enriched events or of work sessions)."""
-    data = _guard(frame.group_by(column).len("count").drop_nulls(column).sort("count", column, descending=[True, False]),
-                  "category_bars")
+    data = _guard(
+        frame.group_by(column)
+        .len("count")
+        .drop_nulls(column)
+        .sort("count", column, descending=[True, False]),
+        "category_bars",
+    )
     return (
         alt.Chart(data, title=title or f"{column} counts")
         .mark_bar()
@@ -271,7 +329,9 @@ _ARROW_GAP_PX = 13.0  # an arrowhead stops this far from the target's centre (ou
 _PARALLEL_PX = 3.0  # the two directions of a pair are drawn this far apart, side by side
 
 
-def _graph_edges(g: nx.DiGraph, weight: str, top_edges: int) -> tuple[list[tuple[str, str, dict[str, Any]]], int]:
+def _graph_edges(
+    g: nx.DiGraph, weight: str, top_edges: int
+) -> tuple[list[tuple[str, str, dict[str, Any]]], int]:
     """The ``top_edges`` heaviest directed edges (ties by name) and how many there were."""
     edges = [(a, b, d) for a, b, d in g.edges(data=True) if a != b]
     edges.sort(key=lambda e: (-float(e[2].get(weight, 0) or 0), e[0], e[1]))
@@ -279,7 +339,11 @@ def _graph_edges(g: nx.DiGraph, weight: str, top_edges: int) -> tuple[list[tuple
 
 
 def graph_chart(
-    g: nx.DiGraph, *, weight: str = "messages", top_edges: int = 40, title: str = "Agent interaction graph"
+    g: nx.DiGraph,
+    *,
+    weight: str = "messages",
+    top_edges: int = 40,
+    title: str = "Agent interaction graph",
 ) -> alt.LayerChart:
     """Draw the interaction graph: agents on a circle, requester → target arrows.
 
@@ -292,24 +356,45 @@ def graph_chart(
     agent's traffic, colour its kind (main / subagent). Agents are placed by kind, then by
     traffic, so the positions do not depend on a random seed.
     """
-    traffic = {n: float(g.in_degree(n, weight=weight) + g.out_degree(n, weight=weight)) for n in g.nodes}
+    traffic = {
+        n: float(g.in_degree(n, weight=weight) + g.out_degree(n, weight=weight)) for n in g.nodes
+    }
     order = sorted(g.nodes, key=lambda n: (g.nodes[n].get("kind", "?") != "main", -traffic[n], n))
     k = len(order)
     # start at the top, clockwise; one agent sits in the middle
     pos = {
-        n: (0.5, 0.5) if k == 1 else (0.5 + 0.5 * math.sin(2 * math.pi * i / k), 0.5 + 0.5 * math.cos(2 * math.pi * i / k))
+        n: (0.5, 0.5)
+        if k == 1
+        else (0.5 + 0.5 * math.sin(2 * math.pi * i / k), 0.5 + 0.5 * math.cos(2 * math.pi * i / k))
         for i, n in enumerate(order)
     }
     nodes = pl.DataFrame(
         [
-            {"agent": n, "x": pos[n][0], "y": pos[n][1], "kind": g.nodes[n].get("kind", "?"), "traffic": traffic[n],
-             # names outside the circle, aligned away from it
-             "lx": 0.5 + (pos[n][0] - 0.5) * 1.12, "ly": 0.5 + (pos[n][1] - 0.5) * 1.12,
-             "align": "center" if abs(pos[n][0] - 0.5) < 0.05 else ("left" if pos[n][0] > 0.5 else "right")}
+            {
+                "agent": n,
+                "x": pos[n][0],
+                "y": pos[n][1],
+                "kind": g.nodes[n].get("kind", "?"),
+                "traffic": traffic[n],
+                # names outside the circle, aligned away from it
+                "lx": 0.5 + (pos[n][0] - 0.5) * 1.12,
+                "ly": 0.5 + (pos[n][1] - 0.5) * 1.12,
+                "align": "center"
+                if abs(pos[n][0] - 0.5) < 0.05
+                else ("left" if pos[n][0] > 0.5 else "right"),
+            }
             for n in order
         ],
-        schema={"agent": pl.String, "x": pl.Float64, "y": pl.Float64, "kind": pl.String, "traffic": pl.Float64,
-                "lx": pl.Float64, "ly": pl.Float64, "align": pl.String},
+        schema={
+            "agent": pl.String,
+            "x": pl.Float64,
+            "y": pl.Float64,
+            "kind": pl.String,
+            "traffic": pl.Float64,
+            "lx": pl.Float64,
+            "ly": pl.Float64,
+            "align": pl.String,
+        },
     )
     kept, total = _graph_edges(g, weight, top_edges)
     span = 1 + 2 * _GRAPH_MARGIN
@@ -323,20 +408,39 @@ def graph_chart(
         # shift to the right of the direction of travel, so a → b and b → a do not overlap
         ox, oy = uy * _PARALLEL_PX / px[0], -ux * _PARALLEL_PX / px[1]
         gap = min(_ARROW_GAP_PX, length / 2)
-        rows.append({
-            "from": a, "to": b, "x": x1 + ox, "y": y1 + oy,
-            "x2": x2 + ox - ux * gap / px[0], "y2": y2 + oy - uy * gap / px[1],
-            # Vega's angle turns the upward triangle clockwise; screen y grows downwards
-            "angle": math.degrees(math.atan2(ux, uy)) % 360,
-            "weight": float(d.get(weight, 0) or 0), "delegation": bool(d.get("delegation")),
-            "exchanges": int(d.get("exchanges", 0) or 0), "no_reply_share": d.get("no_reply_share"),
-            "p50_s": d.get("p50_first_reply_s"),
-        })
+        rows.append(
+            {
+                "from": a,
+                "to": b,
+                "x": x1 + ox,
+                "y": y1 + oy,
+                "x2": x2 + ox - ux * gap / px[0],
+                "y2": y2 + oy - uy * gap / px[1],
+                # Vega's angle turns the upward triangle clockwise; screen y grows downwards
+                "angle": math.degrees(math.atan2(ux, uy)) % 360,
+                "weight": float(d.get(weight, 0) or 0),
+                "delegation": bool(d.get("delegation")),
+                "exchanges": int(d.get("exchanges", 0) or 0),
+                "no_reply_share": d.get("no_reply_share"),
+                "p50_s": d.get("p50_first_reply_s"),
+            }
+        )
     edges = pl.DataFrame(
         rows,
-        schema={"from": pl.String, "to": pl.String, "x": pl.Float64, "y": pl.Float64, "x2": pl.Float64,
-                "y2": pl.Float64, "angle": pl.Float64, "weight": pl.Float64, "delegation": pl.Boolean,
-                "exchanges": pl.Int64, "no_reply_share": pl.Float64, "p50_s": pl.Float64},
+        schema={
+            "from": pl.String,
+            "to": pl.String,
+            "x": pl.Float64,
+            "y": pl.Float64,
+            "x2": pl.Float64,
+            "y2": pl.Float64,
+            "angle": pl.Float64,
+            "weight": pl.Float64,
+            "delegation": pl.Boolean,
+            "exchanges": pl.Int64,
+            "no_reply_share": pl.Float64,
+            "p50_s": pl.Float64,
+        },
     ).with_columns(pl.col("no_reply_share").fill_null(0.0))
     _guard(nodes, "graph_chart nodes")
     _guard(edges, "graph_chart edges")
@@ -346,55 +450,99 @@ def graph_chart(
     y = alt.Y("y:Q", axis=axis, scale=alt.Scale(domain=domain, nice=False, zero=False))
     top_share = edges["no_reply_share"].max()
     colour = alt.Color(
-        "no_reply_share:Q", title="no-reply share", legend=alt.Legend(format=".0%"),
+        "no_reply_share:Q",
+        title="no-reply share",
+        legend=alt.Legend(format=".0%"),
         scale=alt.Scale(domain=[0, max(float(top_share or 0), 0.05)], range=["#9ab0c9", "#c62828"]),
     )
-    tooltip = ["from:N", "to:N", alt.Tooltip("weight:Q", title=weight), "exchanges:Q",
-               alt.Tooltip("no_reply_share:Q", format=".0%", title="no-reply share"),
-               alt.Tooltip("p50_s:Q", format=".1f", title="median reply s"), "delegation:N"]
-    edge_layer = alt.Chart(edges).mark_rule(opacity=0.7).encode(
-        x=x, y=y, x2="x2:Q", y2="y2:Q", color=colour,
-        strokeWidth=alt.StrokeWidth("weight:Q", scale=alt.Scale(range=[0.6, 5], zero=False), title=weight),
-        strokeDash=alt.StrokeDash("delegation:N", scale=alt.Scale(domain=[False, True], range=[[1, 0], [4, 3]]),
-                                  title="delegation"),
-        tooltip=tooltip,
+    tooltip = [
+        "from:N",
+        "to:N",
+        alt.Tooltip("weight:Q", title=weight),
+        "exchanges:Q",
+        alt.Tooltip("no_reply_share:Q", format=".0%", title="no-reply share"),
+        alt.Tooltip("p50_s:Q", format=".1f", title="median reply s"),
+        "delegation:N",
+    ]
+    edge_layer = (
+        alt.Chart(edges)
+        .mark_rule(opacity=0.7)
+        .encode(
+            x=x,
+            y=y,
+            x2="x2:Q",
+            y2="y2:Q",
+            color=colour,
+            strokeWidth=alt.StrokeWidth(
+                "weight:Q", scale=alt.Scale(range=[0.6, 5], zero=False), title=weight
+            ),
+            strokeDash=alt.StrokeDash(
+                "delegation:N",
+                scale=alt.Scale(domain=[False, True], range=[[1, 0], [4, 3]]),
+                title="delegation",
+            ),
+            tooltip=tooltip,
+        )
     )
-    arrows = alt.Chart(edges).mark_point(shape="triangle-up", filled=True, size=70, opacity=0.9).encode(
-        x=alt.X("x2:Q", scale=alt.Scale(domain=domain, nice=False, zero=False), axis=axis),
-        y=alt.Y("y2:Q", scale=alt.Scale(domain=domain, nice=False, zero=False), axis=axis),
-        angle=alt.Angle("angle:Q", scale=None), color=colour, tooltip=tooltip,
+    arrows = (
+        alt.Chart(edges)
+        .mark_point(shape="triangle-up", filled=True, size=70, opacity=0.9)
+        .encode(
+            x=alt.X("x2:Q", scale=alt.Scale(domain=domain, nice=False, zero=False), axis=axis),
+            y=alt.Y("y2:Q", scale=alt.Scale(domain=domain, nice=False, zero=False), axis=axis),
+            angle=alt.Angle("angle:Q", scale=None),
+            color=colour,
+            tooltip=tooltip,
+        )
     )
-    node_layer = alt.Chart(nodes).mark_circle(opacity=0.95, stroke="white").encode(
-        x=x, y=y,
-        size=alt.Size("traffic:Q", scale=alt.Scale(range=[40, 260]), title="traffic"),
-        fill=alt.Fill("kind:N", scale=alt.Scale(domain=["main", "subagent"], range=["#4c78a8", "#f58518"]),
-                      title="agent kind"),
-        tooltip=["agent:N", "kind:N", "traffic:Q"],
+    node_layer = (
+        alt.Chart(nodes)
+        .mark_circle(opacity=0.95, stroke="white")
+        .encode(
+            x=x,
+            y=y,
+            size=alt.Size("traffic:Q", scale=alt.Scale(range=[40, 260]), title="traffic"),
+            fill=alt.Fill(
+                "kind:N",
+                scale=alt.Scale(domain=["main", "subagent"], range=["#4c78a8", "#f58518"]),
+                title="agent kind",
+            ),
+            tooltip=["agent:N", "kind:N", "traffic:Q"],
+        )
     )
     # text alignment is a mark property, not a channel: one layer per side of the circle
     labels = [
-        alt.Chart(nodes.filter(pl.col("align") == side)).mark_text(fontSize=11, align=side, baseline="middle").encode(
+        alt.Chart(nodes.filter(pl.col("align") == side))
+        .mark_text(fontSize=11, align=side, baseline="middle")
+        .encode(
             x=alt.X("lx:Q", scale=alt.Scale(domain=domain, nice=False, zero=False), axis=axis),
             y=alt.Y("ly:Q", scale=alt.Scale(domain=domain, nice=False, zero=False), axis=axis),
             text="agent:N",
         )
         for side in ("left", "center", "right")
     ]
-    shown = f"top {len(kept)} of {total} edges by {weight}" if len(kept) < total else f"{total} edges"
+    shown = (
+        f"top {len(kept)} of {total} edges by {weight}" if len(kept) < total else f"{total} edges"
+    )
     return alt.layer(edge_layer, arrows, node_layer, *labels).properties(
         title=alt.TitleParams(title, subtitle=f"{k} agents, {shown}; arrow = requester → target"),
-        width=_GRAPH_WIDTH, height=_GRAPH_HEIGHT,
+        width=_GRAPH_WIDTH,
+        height=_GRAPH_HEIGHT,
     )
 
 
-def graph_overview(g: nx.DiGraph, *, weight: str = "messages", top_edges: int = 40) -> alt.HConcatChart:
+def graph_overview(
+    g: nx.DiGraph, *, weight: str = "messages", top_edges: int = 40
+) -> alt.HConcatChart:
     """:func:`graph_chart` and :func:`graph_matrix` side by side, each with its own colour scale."""
-    return alt.hconcat(graph_chart(g, weight=weight, top_edges=top_edges), graph_matrix(g, weight=weight)).resolve_scale(
-        color="independent", size="independent", strokeWidth="independent"
-    )
+    return alt.hconcat(
+        graph_chart(g, weight=weight, top_edges=top_edges), graph_matrix(g, weight=weight)
+    ).resolve_scale(color="independent", size="independent", strokeWidth="independent")
 
 
-def graph_matrix(g: nx.DiGraph, *, weight: str = "messages", title: str = "Requester × target") -> alt.LayerChart:
+def graph_matrix(
+    g: nx.DiGraph, *, weight: str = "messages", title: str = "Requester × target"
+) -> alt.LayerChart:
     """The interaction graph as a requester × target matrix: every edge, direction by axis.
 
     The companion of :func:`graph_chart` that never turns into a hairball: rows are
@@ -402,17 +550,31 @@ def graph_matrix(g: nx.DiGraph, *, weight: str = "messages", title: str = "Reque
     edge's ``weight`` (scale from zero); the tooltip adds exchanges, no-reply share and the
     median first reply.
     """
-    traffic = {n: float(g.in_degree(n, weight=weight) + g.out_degree(n, weight=weight)) for n in g.nodes}
+    traffic = {
+        n: float(g.in_degree(n, weight=weight) + g.out_degree(n, weight=weight)) for n in g.nodes
+    }
     order = sorted(g.nodes, key=lambda n: (-traffic[n], n))
     cells = _guard(
         pl.DataFrame(
             [
-                {"from": a, "to": b, "weight": float(d.get(weight, 0) or 0), "exchanges": int(d.get("exchanges", 0) or 0),
-                 "no_reply_share": d.get("no_reply_share"), "p50_s": d.get("p50_first_reply_s")}
+                {
+                    "from": a,
+                    "to": b,
+                    "weight": float(d.get(weight, 0) or 0),
+                    "exchanges": int(d.get("exchanges", 0) or 0),
+                    "no_reply_share": d.get("no_reply_share"),
+                    "p50_s": d.get("p50_first_reply_s"),
+                }
                 for a, b, d in sorted(g.edges(data=True), key=lambda e: (e[0], e[1]))
             ],
-            schema={"from": pl.String, "to": pl.String, "weight": pl.Float64, "exchanges": pl.Int64,
-                    "no_reply_share": pl.Float64, "p50_s": pl.Float64},
+            schema={
+                "from": pl.String,
+                "to": pl.String,
+                "weight": pl.Float64,
+                "exchanges": pl.Int64,
+                "no_reply_share": pl.Float64,
+                "p50_s": pl.Float64,
+            },
         ),
         "graph_matrix",
     )
@@ -422,19 +584,30 @@ def graph_matrix(g: nx.DiGraph, *, weight: str = "messages", title: str = "Reque
         y=alt.Y("from:N", sort=order, title="requester"),
     )
     rect = base.mark_rect(stroke="#d0d0d0", strokeWidth=0.5).encode(
-        color=alt.Color("weight:Q", title=weight, scale=alt.Scale(scheme="blues", domain=[0, float(top or 1)])),
-        tooltip=["from:N", "to:N", alt.Tooltip("weight:Q", title=weight), "exchanges:Q",
-                 alt.Tooltip("no_reply_share:Q", format=".0%", title="no-reply share"),
-                 alt.Tooltip("p50_s:Q", format=".1f", title="median reply s")],
+        color=alt.Color(
+            "weight:Q", title=weight, scale=alt.Scale(scheme="blues", domain=[0, float(top or 1)])
+        ),
+        tooltip=[
+            "from:N",
+            "to:N",
+            alt.Tooltip("weight:Q", title=weight),
+            "exchanges:Q",
+            alt.Tooltip("no_reply_share:Q", format=".0%", title="no-reply share"),
+            alt.Tooltip("p50_s:Q", format=".1f", title="median reply s"),
+        ],
     )
     text = base.mark_text(fontSize=8).encode(
         text=alt.Text("weight:Q", format="d"),
-        color=alt.condition(f"datum.weight > {float(top or 1) / 2}", alt.value("white"), alt.value("black")),
+        color=alt.condition(
+            f"datum.weight > {float(top or 1) / 2}", alt.value("white"), alt.value("black")
+        ),
     )
     return (rect + text).properties(width=alt.Step(22), height=alt.Step(18))
 
 
-def dfg_chart(dfg: pl.DataFrame, *, min_count: int = 1, title: str = "Directly-follows graph") -> alt.LayerChart:
+def dfg_chart(
+    dfg: pl.DataFrame, *, min_count: int = 1, title: str = "Directly-follows graph"
+) -> alt.LayerChart:
     """A directly-follows graph (:func:`a2a_lab.analysis.pm.directly_follows`) as a from × to matrix.
 
     A matrix keeps the direction readable where a node-link drawing of a dense process
@@ -456,22 +629,35 @@ def dfg_chart(dfg: pl.DataFrame, *, min_count: int = 1, title: str = "Directly-f
         key=lambda n: (n == "■ end", n != "▶ start", dist.get(n, len(g)), -traffic.get(n, 0), n),
     )
     base = alt.Chart(kept, title=title).encode(
-        x=alt.X("target:N", sort=order, title="directly followed by", axis=alt.Axis(labelAngle=-40)),
+        x=alt.X(
+            "target:N", sort=order, title="directly followed by", axis=alt.Axis(labelAngle=-40)
+        ),
         y=alt.Y("source:N", sort=order, title="activity"),
     )
     cells = base.mark_rect().encode(
         color=alt.Color("count:Q", scale=alt.Scale(scheme="blues", type="log"), title="count"),
-        tooltip=["source:N", "target:N", "count:Q", "cases:Q", alt.Tooltip("median_s:Q", format=".1f", title="median s")],
+        tooltip=[
+            "source:N",
+            "target:N",
+            "count:Q",
+            "cases:Q",
+            alt.Tooltip("median_s:Q", format=".1f", title="median s"),
+        ],
     )
     text = base.mark_text(fontSize=10).encode(
         text="count:Q",
-        color=alt.condition(alt.datum.count > kept["count"].max() / 4 if kept.height else alt.datum.count > 0,
-                            alt.value("white"), alt.value("black")),
+        color=alt.condition(
+            alt.datum.count > kept["count"].max() / 4 if kept.height else alt.datum.count > 0,
+            alt.value("white"),
+            alt.value("black"),
+        ),
     )
     return (cells + text).properties(width=alt.Step(34), height=alt.Step(22))
 
 
-def family_timeline(events: pl.DataFrame | pl.LazyFrame, *, every: str = "1h", tz: str | None = None) -> alt.Chart:
+def family_timeline(
+    events: pl.DataFrame | pl.LazyFrame, *, every: str = "1h", tz: str | None = None
+) -> alt.Chart:
     """Events per event family (``type`` before the first dot) per ``every``, stacked.
 
     Each family has its fixed colour (:data:`EVENT_FAMILY_COLORS`); events without a usable
@@ -490,14 +676,18 @@ def family_timeline(events: pl.DataFrame | pl.LazyFrame, *, every: str = "1h", t
         .sort("bucket", "family")
         .collect()
     )
-    data = _guard(counts.with_columns(*_wall_clock("bucket", tz, "t")).drop("bucket"), "family_timeline")
+    data = _guard(
+        counts.with_columns(*_wall_clock("bucket", tz, "t")).drop("bucket"), "family_timeline"
+    )
     return (
         alt.Chart(data, title=f"Events per family and {every} ({tz})")
         .mark_bar()
         .encode(
             x=alt.X("t:T", title=f"time ({tz})", scale=alt.Scale(type="utc")),
             y=alt.Y("events:Q", stack=True),
-            color=alt.Color("family:N", scale=color_scale(EVENT_FAMILY_COLORS, data["family"].to_list())),
+            color=alt.Color(
+                "family:N", scale=color_scale(EVENT_FAMILY_COLORS, data["family"].to_list())
+            ),
             tooltip=["family:N", alt.Tooltip("t_label:N", title="from"), "events:Q"],
         )
     )
@@ -506,7 +696,9 @@ def family_timeline(events: pl.DataFrame | pl.LazyFrame, *, every: str = "1h", t
 def findings_chart(findings: pl.DataFrame) -> alt.Chart:
     """Findings per rule of :func:`a2a_lab.analysis.checks.check`, coloured by severity."""
     data = _guard(
-        findings.group_by("rule", "severity").len("findings").sort("findings", "rule", descending=[True, False]),
+        findings.group_by("rule", "severity")
+        .len("findings")
+        .sort("findings", "rule", descending=[True, False]),
         "findings_chart",
     )
     return (
@@ -515,13 +707,17 @@ def findings_chart(findings: pl.DataFrame) -> alt.Chart:
         .encode(
             y=alt.Y("rule:N", sort="-x", title=None),
             x=alt.X("findings:Q"),
-            color=alt.Color("severity:N", scale=color_scale(SEVERITY_COLORS, data["severity"].to_list())),
+            color=alt.Color(
+                "severity:N", scale=color_scale(SEVERITY_COLORS, data["severity"].to_list())
+            ),
             tooltip=["rule:N", "severity:N", "findings:Q"],
         )
     )
 
 
-def quantile_comparison(quantiles: pl.DataFrame, *, title: str = "Simulated vs observed") -> alt.Chart:
+def quantile_comparison(
+    quantiles: pl.DataFrame, *, title: str = "Simulated vs observed"
+) -> alt.Chart:
     """Quantiles side by side: rows ``measure, quantile, source`` (observed / simulated), ``value``.
 
     One panel per measure (independent scales), the quantile on x, one line per source.
@@ -533,7 +729,10 @@ def quantile_comparison(quantiles: pl.DataFrame, *, title: str = "Simulated vs o
         .encode(
             x=alt.X("quantile:Q", title="quantile", scale=alt.Scale(domain=[0, 1])),
             y=alt.Y("value:Q", title=None),
-            color=alt.Color("source:N", scale=alt.Scale(domain=["observed", "simulated"], range=["#4c78a8", "#f58518"])),
+            color=alt.Color(
+                "source:N",
+                scale=alt.Scale(domain=["observed", "simulated"], range=["#4c78a8", "#f58518"]),
+            ),
             tooltip=["measure:N", "source:N", "quantile:Q", alt.Tooltip("value:Q", format=".3g")],
         )
         .properties(width=220, height=160)

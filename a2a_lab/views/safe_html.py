@@ -53,7 +53,9 @@ _SHOWN = tuple(f"⟨U+{ord(c):04X}⟩" for c in NEUTRALIZED)
 _TABLE = str.maketrans(dict(zip(NEUTRALIZED, _SHOWN, strict=True)))
 _ESCAPES = {"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#x27;"}
 # JSON escapes that keep the text the same for JSON.parse and JavaScript alike
-_SCRIPT_ESCAPES = str.maketrans({"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029"})
+_SCRIPT_ESCAPES = str.maketrans(
+    {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029"}
+)
 
 
 def neutralize(text: str) -> str:

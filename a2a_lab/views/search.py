@@ -10,7 +10,9 @@ from a2a_lab.views.plots import MAX_ROWS
 __all__ = ["search_chart"]
 
 
-def search_chart(messages: pl.DataFrame, *, text_chars: int = 110, title: str | None = None) -> alt.LayerChart:
+def search_chart(
+    messages: pl.DataFrame, *, text_chars: int = 110, title: str | None = None
+) -> alt.LayerChart:
     """A Vega-Lite index of messages with a search box (no kernel needed).
 
     One line per message (``#n``, time, sender → receiver, label, the text cut to
@@ -44,14 +46,19 @@ def search_chart(messages: pl.DataFrame, *, text_chars: int = 110, title: str | 
     """
 
     if messages.height > MAX_ROWS:
-        raise ValueError(f"search_chart: {messages.height} messages (at most {MAX_ROWS}); filter first")
+        raise ValueError(
+            f"search_chart: {messages.height} messages (at most {MAX_ROWS}); filter first"
+        )
     text = pl.col("text").fill_null("")
     data = messages.select(
         pl.int_range(pl.len()).alias("order"),
         pl.format("#{}", pl.col("n")).alias("num"),
         pl.col("time").dt.strftime("%m-%d %H:%M:%S").alias("clock"),
-        pl.concat_str(pl.col("sender").fill_null("unknown"), pl.lit(" → ") + pl.col("receiver"), ignore_nulls=True)
-        .alias("who"),
+        pl.concat_str(
+            pl.col("sender").fill_null("unknown"),
+            pl.lit(" → ") + pl.col("receiver"),
+            ignore_nulls=True,
+        ).alias("who"),
         pl.col("label"),
         pl.when(text.str.len_chars() > text_chars)
         .then(text.str.slice(0, text_chars) + pl.lit("…"))
@@ -61,7 +68,8 @@ def search_chart(messages: pl.DataFrame, *, text_chars: int = 110, title: str | 
         text.str.slice(0, 1000).alias("text"),
         pl.col("thread_title").alias("thread"),
         pl.concat_str(
-            [pl.col(c).fill_null("") for c in ("sender", "receiver", "label", "text")], separator="\n"
+            [pl.col(c).fill_null("") for c in ("sender", "receiver", "label", "text")],
+            separator="\n",
         )
         .str.to_lowercase()
         .alias("haystack"),
@@ -69,7 +77,9 @@ def search_chart(messages: pl.DataFrame, *, text_chars: int = 110, title: str | 
     search = alt.param(
         name="search",
         value="",
-        bind=alt.binding(input="search", placeholder="search messages (sender, label, text)", name="search "),
+        bind=alt.binding(
+            input="search", placeholder="search messages (sender, label, text)", name="search "
+        ),
     )
     base = (
         alt.Chart(data, title=title or (data["thread"][0] if data.height else "messages"))
@@ -84,7 +94,12 @@ def search_chart(messages: pl.DataFrame, *, text_chars: int = 110, title: str | 
     # a coloured square per line says which thread it belongs to (legend below)
     thread_mark = base.mark_square(size=70).encode(
         x=alt.value(5),
-        color=alt.Color("thread:N", title="thread", sort=None, legend=alt.Legend(orient="bottom", labelLimit=400)),
+        color=alt.Color(
+            "thread:N",
+            title="thread",
+            sort=None,
+            legend=alt.Legend(orient="bottom", labelLimit=400),
+        ),
     )
     columns = (
         ("num", 16, "#666", 40),
@@ -100,4 +115,3 @@ def search_chart(messages: pl.DataFrame, *, text_chars: int = 110, title: str | 
         for field, x, color, limit in columns
     ]
     return alt.layer(thread_mark, *layers).add_params(search).configure_view(stroke=None)
-

@@ -72,7 +72,9 @@ def task_titles(enriched: pl.DataFrame | pl.LazyFrame) -> pl.DataFrame:
     )
 
 
-def session_titles(enriched: pl.DataFrame | pl.LazyFrame, titles: pl.DataFrame | None = None) -> pl.DataFrame:
+def session_titles(
+    enriched: pl.DataFrame | pl.LazyFrame, titles: pl.DataFrame | None = None
+) -> pl.DataFrame:
     """Per work session, the task it works on, that task's title and its first message.
 
     The session's task is the ``taskId`` of its earliest event whose task has a title
@@ -121,9 +123,9 @@ def session_titles(enriched: pl.DataFrame | pl.LazyFrame, titles: pl.DataFrame |
         .sort("event_ms", "_row")
         .group_by("work_session_id")
         .agg(
-            pl.coalesce(pl.col("task_id").filter(titled).first(), pl.col("task_id").drop_nulls().first()).alias(
-                "task_id"
-            ),
+            pl.coalesce(
+                pl.col("task_id").filter(titled).first(), pl.col("task_id").drop_nulls().first()
+            ).alias("task_id"),
             pl.col("title").drop_nulls().first(),
             pl.col("message").drop_nulls().first().alias("first_message"),
         )

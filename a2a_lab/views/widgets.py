@@ -17,15 +17,17 @@ import polars as pl
 from a2a_lab.reference.jsstr import js_string_expr
 from a2a_lab.sessions import WorkSessionsResult
 from a2a_lab.views.mentions import mentions_expr
-from a2a_lab.views.palette import MESSAGE_KIND_COLORS, SESSION_STATUS_COLORS, color_of
 from a2a_lab.views.messages import search_filter, session_messages
+from a2a_lab.views.palette import MESSAGE_KIND_COLORS, SESSION_STATUS_COLORS, color_of
 from a2a_lab.views.safe_html import escape_html
 from a2a_lab.views.titles import session_titles
 
 __all__ = ["SessionsTable", "ThreadView", "sessions_table", "thread_view"]
 
 _D = pl.col("data").struct
-_BADGE = "display:inline-block;padding:0 6px;border-radius:8px;color:#fff;font-size:0.85em;background:{}"
+_BADGE = (
+    "display:inline-block;padding:0 6px;border-radius:8px;color:#fff;font-size:0.85em;background:{}"
+)
 _ROOT = "font-family:system-ui,sans-serif;font-size:13px;line-height:1.45;max-width:980px"
 _MUTED = "color:#666;font-size:0.9em"
 _MESSAGE = "margin:4px 0 4px 0;padding:4px 8px;border-left:3px solid {};background:#fafafa"
@@ -37,7 +39,7 @@ _QUIET_BODY_KINDS = frozenset({"no_reply", "refused", "outcome"})
 _SEARCH_BOX = (
     '<input type="search" placeholder="search messages (sender, label, text)…" '
     'style="width:60%;margin:4px 0;padding:2px 6px" '
-    "oninput=\"var q=this.value.toLowerCase();"
+    'oninput="var q=this.value.toLowerCase();'
     "this.closest('.a2a-view').querySelectorAll('.a2a-msg').forEach(function(m)"
     "{m.style.display=(!q||m.textContent.toLowerCase().indexOf(q)>=0)?'':'none';});\">"
 )
@@ -245,12 +247,16 @@ def thread_view(
     if row["work_session_id"] is None:
         title, task, about = _UNASSIGNED_TITLE, None, None
     else:
-        own = enriched.lazy().filter(js_string_expr(_D.field("workSessionId")) == row["work_session_id"])
+        own = enriched.lazy().filter(
+            js_string_expr(_D.field("workSessionId")) == row["work_session_id"]
+        )
         titled = session_titles(own, titles)
         task, title, first = titled.row(0)[1:] if titled.height else (None, None, None)
         # a session whose own task has no title is named after the first task it talks about
         title = title or messages.sort("time", maintain_order=True)["title"].drop_nulls().first()
-        about = None if first is None else pl.select(mentions_expr(pl.lit(first), discord_users)).item()
+        about = (
+            None if first is None else pl.select(mentions_expr(pl.lit(first), discord_users)).item()
+        )
     matched = search_filter(messages, search, regex=regex)
     return ThreadView(
         session={**row, "title": title, "taskId": task, "about": about},
@@ -286,7 +292,16 @@ class SessionsTable:
 
     def to_html(self) -> str:
         """The HTML table (deterministic)."""
-        head = ("status", "session", "category", "threads", "events", "start", "last activity", "duration")
+        head = (
+            "status",
+            "session",
+            "category",
+            "threads",
+            "events",
+            "start",
+            "last activity",
+            "duration",
+        )
         cell = 'style="padding:2px 8px;border-bottom:1px solid #eee;text-align:left;vertical-align:top"'
         parts = [
             (
@@ -297,7 +312,11 @@ class SessionsTable:
             "</tr></thead><tbody>",
         ]
         for r in self.frame.iter_rows(named=True):
-            tags = f'<div style="{_MUTED}">{_esc(", ".join(r["collab_sub_tags"]))}</div>' if r["collab_sub_tags"] else ""
+            tags = (
+                f'<div style="{_MUTED}">{_esc(", ".join(r["collab_sub_tags"]))}</div>'
+                if r["collab_sub_tags"]
+                else ""
+            )
             manual = " ✎" if r["category_source"] == "manual_override" else ""
             parts.append(
                 "<tr>"
@@ -389,5 +408,3 @@ def sessions_table(
         _duration_expr(pl.col("duration_s")).alias("duration"),
     )
     return SessionsTable(frame=frame, total=result.total_matched, timezone=timezone)
-
-

@@ -27,24 +27,59 @@ JS_SPACE = set(
 ROLES = ["conversation.main", "delegation.subagent", "orchestration.task", "system.observability"]
 SESSION_TYPES = ["main", "subagent", "unknown"]
 ORCHESTRATION_PREFIXES = [
-    "task.", "continuation.", "plan.", "unblock.", "zombie.", "resume_reminder.", "backlog.",
+    "task.",
+    "continuation.",
+    "plan.",
+    "unblock.",
+    "zombie.",
+    "resume_reminder.",
+    "backlog.",
 ]
 CATEGORIES = [
-    ("engineering_build", "implement, implementation, build, feature, refactor, bugfix, fix, 코드, 구현, 개발, 리팩토링, 버그"),
-    ("infra_ops", "deploy, deployment, infra, infrastructure, docker, k8s, ops, incident, 운영, 인프라, 배포, 장애, 서버"),
+    (
+        "engineering_build",
+        "implement, implementation, build, feature, refactor, bugfix, fix, 코드, 구현, 개발, 리팩토링, 버그",
+    ),
+    (
+        "infra_ops",
+        "deploy, deployment, infra, infrastructure, docker, k8s, ops, incident, 운영, 인프라, 배포, 장애, 서버",
+    ),
     ("qa_validation", "test, testing, qa, validation, verify, e2e, 회귀, 검증, 테스트, 품질"),
-    ("planning_decision", "plan, planning, decision, design, architecture, scope, 우선순위, 설계, 기획, 의사결정, 정책"),
-    ("research_analysis", "research, analysis, investigate, compare, benchmark, root cause, 분석, 조사, 리서치, 원인, 비교"),
+    (
+        "planning_decision",
+        "plan, planning, decision, design, architecture, scope, 우선순위, 설계, 기획, 의사결정, 정책",
+    ),
+    (
+        "research_analysis",
+        "research, analysis, investigate, compare, benchmark, root cause, 분석, 조사, 리서치, 원인, 비교",
+    ),
     ("docs_knowledge", "doc, docs, documentation, guide, readme, wiki, 문서, 가이드, 정리, 기록"),
-    ("growth_marketing", "campaign, marketing, growth, experiment, copy, funnel, 마케팅, 성장, 캠페인, 전환"),
-    ("customer_community", "customer, community, support, ticket, feedback, cs, 고객, 커뮤니티, 문의, 피드백"),
-    ("legal_compliance", "legal, compliance, policy, terms, regulation, contract, 법무, 컴플라이언스, 약관, 규정, 계약"),
+    (
+        "growth_marketing",
+        "campaign, marketing, growth, experiment, copy, funnel, 마케팅, 성장, 캠페인, 전환",
+    ),
+    (
+        "customer_community",
+        "customer, community, support, ticket, feedback, cs, 고객, 커뮤니티, 문의, 피드백",
+    ),
+    (
+        "legal_compliance",
+        "legal, compliance, policy, terms, regulation, contract, 법무, 컴플라이언스, 약관, 규정, 계약",
+    ),
     ("biz_strategy", "kpi, revenue, strategy, business, roadmap, roi, 비즈니스, 전략, 지표, 매출"),
 ]
 KEYWORDS = {name: [k.strip() for k in text.split(",")] for name, text in CATEGORIES}
 TEXT_FIELDS = [
-    "label", "message", "replyPreview", "description", "summary", "reason", "title",
-    "taskId", "workSessionId", "collabIntent",
+    "label",
+    "message",
+    "replyPreview",
+    "description",
+    "summary",
+    "reason",
+    "title",
+    "taskId",
+    "workSessionId",
+    "collabIntent",
 ]
 
 
@@ -218,9 +253,15 @@ def enrich_event(
             raw = min(0.95, 0.5 + top_score * 0.08 + gap * 0.05)
             category, sub_tags, confidence, source = top_name, top_hits[:3], to_fixed_2(raw), "rule"
         else:
-            fallback = {"orchestration.task": "planning_decision", "system.observability": "infra_ops"}
+            fallback = {
+                "orchestration.task": "planning_decision",
+                "system.observability": "infra_ops",
+            }
             category, sub_tags, confidence, source = (
-                fallback.get(role, "engineering_build"), [], 0.2, "fallback",
+                fallback.get(role, "engineering_build"),
+                [],
+                0.2,
+                "fallback",
             )
 
     return {

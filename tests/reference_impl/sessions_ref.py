@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 ROLES = ("conversation.main", "delegation.subagent", "orchestration.task", "system.observability")
@@ -224,7 +224,7 @@ def parse_iso_ms(text: str) -> float | None:
     return float(ms)
 
 
-_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 def _leap(year: int) -> bool:
@@ -234,7 +234,7 @@ def _leap(year: int) -> bool:
 def _days_from_civil(year: int, month: int, day: int) -> int:
     # whole 400-year cycles (146097 days each) keep every year inside datetime's range
     cycles, year_in_cycle = divmod(year - 2000, 400)
-    inner = datetime(2000 + year_in_cycle, month, day, tzinfo=timezone.utc) - _EPOCH
+    inner = datetime(2000 + year_in_cycle, month, day, tzinfo=UTC) - _EPOCH
     return cycles * 146097 + inner.days
 
 
@@ -274,7 +274,9 @@ def _double_float(text: str) -> float | None:
 
 def js_json_parse(text: str) -> Any:
     """``JSON.parse``: strict JSON, numbers as doubles (an overflow becomes null here)."""
-    return json.loads(text, parse_constant=_reject_constant, parse_int=_double_int, parse_float=_double_float)
+    return json.loads(
+        text, parse_constant=_reject_constant, parse_int=_double_int, parse_float=_double_float
+    )
 
 
 def parse_log(text: str) -> list[tuple[int, dict[str, Any]]]:
@@ -306,7 +308,9 @@ def ordered(value: Any) -> Any:
 # The enriched event object (rules §6, last paragraph)
 # ---------------------------------------------------------------------------
 def _is_array_index(key: str) -> bool:
-    return key == "0" or (key[:1] in "123456789" and key.isdigit() and key.isascii() and int(key) < 2**32 - 1)
+    return key == "0" or (
+        key[:1] in "123456789" and key.isdigit() and key.isascii() and int(key) < 2**32 - 1
+    )
 
 
 def js_ordered(value: Any) -> Any:
@@ -453,7 +457,9 @@ def build_work_sessions(
             continue
 
         event_ts = event_timestamp_ms(event)
-        category = as_category(event.get("collabCategory")) or as_category(data.get("collabCategory"))
+        category = as_category(event.get("collabCategory")) or as_category(
+            data.get("collabCategory")
+        )
         category = category or "engineering_build"
         sub_tags = _sub_tags(event)
 
@@ -543,7 +549,8 @@ def build_work_sessions(
                 "durationMs": max(0, session["lastTime"] - session["startTime"]),
                 "threadCount": len(threads),
                 "eventCount": session["eventCount"],
-                "collabCategory": (override or {}).get("collabCategory") or session["collabCategory"],
+                "collabCategory": (override or {}).get("collabCategory")
+                or session["collabCategory"],
                 "collabSubTags": session["collabSubTags"],
                 "categorySource": "manual_override" if override is not None else "event",
                 "roleCounts": session["roleCounts"],

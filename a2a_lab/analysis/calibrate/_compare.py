@@ -37,7 +37,9 @@ def _ks(a: np.ndarray, b: np.ndarray, min_samples: int) -> tuple[float | None, f
         return None, None
     with warnings.catch_warnings():
         # scipy falls back to the asymptotic p-value where the exact one underflows: fine here
-        warnings.filterwarnings("ignore", "ks_2samp: Exact calculation unsuccessful", RuntimeWarning)
+        warnings.filterwarnings(
+            "ignore", "ks_2samp: Exact calculation unsuccessful", RuntimeWarning
+        )
         res = stats.ks_2samp(a, b)
     return float(res.statistic), float(res.pvalue)
 
@@ -135,7 +137,12 @@ def compare(
     ks, p = _ks(sim_lat, obs_lat, 1)
     obs_all, sim_all = side(obs_r, "observed", []), side(sim_r, "simulated", [])
     overall = pl.concat(
-        [obs_all.select("observed"), sim_all.select("simulated"), obs_all.drop("observed"), sim_all.drop("simulated")],
+        [
+            obs_all.select("observed"),
+            sim_all.select("simulated"),
+            obs_all.drop("observed"),
+            sim_all.drop("simulated"),
+        ],
         how="horizontal",
     ).with_columns(
         pl.lit(ks, dtype=pl.Float64).alias("ks"),
@@ -144,20 +151,32 @@ def compare(
     )
 
     pair = ["from_agent", "to_agent"]
-    per_pair = side(obs_r, "observed", pair).join(side(sim_r, "simulated", pair), on=pair, how="full", coalesce=True)
+    per_pair = side(obs_r, "observed", pair).join(
+        side(sim_r, "simulated", pair), on=pair, how="full", coalesce=True
+    )
     per_pair = per_pair.with_columns(pl.col("observed", "simulated").fill_null(0)).sort(pair)
     # one KS test per pair (a few dozen scipy calls, on arrays gathered by Polars)
-    sim_lists = dict(sim_r.group_by(pl.concat_str(pair, separator="\u0000")).agg(pl.col("latency_s")).iter_rows())
-    obs_lists = dict(obs_r.group_by(pl.concat_str(pair, separator="\u0000")).agg(pl.col("latency_s")).iter_rows())
+    sim_lists = dict(
+        sim_r.group_by(pl.concat_str(pair, separator="\u0000")).agg(pl.col("latency_s")).iter_rows()
+    )
+    obs_lists = dict(
+        obs_r.group_by(pl.concat_str(pair, separator="\u0000")).agg(pl.col("latency_s")).iter_rows()
+    )
     tests = [
-        _ks(np.asarray(sim_lists.get(f"{a}\u0000{b}", []), dtype=float), np.asarray(obs_lists.get(f"{a}\u0000{b}", []), dtype=float), min_samples)
+        _ks(
+            np.asarray(sim_lists.get(f"{a}\u0000{b}", []), dtype=float),
+            np.asarray(obs_lists.get(f"{a}\u0000{b}", []), dtype=float),
+            min_samples,
+        )
         for a, b in per_pair.select(pair).iter_rows()
     ]
     latency = per_pair.with_columns(
         pl.Series("ks", [t[0] for t in tests], dtype=pl.Float64),
         pl.Series("ks_pvalue", [t[1] for t in tests], dtype=pl.Float64),
     )
-    order = [*pair, "observed", "simulated"] + [c for c in latency.columns if c.startswith(("observed_p", "simulated_p"))]
+    order = [*pair, "observed", "simulated"] + [
+        c for c in latency.columns if c.startswith(("observed_p", "simulated_p"))
+    ]
     latency = latency.select(*order, "ks", "ks_pvalue")
 
     turn_col = pl.col("turns").fill_null(0).cast(pl.Int64)
@@ -166,14 +185,19 @@ def compare(
     t_ks, t_p = _ks(sim_t, obs_t, 1)
 
     def turn_counts(frame: pl.DataFrame, name: str) -> pl.DataFrame:
-        return frame.group_by(turn_col).agg(pl.len().cast(pl.Int64).alias(name)).with_columns(
-            (pl.col(name) / pl.col(name).sum()).alias(f"{name}_share")
+        return (
+            frame.group_by(turn_col)
+            .agg(pl.len().cast(pl.Int64).alias(name))
+            .with_columns((pl.col(name) / pl.col(name).sum()).alias(f"{name}_share"))
         )
 
     turns = (
         turn_counts(obs_r, "observed")
         .join(turn_counts(sim_r, "simulated"), on="turns", how="full", coalesce=True)
-        .with_columns(pl.col("observed", "simulated").fill_null(0), pl.col("observed_share", "simulated_share").fill_null(0.0))
+        .with_columns(
+            pl.col("observed", "simulated").fill_null(0),
+            pl.col("observed_share", "simulated_share").fill_null(0.0),
+        )
         .sort("turns")
         .select("turns", "observed", "simulated", "observed_share", "simulated_share")
     )
@@ -190,12 +214,24 @@ def compare(
     grid = np.round(np.arange(1, 100) / 100.0, 2)
     curves = pl.concat(
         [
-            pl.DataFrame({"source": name, "quantile": grid, "latency_s": np.quantile(x, grid) if x.size else np.full(grid.size, np.nan)})
+            pl.DataFrame(
+                {
+                    "source": name,
+                    "quantile": grid,
+                    "latency_s": np.quantile(x, grid) if x.size else np.full(grid.size, np.nan),
+                }
+            )
             for name, x in (("observed", obs_lat), ("simulated", sim_lat))
         ]
     )
     return Comparison(
-        overall=overall, latency=latency, turns=turns, turns_ks=t_ks, turns_ks_pvalue=t_p, outcomes=outcomes, curves=curves
+        overall=overall,
+        latency=latency,
+        turns=turns,
+        turns_ks=t_ks,
+        turns_ks_pvalue=t_p,
+        outcomes=outcomes,
+        curves=curves,
     )
 
 
@@ -213,17 +249,29 @@ def comparison_chart(cmp: Comparison, *, title: str = "Simulated vs observed") -
     colors = alt.Scale(domain=["observed", "simulated"], range=["#4c78a8", "#f58518"])
     ks = cmp.overall["ks"][0]
     ecdf = (
-        alt.Chart(cmp.curves.drop_nans(), title=f"{title}: first-reply latency (KS {ks:.3f})" if ks is not None else title)
+        alt.Chart(
+            cmp.curves.drop_nans(),
+            title=f"{title}: first-reply latency (KS {ks:.3f})" if ks is not None else title,
+        )
         .mark_line()
         .encode(
             x=alt.X("latency_s:Q", title="seconds (log scale)", scale=alt.Scale(type="log")),
             y=alt.Y("quantile:Q", title="share of replies ≤ x"),
             color=alt.Color("source:N", scale=colors, title=None),
-            tooltip=["source:N", alt.Tooltip("quantile:Q", format=".2f"), alt.Tooltip("latency_s:Q", format=".1f")],
+            tooltip=[
+                "source:N",
+                alt.Tooltip("quantile:Q", format=".2f"),
+                alt.Tooltip("latency_s:Q", format=".1f"),
+            ],
         )
         .properties(width=360, height=260)
     )
-    long = cmp.turns.unpivot(index="turns", on=["observed_share", "simulated_share"], variable_name="source", value_name="share")
+    long = cmp.turns.unpivot(
+        index="turns",
+        on=["observed_share", "simulated_share"],
+        variable_name="source",
+        value_name="share",
+    )
     long = long.with_columns(pl.col("source").str.replace("_share", "", literal=True))
     bars = (
         alt.Chart(long, title="Ping-pong turns of replied exchanges")

@@ -18,7 +18,11 @@ SPAWN_WINDOW_MS: Final = 60_000.0
 
 
 def _enriched(events: pl.DataFrame) -> pl.DataFrame:
-    return events if "from_agent" in events.columns and "to_agent" in events.columns else enrich(events)
+    return (
+        events
+        if "from_agent" in events.columns and "to_agent" in events.columns
+        else enrich(events)
+    )
 
 
 @same_kind(collect=True)

@@ -64,7 +64,9 @@ def fit_service_time(
     data = stats.CensoredData(uncensored=x, right=c)
     if family == "lognormal":
         sigma, _, scale = stats.lognorm.fit(data, floc=0)
-        return Lognormal(mean_s=float(scale * math.exp(sigma**2 / 2)), cv=float(math.sqrt(math.expm1(sigma**2))))
+        return Lognormal(
+            mean_s=float(scale * math.exp(sigma**2 / 2)), cv=float(math.sqrt(math.expm1(sigma**2)))
+        )
     if family == "gamma":
         shape, _, scale = stats.gamma.fit(data, floc=0)
         return Gamma(mean_s=float(shape * scale), cv=float(1.0 / math.sqrt(shape)))

@@ -136,7 +136,12 @@ def _hour_exposure(start_ms: float, end_ms: float, tz: str) -> np.ndarray:
     bounds = np.arange(first, end_ms, 3_600_000.0)
     spans = (np.minimum(bounds + 3_600_000.0, end_ms) - np.maximum(bounds, start_ms)) / 3_600_000.0
     hours = (
-        pl.Series(bounds).cast(pl.Int64).cast(pl.Datetime("ms", "UTC")).dt.convert_time_zone(tz).dt.hour().to_numpy()
+        pl.Series(bounds)
+        .cast(pl.Int64)
+        .cast(pl.Datetime("ms", "UTC"))
+        .dt.convert_time_zone(tz)
+        .dt.hour()
+        .to_numpy()
     )
     return np.bincount(hours, weights=spans, minlength=24)
 
@@ -146,10 +151,13 @@ def _fit_table(
 ) -> tuple[pl.DataFrame, dict[str, ServiceTime], ServiceTime]:
     """Fits per agent from ``obs`` (to_agent, time_s, censored), pooled where sparse; and the pooled fit."""
     pooled = fit_service_time(
-        obs.filter(~pl.col("censored"))["time_s"].to_numpy(), obs.filter(pl.col("censored"))["time_s"].to_numpy(), family
+        obs.filter(~pl.col("censored"))["time_s"].to_numpy(),
+        obs.filter(pl.col("censored"))["time_s"].to_numpy(),
+        family,
     )
     counts = obs.group_by("to_agent").agg(
-        (~pl.col("censored")).sum().cast(pl.Int64).alias("observed"), pl.col("censored").sum().cast(pl.Int64).alias("censored")
+        (~pl.col("censored")).sum().cast(pl.Int64).alias("observed"),
+        pl.col("censored").sum().cast(pl.Int64).alias("censored"),
     )
     enough = set(counts.filter(pl.col("observed") >= min_samples)["to_agent"].to_list())
     fitted: dict[str, ServiceTime] = {}
@@ -158,7 +166,9 @@ def _fit_table(
         if agent in enough:
             mine = obs.filter(pl.col("to_agent") == agent)
             d = fit_service_time(
-                mine.filter(~pl.col("censored"))["time_s"].to_numpy(), mine.filter(pl.col("censored"))["time_s"].to_numpy(), family
+                mine.filter(~pl.col("censored"))["time_s"].to_numpy(),
+                mine.filter(pl.col("censored"))["time_s"].to_numpy(),
+                family,
             )
         else:
             d = pooled
@@ -174,8 +184,10 @@ def _fit_table(
                 "median_s": _median(d),
             }
         )
-    table = pl.DataFrame(rows).join(counts.rename({"to_agent": "agent"}), on="agent", how="left").with_columns(
-        pl.col("observed", "censored").fill_null(0)
+    table = (
+        pl.DataFrame(rows)
+        .join(counts.rename({"to_agent": "agent"}), on="agent", how="left")
+        .with_columns(pl.col("observed", "censored").fill_null(0))
     )
     return table, fitted, pooled
 
@@ -203,13 +215,27 @@ def _jobs(ev: pl.DataFrame, all_ex: pl.DataFrame) -> pl.DataFrame:
         .select("_row", "turn", "event_ms")
     )
     d = pl.col("data")
-    skipped = ev.filter(pl.col("type") == "a2a.complete").select(
-        js_trim_expr(d.struct.field("conversationId")).alias("conversation_id"), "from_agent", "to_agent",
-        pl.col("event_ms").cast(pl.Float64).alias("_end_ms"), (~d.struct.field("announceSkipped")).alias("announce_ran"),
-    ).unique(["conversation_id", "from_agent", "to_agent", "_end_ms"], keep="first")
-    with_announce = all_ex.with_columns(pl.col("_end_ms").cast(pl.Float64)).join(
-        skipped, on=["conversation_id", "from_agent", "to_agent", "_end_ms"], how="left"
-    ).with_columns(pl.when(pl.col("announced") == True).then(True).otherwise("announce_ran").alias("announce_ran"))  # noqa: E712
+    skipped = (
+        ev.filter(pl.col("type") == "a2a.complete")
+        .select(
+            js_trim_expr(d.struct.field("conversationId")).alias("conversation_id"),
+            "from_agent",
+            "to_agent",
+            pl.col("event_ms").cast(pl.Float64).alias("_end_ms"),
+            (~d.struct.field("announceSkipped")).alias("announce_ran"),
+        )
+        .unique(["conversation_id", "from_agent", "to_agent", "_end_ms"], keep="first")
+    )
+    with_announce = (
+        all_ex.with_columns(pl.col("_end_ms").cast(pl.Float64))
+        .join(skipped, on=["conversation_id", "from_agent", "to_agent", "_end_ms"], how="left")
+        .with_columns(
+            pl.when(pl.col("announced") == True)  # noqa: E712 (a Polars expression)
+            .then(True)
+            .otherwise("announce_ran")
+            .alias("announce_ran")
+        )
+    )
     return with_idle(run_jobs(with_announce, replies))
 
 
@@ -220,7 +246,10 @@ def _endings(conv: pl.DataFrame) -> pl.DataFrame:
     unlogged = [ENDING_REASONS[e] for e in _UNLOGGED_ENDINGS]
     with_turns = replied.filter(pl.col("turns").is_not_null()).select(
         "termination_reason",
-        (pl.col("turns") + pl.col("termination_reason").is_in(unlogged).fill_null(False).cast(pl.Float64)).alias("attempts"),
+        (
+            pl.col("turns")
+            + pl.col("termination_reason").is_in(unlogged).fill_null(False).cast(pl.Float64)
+        ).alias("attempts"),
     )
     total = float(with_turns["attempts"].sum())
     after_first = float((with_turns["attempts"] - 1.0).clip(lower_bound=0.0).sum())
@@ -231,8 +260,13 @@ def _endings(conv: pl.DataFrame) -> pl.DataFrame:
         count = int(counts.filter(pl.col("termination_reason") == reason)["len"].sum())
         exposed = after_first if ending == "repetition" else total
         rows.append(
-            {"ending": ending, "reason": reason, "count": count, "turns": exposed,
-             "probability": count / exposed if exposed > 0 else 0.0}
+            {
+                "ending": ending,
+                "reason": reason,
+                "count": count,
+                "turns": exposed,
+                "probability": count / exposed if exposed > 0 else 0.0,
+            }
         )
     return pl.DataFrame(rows)
 
@@ -293,7 +327,12 @@ def fit_log(
     span_s = (log_end - log_start) / 1000.0
     all_ex = _exchanges(ev).with_row_index("_row")
     spawned = int(all_ex["spawned"].sum())
-    conv = all_ex.filter(~pl.col("spawned") & pl.col("has_send") & pl.col("from_agent").is_not_null() & pl.col("to_agent").is_not_null())
+    conv = all_ex.filter(
+        ~pl.col("spawned")
+        & pl.col("has_send")
+        & pl.col("from_agent").is_not_null()
+        & pl.col("to_agent").is_not_null()
+    )
     if conv.is_empty() or span_s <= 0:
         raise ValueError("the log has no sessions_send exchanges over a positive span to fit")
     jobs = _jobs(ev, all_ex)
@@ -301,9 +340,7 @@ def fit_log(
     conv = conv.join(first_run, on="_row", how="left").with_columns(pl.col("idle").fill_null(False))
 
     # -- agents ----------------------------------------------------------------------------
-    spawn_targets = set(
-        ev.filter(pl.col("type") == "a2a.spawn")["to_agent"].drop_nulls().to_list()
-    )
+    spawn_targets = set(ev.filter(pl.col("type") == "a2a.spawn")["to_agent"].drop_nulls().to_list())
     agents = sorted(set(conv["from_agent"].to_list()) | set(conv["to_agent"].to_list()))
     bad = [a for a in agents if not a or any(ch.isspace() for ch in a) or ":" in a]
     if bad:
@@ -315,14 +352,22 @@ def fit_log(
     d = pl.col("data")
     typed = pl.concat(
         [
-            ev.filter(pl.col("type") == "a2a.send").select(pl.col(agent).alias("agent"), js_trim_expr(d.struct.field(field)).alias("kind"))
+            ev.filter(pl.col("type") == "a2a.send").select(
+                pl.col(agent).alias("agent"), js_trim_expr(d.struct.field(field)).alias("kind")
+            )
             for agent, field in (("from_agent", "fromSessionType"), ("to_agent", "toSessionType"))
         ]
     ).filter(pl.col("kind").is_not_null() & (pl.col("kind") != "unknown"))
     only_sub = set(
-        typed.group_by("agent").agg((pl.col("kind") == "subagent").all().alias("sub")).filter("sub")["agent"].to_list()
+        typed.group_by("agent")
+        .agg((pl.col("kind") == "subagent").all().alias("sub"))
+        .filter("sub")["agent"]
+        .to_list()
     )
-    kinds = {a: "subagent" if (a in spawn_targets and a not in received) or a in only_sub else "main" for a in agents}
+    kinds = {
+        a: "subagent" if (a in spawn_targets and a not in received) or a in only_sub else "main"
+        for a in agents
+    }
 
     # -- arrivals ----------------------------------------------------------------------------
     rates = (
@@ -333,7 +378,9 @@ def fit_log(
         .sort("from_agent", "to_agent")
     )
     exposure = _hour_exposure(log_start, log_end, timezone)
-    local_hour = pl.col("start_time").dt.convert_time_zone(timezone).dt.hour().cast(pl.Int64).alias("hour")
+    local_hour = (
+        pl.col("start_time").dt.convert_time_zone(timezone).dt.hour().cast(pl.Int64).alias("hour")
+    )
     hours = pl.DataFrame({"hour": np.arange(24, dtype=np.int64), "exposure_h": exposure})
     pair_hours = (
         conv.group_by("from_agent", "to_agent", local_hour)
@@ -346,12 +393,18 @@ def fit_log(
     if use_profile and not (exposure > 0).all():
         raise ValueError("an hourly profile needs a log that covers every hour of the day")
     per_hour = hours.join(
-        conv.group_by(local_hour).agg(pl.len().cast(pl.Int64).alias("exchanges")), on="hour", how="left"
+        conv.group_by(local_hour).agg(pl.len().cast(pl.Int64).alias("exchanges")),
+        on="hour",
+        how="left",
     ).with_columns(pl.col("exchanges").fill_null(0))
-    per_hour = per_hour.with_columns((pl.col("exchanges") / pl.col("exposure_h")).alias("rate_per_h"))
+    per_hour = per_hour.with_columns(
+        (pl.col("exchanges") / pl.col("exposure_h")).alias("rate_per_h")
+    )
     profile: list[float] | None = None
     if use_profile:
-        per_hour = per_hour.with_columns((pl.col("rate_per_h") / pl.col("rate_per_h").mean()).alias("multiplier"))
+        per_hour = per_hour.with_columns(
+            (pl.col("rate_per_h") / pl.col("rate_per_h").mean()).alias("multiplier")
+        )
         profile = per_hour["multiplier"].to_list()
     else:
         per_hour = per_hour.with_columns(pl.lit(None, dtype=pl.Float64).alias("multiplier"))
@@ -366,11 +419,18 @@ def fit_log(
     obs = pl.concat(
         [
             fitted.filter(pl.col("_first_reply_ms").is_not_null()).select(
-                "to_agent", ((reply_ms - pl.col("_began")) / 1000.0).alias("time_s"), pl.lit(False).alias("censored")
+                "to_agent",
+                ((reply_ms - pl.col("_began")) / 1000.0).alias("time_s"),
+                pl.lit(False).alias("censored"),
             ),
             # no reply within the wait limit: the run took longer than the rest of the wait
-            fitted.filter((pl.col("outcome") == "no_reply") & (pl.col("outcome_reason") == "timeout")).select(
-                "to_agent", ((pl.col("_start_ms") + wait.max_wait_s * 1000.0 - pl.col("_began")) / 1000.0).alias("time_s"),
+            fitted.filter(
+                (pl.col("outcome") == "no_reply") & (pl.col("outcome_reason") == "timeout")
+            ).select(
+                "to_agent",
+                (
+                    (pl.col("_start_ms") + wait.max_wait_s * 1000.0 - pl.col("_began")) / 1000.0
+                ).alias("time_s"),
                 pl.lit(True).alias("censored"),
             ),
             # still waiting when the log ends; an older exchange without reply or outcome lost
@@ -380,34 +440,57 @@ def fit_log(
                 & pl.col("_first_reply_ms").is_null()
                 & (pl.col("_start_ms") > log_end - wait.max_wait_s * 1000.0)
             ).select(
-                "to_agent", ((log_end - pl.col("_began")) / 1000.0).alias("time_s"), pl.lit(True).alias("censored")
+                "to_agent",
+                ((log_end - pl.col("_began")) / 1000.0).alias("time_s"),
+                pl.lit(True).alias("censored"),
             ),
         ]
     ).filter(pl.col("time_s") > 0)
     service, service_of, _ = _fit_table(obs, agents, kinds, family, min_samples)
     service = (
         conv.group_by(pl.col("to_agent").alias("agent"))
-        .agg(pl.len().cast(pl.Int64).alias("exchanges"), pl.col("idle").sum().cast(pl.Int64).alias("idle"))
+        .agg(
+            pl.len().cast(pl.Int64).alias("exchanges"),
+            pl.col("idle").sum().cast(pl.Int64).alias("idle"),
+        )
         .join(service, on="agent", how="right")
         .with_columns(pl.col("exchanges", "idle").fill_null(0))
-        .select("agent", "kind", "fit", "exchanges", "idle", "observed", "censored", "family", "mean_s", "cv", "median_s")
+        .select(
+            "agent",
+            "kind",
+            "fit",
+            "exchanges",
+            "idle",
+            "observed",
+            "censored",
+            "family",
+            "mean_s",
+            "cv",
+            "median_s",
+        )
         .sort("agent")
     )
 
     # -- turns -----------------------------------------------------------------------------------
     began = (
-        pl.coalesce("run_start", pl.when(pl.col("idle")).then("request")) if only_idle else pl.col("request")
+        pl.coalesce("run_start", pl.when(pl.col("idle")).then("request"))
+        if only_idle
+        else pl.col("request")
     ).alias("_began")
     turn_jobs = jobs.with_columns(began).filter(pl.col("_began").is_not_null())
     turn_obs = pl.concat(
         [
             turn_jobs.filter(pl.col("job") == "turn").select(
-                pl.col("agent").alias("to_agent"), ((pl.col("end") - pl.col("_began")) / 1000.0).alias("time_s"),
+                pl.col("agent").alias("to_agent"),
+                ((pl.col("end") - pl.col("_began")) / 1000.0).alias("time_s"),
                 pl.lit(False).alias("censored"),
             ),
             turn_jobs.filter(pl.col("timed_out")).select(
                 pl.col("agent").alias("to_agent"),
-                ((pl.col("request") + ping_pong.turn_timeout_s * 1000.0 - pl.col("_began")) / 1000.0).alias("time_s"),
+                (
+                    (pl.col("request") + ping_pong.turn_timeout_s * 1000.0 - pl.col("_began"))
+                    / 1000.0
+                ).alias("time_s"),
                 pl.lit(True).alias("censored"),
             ),
         ]
@@ -421,7 +504,10 @@ def fit_log(
     logged_max = conv["configured_max_turns"].drop_nulls()
     max_turns = int(logged_max.mode().sort()[-1]) if logged_max.len() else ping_pong.max_turns
     pp = ping_pong.model_copy(
-        update={"max_turns": max_turns, "endings": dict(zip(endings["ending"], endings["probability"], strict=True))}
+        update={
+            "max_turns": max_turns,
+            "endings": dict(zip(endings["ending"], endings["probability"], strict=True)),
+        }
     )
     payloads = conv.filter(pl.col("payload_type").is_not_null())
     plain = conv.filter(pl.col("payload_type").is_null() & pl.col("intent").is_not_null())
@@ -430,23 +516,35 @@ def fit_log(
     if intents:
         mix_fields["intents"] = {k: float(v) for k, v in intents.items()}
     if payloads.height:
-        mix_fields["payload_types"] = {k: float(v) for k, v in payloads.group_by("payload_type").len().iter_rows()}
+        mix_fields["payload_types"] = {
+            k: float(v) for k, v in payloads.group_by("payload_type").len().iter_rows()
+        }
     mix = MessageMix.model_validate(mix_fields)
 
     # -- sessions ----------------------------------------------------------------------------------
     d = pl.col("data")
-    sends = ev.filter((pl.col("type") == "a2a.send") & pl.col("from_agent").is_in(agents)).select(
-        "from_agent",
-        js_trim_expr(d.struct.field("fromSessionType")).alias("from_type"),
-        js_trim_expr(d.struct.field("targetSessionKey")).alias("target_key"),
-    ).filter(~pl.col("target_key").fill_null("").str.contains(":subagent:", literal=True))
+    sends = (
+        ev.filter((pl.col("type") == "a2a.send") & pl.col("from_agent").is_in(agents))
+        .select(
+            "from_agent",
+            js_trim_expr(d.struct.field("fromSessionType")).alias("from_type"),
+            js_trim_expr(d.struct.field("targetSessionKey")).alias("target_key"),
+        )
+        .filter(~pl.col("target_key").fill_null("").str.contains(":subagent:", literal=True))
+    )
     main_sends = sends.filter(pl.col("from_agent").replace_strict(kinds, default="main") == "main")
     typed = main_sends.filter(pl.col("from_type").is_not_null())
     channel_share = (
-        float((~typed["from_type"].is_in(["main", "subagent"])).mean()) if typed.height else SimConfig().channel_share  # type: ignore[arg-type]
+        float((~typed["from_type"].is_in(["main", "subagent"])).mean())
+        if typed.height
+        else SimConfig().channel_share  # type: ignore[arg-type]
     )
     keyed = sends.filter(pl.col("target_key").is_not_null())
-    a2a_share = float(keyed["target_key"].str.contains(":a2a:", literal=True).mean()) if keyed.height else 0.0  # type: ignore[arg-type]
+    a2a_share = (
+        float(keyed["target_key"].str.contains(":a2a:", literal=True).mean())
+        if keyed.height
+        else 0.0
+    )  # type: ignore[arg-type]
 
     # -- outcomes -------------------------------------------------------------------------------------
     outcome = pl.col("outcome")
@@ -459,12 +557,16 @@ def fit_log(
         (outcome == "incomplete").mean().alias("incomplete"),
     ]
     outcomes = pl.concat(
-        [conv.group_by("to_agent").agg(*shares).sort("to_agent"), conv.select(pl.lit("*").alias("to_agent"), *shares)]
+        [
+            conv.group_by("to_agent").agg(*shares).sort("to_agent"),
+            conv.select(pl.lit("*").alias("to_agent"), *shares),
+        ]
     )
 
     # -- failures, retries, tasks ------------------------------------------------------------------------
     retry_events = ev.filter(pl.col("type") == "a2a.retry").select(
-        pl.col("data").struct.field("errorCode").alias("code"), pl.col("data").struct.field("maxAttempts").alias("max_attempts")
+        pl.col("data").struct.field("errorCode").alias("code"),
+        pl.col("data").struct.field("maxAttempts").alias("max_attempts"),
     )
     failure_policy, failures = fit_failures(conv, retry_events["code"], wait)
     task_policy, tasks = fit_tasks(ev, kinds)
@@ -478,7 +580,10 @@ def fit_log(
             for a in agents
         ],
         workload=PoissonArrivals(
-            pairs=[PairRate(from_agent=f, to_agent=t, rate_per_s=r) for f, t, r in rates.select("from_agent", "to_agent", "rate_per_s").iter_rows()],
+            pairs=[
+                PairRate(from_agent=f, to_agent=t, rate_per_s=r)
+                for f, t, r in rates.select("from_agent", "to_agent", "rate_per_s").iter_rows()
+            ],
             hourly_profile=profile,
         ),
         n_messages=None,
@@ -506,8 +611,11 @@ def fit_log(
         turns=endings,
         turn_service=turn_time,
         outcomes=outcomes,
-        turn_times=turn_times.select("agent", "kind", "fit", "observed", "censored", "family", "mean_s", "cv", "median_s")
-        if turn_times.height else turn_times,
+        turn_times=turn_times.select(
+            "agent", "kind", "fit", "observed", "censored", "family", "mean_s", "cv", "median_s"
+        )
+        if turn_times.height
+        else turn_times,
         failures=failures,
         tasks=tasks,
     )

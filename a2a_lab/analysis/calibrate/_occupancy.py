@@ -70,14 +70,22 @@ def run_jobs(conv: pl.DataFrame, turn_replies: pl.DataFrame) -> pl.DataFrame:
         pl.lit(True).alias("on_target"),
     )
     answered = conv.filter(pl.col("_first_reply_ms").is_not_null()).select(
-        "_row", "from_agent", "to_agent", pl.col("_end_ms").alias("end"), "termination_reason", "announce_ran", reply.alias("_reply")
+        "_row",
+        "from_agent",
+        "to_agent",
+        pl.col("_end_ms").alias("end"),
+        "termination_reason",
+        "announce_ran",
+        reply.alias("_reply"),
     )
     turns = (
         turn_replies.join(answered, on="_row", how="inner")
         .filter(pl.col("event_ms") >= pl.col("_reply"))
         .sort("_row", "turn", "event_ms")
         .unique(["_row", "turn"], keep="first", maintain_order=True)
-        .with_columns(pl.col("event_ms").shift(1).over("_row").fill_null(pl.col("_reply")).alias("request"))
+        .with_columns(
+            pl.col("event_ms").shift(1).over("_row").fill_null(pl.col("_reply")).alias("request")
+        )
     )
     turn_jobs = turns.select(
         "_row",
@@ -89,9 +97,12 @@ def run_jobs(conv: pl.DataFrame, turn_replies: pl.DataFrame) -> pl.DataFrame:
         pl.lit(False).alias("timed_out"),
         (pl.col("turn") % 2 == 0).alias("on_target"),
     )
-    last = turns.group_by("_row").agg(pl.col("turn").max().alias("_last_turn"), pl.col("event_ms").max().alias("_last"))
+    last = turns.group_by("_row").agg(
+        pl.col("turn").max().alias("_last_turn"), pl.col("event_ms").max().alias("_last")
+    )
     tails = answered.join(last, on="_row", how="left").with_columns(
-        pl.col("_last_turn").fill_null(0), pl.max_horizontal("_reply", "_last").cast(pl.Float64).alias("request")
+        pl.col("_last_turn").fill_null(0),
+        pl.max_horizontal("_reply", "_last").cast(pl.Float64).alias("request"),
     )
     unlogged = pl.col("termination_reason").is_in(UNLOGGED_TURN_REASONS).fill_null(False)
     timed_out = (pl.col("termination_reason") == "turn_timeout").fill_null(False)
@@ -100,22 +111,37 @@ def run_jobs(conv: pl.DataFrame, turn_replies: pl.DataFrame) -> pl.DataFrame:
     # the announce step (if it ran) on the target's session: the complete does not wait for
     # its end, so it is hidden
     announce = tails.filter(pl.col("announce_ran").fill_null(True)).select(
-        *common[:1], pl.lit("tail").alias("job"), *common[1:], pl.col("to_agent").alias("agent"),
-        pl.lit(None, dtype=pl.Float64).alias("end"), pl.lit(False).alias("timed_out"), pl.lit(True).alias("on_target"),
+        *common[:1],
+        pl.lit("tail").alias("job"),
+        *common[1:],
+        pl.col("to_agent").alias("agent"),
+        pl.lit(None, dtype=pl.Float64).alias("end"),
+        pl.lit(False).alias("timed_out"),
+        pl.lit(True).alias("on_target"),
     )
     # a turn that logged no reply ran on the next speaker's session; one that timed out goes on unseen
     turn_tail = tails.filter(unlogged).select(
-        *common[:1], pl.lit("tail").alias("job"), *common[1:],
+        *common[:1],
+        pl.lit("tail").alias("job"),
+        *common[1:],
         pl.when(requester_next).then("from_agent").otherwise("to_agent").alias("agent"),
         pl.when(timed_out).then(None).otherwise(pl.col("end")).cast(pl.Float64).alias("end"),
-        timed_out.alias("timed_out"), (~requester_next).alias("on_target"),
+        timed_out.alias("timed_out"),
+        (~requester_next).alias("on_target"),
     )
     # without a complete, what followed the reply is unknown: it may hold the requester too
     open_end = tails.filter(pl.col("end").is_null()).select(
-        *common[:1], pl.lit("tail").alias("job"), *common[1:], pl.col("from_agent").alias("agent"),
-        pl.lit(None, dtype=pl.Float64).alias("end"), pl.lit(False).alias("timed_out"), pl.lit(False).alias("on_target"),
+        *common[:1],
+        pl.lit("tail").alias("job"),
+        *common[1:],
+        pl.col("from_agent").alias("agent"),
+        pl.lit(None, dtype=pl.Float64).alias("end"),
+        pl.lit(False).alias("timed_out"),
+        pl.lit(False).alias("on_target"),
     )
-    return pl.concat([first, turn_jobs, announce, turn_tail, open_end], how="diagonal").filter(pl.col("agent").is_not_null())
+    return pl.concat([first, turn_jobs, announce, turn_tail, open_end], how="diagonal").filter(
+        pl.col("agent").is_not_null()
+    )
 
 
 def with_idle(jobs: pl.DataFrame) -> pl.DataFrame:
@@ -170,7 +196,9 @@ def with_idle(jobs: pl.DataFrame) -> pl.DataFrame:
         )
         .with_columns(before(pl.col("_hold")).alias("_held"))
         .with_columns(
-            pl.when(on_target & (pl.col("_held") <= start) & (pl.col("_other_end") <= start)).then(start).alias("run_start"),
+            pl.when(on_target & (pl.col("_held") <= start) & (pl.col("_other_end") <= start))
+            .then(start)
+            .alias("run_start"),
             (
                 (pl.col("_target_end") <= pl.col("request"))
                 & (pl.col("_other_end") <= pl.col("request"))

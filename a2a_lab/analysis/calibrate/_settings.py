@@ -34,7 +34,9 @@ from a2a_lab.sim.policies import ERROR_KINDS, REQUEST_TIMEOUT, FailurePolicy, Re
 __all__ = ["fit_failures", "fit_retry", "fit_tasks"]
 
 #: Error kinds by the code the reference classifies them to, and their level.
-_KIND_OF_CODE: Final = {k.info.code: k.name for k in ERROR_KINDS[:REQUEST_TIMEOUT] if k.name != "llm_timeout"}
+_KIND_OF_CODE: Final = {
+    k.info.code: k.name for k in ERROR_KINDS[:REQUEST_TIMEOUT] if k.name != "llm_timeout"
+}
 _LEVEL: Final = {k.name: k.level for k in ERROR_KINDS}
 #: The events that end a task.
 TERMINAL: Final = ("task.completed", "task.cancelled")
@@ -46,7 +48,9 @@ def _kind_of_reason(reason: str) -> str:
     return _KIND_OF_CODE.get(code, "error_unknown")
 
 
-def fit_failures(conv: pl.DataFrame, retry_codes: pl.Series, wait: WaitPolicy) -> tuple[FailurePolicy | None, pl.DataFrame]:
+def fit_failures(
+    conv: pl.DataFrame, retry_codes: pl.Series, wait: WaitPolicy
+) -> tuple[FailurePolicy | None, pl.DataFrame]:
     """Failure chances per error kind (module documentation).
 
     Parameters
@@ -89,18 +93,46 @@ def fit_failures(conv: pl.DataFrame, retry_codes: pl.Series, wait: WaitPolicy) -
             call_counts[kind] = call_counts.get(kind, 0) + int(n)
     # a reply after its wait, a timeout after the whole limit, an error at its first failed call
     timeout = (outcome == "no_reply") & (reason == "timeout")
-    waited = conv.filter(outcome.is_in(["replied", "no_reply"])).select(
-        pl.when(timeout).then(wait.max_wait_s).otherwise(pl.col("latency_s").fill_null(0.0)).clip(upper_bound=wait.max_wait_s)
-    ).to_series().to_numpy()
-    calls = float(np.maximum(np.ceil(waited / wait.chunk_s), 1.0).sum()) + float(conv["retries"].fill_null(0).sum())
+    waited = (
+        conv.filter(outcome.is_in(["replied", "no_reply"]))
+        .select(
+            pl.when(timeout)
+            .then(wait.max_wait_s)
+            .otherwise(pl.col("latency_s").fill_null(0.0))
+            .clip(upper_bound=wait.max_wait_s)
+        )
+        .to_series()
+        .to_numpy()
+    )
+    calls = float(np.maximum(np.ceil(waited / wait.chunk_s), 1.0).sum()) + float(
+        conv["retries"].fill_null(0).sum()
+    )
     rows = [
-        {"kind": k, "level": "run", "count": n, "exposure": float(seen_runs), "rate": n / seen_runs if seen_runs else 0.0}
+        {
+            "kind": k,
+            "level": "run",
+            "count": n,
+            "exposure": float(seen_runs),
+            "rate": n / seen_runs if seen_runs else 0.0,
+        }
         for k, n in sorted(run_counts.items())
     ] + [
-        {"kind": k, "level": "call", "count": n, "exposure": calls, "rate": n / calls if calls else 0.0}
+        {
+            "kind": k,
+            "level": "call",
+            "count": n,
+            "exposure": calls,
+            "rate": n / calls if calls else 0.0,
+        }
         for k, n in sorted(call_counts.items())
     ]
-    schema = {"kind": pl.String, "level": pl.String, "count": pl.Int64, "exposure": pl.Float64, "rate": pl.Float64}
+    schema = {
+        "kind": pl.String,
+        "level": pl.String,
+        "count": pl.Int64,
+        "exposure": pl.Float64,
+        "rate": pl.Float64,
+    }
     table = pl.DataFrame(rows, schema=schema)
     rates = {r["kind"]: r["rate"] for r in rows if r["rate"] > 0}
     return (FailurePolicy(rates=rates) if rates else None), table  # type: ignore[arg-type]
@@ -114,7 +146,9 @@ def fit_retry(max_attempts: pl.Series) -> ReferenceRetry:
     return ReferenceRetry(max_retries=int(logged.max()))  # type: ignore[arg-type]
 
 
-def fit_tasks(events: pl.DataFrame, kinds: dict[str, str]) -> tuple[TaskPolicy | None, pl.DataFrame]:
+def fit_tasks(
+    events: pl.DataFrame, kinds: dict[str, str]
+) -> tuple[TaskPolicy | None, pl.DataFrame]:
     """Task durations, gaps and agents from ``task.started`` / ``task.completed`` (module documentation).
 
     Returns
@@ -125,33 +159,54 @@ def fit_tasks(events: pl.DataFrame, kinds: dict[str, str]) -> tuple[TaskPolicy |
         null: open), ``last_time`` (its last event).
     """
     task_id = pl.col("data").struct.field("taskId")
-    tagged = events.filter(task_id.is_not_null()).select("type", "agent_id", task_id.alias("task_id"), "event_ms")
-    started = tagged.filter(pl.col("type") == "task.started").group_by("task_id").agg(
-        pl.col("agent_id").first(), pl.col("event_ms").min().alias("start")
+    tagged = events.filter(task_id.is_not_null()).select(
+        "type", "agent_id", task_id.alias("task_id"), "event_ms"
     )
-    done = tagged.filter(pl.col("type").is_in(TERMINAL)).group_by("task_id").agg(pl.col("event_ms").min().alias("end"))
+    started = (
+        tagged.filter(pl.col("type") == "task.started")
+        .group_by("task_id")
+        .agg(pl.col("agent_id").first(), pl.col("event_ms").min().alias("start"))
+    )
+    done = (
+        tagged.filter(pl.col("type").is_in(TERMINAL))
+        .group_by("task_id")
+        .agg(pl.col("event_ms").min().alias("end"))
+    )
     seen = tagged.group_by("task_id").agg(pl.col("event_ms").max().alias("last"))
     tasks = (
-        started.join(done, on="task_id", how="left").join(seen, on="task_id", how="left")
+        started.join(done, on="task_id", how="left")
+        .join(seen, on="task_id", how="left")
         .select("agent_id", "task_id", "start", "end", "last")
         .sort("agent_id", "start")
     )
     table = tasks.select(
-        "agent_id", "task_id", *(ms_to_time(pl.col(c)).alias(f"{c}_time") for c in ("start", "end", "last"))
+        "agent_id",
+        "task_id",
+        *(ms_to_time(pl.col(c)).alias(f"{c}_time") for c in ("start", "end", "last")),
     )
     if tasks.height < 2:
         return None, table
     length = (pl.col("end") - pl.col("start")) / 1000.0
-    observed = tasks.filter(pl.col("end").is_not_null()).select(length.alias("s")).filter(pl.col("s") > 0)["s"].to_numpy()
+    observed = (
+        tasks.filter(pl.col("end").is_not_null())
+        .select(length.alias("s"))
+        .filter(pl.col("s") > 0)["s"]
+        .to_numpy()
+    )
     # an open task lasted at least until its last event (not until the log's end: the log
     # does not say when an abandoned task stopped)
-    open_s = tasks.filter(pl.col("end").is_null()).select(((pl.col("last") - pl.col("start")) / 1000.0).alias("s")).filter(
-        pl.col("s") > 0
-    )["s"].to_numpy()
+    open_s = (
+        tasks.filter(pl.col("end").is_null())
+        .select(((pl.col("last") - pl.col("start")) / 1000.0).alias("s"))
+        .filter(pl.col("s") > 0)["s"]
+        .to_numpy()
+    )
     if observed.size == 0:
         return None, table
     duration = fit_service_time(observed, open_s, "lognormal")
-    gaps = tasks.select(((pl.col("start").shift(-1).over("agent_id") - pl.col("end")) / 1000.0).alias("gap"))["gap"].drop_nulls()
+    gaps = tasks.select(
+        ((pl.col("start").shift(-1).over("agent_id") - pl.col("end")) / 1000.0).alias("gap")
+    )["gap"].drop_nulls()
     gaps = gaps.filter(gaps > 0)
     mean_gap = float(gaps.mean()) if gaps.len() else TaskPolicy().mean_gap_s  # type: ignore[arg-type]
     runners = set(tasks["agent_id"].drop_nulls().to_list())
@@ -159,4 +214,6 @@ def fit_tasks(events: pl.DataFrame, kinds: dict[str, str]) -> tuple[TaskPolicy |
     cv = getattr(duration, "cv", 1.0)
     if not (math.isfinite(duration.mean) and math.isfinite(cv)):
         return None, table
-    return TaskPolicy(mean_duration_s=duration.mean, duration_cv=cv, mean_gap_s=mean_gap, agents=agents), table
+    return TaskPolicy(
+        mean_duration_s=duration.mean, duration_cv=cv, mean_gap_s=mean_gap, agents=agents
+    ), table

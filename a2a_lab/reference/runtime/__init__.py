@@ -19,7 +19,11 @@ Nothing here keeps global state: guards and gates are objects, time is an argume
 randomness is a drawn number passed in.
 """
 
-from a2a_lab.reference.runtime.announce import AnnounceTarget, is_agent_session_key, should_run_announce
+from a2a_lab.reference.runtime.announce import (
+    AnnounceTarget,
+    is_agent_session_key,
+    should_run_announce,
+)
 from a2a_lab.reference.runtime.concurrency import (
     DEFAULT_CONCURRENCY,
     GATE_BLOCKED_TEXT,
@@ -54,7 +58,10 @@ from a2a_lab.reference.runtime.loop_guard import (
     is_self_message,
     pair_key,
 )
-from a2a_lab.reference.runtime.message_context import agent_id_from_session_key, build_agent_to_agent_message_context
+from a2a_lab.reference.runtime.message_context import (
+    agent_id_from_session_key,
+    build_agent_to_agent_message_context,
+)
 from a2a_lab.reference.runtime.outcome import (
     OutcomeText,
     build_no_reply_outcome_message,

@@ -153,5 +153,7 @@ def js_string(value: object) -> str:
         return js_number_str(value)
     if isinstance(value, list | tuple):
         # Array.prototype.join writes null and undefined items as ""
-        return ",".join("" if item is None or item is UNDEFINED else js_string(item) for item in value)
+        return ",".join(
+            "" if item is None or item is UNDEFINED else js_string(item) for item in value
+        )
     return "[object Object]"

@@ -79,5 +79,7 @@ def should_run_announce(
     if target.channel == INTERNAL_CHANNEL:
         return False
     if requester_session_key and target_session_key:
-        return not (is_agent_session_key(requester_session_key) and is_agent_session_key(target_session_key))
+        return not (
+            is_agent_session_key(requester_session_key) and is_agent_session_key(target_session_key)
+        )
     return True

@@ -47,7 +47,9 @@ class ConcurrencyConfig(BaseModel):
     ConcurrencyConfig(max_concurrent_flows=5, queue_timeout_ms=30000.0)
     """
 
-    model_config = ConfigDict(frozen=True, alias_generator=to_camel, populate_by_name=True, extra="forbid")
+    model_config = ConfigDict(
+        frozen=True, alias_generator=to_camel, populate_by_name=True, extra="forbid"
+    )
 
     max_concurrent_flows: int = Field(3, ge=1)
     queue_timeout_ms: float = Field(30_000.0, ge=0)
@@ -245,4 +247,3 @@ class ConcurrencyGate:
             self._active[agent_id] = count
         else:
             self._active.pop(agent_id, None)
-

@@ -86,7 +86,11 @@ def _wait_rule(
 #: ``status: "error"`` responses, first match wins; else ``unknown/error_unknown``.
 WAIT_ERROR_RULES: Final[tuple[WaitErrorRule, ...]] = (
     _wait_rule(
-        "rate.?limit|429|too many requests", ErrorCategory.TRANSIENT, "rate_limit", True, "rate limit"
+        "rate.?limit|429|too many requests",
+        ErrorCategory.TRANSIENT,
+        "rate_limit",
+        True,
+        "rate limit",
     ),
     _wait_rule(
         "context.?length|token.?limit|too.?long|maximum.?context",
@@ -156,7 +160,9 @@ def classify_error(error: BaseException | Mapping[str, object]) -> ErrorInfo:
     if status == "ok":
         return ErrorInfo(ErrorCategory.TRANSIENT, "ok", "not an error", False)
     if status == "not_found":
-        return ErrorInfo(ErrorCategory.PERMANENT, "run_not_found", "run ID not found on gateway", False)
+        return ErrorInfo(
+            ErrorCategory.PERMANENT, "run_not_found", "run ID not found on gateway", False
+        )
     if status == "error":
         lowered = (error_text or "").lower()
         for rule in WAIT_ERROR_RULES:
@@ -169,4 +175,6 @@ def classify_error(error: BaseException | Mapping[str, object]) -> ErrorInfo:
         reason = "agent.wait chunk timeout (agent still running)"
         return ErrorInfo(ErrorCategory.TRANSIENT, "wait_chunk_timeout", reason, True)
     shown = js_string(status) if "status" in error else "undefined"
-    return ErrorInfo(ErrorCategory.UNKNOWN, "unexpected_status", f"unexpected status: {shown}", True)
+    return ErrorInfo(
+        ErrorCategory.UNKNOWN, "unexpected_status", f"unexpected status: {shown}", True
+    )

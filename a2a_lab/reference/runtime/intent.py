@@ -21,7 +21,9 @@ from typing import Final, Literal
 
 from a2a_lab.reference.runtime._js import JS_DOT, JS_FLAGS_I, is_finite_js_number
 
-Intent = Literal["notification", "escalation", "result_report", "request", "collaboration", "question"]
+Intent = Literal[
+    "notification", "escalation", "result_report", "request", "collaboration", "question"
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,7 +79,12 @@ def _rule(source: str, intent: Intent, turns: int, confidence: float) -> IntentR
 #: ``$`` without the ``m`` flag matches only at the very end).
 INTENT_RULES_V1: Final[IntentRules] = IntentRules(
     rules=(
-        _rule(r"\[NO_REPLY_NEEDED\]|\[NOTIFICATION\]|전달합니다|공유합니다|알림:", "notification", 0, 1.0),
+        _rule(
+            r"\[NO_REPLY_NEEDED\]|\[NOTIFICATION\]|전달합니다|공유합니다|알림:",
+            "notification",
+            0,
+            1.0,
+        ),
         _rule(r"\[URGENT\]|\[ESCALATION\]", "escalation", 0, 1.0),
         _rule(
             r"\[outcome\]|\[result\]|작업.*완료|결과.*보고|분석.*결과|completed|finished|done",
@@ -153,7 +160,9 @@ _INTENT_TURNS: Final = MappingProxyType(
 )
 
 
-def payload_intent(payload_type: str | None, *, reference_caller: bool = False) -> IntentResult | None:
+def payload_intent(
+    payload_type: str | None, *, reference_caller: bool = False
+) -> IntentResult | None:
     """The intent a structured payload's type stands for, replacing the classifier.
 
     Parameters
@@ -204,7 +213,9 @@ def resolve_intent(
     return from_payload if from_payload is not None else classify_intent(message or "", rules)
 
 
-def effective_turns(configured_max_turns: int, intent: IntentResult, *, skip_ping_pong: bool = False) -> int:
+def effective_turns(
+    configured_max_turns: int, intent: IntentResult, *, skip_ping_pong: bool = False
+) -> int:
     """The ping-pong turns to run (reference ``resolveEffectivePingPongTurns``).
 
     Parameters

@@ -27,7 +27,9 @@ NO_REPLY_TEXT: Final = "[outcome] no_reply: 메시지가 전달되었으나 응�
 LEGACY_NO_REPLY_TEXT: Final = "[outcome] blocked: 응답을 받지 못했습니다"
 
 #: The parenthesised text the reference appends for each ``waitStatus`` reason.
-REASON_TEXTS: Final = MappingProxyType({"not_found": "실행 상태를 찾을 수 없음", "error": "실행 오류"})
+REASON_TEXTS: Final = MappingProxyType(
+    {"not_found": "실행 상태를 찾을 수 없음", "error": "실행 오류"}
+)
 
 
 def timeout_reason_text(max_wait_ms: float = 300_000) -> str:
@@ -119,7 +121,10 @@ class OutcomeText(NamedTuple):
 
 
 # (kind, sentence) after `[outcome] `: today's and the older wording of "no reply"
-_NO_REPLY_SENTENCES: Final = tuple(tuple(t.removeprefix("[outcome] ").split(": ", 1)) for t in (NO_REPLY_TEXT, LEGACY_NO_REPLY_TEXT))
+_NO_REPLY_SENTENCES: Final = tuple(
+    tuple(t.removeprefix("[outcome] ").split(": ", 1))
+    for t in (NO_REPLY_TEXT, LEGACY_NO_REPLY_TEXT)
+)
 
 
 def _reason_of(suffix: str) -> str | None:

@@ -25,7 +25,9 @@ SkipTokenMode = Literal["0b3325a28", "main"]
 DEFAULT_SKIP_TOKEN_MODE: Final[SkipTokenMode] = "0b3325a28"
 
 
-def is_skip_token(text: str | None, token: str, mode: SkipTokenMode = DEFAULT_SKIP_TOKEN_MODE) -> bool:
+def is_skip_token(
+    text: str | None, token: str, mode: SkipTokenMode = DEFAULT_SKIP_TOKEN_MODE
+) -> bool:
     """Whether ``text`` is the skip ``token`` under the given version's rule.
 
     Parameters

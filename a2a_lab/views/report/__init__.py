@@ -120,7 +120,11 @@ def report(
     ValueError
         A time, time zone, limit or simulator configuration that is not valid, naming it.
     """
-    for name, value in (("max_sessions", max_sessions), ("max_messages", max_messages), ("max_rows", max_rows)):
+    for name, value in (
+        ("max_sessions", max_sessions),
+        ("max_messages", max_messages),
+        ("max_rows", max_rows),
+    ):
         if isinstance(value, bool) or not isinstance(value, int) or value < 0:
             raise ValueError(f"{name}: expected an integer >= 0, not {value!r}")
     check_tz(tz)
@@ -129,11 +133,18 @@ def report(
     else:
         loaded = load(source)
         label = ", ".join(map(str, source)) if isinstance(source, list) else str(source)
-    data = collect(loaded, source=label, since=since, until=until, tz=tz, now=now, sim=sim, seed=seed)
+    data = collect(
+        loaded, source=label, since=since, until=until, tz=tz, now=now, sim=sim, seed=seed
+    )
     body = "".join(
         (
             _sections.overview(data),
-            _sections.sessions(data, max_sessions=max_sessions, max_messages=max_messages, discord_users=discord_users),
+            _sections.sessions(
+                data,
+                max_sessions=max_sessions,
+                max_messages=max_messages,
+                discord_users=discord_users,
+            ),
             _sections.conversations(data, max_rows=max_rows),
             _sections.graph(data),
             _sections.health(data, max_per_rule=max_rows),

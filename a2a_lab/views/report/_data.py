@@ -8,7 +8,7 @@ snake_case rename of the analysis layer is a local edit.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +36,9 @@ def check_tz(tz: str) -> str:
     try:
         pl.select(pl.lit(0).cast(pl.Datetime("ms", "UTC")).dt.convert_time_zone(tz))
     except (pl.exceptions.ComputeError, pl.exceptions.InvalidOperationError):
-        raise ValueError(f"tz: unknown time zone {tz!r} (an IANA name such as Asia/Seoul)") from None
+        raise ValueError(
+            f"tz: unknown time zone {tz!r} (an IANA name such as Asia/Seoul)"
+        ) from None
     return tz
 
 
@@ -59,13 +61,19 @@ def instant_ms(value: str | int | float | datetime | None, name: str) -> float |
     if isinstance(value, str):
         text = value.strip()
         try:
-            value = datetime.fromisoformat(text.replace("Z", "+00:00") if text.endswith("Z") else text)
+            value = datetime.fromisoformat(
+                text.replace("Z", "+00:00") if text.endswith("Z") else text
+            )
         except ValueError:
-            raise ValueError(f"{name}: {text!r} is not an ISO time (e.g. 2026-02-19T11:20:00Z)") from None
+            raise ValueError(
+                f"{name}: {text!r} is not an ISO time (e.g. 2026-02-19T11:20:00Z)"
+            ) from None
     if isinstance(value, datetime):
-        aware = value if value.tzinfo is not None else value.replace(tzinfo=timezone.utc)
+        aware = value if value.tzinfo is not None else value.replace(tzinfo=UTC)
         return aware.timestamp() * 1000.0
-    raise ValueError(f"{name}: expected an ISO time, a datetime or epoch ms, not {type(value).__name__}")
+    raise ValueError(
+        f"{name}: expected an ISO time, a datetime or epoch ms, not {type(value).__name__}"
+    )
 
 
 @dataclass(frozen=True)
@@ -123,8 +131,14 @@ def _guards(events: pl.DataFrame) -> pl.DataFrame:
         )
     return pl.DataFrame(
         rows,
-        schema={"name": pl.String, "limit": pl.Int64, "window_s": pl.Float64, "counted": pl.Int64,
-                "blocked": pl.Int64, "pairs": pl.Int64},
+        schema={
+            "name": pl.String,
+            "limit": pl.Int64,
+            "window_s": pl.Float64,
+            "counted": pl.Int64,
+            "blocked": pl.Int64,
+            "pairs": pl.Int64,
+        },
     )
 
 
@@ -140,11 +154,21 @@ def _quantiles(conv: pl.DataFrame, source: str) -> pl.DataFrame:
     measures = _measures(conv)
     return pl.DataFrame(
         [
-            {"measure": m, "quantile": q, "source": source, "value": measures[m].drop_nulls().quantile(q, "linear")}
+            {
+                "measure": m,
+                "quantile": q,
+                "source": source,
+                "value": measures[m].drop_nulls().quantile(q, "linear"),
+            }
             for m in measures.columns
             for q in TWIN_QUANTILES
         ],
-        schema={"measure": pl.String, "quantile": pl.Float64, "source": pl.String, "value": pl.Float64},
+        schema={
+            "measure": pl.String,
+            "quantile": pl.Float64,
+            "source": pl.String,
+            "value": pl.Float64,
+        },
     )
 
 
@@ -175,7 +199,10 @@ def _twin(sim: Any, seed: int, observed: pl.DataFrame, observed_hours: float) ->
     simulated_events = simulate(config, seed=seed).events
     simulated = conversations(enrich(simulated_events))
     quantiles = pl.concat([_quantiles(observed, "observed"), _quantiles(simulated, "simulated")])
-    obs, sim_rates = _rates(observed, observed_hours), _rates(simulated, _span_hours(simulated_events))
+    obs, sim_rates = (
+        _rates(observed, observed_hours),
+        _rates(simulated, _span_hours(simulated_events)),
+    )
     rates = pl.DataFrame(
         [{"measure": k, "observed": obs[k], "simulated": sim_rates[k]} for k in obs],
         schema={"measure": pl.String, "observed": pl.Float64, "simulated": pl.Float64},

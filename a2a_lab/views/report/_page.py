@@ -23,8 +23,12 @@ FONT_STACK = (
     '"Noto Sans CJK KR", "Apple SD Gothic Neo", "Malgun Gothic", sans-serif'
 )
 # Hangul, CJK punctuation and ideographs: the ranges the embedded subset serves
-_CJK = re.compile(r"[\u1100-\u11ff\u3000-\u303f\u3130-\u318f\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uff00-\uffef]")
-_UNICODE_RANGE = "U+1100-11FF, U+3000-303F, U+3130-318F, U+3400-4DBF, U+4E00-9FFF, U+AC00-D7AF, U+FF00-FFEF"
+_CJK = re.compile(
+    r"[\u1100-\u11ff\u3000-\u303f\u3130-\u318f\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uff00-\uffef]"
+)
+_UNICODE_RANGE = (
+    "U+1100-11FF, U+3000-303F, U+3130-318F, U+3400-4DBF, U+4E00-9FFF, U+AC00-D7AF, U+FF00-FFEF"
+)
 
 CSS = """
 :root { --muted: #666; --line: #ddd; }
@@ -134,7 +138,9 @@ def _font_face(body: str) -> str:
     )
 
 
-def page(*, title: str, subtitle: str, nav: list[tuple[str, str]], body: str, embed_font: bool = True) -> str:
+def page(
+    *, title: str, subtitle: str, nav: list[tuple[str, str]], body: str, embed_font: bool = True
+) -> str:
     """The whole HTML document around the sections' HTML."""
     scripts = (vega_bundle(), embed_script(FONT_STACK), FILTER_SCRIPT)
     csp = content_security_policy(scripts)
@@ -147,7 +153,7 @@ def page(*, title: str, subtitle: str, nav: list[tuple[str, str]], body: str, em
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f"<title>{escape_html(title)}</title><style>{style}</style>"
         f"<script>{scripts[0]}</script></head><body>"
-        f"<header><h1>{escape_html(title)}</h1><div class=\"muted\">{escape_html(subtitle)}</div>"
+        f'<header><h1>{escape_html(title)}</h1><div class="muted">{escape_html(subtitle)}</div>'
         f"<nav>{links}</nav></header><main>{body}</main>"
         f"<script>{scripts[1]}</script><script>{scripts[2]}</script></body></html>\n"
     )
