@@ -21,6 +21,7 @@ import numpy as np
 import polars as pl
 
 from a2a_lab._frames import narrow, same_kind
+from a2a_lab._timefmt import format_time
 from a2a_lab.exchanges import exchange_events, from_agent_expr, to_agent_expr
 from a2a_lab.reference.jsstr import js_string_expr, js_trim_expr
 from a2a_lab.timeparse import Instant, to_epoch_ms, window_ms
@@ -258,7 +259,13 @@ def _a2a_sequence(events: pl.DataFrame) -> list[pl.LazyFrame]:
             pl.col("work_session_id").first(ignore_nulls=True),
             pl.col("task_id").first(ignore_nulls=True),
             pl.col("line").alias("lines"),
-            pl.col("_turn").cast(pl.Int64).cast(pl.String).str.join(", ").alias("_turns"),
+            # a turn beyond the integers (1e19, 1e308: fuzzed input) is shown as its number
+            pl.coalesce(
+                pl.col("_turn").cast(pl.Int64, strict=False).cast(pl.String),
+                pl.col("_turn").cast(pl.String),
+            )
+            .str.join(", ")
+            .alias("_turns"),
         )
     )
     out.append(
@@ -518,10 +525,10 @@ def _guard_findings(
             pl.col("pair"),
             pl.lit(limit),
             pl.lit(window_s),
-            pl.col("first_ms")
-            .cast(pl.Int64)
-            .cast(pl.Datetime("ms"))
-            .dt.strftime("%Y-%m-%dT%H:%M:%S%.3fZ"),
+            format_time(
+                pl.col("first_ms").cast(pl.Int64).cast(pl.Datetime("ms")),
+                "%Y-%m-%dT%H:%M:%S%.3fZ",
+            ),
         ),
     )
 
@@ -545,7 +552,15 @@ def _relay_depth(events: pl.DataFrame, max_depth: int) -> pl.LazyFrame:
     return _findings(
         rows,
         "guard.relay_depth",
-        pl.format("relay depth {} > {}", pl.col("_depth").cast(pl.Int64), pl.lit(max_depth)),
+        pl.format(
+            "relay depth {} > {}",
+            # a depth beyond the 64-bit integers (fuzzed: 1e19) is shown as that number
+            pl.coalesce(
+                pl.col("_depth").cast(pl.Int64, strict=False).cast(pl.String),
+                pl.col("_depth").cast(pl.String),
+            ),
+            pl.lit(max_depth),
+        ),
     )
 
 
@@ -568,7 +583,11 @@ def _clock(events: pl.DataFrame, now_ms: float, tolerance_ms: float) -> list[pl.
             pl.format(
                 "{} at {} is in the future",
                 pl.col("type"),
-                pl.col("event_time").dt.strftime("%Y-%m-%dT%H:%M:%SZ"),
+                # beyond Date's range (±8.64e15 ms) there is no instant: the ms as logged
+                pl.coalesce(
+                    format_time(pl.col("event_time"), "%Y-%m-%dT%H:%M:%SZ"),
+                    pl.format("{} ms", pl.col("event_ms")),
+                ),
             ),
         ),
     ]
