@@ -13,6 +13,7 @@ import random
 import re
 from collections.abc import Callable
 from datetime import UTC, datetime
+from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
@@ -298,12 +299,25 @@ TEXTS = [
 ]
 
 
-def event_line(rng: random.Random, base_ms: int, i: int) -> bytes:
+def event_line(rng: random.Random, base_ms: int, i: int, spice: float = 1.0) -> bytes:
     """An event-shaped line of a real type (the kind the analyses take up), fields sometimes hostile.
 
     ``base_ms`` + ``i`` seconds is its time, unless it draws an edge time (≈ 8.2e15–8.65e15
-    ms or a date beyond ``Date``'s range) or a hostile number.
+    ms or a date beyond ``Date``'s range) or a hostile number. ``spice``: the chance that the
+    line draws hostile values at all (else plain values: names, times, HTML-hostile texts
+    that are valid JSON strings and decode on the fast path).
     """
+    if rng.random() >= spice:
+        conv = rng.randrange(40)
+        frm, to = rng.sample(AGENTS[:5], 2)
+        msg = rng.choice(TEXTS[:4] + TEXTS[6:])
+        return (
+            f'{{"type":{_js(rng.choice(REAL_TYPES))},"agentId":{_js(frm)},'
+            f'"ts":{base_ms + i * 1000 + rng.randrange(1000)},"data":{{"fromAgent":{_js(frm)},'
+            f'"toAgent":{_js(to)},"conversationId":"conv-{conv}","workSessionId":"ws_{conv % 12}",'
+            f'"taskId":"task_{conv % 17}","turn":{rng.randrange(1, 6)},"maxTurns":5,'
+            f'"message":{_js(msg)}}}}}'
+        ).encode("utf-8", "surrogatepass")
     conv = rng.randrange(40)
     frm, to = rng.sample(AGENTS[:5], 2) if rng.random() < 0.9 else rng.sample(AGENTS, 2)
     r = rng.random()
@@ -352,12 +366,13 @@ def write_scale_dir(
     files: int = 20,
     lines_per_file: int = 5000,
     hostile: float = 0.05,
+    spice: float = 1.0,
 ) -> tuple[Path, int]:
     """A log directory of ``files`` bounded files (``files - 1`` rotated months + the live file).
 
     Each line is, with probability ``hostile``, a fully hostile line (:func:`hostile_line`:
     garbage, invalid UTF-8, truncation, deep nesting, …), else an event-shaped line of a
-    real type (:func:`event_line`). One file in five lives near JavaScript's largest time, so
+    real type (:func:`event_line`, hostile values with probability ``spice``). One file in five lives near JavaScript's largest time, so
     whole conversations, sessions and findings sit at 8.2e15–8.65e15 ms. Every fifth rotated
     file is gzipped; every tenth of those is truncated. Returns the directory and the number
     of physical lines written (each line ends with LF; the last line of a file may not).
@@ -371,7 +386,7 @@ def write_scale_dir(
             else 1_767_225_600_000 + f * 86_400_000
         )
         lines = [
-            hostile_line(rng) if rng.random() < hostile else event_line(rng, base, i)
+            hostile_line(rng) if rng.random() < hostile else event_line(rng, base, i, spice)
             for i in range(lines_per_file)
         ]
         body = b"\n".join(lines) + (b"\n" if rng.random() < 0.9 else b"")
@@ -423,14 +438,21 @@ def _each(name: str, fn: Callable[[], Any], failures: list[str]) -> Any:
 
 
 def check_source(
-    source: Path, *, raw: bool = False, views: int = 3, stats: dict[str, int] | None = None
+    source: Path,
+    *,
+    raw: bool = False,
+    views: int = 3,
+    stats: dict[str, int] | None = None,
+    lean: bool = False,
 ) -> list[str]:
     """Load ``source`` and run every analysis on it; return the invariant breaches (empty = fine).
 
     ``raw``: load with the original lines and check that ``write_events`` reproduces them byte
     for byte. ``views``: thread views rendered (those of the earliest and the latest sessions,
     so sessions at the edge of ``Date``'s range are among them). ``stats`` (if given) gets the
-    physical lines, events, rejects and blank lines of the load added to it.
+    physical lines, events, rejects and blank lines of the load added to it. ``lean`` (for
+    100,000-line directories within a minute): ``work_sessions.to_api`` with summary thread
+    events, no second ``check`` on the raw frame and no pm (the full set runs on the batches).
     """
     failures: list[str] = []
     res = _each("load", lambda: al.load(source, raw=raw), failures)
@@ -479,7 +501,11 @@ def check_source(
         _each(
             "work_sessions.to_api",
             lambda: js_well_formed_json(
-                deep_call(json.dumps, ws.to_api(), ensure_ascii=False)
+                deep_call(
+                    json.dumps,
+                    ws.to_api(thread_events="summary" if lean else "full"),
+                    ensure_ascii=False,
+                )
             ).encode(),
             failures,
         )
@@ -512,10 +538,11 @@ def check_source(
     found = _each("check", lambda: checks.check(enriched, report=rep), failures)
     if found is not None:
         _each("check.messages", lambda: _finding_texts(found), failures)
-    _each("check(raw events)", lambda: checks.check(ev), failures)
-    _each("pm.directly_follows", lambda: pm.directly_follows(enriched), failures)
-    _each("pm.variants", lambda: pm.variants(enriched), failures)
-    _each("pm.to_ocel2", lambda: json.dumps(pm.to_ocel2(enriched)), failures)
+    if not lean:
+        _each("check(raw events)", lambda: checks.check(ev), failures)
+        _each("pm.directly_follows", lambda: pm.directly_follows(enriched), failures)
+        _each("pm.variants", lambda: pm.variants(enriched), failures)
+        _each("pm.to_ocel2", lambda: json.dumps(pm.to_ocel2(enriched)), failures)
     _each("write_events", lambda: _roundtrip(ev, source, raw, failures), failures)
     return failures
 
@@ -531,11 +558,46 @@ def _finding_texts(found: pl.DataFrame) -> None:
 _UNSAFE_CHARS = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 
 
+class _LiveScripts(HTMLParser):
+    """Counts what a browser would run: planted ``<script>`` bodies, ``on*`` handlers and
+    ``javascript:`` links (the package's own search-box script calls no ``alert``)."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.live: list[str] = []
+        self._in_script = False
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self._in_script = tag == "script"
+        for name, value in attrs:
+            v = (value or "").strip().lower()
+            if name.startswith("on") and "alert" in v:
+                self.live.append(f"<{tag} {name}=...>")
+            if name in ("href", "src", "action") and v.startswith("javascript:"):
+                self.live.append(f"<{tag} {name}=javascript:...>")
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "script":
+            self._in_script = False
+
+    def handle_data(self, data: str) -> None:
+        if self._in_script and "alert(" in data:
+            self.live.append("<script>alert(…)")
+
+
+def live_scripts(html: str) -> list[str]:
+    """The planted scripts a browser would run in ``html`` (empty = none)."""
+    parser = _LiveScripts()
+    parser.feed(html)
+    parser.close()
+    return parser.live
+
+
 def _safe_html(html: str, where: str) -> None:
     """No planted script or handler is live, and no control or bidi character is displayed."""
-    low = html.lower()
-    if "<script>alert" in low or "onerror=alert" in low or 'href="javascript:' in low:
-        raise AssertionError(f"{where}: planted script is live in the HTML")
+    live = live_scripts(html)
+    if live:
+        raise AssertionError(f"{where}: planted script is live in the HTML: {live[:3]}")
     bad = _UNSAFE_CHARS.search(html)
     if bad:
         raise AssertionError(f"{where}: displays the control/bidi character {bad.group()!r}")
@@ -567,7 +629,9 @@ def _roundtrip(events: pl.DataFrame, source: Path, raw: bool, failures: list[str
             f"write_events round trip: {events.height} events -> {back.report.events} events"
             f" + {back.report.rejects.height} rejects on reload"
         )
-    elif back.events["type"].to_list() != events["type"].to_list():
+    elif sorted(back.events["type"].to_list()) != sorted(events["type"].to_list()):
+        # (the order may differ: load orders by time, and a time write_events cannot write
+        # exactly, e.g. a ts beyond every instant, is left out and said in its report)
         failures.append("write_events round trip: the types differ on reload")
 
 

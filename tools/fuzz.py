@@ -27,7 +27,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
-from fuzz_hostile import check_source, write_batch, write_scale_dir  # noqa: E402
+from fuzz_hostile import check_source, write_batch, write_scale_dir
 
 
 def main(argv: list[str] | None = None) -> int:
