@@ -568,7 +568,9 @@ class _LiveScripts(HTMLParser):
         self._in_script = False
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        self._in_script = tag == "script"
+        # a script a browser runs: no type or a JavaScript one (JSON data blocks are inert)
+        kind = (dict(attrs).get("type") or "").strip().lower()
+        self._in_script = tag == "script" and (kind in ("", "module") or "javascript" in kind)
         for name, value in attrs:
             v = (value or "").strip().lower()
             if name.startswith("on") and "alert" in v:
