@@ -5,12 +5,13 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast, overload
 
 import polars as pl
+from polars.datatypes import DataTypeClass
 
 from a2a_lab.io._decode import (
     RAW_PREVIEW,
@@ -139,7 +140,7 @@ class LoadResult:
     events: pl.DataFrame
     report: LoadReport = field(repr=False)
 
-    def __iter__(self):  # lets ``events, report = load(...)`` work
+    def __iter__(self) -> Iterator[pl.DataFrame | LoadReport]:  # ``events, report = load(...)``
         yield self.events
         yield self.report
 
@@ -207,7 +208,7 @@ def _concat_contiguous(frames: list[pl.DataFrame]) -> pl.DataFrame:
     if len(frames) == 1:
         return frames[0]
     schema = frames[0].schema
-    data_fields = [fld.name for fld in schema["data"].fields]  # type: ignore[union-attr]
+    data_fields = [fld.name for fld in cast(pl.Struct, schema["data"]).fields]
     # the data fields as their own columns (zero-copy), prefixed: some share a top-level name
     flat = [
         f.select(
@@ -452,6 +453,10 @@ class WriteReport:
         return self.canonical == 0
 
 
+@overload
+def write_events(events: pl.DataFrame, path: None = None) -> str: ...
+@overload
+def write_events(events: pl.DataFrame, path: str | Path) -> WriteReport: ...
 def write_events(events: pl.DataFrame, path: str | Path | None = None) -> str | WriteReport:
     """Write events as NDJSON, one line per row, in the frame's order.
 
@@ -515,7 +520,7 @@ def write_events(events: pl.DataFrame, path: str | Path | None = None) -> str | 
     )
 
 
-def _json_value(expr: pl.Expr, dtype: pl.DataType) -> pl.Expr:
+def _json_value(expr: pl.Expr, dtype: pl.DataType | DataTypeClass) -> pl.Expr:
     """JSON text of one column's values (null where the value is absent or not finite)."""
     if dtype.is_float():
         integral = (expr == expr.floor()) & (expr.abs() < 1e21)
@@ -593,22 +598,22 @@ def _canonical_line_expr(frame: pl.DataFrame) -> tuple[pl.Expr, pl.Expr | None]:
         *(n for n in REFERENCE_FIELD_ORDER if n in top),
         *(n for n in top if n not in REFERENCE_FIELD_ORDER),
     ]
-    members = []
-    dropped = []
+    members: list[tuple[str, pl.Expr]] = []
+    dropped: list[pl.Expr] = []
     for name in order:
         col = FRAME_COLUMN_NAMES.get(name, name)
         dtype = schema[col]
         if name == "data":
             fields = [
                 (f.name, _json_value(pl.col("data").struct.field(f.name), f.dtype))
-                for f in dtype.fields  # type: ignore[union-attr]
+                for f in cast(pl.Struct, dtype).fields
                 if f.name in present_data
             ]
             members.append((name, pl.when(pl.col("data").is_not_null()).then(_members(fields))))
             dropped += [
                 (~pl.col("data").struct.field(f.name).is_finite()).fill_null(False).sum()
-                for f in dtype.fields
-                if f.dtype.is_float() and f.name in present_data  # type: ignore[union-attr]
+                for f in cast(pl.Struct, dtype).fields
+                if f.dtype.is_float() and f.name in present_data
             ]
         else:
             members.append((name, _json_value(pl.col(col), dtype)))

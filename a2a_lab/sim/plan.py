@@ -49,6 +49,7 @@ from a2a_lab.sim.config import (
     ENDINGS,
     INTENTS,
     PAYLOAD_TYPES,
+    AgentConfig,
     PoissonArrivals,
     SimConfig,
     TraceArrivals,
@@ -318,7 +319,8 @@ def _profiled_times(
         bounds, slope, cumulative = grid(math.ceil(days * 24) + 48)
     # cumulative[k] < target <= cumulative[k + 1]: hour k has a positive rate
     k = np.searchsorted(cumulative, target, side="left") - 1
-    return bounds[k] + (target - cumulative[k]) / slope[k]
+    out: np.ndarray = bounds[k] + (target - cumulative[k]) / slope[k]
+    return out
 
 
 def _trace(wl: TraceArrivals) -> tuple[np.ndarray, list[str], list[str], list[str | None]]:
@@ -428,8 +430,10 @@ def _intents(
                 PAYLOAD_TYPES[p], reference_caller=mix.payload_turns == "reference_caller"
             )
             if p >= 0
-            else _classified(texts[t])
+            else None
         )
+        if result is None:  # no payload (every payload type maps to an intent)
+            result = _classified(texts[t])
         if mix.suggested_turns is not None and result.intent in mix.suggested_turns:
             result = IntentResult(
                 result.intent, mix.suggested_turns[result.intent], result.confidence
@@ -669,20 +673,20 @@ def _message_mix(
     # a payload's message says what its type means
     text_intent = mix_intent.copy()
     for p, ptype in enumerate(PAYLOAD_TYPES):
-        text_intent[payload == p] = INTENTS.index(_PAYLOAD_TEXT_INTENT[ptype])  # type: ignore[arg-type]
+        text_intent[payload == p] = INTENTS.index(_PAYLOAD_TEXT_INTENT[ptype])
     texts: list[str] = []
     bank_offset = np.empty(len(INTENTS), dtype=np.int32)
     bank_size = np.empty(len(INTENTS), dtype=np.int32)
-    for k, intent in enumerate(INTENTS):
-        bank_offset[k], bank_size[k] = len(texts), len(tx.MESSAGES[intent])
-        texts.extend(tx.MESSAGES[intent])
+    for k, name in enumerate(INTENTS):
+        bank_offset[k], bank_size[k] = len(texts), len(tx.MESSAGES[name])
+        texts.extend(tx.MESSAGES[name])
     size = bank_size[text_intent]
     text = bank_offset[text_intent] + np.minimum((u_text * size).astype(np.int32), size - 1)
     if recorded is not None:
         has_text = np.array([m is not None and m.strip() != "" for m in recorded], dtype=bool)
-        kept = dict.fromkeys(m for m, ok in zip(recorded, has_text, strict=True) if ok)
+        kept = dict.fromkeys(m for m in recorded if m is not None and m.strip() != "")
         distinct = {m: len(texts) + k for k, m in enumerate(kept)}
-        text = np.where(has_text, [distinct.get(m, 0) for m in recorded], text)
+        text = np.where(has_text, [0 if m is None else distinct.get(m, 0) for m in recorded], text)
         payload = np.where(has_text, -1, payload)
         texts.extend(distinct)
     text, payload = text.astype(np.int32), payload.astype(np.int32)
@@ -696,7 +700,7 @@ def _turn_draws(
     seed: np.random.SeedSequence,
     sender: np.ndarray,
     target: np.ndarray,
-    agent_cfg: list,
+    agent_cfg: list[AgentConfig],
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per turn number (rows) and message: run time, ending (-1 = goes on), text choice.
 
@@ -781,7 +785,7 @@ def _announce_draws(
     req_kind: np.ndarray,
     tgt_kind: np.ndarray,
     target: np.ndarray,
-    agent_cfg: list,
+    agent_cfg: list[AgentConfig],
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Whether the reference runs the announce step, whether its reply skips, its run time."""
     n = target.shape[0]

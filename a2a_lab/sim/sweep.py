@@ -274,7 +274,8 @@ def cache_key(config: SimConfig, seed: int, replication: int, warmup_s: float = 
 def _cache_read(directory: Path, key: str) -> dict[str, float] | None:
     path = directory / f"{key}.json"
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        out: dict[str, float] | None = json.loads(path.read_text(encoding="utf-8"))
+        return out
     except FileNotFoundError:
         return None
 
