@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +31,7 @@ import networkx as nx
 import polars as pl
 
 from a2a_lab._frames import number
+from a2a_lab.views.embed import chart_page, register_fonts
 from a2a_lab.views.palette import EVENT_FAMILY_COLORS, OTHER_COLOR, OUTCOME_COLORS, SEVERITY_COLORS
 
 __all__ = [
@@ -762,21 +762,6 @@ def quantile_comparison(
     return out
 
 
-@lru_cache(maxsize=1)
-def register_fonts() -> Path:
-    """Register Noto Sans KR (package ``pylopdf-fonts-ko``) with vl-convert, once per process.
-
-    vl-convert falls back to a registered font for characters the chart's font lacks, so
-    Korean labels render in PNG and SVG exports instead of empty boxes. Returns the font file.
-    """
-    import pylopdf_fonts_ko
-    import vl_convert as vlc
-
-    font = Path(pylopdf_fonts_ko.sans_path())
-    vlc.register_font_directory(str(font.parent))
-    return font
-
-
 def save_chart(chart: alt.TopLevelMixin, path: str | Path, *, scale: float = 2.0) -> Path:
     """Write a chart as ``.png``, ``.svg`` (via vl-convert) or a self-contained ``.html``.
 
@@ -785,8 +770,6 @@ def save_chart(chart: alt.TopLevelMixin, path: str | Path, *, scale: float = 2.0
     scripts are off.
     """
     import vl_convert as vlc
-
-    from a2a_lab.views.embed import chart_page
 
     register_fonts()
     out = Path(path)
