@@ -73,6 +73,7 @@ def main(argv: list[str] | None = None) -> int:
         else:
             shutil.rmtree(work, ignore_errors=True)
         elapsed = time.monotonic() - started
+        _write_summary(args, stats, dirs, breaches, kinds, started, seed)
         print(
             f"seed {seed}: {stats.get('lines', 0)} lines, {len(breaches)} breached dirs, "
             f"{elapsed:.0f} s",
@@ -80,18 +81,32 @@ def main(argv: list[str] | None = None) -> int:
             flush=True,
         )
         seed += 1
-    summary = {
+    summary = _write_summary(args, stats, dirs, breaches, kinds, started, seed - 1)
+    print(json.dumps(summary))
+    return 1 if breaches else 0
+
+
+def _write_summary(
+    args: argparse.Namespace,
+    stats: dict[str, int],
+    dirs: int,
+    breaches: list[dict[str, object]],
+    kinds: dict[str, int],
+    started: float,
+    last_seed: int,
+) -> dict[str, object]:
+    """Write ``summary.json`` (after every directory: a campaign stopped early keeps its count)."""
+    summary: dict[str, object] = {
         **stats,
         "directories": dirs,
         "breached_directories": len(breaches),
         "breaches_by_kind": kinds,
         "seconds": round(time.monotonic() - started, 1),
-        "seeds": [args.seed, seed - 1],
+        "seeds": [args.seed, last_seed],
         "args": {k: str(v) for k, v in vars(args).items()},
     }
     (args.out / "summary.json").write_text(json.dumps({**summary, "breaches": breaches}, indent=1))
-    print(json.dumps(summary))
-    return 1 if breaches else 0
+    return summary
 
 
 if __name__ == "__main__":
