@@ -513,7 +513,9 @@ def _rank_match_within(
     ``ready``: a candidate whose paired event comes later got none (it timed out), so it
     is dropped and the group paired again, first such candidate of each group first.
 
-    Returns the pairs and the dropped candidates (``group`` columns, ``exchange``, ``ready``).
+    Returns the pairs and the dropped candidates (their columns and ``_amb``: a paired
+    event of the group came within the dropped candidate's window, so it may have been its
+    own; the pair is then ambiguous too).
     """
     dropped: list[pl.DataFrame] = []
     # groups are independent: a group without a late pair is settled, only the rest go on
@@ -542,7 +544,34 @@ def _rank_match_within(
     gone_all = pl.concat(dropped) if dropped else cands.clear()
     all_ev = pl.concat([*settled_ev, ev_left])
     all_ca = pl.concat([*settled_ca, keep])
-    return _rank_match(all_ev, all_ca, group, ev_order, cand_order, ready), gone_all
+    pairs = _rank_match(all_ev, all_ca, group, ev_order, cand_order, ready)
+    if gone_all.height == 0 or pairs.height == 0:
+        return pairs, gone_all.with_columns(pl.lit(False).alias("_amb"))
+    # a dropped candidate was judged to have got no event; if a paired event of its group
+    # came within its window, that event may have been its own (the paired candidate then
+    # got none): the log cannot tell the two apart, so both are ambiguous
+    timed = pairs.join(all_ev.select("_seq", *group, "event_ms"), on="_seq", how="left")
+    could = timed.join(
+        gone_all.select(*group, pl.col("exchange").alias("_d"), pl.col(ready).alias("_d_ready")),
+        on=group,
+        how="inner",
+        nulls_equal=True,
+    ).filter(
+        (pl.col("event_ms") >= pl.col("_d_ready"))
+        & (pl.col("event_ms") <= pl.col("_d_ready") + window_ms)
+    )
+    hit_seq = could.select("_seq").unique()
+    pairs = pairs.join(
+        hit_seq.with_columns(pl.lit(True).alias("_hit")), on="_seq", how="left"
+    ).select("_seq", "exchange", (pl.col("_amb") | pl.col("_hit").fill_null(False)).alias("_amb"))
+    hit_d = could.select(*group, pl.col("_d").alias("exchange")).unique()
+    gone_all = gone_all.join(
+        hit_d.with_columns(pl.lit(True).alias("_amb")),
+        on=[*group, "exchange"],
+        how="left",
+        nulls_equal=True,
+    ).with_columns(pl.col("_amb").fill_null(False))
+    return pairs, gone_all
 
 
 def _out_of_order(fifo: pl.DataFrame, by_run: pl.DataFrame, ex: pl.DataFrame) -> pl.DataFrame:
@@ -672,13 +701,21 @@ def exchange_events(
 
     # retries carry the send's runId
     retries = ex.filter(t == "a2a.retry")
-    by_run = retries.join(
-        x.filter(pl.col("_run").is_not_null()).select(*_DIR, "_run", "exchange"),
-        on=[*_DIR, "_run"],
-        how="inner",
-        nulls_equal=True,
+    by_run = (
+        retries.join(
+            x.filter(pl.col("_run").is_not_null()).select(*_DIR, "_run", "exchange"),
+            on=[*_DIR, "_run"],
+            how="inner",
+            nulls_equal=True,
+        )
+        # a runId two sends carry: the first send, and both are ambiguous
+        .sort("_seq", "exchange")
+        .with_columns((pl.len().over("_seq") > 1).alias("_amb"))
     )
-    placed.append(by_run.select("_seq", "exchange", pl.lit(False).alias("_amb")))
+    run_twice = by_run.filter("_amb").select(*_DIR, "exchange")
+    by_run = by_run.group_by("_seq", maintain_order=True).agg(pl.all().first())
+    placed.append(by_run.select("_seq", "exchange", "_amb"))
+    amb_ex: list[pl.DataFrame] = [run_twice]
 
     # refusals: the gate's after GATE_TIMEOUT_MS, a safety limit's at once
     refusals = ex.filter(pl.col("_kind") == "blocked")
@@ -688,9 +725,14 @@ def exchange_events(
     delay = pl.col("event_ms") - pl.col("_send_ms")
     gate = (delay >= GATE_TIMEOUT_MS - 1) & (delay <= GATE_TIMEOUT_MS + _SLACK_MS)
     fits = fits.filter(gate | ((delay >= 0) & (delay <= _SLACK_MS)))
-    # two refusals may fit one send, a refusal several sends: first come first served
-    fits = fits.sort("_seq", "exchange").with_columns(pl.len().over("_seq").alias("_k"))
-    first_fit = fits.group_by("_seq").agg(pl.all().first())
+    # a refusal several sends fit goes to the one it fits best (the gate refuses exactly
+    # GATE_TIMEOUT_MS after the send, a safety limit at once; the log may only be late),
+    # ties to the earlier send; two refusals that fit one send are both ambiguous
+    miss = pl.min_horizontal((delay - GATE_TIMEOUT_MS).abs(), delay.abs())
+    fits = fits.sort(pl.col("_seq"), miss, pl.col("exchange")).with_columns(
+        pl.len().over("_seq").alias("_k")
+    )
+    first_fit = fits.group_by("_seq", maintain_order=True).agg(pl.all().first())
     first_fit = first_fit.with_columns(pl.len().over(*_DIR, "exchange").alias("_claims"))
     refused = first_fit.select(
         "_seq",
@@ -780,7 +822,7 @@ def exchange_events(
             pl.when("_u_max").then(pl.col("_max")).alias("_k_max"),
         )
         keys = [*_DIR, "_k_intent", "_k_type", "_k_max"]
-        matched, _ = _rank_match_within(
+        matched, gone = _rank_match_within(
             at,
             c,
             keys,
@@ -790,6 +832,7 @@ def exchange_events(
             TURN_TIMEOUT_MS + _SLACK_MS,
         )
         turn_rows.append(matched)
+        amb_ex.append(gone.filter("_amb").select(*_DIR, "exchange"))
         nxt = matched.join(at.select("_seq", "event_ms", "_max", "_term", *_DIR), on="_seq").join(
             x, on=[*_DIR, "exchange"], nulls_equal=True
         )
@@ -862,7 +905,7 @@ def exchange_events(
         ).alias("_pending"),
     )
     with_turns = ready.filter(pl.col("_kind") == "reply").rename({"_turns": "_actual"})
-    m_turns, _ = _rank_match_within(
+    m_turns, gone = _rank_match_within(
         counted,
         with_turns,
         [*_DIR, "_actual", "_last_term", "_pending"],
@@ -871,6 +914,7 @@ def exchange_events(
         "_ready",
         TURN_TIMEOUT_MS + GATE_TIMEOUT_MS + _SLACK_MS,
     )
+    amb_ex.append(gone.filter("_amb").select(*_DIR, "exchange"))
     done = pl.concat([m_conc, m_turns])
     # a direction whose completes count turns closes its replied exchanges only with those
     counting = counted.select(_DIR).unique().with_columns(pl.lit(True).alias("_counting"))
@@ -903,11 +947,17 @@ def exchange_events(
     ).with_columns(pl.lit(True).alias("_amb"))
     placed += [m_conc, m_turns, m_rest, m_left]
 
-    return _place(full, x, placed)
+    return _place(full, x, placed, amb_ex)
 
 
-def _place(ex: pl.DataFrame, x: pl.DataFrame, placed: list[pl.DataFrame]) -> pl.LazyFrame:
-    """Join the placements to the events; place the rest by the latest send before them."""
+def _place(
+    ex: pl.DataFrame, x: pl.DataFrame, placed: list[pl.DataFrame], amb_ex: list[pl.DataFrame]
+) -> pl.LazyFrame:
+    """Join the placements to the events; place the rest by the latest send before them.
+
+    ``amb_ex`` lists exchanges (direction and ``exchange``) a rule found ambiguous without
+    placing one of their events.
+    """
     got = pl.concat(
         [
             p.select(pl.col("_seq").cast(pl.UInt32), pl.col("exchange").cast(pl.Int64), "_amb")
@@ -942,6 +992,16 @@ def _place(ex: pl.DataFrame, x: pl.DataFrame, placed: list[pl.DataFrame]) -> pl.
         out = pl.concat(
             [out.filter(pl.col("exchange").is_not_null()), fallback], how="diagonal_relaxed"
         )
+    flagged = pl.concat(
+        [a.select(*_DIR, pl.col("exchange").cast(pl.Int64)) for a in amb_ex]
+    ).unique(maintain_order=True)
+    out = out.join(
+        flagged.with_columns(pl.lit(True).alias("_flag")),
+        on=[*_DIR, "exchange"],
+        how="left",
+        nulls_equal=True,
+        maintain_order="left",
+    ).with_columns((pl.col("_amb") | pl.col("_flag").fill_null(False)).alias("_amb"))
     return (
         out.lazy()
         .with_columns(pl.col("_amb").any().over(*_DIR, "exchange").alias("ambiguous"))
@@ -951,7 +1011,7 @@ def _place(ex: pl.DataFrame, x: pl.DataFrame, placed: list[pl.DataFrame]) -> pl.
             .otherwise(pl.col("ambiguous"))
             .alias("ambiguous")
         )
-        .drop("_amb", *_HELPERS)
+        .drop("_amb", "_flag", *_HELPERS)
         .sort([*_DIR, "exchange", "event_ms", "_seq"], nulls_last=True)
         .rename({"_seq": "seq"})
     )
