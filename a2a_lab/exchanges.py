@@ -733,6 +733,7 @@ def exchange_events(
         pl.len().over("_seq").alias("_k")
     )
     first_fit = fits.group_by("_seq", maintain_order=True).agg(pl.all().first())
+    amb_ex.append(fits.filter(pl.col("_k") > 1).select(*_DIR, "exchange"))
     first_fit = first_fit.with_columns(pl.len().over(*_DIR, "exchange").alias("_claims"))
     refused = first_fit.select(
         "_seq",

@@ -92,6 +92,12 @@ RULES: dict[str, Rule] = {
             "An event of an exchange logged after its a2a.complete.",
         ),
         Rule(
+            "a2a.ambiguous_exchanges",
+            "info",
+            "Exchanges under one conversation id that the log cannot tell apart (their outcome "
+            "or turns may belong to another exchange): how many, and examples.",
+        ),
+        Rule(
             "task.after_terminal",
             "error",
             "A task.* event for a task after it completed, was cancelled, failed or was abandoned.",
@@ -196,12 +202,13 @@ def _a2a_sequence(events: pl.DataFrame) -> list[pl.LazyFrame]:
             _text("workSessionId").alias("work_session_id"),
             _text("taskId").alias("task_id"),
             _D.struct.field("turn").alias("_turn"),
+            "ambiguous",
         )
         .collect()
         .lazy()
     )
     t = pl.col("type")
-    out = []
+    out = [_ambiguous(ex, keys)]
     orphans = ex.filter((pl.col("exchange") == 0) & t.is_in(["a2a.response", "a2a.complete"]))
     for typ, rule in (
         ("a2a.response", "a2a.orphan_response"),
@@ -300,6 +307,69 @@ def _a2a_sequence(events: pl.DataFrame) -> list[pl.LazyFrame]:
         )
     )
     return out
+
+
+#: How many ambiguous exchanges the ``a2a.ambiguous_exchanges`` finding names.
+_AMBIGUOUS_EXAMPLES = 5
+
+
+def _ambiguous(ex: pl.LazyFrame, keys: list[str]) -> pl.LazyFrame:
+    """One info finding when some exchanges are ambiguous: their count and share of all
+    exchanges, and the first few (conversation, direction, exchange number, lines)."""
+    per = (
+        ex.filter(pl.col("exchange") > 0)
+        .sort("seq")
+        .group_by(keys, maintain_order=True)
+        .agg(
+            pl.col("ambiguous").first(),
+            pl.col("file").first(),
+            pl.col("work_session_id").first(ignore_nulls=True),
+            pl.col("task_id").first(ignore_nulls=True),
+            pl.col("line"),
+            pl.col("seq").first(),
+        )
+    )
+    total = pl.len()
+    amb = per.filter("ambiguous").sort("seq")
+    examples = amb.head(_AMBIGUOUS_EXAMPLES).select(
+        pl.format(
+            "{} {} → {} #{}",
+            pl.col("conversation_id"),
+            pl.col("requester").fill_null("?"),
+            pl.col("target").fill_null("?"),
+            pl.col("exchange"),
+        ).alias("_ex"),
+        "line",
+    )
+    count = amb.select(pl.len().alias("_n"))
+    first = amb.head(1).select("conversation_id", "task_id", "work_session_id", "file")
+    summary = (
+        first.join(count, how="cross")
+        .join(per.select(total.alias("_all")), how="cross")
+        .join(
+            examples.select(
+                pl.col("_ex").str.join("; ").alias("_examples"),
+                pl.col("line")
+                .list.explode(keep_nulls=False, empty_as_null=False)
+                .sort()
+                .implode()
+                .alias("lines"),
+            ),
+            how="cross",
+        )
+    )
+    return _findings(
+        summary,
+        "a2a.ambiguous_exchanges",
+        pl.format(
+            "{} of {} exchanges ({}%) cannot be told apart from another under the same "
+            "conversation id; e.g. {}",
+            pl.col("_n"),
+            pl.col("_all"),
+            (100.0 * pl.col("_n") / pl.col("_all")).round(2),
+            pl.col("_examples"),
+        ),
+    )
 
 
 # ---------------------------------------------------------------------------------------
