@@ -43,7 +43,7 @@ from typing import Final
 
 import polars as pl
 
-from a2a_lab._frames import narrow, same_kind
+from a2a_lab._frames import narrow, number, same_kind
 from a2a_lab.event_rules import (
     _D,
     FROM_AGENT,
@@ -562,7 +562,7 @@ def exchange_events(
     )
     turn_rows: list[pl.DataFrame] = []
     level = 1
-    max_level = int(turns["_turn"].max() or 0) if turns.height else 0
+    max_level = int(number(turns["_turn"].max() or 0)) if turns.height else 0
     while level <= max_level and cand.height:
         at = turns.filter(pl.col("_turn") == level)
         # a key is used only in the directions where every turn of this level carries it

@@ -132,7 +132,7 @@ def run_jobs(conv: pl.DataFrame, turn_replies: pl.DataFrame) -> pl.DataFrame:
     unlogged = pl.col("termination_reason").is_in(UNLOGGED_TURN_REASONS).fill_null(False)
     timed_out = (pl.col("termination_reason") == "turn_timeout").fill_null(False)
     requester_next = pl.col("_last_turn") % 2 == 0
-    common = ["_row", pl.lit(None, dtype=pl.Int64).alias("turn"), "request"]
+    common: list[str | pl.Expr] = ["_row", pl.lit(None, dtype=pl.Int64).alias("turn"), "request"]
     # the announce step (if it ran) on the target's session: the flow waits for it at most
     # ANNOUNCE_TIMEOUT_MS, then writes the complete; a complete sooner than that after the
     # step was requested came at its end, a later one may have come at the timeout (hidden)
