@@ -43,12 +43,12 @@ from typing import Final
 
 import polars as pl
 
+from a2a_lab._frames import data_text as _text
 from a2a_lab._frames import narrow, number, same_kind
 from a2a_lab.event_rules import (
     _D,
     FROM_AGENT,
     TO_AGENT,
-    _text,
     from_agent_expr,
     intent_expr,
     outcome_text_expr,

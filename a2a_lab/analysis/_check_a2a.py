@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import polars as pl
 
-from a2a_lab.analysis._check_rules import _D, _findings, _text
+from a2a_lab._frames import data_text as _text
+from a2a_lab.analysis._check_rules import _D, _findings
 from a2a_lab.exchanges import exchange_events
 
 __all__: list[str] = []

@@ -6,8 +6,6 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from a2a_lab.reference.jsstr import js_string_expr
-
 __all__ = ["FINDING_SCHEMA", "RULES", "SEVERITIES", "Rule"]
 
 SEVERITIES: tuple[str, ...] = ("info", "warning", "error")
@@ -130,10 +128,6 @@ RULES: dict[str, Rule] = {
 }
 
 _D = pl.col("data")
-
-
-def _text(field: str) -> pl.Expr:
-    return js_string_expr(_D.struct.field(field))
 
 
 def _findings(frame: pl.DataFrame | pl.LazyFrame, rule: str, message: pl.Expr) -> pl.LazyFrame:

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import polars as pl
 
+from a2a_lab._frames import data_text as _text
 from a2a_lab._frames import narrow, number, same_kind
 from a2a_lab.analysis._check_a2a import _a2a_sequence
 from a2a_lab.analysis._check_rules import (
@@ -29,7 +30,6 @@ from a2a_lab.analysis._check_rules import (
     SEVERITIES,
     Rule,
     _findings,
-    _text,
 )
 from a2a_lab.exchanges import from_agent_expr, to_agent_expr
 from a2a_lab.reference.jsstr import js_trim_expr
