@@ -70,7 +70,7 @@ def sample_events() -> pl.DataFrame:
 
 @pytest.fixture(scope="module")
 def sample_fit(sample_events: pl.DataFrame) -> Calibration:
-    return fit_log(sample_events)
+    return fit_log(sample_events, tz="Asia/Seoul")  # the sample gateway's zone (KST)
 
 
 @pytest.fixture(scope="module")

@@ -284,9 +284,9 @@ def test_timezone_of_the_store_and_on_load(tmp_path: Path) -> None:
     )
     store = tmp_path / "store"
     ingest(logdir, store, timezone="Asia/Seoul")
-    seoul = al.load(logdir.absolute(), timezone="Asia/Seoul").events
+    seoul = al.load(logdir.absolute(), tz="Asia/Seoul").events
     assert_frame_equal(load_store(store).events, seoul)  # the store's own zone
-    assert_frame_equal(al.load(store, timezone="Asia/Seoul").events, seoul)
+    assert_frame_equal(al.load(store, tz="Asia/Seoul").events, seoul)
     utc = al.load(logdir.absolute()).events
     assert_frame_equal(al.load(store).events, utc)  # al.load's zone, as for the directory
     assert utc["event_ms"].to_list() != seoul["event_ms"].to_list()

@@ -227,7 +227,7 @@ def test_write_log_rotates_by_month_and_size_like_the_reference(tmp_path) -> Non
     ev = simulate(cfg, seed=1).events
     month = datetime.fromtimestamp(ev["event_ms"].max() / 1000, tz=KST).strftime("%Y-%m")
     assert month == "2026-04"
-    files = write_log(ev, tmp_path / "by-month")
+    files = write_log(ev, tmp_path / "by-month", tz="Asia/Seoul")  # the gateway's zone
     assert [f.name for f in files] == [
         "coordination-events-2026-03.ndjson",
         "coordination-events.ndjson",

@@ -17,6 +17,7 @@ from a2a_lab.reference.jsstr import js_lower, js_string_expr, utf16_sort_key_exp
 from a2a_lab.reference.rules import TASK_MONITOR_V1, RuleSet
 from a2a_lab.sessions._js import Filter, Limit, Now, _as_string, _csv_values, _limit_count, _now_ms
 from a2a_lab.sessions._objects import _event_objects, _json_number
+from a2a_lab.timeparse import Instant, in_window
 
 #: ``id`` of the session that ``unassigned=True`` builds from events without workSessionId
 #: (it cannot collide with a real session, whose id always starts with ``ws:``).
@@ -521,6 +522,8 @@ def work_sessions(
     rules: RuleSet = TASK_MONITOR_V1,
     lifecycle_terminal: bool = False,
     unassigned: bool = False,
+    since: Instant | None = None,
+    until: Instant | None = None,
 ) -> WorkSessionsResult:
     """Build and filter the work sessions of enriched events (rules §7-§8).
 
@@ -530,7 +533,8 @@ def work_sessions(
         Events enriched by :func:`a2a_lab.enrich` (any row order; ties in time keep it, so
         pass a loaded frame as it comes: time-ordered with ties in file order).
     now
-        The clock for ARCHIVED (epoch milliseconds, or a datetime; a naive one is UTC).
+        The clock for ARCHIVED: epoch milliseconds, an ISO 8601 string or a datetime
+        (naive = UTC; :func:`a2a_lab.to_epoch_ms`).
     roles, types, status
         Lists, or comma-separated strings, as the query parameters ``role``, ``type``,
         ``status``: values are split on commas and JS-trimmed; invalid roles and statuses
@@ -554,6 +558,9 @@ def work_sessions(
         Non-default: ``task.completed`` / ``task.cancelled`` are terminal without a status.
     unassigned
         Non-default: events without a workSessionId form the session ``"unassigned"``.
+    since, until
+        Optional time window, both inclusive, on ``event_ms`` (ISO string, datetime or
+        epoch ms; naive = UTC): sessions are built from the events inside it only.
 
     Returns
     -------
@@ -583,7 +590,7 @@ def work_sessions(
     tag = _as_string(sub_tag)
     valid_overrides = load_overrides(overrides, rules=rules) if overrides is not None else {}
 
-    lazy = enriched.lazy()
+    lazy = in_window(enriched.lazy(), since, until)
     events = _session_events(
         lazy, roles=role_filters, types=type_filters, unassigned=unassigned, rules=rules
     )

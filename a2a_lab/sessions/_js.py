@@ -9,15 +9,16 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Iterable
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 import polars as pl
 
 from a2a_lab.io import iso_to_ms_expr
 from a2a_lab.reference.jsstr import js_trim
+from a2a_lab.timeparse import to_epoch_ms
 
-Now = int | float | datetime
+Now = int | float | datetime | str
 Filter = str | Iterable[str] | None
 Limit = int | float | str | None
 
@@ -116,10 +117,15 @@ def _as_string(value: Any) -> str | None:
     return trimmed or None
 
 
-def _now_ms(now: Now) -> float:
-    if isinstance(now, datetime):
-        aware = now if now.tzinfo is not None else now.replace(tzinfo=UTC)
-        return aware.timestamp() * 1000.0
-    if isinstance(now, bool) or not isinstance(now, (int, float)):
-        raise TypeError(f"now must be epoch milliseconds or a datetime, not {type(now).__name__}")
-    return float(now)
+def _now_ms(now: Now, name: str = "now") -> float:
+    """``now`` in epoch ms: a number, a datetime (naive = UTC) or an ISO 8601 string.
+
+    The one parser of the package (:func:`a2a_lab.to_epoch_ms`); a value of another type
+    (a bool, None) is a ``TypeError``.
+    """
+    if isinstance(now, bool) or not isinstance(now, (int, float, str, datetime)):
+        raise TypeError(
+            f"{name} must be epoch milliseconds, an ISO 8601 string or a datetime, "
+            f"not {type(now).__name__}"
+        )
+    return to_epoch_ms(now, name=name)

@@ -146,7 +146,7 @@ def events_query(
     lazy = enriched.lazy()
     keep = pl.lit(True)
     if isinstance(since, datetime):
-        keep = keep & (pl.col("event_ms") >= _now_ms(since))
+        keep = keep & (pl.col("event_ms") >= _now_ms(since, "since"))
     elif since:
         since_ms = _date_parse_ms(since, tz)
         # an unparsable date is NaN for the reference, and no time is >= NaN
