@@ -234,7 +234,7 @@ def test_write_log_rotates_by_month_and_size_like_the_reference(tmp_path) -> Non
     ]
     first_live = al.load(files[-1]).events["event_ms"].min()
     assert datetime.fromtimestamp(first_live / 1000, tz=KST).strftime("%Y-%m") == "2026-04"
-    files = write_log(ev, tmp_path / "by-size", rotate_bytes=40_000)
+    files = write_log(ev, tmp_path / "by-size", rotate_bytes=40_000, tz="Asia/Seoul")
     names = [f.name for f in files]
     assert names[-1] == "coordination-events.ndjson" and len(names) > 3
     stamped = [

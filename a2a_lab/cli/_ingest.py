@@ -48,7 +48,7 @@ def run(args: argparse.Namespace) -> int:
     if args.timezone is not None:
         _check_timezone(args.timezone)
     try:
-        report = ingest(args.logdir, args.store, timezone=args.timezone, progress=args.progress)
+        report = ingest(args.logdir, args.store, tz=args.timezone, progress=args.progress)
     except StoreError as exc:
         raise CliError(str(exc)) from None
     except OSError as exc:
@@ -68,4 +68,4 @@ def _check_timezone(name: str) -> None:
     try:
         zoneinfo.ZoneInfo(name)
     except (zoneinfo.ZoneInfoNotFoundError, ValueError):
-        raise CliError(f"--timezone: unknown time zone {name!r}") from None
+        raise CliError(f"--tz: unknown time zone {name!r}") from None

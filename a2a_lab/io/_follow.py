@@ -145,7 +145,7 @@ class LogFollower:
 
             if not self._dir.is_dir():  # the directory may appear later
                 return _finish([], self.timezone, True)
-            return ingest(self._dir, self.store, timezone=self.timezone, keep_events=True).new
+            return ingest(self._dir, self.store, tz=self.timezone, keep_events=True).new
         return _finish(decode_pieces(self._pieces(), self.timezone), self.timezone, True)
 
     def _pieces(self) -> list[Piece]:

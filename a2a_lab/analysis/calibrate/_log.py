@@ -273,7 +273,7 @@ def _endings(conv: pl.DataFrame) -> pl.DataFrame:
 
 
 def fit_log(
-    events: pl.DataFrame,
+    events: pl.DataFrame | pl.LazyFrame,
     *,
     tz: str | None = None,
     family: Family = "lognormal",
@@ -289,7 +289,8 @@ def fit_log(
     Parameters
     ----------
     events
-        The log's event frame (:func:`a2a_lab.load`), enriched or not.
+        The log's event frame (:func:`a2a_lab.load`), enriched or not; a LazyFrame is
+        collected.
     tz
         The gateway's local time zone: hours of the day, and the simulated clock's start
         (the fitted hourly profile is in this zone). Default UTC, like every ``tz`` of the
@@ -322,6 +323,8 @@ def fit_log(
     True
     """
     timezone = resolve_tz(tz, timezone, where="fit_log")
+    if isinstance(events, pl.LazyFrame):
+        events = events.collect()
     wait = wait if wait is not None else WaitPolicy()
     ping_pong = ping_pong if ping_pong is not None else PingPongPolicy()
     ev = _enriched(events)
