@@ -9,6 +9,7 @@ from pathlib import Path
 
 from a2a_lab.cli._common import (
     CliError,
+    OneLineArgumentParser,
     add_tz_option,
     add_window_options,
     check_output,
@@ -21,7 +22,7 @@ from a2a_lab.cli._common import (
 _JSON_TIME_FORMAT = "%Y-%m-%dT%H:%M:%S%.3fZ"
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[OneLineArgumentParser]) -> None:
     p = sub.add_parser(
         "conversations",
         help="one row per A2A exchange: who asked whom, how fast, how it ended",

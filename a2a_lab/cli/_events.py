@@ -5,12 +5,19 @@ from __future__ import annotations
 import argparse
 import sys
 
-from a2a_lab.cli._common import add_output_option, check_output, cli_tz, print_json, write_output
+from a2a_lab.cli._common import (
+    OneLineArgumentParser,
+    add_output_option,
+    check_output,
+    cli_tz,
+    print_json,
+    write_output,
+)
 from a2a_lab.cli._enrich import add_main_agent_options, load_enriched
 from a2a_lab.cli._sessions import number_option
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[OneLineArgumentParser]) -> None:
     p = sub.add_parser(
         "events",
         help="print the dashboard's event list (GET /api/events) as JSON",

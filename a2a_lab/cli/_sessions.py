@@ -9,6 +9,7 @@ import time
 
 from a2a_lab.cli._common import (
     CliError,
+    OneLineArgumentParser,
     add_output_option,
     add_window_options,
     check_output,
@@ -21,7 +22,7 @@ from a2a_lab.cli._common import (
 from a2a_lab.cli._enrich import add_main_agent_options, load_enriched
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[OneLineArgumentParser]) -> None:
     p = sub.add_parser(
         "work-sessions",
         help="print the dashboard's work sessions (GET /api/work-sessions) as JSON",
