@@ -15,6 +15,7 @@ import polars as pl
 from a2a_lab._frames import ms_to_seconds, ms_to_time
 from a2a_lab.reference.jsstr import js_lower, js_string_expr, utf16_sort_key_expr
 from a2a_lab.reference.rules import TASK_MONITOR_V1, RuleSet
+from a2a_lab.reference.strict_json import reject_constant as _reject_constant
 from a2a_lab.sessions._js import Filter, Limit, Now, _as_string, _csv_values, _limit_count, _now_ms
 from a2a_lab.sessions._objects import _event_objects, _json_number
 from a2a_lab.timeparse import Instant, in_window
@@ -97,8 +98,6 @@ _SESSION_API: dict[str, str] = {
 # ---------------------------------------------------------------------------------------
 # Overrides
 # ---------------------------------------------------------------------------------------
-def _reject_constant(name: str) -> None:
-    raise ValueError(f"{name} is not JSON")
 
 
 def load_overrides(
