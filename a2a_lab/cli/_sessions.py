@@ -4,15 +4,20 @@ from __future__ import annotations
 
 import argparse
 import math
+import sys
 import time
 
 from a2a_lab.cli._common import (
     CliError,
     OneLineArgumentParser,
+    add_output_option,
     add_window_options,
+    check_output,
+    cli_tz,
     in_window,
     instant_option,
     print_json,
+    write_output,
 )
 from a2a_lab.cli._enrich import add_main_agent_options, load_enriched
 
@@ -26,7 +31,8 @@ def register(sub: argparse._SubParsersAction[OneLineArgumentParser]) -> None:
             "GET /api/work-sessions. --role, --type and --status take repeated options and "
             "comma-separated values; invalid roles and statuses are dropped, as the dashboard does."
         ),
-        epilog="example:\n  a2a-lab work-sessions ~/.openclaw/logs --status ACTIVE,QUIET --now 2026-02-19T09:00Z",
+        epilog="example:\n  a2a-lab work-sessions ~/.openclaw/logs --status ACTIVE,QUIET --now 2026-02-19T09:00Z\n"
+        "  a2a-lab work-sessions ~/.openclaw/logs --since 2026-02-18 --until 2026-02-19 -o sessions.csv",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("source", help="an NDJSON file, a glob, or a log directory")
@@ -63,6 +69,7 @@ def register(sub: argparse._SubParsersAction[OneLineArgumentParser]) -> None:
     )
     add_window_options(p)
     add_main_agent_options(p)
+    add_output_option(p, "matched sessions (one row each, not only the --limit page)")
     p.set_defaults(func=run)
 
 
@@ -82,6 +89,7 @@ def run(args: argparse.Namespace) -> int:
     now = time.time() * 1000 if args.now_ms is None else args.now_ms
     if args.limit is not None:
         number_option("--limit", args.limit)
+    check_output(args.output)
     overrides = None
     if args.overrides is not None:
         try:
@@ -104,5 +112,9 @@ def run(args: argparse.Namespace) -> int:
         limit=args.limit,
         overrides=overrides,
     )
+    if args.output is not None:
+        write_output(result.sessions, args.output, cli_tz(args))
+        print(f"{result.sessions.height} work sessions written to {args.output}", file=sys.stderr)
+        return 0
     print_json(result.to_api())
     return 0

@@ -29,6 +29,7 @@ from a2a_lab.sim.config import (
     WaitPolicy,
 )
 from a2a_lab.sim.distributions import ServiceTime
+from a2a_lab.timeparse import resolve_tz
 
 __all__ = ["Calibration", "calibrate", "fit_log"]
 
@@ -305,24 +306,28 @@ def _endings(conv: pl.DataFrame) -> pl.DataFrame:
 
 
 def fit_log(
-    events: pl.DataFrame,
+    events: pl.DataFrame | pl.LazyFrame,
     *,
-    timezone: str = "Asia/Seoul",
+    tz: str | None = None,
     family: Family = "lognormal",
     min_samples: int = 8,
     hourly: bool | None = None,
     only_idle: bool = True,
     wait: WaitPolicy | None = None,
     ping_pong: PingPongPolicy | None = None,
+    timezone: str | None = None,
 ) -> Calibration:
     """Fit the simulator to a recorded log and return the twin with every fitted table.
 
     Parameters
     ----------
     events
-        The log's event frame (:func:`a2a_lab.load`), enriched or not.
-    timezone
-        The gateway's local time zone: hours of the day, and the simulated clock's start.
+        The log's event frame (:func:`a2a_lab.load`), enriched or not; a LazyFrame is
+        collected.
+    tz
+        The gateway's local time zone: hours of the day, and the simulated clock's start
+        (the fitted hourly profile is in this zone). Default UTC, like every ``tz`` of the
+        package; ``timezone`` is its deprecated name.
     family
         Service and turn time family (:func:`fit_service_time`).
     min_samples
@@ -350,6 +355,9 @@ def fit_log(
     >>> round(cal.config.total_rate_per_s * cal.span_s) == cal.exchanges.height
     True
     """
+    timezone = resolve_tz(tz, timezone, where="fit_log")
+    if isinstance(events, pl.LazyFrame):
+        events = events.collect()
     wait = wait if wait is not None else WaitPolicy()
     ping_pong = ping_pong if ping_pong is not None else PingPongPolicy()
     ev = _enriched(events)

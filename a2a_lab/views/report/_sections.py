@@ -221,7 +221,7 @@ def sessions(
     counts = {"threads": 0, "messages": 0}
     for row in shown.iter_rows(named=True):
         msgs = thread_messages(
-            result, events, row["id"], discord_users=discord_users, timezone=data.tz, titles=titles
+            result, events, row["id"], discord_users=discord_users, tz=data.tz, titles=titles
         )
         total = msgs.height
         msgs = msgs.head(max_messages)
