@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import cache
 
 import polars as pl
 
@@ -106,6 +107,13 @@ _CORE_DATA = (
 )
 #: Lines routed to the exact path for an undecoded field before that field joins the schema.
 _ADOPT_AFTER = 32
+#: Lines of a file looked at for such fields before its first decode.
+_PRIME_LINES = 4096
+
+
+def _schema_order(fields: set[str]) -> tuple[str, ...]:
+    """``fields`` in the derived dtype's order."""
+    return tuple(f for f in data_dtype().to_schema() if f in fields)
 
 
 def _decode_schema(data_fields: tuple[str, ...]) -> dict[str, pl.DataType]:
@@ -172,12 +180,14 @@ _BOOL_AS_NUMBER = (
 )
 
 
+@cache
 def _suspect_exprs(text: str, data_fields: tuple[str, ...]) -> list[pl.Expr]:
     """Rows whose fast decode may differ from the exact one: coerced values, key-count mismatch.
 
     Returned as columns: ``_s_value`` (a value may be a coercion; looked for in the text,
-    where a false alarm only costs the exact path) and ``_s_gap`` (declared keys in the
-    text minus fields decoded). The key count covers every declared key, so a line carrying
+    where a false alarm only costs the exact path), and what :func:`_gaps` needs for the
+    gap (declared keys in the text minus fields decoded: ``_s_present`` fields decoded,
+    ``_s_quick`` the gap is 0 for sure). The key count covers every declared key, so a line carrying
     a field outside ``data_fields``, a duplicate or an explicit null has a gap;
     :func:`_cleared` clears the lines whose gap is only explicit nulls.
     """
@@ -209,14 +219,33 @@ def _suspect_exprs(text: str, data_fields: tuple[str, ...]) -> list[pl.Expr]:
         + [dd.struct.field(k).is_not_null().cast(pl.UInt32) for k in data_bools]
         + [dd.is_not_null().cast(pl.UInt32)]
     )
-    key_count = pl.col(text).str.count_matches(_KEY_PATTERN)
     bool_as_number = zero_one & pl.col(text).str.contains(_BOOL_AS_NUMBER)
+    # The gap is 0 for sure when the text has as many `":` as fields were decoded, no
+    # `\u` escape and no whitespace after a quote: every decoded field's key is then
+    # written literally (so declared keys >= fields), and each declared key ends in `":`
+    # (so declared keys <= `":`). Only the other lines pay for counting declared keys.
+    quick = (
+        pl.col(text).str.count_matches('":', literal=True).cast(pl.Int64) == present.cast(pl.Int64)
+    ) & ~pl.col(text).str.contains_any(['" ', '"\t', '"\r', "\\u"])
     return [
         (pl.col(text).str.contains(_STRING_COERCED) | list_suspect | bool_as_number).alias(
             "_s_value"
         ),
-        (key_count.cast(pl.Int64) - present.cast(pl.Int64)).alias("_s_gap"),
+        present.cast(pl.Int64).alias("_s_present"),
+        quick.alias("_s_quick"),
     ]
+
+
+def _gaps(texts: pl.Series, checks: pl.DataFrame) -> pl.Series:
+    """Declared keys in each text minus fields decoded (0 where ``_s_quick`` proves it)."""
+    gap = pl.repeat(0, len(texts), dtype=pl.Int64, eager=True)
+    idx = (~checks["_s_quick"]).arg_true()
+    if len(idx) == 0:
+        return gap
+    counted = pl.DataFrame({"t": texts.gather(idx), "p": checks["_s_present"].gather(idx)}).select(
+        pl.col("t").str.count_matches(_KEY_PATTERN).cast(pl.Int64) - pl.col("p")
+    )
+    return gap.scatter(idx, counted.to_series())
 
 
 _NULL_PATTERN = (
@@ -247,8 +276,10 @@ def _cleared(texts: pl.Series, gap: pl.Series, candidates: pl.Series) -> pl.Seri
     return out.scatter(idx.filter(fine), True)
 
 
-def _widen(frame: pl.DataFrame, data_fields: tuple[str, ...]) -> list[pl.Expr]:
-    """Expressions giving the event columns of the derived schema from a lean decode."""
+@cache
+def _widen(data_fields: tuple[str, ...], null_data: bool) -> list[pl.Expr]:
+    """Expressions giving the event columns of the derived schema from a lean decode
+    (``null_data``: some rows have no ``data``)."""
     full = data_dtype()
     data = pl.struct(
         [
@@ -265,7 +296,11 @@ def _widen(frame: pl.DataFrame, data_fields: tuple[str, ...]) -> list[pl.Expr]:
             for f in raw_event_dtype().fields
             if f.name != "data"
         ],
-        pl.when(pl.col("data").is_not_null()).then(data).alias("data"),
+        (
+            pl.when(pl.col("data").is_not_null()).then(data)
+            if null_data
+            else data  # no line without ``data``: spare copying every field
+        ).alias("data"),
     ]
 
 
@@ -344,6 +379,7 @@ class ChunkDecoder:
         self.data_fields: tuple[str, ...] = tuple(
             f for f in _CORE_DATA if f in EventData.model_fields
         )
+        self._primed = False
 
     def decode(self, data: bytes, first_line: int = 1) -> DecodedText:
         """Decode complete lines (``data``; its first line is number ``first_line``)."""
@@ -419,6 +455,12 @@ class ChunkDecoder:
         keep = ["line", "raw"] if self.raw else ["line"]
         if frame.height == 0:
             return self._empty_events(), frame
+        if not self._primed:
+            # the fields the first lines carry join the schema before the first decode
+            self._primed = True
+            new = self._adopt(frame["text"].head(_PRIME_LINES))
+            if new:
+                self.data_fields = _schema_order(set(self.data_fields) | new)
         fields = self.data_fields
         decoded, refused = _decode_rows(frame["text"], _decode_schema(fields))
         cand = pl.concat([frame, decoded], how="horizontal")
@@ -434,6 +476,7 @@ class ChunkDecoder:
                 "_typed"
             ),
         )
+        checks = checks.with_columns(_gaps(cand["text"], checks).alias("_s_gap"))
         plain = ~pl.col("_s_value") & pl.col("_typed")
         ok = checks.select(plain & (pl.col("_s_gap") == 0)).to_series()
         if not ok.all():
@@ -447,13 +490,11 @@ class ChunkDecoder:
             new = self._adopt(suspects["text"])
             if new:
                 # fields this file carries in many lines join Polars' schema: decode again
-                self.data_fields = tuple(
-                    f for f in data_dtype().to_schema() if f in set(fields) | new
-                )
+                self.data_fields = _schema_order(set(fields) | new)
                 return self._fast(frame)
             routed.append(suspects)
             cand = cand.filter(ok)
-        events = cand.select("line", *_widen(cand, fields), *keep[1:])
+        events = cand.select("line", *_widen(fields, cand["data"].null_count() > 0), *keep[1:])
         return events, (pl.concat(routed) if routed else frame.clear())
 
     def _adopt(self, texts: pl.Series) -> set[str]:

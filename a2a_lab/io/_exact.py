@@ -12,6 +12,7 @@ import json
 import math
 import re
 from dataclasses import dataclass
+from functools import cache
 from typing import Any
 
 import polars as pl
@@ -308,6 +309,8 @@ def _validated(
 
 def _exact(frame: pl.DataFrame, raw: bool) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
     """The exact (standard-library) path for the lines routed to it."""
+    if frame.height == 0:  # the common case: nothing routed (spares building empty frames)
+        return _no_events(raw), _rejects_frame([]), issues_frame([])
     rows: list[dict[str, Any]] = []
     rejects: list[dict[str, Any]] = []
     issues: list[dict[str, Any]] = []
@@ -325,6 +328,12 @@ def _exact(frame: pl.DataFrame, raw: bool) -> tuple[pl.DataFrame, pl.DataFrame, 
         issues.extend({"line": line, "kind": "wrong_type", "field": f} for f in bad)
     events = rows_to_events(rows)
     return (events if raw else events.drop("raw")), _rejects_frame(rejects), issues_frame(issues)
+
+
+@cache
+def _no_events(raw: bool) -> pl.DataFrame:
+    events = rows_to_events([])
+    return events if raw else events.drop("raw")
 
 
 def event_columns_schema() -> pl.Schema:
