@@ -70,8 +70,9 @@ _NUMERIC_TEXT = r"^(?:-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?|true|
 # ... or of an array or object (re-serialised): such a string starts with a bracket
 _NESTED_TEXT = r"^[\[{]"
 # Lines the fast path must not see: NaN/Infinity tokens and trailing commas (not JSON, but
-# tolerated by Polars' decoder) and UTF-16 surrogate escapes (Polars mis-decodes a lone one).
-_NOT_JSON_HINT = r"(?:NaN|Infinity|,\s*[}\]]|\\u[dD][89a-fA-F])"
+# tolerated by Polars' decoder), UTF-16 surrogate escapes (Polars mis-decodes a lone one) and
+# keys written with \u escapes (one can spell a declared key the key count cannot see).
+_NOT_JSON_HINT = r'(?:NaN|Infinity|,\s*[}\]]|\\u[dD][89a-fA-F]|\\u[0-9a-fA-F]{4}[^"]*"\s*:)'
 
 
 _KEY_PATTERN = '"(?:' + "|".join(re.escape(k) for k in _F.all_keys) + r')"\s*:'
