@@ -110,7 +110,16 @@ def main() -> int:
     ap.add_argument(
         "--skip-baseline-write", action="store_true", help="do not run the (slow) old write_events"
     )
+    ap.add_argument(
+        "--steps",
+        default="load,work-sessions,write_events",
+        help="comma-separated steps besides B21 (load, work-sessions, write_events)",
+    )
     args = ap.parse_args()
+    steps = {s.strip() for s in args.steps.split(",") if s.strip()}
+    unknown = steps - {"load", "work-sessions", "write_events"}
+    if unknown:
+        ap.error(f"--steps: unknown step(s) {', '.join(sorted(unknown))}")
 
     clean = bench_log(args.events)
     bad = bench_log(args.events, args.bad_fraction)
@@ -122,10 +131,14 @@ def main() -> int:
     for _ in range(args.repeat):
         runs = [("B21", "B21", clean, ROOT, {})]
         for label, tree in trees.items():
-            runs.append((f"load {label}", "load", clean, tree, {}))
-            runs.append((f"load 0.1% bad {label}", "load", bad, tree, {}))
-            runs.append((f"work-sessions CLI {label}", "work-sessions", clean, tree, {}))
+            if "load" in steps:
+                runs.append((f"load {label}", "load", clean, tree, {}))
+                runs.append((f"load 0.1% bad {label}", "load", bad, tree, {}))
+            if "work-sessions" in steps:
+                runs.append((f"work-sessions CLI {label}", "work-sessions", clean, tree, {}))
             kw = "raw=True" if label == "now" else ""
+            if "write_events" not in steps:
+                continue
             if label == "now" or not args.skip_baseline_write:
                 runs.append(
                     (
