@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from functools import cache
 
 import polars as pl
+from polars.datatypes import DataTypeClass
 
 from a2a_lab.io._exact import (
     _F,
@@ -117,7 +118,7 @@ def _schema_order(fields: set[str]) -> tuple[str, ...]:
     return tuple(f for f in data_dtype().to_schema() if f in fields)
 
 
-def _decode_schema(data_fields: tuple[str, ...]) -> dict[str, pl.DataType]:
+def _decode_schema(data_fields: tuple[str, ...]) -> dict[str, pl.DataType | DataTypeClass]:
     """The schema handed to Polars: every top-level field, ``data`` cut to ``data_fields``."""
     top = raw_event_dtype()
     full = {f.name: f.dtype for f in data_dtype().fields}
@@ -126,7 +127,7 @@ def _decode_schema(data_fields: tuple[str, ...]) -> dict[str, pl.DataType]:
     return schema
 
 
-def _read_json(texts: pl.Series, schema: dict[str, pl.DataType]) -> pl.DataFrame:
+def _read_json(texts: pl.Series, schema: dict[str, pl.DataType | DataTypeClass]) -> pl.DataFrame:
     """Polars' JSON decoder on the given lines, one row per line.
 
     ``str.json_decode`` of the lines already in memory: the same decoder as
@@ -137,7 +138,7 @@ def _read_json(texts: pl.Series, schema: dict[str, pl.DataType]) -> pl.DataFrame
 
 
 def _decode_rows(
-    texts: pl.Series, schema: dict[str, pl.DataType]
+    texts: pl.Series, schema: dict[str, pl.DataType | DataTypeClass]
 ) -> tuple[pl.DataFrame, list[int]]:
     """Decode lines with Polars; returns the frame (one row per line) and positions refused.
 

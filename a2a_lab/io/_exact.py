@@ -16,6 +16,7 @@ from functools import cache
 from typing import Any
 
 import polars as pl
+from polars.datatypes import DataTypeClass
 from pydantic import ValidationError
 
 from a2a_lab.reference.jsstr import js_trim
@@ -138,6 +139,7 @@ def _parse_deep(text: str) -> tuple[dict[str, Any] | None, str | None]:
     keys: list[str | None] = []
     pos, n = 0, len(text)
     root: Any = _MISSING
+    value: Any
     expect = "value"  # value | key | colon | comma
     while True:
         m = _TOKEN.match(text, pos)
@@ -339,7 +341,7 @@ def _no_events(raw: bool) -> pl.DataFrame:
 def event_columns_schema() -> pl.Schema:
     """Schema of decoded events before provenance and time columns are added."""
     top = raw_event_dtype()
-    cols: dict[str, pl.DataType] = {"line": pl.Int64()}
+    cols: dict[str, pl.DataType | DataTypeClass] = {"line": pl.Int64()}
     cols.update({FRAME_COLUMN_NAMES.get(f.name, f.name): f.dtype for f in top.fields})
     cols["raw"] = pl.String()
     return pl.Schema(cols)
