@@ -114,8 +114,10 @@ def run(args: argparse.Namespace) -> int:
         except ValueError as exc:
             raise CliError(f"overrides file {args.overrides}: {exc}") from None
     frame, _ = load_enriched(args)
+    # rebind: the full frame must not outlive the narrowing (it would keep every field)
+    frame = in_window(session_columns(frame), args)
     result = work_sessions(
-        in_window(session_columns(frame), args),
+        frame,
         now=now,
         roles=args.role,
         types=args.type,
