@@ -7,6 +7,8 @@ import math
 import sys
 import time
 
+import polars as pl
+
 from a2a_lab.cli._common import (
     CliError,
     OneLineArgumentParser,
@@ -83,6 +85,25 @@ def number_option(name: str, value: str) -> float:
     return number
 
 
+#: The ``data`` fields work sessions read (rules §7-§8); the events of the output are written
+#: from their original lines, re-read from the files.
+SESSION_DATA_FIELDS = ("workSessionId", "conversationId", "status")
+
+
+def session_columns(enriched: pl.DataFrame) -> pl.DataFrame:
+    """``enriched`` with ``data`` narrowed to :data:`SESSION_DATA_FIELDS` (issue 12: memory).
+
+    The other ``data`` fields (messages, previews, keys: most of the frame's memory) are
+    released before the sessions are built. The events in the output come from the
+    original lines, re-read from the files (the frame has no ``raw``); only for a line
+    that can no longer be read (a file changed since the load) would the narrowed ``data``
+    be written instead.
+    """
+    data = pl.col("data")
+    narrow = pl.struct([data.struct.field(f) for f in SESSION_DATA_FIELDS])
+    return enriched.with_columns(pl.when(data.is_not_null()).then(narrow).alias("data"))
+
+
 def run(args: argparse.Namespace) -> int:
     from a2a_lab.sessions import load_overrides, work_sessions
 
@@ -101,8 +122,10 @@ def run(args: argparse.Namespace) -> int:
         except ValueError as exc:
             raise CliError(f"overrides file {args.overrides}: {exc}") from None
     frame, _ = load_enriched(args)
+    # rebind: the full frame must not outlive the narrowing (it would keep every field)
+    frame = in_window(session_columns(frame), args)
     result = work_sessions(
-        in_window(frame, args),
+        frame,
         now=now,
         roles=args.role,
         types=args.type,

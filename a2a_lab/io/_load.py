@@ -20,7 +20,7 @@ from a2a_lab.io._decode import (
     decode_chunk,
     issues_frame,
 )
-from a2a_lab.io._result import LoadResult, _concat_contiguous, _finish
+from a2a_lab.io._result import LoadResult, _concat_contiguous, _finish, _take_events
 from a2a_lab.io._sources import Source, SourceDamage, read_blocks, resolve_source
 from a2a_lab.schema import polars_schema
 from a2a_lab.timeparse import check_tz, resolve_tz
@@ -72,9 +72,10 @@ def _decode_file(path: Path, timezone: str, raw: bool, bar: Any) -> DecodedText:
         )
     if not parts:
         return decoder.decode(b"")
-    events = [p.events for p in parts if p.events.height]
+    empty = parts[0].events.clear()
+    events = _take_events(parts)
     return DecodedText(
-        events=_concat_contiguous(events) if events else parts[0].events,
+        events=_concat_contiguous(events) if events else empty,
         rejects=pl.concat([p.rejects for p in parts]),
         issues=pl.concat([p.issues for p in parts]),
         lines=sum(p.lines for p in parts),
