@@ -6,15 +6,15 @@ from a2a_lab.cli._common import CliError
 from a2a_lab.io import LoadResult, SourceError, StoreError, is_store, load, load_store
 
 
-def load_source(source: str, *, timezone: str = "UTC") -> LoadResult:
-    """``a2a_lab.load(source)``, or the history store at ``source``.
+def load_source(source: str, *, tz: str = "UTC") -> LoadResult:
+    """``a2a_lab.load(source, tz=tz)``, or the history store at ``source``.
 
     A missing or unreadable source raises :class:`CliError`.
     """
     try:
         if is_store(source):
-            return load_store(source, timezone=timezone)
-        return load(source, timezone=timezone)
+            return load_store(source, timezone=tz)
+        return load(source, tz=tz)
     except (SourceError, StoreError) as exc:
         raise CliError(str(exc)) from None
     except OSError as exc:
