@@ -30,6 +30,9 @@ from pathlib import Path
 
 from _common import ROOT, machine, save
 
+#: Events per simulated day of ``write_log`` (its default).
+BENCH_EVENTS_PER_DAY = 60_000
+
 #: The lean 21-field schema of issue 12 ("B21").
 B21 = """
 import sys, polars as pl
@@ -79,8 +82,7 @@ def _env() -> dict[str, str]:
 
 def generate(logdir: Path, files: int, per_file: int, seed: int) -> list[Path]:
     """Rotated files oldest first, then the live file, each ``per_file`` events."""
-    from a2a_lab.samples._generate import BENCH_EVENTS_PER_DAY, BENCH_START
-
+    from a2a_lab.samples import LOG_START as BENCH_START
     from a2a_lab.samples import write_log
 
     logdir.mkdir(parents=True, exist_ok=True)
@@ -120,8 +122,7 @@ def main() -> None:
     res["ingest_full"] = full
     # +1 % of the events, appended to the live file (later times than everything before)
     extra = args.workdir / "extra.ndjson"
-    from a2a_lab.samples._generate import BENCH_EVENTS_PER_DAY, BENCH_START
-
+    from a2a_lab.samples import LOG_START as BENCH_START
     from a2a_lab.samples import write_log
 
     n_extra = events // 100

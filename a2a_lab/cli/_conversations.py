@@ -57,8 +57,10 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run_conversations(args: argparse.Namespace) -> int:
+    import polars as pl
+
     from a2a_lab.analysis.conversations import conversations
-    from a2a_lab.cli._source import load_source
+    from a2a_lab.cli._source import lean_engine, scan_source
     from a2a_lab.export import FORMATS, write_frame
 
     out = Path(args.output) if args.output else None
@@ -66,7 +68,10 @@ def run_conversations(args: argparse.Namespace) -> int:
         raise CliError(
             f"unknown output format {out.suffix or out.name!r}: use {', '.join(FORMATS)}"
         )
-    conv = conversations(in_window(load_source(args.source).events, args))
+    with lean_engine():
+        conv = conversations(in_window(scan_source(args.source), args))
+        if isinstance(conv, pl.LazyFrame):
+            conv = conv.collect()
     if out is not None:
         try:
             write_frame(conv, out)
@@ -89,12 +94,13 @@ def run_conversations(args: argparse.Namespace) -> int:
 
 def run_graph(args: argparse.Namespace) -> int:
     from a2a_lab.analysis.graph import interaction_graph, write_graph
-    from a2a_lab.cli._source import load_source
+    from a2a_lab.cli._source import lean_engine, scan_source
 
     out = Path(args.output)
     if out.suffix not in (".graphml", ".json"):
         raise CliError(f"unknown graph format {out.suffix or out.name!r}: use .graphml or .json")
-    g = interaction_graph(in_window(load_source(args.source).events, args))
+    with lean_engine():
+        g = interaction_graph(in_window(scan_source(args.source), args))
     try:
         write_graph(g, out)
     except OSError as exc:

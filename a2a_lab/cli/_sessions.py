@@ -7,7 +7,7 @@ import math
 import time
 
 from a2a_lab.cli._common import CliError, add_window_options, in_window, instant_option, print_json
-from a2a_lab.cli._enrich import add_main_agent_options, load_enriched
+from a2a_lab.cli._enrich import add_main_agent_options, main_agents
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -85,17 +85,24 @@ def run(args: argparse.Namespace) -> int:
             ) from None
         except ValueError as exc:
             raise CliError(f"overrides file {args.overrides}: {exc}") from None
-    frame, _ = load_enriched(args)
-    result = work_sessions(
-        in_window(frame, args),
-        now=now,
-        roles=args.role,
-        types=args.type,
-        status=args.status,
-        view_category=args.view_category,
-        sub_tag=args.sub_tag,
-        limit=args.limit,
-        overrides=overrides,
-    )
-    print_json(result.to_api())
+    from a2a_lab.cli._source import lean_engine, scan_source
+    from a2a_lab.enrich import enrich
+
+    # a store is scanned lazily: only the columns and data fields work sessions select
+    # are read, collected by the streaming engine (the page's event objects re-read their
+    # lines from the log files, as for a loaded directory)
+    frame = enrich(scan_source(args.source), main_agents=main_agents(args))
+    with lean_engine():
+        result = work_sessions(
+            in_window(frame, args),
+            now=now,
+            roles=args.role,
+            types=args.type,
+            status=args.status,
+            view_category=args.view_category,
+            sub_tag=args.sub_tag,
+            limit=args.limit,
+            overrides=overrides,
+        )
+        print_json(result.to_api())
     return 0
