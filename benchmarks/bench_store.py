@@ -71,7 +71,10 @@ def run_timed(cmd: list[str], stdout: Path | None = None) -> dict[str, float]:
     rss = re.search(r"Maximum resident set size \(kbytes\): (\d+)", err)
     assert wall and rss, err
     seconds = int(wall.group(1) or 0) * 3600 + int(wall.group(2)) * 60 + float(wall.group(3))
-    return {"wall_s": round(seconds, 2), "peak_rss_mb": round(int(rss.group(1)) / 1024, 1)}
+    out_row = {"wall_s": round(seconds, 2), "peak_rss_mb": round(int(rss.group(1)) / 1024, 1)}
+    # each step as it ends: a long run cut short still leaves its figures
+    print(f"{' '.join(cmd[-6:])[:100]}: {out_row}", file=sys.stderr, flush=True)
+    return out_row
 
 
 def _env() -> dict[str, str]:
