@@ -65,7 +65,9 @@ pl.DataFrame(
         "blank": [report.blank[f] for f in report.files],
     }
 ).join(
-    report.rejects.group_by("file").len("rejected").with_columns(pl.col("file").str.split("/").list.last()),
+    report.rejects.group_by("file")
+    .len("rejected")
+    .with_columns(pl.col("file").str.split("/").list.last()),
     on="file",
     how="left",
 ).with_columns(pl.col("rejected").fill_null(0))
@@ -87,7 +89,9 @@ report.rejects.with_columns(pl.col("file").str.split("/").list.last())
 # reference).
 
 # %%
-report.issues.group_by("kind", "field").len("events").sort(["events", "kind", "field"], descending=[True, False, False], nulls_last=True)
+report.issues.group_by("kind", "field").len("events").sort(
+    ["events", "kind", "field"], descending=[True, False, False], nulls_last=True
+)
 
 # %% [markdown]
 # ## 3. The event frame
@@ -146,7 +150,10 @@ alt.Chart(by_agent, title="Events per writing agent").mark_bar().encode(
 # %%
 per_day = (
     events.filter(pl.col("event_ms") > 0)
-    .with_columns(day=pl.col("event_time").dt.truncate("1d"), family=pl.col("type").str.split(".").list.first())
+    .with_columns(
+        day=pl.col("event_time").dt.truncate("1d"),
+        family=pl.col("type").str.split(".").list.first(),
+    )
     .group_by("day", "family")
     .len("events")
     .sort("day", "family")
@@ -194,8 +201,7 @@ longest
 # %%
 d = pl.col("data").struct
 (
-    events.filter(conv == longest["conversation_id"])
-    .select(
+    events.filter(conv == longest["conversation_id"]).select(
         pl.col("file").str.split("/").list.last(),
         "line",
         pl.col("event_time").dt.strftime("%m-%d %H:%M:%S").alias("time"),

@@ -36,16 +36,18 @@ from IPython.display import Markdown
 
 import a2a_lab as al
 from a2a_lab.analysis.calibrate import compare, fit_log
-from a2a_lab.views.notebook import setup
 from a2a_lab.sim import simulate
 from a2a_lab.sim.sweep import capacity_search, sweep
+from a2a_lab.views.notebook import setup
 
 LOGS = setup()
 events = al.load(LOGS).events
 cal = fit_log(events)
 twin = cal.config
-print(f"{cal.exchanges.height} sessions_send exchanges over {cal.span_s / 86400:.1f} days fitted; "
-      f"{cal.spawned} sub-agent spawns left out")
+print(
+    f"{cal.exchanges.height} sessions_send exchanges over {cal.span_s / 86400:.1f} days fitted; "
+    f"{cal.spawned} sub-agent spawns left out"
+)
 
 # %% [markdown]
 # ## 1. What was fitted
@@ -63,10 +65,17 @@ print(f"{cal.exchanges.height} sessions_send exchanges over {cal.span_s / 86400:
 cal.rates.sort("exchanges", descending=True).head(8)
 
 # %%
-alt.Chart(cal.hourly, title="Arrival profile over the day (KST): rate multiplier").mark_bar().encode(
+alt.Chart(
+    cal.hourly, title="Arrival profile over the day (KST): rate multiplier"
+).mark_bar().encode(
     x=alt.X("hour:O", title="local hour"),
     y=alt.Y("multiplier:Q", title="× the mean rate"),
-    tooltip=["hour:O", "exchanges:Q", alt.Tooltip("exposure_h:Q", format=".1f"), alt.Tooltip("multiplier:Q", format=".2f")],
+    tooltip=[
+        "hour:O",
+        "exchanges:Q",
+        alt.Tooltip("exposure_h:Q", format=".1f"),
+        alt.Tooltip("multiplier:Q", format=".2f"),
+    ],
 ).properties(width=520, height=200)
 
 # %% [markdown]
@@ -92,8 +101,13 @@ alt.Chart(cal.hourly, title="Arrival profile over the day (KST): rate multiplier
 
 # %%
 cal.service.filter(pl.col("exchanges") > 0).select(
-    "agent", "exchanges", "idle", "observed", "censored",
-    pl.col("mean_s", "median_s").round(1), pl.col("cv").round(2),
+    "agent",
+    "exchanges",
+    "idle",
+    "observed",
+    "censored",
+    pl.col("mean_s", "median_s").round(1),
+    pl.col("cv").round(2),
 )
 
 # %% [markdown]
@@ -101,8 +115,14 @@ cal.service.filter(pl.col("exchanges") > 0).select(
 
 # %%
 naive = fit_log(events, only_idle=False).service
-queueing = cal.service.join(naive, on="agent", suffix="_all").filter(pl.col("exchanges") > 0).select(
-    "agent", pl.col("mean_s").round(1).alias("mean_s (queueing out)"), pl.col("mean_s_all").round(1).alias("mean_s (all)")
+queueing = (
+    cal.service.join(naive, on="agent", suffix="_all")
+    .filter(pl.col("exchanges") > 0)
+    .select(
+        "agent",
+        pl.col("mean_s").round(1).alias("mean_s (queueing out)"),
+        pl.col("mean_s_all").round(1).alias("mean_s (all)"),
+    )
 )
 queueing
 
@@ -154,7 +174,8 @@ Markdown(
     f"{cal.tasks.height} tasks, {int(cal.tasks['end_time'].is_null().sum())} never ended: the twin's tasks last "
     f"{tasks.mean_duration_s / 3600:.1f} h on average (CV {tasks.duration_cv:.2f}) with "
     f"{tasks.mean_gap_s / 3600:.1f} h between an agent's tasks; run by {tasks.agents} agents."
-    if tasks is not None else "The log has no tasks: the twin runs without them."
+    if tasks is not None
+    else "The log has no tasks: the twin runs without them."
 )
 
 # %% [markdown]
@@ -173,7 +194,10 @@ cal.outcomes.with_columns(pl.col("replied", "timeout", "error", "blocked", "inco
 # %%
 cmp = compare([simulate(twin, seed=k) for k in range(5)], events)
 cmp.overall.select(
-    "observed", "simulated", pl.col("^(observed|simulated)_p(50|95)$").round(1), pl.col("ks").round(3),
+    "observed",
+    "simulated",
+    pl.col("^(observed|simulated)_p(50|95)$").round(1),
+    pl.col("ks").round(3),
     pl.col("median_ratio").round(3),
 )
 
@@ -198,7 +222,11 @@ Markdown(
 
 # %%
 cmp.latency.sort("observed", descending=True).head(8).select(
-    "from_agent", "to_agent", "observed", "simulated", pl.col("observed_p50", "simulated_p50", "observed_p95", "simulated_p95").round(1),
+    "from_agent",
+    "to_agent",
+    "observed",
+    "simulated",
+    pl.col("observed_p50", "simulated_p50", "observed_p95", "simulated_p95").round(1),
     pl.col("ks", "ks_pvalue").round(3),
 )
 
@@ -215,7 +243,8 @@ cmp.turns.with_columns(pl.col("observed_share", "simulated_share").round(3))
 
 # %%
 mean_turns = cmp.turns.select(
-    (pl.col("turns") * pl.col(f"{side}_share")).sum().alias(side) for side in ("observed", "simulated")
+    (pl.col("turns") * pl.col(f"{side}_share")).sum().alias(side)
+    for side in ("observed", "simulated")
 ).row(0)
 Markdown(
     f"Turns KS statistic {cmp.turns_ks:.3f}: mean turns per replied exchange {mean_turns[0]:.2f} in the log, "
@@ -234,26 +263,32 @@ Markdown(
 # %%
 slower = {f"agents.{i}.service.mean_s": a.service.mean * 1.5 for i, a in enumerate(twin.agents)}
 scenarios = [
-    {},                                 # today
-    {"rate_scale": 2.0},                # twice the traffic
-    {"rate_scale": 8.0},                # eight times the traffic
-    {"target_session": "a2a"},          # per-conversation sessions (commit 0b3325a28)
-    {"wait.max_wait_s": 600.0},         # wait ten minutes instead of five
-    slower,                             # runs take 50 % longer
+    {},  # today
+    {"rate_scale": 2.0},  # twice the traffic
+    {"rate_scale": 8.0},  # eight times the traffic
+    {"target_session": "a2a"},  # per-conversation sessions (commit 0b3325a28)
+    {"wait.max_wait_s": 600.0},  # wait ten minutes instead of five
+    slower,  # runs take 50 % longer
 ]
 names = ["today", "traffic ×2", "traffic ×8", "a2a sessions", "wait 600 s", "runs ×1.5"]
 metrics = ["p50_latency_s", "p95_latency_s", "mean_wait_s", "no_reply_rate"]
 whatif = sweep(twin, scenarios, replications=3, seed=7, metrics=metrics, workers=1, progress=False)
-whatif = whatif.select(pl.Series("scenario", names), *[pl.col(f"^{m}(_low|_high)?$") for m in metrics])
+whatif = whatif.select(
+    pl.Series("scenario", names), *[pl.col(f"^{m}(_low|_high)?$") for m in metrics]
+)
 whatif.with_columns(pl.exclude("scenario").round(3))
 
 # %%
-alt.Chart(whatif, title="p95 first-reply latency per scenario (95 % CI)").mark_errorbar(ticks=True).encode(
+alt.Chart(whatif, title="p95 first-reply latency per scenario (95 % CI)").mark_errorbar(
+    ticks=True
+).encode(
     y=alt.Y("scenario:N", sort=names, title=None),
     x=alt.X("p95_latency_s_low:Q", title="seconds"),
     x2="p95_latency_s_high:Q",
 ) + alt.Chart(whatif).mark_point(filled=True, size=60).encode(
-    y=alt.Y("scenario:N", sort=names), x="p95_latency_s:Q", tooltip=["scenario:N", alt.Tooltip("p95_latency_s:Q", format=".1f")]
+    y=alt.Y("scenario:N", sort=names),
+    x="p95_latency_s:Q",
+    tooltip=["scenario:N", alt.Tooltip("p95_latency_s:Q", format=".1f")],
 )
 
 # %% [markdown]
@@ -270,11 +305,20 @@ alt.Chart(whatif, title="p95 first-reply latency per scenario (95 % CI)").mark_e
 # %%
 one_day = twin.model_copy(update={"duration_s": 86400.0})
 cap = capacity_search(
-    one_day, target_latency_s=240.0, target_quantile=0.85, replications=3, seed=1, rel_tol=0.10,
-    start_scale=4.0, workers=1, progress=False,
+    one_day,
+    target_latency_s=240.0,
+    target_quantile=0.85,
+    replications=3,
+    seed=1,
+    rel_tol=0.10,
+    start_scale=4.0,
+    workers=1,
+    progress=False,
 )
 print(cap)
-cap.replications.with_columns(pl.col("scale", "scale_above", "quantile_at_scale", "rate_per_s").round(4))
+cap.replications.with_columns(
+    pl.col("scale", "scale_above", "quantile_at_scale", "rate_per_s").round(4)
+)
 
 # %%
 today = whatif.row(0, named=True)

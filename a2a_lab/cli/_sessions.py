@@ -6,11 +6,18 @@ import argparse
 import math
 import time
 
-from a2a_lab.cli._common import CliError, add_window_options, in_window, instant_option, print_json
+from a2a_lab.cli._common import (
+    CliError,
+    OneLineArgumentParser,
+    add_window_options,
+    in_window,
+    instant_option,
+    print_json,
+)
 from a2a_lab.cli._enrich import add_main_agent_options, main_agents
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[OneLineArgumentParser]) -> None:
     p = sub.add_parser(
         "work-sessions",
         help="print the dashboard's work sessions (GET /api/work-sessions) as JSON",
@@ -85,13 +92,21 @@ def run(args: argparse.Namespace) -> int:
             ) from None
         except ValueError as exc:
             raise CliError(f"overrides file {args.overrides}: {exc}") from None
+    import polars as pl
+
     from a2a_lab.cli._source import lean_engine, scan_source
     from a2a_lab.enrich import enrich
 
     # a store is scanned lazily: only the columns and data fields work sessions select
     # are read, collected by the streaming engine (the page's event objects re-read their
     # lines from the log files, as for a loaded directory)
-    frame = enrich(scan_source(args.source), main_agents=main_agents(args))
+    events = scan_source(args.source)
+    agents = main_agents(args)
+    frame: pl.DataFrame | pl.LazyFrame
+    if isinstance(events, pl.LazyFrame):  # enrich keeps the kind (a TypeVar, not a union)
+        frame = enrich(events, main_agents=agents)
+    else:
+        frame = enrich(events, main_agents=agents)
     with lean_engine():
         result = work_sessions(
             in_window(frame, args),

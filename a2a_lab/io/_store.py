@@ -36,8 +36,8 @@ import numpy as np
 import polars as pl
 
 from a2a_lab.io._decode import DecodedText
-from a2a_lab.io._follow import decode_piece, join_decoded, split_target
-from a2a_lab.io._load import LoadResult, _finish
+from a2a_lab.io._result import LoadResult, _finish, decode_piece, join_decoded
+from a2a_lab.io._sources import split_target
 from a2a_lab.io._tracking import Cursor, Piece, new_pieces
 
 #: The state file; its presence makes a directory a store.

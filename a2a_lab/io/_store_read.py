@@ -13,7 +13,7 @@ from pathlib import Path
 
 import polars as pl
 
-from a2a_lab.io._load import LoadReport, LoadResult, _counts
+from a2a_lab.io._result import LoadReport, LoadResult, _counts
 from a2a_lab.io._sources import rotation_key
 from a2a_lab.io._store import _NOTES_SCHEMA, _part_data_fields, _read_state, _State
 from a2a_lab.io._tracking import Cursor
