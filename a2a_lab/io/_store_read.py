@@ -13,7 +13,7 @@ from pathlib import Path
 
 import polars as pl
 
-from a2a_lab.io._result import LoadReport, LoadResult, _counts
+from a2a_lab.io._result import LoadReport, LoadResult, _counts, no_timestamp_issues
 from a2a_lab.io._sources import rotation_key
 from a2a_lab.io._store import _NOTES_SCHEMA, _part_data_fields, _read_state, _State
 from a2a_lab.io._tracking import Cursor
@@ -183,16 +183,7 @@ def load_store(
     rejects = notes.filter(pl.col("kind") == "reject").select(
         "file", "line", pl.col("detail").alias("reason"), "raw"
     )
-    no_time = (
-        events.select("file", "line", "event_ms")
-        .filter(pl.col("event_ms") == 0)
-        .select(
-            "file",
-            "line",
-            pl.lit("no_timestamp").alias("kind"),
-            pl.lit(None, pl.String).alias("field"),
-        )
-    )
+    no_time = no_timestamp_issues(events)
     issues = pl.concat(
         [
             notes.filter(~pl.col("kind").is_in(["reject", "blank"])).select(
