@@ -42,7 +42,7 @@ from a2a_lab.views.notebook import setup
 
 LOGS = setup()
 events = al.load(LOGS).events
-cal = fit_log(events)
+cal = fit_log(events, tz="Asia/Seoul")  # the gateway's zone: the hourly profile is in KST
 twin = cal.config
 print(
     f"{cal.exchanges.height} sessions_send exchanges over {cal.span_s / 86400:.1f} days fitted; "

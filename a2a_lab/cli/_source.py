@@ -19,24 +19,22 @@ from a2a_lab.io import (
 )
 
 
-def load_source(source: str, *, timezone: str = "UTC") -> LoadResult:
-    """``a2a_lab.load(source)``, or the history store at ``source``.
+def load_source(source: str, *, tz: str = "UTC") -> LoadResult:
+    """``a2a_lab.load(source, tz=tz)``, or the history store at ``source``.
 
     A missing or unreadable source raises :class:`CliError`.
     """
     try:
         if is_store(source):
-            return load_store(source, timezone=timezone)
-        return load(source, timezone=timezone)
+            return load_store(source, timezone=tz)
+        return load(source, tz=tz)
     except (SourceError, StoreError) as exc:
         raise CliError(str(exc)) from None
     except OSError as exc:
         raise CliError(f"cannot read {source}: {exc.strerror or exc}") from None
 
 
-def scan_source(
-    source: str, *, timezone: str = "UTC", raw: bool = False
-) -> pl.DataFrame | pl.LazyFrame:
+def scan_source(source: str, *, tz: str = "UTC", raw: bool = False) -> pl.DataFrame | pl.LazyFrame:
     """The events of ``source`` for an analysis that accepts a LazyFrame.
 
     A history store gives the lean lazy scan (:func:`a2a_lab.io.scan_store`: only the
@@ -45,12 +43,12 @@ def scan_source(
     """
     try:
         if is_store(source):
-            return scan_store(source, timezone=timezone, raw=raw)
+            return scan_store(source, timezone=tz, raw=raw)
     except (SourceError, StoreError) as exc:
         raise CliError(str(exc)) from None
     except OSError as exc:
         raise CliError(f"cannot read {source}: {exc.strerror or exc}") from None
-    return load_source(source, timezone=timezone).events
+    return load_source(source, tz=tz).events
 
 
 @contextlib.contextmanager

@@ -39,6 +39,7 @@ from a2a_lab.io._decode import DecodedText
 from a2a_lab.io._result import LoadResult, _finish, decode_piece, join_decoded
 from a2a_lab.io._sources import split_target
 from a2a_lab.io._tracking import Cursor, Piece, new_pieces
+from a2a_lab.timeparse import resolve_tz
 
 #: The state file; its presence makes a directory a store.
 STATE_NAME = "a2a-store.json"
@@ -432,9 +433,10 @@ def ingest(
     logdir: str | os.PathLike[str],
     store: str | os.PathLike[str],
     *,
-    timezone: str | None = None,
+    tz: str | None = None,
     keep_events: bool = False,
     progress: bool | None = None,
+    timezone: str | None = None,
 ) -> IngestReport:
     """Add the new complete lines of a log directory to a history store.
 
@@ -451,13 +453,15 @@ def ingest(
         The log directory (or its live file).
     store
         The store directory; created on the first ingest.
-    timezone
+    tz
         Zone for ISO timestamps without an offset, fixed by the first ingest (default UTC);
-        another value later is an error.
+        another value later is an error. An unknown zone raises ``ValueError`` naming ``tz``.
     keep_events
         Also return the new events and their load report (``report.new``).
     progress
         Show a progress bar (default: only when interactive and not in CI).
+    timezone
+        Deprecated name of ``tz`` (warns).
 
     Returns
     -------
@@ -479,6 +483,8 @@ def ingest(
     >>> al.load(d / "store").events["type"].to_list()
     ['a2a.send']
     """
+    if timezone is not None or tz is not None:
+        timezone = resolve_tz(tz, timezone, where="ingest")
     started = time.perf_counter()
     logdir_path, single = split_target(logdir)
     if single is not None:
