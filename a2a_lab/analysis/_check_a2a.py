@@ -95,7 +95,13 @@ def _a2a_sequence(events: pl.DataFrame) -> list[pl.LazyFrame]:
             pl.col("work_session_id").first(ignore_nulls=True),
             pl.col("task_id").first(ignore_nulls=True),
             pl.col("line").alias("lines"),
-            pl.col("_turn").cast(pl.Int64).cast(pl.String).str.join(", ").alias("_turns"),
+            # a turn beyond the integers (1e19, 1e308: fuzzed input) is shown as its number
+            pl.coalesce(
+                pl.col("_turn").cast(pl.Int64, strict=False).cast(pl.String),
+                pl.col("_turn").cast(pl.String),
+            )
+            .str.join(", ")
+            .alias("_turns"),
         )
     )
     out.append(

@@ -22,6 +22,7 @@ import polars as pl
 
 from a2a_lab._frames import data_text as _text
 from a2a_lab._frames import narrow, number, same_kind
+from a2a_lab._timefmt import format_time
 from a2a_lab.analysis._check_a2a import _a2a_sequence
 from a2a_lab.analysis._check_rules import (
     _D,
@@ -266,10 +267,10 @@ def _guard_findings(
             pl.col("pair"),
             pl.lit(limit),
             pl.lit(window_s),
-            pl.col("first_ms")
-            .cast(pl.Int64)
-            .cast(pl.Datetime("ms"))
-            .dt.strftime("%Y-%m-%dT%H:%M:%S%.3fZ"),
+            format_time(
+                pl.col("first_ms").cast(pl.Int64).cast(pl.Datetime("ms")),
+                "%Y-%m-%dT%H:%M:%S%.3fZ",
+            ),
         ),
     )
 
@@ -293,7 +294,15 @@ def _relay_depth(events: pl.DataFrame, max_depth: int) -> pl.LazyFrame:
     return _findings(
         rows,
         "guard.relay_depth",
-        pl.format("relay depth {} > {}", pl.col("_depth").cast(pl.Int64), pl.lit(max_depth)),
+        pl.format(
+            "relay depth {} > {}",
+            # a depth beyond the 64-bit integers (fuzzed: 1e19) is shown as that number
+            pl.coalesce(
+                pl.col("_depth").cast(pl.Int64, strict=False).cast(pl.String),
+                pl.col("_depth").cast(pl.String),
+            ),
+            pl.lit(max_depth),
+        ),
     )
 
 
@@ -316,7 +325,11 @@ def _clock(events: pl.DataFrame, now_ms: float, tolerance_ms: float) -> list[pl.
             pl.format(
                 "{} at {} is in the future",
                 pl.col("type"),
-                pl.col("event_time").dt.strftime("%Y-%m-%dT%H:%M:%SZ"),
+                # beyond Date's range (±8.64e15 ms) there is no instant: the ms as logged
+                pl.coalesce(
+                    format_time(pl.col("event_time"), "%Y-%m-%dT%H:%M:%SZ"),
+                    pl.format("{} ms", pl.col("event_ms")),
+                ),
             ),
         ),
     ]

@@ -19,6 +19,7 @@ import polars as pl
 from polars.datatypes import DataTypeClass
 from pydantic import ValidationError
 
+from a2a_lab._deep import deep_call
 from a2a_lab.reference.jsstr import js_trim
 from a2a_lab.reference.strict_json import STRICT_DECODER
 from a2a_lab.schema import (
@@ -101,15 +102,16 @@ def parse_line(text: str) -> tuple[dict[str, Any] | None, str | None]:
     'not JSON: NaN is not valid JSON'
     """
     try:
-        obj = STRICT_DECODER.decode(text)
+        # deeper than the standard library's recursion limit: JSON.parse has no such limit,
+        # so the same C parser runs again with room for the line's depth (fast), and only
+        # beyond that the explicit-stack parser (slow, no depth limit)
+        obj = deep_call(STRICT_DECODER.decode, text, depth=len(text))
     except ValueError as exc:
         reason = exc.args[0] if exc.args else str(exc)
         if isinstance(exc, json.JSONDecodeError):
             reason = f"{exc.msg} at column {exc.colno}"
         return None, f"not JSON: {reason}"
     except RecursionError:
-        # deeper than the standard library's recursive parser goes: JSON.parse has no
-        # such limit, so parse without recursion
         return _parse_deep(text)
     return _check_object(obj)
 

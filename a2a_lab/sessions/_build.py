@@ -13,6 +13,7 @@ from typing import Any, Literal
 import polars as pl
 
 from a2a_lab._frames import ms_to_seconds, ms_to_time
+from a2a_lab._timefmt import python_safe
 from a2a_lab.reference.jsstr import js_lower, js_string_expr, utf16_sort_key_expr
 from a2a_lab.reference.rules import TASK_MONITOR_V1, RuleSet
 from a2a_lab.reference.strict_json import reject_constant as _reject_constant
@@ -470,7 +471,7 @@ class WorkSessionsResult:
         ):
             events_by_thread.setdefault((ws_id, thread_id), []).append(obj)
         threads_by_session: dict[Any, list[dict[str, Any]]] = {}
-        for row in threads.iter_rows(named=True):
+        for row in python_safe(threads).iter_rows(named=True):
             thread = {
                 "id": row["id"],
                 "conversationId": row["conversation_id"],
@@ -487,7 +488,7 @@ class WorkSessionsResult:
                 del thread["conversationId"]
             threads_by_session.setdefault(row["work_session_id"], []).append(thread)
         body_sessions = []
-        for row in sessions.iter_rows(named=True):
+        for row in python_safe(sessions).iter_rows(named=True):
             session = {key: row[column] for key, column in _SESSION_API.items()}
             for name in ("startTime", "lastTime", "durationMs"):
                 session[name] = _json_number(session[name])

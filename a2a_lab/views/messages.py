@@ -14,6 +14,7 @@ from typing import Any
 
 import polars as pl
 
+from a2a_lab._timefmt import format_time, python_safe
 from a2a_lab.reference.jsstr import js_string_expr
 from a2a_lab.sessions import WorkSessionsResult
 from a2a_lab.timeparse import resolve_tz
@@ -55,7 +56,7 @@ def _session_row(result: WorkSessionsResult, session: str) -> dict[str, Any]:
     )
     if rows.height == 0:
         raise KeyError(f"no work session {session!r} in this result (was it filtered out?)")
-    return rows.row(0, named=True)
+    return python_safe(rows).row(0, named=True)
 
 
 def search_filter(frame: pl.DataFrame, search: str | None, *, regex: bool) -> pl.DataFrame:
@@ -152,7 +153,7 @@ def session_messages(
     event_title = pl.concat_str(
         words_expr(pl.col("id").str.extract(r"^event:(.*):[^:]*$", 1)),
         pl.lit(" events from "),
-        start_time.dt.strftime("%m-%d %H:%M"),
+        format_time(start_time, "%m-%d %H:%M"),
     )
     per_thread = frame.group_by("thread_id").agg(
         pl.col("title").sort_by("_order").drop_nulls().first().alias("_taskTitle"),

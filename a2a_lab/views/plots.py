@@ -32,7 +32,7 @@ import polars as pl
 
 from a2a_lab._frames import number
 from a2a_lab.timeparse import check_tz
-from a2a_lab.views.embed import chart_page, register_fonts
+from a2a_lab.views.embed import chart_page, register_fonts, render_safe
 from a2a_lab.views.palette import EVENT_FAMILY_COLORS, OTHER_COLOR, OUTCOME_COLORS, SEVERITY_COLORS
 
 __all__ = [
@@ -774,7 +774,7 @@ def save_chart(chart: alt.TopLevelMixin, path: str | Path, *, scale: float = 2.0
 
     register_fonts()
     out = Path(path)
-    spec: Any = chart.to_json()
+    spec: Any = render_safe(chart.to_dict())
     if out.suffix == ".png":
         out.write_bytes(vlc.vegalite_to_png(spec, scale=scale))
     elif out.suffix == ".svg":

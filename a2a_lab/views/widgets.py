@@ -14,6 +14,7 @@ from typing import Any, cast
 
 import polars as pl
 
+from a2a_lab._timefmt import format_time, python_safe
 from a2a_lab.reference.jsstr import js_string_expr
 from a2a_lab.sessions import WorkSessionsResult
 from a2a_lab.timeparse import resolve_tz
@@ -56,7 +57,8 @@ def _badge(text: str, color: str) -> str:
 
 def _duration_expr(duration_s: pl.Expr) -> pl.Expr:
     """``42 s``, ``5 min 03 s``, ``2 h 07 min``, ``3 d 4 h``."""
-    seconds = duration_s.floor().cast(pl.Int64)
+    # beyond the 64-bit integers (a fuzzed time of 1e308 ms) there is no duration to show
+    seconds = duration_s.floor().cast(pl.Int64, strict=False)
 
     def two(e: pl.Expr) -> pl.Expr:
         return e.cast(pl.String).str.zfill(2)
@@ -73,7 +75,7 @@ def _duration_expr(duration_s: pl.Expr) -> pl.Expr:
 
 
 def _local(time: pl.Expr, tz: str, fmt: str) -> pl.Expr:
-    return time.dt.convert_time_zone(tz).dt.strftime(fmt)
+    return format_time(time.dt.convert_time_zone(tz), fmt)
 
 
 #: Title of the session that ``unassigned=True`` builds.
@@ -143,14 +145,14 @@ class ThreadView:
         if shown.height < self.matched:
             header += f'<div style="{_MUTED}">showing the first {shown.height} of {self.matched} messages</div>'
         rows = shown.with_columns(
-            pl.col("time").dt.strftime("%m-%d %H:%M:%S").alias("_clock"),
-            pl.col("time").dt.strftime("%Y-%m-%dT%H:%M:%S%.3f%:z").alias("_iso"),
+            format_time(pl.col("time"), "%m-%d %H:%M:%S").alias("_clock"),
+            format_time(pl.col("time"), "%Y-%m-%dT%H:%M:%S%.3f%:z").alias("_iso"),
         )
         parts = [f'<div class="a2a-view" style="{_ROOT}">', header]
         if self.search_box:
             parts.append(_SEARCH_BOX)
         current: str | None = None
-        for m in rows.iter_rows(named=True):
+        for m in python_safe(rows).iter_rows(named=True):
             if m["thread_id"] != current:
                 if current is not None:
                     parts.append("</div>")
