@@ -166,11 +166,6 @@ def _overlaps(m: pl.DataFrame) -> tuple[int, set[str]]:
     return missing, conversations
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="issue 11 open: exchange matching is not deterministic from run to run; in some runs two "
-    "completes of one conversation are swapped without an ambiguous flag",
-)
 def test_with_tasks_conversations_match_where_the_log_is_unambiguous(default_run) -> None:
     m, ev = default_run.messages, default_run.events
     overlaps, tangled = _overlaps(m)

@@ -20,6 +20,7 @@ from polars.datatypes import DataTypeClass
 from pydantic import ValidationError
 
 from a2a_lab.reference.jsstr import js_trim
+from a2a_lab.reference.strict_json import STRICT_DECODER
 from a2a_lab.schema import (
     FRAME_COLUMN_NAMES,
     LOG_FIELD_NAMES,
@@ -70,11 +71,6 @@ _F = _fields()
 # ---------------------------------------------------------------------------------------
 
 
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not valid JSON")
-
-
-_STRICT_JSON = json.JSONDecoder(parse_constant=_reject_constant)
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
@@ -105,7 +101,7 @@ def parse_line(text: str) -> tuple[dict[str, Any] | None, str | None]:
     'not JSON: NaN is not valid JSON'
     """
     try:
-        obj = _STRICT_JSON.decode(text)
+        obj = STRICT_DECODER.decode(text)
     except ValueError as exc:
         reason = exc.args[0] if exc.args else str(exc)
         if isinstance(exc, json.JSONDecodeError):

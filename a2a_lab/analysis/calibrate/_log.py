@@ -200,8 +200,40 @@ def _jobs(ev: pl.DataFrame, all_ex: pl.DataFrame) -> pl.DataFrame:
     ``_row``.
     """
     turn = pl.col("data").struct.field("turn")
+    xe = exchange_events(ev.lazy()).collect()
+    # where the requester's side of an exchange runs (its turns): the send's fromSessionType
+    # names the session; an agent whose incoming sends all run on its main session shares
+    # that session with its requester side only when the requester side is `main` too
+    types = xe.filter(pl.col("type") == "a2a.send").select(
+        "conversation_id",
+        pl.col("requester").alias("from_agent"),
+        pl.col("target").alias("to_agent"),
+        "exchange",
+        js_trim_expr(pl.col("data").struct.field("fromSessionType")).alias("_from_type"),
+        js_trim_expr(pl.col("data").struct.field("toSessionType")).alias("_to_type"),
+    )
+    main_targets = (
+        types.group_by("to_agent")
+        .agg((pl.col("_to_type") == "main").all().alias("_main"))
+        .filter("_main")
+        .select(pl.col("to_agent").alias("from_agent"), "_main")
+    )
+    sides = (
+        types.join(main_targets, on="from_agent", how="left")
+        .select(
+            *_KEY,
+            pl.when(pl.col("_main").is_null() | pl.col("_from_type").is_null())
+            .then(pl.lit(None, pl.String))
+            .when(pl.col("_from_type") == "main")
+            .then(pl.lit("target"))
+            .otherwise(pl.lit("elsewhere"))
+            .alias("requester_side"),
+        )
+        .unique(_KEY, keep="first", maintain_order=True)
+    )
+    all_ex = all_ex.join(sides, on=_KEY, how="left")
     replies = (
-        exchange_events(ev.lazy())
+        xe.lazy()
         .filter((pl.col("type") == "a2a.response") & turn.is_not_null())
         .select(
             "conversation_id",

@@ -108,6 +108,7 @@ def overview(data: ReportData) -> str:
         card("agents", "agents", "graph"),
         card("sessions", "work sessions", "sessions"),
         card("exchanges", "exchanges", "conversations"),
+        card("ambiguous_exchanges", "ambiguous exchanges", "conversations"),
         card("rejects", "rejected lines", "health"),
         card("warnings", "load warnings", "health"),
         *(card(f"findings_{s}", f"{s} findings", "health") for s in reversed(SEVERITIES)),
