@@ -43,44 +43,35 @@ from typing import Final
 
 import polars as pl
 
+from a2a_lab import event_rules as _event_rules
 from a2a_lab._frames import data_text as _text
 from a2a_lab._frames import narrow, number, same_kind
-from a2a_lab.event_rules import (
-    _D,
-    FROM_AGENT,
-    TO_AGENT,
-    from_agent_expr,
-    intent_expr,
-    outcome_text_expr,
-    payload_intent_expr,
-    suggested_turns_expr,
-    to_agent_expr,
-    wait_reason_expr,
-    with_agents,
-    with_response_outcome,
-)
+from a2a_lab.event_rules import _D
+
+# the per-event readers, re-exported (``name as name``)
+from a2a_lab.event_rules import FROM_AGENT as FROM_AGENT
+from a2a_lab.event_rules import TO_AGENT as TO_AGENT
+from a2a_lab.event_rules import from_agent_expr as from_agent_expr
+from a2a_lab.event_rules import intent_expr as intent_expr
+from a2a_lab.event_rules import outcome_text_expr as outcome_text_expr
+from a2a_lab.event_rules import payload_intent_expr as payload_intent_expr
+from a2a_lab.event_rules import suggested_turns_expr as suggested_turns_expr
+from a2a_lab.event_rules import to_agent_expr as to_agent_expr
+from a2a_lab.event_rules import wait_reason_expr as wait_reason_expr
+from a2a_lab.event_rules import with_agents as with_agents
+from a2a_lab.event_rules import with_response_outcome as with_response_outcome
 from a2a_lab.reference.runtime.intent import INTENT_RULES_V1, IntentRules
 from a2a_lab.reference.runtime.termination import TERMINATION_REASONS
 
 __all__ = [
     "EXCHANGE_FIELDS",
     "EXCHANGE_TYPES",
-    "FROM_AGENT",
     "GATE_TIMEOUT_MS",
     "MAX_WAIT_MS",
-    "TO_AGENT",
     "TURN_TIMEOUT_MS",
     "exchange_events",
-    "from_agent_expr",
-    "intent_expr",
-    "outcome_text_expr",
-    "payload_intent_expr",
-    "suggested_turns_expr",
-    "to_agent_expr",
-    "wait_reason_expr",
-    "with_agents",
-    "with_response_outcome",
 ]
+__all__ += _event_rules.__all__
 
 #: Event types that belong to an exchange.
 EXCHANGE_TYPES: Final[tuple[str, ...]] = ("a2a.send", "a2a.response", "a2a.retry", "a2a.complete")

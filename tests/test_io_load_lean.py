@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 import random
 from pathlib import Path
@@ -12,7 +13,7 @@ from polars.testing import assert_frame_equal
 
 import a2a_lab.io._load as load_module
 from a2a_lab.io import load
-from a2a_lab.io._decode import decode_text
+from a2a_lab.io._decode import decode_chunk, decode_text
 from a2a_lab.samples import write_log
 
 
@@ -78,3 +79,16 @@ def test_quick_key_check_never_clears_a_line_the_exact_path_decides_otherwise(
     got = fast.events["data"].struct.unnest().row(0, named=True)
     assert {k: got[k] for k in fields} == fields
     assert json.loads(line)["type"] == fast.events["type"][0]
+
+
+@pytest.mark.parametrize(
+    "content",
+    [b"\x1f\x8b\x00\x00", gzip.compress(b'{"type":"a"}\n'), b'\x28\xb5\x2f\xfd\n{"type":"a"}\n'],
+)
+def test_bytes_that_start_like_compressed_data_are_lines(content: bytes) -> None:
+    """Polars' line reader decompresses gzip/zstd-looking bytes (or fails on a bad header);
+    a chunk is text, so such bytes are lines like any others."""
+    dec = decode_chunk(content)
+    assert dec.lines == content.count(b"\n") + (not content.endswith(b"\n"))
+    assert dec.events.height + dec.rejects.height + dec.blank == dec.lines
+    assert dec.rejects["line"].to_list()[:1] == [1]

@@ -68,12 +68,18 @@ def register(sub: argparse._SubParsersAction[OneLineArgumentParser]) -> None:
 
 
 def run_conversations(args: argparse.Namespace) -> int:
+    import polars as pl
+
     from a2a_lab.analysis.conversations import conversations
-    from a2a_lab.cli._source import load_source
+    from a2a_lab.cli._source import lean_engine, scan_source
 
     check_output(args.output)
     tz = cli_tz(args)
-    conv = conversations(in_window(load_source(args.source, tz=tz).events, args))
+    # a store is scanned lazily (no raw), collected by the streaming engine
+    with lean_engine():
+        conv = conversations(in_window(scan_source(args.source, tz=tz), args))
+        if isinstance(conv, pl.LazyFrame):
+            conv = conv.collect()
     if args.output is not None:
         write_output(conv, args.output, tz)
         print(f"{conv.height} conversations written to {args.output}", file=sys.stderr)
@@ -93,12 +99,13 @@ def run_conversations(args: argparse.Namespace) -> int:
 
 def run_graph(args: argparse.Namespace) -> int:
     from a2a_lab.analysis.graph import interaction_graph, write_graph
-    from a2a_lab.cli._source import load_source
+    from a2a_lab.cli._source import lean_engine, scan_source
 
     out = Path(args.output)
     if out.suffix not in (".graphml", ".json"):
         raise CliError(f"unknown graph format {out.suffix or out.name!r}: use .graphml or .json")
-    g = interaction_graph(in_window(load_source(args.source, tz=cli_tz(args)).events, args))
+    with lean_engine():
+        g = interaction_graph(in_window(scan_source(args.source, tz=cli_tz(args)), args))
     try:
         write_graph(g, out)
     except OSError as exc:

@@ -21,7 +21,7 @@ from a2a_lab.cli._common import (
     print_json,
     write_output,
 )
-from a2a_lab.cli._enrich import add_main_agent_options, load_enriched
+from a2a_lab.cli._enrich import add_main_agent_options, main_agents
 
 
 def register(sub: argparse._SubParsersAction[OneLineArgumentParser]) -> None:
@@ -121,23 +121,38 @@ def run(args: argparse.Namespace) -> int:
             ) from None
         except ValueError as exc:
             raise CliError(f"overrides file {args.overrides}: {exc}") from None
-    frame, _ = load_enriched(args)
-    # rebind: the full frame must not outlive the narrowing (it would keep every field)
-    frame = in_window(session_columns(frame), args)
-    result = work_sessions(
-        frame,
-        now=now,
-        roles=args.role,
-        types=args.type,
-        status=args.status,
-        view_category=args.view_category,
-        sub_tag=args.sub_tag,
-        limit=args.limit,
-        overrides=overrides,
-    )
-    if args.output is not None:
-        write_output(result.sessions, args.output, cli_tz(args))
-        print(f"{result.sessions.height} work sessions written to {args.output}", file=sys.stderr)
-        return 0
-    print_json(result.to_api())
+    from a2a_lab.cli._source import lean_engine, scan_source
+    from a2a_lab.enrich import enrich
+
+    # a store is scanned lazily: only the columns and data fields work sessions select
+    # are read, collected by the streaming engine (the page's event objects re-read their
+    # lines from the log files, as for a loaded directory)
+    events = scan_source(args.source, tz=cli_tz(args))
+    agents = main_agents(args)
+    frame: pl.DataFrame | pl.LazyFrame
+    if isinstance(events, pl.LazyFrame):
+        frame = in_window(enrich(events, main_agents=agents), args)
+    else:
+        # rebind: the full frame must not outlive the narrowing (it would keep every field)
+        frame = in_window(session_columns(enrich(events, main_agents=agents)), args)
+    with lean_engine():
+        result = work_sessions(
+            frame,
+            now=now,
+            roles=args.role,
+            types=args.type,
+            status=args.status,
+            view_category=args.view_category,
+            sub_tag=args.sub_tag,
+            limit=args.limit,
+            overrides=overrides,
+        )
+        if args.output is not None:
+            write_output(result.sessions, args.output, cli_tz(args))
+            print(
+                f"{result.sessions.height} work sessions written to {args.output}",
+                file=sys.stderr,
+            )
+            return 0
+        print_json(result.to_api())
     return 0

@@ -323,6 +323,9 @@ class DecodedText:
     exact_lines: int = 0
 
 
+_COMPRESSED_MAGIC = (b"\x1f\x8b", b"\x28\xb5\x2f\xfd")
+
+
 def _physical_lines(data: bytes) -> tuple[pl.Series, list[int]]:
     """The physical lines of ``data`` (LF-split, CR kept) and the lines that are not UTF-8.
 
@@ -331,10 +334,12 @@ def _physical_lines(data: bytes) -> tuple[pl.Series, list[int]]:
     if not data:
         return pl.Series("text", [], dtype=pl.String), []
     bad: list[int] = []
-    if b"\r" not in data:
+    # Polars' line reader decompresses bytes that start like gzip or zstd: such text (a
+    # line of binary garbage) is split below
+    if b"\r" not in data and not data.startswith(_COMPRESSED_MAGIC):
         try:
             return pl.read_lines(data, name="text").to_series(), bad
-        except pl.exceptions.ComputeError:
+        except (pl.exceptions.ComputeError, OSError):
             pass  # not UTF-8: split below
     try:
         text = data.decode("utf-8")

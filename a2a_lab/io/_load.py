@@ -156,7 +156,8 @@ def load(
     >>> res.report.total_lines == res.report.events + res.report.rejects.height + res.report.total_blank
     True
     """
-    from a2a_lab.io._store import is_store, load_store
+    from a2a_lab.io._store import is_store
+    from a2a_lab.io._store_read import load_store
 
     timezone = resolve_tz(tz, timezone, where="load")
     if isinstance(source, (str, os.PathLike)) and is_store(source):
@@ -462,8 +463,9 @@ def scan(source: Source, *, tz: str = "UTC", raw: bool = False) -> pl.LazyFrame:
     every line to route, reject and count it); filters and projections apply to what it
     returns. The load report is not part of a lazy frame: call :func:`load` for it.
 
-    The seam for other sources: a history store (``a2a-lab ingest``) will answer here with
-    ``pl.scan_parquet`` of its partitions, which pushes filters and projections down.
+    A history store (``a2a-lab ingest``) answers with ``pl.scan_parquet`` of its parts
+    (:func:`a2a_lab.io.scan_store`): filters and projections reach the Parquet reader, and
+    ``raw`` is read only when asked for.
 
     Parameters
     ----------
@@ -483,6 +485,11 @@ def scan(source: Source, *, tz: str = "UTC", raw: bool = False) -> pl.LazyFrame:
     True
     """
     check_tz(tz)
+    from a2a_lab.io._store import is_store
+    from a2a_lab.io._store_read import scan_store
+
+    if isinstance(source, (str, os.PathLike)) and is_store(source):
+        return scan_store(source, timezone=tz, raw=raw)
     files = resolve_source(source)
     schema = polars_schema(raw=raw)
 
