@@ -152,3 +152,23 @@ def test_a_scale_file_at_the_edge_passes_every_invariant(tmp_path: Path) -> None
     stats: dict[str, int] = {}
     assert check_source(src, stats=stats) == []
     assert n == 2000 and stats["events"] > 1500
+
+
+def test_a_guard_finding_beyond_the_integers_names_the_ms() -> None:
+    """Campaign find (seed 14): a loop-guard finding whose first message is at ts 1e19."""
+    ev = al.enrich(
+        al.from_records(
+            [
+                {
+                    "type": "a2a.send",
+                    "agentId": "main",
+                    "ts": 1e19 + i,
+                    "data": {"fromAgent": "main", "toAgent": "ruda", "conversationId": f"c{i}"},
+                }
+                for i in range(12)
+            ]
+        )
+    )
+    found = checks.check(ev)
+    assert found["message"].null_count() == 0
+    assert any("first at 1e+19 ms" in m for m in found["message"].to_list())

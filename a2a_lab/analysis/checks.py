@@ -267,9 +267,13 @@ def _guard_findings(
             pl.col("pair"),
             pl.lit(limit),
             pl.lit(window_s),
-            format_time(
-                pl.col("first_ms").cast(pl.Int64).cast(pl.Datetime("ms")),
-                "%Y-%m-%dT%H:%M:%S%.3fZ",
+            # a time beyond the 64-bit integers (fuzzed ts 1e19) has no date: the ms as logged
+            pl.coalesce(
+                format_time(
+                    pl.col("first_ms").cast(pl.Int64, strict=False).cast(pl.Datetime("ms")),
+                    "%Y-%m-%dT%H:%M:%S%.3fZ",
+                ),
+                pl.format("{} ms", pl.col("first_ms")),
             ),
         ),
     )
