@@ -18,6 +18,7 @@ import importlib
 from typing import Any
 
 from a2a_lab import schema
+from a2a_lab._version import __version__
 from a2a_lab.analysis.conversations import (
     conversations,
     delegation_reports,
@@ -46,8 +47,6 @@ from a2a_lab.reference.rules import TASK_MONITOR_V1, RuleSet, main_agents_from_o
 from a2a_lab.schema import CoordinationEvent, EventData, polars_schema
 from a2a_lab.sessions import WorkSessionsResult, events_query, work_sessions
 from a2a_lab.timeparse import to_epoch_ms
-
-__version__ = "0.1.0"
 
 __all__ = [
     "ENRICHMENT_COLUMNS",

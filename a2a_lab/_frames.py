@@ -44,6 +44,19 @@ def narrow(
     )
 
 
+def number(value: object) -> float:
+    """A numeric Polars scalar (``Series.max()``, ``DataFrame.item()``, a row value) as a float.
+
+    Polars types these results as any Python literal; this narrows them once, loudly.
+
+    >>> number(pl.Series([1, 3]).max())
+    3.0
+    """
+    if isinstance(value, int | float):
+        return float(value)
+    raise TypeError(f"expected a number, got {value!r}")
+
+
 def ms_to_time(ms: pl.Expr) -> pl.Expr:
     """Epoch milliseconds as a UTC ``Datetime("ms")``, as the event frame's ``event_time``.
 
@@ -72,18 +85,15 @@ def same_kind(*, collect: bool = False) -> Callable[[Callable[P, R]], Callable[P
     def wrap(fn: Callable[P, R]) -> Callable[P, R]:
         @functools.wraps(fn)
         def call(*args: P.args, **kwargs: P.kwargs) -> R:
-            lazy = bool(args) and isinstance(args[0], pl.LazyFrame)
-            if collect and lazy:
-                args = (args[0].collect(), *args[1:])  # type: ignore[assignment,union-attr]
+            first = args[0] if args else None
+            lazy = isinstance(first, pl.LazyFrame)
+            if collect and isinstance(first, pl.LazyFrame):
+                # P.args cannot be re-bound to a tuple as far as mypy knows: the call is unchanged
+                args = (first.collect(), *args[1:])  # type: ignore[assignment]
             out = fn(*args, **kwargs)
             if lazy and isinstance(out, pl.DataFrame):
                 return out.lazy()  # type: ignore[return-value]
-            if (
-                not lazy
-                and bool(args)
-                and isinstance(args[0], pl.DataFrame)
-                and isinstance(out, pl.LazyFrame)
-            ):
+            if isinstance(first, pl.DataFrame) and isinstance(out, pl.LazyFrame):
                 return out.collect()  # type: ignore[return-value]
             return out
 

@@ -43,8 +43,9 @@ from functools import cache
 from typing import Final
 
 import polars as pl
+from polars.expr.whenthen import ChainedThen, Then
 
-from a2a_lab._frames import narrow, same_kind
+from a2a_lab._frames import narrow, number, same_kind
 from a2a_lab.reference.jsstr import js_string_expr, js_trim_expr
 from a2a_lab.reference.runtime.intent import INTENT_RULES_V1, PAYLOAD_INTENTS, IntentRules
 from a2a_lab.reference.runtime.outcome import LEGACY_NO_REPLY_TEXT, NO_REPLY_TEXT, REASON_TEXTS
@@ -214,7 +215,7 @@ def intent_expr(message: pl.Expr, rules: IntentRules = INTENT_RULES_V1) -> pl.Ex
     >>> df.select(intent_expr(pl.col("m"))).to_series().to_list()
     ['request', 'notification', 'question', None]
     """
-    expr = pl.when(message.is_null()).then(pl.lit(None, pl.String))
+    expr: Then | ChainedThen = pl.when(message.is_null()).then(pl.lit(None, pl.String))
     for pattern, intent, _ in _intent_patterns(rules):
         expr = expr.when(message.str.contains(pattern)).then(pl.lit(intent))
     return expr.otherwise(pl.lit(rules.default.intent))
@@ -267,14 +268,16 @@ def outcome_text_expr(text: pl.Expr) -> pl.Expr:
         sk, body = sentence.split(": ", 1)
         hits.append(((kind == sk) & rest.str.starts_with(body), rest.str.slice(len(body))))
     is_no_reply = pl.any_horizontal([h for h, _ in hits]).fill_null(False)
-    suffix = pl.when(hits[0][0]).then(hits[0][1])
+    suffix: Then | ChainedThen = pl.when(hits[0][0]).then(hits[0][1])
     for hit, tail in hits[1:]:
         suffix = suffix.when(hit).then(tail)
     inner = js_trim_expr(js_trim_expr(suffix).str.extract(r"(?s)^\((.*?)\)?$", 1))
-    reason_code = pl.when(inner.str.contains(r"^대기 시간 \d+초 초과$")).then(pl.lit("timeout"))
+    reason_codes: Then | ChainedThen = pl.when(inner.str.contains(r"^대기 시간 \d+초 초과$")).then(
+        pl.lit("timeout")
+    )
     for code, txt in REASON_TEXTS.items():
-        reason_code = reason_code.when(inner == txt).then(pl.lit(code))
-    reason_code = reason_code.otherwise(pl.when(inner.str.len_bytes() > 0).then(inner))
+        reason_codes = reason_codes.when(inner == txt).then(pl.lit(code))
+    reason_code = reason_codes.otherwise(pl.when(inner.str.len_bytes() > 0).then(inner))
     other_reason = js_trim_expr(rest)
     reason = (
         pl.when(is_no_reply)
@@ -754,7 +757,7 @@ def exchange_events(
     )
     turn_rows: list[pl.DataFrame] = []
     level = 1
-    max_level = int(turns["_turn"].max() or 0) if turns.height else 0
+    max_level = int(number(turns["_turn"].max() or 0)) if turns.height else 0
     while level <= max_level and cand.height:
         at = turns.filter(pl.col("_turn") == level)
         # a key is used only in the directions where every turn of this level carries it

@@ -51,7 +51,7 @@ def flatten(
         if not structs:
             break
         frame = frame.with_columns(
-            pl.col(name).name.map_fields(lambda f, p=name: f"{p}{separator}{f}") for name in structs
+            pl.col(name).name.prefix_fields(f"{name}{separator}") for name in structs
         ).unnest(*structs)
     lists = [
         name

@@ -7,8 +7,10 @@ a busy or a quiet machine stay comparable as ratios.
 
 from __future__ import annotations
 
+import argparse
 import gc
 import json
+import os
 import platform
 import re
 import resource
@@ -26,6 +28,19 @@ import polars as pl
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "benchmarks" / "_data"
 RESULTS = ROOT / "benchmarks" / "results"
+
+#: B21: the bare read the goals of issue 12 are stated against (a fresh process's script;
+#: ``PATH`` is defined before it).
+B21 = """
+import polars as pl
+S = pl.String
+data = pl.Struct({**{k: S for k in ("fromAgent toAgent conversationId workSessionId taskId eventRole "
+    "fromSessionType toSessionType message targetSessionKey runId replyPreview outcome waitStatus "
+    "waitError payloadType payloadJson error").split()}, "turn": pl.Int64, "maxTurns": pl.Int64,
+    "announced": pl.Boolean})
+df = pl.read_ndjson(PATH, schema={"type": S, "agentId": S, "ts": pl.Int64, "data": data})
+assert df.height > 0
+"""
 
 #: The size the issues ask for: ≥ 800k events, ~300 MB.
 DEFAULT_EVENTS = 860_000
@@ -70,6 +85,56 @@ def timed(fn: Callable[[], Any], repeat: int) -> tuple[float, list[float], Any]:
     return statistics.median(times), times, result
 
 
+def parser(doc: str | None, *, events: int = DEFAULT_EVENTS) -> argparse.ArgumentParser:
+    """The arguments every benchmark takes: ``--events`` and ``--repeat`` (3)."""
+    ap = argparse.ArgumentParser(
+        description=doc, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    ap.add_argument("--events", type=int, default=events)
+    ap.add_argument("--repeat", type=int, default=3)
+    return ap
+
+
+def log_and_bare(n_events: int, repeat: int) -> tuple[Path, float, float, list[float]]:
+    """The benchmark log, its size (MB) and B on it: median and all wall times."""
+    path = bench_log(n_events)
+    b, b_all, _ = timed(lambda: bare_read(path), repeat)
+    return path, path.stat().st_size / 2**20, b, b_all
+
+
+def wall_and_cpu(fn: Callable[[], Any], repeat: int) -> tuple[float, float, Any]:
+    """Median wall and CPU seconds of ``repeat`` calls, and the last result."""
+    walls, cpus, result = [], [], None
+    for _ in range(repeat):
+        w0, c0 = time.perf_counter(), time.process_time()
+        result = fn()
+        walls.append(time.perf_counter() - w0)
+        cpus.append(time.process_time() - c0)
+    return statistics.median(walls), statistics.median(cpus), result
+
+
+def fresh_process(script: str, env: dict[str, str] | None = None) -> tuple[float, float, str]:
+    """Wall seconds, peak RSS (MB) and stdout of ``script`` in a fresh Python process,
+    measured by ``/usr/bin/time -v``."""
+    proc = subprocess.run(
+        ["/usr/bin/time", "-v", sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT), **(env or {})},
+        check=False,
+    )
+    if proc.returncode != 0:
+        raise RuntimeError(proc.stderr[-3000:])
+    wall = re.search(
+        r"Elapsed \(wall clock\) time \(h:mm:ss or m:ss\): (?:(\d+):)?(\d+):([\d.]+)", proc.stderr
+    )
+    rss = re.search(r"Maximum resident set size \(kbytes\): (\d+)", proc.stderr)
+    assert wall and rss, proc.stderr
+    seconds = int(wall.group(1) or 0) * 3600 + int(wall.group(2)) * 60 + float(wall.group(3))
+    return seconds, int(rss.group(1)) / 1024, proc.stdout
+
+
 def peak_rss_mb(code: str) -> float:
     """Max RSS (MB) of a fresh Python process running ``code``.
 
@@ -93,8 +158,6 @@ def peak_rss_mb(code: str) -> float:
 
 def machine() -> dict[str, Any]:
     """What the numbers were measured on."""
-    import os
-
     return {
         "python": platform.python_version(),
         "polars": pl.__version__,

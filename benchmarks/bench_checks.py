@@ -11,7 +11,6 @@ Goal: all checks ≤ 2 × B. Also times the directly-follows graph and the OCEL 
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
@@ -19,23 +18,18 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "benchmarks"))
 sys.path.insert(0, str(ROOT))
 
-from _common import DEFAULT_EVENTS, bare_read, bench_log, machine, save, timed  # noqa: E402
+from _common import log_and_bare, machine, parser, save, timed  # noqa: E402
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    ap.add_argument("--events", type=int, default=DEFAULT_EVENTS)
-    ap.add_argument("--repeat", type=int, default=3)
+    ap = parser(__doc__)
     args = ap.parse_args()
 
     import a2a_lab as al
     from a2a_lab.analysis.checks import check
     from a2a_lab.analysis.pm import directly_follows, to_ocel2
 
-    path = bench_log(args.events)
-    b, _, _ = timed(lambda: bare_read(path), args.repeat)
+    path, _, b, _ = log_and_bare(args.events, args.repeat)
     events = al.load(path).events
     now = int(events["event_ms"].max()) + 3_600_000
     t_check, _, found = timed(lambda: check(events, now=now), args.repeat)

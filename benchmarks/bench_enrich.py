@@ -14,7 +14,6 @@ by ``bench_pipeline.py``; this one isolates the enrichment's share.)
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 import time
@@ -24,15 +23,11 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "benchmarks"))
 sys.path.insert(0, str(ROOT))
 
-from _common import DEFAULT_EVENTS, bare_read, bench_log, machine, save, timed  # noqa: E402
+from _common import log_and_bare, machine, parser, save, timed  # noqa: E402
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    ap.add_argument("--events", type=int, default=DEFAULT_EVENTS)
-    ap.add_argument("--repeat", type=int, default=3)
+    ap = parser(__doc__)
     ap.add_argument(
         "--ref-events", type=int, default=20_000, help="events for the slow-reference comparison"
     )
@@ -42,9 +37,7 @@ def main() -> int:
     from a2a_lab.enrich import enrich
     from tests.reference_impl.enrich_ref import enrich_event
 
-    path = bench_log(args.events)
-    size_mb = path.stat().st_size / 2**20
-    b, b_all, _ = timed(lambda: bare_read(path), args.repeat)
+    path, size_mb, b, b_all = log_and_bare(args.events, args.repeat)
     events = al.load(path).events
     assert events.height == args.events
 

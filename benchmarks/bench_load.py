@@ -20,28 +20,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import re
 import statistics
-import subprocess
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import DEFAULT_EVENTS, ROOT, bench_log, machine, save
-
-#: B21: the bare read the goals of issue 12 are stated against.
-B21 = """
-import polars as pl
-S = pl.String
-data = pl.Struct({**{k: S for k in ("fromAgent toAgent conversationId workSessionId taskId eventRole "
-    "fromSessionType toSessionType message targetSessionKey runId replyPreview outcome waitStatus "
-    "waitError payloadType payloadJson error").split()}, "turn": pl.Int64, "maxTurns": pl.Int64,
-    "announced": pl.Boolean})
-df = pl.read_ndjson(PATH, schema={"type": S, "agentId": S, "ts": pl.Int64, "data": data})
-assert df.height > 0
-"""
+from _common import B21, DEFAULT_EVENTS, ROOT, bench_log, fresh_process, machine, save
 
 STEPS = {
     "B21": B21,
@@ -65,29 +50,9 @@ def run_step(code: str, path: Path, pythonpath: Path, **subst: str) -> dict[str,
     code = code.replace("PATH", repr(str(path)))
     for k, v in subst.items():
         code = code.replace(k, v)
-    env = {**os.environ, "PYTHONPATH": str(pythonpath), "CI": "1"}
-    proc = subprocess.run(
-        ["/usr/bin/time", "-v", sys.executable, "-c", code],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        env=env,
-    )
-    if proc.returncode != 0:
-        raise RuntimeError(proc.stderr[-3000:])
-    wall = re.search(
-        r"Elapsed \(wall clock\) time \(h:mm:ss or m:ss\): (?:(\d+):)?(\d+):([\d.]+)", proc.stderr
-    )
-    assert wall, proc.stderr
-    h, m, s = wall.groups()
-    out = {
-        "wall_s": int(h or 0) * 3600 + int(m) * 60 + float(s),
-        "rss_mb": int(
-            re.search(r"Maximum resident set size \(kbytes\): (\d+)", proc.stderr).group(1)
-        )
-        / 1024,
-    }
-    for line in proc.stdout.splitlines():
+    wall_s, rss_mb, stdout = fresh_process(code, {"PYTHONPATH": str(pythonpath), "CI": "1"})
+    out = {"wall_s": wall_s, "rss_mb": rss_mb}
+    for line in stdout.splitlines():
         key, _, value = line.partition(" ")
         out[key] = float(value)
     return out

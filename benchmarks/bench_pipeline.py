@@ -15,7 +15,6 @@ The speed-up over the slow reference implementation of the tests is measured on 
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 import time
@@ -25,15 +24,18 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "benchmarks"))
 sys.path.insert(0, str(ROOT))
 
-from _common import DEFAULT_EVENTS, bare_read, bench_log, machine, peak_rss_mb, save, timed  # noqa: E402
+from _common import (  # noqa: E402
+    log_and_bare,
+    machine,
+    parser,
+    peak_rss_mb,
+    save,
+    timed,
+)
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    ap.add_argument("--events", type=int, default=DEFAULT_EVENTS)
-    ap.add_argument("--repeat", type=int, default=3)
+    ap = parser(__doc__)
     ap.add_argument(
         "--ref-events", type=int, default=20_000, help="events for the slow-reference comparison"
     )
@@ -45,9 +47,7 @@ def main() -> int:
     from a2a_lab.enrich import enrich
     from a2a_lab.sessions import work_sessions
 
-    path = bench_log(args.events)
-    size_mb = path.stat().st_size / 2**20
-    b, _, _ = timed(lambda: bare_read(path), args.repeat)
+    path, size_mb, b, _ = log_and_bare(args.events, args.repeat)
     events = al.load(path).events
     now = int(events["event_ms"].max()) + 3_600_000
 

@@ -28,25 +28,13 @@ from __future__ import annotations
 import argparse
 import statistics
 import sys
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "benchmarks"))
 sys.path.insert(0, str(ROOT))
 
-from _common import machine, save  # noqa: E402
-
-
-def measure(fn, repeat: int) -> tuple[float, float, object]:
-    """Median wall and CPU seconds of ``repeat`` calls, and the last result."""
-    walls, cpus, result = [], [], None
-    for _ in range(repeat):
-        w0, c0 = time.perf_counter(), time.process_time()
-        result = fn()
-        walls.append(time.perf_counter() - w0)
-        cpus.append(time.process_time() - c0)
-    return statistics.median(walls), statistics.median(cpus), result
+from _common import machine, save, wall_and_cpu  # noqa: E402
 
 
 def main() -> int:
@@ -105,17 +93,17 @@ def main() -> int:
     }
     # alternate the runs, so that a change in the machine's load hits all alike
     for _ in range(args.repeat):
-        runs["core"].append(measure(lambda: simulate(core, seed=args.seed), 1))
-        runs["all"].append(measure(lambda: simulate(everything, seed=args.seed), 1))
-        runs["mm1"].append(measure(lambda: simulate(mm1, seed=args.seed), 1))
-        runs["mm1_capped"].append(measure(lambda: simulate(mm1_capped, seed=args.seed), 1))
+        runs["core"].append(wall_and_cpu(lambda: simulate(core, seed=args.seed), 1))
+        runs["all"].append(wall_and_cpu(lambda: simulate(everything, seed=args.seed), 1))
+        runs["mm1"].append(wall_and_cpu(lambda: simulate(mm1, seed=args.seed), 1))
+        runs["mm1_capped"].append(wall_and_cpu(lambda: simulate(mm1_capped, seed=args.seed), 1))
     wall = {k: statistics.median(r[0] for r in v) for k, v in runs.items()}
     cpu = {k: statistics.median(r[1] for r in v) for k, v in runs.items()}
     core_res, all_res = runs["core"][-1][2], runs["all"][-1][2]
     # the log is built on first use (and then cached): time that first use, on fresh runs
     fresh_core, fresh_all = simulate(core, seed=args.seed), simulate(everything, seed=args.seed)
-    core_events_wall, _, core_ev = measure(lambda: fresh_core.events, 1)
-    all_events_wall, _, all_ev = measure(lambda: fresh_all.events, 1)
+    core_events_wall, _, core_ev = wall_and_cpu(lambda: fresh_core.events, 1)
+    all_events_wall, _, all_ev = wall_and_cpu(lambda: fresh_all.events, 1)
     s = all_res.summary()
     m = all_res.messages
     count = {"core": n, "all": n, "mm1": args.mm1_messages, "mm1_capped": args.mm1_messages}

@@ -19,29 +19,15 @@ texts of an N-event log, once per distinct text and once per row (issue 16 item 
 from __future__ import annotations
 
 import argparse
-import os
-import re
 import statistics
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import DEFAULT_EVENTS, ROOT, bench_log, machine, save
+from _common import B21, DEFAULT_EVENTS, bench_log, fresh_process, machine, save
 
-#: B21: the bare read the goals of issue 12 are stated against.
-B21 = """
-import polars as pl
-S = pl.String
-data = pl.Struct({**{k: S for k in ("fromAgent toAgent conversationId workSessionId taskId eventRole "
-    "fromSessionType toSessionType message targetSessionKey runId replyPreview outcome waitStatus "
-    "waitError payloadType payloadJson error").split()}, "turn": pl.Int64, "maxTurns": pl.Int64,
-    "announced": pl.Boolean})
-df = pl.read_ndjson(PATH, schema={"type": S, "agentId": S, "ts": pl.Int64, "data": data})
-assert df.height > 0
-"""
 REPORT = """
 import sys
 from a2a_lab.cli import main
@@ -51,25 +37,8 @@ assert main(["report", PATH, "-o", OUT, "--tz", "Asia/Seoul"]) == 0
 
 def run_step(code: str, path: Path, out: Path) -> tuple[float, float]:
     """Wall seconds and peak RSS (MB) of ``code`` in a fresh process."""
-    script = f"PATH = {str(path)!r}\nOUT = {str(out)!r}\n" + code
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    proc = subprocess.run(
-        ["/usr/bin/time", "-v", sys.executable, "-c", script],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        env=env,
-        check=False,
-    )
-    if proc.returncode != 0:
-        raise RuntimeError(proc.stderr[-2000:])
-    wall = re.search(
-        r"Elapsed \(wall clock\) time \(h:mm:ss or m:ss\): (?:(\d+):)?(\d+):([\d.]+)", proc.stderr
-    )
-    rss = re.search(r"Maximum resident set size \(kbytes\): (\d+)", proc.stderr)
-    assert wall and rss, proc.stderr
-    seconds = int(wall.group(1) or 0) * 3600 + int(wall.group(2)) * 60 + float(wall.group(3))
-    return seconds, int(rss.group(1)) / 1024
+    wall_s, rss_mb, _ = fresh_process(f"PATH = {str(path)!r}\nOUT = {str(out)!r}\n" + code)
+    return wall_s, rss_mb
 
 
 def main() -> int:

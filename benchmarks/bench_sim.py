@@ -26,7 +26,6 @@ from __future__ import annotations
 import argparse
 import statistics
 import sys
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -35,7 +34,7 @@ sys.path.insert(0, str(ROOT))
 
 import numpy as np  # noqa: E402
 import simpy  # noqa: E402
-from _common import machine, save  # noqa: E402
+from _common import machine, save, wall_and_cpu  # noqa: E402
 
 LAMBDA, MU = 0.8, 1.0
 
@@ -66,17 +65,6 @@ def bare_mm1(n: int, seed: int) -> float:
     return sum(waits) / n
 
 
-def measure(fn, repeat: int) -> tuple[float, float, object]:
-    """Median wall and CPU seconds of ``repeat`` calls, and the last result."""
-    walls, cpus, result = [], [], None
-    for _ in range(repeat):
-        w0, c0 = time.perf_counter(), time.process_time()
-        result = fn()
-        walls.append(time.perf_counter() - w0)
-        cpus.append(time.process_time() - c0)
-    return statistics.median(walls), statistics.median(cpus), result
-
-
 def main() -> int:
     ap = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -103,23 +91,25 @@ def main() -> int:
     # alternate the two, so that a change in the machine's load hits both alike
     bare_runs, sim_runs = [], []
     for _ in range(args.repeat):
-        bare_runs.append(measure(lambda: bare_mm1(n, args.seed), 1))
-        sim_runs.append(measure(lambda: simulate(cfg, seed=args.seed), 1))
+        bare_runs.append(wall_and_cpu(lambda: bare_mm1(n, args.seed), 1))
+        sim_runs.append(wall_and_cpu(lambda: simulate(cfg, seed=args.seed), 1))
     bare_wall, bare_cpu = (statistics.median(r[k] for r in bare_runs) for k in (0, 1))
     sim_wall, sim_cpu = (statistics.median(r[k] for r in sim_runs) for k in (0, 1))
     bare_wait, res = bare_runs[-1][2], sim_runs[-1][2]
     sim_wait = res.summary()["mean_wait_s"]
     # the frames are built on first use (and then cached): time that first use, on fresh runs
     fresh = simulate(cfg, seed=args.seed)
-    frame_wall, _, _ = measure(lambda: fresh.messages, 1)
+    frame_wall, _, _ = wall_and_cpu(lambda: fresh.messages, 1)
     fresh = simulate(cfg, seed=args.seed)
-    events_wall, _, ev = measure(lambda: fresh.events, 1)
+    events_wall, _, ev = wall_and_cpu(lambda: fresh.events, 1)
     assert ev.height == 3 * n
 
     full = SimConfig(n_messages=args.full_messages)
-    full_wall, full_cpu, full_res = measure(lambda: simulate(full, seed=args.seed), args.repeat)
+    full_wall, full_cpu, full_res = wall_and_cpu(
+        lambda: simulate(full, seed=args.seed), args.repeat
+    )
     fresh = simulate(full, seed=args.seed)
-    full_events_wall, _, full_ev = measure(lambda: fresh.events, 1)
+    full_events_wall, _, full_ev = wall_and_cpu(lambda: fresh.events, 1)
 
     def rate(count: int, seconds: float) -> float:
         return count / seconds

@@ -61,8 +61,16 @@ SEED = 20260302
 # %%
 log_events = al.enrich(al.load(LOGS).events)
 exchanges = al.conversations(log_events)
-sends = log_events.filter(pl.col("type") == "a2a.send", pl.col("from_agent").is_not_null(), pl.col("to_agent").is_not_null())
-pair = pl.concat_str(pl.min_horizontal("from_agent", "to_agent"), pl.max_horizontal("from_agent", "to_agent"), separator=" ↔ ")
+sends = log_events.filter(
+    pl.col("type") == "a2a.send",
+    pl.col("from_agent").is_not_null(),
+    pl.col("to_agent").is_not_null(),
+)
+pair = pl.concat_str(
+    pl.min_horizontal("from_agent", "to_agent"),
+    pl.max_horizontal("from_agent", "to_agent"),
+    separator=" ↔ ",
+)
 busiest_minute = (
     sends.with_columns(pair.alias("pair"), pl.col("event_ms").cast(pl.Datetime("ms")).alias("at"))
     .sort("pair", "at")
@@ -75,15 +83,24 @@ if exchanges.height:
     retries = int((log_events["type"] == "a2a.retry").sum())
     no_reply = float((exchanges["outcome"] == "no_reply").mean())
     top = busiest_minute.row(0, named=True) if busiest_minute.height else None
-    display(Markdown(
-        f"The log has **{exchanges.height:,}** exchanges: **{retries / exchanges.height:.2f}** retries per "
-        f"exchange and **{no_reply:.1%}** without a reply. "
-        + (f"Its busiest agent pair sent **{top['sends in 60 s']}** messages within 60 s (`{top['pair']}`): "
-           f"a loop guard of N = 6 per 60 s would {'have blocked some' if top['sends in 60 s'] > 6 else 'not have blocked any'}."
-           if top else "")
-    ))
+    display(
+        Markdown(
+            f"The log has **{exchanges.height:,}** exchanges: **{retries / exchanges.height:.2f}** retries per "
+            f"exchange and **{no_reply:.1%}** without a reply. "
+            + (
+                f"Its busiest agent pair sent **{top['sends in 60 s']}** messages within 60 s (`{top['pair']}`): "
+                f"a loop guard of N = 6 per 60 s would {'have blocked some' if top['sends in 60 s'] > 6 else 'not have blocked any'}."
+                if top
+                else ""
+            )
+        )
+    )
 else:
-    display(Markdown("**Nothing to show:** the log has no A2A exchange to compare with the experiments."))
+    display(
+        Markdown(
+            "**Nothing to show:** the log has no A2A exchange to compare with the experiments."
+        )
+    )
 
 # %% [markdown]
 # ## 1. Retries at rising load: does a retry storm appear, and where?
@@ -108,7 +125,9 @@ def hub(utilisation: float, retry, idempotency=KEYS, n_messages: int = 2000) -> 
             sim.AgentConfig(id="eden", service=sim.Lognormal(mean_s=40.0, cv=1.0)),
         ],
         workload=sim.PoissonArrivals(
-            pairs=[sim.PairRate(from_agent=a, to_agent="eden", rate_per_s=rate / 4) for a in senders]
+            pairs=[
+                sim.PairRate(from_agent=a, to_agent="eden", rate_per_s=rate / 4) for a in senders
+            ]
         ),
         n_messages=n_messages,
         ping_pong=sim.PingPongPolicy(max_turns=0),
@@ -122,8 +141,14 @@ def hub(utilisation: float, retry, idempotency=KEYS, n_messages: int = 2000) -> 
 
 
 today = sim.simulate(hub(0.5, sim.ReferenceRetry()), seed=SEED)
-first = today.messages.filter(pl.col("error_code") == "server_overload").sort("message").row(0, named=True)
-today.events.filter(pl.col("data").struct.field("conversationId") == first["conversation_id"]).select(
+first = (
+    today.messages.filter(pl.col("error_code") == "server_overload")
+    .sort("message")
+    .row(0, named=True)
+)
+today.events.filter(
+    pl.col("data").struct.field("conversationId") == first["conversation_id"]
+).select(
     "type",
     "agent_id",
     ((pl.col("event_ms") - pl.col("event_ms").min()) / 1000).alias("s_after_send"),
@@ -157,7 +182,10 @@ policies = {
     "re-send": (sim.ExponentialRetry(attempt_timeout_s=150.0), None),
     "re-send + keys": (sim.ExponentialRetry(attempt_timeout_s=150.0), KEYS),
     "re-send + budget": (
-        sim.ExponentialRetry(attempt_timeout_s=150.0, budget=sim.RetryBudget(ratio=0.1, min_retries=1, window_s=600.0)),
+        sim.ExponentialRetry(
+            attempt_timeout_s=150.0,
+            budget=sim.RetryBudget(ratio=0.1, min_retries=1, window_s=600.0),
+        ),
         None,
     ),
 }
@@ -185,10 +213,20 @@ order = list(policies)
 base = alt.Chart(storm).encode(
     x=alt.X("offered utilisation:Q", scale=alt.Scale(domain=[0.2, 0.9])),
     color=alt.Color("policy:N", sort=order),
-    tooltip=["policy:N", "offered utilisation:Q", "runs per message:Q", "measured utilisation:Q", "replied:Q"],
+    tooltip=[
+        "policy:N",
+        "offered utilisation:Q",
+        "runs per message:Q",
+        "measured utilisation:Q",
+        "replied:Q",
+    ],
 )
-load = base.mark_line(point=True).encode(y=alt.Y("runs per message:Q", title="eden's runs per message"))
-replied = base.mark_line(point=True).encode(y=alt.Y("replied:Q", title="share of exchanges replied"))
+load = base.mark_line(point=True).encode(
+    y=alt.Y("runs per message:Q", title="eden's runs per message")
+)
+replied = base.mark_line(point=True).encode(
+    y=alt.Y("replied:Q", title="share of exchanges replied")
+)
 load = load.properties(title="The load the policy puts on eden", width=300)
 load | replied.properties(title="What requesters get", width=300)
 
@@ -246,7 +284,10 @@ mains = ("main", "ruda", "eden", "seum", "bada")
 day = sim.SimConfig(duration_s=4 * 3600.0, n_messages=None, tasks=None)
 legit = [  # three times today's rates, to the main agents only (not to the bots)
     r.model_copy(
-        update={"rate_per_s": 3 * r.rate_per_s, "targets": r.targets or {m: 1.0 for m in mains if m != r.agent}}
+        update={
+            "rate_per_s": 3 * r.rate_per_s,
+            "targets": r.targets or {m: 1.0 for m in mains if m != r.agent},
+        }
     )
     for r in day.workload.agents
 ]
@@ -275,7 +316,9 @@ for limit in (None, 2, 4, 6, 10, 20):
         pl.col("turns").mean().round(3).alias("mean turns"),
     )
     label = "off" if limit is None else f"{limit} / 60 s"
-    guard_rows.append(per_kind.with_columns(pl.lit(label).alias("guard"), pl.lit(limit or 0).alias("N")))
+    guard_rows.append(
+        per_kind.with_columns(pl.lit(label).alias("guard"), pl.lit(limit or 0).alias("N"))
+    )
 guard = pl.concat(guard_rows).sort("N", "traffic")
 guard.select("guard", "traffic", "messages", "sends blocked", "ping-pong cut", "mean turns")
 
@@ -306,11 +349,17 @@ alt.Chart(guard.filter(pl.col("N") > 0)).mark_line(point=True).encode(
 
 # %%
 busy = day.model_copy(
-    update={"workload": day.workload.model_copy(update={"agents": legit}), "n_messages": 1500, "duration_s": None}
+    update={
+        "workload": day.workload.model_copy(update={"agents": legit}),
+        "n_messages": 1500,
+        "duration_s": None,
+    }
 )
 wait_rows = []
 for max_wait in (60.0, 120.0, 300.0, 600.0, 1200.0):
-    res = sim.simulate(busy.model_copy(update={"wait": sim.WaitPolicy(max_wait_s=max_wait)}), seed=SEED)
+    res = sim.simulate(
+        busy.model_copy(update={"wait": sim.WaitPolicy(max_wait_s=max_wait)}), seed=SEED
+    )
     s, m = res.summary(), res.messages
     wait_rows.append(
         {
@@ -359,7 +408,9 @@ for label, path in paths:
             "in the log": seen.height,
             "replied (truth)": round(s["replied_rate"], 3),
             "replied (as the log shows)": round(float((seen["outcome"] == "replied").mean()), 3),
-            "health findings": check(res.events).filter(~pl.col("rule").str.starts_with("guard.")).height,
+            "health findings": check(res.events)
+            .filter(~pl.col("rule").str.starts_with("guard."))
+            .height,
         }
     )
 visibility = pl.DataFrame(sync_rows).with_columns(
@@ -370,7 +421,11 @@ visibility.select(*first, pl.exclude(first))
 
 # %%
 alt.Chart(visibility).mark_bar().encode(
-    x=alt.X("share invisible:Q", title="share of exchanges missing from the log", scale=alt.Scale(domain=[0, 1])),
+    x=alt.X(
+        "share invisible:Q",
+        title="share of exchanges missing from the log",
+        scale=alt.Scale(domain=[0, 1]),
+    ),
     y=alt.Y("path:N", sort=[p for p, _ in paths], title=None),
     tooltip=["path:N", "exchanges:Q", "invisible:Q", "in the log:Q"],
 ).properties(title="Conversations the dashboard never sees", width=420)

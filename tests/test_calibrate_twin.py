@@ -19,7 +19,7 @@ import pytest
 
 from a2a_lab.analysis.calibrate import Calibration, Comparison, compare, exchanges, fit_log
 from a2a_lab.sim import AgentConfig, FailurePolicy, Lognormal, SimConfig, SimResult, simulate
-from a2a_lab.sim.plan import _poisson_routes
+from a2a_lab.sim.arrivals import poisson_routes
 
 MEANS = {"main": 30.0, "ruda": 60.0, "eden": 90.0, "seum": 120.0, "bada": 150.0}
 FAILURE = 0.03
@@ -90,7 +90,7 @@ def test_every_agents_mean_service_time_within_10_percent(fit: Calibration) -> N
 def test_rates_within_their_poisson_error(fit: Calibration) -> None:
     agents = tuple(a.id for a in CONFIG.agents)
     wl = CONFIG.workload
-    senders, targets, rates = _poisson_routes(wl, agents)  # type: ignore[arg-type]
+    senders, targets, rates = poisson_routes(wl, agents)  # type: ignore[arg-type]
     truth = {(agents[f], agents[t]): r for f, t, r in zip(senders, targets, rates, strict=True)}
     fitted = {
         (f, t): (r, n)

@@ -16,14 +16,18 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import polars as pl
 
-from a2a_lab._frames import narrow, same_kind
+from a2a_lab._frames import narrow, number, same_kind
 from a2a_lab.exchanges import exchange_events, from_agent_expr, to_agent_expr
 from a2a_lab.reference.jsstr import js_string_expr, js_trim_expr
 from a2a_lab.timeparse import Instant, to_epoch_ms, window_ms
+
+if TYPE_CHECKING:
+    from a2a_lab.io import LoadReport
 
 __all__ = [
     "FINDING_SCHEMA",
@@ -667,7 +671,7 @@ def check(
     ignore: list[str] | None = None,
     since: Instant | None = None,
     until: Instant | None = None,
-    report: object | None = None,
+    report: LoadReport | None = None,
 ) -> pl.DataFrame:
     """Run the health rules on an event frame and return the findings.
 
@@ -709,7 +713,7 @@ def check(
     if hi is not None:
         events = events.filter(pl.col("event_ms") <= hi)
     if now is None:
-        now_ms = float(events["event_ms"].max() or 0.0) if events.height else 0.0
+        now_ms = number(events["event_ms"].max() or 0.0) if events.height else 0.0
     else:
         now_ms = to_epoch_ms(now, name="now")
     parts: list[pl.LazyFrame] = []
@@ -732,7 +736,7 @@ def check(
     if report is not None:
         parts.append(load_findings(report).lazy())
     found = pl.concat(
-        [p.select(list(FINDING_SCHEMA)).cast(dict(FINDING_SCHEMA)) for p in parts]
+        [p.select(list(FINDING_SCHEMA)).cast(FINDING_SCHEMA) for p in parts]
     ).collect()
     found = found.filter(pl.col("rule").is_in(sorted(chosen)))
     sev = pl.col("severity").replace_strict(
@@ -767,7 +771,7 @@ def select_rules(select: list[str] | None = None, ignore: list[str] | None = Non
     return chosen - expand(list(ignore or ()), "ignore")
 
 
-def load_findings(report: object) -> pl.DataFrame:
+def load_findings(report: LoadReport) -> pl.DataFrame:
     """The ``load.*`` findings of a load report: an empty source, rejected lines.
 
     Parameters

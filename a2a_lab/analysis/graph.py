@@ -422,7 +422,8 @@ def graph_metrics(g: nx.DiGraph, *, weight: str = "messages") -> pl.DataFrame:
 
 def to_node_link(g: nx.DiGraph) -> dict[str, Any]:
     """The graph as node-link JSON (``nodes``, ``links``), as d3 and networkx read it."""
-    return nx.node_link_data(g, edges="links")
+    out: dict[str, Any] = nx.node_link_data(g, edges="links")
+    return out
 
 
 def write_graph(g: nx.DiGraph, path: str | Path) -> Path:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import polars as pl
 
@@ -213,7 +213,7 @@ def _ocel_frames(events: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame, pl.D
     return ev.select("id", "type", "time", "file", "line").collect(), rel, objects
 
 
-def _ocel_parts(events: pl.DataFrame) -> tuple[dict, pl.DataFrame, pl.DataFrame]:
+def _ocel_parts(events: pl.DataFrame) -> tuple[dict[str, Any], pl.DataFrame, pl.DataFrame]:
     """Header (object and event types), objects frame and events frame of the OCEL 2.0 document."""
     ev, rel, objects = _ocel_frames(events)
     rel_lists = rel.group_by("id", maintain_order=True).agg(
@@ -294,7 +294,7 @@ def _ocel_parts(events: pl.DataFrame) -> tuple[dict, pl.DataFrame, pl.DataFrame]
     return header, obj_rows, ev_rows.with_columns(pl.col("relationships").fill_null([]))
 
 
-def to_ocel2(events: pl.DataFrame) -> dict:
+def to_ocel2(events: pl.DataFrame) -> dict[str, Any]:
     """The event frame as an OCEL 2.0 JSON document (a dict).
 
     Objects: ``work_session`` (``ws:<id>``), ``conversation`` (``conv:<id>``), ``task``

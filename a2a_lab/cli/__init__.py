@@ -17,7 +17,7 @@ __all__ = ["CliError", "main"]
 
 
 def _build_parser() -> argparse.ArgumentParser:
-    from a2a_lab import __version__
+    from a2a_lab._version import __version__
     from a2a_lab.cli import _commands
 
     parser = OneLineArgumentParser(

@@ -11,6 +11,7 @@ import sys
 
 from a2a_lab.cli._common import (
     CliError,
+    OneLineArgumentParser,
     float_option,
     instant_option,
     int_option,
@@ -23,7 +24,7 @@ _EXAMPLE = """example:
   a2a-lab check run.ndjson --since 2026-02-18 --until 2026-02-19T12:00 --json"""
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[OneLineArgumentParser]) -> None:
     p = sub.add_parser(
         "check",
         help="check the log's health (load, sequences, lifecycles, safety limits, clocks, ids)",

@@ -7,13 +7,13 @@ import json
 import sys
 from pathlib import Path
 
-from a2a_lab.cli._common import CliError, add_window_options, in_window
+from a2a_lab.cli._common import CliError, OneLineArgumentParser, add_window_options, in_window
 
 #: How ``conversations --json`` writes the frame's UTC ``*_time`` columns.
 _JSON_TIME_FORMAT = "%Y-%m-%dT%H:%M:%S%.3fZ"
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[OneLineArgumentParser]) -> None:
     p = sub.add_parser(
         "conversations",
         help="one row per A2A exchange: who asked whom, how fast, how it ended",

@@ -15,7 +15,7 @@ from typing import TextIO
 import polars as pl
 
 from a2a_lab._deep import deep_call
-from a2a_lab.cli._common import CliError, split_multi
+from a2a_lab.cli._common import CliError, OneLineArgumentParser, split_multi
 from a2a_lab.reference.jsstr import js_well_formed_json
 
 #: Rows serialised per batch, so that a large log never holds all its JSON text at once.
@@ -69,7 +69,7 @@ def load_enriched(args: argparse.Namespace) -> tuple[pl.DataFrame, list[str]]:
     return enrich(loaded.events, main_agents=agents), list(loaded.report.files)
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[OneLineArgumentParser]) -> None:
     p = sub.add_parser(
         "enrich",
         help="write every event enriched as the Task-Monitor dashboard does (one JSON object per line)",

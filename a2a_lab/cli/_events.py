@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import argparse
 
-from a2a_lab.cli._common import print_json
+from a2a_lab.cli._common import OneLineArgumentParser, print_json
 from a2a_lab.cli._enrich import add_main_agent_options, load_enriched
 from a2a_lab.cli._sessions import number_option
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[OneLineArgumentParser]) -> None:
     p = sub.add_parser(
         "events",
         help="print the dashboard's event list (GET /api/events) as JSON",

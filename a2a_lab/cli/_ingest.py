@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import argparse
 
-from a2a_lab.cli._common import CliError, print_json
+from a2a_lab.cli._common import CliError, OneLineArgumentParser, print_json
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[OneLineArgumentParser]) -> None:
     p = sub.add_parser(
         "ingest",
         help="add the new lines of a log directory to a Parquet history store (safe from cron)",

@@ -6,10 +6,10 @@ import argparse
 import sys
 from pathlib import Path
 
-from a2a_lab.cli._common import CliError
+from a2a_lab.cli._common import CliError, OneLineArgumentParser
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[OneLineArgumentParser]) -> None:
     p = sub.add_parser(
         "report",
         help="write a shareable, offline HTML report of a log",

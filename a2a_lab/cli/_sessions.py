@@ -6,11 +6,18 @@ import argparse
 import math
 import time
 
-from a2a_lab.cli._common import CliError, add_window_options, in_window, instant_option, print_json
+from a2a_lab.cli._common import (
+    CliError,
+    OneLineArgumentParser,
+    add_window_options,
+    in_window,
+    instant_option,
+    print_json,
+)
 from a2a_lab.cli._enrich import add_main_agent_options, load_enriched
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[OneLineArgumentParser]) -> None:
     p = sub.add_parser(
         "work-sessions",
         help="print the dashboard's work sessions (GET /api/work-sessions) as JSON",

@@ -3,16 +3,14 @@
 from a2a_lab.io._decode import ChunkDecoder, decode_chunk, parse_line
 from a2a_lab.io._follow import LogFollower
 from a2a_lab.io._load import (
-    LoadReport,
-    LoadResult,
     WriteReport,
-    decode_bytes,
     from_records,
     load,
     original_lines,
     scan,
     write_events,
 )
+from a2a_lab.io._result import LoadReport, LoadResult, decode_bytes
 from a2a_lab.io._sources import LIVE_NAME, SourceError, resolve_source, rotation_key
 from a2a_lab.io._store import (
     IngestReport,

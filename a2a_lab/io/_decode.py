@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import polars as pl
+from polars.datatypes import DataTypeClass
 from pydantic import ValidationError
 
 from a2a_lab.io._timestamps import MAX_TIME_MS
@@ -168,6 +169,7 @@ def _parse_deep(text: str) -> tuple[dict[str, Any] | None, str | None]:
     keys: list[str | None] = []
     pos, n = 0, len(text)
     root: Any = _MISSING
+    value: Any
     expect = "value"  # value | key | colon | comma
     while True:
         m = _TOKEN.match(text, pos)
@@ -369,7 +371,7 @@ _CORE_DATA = (
 _ADOPT_AFTER = 32
 
 
-def _decode_schema(data_fields: tuple[str, ...]) -> dict[str, pl.DataType]:
+def _decode_schema(data_fields: tuple[str, ...]) -> dict[str, pl.DataType | DataTypeClass]:
     """The schema handed to Polars: every top-level field, ``data`` cut to ``data_fields``."""
     top = raw_event_dtype()
     full = {f.name: f.dtype for f in data_dtype().fields}
@@ -379,7 +381,7 @@ def _decode_schema(data_fields: tuple[str, ...]) -> dict[str, pl.DataType]:
 
 
 def _read_ndjson(
-    texts: pl.Series, schema: dict[str, pl.DataType], whole: bytes | None
+    texts: pl.Series, schema: dict[str, pl.DataType | DataTypeClass], whole: bytes | None
 ) -> pl.DataFrame:
     """Polars' NDJSON reader on the given lines (``whole``: the same lines as bytes, if at hand)."""
     buf = whole if whole is not None else (texts.str.join("\n").item() + "\n").encode("utf-8")
@@ -390,7 +392,7 @@ def _read_ndjson(
 
 
 def _decode_rows(
-    texts: pl.Series, schema: dict[str, pl.DataType], whole: bytes | None
+    texts: pl.Series, schema: dict[str, pl.DataType | DataTypeClass], whole: bytes | None
 ) -> tuple[pl.DataFrame, list[int]]:
     """Decode lines with Polars; returns the frame (one row per line) and positions refused.
 
@@ -837,7 +839,7 @@ def _exact(frame: pl.DataFrame, raw: bool) -> tuple[pl.DataFrame, pl.DataFrame, 
 def event_columns_schema() -> pl.Schema:
     """Schema of decoded events before provenance and time columns are added."""
     top = raw_event_dtype()
-    cols: dict[str, pl.DataType] = {"line": pl.Int64()}
+    cols: dict[str, pl.DataType | DataTypeClass] = {"line": pl.Int64()}
     cols.update({FRAME_COLUMN_NAMES.get(f.name, f.name): f.dtype for f in top.fields})
     cols["raw"] = pl.String()
     return pl.Schema(cols)

@@ -2,79 +2,12 @@
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import polars as pl
-
-from a2a_lab.io._decode import DecodedText
-from a2a_lab.io._load import LoadResult, _finish, decode_bytes
-from a2a_lab.io._sources import LIVE_NAME
+from a2a_lab.io._result import LoadResult, _finish, decode_pieces
+from a2a_lab.io._sources import split_target
 from a2a_lab.io._tracking import Cursor, Piece, new_pieces
-
-
-def decode_piece(piece: Piece, timezone: str) -> tuple[DecodedText, pl.DataFrame]:
-    """Decode one piece with the loader; lines renumbered to the file's physical lines.
-
-    The one place that calls the loader's decoder: a change of its interface is one edit.
-    Returns the decoded text and the extra issue rows (invalid UTF-8), as ``decode_bytes``.
-    """
-    dec, extra = decode_bytes(piece.data, timezone, str(piece.path))
-    if piece.first_line:
-        shift = pl.col("line") + piece.first_line
-        dec.events = dec.events.with_columns(shift)
-        dec.rejects = dec.rejects.with_columns(shift)
-        dec.issues = dec.issues.with_columns(shift)
-        extra = extra.with_columns(shift)
-    return dec, extra
-
-
-def decode_pieces(
-    pieces: list[Piece], timezone: str
-) -> list[tuple[str, DecodedText, pl.DataFrame]]:
-    """Decode pieces, one entry per file, for the loader's report."""
-    return join_decoded([(str(p.path), *decode_piece(p, timezone)) for p in pieces])
-
-
-def join_decoded(
-    decoded: list[tuple[str, DecodedText, pl.DataFrame]],
-) -> list[tuple[str, DecodedText, pl.DataFrame]]:
-    """Join consecutive decoded pieces of one file into one entry."""
-    out: list[tuple[str, DecodedText, pl.DataFrame]] = []
-    for name, dec, extra in decoded:
-        if out and out[-1][0] == name:
-            _, prev, prev_extra = out[-1]
-            dec = DecodedText(
-                events=pl.concat([prev.events, dec.events]),
-                rejects=pl.concat([prev.rejects, dec.rejects]),
-                issues=pl.concat([prev.issues, dec.issues]),
-                lines=prev.lines + dec.lines,
-                blank=prev.blank + dec.blank,
-                exact_lines=prev.exact_lines + dec.exact_lines,
-            )
-            extra = pl.concat([prev_extra, extra])
-            out[-1] = (name, dec, extra)
-        else:
-            out.append((name, dec, extra))
-    return out
-
-
-def split_target(path: str | os.PathLike[str]) -> tuple[Path, str | None]:
-    """A follow target as (directory, single file name or None for the live file + siblings).
-
-    A directory, or a path named ``coordination-events.ndjson``, follows the live file and
-    its rotated siblings; another file name follows that one file. A path that does not
-    exist yet and has no ``.ndjson``/``.gz`` suffix is taken as a directory to come.
-    """
-    p = Path(path).expanduser()
-    if p.is_dir():
-        return p, None
-    if p.name == LIVE_NAME:
-        return p.parent, None
-    if p.is_file() or p.suffix in (".ndjson", ".gz"):
-        return p.parent, p.name
-    return p, None
 
 
 @dataclass
@@ -145,7 +78,10 @@ class LogFollower:
 
             if not self._dir.is_dir():  # the directory may appear later
                 return _finish([], self.timezone, True)
-            return ingest(self._dir, self.store, timezone=self.timezone, keep_events=True).new
+            new = ingest(self._dir, self.store, timezone=self.timezone, keep_events=True).new
+            if new is None:  # keep_events=True always keeps them
+                raise RuntimeError("ingest(keep_events=True) returned no events")
+            return new
         return _finish(decode_pieces(self._pieces(), self.timezone), self.timezone, True)
 
     def _pieces(self) -> list[Piece]:

@@ -6,11 +6,12 @@ import json
 import os
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast, overload
 
 import polars as pl
+from polars.datatypes import DataTypeClass
 
 from a2a_lab.io._decode import (
     RAW_PREVIEW,
@@ -19,234 +20,9 @@ from a2a_lab.io._decode import (
     decode_chunk,
     issues_frame,
 )
+from a2a_lab.io._result import LoadResult, _concat_contiguous, _finish
 from a2a_lab.io._sources import Source, SourceDamage, read_blocks, resolve_source
 from a2a_lab.schema import polars_schema
-
-_REPORT_COLS = {"file": pl.String, "line": pl.Int64}
-
-
-@dataclass(repr=False)
-class LoadReport:
-    """What a load read: every physical line is an event, a reject or a blank line.
-
-    Attributes
-    ----------
-    files
-        The files read, in reading order.
-    lines
-        Physical lines per file (a final newline does not start another line).
-    blank
-        Blank (whitespace-only) lines per file.
-    rejects
-        One row per rejected line: ``file, line, reason, raw`` (raw cut to 200 characters). The
-        damaged tail of a compressed file is one rejected line (``damaged compressed data: …``).
-    issues
-        One row per problem in a KEPT event: ``file, line, kind, field`` where kind is
-        ``wrong_type`` (a field of the wrong JSON type, treated as absent), ``invalid_utf8``
-        (bytes decoded to U+FFFD), ``no_timestamp`` (no usable time; event time 0) or
-        ``out_of_range`` (a time beyond JavaScript's ±8.64e15 ms, whose ``event_time`` is
-        null, or another number beyond ±2^63; the value is kept, as the reference uses it).
-    by_type
-        Events per type.
-    events
-        Number of events kept.
-    exact_lines
-        Lines decoded by the exact (standard-library) path instead of the Polars fast path
-        (malformed, wrongly typed or ambiguous lines); a performance figure, not a problem.
-    """
-
-    files: list[str]
-    lines: dict[str, int]
-    blank: dict[str, int]
-    rejects: pl.DataFrame
-    issues: pl.DataFrame
-    by_type: dict[str, int]
-    events: int
-    exact_lines: int = 0
-
-    @property
-    def total_lines(self) -> int:
-        """All physical lines read."""
-        return sum(self.lines.values())
-
-    @property
-    def total_blank(self) -> int:
-        """All blank lines."""
-        return sum(self.blank.values())
-
-    @property
-    def warnings(self) -> int:
-        """Number of issue rows (problems in kept events)."""
-        return self.issues.height
-
-    def summary(self) -> dict[str, Any]:
-        """The report as plain JSON-able counts (``a2a-lab load --json``).
-
-        Keys: ``files, lines, events, rejects, blank, warnings, by_type`` (all counts are
-        integers), plus ``issues_by_kind`` and ``rejects_by_reason`` for detail.
-        """
-        return {
-            "files": list(self.files),
-            "lines": self.total_lines,
-            "events": self.events,
-            "rejects": self.rejects.height,
-            "blank": self.total_blank,
-            "warnings": self.warnings,
-            "by_type": dict(self.by_type),
-            "issues_by_kind": _counts(self.issues, "kind"),
-            "rejects_by_reason": _counts(
-                self.rejects.with_columns(pl.col("reason").str.replace(r" at column \d+$", "")),
-                "reason",
-            ),
-        }
-
-    def __str__(self) -> str:
-        s = self.summary()
-        return (
-            f"{len(s['files'])} file(s), {s['lines']} lines: {s['events']} events, "
-            f"{s['rejects']} rejected, {s['blank']} blank, {s['warnings']} warnings"
-        )
-
-    def __repr__(self) -> str:
-        return f"LoadReport({self})"
-
-    def _repr_markdown_(self) -> str:
-        s = self.summary()
-        rows = [
-            "| | count |",
-            "|---|---:|",
-            f"| files | {len(s['files'])} |",
-            f"| lines | {s['lines']} |",
-            f"| events | {s['events']} |",
-            f"| rejected lines | {s['rejects']} |",
-            f"| blank lines | {s['blank']} |",
-            f"| warnings | {s['warnings']} |",
-        ]
-        return "\n".join(rows)
-
-
-def _counts(frame: pl.DataFrame, col: str) -> dict[str, int]:
-    if frame.height == 0:
-        return {}
-    agg = frame.group_by(col).len().sort(["len", col], descending=[True, False])
-    return {str(k): int(v) for k, v in agg.iter_rows()}
-
-
-@dataclass
-class LoadResult:
-    """The events of a load and its report."""
-
-    events: pl.DataFrame
-    report: LoadReport = field(repr=False)
-
-    def __iter__(self):  # lets ``events, report = load(...)`` work
-        yield self.events
-        yield self.report
-
-
-def _finish(
-    decoded: list[tuple[str, DecodedText, pl.DataFrame]],
-    timezone: str,
-    sort: bool,
-    raw: bool = True,
-) -> LoadResult:
-    """Concatenate per-file results, sort by event time, build the report."""
-    schema = polars_schema(raw=raw)
-    frames = [dec.events for _, dec, _ in decoded if dec.events.height]
-    events = _concat_contiguous(frames) if frames else pl.DataFrame(schema=schema)
-    rejects = [
-        dec.rejects.with_columns(pl.lit(name, dtype=pl.String).alias("file"))
-        for name, dec, _ in decoded
-    ]
-    issues = [
-        pl.concat([dec.issues, extra]).with_columns(pl.lit(name, dtype=pl.String).alias("file"))
-        for name, dec, extra in decoded
-    ]
-    # select, then filter: filtering the frame would first copy every column of the kept rows
-    no_time = (
-        events.select("file", "line", "event_ms")
-        .filter(pl.col("event_ms") == 0)
-        .select(
-            "file",
-            "line",
-            pl.lit("no_timestamp").alias("kind"),
-            pl.lit(None, pl.String).alias("field"),
-        )
-    )
-    if sort and not events["event_ms"].is_sorted():
-        events = events.sort("event_ms", maintain_order=True)
-    if events.columns != list(schema):
-        events = events.select([c for c in schema if c in events.columns or c != "raw"])
-    report = LoadReport(
-        files=[name for name, _, _ in decoded],
-        lines={name: dec.lines for name, dec, _ in decoded},
-        blank={name: dec.blank for name, dec, _ in decoded},
-        rejects=pl.concat(rejects).select("file", "line", "reason", "raw")
-        if rejects
-        else _empty_rejects(),
-        exact_lines=sum(dec.exact_lines for _, dec, _ in decoded),
-        issues=pl.concat(
-            [*(i.select("file", "line", "kind", "field") for i in issues), no_time]
-        ).sort(["file", "line"], maintain_order=True)
-        if issues
-        else _empty_issues(),
-        by_type=_counts(events.select("type"), "type"),
-        events=events.height,
-    )
-    return LoadResult(events=events, report=report)
-
-
-def _concat_contiguous(frames: list[pl.DataFrame]) -> pl.DataFrame:
-    """Concatenate chunk frames into one contiguous frame, column by column.
-
-    Polars copies a multi-chunk frame into contiguous buffers on its first eager
-    operation, which doubles the memory of a large log at that moment. Building each
-    column once (``data`` field by field) and dropping the chunks' copy of it right away
-    keeps the peak at the frame's size plus one column.
-    """
-    if len(frames) == 1:
-        return frames[0]
-    schema = frames[0].schema
-    data_fields = [fld.name for fld in schema["data"].fields]  # type: ignore[union-attr]
-    # the data fields as their own columns (zero-copy), prefixed: some share a top-level name
-    flat = [
-        f.select(
-            pl.exclude("data"),
-            *[pl.col("data").struct.field(n).alias("data." + n) for n in data_fields],
-        )
-        for f in frames
-    ]
-    valid = pl.concat([f.select(pl.col("data").is_not_null()).to_series() for f in frames])
-    del frames[:]
-    built: dict[str, pl.Series] = {}
-    for name in flat[0].columns:
-        built[name] = pl.concat([f.drop_in_place(name) for f in flat], rechunk=True)
-    data = pl.struct([built.pop("data." + n).alias(n) for n in data_fields], eager=True).alias(
-        "data"
-    )
-    # a row without `data` keeps a null struct (the struct's own validity)
-    if valid.null_count() or not valid.all():
-        data = pl.select(pl.when(valid).then(data)).to_series().alias("data")
-    return pl.DataFrame([data if n == "data" else built[n] for n in schema.names()])
-
-
-def _empty_rejects() -> pl.DataFrame:
-    return pl.DataFrame(schema={**_REPORT_COLS, "reason": pl.String, "raw": pl.String})
-
-
-def _empty_issues() -> pl.DataFrame:
-    return pl.DataFrame(schema={**_REPORT_COLS, "kind": pl.String, "field": pl.String})
-
-
-def decode_bytes(
-    data: bytes, timezone: str = "UTC", file: str | None = None, *, raw: bool = True
-) -> tuple[DecodedText, pl.DataFrame]:
-    """Decode one file's bytes (UTF-8 as Node does: invalid → U+FFFD, line kept and reported).
-
-    Returns the decoded text and an (empty) frame of extra issues, for :func:`_finish`.
-    """
-    return decode_chunk(data, file=file, timezone=timezone, raw=raw), issues_frame([])
-
 
 #: Bytes read (and decoded) at a time: bounds the decoder's temporaries.
 CHUNK_BYTES = 8 * 2**20
@@ -452,6 +228,10 @@ class WriteReport:
         return self.canonical == 0
 
 
+@overload
+def write_events(events: pl.DataFrame, path: None = None) -> str: ...
+@overload
+def write_events(events: pl.DataFrame, path: str | Path) -> WriteReport: ...
 def write_events(events: pl.DataFrame, path: str | Path | None = None) -> str | WriteReport:
     """Write events as NDJSON, one line per row, in the frame's order.
 
@@ -515,7 +295,7 @@ def write_events(events: pl.DataFrame, path: str | Path | None = None) -> str | 
     )
 
 
-def _json_value(expr: pl.Expr, dtype: pl.DataType) -> pl.Expr:
+def _json_value(expr: pl.Expr, dtype: pl.DataType | DataTypeClass) -> pl.Expr:
     """JSON text of one column's values (null where the value is absent or not finite)."""
     if dtype.is_float():
         integral = (expr == expr.floor()) & (expr.abs() < 1e21)
@@ -593,22 +373,22 @@ def _canonical_line_expr(frame: pl.DataFrame) -> tuple[pl.Expr, pl.Expr | None]:
         *(n for n in REFERENCE_FIELD_ORDER if n in top),
         *(n for n in top if n not in REFERENCE_FIELD_ORDER),
     ]
-    members = []
-    dropped = []
+    members: list[tuple[str, pl.Expr]] = []
+    dropped: list[pl.Expr] = []
     for name in order:
         col = FRAME_COLUMN_NAMES.get(name, name)
         dtype = schema[col]
         if name == "data":
             fields = [
                 (f.name, _json_value(pl.col("data").struct.field(f.name), f.dtype))
-                for f in dtype.fields  # type: ignore[union-attr]
+                for f in cast(pl.Struct, dtype).fields
                 if f.name in present_data
             ]
             members.append((name, pl.when(pl.col("data").is_not_null()).then(_members(fields))))
             dropped += [
                 (~pl.col("data").struct.field(f.name).is_finite()).fill_null(False).sum()
-                for f in dtype.fields
-                if f.dtype.is_float() and f.name in present_data  # type: ignore[union-attr]
+                for f in cast(pl.Struct, dtype).fields
+                if f.dtype.is_float() and f.name in present_data
             ]
         else:
             members.append((name, _json_value(pl.col(col), dtype)))

@@ -159,3 +159,20 @@ def read_blocks(path: Path, size: int, progress: Any = None) -> Iterator[bytes |
                     started = bool(block)
                 else:
                     block = b""
+
+
+def split_target(path: str | os.PathLike[str]) -> tuple[Path, str | None]:
+    """A follow target as (directory, single file name or None for the live file + siblings).
+
+    A directory, or a path named ``coordination-events.ndjson``, follows the live file and
+    its rotated siblings; another file name follows that one file. A path that does not
+    exist yet and has no ``.ndjson``/``.gz`` suffix is taken as a directory to come.
+    """
+    p = Path(path).expanduser()
+    if p.is_dir():
+        return p, None
+    if p.name == LIVE_NAME:
+        return p.parent, None
+    if p.is_file() or p.suffix in (".ndjson", ".gz"):
+        return p.parent, p.name
+    return p, None

@@ -36,9 +36,8 @@ import numpy as np
 import polars as pl
 
 from a2a_lab.io._decode import DecodedText
-from a2a_lab.io._follow import decode_piece, join_decoded, split_target
-from a2a_lab.io._load import LoadReport, LoadResult, _counts, _finish
-from a2a_lab.io._sources import rotation_key
+from a2a_lab.io._result import LoadReport, LoadResult, _counts, _finish, decode_piece, join_decoded
+from a2a_lab.io._sources import rotation_key, split_target
 from a2a_lab.io._tracking import Cursor, Piece, new_pieces
 from a2a_lab.schema import polars_schema
 

@@ -142,7 +142,8 @@ def js_lower(s: str) -> str:
     >>> js_lower("ΟΔΟΣ")  # final sigma
     'οδος'
     """
-    return pl.Series([s], dtype=pl.String).str.to_lowercase().item()
+    out: str = pl.Series([s], dtype=pl.String).str.to_lowercase().item()
+    return out
 
 
 def js_lower_all(values: Iterable[str]) -> list[str]:

@@ -7,6 +7,7 @@ import typing
 from functools import cache
 
 import polars as pl
+from polars.datatypes import DataTypeClass
 from pydantic import BaseModel
 
 from a2a_lab.schema.event import FRAME_COLUMN_NAMES, CoordinationEvent, EventData
@@ -70,7 +71,7 @@ def polars_schema(*, raw: bool = True) -> pl.Schema:
     ['file', 'line', 'type', 'agent_id']
     """
     top = raw_event_dtype()
-    cols: dict[str, pl.DataType] = {"file": pl.String(), "line": pl.Int64()}
+    cols: dict[str, pl.DataType | DataTypeClass] = {"file": pl.String(), "line": pl.Int64()}
     for field in top.fields:
         cols[FRAME_COLUMN_NAMES.get(field.name, field.name)] = field.dtype
     cols["event_ms"] = pl.Float64()

@@ -424,9 +424,9 @@ def parse_payload(payload_json: str | None, payload_type: str | None = None) -> 
     )
 
 
-def _lines(*parts: str | None) -> str:
+def _lines(*parts: str | list[str] | None) -> str:
     """Join the non-empty parts with newlines (the reference's ``filter(Boolean).join``)."""
-    return "\n".join(part for part in parts if part)
+    return "\n".join(part for part in parts if isinstance(part, str) and part)
 
 
 def build_payload_summary(payload: TaskDelegation | StatusReport | Question | Answer) -> str:

@@ -672,4 +672,4 @@ def _finish(events: pl.DataFrame | None, config: SimConfig) -> pl.DataFrame:
         .alias("event_time"),
         pl.lit(None, pl.String).alias("raw"),
     )
-    return out.select(list(schema)).cast(dict(schema))
+    return out.select(list(schema)).cast(schema)

@@ -57,6 +57,7 @@ from pydantic import (
     AwareDatetime,
     BaseModel,
     BeforeValidator,
+    ConfigDict,
     Field,
     NonNegativeFloat,
     PositiveFloat,
@@ -107,6 +108,8 @@ __all__ = [
 ]
 
 _CONFIG = STRICT_ALIASED
+
+_PayloadType = Literal["task_delegation", "status_report", "question", "answer"]
 
 #: The six intents of the reference classifier (runtime §3), in its rule order.
 INTENTS: Final[tuple[Intent, ...]] = (
@@ -204,7 +207,10 @@ def _default_agents() -> list[AgentConfig]:
 class PairRate(BaseModel):
     """Poisson arrivals on one directed pair (``from`` sends to ``to``)."""
 
-    model_config = _CONFIG
+    # STRICT_ALIASED spelled out: pydantic's mypy plugin reads populate_by_name only here
+    model_config = ConfigDict(
+        frozen=True, extra="forbid", strict=True, allow_inf_nan=False, populate_by_name=True
+    )
 
     from_agent: _AgentId = Field(alias="from")
     to_agent: _AgentId = Field(alias="to")
@@ -270,7 +276,10 @@ class PoissonArrivals(BaseModel):
 class TraceSend(BaseModel):
     """One recorded send to replay: when (seconds from the first), who to whom, what."""
 
-    model_config = _CONFIG
+    # STRICT_ALIASED spelled out: pydantic's mypy plugin reads populate_by_name only here
+    model_config = ConfigDict(
+        frozen=True, extra="forbid", strict=True, allow_inf_nan=False, populate_by_name=True
+    )
 
     at_s: NonNegativeFloat
     from_agent: _AgentId = Field(alias="from")
@@ -354,25 +363,27 @@ class MessageMix(BaseModel):
     model_config = _CONFIG
 
     intents: dict[Intent, NonNegativeFloat] = Field(
-        default_factory=lambda: {
-            "request": 35.0,
-            "question": 22.0,
-            "collaboration": 20.0,
-            "notification": 9.0,
-            "result_report": 9.0,
-            "escalation": 5.0,
-        }
+        default_factory=lambda: dict[Intent, float](
+            {
+                "request": 35.0,
+                "question": 22.0,
+                "collaboration": 20.0,
+                "notification": 9.0,
+                "result_report": 9.0,
+                "escalation": 5.0,
+            }
+        )
     )
     payload_share: float = Field(0.2, ge=0, le=1)
-    payload_types: dict[
-        Literal["task_delegation", "status_report", "question", "answer"], NonNegativeFloat
-    ] = Field(
-        default_factory=lambda: {
-            "task_delegation": 40.0,
-            "status_report": 25.0,
-            "question": 20.0,
-            "answer": 15.0,
-        }
+    payload_types: dict[_PayloadType, NonNegativeFloat] = Field(
+        default_factory=lambda: dict[_PayloadType, float](
+            {
+                "task_delegation": 40.0,
+                "status_report": 25.0,
+                "question": 20.0,
+                "answer": 15.0,
+            }
+        )
     )
     payload_turns: Literal["reference_caller", "intent"] = "reference_caller"
     suggested_turns: dict[Intent, Annotated[int, Field(ge=-1)]] | None = None

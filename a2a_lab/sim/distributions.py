@@ -58,7 +58,8 @@ class Exponential(_Distribution):
         return self.mean_s
 
     def ppf(self, u: np.ndarray) -> np.ndarray:
-        return stats.expon.ppf(u, scale=self.mean_s)
+        out: np.ndarray = stats.expon.ppf(u, scale=self.mean_s)
+        return out
 
 
 class Deterministic(_Distribution):
@@ -113,7 +114,8 @@ class Lognormal(_Distribution):
         return math.log(self.mean_s) - self.sigma**2 / 2
 
     def ppf(self, u: np.ndarray) -> np.ndarray:
-        return stats.lognorm.ppf(u, self.sigma, scale=math.exp(self.mu))
+        out: np.ndarray = stats.lognorm.ppf(u, self.sigma, scale=math.exp(self.mu))
+        return out
 
 
 class Gamma(_Distribution):
@@ -145,7 +147,8 @@ class Gamma(_Distribution):
         return self.mean_s / self.shape
 
     def ppf(self, u: np.ndarray) -> np.ndarray:
-        return stats.gamma.ppf(u, self.shape, scale=self.scale)
+        out: np.ndarray = stats.gamma.ppf(u, self.shape, scale=self.scale)
+        return out
 
 
 class Empirical(_Distribution):
@@ -176,7 +179,10 @@ class Empirical(_Distribution):
         return float(np.mean(self.samples_s))
 
     def ppf(self, u: np.ndarray) -> np.ndarray:
-        return np.quantile(np.asarray(self.samples_s, dtype=float), u, method="inverted_cdf")
+        out: np.ndarray = np.quantile(
+            np.asarray(self.samples_s, dtype=float), u, method="inverted_cdf"
+        )
+        return out
 
 
 #: Any service-time distribution; the ``kind`` field selects the model in JSON / TOML.

@@ -241,4 +241,5 @@ class FailurePolicy(BaseModel):
 
     def table(self, agent: str) -> dict[str, float]:
         """The rates in effect for a target agent."""
-        return self.agents.get(agent, self.rates)
+        # a copy keyed by plain strings: callers look kinds up by ErrorKind.name
+        return {name: p for name, p in self.agents.get(agent, self.rates).items()}

@@ -247,8 +247,8 @@ def odd_timestamps(
         taken[picks] = True
         chosen[kind] = picks
     kinds = np.full(len(lines), "", dtype=object)
-    for kind, picks in chosen.items():
-        kinds[picks] = kind
+    for name, picks in chosen.items():
+        kinds[picks] = name
     frame = pl.DataFrame(
         {"line": lines.cast(pl.String), "kind": pl.Series(kinds, dtype=pl.String), "ms": ms}
     )

@@ -64,7 +64,7 @@ from __future__ import annotations
 import math
 from collections.abc import Generator
 from functools import lru_cache
-from typing import Any, Final, Protocol
+from typing import Any, Final, Protocol, cast
 
 import numpy as np
 import simpy
@@ -410,7 +410,7 @@ class Model:
             self.sessions[session].submit(job)
 
     def _delivered(self, event: Event) -> None:
-        job = event.value
+        job = cast(int, event.value)  # SimPy types an event's value as Optional[Any]
         session = self.job_session[job]
         self.pending[session] -= 1
         self.sessions[session].submit(job)

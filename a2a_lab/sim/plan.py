@@ -26,7 +26,6 @@ draws of an existing one.
 from __future__ import annotations
 
 import itertools
-import math
 from dataclasses import dataclass
 from functools import cache
 from typing import Final
@@ -34,8 +33,6 @@ from typing import Final
 import numpy as np
 import polars as pl
 
-from a2a_lab.io import load
-from a2a_lab.reference.jsstr import js_trim_expr
 from a2a_lab.reference.rules import normalize_agent_id
 from a2a_lab.reference.runtime.announce import AnnounceTarget, should_run_announce
 from a2a_lab.reference.runtime.intent import (
@@ -45,13 +42,14 @@ from a2a_lab.reference.runtime.intent import (
     payload_intent,
 )
 from a2a_lab.sim import _texts as tx
+from a2a_lab.sim.arrivals import exponential_gaps, poisson_routes, profiled_times, trace_sends
 from a2a_lab.sim.config import (
     ENDINGS,
     INTENTS,
     PAYLOAD_TYPES,
+    AgentConfig,
     PoissonArrivals,
     SimConfig,
-    TraceArrivals,
 )
 from a2a_lab.sim.distributions import Exponential, Lognormal, ServiceTime
 
@@ -233,138 +231,6 @@ class Plan:
 
 
 # ----------------------------------------------------------------------------------------
-# arrivals
-# ----------------------------------------------------------------------------------------
-
-
-def _poisson_routes(
-    wl: PoissonArrivals, agents: tuple[str, ...]
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Directed pairs and their rates: (sender index, target index, rate)."""
-    index = {a: i for i, a in enumerate(agents)}
-    rows: dict[tuple[int, int], float] = {}
-    for p in wl.pairs:
-        key = (index[p.from_agent], index[p.to_agent])
-        rows[key] = rows.get(key, 0.0) + p.rate_per_s
-    for r in wl.agents:
-        weights = r.targets if r.targets is not None else {a: 1.0 for a in agents if a != r.agent}
-        total = math.fsum(weights.values())
-        for t, w in weights.items():
-            if w > 0:
-                key = (index[r.agent], index[t])
-                rows[key] = rows.get(key, 0.0) + r.rate_per_s * w / total
-    pairs = list(rows)
-    return (
-        np.array([p[0] for p in pairs], dtype=np.int32),
-        np.array([p[1] for p in pairs], dtype=np.int32),
-        np.array([rows[p] for p in pairs], dtype=float),
-    )
-
-
-def _exponential_gaps(
-    rng: np.random.Generator, rate: float, n: int | None, duration: float | None
-) -> np.ndarray:
-    """Gaps of a Poisson process: the first ``n`` and/or those whose arrival is before ``duration``.
-
-    Gaps are standard exponentials divided by the rate, drawn in chunks (the k-th gap is the
-    same whatever the chunking), so another rate rescales the same draws.
-    """
-    if n is not None:
-        gaps = rng.standard_exponential(n) / rate
-    else:
-        assert duration is not None
-        size = max(256, int(rate * duration * 1.05) + 64)
-        gaps = rng.standard_exponential(size) / rate
-        while gaps.sum() <= duration:
-            gaps = np.concatenate([gaps, rng.standard_exponential(size) / rate])
-    if duration is not None:
-        gaps = gaps[np.cumsum(gaps) <= duration]
-    return gaps
-
-
-def _profiled_times(
-    rng: np.random.Generator,
-    rate: float,
-    profile: list[float],
-    start_offset_s: float,
-    n: int | None,
-    duration: float | None,
-) -> np.ndarray:
-    """Arrival times of a Poisson process whose rate follows an hourly profile (time change).
-
-    The k-th arrival is where the cumulative rate first reaches the sum of the first k
-    standard exponentials, so the same draws give the same messages, in the same order, at
-    any rate (thinning would accept other candidates at another rate).
-    """
-    multipliers = np.asarray(profile, dtype=float)
-
-    def grid(hours: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        # hour boundaries in seconds from the start; the first hour is cut at the start
-        first = math.floor(start_offset_s / 3600.0)
-        bounds = np.maximum(np.arange(first, first + hours + 1) * 3600.0 - start_offset_s, 0.0)
-        slope = rate * multipliers[np.arange(first, first + hours) % 24]
-        return bounds, slope, np.concatenate([[0.0], np.cumsum(slope * np.diff(bounds))])
-
-    if duration is not None:
-        bounds, slope, cumulative = grid(math.ceil(duration / 3600.0) + 2)
-        target = np.cumsum(
-            _exponential_gaps(rng, 1.0, n, float(np.interp(duration, bounds, cumulative)))
-        )
-    else:
-        target = np.cumsum(rng.standard_exponential(n))
-        days = (float(target[-1]) if target.size else 0.0) / (
-            rate * 3600.0 * float(multipliers.sum())
-        )
-        bounds, slope, cumulative = grid(math.ceil(days * 24) + 48)
-    # cumulative[k] < target <= cumulative[k + 1]: hour k has a positive rate
-    k = np.searchsorted(cumulative, target, side="left") - 1
-    return bounds[k] + (target - cumulative[k]) / slope[k]
-
-
-def _trace(wl: TraceArrivals) -> tuple[np.ndarray, list[str], list[str], list[str | None]]:
-    """Send times (seconds from the first send), senders, targets and texts of a trace."""
-    if wl.sends is not None:
-        rows = sorted(wl.sends, key=lambda s: s.at_s)
-        times = np.array([s.at_s for s in rows], dtype=float)
-        return (
-            times,
-            [s.from_agent for s in rows],
-            [s.to_agent for s in rows],
-            [s.message for s in rows],
-        )
-    ev = load(wl.path).events  # type: ignore[arg-type]
-    d = pl.col("data")
-    sends = (
-        ev.filter(pl.col("type") == "a2a.send")
-        .select(
-            "event_ms",
-            js_trim_expr(
-                pl.coalesce(
-                    d.struct.field("fromAgent"), d.struct.field("senderAgentId"), pl.col("agent_id")
-                )
-            ).alias("f"),
-            js_trim_expr(
-                pl.coalesce(d.struct.field("toAgent"), d.struct.field("targetAgentId"))
-            ).alias("t"),
-            d.struct.field("message").alias("m"),
-        )
-        .filter(
-            pl.col("f").str.len_chars() > 0, pl.col("t").str.len_chars() > 0, pl.col("event_ms") > 0
-        )
-        .filter(~pl.col("f").str.contains(r"[:\s]") & ~pl.col("t").str.contains(r"[:\s]"))
-    )
-    if sends.height == 0:
-        raise ValueError(f"workload.path: no usable a2a.send events in {wl.path}")
-    ms = sends["event_ms"].to_numpy()
-    return (
-        (ms - ms.min()) / 1000.0,
-        sends["f"].to_list(),
-        sends["t"].to_list(),
-        sends["m"].to_list(),
-    )
-
-
-# ----------------------------------------------------------------------------------------
 # helpers
 # ----------------------------------------------------------------------------------------
 
@@ -428,8 +294,10 @@ def _intents(
                 PAYLOAD_TYPES[p], reference_caller=mix.payload_turns == "reference_caller"
             )
             if p >= 0
-            else _classified(texts[t])
+            else None
         )
+        if result is None:  # no payload (every payload type maps to an intent)
+            result = _classified(texts[t])
         if mix.suggested_turns is not None and result.intent in mix.suggested_turns:
             result = IntentResult(
                 result.intent, mix.suggested_turns[result.intent], result.confidence
@@ -614,12 +482,12 @@ def _arrivals(
     agents = [a.id for a in config.agents]
     if isinstance(wl, PoissonArrivals):
         arrivals_rng = np.random.default_rng(seeds["arrivals"])
-        from_idx, to_idx, rates = _poisson_routes(wl, tuple(agents))
+        from_idx, to_idx, rates = poisson_routes(wl, tuple(agents))
         total = float(rates.sum())
         if wl.hourly_profile is None:
             # SimPy adds the gaps one by one, as the sequential cumulative sum does: the
             # simulated arrival times equal `arrival` to the last bit
-            interarrival = _exponential_gaps(
+            interarrival = exponential_gaps(
                 arrivals_rng, total, config.n_messages, config.duration_s
             )
             arrival = np.cumsum(interarrival)
@@ -627,13 +495,13 @@ def _arrivals(
             offset = (
                 config.start - config.start.replace(hour=0, minute=0, second=0, microsecond=0)
             ).total_seconds()
-            arrival = _profiled_times(
+            arrival = profiled_times(
                 arrivals_rng, total, wl.hourly_profile, offset, config.n_messages, config.duration_s
             )
             interarrival = np.diff(arrival, prepend=0.0)
         route = _choice(uniforms(seeds["routing"], arrival.shape[0], 0), rates.tolist())
         return agents, interarrival, arrival, from_idx[route], to_idx[route], None
-    times, senders, targets, texts = _trace(wl)
+    times, senders, targets, texts = trace_sends(wl)
     order = np.argsort(times, kind="stable")
     arrival = times[order] * wl.time_scale
     for a in (*senders, *targets):
@@ -669,20 +537,20 @@ def _message_mix(
     # a payload's message says what its type means
     text_intent = mix_intent.copy()
     for p, ptype in enumerate(PAYLOAD_TYPES):
-        text_intent[payload == p] = INTENTS.index(_PAYLOAD_TEXT_INTENT[ptype])  # type: ignore[arg-type]
+        text_intent[payload == p] = INTENTS.index(_PAYLOAD_TEXT_INTENT[ptype])
     texts: list[str] = []
     bank_offset = np.empty(len(INTENTS), dtype=np.int32)
     bank_size = np.empty(len(INTENTS), dtype=np.int32)
-    for k, intent in enumerate(INTENTS):
-        bank_offset[k], bank_size[k] = len(texts), len(tx.MESSAGES[intent])
-        texts.extend(tx.MESSAGES[intent])
+    for k, name in enumerate(INTENTS):
+        bank_offset[k], bank_size[k] = len(texts), len(tx.MESSAGES[name])
+        texts.extend(tx.MESSAGES[name])
     size = bank_size[text_intent]
     text = bank_offset[text_intent] + np.minimum((u_text * size).astype(np.int32), size - 1)
     if recorded is not None:
         has_text = np.array([m is not None and m.strip() != "" for m in recorded], dtype=bool)
-        kept = dict.fromkeys(m for m, ok in zip(recorded, has_text, strict=True) if ok)
+        kept = dict.fromkeys(m for m in recorded if m is not None and m.strip() != "")
         distinct = {m: len(texts) + k for k, m in enumerate(kept)}
-        text = np.where(has_text, [distinct.get(m, 0) for m in recorded], text)
+        text = np.where(has_text, [0 if m is None else distinct.get(m, 0) for m in recorded], text)
         payload = np.where(has_text, -1, payload)
         texts.extend(distinct)
     text, payload = text.astype(np.int32), payload.astype(np.int32)
@@ -696,7 +564,7 @@ def _turn_draws(
     seed: np.random.SeedSequence,
     sender: np.ndarray,
     target: np.ndarray,
-    agent_cfg: list,
+    agent_cfg: list[AgentConfig],
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per turn number (rows) and message: run time, ending (-1 = goes on), text choice.
 
@@ -781,7 +649,7 @@ def _announce_draws(
     req_kind: np.ndarray,
     tgt_kind: np.ndarray,
     target: np.ndarray,
-    agent_cfg: list,
+    agent_cfg: list[AgentConfig],
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Whether the reference runs the announce step, whether its reply skips, its run time."""
     n = target.shape[0]

@@ -88,7 +88,8 @@ def _kinds(
     """The error kind of each uniform by its target's cumulative chances (-1: none)."""
     position = (u[:, None] >= cumulative[target]).sum(axis=1)
     table = np.array([*kinds, -1], dtype=np.int8)
-    return table[position]
+    out: np.ndarray = table[position]
+    return out
 
 
 def draw_policy_plan(

@@ -15,7 +15,7 @@
 from __future__ import annotations
 
 from collections import deque
-from typing import TYPE_CHECKING, Any, Final, Protocol
+from typing import TYPE_CHECKING, Any, Final, Protocol, cast
 
 import simpy
 from simpy.events import Event, EventPriority, Timeout
@@ -138,7 +138,7 @@ class Session:
         Timeout(self._env, m.job_service[job], job).callbacks.append(self._finish)
 
     def _finish(self, event: Event) -> None:
-        job = event.value
+        job = cast(int, event.value)  # SimPy types an event's value as Optional[Any]
         m = self._model
         now = m.job_end[job] = self._env.now
         if self.queue:

@@ -256,7 +256,7 @@ def cache_key(config: SimConfig, seed: int, replication: int, warmup_s: float = 
     >>> len(k), k == cache_key(mm1(0.5, 1.0, n_messages=10), 1, 0), k == cache_key(mm1(0.5, 1.0, n_messages=10), 1, 1)
     (64, True, False)
     """
-    from a2a_lab import __version__
+    from a2a_lab._version import __version__
 
     doc = {
         "format": CACHE_FORMAT,
@@ -274,7 +274,8 @@ def cache_key(config: SimConfig, seed: int, replication: int, warmup_s: float = 
 def _cache_read(directory: Path, key: str) -> dict[str, float] | None:
     path = directory / f"{key}.json"
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        out: dict[str, float] | None = json.loads(path.read_text(encoding="utf-8"))
+        return out
     except FileNotFoundError:
         return None
 

@@ -125,7 +125,8 @@ class Trace:
     @property
     def ran(self) -> np.ndarray:
         """Per message, whether its first run ran at all (a refused message's did not)."""
-        return ~np.isnan(self.job_start[: self.n])
+        out: np.ndarray = ~np.isnan(self.job_start[: self.n])
+        return out
 
     @property
     def attempts(self) -> np.ndarray:

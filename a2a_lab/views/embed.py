@@ -15,6 +15,7 @@ import base64
 import hashlib
 from collections.abc import Sequence
 from functools import lru_cache
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from a2a_lab.views.safe_html import escape_html, script_json
@@ -22,7 +23,14 @@ from a2a_lab.views.safe_html import escape_html, script_json
 if TYPE_CHECKING:
     import altair as alt
 
-__all__ = ["chart_figure", "chart_page", "content_security_policy", "embed_script", "vega_bundle"]
+__all__ = [
+    "chart_figure",
+    "chart_page",
+    "content_security_policy",
+    "embed_script",
+    "register_fonts",
+    "vega_bundle",
+]
 
 
 def content_security_policy(scripts: Sequence[str]) -> str:
@@ -69,7 +77,8 @@ def vega_bundle() -> str:
     """
     import vl_convert as vlc
 
-    bundle: str = vlc.javascript_bundle()
+    # the stub makes `snippet` required; at run time it defaults to the global-assigning snippet
+    bundle: str = vlc.javascript_bundle()  # type: ignore[call-arg]
     if "</script" in bundle.lower():
         raise RuntimeError("the vl-convert bundle contains '</script' and cannot be inlined")
     return bundle
@@ -90,8 +99,6 @@ def chart_figure(
         Scale of the ``<noscript>`` PNG fallback.
     """
     import vl_convert as vlc
-
-    from a2a_lab.views.plots import register_fonts
 
     register_fonts()
     spec = chart if isinstance(chart, dict) else chart.to_dict()
@@ -117,3 +124,18 @@ def chart_page(chart: alt.TopLevelMixin, *, title: str = "chart") -> str:
         f"<title>{escape_html(title)}</title><script>{scripts[0]}</script></head><body>"
         f"{chart_figure(chart)}<script>{scripts[1]}</script></body></html>\n"
     )
+
+
+@lru_cache(maxsize=1)
+def register_fonts() -> Path:
+    """Register Noto Sans KR (package ``pylopdf-fonts-ko``) with vl-convert, once per process.
+
+    vl-convert falls back to a registered font for characters the chart's font lacks, so
+    Korean labels render in PNG and SVG exports instead of empty boxes. Returns the font file.
+    """
+    import pylopdf_fonts_ko
+    import vl_convert as vlc
+
+    font = Path(pylopdf_fonts_ko.sans_path())
+    vlc.register_font_directory(str(font.parent))
+    return font

@@ -128,4 +128,5 @@ def render_markdown(text: str | None) -> str:
     """
     if text is None:
         return ""
-    return pl.select(markdown_html_expr(pl.lit(text, dtype=pl.String))).item()
+    out: str = pl.select(markdown_html_expr(pl.lit(text, dtype=pl.String))).item()
+    return out

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +30,8 @@ import altair as alt
 import networkx as nx
 import polars as pl
 
+from a2a_lab._frames import number
+from a2a_lab.views.embed import chart_page, register_fonts
 from a2a_lab.views.palette import EVENT_FAMILY_COLORS, OTHER_COLOR, OUTCOME_COLORS, SEVERITY_COLORS
 
 __all__ = [
@@ -74,7 +75,8 @@ def _theme() -> alt.theme.ThemeConfig:
             "axis": {"labelFontSize": 11, "titleFontSize": 12, "grid": True, "gridOpacity": 0.4},
             "legend": {"labelFontSize": 11, "titleFontSize": 12},
             "title": {"fontSize": 14, "anchor": "start"},
-            "range": {"category": {"scheme": "tableau10"}},
+            # Vega-Lite's RangeConfig takes a RangeScheme; altair's ThemeConfig types omit it
+            "range": {"category": {"scheme": "tableau10"}},  # type: ignore[typeddict-item]
         }
     }
 
@@ -161,7 +163,7 @@ def swimlane(
         .sort("agent", "t"),
         "swimlane",
     )
-    return (
+    out: alt.Chart = (
         alt.Chart(data, title=f"A2A events per agent and {every} ({tz})")
         .mark_rect()
         .encode(
@@ -172,6 +174,7 @@ def swimlane(
             tooltip=["agent:N", alt.Tooltip("t_label:N", title="from"), "events:Q"],
         )
     )
+    return out
 
 
 def latency_by_pair(
@@ -214,7 +217,8 @@ def latency_by_pair(
     )
     box = base.mark_bar(size=12, opacity=0.8).encode(x="p25:Q", x2="p75:Q")
     median = base.mark_tick(color="black", size=12, thickness=2).encode(x="p50:Q")
-    return whisker + box + median
+    out: alt.LayerChart = whisker + box + median
+    return out
 
 
 def pair_heatmap(conversations: pl.DataFrame, *, value: str = "exchanges") -> alt.LayerChart:
@@ -249,7 +253,7 @@ def pair_heatmap(conversations: pl.DataFrame, *, value: str = "exchanges") -> al
     # Anchored at zero so that 0 % is the palest colour and 10 % visibly not; otherwise the
     # scale starts at the smallest value present and two different rates can look alike.
     top = data[value].max()
-    domain = [0, max(float(top), 1e-9)] if top is not None else [0, 1]
+    domain = [0, max(number(top), 1e-9)] if top is not None else [0, 1]
     base = alt.Chart(data, title=f"Requester × target: {value.replace('_', ' ')}").encode(
         x=alt.X("to_agent:N", title="target", sort="ascending", axis=alt.Axis(labelAngle=-40)),
         y=alt.Y("from_agent:N", title="requester", sort="ascending"),
@@ -275,7 +279,8 @@ def pair_heatmap(conversations: pl.DataFrame, *, value: str = "exchanges") -> al
             f"datum['{value}'] > {domain[1] / 2}", alt.value("white"), alt.value("black")
         ),
     )
-    return (cells + text).properties(width=alt.Step(30), height=alt.Step(20))
+    out: alt.LayerChart = (cells + text).properties(width=alt.Step(30), height=alt.Step(20))
+    return out
 
 
 def outcome_bars(conversations: pl.DataFrame, *, by: str = "to_agent") -> alt.Chart:
@@ -284,7 +289,7 @@ def outcome_bars(conversations: pl.DataFrame, *, by: str = "to_agent") -> alt.Ch
         conversations.group_by(by, "outcome").len("exchanges").drop_nulls(by).sort(by, "outcome"),
         "outcome_bars",
     )
-    return (
+    out: alt.Chart = (
         alt.Chart(data, title=f"Exchange outcomes per {by}")
         .mark_bar()
         .encode(
@@ -297,6 +302,7 @@ def outcome_bars(conversations: pl.DataFrame, *, by: str = "to_agent") -> alt.Ch
             tooltip=[f"{by}:N", "outcome:N", "exchanges:Q"],
         )
     )
+    return out
 
 
 def category_bars(
@@ -310,7 +316,7 @@ def category_bars(
         .sort("count", column, descending=[True, False]),
         "category_bars",
     )
-    return (
+    out: alt.Chart = (
         alt.Chart(data, title=title or f"{column} counts")
         .mark_bar()
         .encode(
@@ -319,6 +325,7 @@ def category_bars(
             tooltip=[f"{column}:N", "count:Q"],
         )
     )
+    return out
 
 
 _GRAPH_WIDTH = 460
@@ -453,7 +460,9 @@ def graph_chart(
         "no_reply_share:Q",
         title="no-reply share",
         legend=alt.Legend(format=".0%"),
-        scale=alt.Scale(domain=[0, max(float(top_share or 0), 0.05)], range=["#9ab0c9", "#c62828"]),
+        scale=alt.Scale(
+            domain=[0, max(number(top_share or 0), 0.05)], range=["#9ab0c9", "#c62828"]
+        ),
     )
     tooltip = [
         "from:N",
@@ -524,20 +533,25 @@ def graph_chart(
     shown = (
         f"top {len(kept)} of {total} edges by {weight}" if len(kept) < total else f"{total} edges"
     )
-    return alt.layer(edge_layer, arrows, node_layer, *labels).properties(
+    chart = alt.layer(edge_layer, arrows, node_layer, *labels)
+    if not isinstance(chart, alt.LayerChart):  # alt.layer facets only layers with facet channels
+        raise TypeError(f"expected a layered chart, got {type(chart).__name__}")
+    out: alt.LayerChart = chart.properties(
         title=alt.TitleParams(title, subtitle=f"{k} agents, {shown}; arrow = requester → target"),
         width=_GRAPH_WIDTH,
         height=_GRAPH_HEIGHT,
     )
+    return out
 
 
 def graph_overview(
     g: nx.DiGraph, *, weight: str = "messages", top_edges: int = 40
 ) -> alt.HConcatChart:
     """:func:`graph_chart` and :func:`graph_matrix` side by side, each with its own colour scale."""
-    return alt.hconcat(
+    out: alt.HConcatChart = alt.hconcat(
         graph_chart(g, weight=weight, top_edges=top_edges), graph_matrix(g, weight=weight)
     ).resolve_scale(color="independent", size="independent", strokeWidth="independent")
+    return out
 
 
 def graph_matrix(
@@ -585,7 +599,7 @@ def graph_matrix(
     )
     rect = base.mark_rect(stroke="#d0d0d0", strokeWidth=0.5).encode(
         color=alt.Color(
-            "weight:Q", title=weight, scale=alt.Scale(scheme="blues", domain=[0, float(top or 1)])
+            "weight:Q", title=weight, scale=alt.Scale(scheme="blues", domain=[0, number(top or 1)])
         ),
         tooltip=[
             "from:N",
@@ -599,10 +613,11 @@ def graph_matrix(
     text = base.mark_text(fontSize=8).encode(
         text=alt.Text("weight:Q", format="d"),
         color=alt.condition(
-            f"datum.weight > {float(top or 1) / 2}", alt.value("white"), alt.value("black")
+            f"datum.weight > {number(top or 1) / 2}", alt.value("white"), alt.value("black")
         ),
     )
-    return (rect + text).properties(width=alt.Step(22), height=alt.Step(18))
+    out: alt.LayerChart = (rect + text).properties(width=alt.Step(22), height=alt.Step(18))
+    return out
 
 
 def dfg_chart(
@@ -647,12 +662,15 @@ def dfg_chart(
     text = base.mark_text(fontSize=10).encode(
         text="count:Q",
         color=alt.condition(
-            alt.datum.count > kept["count"].max() / 4 if kept.height else alt.datum.count > 0,
+            alt.datum.count > number(kept["count"].max()) / 4
+            if kept.height
+            else alt.datum.count > 0,
             alt.value("white"),
             alt.value("black"),
         ),
     )
-    return (cells + text).properties(width=alt.Step(34), height=alt.Step(22))
+    out: alt.LayerChart = (cells + text).properties(width=alt.Step(34), height=alt.Step(22))
+    return out
 
 
 def family_timeline(
@@ -679,7 +697,7 @@ def family_timeline(
     data = _guard(
         counts.with_columns(*_wall_clock("bucket", tz, "t")).drop("bucket"), "family_timeline"
     )
-    return (
+    out: alt.Chart = (
         alt.Chart(data, title=f"Events per family and {every} ({tz})")
         .mark_bar()
         .encode(
@@ -691,6 +709,7 @@ def family_timeline(
             tooltip=["family:N", alt.Tooltip("t_label:N", title="from"), "events:Q"],
         )
     )
+    return out
 
 
 def findings_chart(findings: pl.DataFrame) -> alt.Chart:
@@ -701,7 +720,7 @@ def findings_chart(findings: pl.DataFrame) -> alt.Chart:
         .sort("findings", "rule", descending=[True, False]),
         "findings_chart",
     )
-    return (
+    out: alt.Chart = (
         alt.Chart(data, title="Log-health findings per rule")
         .mark_bar()
         .encode(
@@ -713,6 +732,7 @@ def findings_chart(findings: pl.DataFrame) -> alt.Chart:
             tooltip=["rule:N", "severity:N", "findings:Q"],
         )
     )
+    return out
 
 
 def quantile_comparison(
@@ -723,7 +743,7 @@ def quantile_comparison(
     One panel per measure (independent scales), the quantile on x, one line per source.
     """
     data = _guard(quantiles, "quantile_comparison")
-    return (
+    out: alt.Chart = (
         alt.Chart(data, title=title)
         .mark_line(point=True)
         .encode(
@@ -739,21 +759,7 @@ def quantile_comparison(
         .facet(facet=alt.Facet("measure:N", title=None), columns=3)
         .resolve_scale(y="independent")
     )
-
-
-@lru_cache(maxsize=1)
-def register_fonts() -> Path:
-    """Register Noto Sans KR (package ``pylopdf-fonts-ko``) with vl-convert, once per process.
-
-    vl-convert falls back to a registered font for characters the chart's font lacks, so
-    Korean labels render in PNG and SVG exports instead of empty boxes. Returns the font file.
-    """
-    import pylopdf_fonts_ko
-    import vl_convert as vlc
-
-    font = Path(pylopdf_fonts_ko.sans_path())
-    vlc.register_font_directory(str(font.parent))
-    return font
+    return out
 
 
 def save_chart(chart: alt.TopLevelMixin, path: str | Path, *, scale: float = 2.0) -> Path:
@@ -764,8 +770,6 @@ def save_chart(chart: alt.TopLevelMixin, path: str | Path, *, scale: float = 2.0
     scripts are off.
     """
     import vl_convert as vlc
-
-    from a2a_lab.views.embed import chart_page
 
     register_fonts()
     out = Path(path)

@@ -114,4 +114,7 @@ def search_chart(
         )
         for field, x, color, limit in columns
     ]
-    return alt.layer(thread_mark, *layers).add_params(search).configure_view(stroke=None)
+    out: alt.LayerChart = (
+        alt.layer(thread_mark, *layers).add_params(search).configure_view(stroke=None)
+    )
+    return out

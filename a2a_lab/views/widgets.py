@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import polars as pl
 
@@ -244,6 +244,9 @@ def thread_view(
         max_wait_ms=max_wait_ms,
         titles=titles,
     )
+    title: str | None
+    task: str | None
+    about: str | None
     if row["work_session_id"] is None:
         title, task, about = _UNASSIGNED_TITLE, None, None
     else:
@@ -253,7 +256,9 @@ def thread_view(
         titled = session_titles(own, titles)
         task, title, first = titled.row(0)[1:] if titled.height else (None, None, None)
         # a session whose own task has no title is named after the first task it talks about
-        title = title or messages.sort("time", maintain_order=True)["title"].drop_nulls().first()
+        title = title or cast(
+            str | None, messages.sort("time", maintain_order=True)["title"].drop_nulls().first()
+        )
         about = (
             None if first is None else pl.select(mentions_expr(pl.lit(first), discord_users)).item()
         )

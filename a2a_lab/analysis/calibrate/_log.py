@@ -11,6 +11,7 @@ from zoneinfo import ZoneInfo
 import numpy as np
 import polars as pl
 
+from a2a_lab._frames import number
 from a2a_lab.analysis.calibrate._exchanges import MS_COLUMNS, _enriched, _exchanges
 from a2a_lab.analysis.calibrate._fits import Family, _median, fit_service_time
 from a2a_lab.analysis.calibrate._occupancy import run_jobs, with_idle
@@ -535,16 +536,16 @@ def fit_log(
     main_sends = sends.filter(pl.col("from_agent").replace_strict(kinds, default="main") == "main")
     typed = main_sends.filter(pl.col("from_type").is_not_null())
     channel_share = (
-        float((~typed["from_type"].is_in(["main", "subagent"])).mean())
+        number((~typed["from_type"].is_in(["main", "subagent"])).mean())
         if typed.height
-        else SimConfig().channel_share  # type: ignore[arg-type]
+        else SimConfig().channel_share
     )
     keyed = sends.filter(pl.col("target_key").is_not_null())
     a2a_share = (
-        float(keyed["target_key"].str.contains(":a2a:", literal=True).mean())
+        number(keyed["target_key"].str.contains(":a2a:", literal=True).mean())
         if keyed.height
         else 0.0
-    )  # type: ignore[arg-type]
+    )
 
     # -- outcomes -------------------------------------------------------------------------------------
     outcome = pl.col("outcome")
@@ -576,7 +577,7 @@ def fit_log(
     start = datetime.fromtimestamp(log_start / 1000.0, tz=UTC)
     config = SimConfig(
         agents=[
-            AgentConfig(id=a, kind=kinds[a], service=service_of[a], turn_service=turn_of[a])  # type: ignore[arg-type]
+            AgentConfig(id=a, kind=kinds[a], service=service_of[a], turn_service=turn_of[a])
             for a in agents
         ],
         workload=PoissonArrivals(

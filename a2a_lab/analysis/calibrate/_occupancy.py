@@ -107,7 +107,7 @@ def run_jobs(conv: pl.DataFrame, turn_replies: pl.DataFrame) -> pl.DataFrame:
     unlogged = pl.col("termination_reason").is_in(UNLOGGED_TURN_REASONS).fill_null(False)
     timed_out = (pl.col("termination_reason") == "turn_timeout").fill_null(False)
     requester_next = pl.col("_last_turn") % 2 == 0
-    common = ["_row", pl.lit(None, dtype=pl.Int64).alias("turn"), "request"]
+    common: list[str | pl.Expr] = ["_row", pl.lit(None, dtype=pl.Int64).alias("turn"), "request"]
     # the announce step (if it ran) on the target's session: the complete does not wait for
     # its end, so it is hidden
     announce = tails.filter(pl.col("announce_ran").fill_null(True)).select(

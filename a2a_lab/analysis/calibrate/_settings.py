@@ -135,7 +135,7 @@ def fit_failures(
     }
     table = pl.DataFrame(rows, schema=schema)
     rates = {r["kind"]: r["rate"] for r in rows if r["rate"] > 0}
-    return (FailurePolicy(rates=rates) if rates else None), table  # type: ignore[arg-type]
+    return (FailurePolicy(rates=rates) if rates else None), table
 
 
 def fit_retry(max_attempts: pl.Series) -> ReferenceRetry:

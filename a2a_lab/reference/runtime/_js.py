@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 import re
 from decimal import Decimal
-from typing import Final
+from typing import Final, TypeGuard
 
 from a2a_lab.reference.jsstr import JS_WHITESPACE
 
@@ -60,7 +60,7 @@ def is_js_number(value: object) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
-def is_finite_js_number(value: object) -> bool:
+def is_finite_js_number(value: object) -> TypeGuard[int | float]:
     """``typeof value === "number" && Number.isFinite(value)`` for a value decoded from JSON.
 
     An integer literal too large for a double is ``Infinity`` in JavaScript, hence not finite.
@@ -115,7 +115,8 @@ def js_number_str(x: float) -> str:
         return "0"
     sign = "-" if value < 0 else ""
     # repr gives the shortest round-tripping digits, the same digit string JavaScript picks
-    digits_tuple, exponent = Decimal(repr(abs(value))).normalize().as_tuple()[1:]
+    _, digits_tuple, exponent = Decimal(repr(abs(value))).normalize().as_tuple()
+    assert isinstance(exponent, int)  # a finite value: not the 'n'/'N'/'F' of NaN and Infinity
     digits = "".join(map(str, digits_tuple))
     k = len(digits)
     n = exponent + k  # value = 0.digits × 10^n

@@ -165,10 +165,10 @@ def classify_error(error: BaseException | Mapping[str, object]) -> ErrorInfo:
         )
     if status == "error":
         lowered = (error_text or "").lower()
-        for rule in WAIT_ERROR_RULES:
-            if rule.pattern.search(lowered):
-                reason = error_text if error_text is not None else rule.fallback_reason
-                return ErrorInfo(rule.category, rule.code, reason, rule.retriable)
+        for wait_rule in WAIT_ERROR_RULES:
+            if wait_rule.pattern.search(lowered):
+                reason = error_text if error_text is not None else wait_rule.fallback_reason
+                return ErrorInfo(wait_rule.category, wait_rule.code, reason, wait_rule.retriable)
         reason = error_text if error_text is not None else "unknown error"
         return ErrorInfo(ErrorCategory.UNKNOWN, "error_unknown", reason, True)
     if status == "timeout":

@@ -145,7 +145,7 @@ def classify_intent(message: str, rules: IntentRules = INTENT_RULES_V1) -> Inten
 
 
 #: Payload type → intent (reference ``mapPayloadTypeToMessageIntent``).
-PAYLOAD_INTENTS: Final = MappingProxyType(
+PAYLOAD_INTENTS: Final[MappingProxyType[str, Intent]] = MappingProxyType(
     {
         "task_delegation": "collaboration",
         "status_report": "result_report",
@@ -288,4 +288,4 @@ def resolve_ping_pong_turns(raw: object, limits: PingPongLimits = PING_PONG_LIMI
     """
     if not is_finite_js_number(raw):
         return limits.default
-    return max(0, min(limits.maximum, math.floor(raw)))  # type: ignore[arg-type]
+    return max(0, min(limits.maximum, math.floor(raw)))

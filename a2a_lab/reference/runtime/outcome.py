@@ -104,7 +104,7 @@ def build_no_reply_outcome_message(
     error = js_trim(wait_error) if isinstance(wait_error, str) else ""
     if error:
         suffix = error
-    elif wait_status in REASON_TEXTS:
+    elif wait_status is not None and wait_status in REASON_TEXTS:
         suffix = REASON_TEXTS[wait_status]
     elif max_wait_exceeded or wait_status == "timeout":
         suffix = timeout_reason_text(max_wait_ms)

@@ -14,6 +14,7 @@ from typing import Any
 
 import polars as pl
 
+from a2a_lab._frames import number
 from a2a_lab.analysis.checks import SEVERITIES, check, replay_guard
 from a2a_lab.analysis.conversations import conversations, pair_stats
 from a2a_lab.enrich import enrich
@@ -185,7 +186,7 @@ def _rates(conv: pl.DataFrame, hours: float) -> dict[str, float | None]:
 
 def _span_hours(events: pl.DataFrame) -> float:
     timed = events.filter(pl.col("event_ms") > 0)["event_ms"]
-    return float(timed.max() - timed.min()) / 3_600_000 if timed.len() > 1 else 0.0
+    return (number(timed.max()) - number(timed.min())) / 3_600_000 if timed.len() > 1 else 0.0
 
 
 def _twin(sim: Any, seed: int, observed: pl.DataFrame, observed_hours: float) -> Twin:
@@ -236,7 +237,7 @@ def collect(
     now_ms = instant_ms(now, "now")
     if now_ms is None:
         # the report describes the log as of its last event, so the same log gives the same report
-        now_ms = float(last) if last is not None else 0.0
+        now_ms = number(last) if last is not None else 0.0
     sessions = work_sessions(enriched, now=now_ms, unassigned=True)
     conv = conversations(enriched)
     pairs = pair_stats(conv)
@@ -256,8 +257,8 @@ def collect(
         "blank": loaded.report.total_blank,
         "findings": findings.height,
         **{f"findings_{s}": int(severity_counts.get(s, 0)) for s in SEVERITIES},
-        "first_ms": None if timed.height == 0 else float(timed["event_ms"].min()),
-        "last_ms": None if timed.height == 0 else float(timed["event_ms"].max()),
+        "first_ms": None if timed.height == 0 else number(timed["event_ms"].min()),
+        "last_ms": None if timed.height == 0 else number(timed["event_ms"].max()),
         "untimed": events.height - timed.height,
     }
     return ReportData(

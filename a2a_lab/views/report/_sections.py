@@ -12,6 +12,7 @@ from typing import Any
 
 import polars as pl
 
+from a2a_lab._frames import number
 from a2a_lab.analysis.checks import RULES, SEVERITIES
 from a2a_lab.views import plots
 from a2a_lab.views.embed import chart_figure
@@ -68,9 +69,10 @@ def _open(section: str, intro: str = "") -> str:
 def _time(ms: float | None, tz: str, fmt: str = "%Y-%m-%d %H:%M:%S") -> str:
     if ms is None:
         return "—"
-    return pl.select(
+    out: str = pl.select(
         pl.lit(int(ms)).cast(pl.Datetime("ms", "UTC")).dt.convert_time_zone(tz).dt.strftime(fmt)
     ).item()
+    return out
 
 
 def _num(value: Any, fmt: str = "{:,}") -> str:
@@ -290,7 +292,7 @@ def _session_html(
         first = part.row(0, named=True)
         out.append(
             f'<div class="a2a-thread" data-status="{esc(status)}" data-agents="{esc(json.dumps(who))}" '
-            f'data-last="{int(part["_ms"].max() or 0)}">'
+            f'data-last="{int(number(part["_ms"].max() or 0))}">'
             f'<div class="thread-head">{_badge(status, color_of(THREAD_STATUS_COLORS, status), "badge status")} '
             f"<strong>{esc(first['thread_title'])}</strong> "
             f'<span class="muted">{esc(thread_id)}</span></div>'
