@@ -76,7 +76,9 @@ pl.DataFrame(
         "blank": [report.blank[f] for f in report.files],
     }
 ).join(
-    report.rejects.group_by("file").len("rejected").with_columns(pl.col("file").str.split("/").list.last()),
+    report.rejects.group_by("file")
+    .len("rejected")
+    .with_columns(pl.col("file").str.split("/").list.last()),
     on="file",
     how="left",
 ).with_columns(pl.col("rejected").fill_null(0))
@@ -98,7 +100,9 @@ report.rejects.with_columns(pl.col("file").str.split("/").list.last())
 # reference).
 
 # %%
-report.issues.group_by("kind", "field").len("events").sort(["events", "kind", "field"], descending=[True, False, False], nulls_last=True)
+report.issues.group_by("kind", "field").len("events").sort(
+    ["events", "kind", "field"], descending=[True, False, False], nulls_last=True
+)
 
 # %% [markdown]
 # ## 3. The event frame
@@ -160,14 +164,19 @@ alt.Chart(by_agent, title="Events per writing agent").mark_bar().encode(
 # %%
 per_day = (
     events.filter(pl.col("event_ms") > 0)
-    .with_columns(day=pl.col("event_time").dt.truncate("1d"), family=pl.col("type").str.split(".").list.first())
+    .with_columns(
+        day=pl.col("event_time").dt.truncate("1d"),
+        family=pl.col("type").str.split(".").list.first(),
+    )
     .group_by("day", "family")
     .len("events")
     .sort("day", "family")
 )
 alt.Chart(per_day, title="Events per day").mark_bar().encode(
     # short labels at an angle: dozens of days stay readable
-    x=alt.X("yearmonthdate(day):O", title="day (UTC)", axis=alt.Axis(format="%m-%d", labelAngle=-45)),
+    x=alt.X(
+        "yearmonthdate(day):O", title="day (UTC)", axis=alt.Axis(format="%m-%d", labelAngle=-45)
+    ),
     y=alt.Y("events:Q", stack=True),
     color=alt.Color("family:N", scale=families, legend=family_legend),
     tooltip=[alt.Tooltip("day:T", format="%Y-%m-%d"), "family", "events"],
@@ -190,11 +199,18 @@ if per_hour.height:
     by_hour = [counts.get(h, 0) for h in range(24)]
     start = max(range(24), key=lambda h: (sum(by_hour[(h + i) % 24] for i in range(8)), -h))
     busy = sum(by_hour[(start + i) % 24] for i in range(8)) / sum(by_hour)
-    shape = "a working day" if busy >= 0.6 else "no clear working day" if busy < 0.45 else "a weak daily rhythm"
+    shape = (
+        "a working day"
+        if busy >= 0.6
+        else "no clear working day"
+        if busy < 0.45
+        else "a weak daily rhythm"
+    )
     display(
-        alt.Chart(per_hour, title="Events per hour of day (UTC)").mark_bar().encode(
-            x=alt.X("hour:O", title="hour (UTC)"), y="events:Q", tooltip=["hour", "events"]
-        ).properties(width=520)
+        alt.Chart(per_hour, title="Events per hour of day (UTC)")
+        .mark_bar()
+        .encode(x=alt.X("hour:O", title="hour (UTC)"), y="events:Q", tooltip=["hour", "events"])
+        .properties(width=520)
     )
     display(
         Markdown(
@@ -222,14 +238,17 @@ by_conversation = (
 )
 longest = by_conversation.row(0, named=True) if by_conversation.height else None
 if longest is None:
-    display(Markdown("**Nothing to show:** the log has no event with a conversation id (no A2A exchange)."))
+    display(
+        Markdown(
+            "**Nothing to show:** the log has no event with a conversation id (no A2A exchange)."
+        )
+    )
 longest
 
 # %%
 d = pl.col("data").struct
 (
-    events.filter(conv == (longest["conversation_id"] if longest else None))
-    .select(
+    events.filter(conv == (longest["conversation_id"] if longest else None)).select(
         pl.col("file").str.split("/").list.last(),
         "line",
         pl.col("event_time").dt.strftime("%m-%d %H:%M:%S").alias("time"),

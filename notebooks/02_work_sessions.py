@@ -121,7 +121,10 @@ sessions_table(ws, events, timezone=TZ, limit=12, discord_users=DISCORD_USERS)
 # `engineering_build`** (rules §7). The counts are those of the dashboard's category chips:
 
 # %%
-assert dict(ws.sessions.group_by("collab_category", maintain_order=True).len().iter_rows()) == ws.category_counts
+assert (
+    dict(ws.sessions.group_by("collab_category", maintain_order=True).len().iter_rows())
+    == ws.category_counts
+)
 if ws.sessions.height:
     top_category, top_sessions = max(ws.category_counts.items(), key=lambda kv: (kv[1], kv[0]))
     display(plots.category_bars(ws.sessions, title="Work sessions per category"))
@@ -148,7 +151,9 @@ deciding = (
     events.filter(ws_id.is_not_null() & (pl.col("collab_category") != "engineering_build"))
     .sort("event_ms", maintain_order=True)
     .group_by(ws_id.alias("work_session_id"), maintain_order=True)
-    .agg(pl.col("type").first(), pl.col("category_source").first(), pl.col("collab_category").first())
+    .agg(
+        pl.col("type").first(), pl.col("category_source").first(), pl.col("collab_category").first()
+    )
 )
 deciding.group_by("category_source", "type").len("sessions").sort(
     ["sessions", "type", "category_source"], descending=[True, False, False]
@@ -197,7 +202,9 @@ for name, options in variants.items():
             "filter": name,
             "totalSessions": res.total_sessions,
             "totalMatched": res.total_matched,
-            "count": res.total_matched if res.limit_count is None else min(res.total_matched, res.limit_count),
+            "count": res.total_matched
+            if res.limit_count is None
+            else min(res.total_matched, res.limit_count),
             "events": int(res.sessions.get_column("event_count").sum()),
             **{s: int((statuses == s).sum()) for s in ("ACTIVE", "QUIET", "ARCHIVED")},
             "categories": len(res.category_counts),
@@ -217,7 +224,9 @@ by_role = al.work_sessions(events, now=NOW, roles="conversation.main")
 compared = ws.sessions.select("id", "status", "collab_category").join(
     by_role.sessions.select("id", "status", "collab_category"), on="id", how="left", suffix="_role"
 )
-print(f"{(compared['collab_category'] != compared['collab_category_role']).sum()} sessions change category")
+print(
+    f"{(compared['collab_category'] != compared['collab_category_role']).sum()} sessions change category"
+)
 compared.group_by("status", "status_role").len("sessions").sort(
     ["sessions", "status", "status_role"], descending=[True, False, False]
 )
@@ -253,7 +262,9 @@ lifecycle = al.work_sessions(events, now=NOW, lifecycle_terminal=True)
 
 # %%
 with_unassigned = al.work_sessions(events, now=NOW, unassigned=True)
-unassigned_events = int(with_unassigned.sessions.filter(pl.col("id") == "unassigned").get_column("event_count").sum())
+unassigned_events = int(
+    with_unassigned.sessions.filter(pl.col("id") == "unassigned").get_column("event_count").sum()
+)
 share = unassigned_events / events.height if events.height else 0.0
 print(f"sessions: {ws.total_sessions} → {with_unassigned.total_sessions}")
 print(f"events without a work session: {unassigned_events} of {events.height} ({share:.0%})")
@@ -274,7 +285,10 @@ api = al.work_sessions(events, now=NOW, limit=2).to_api()
 print({k: v for k, v in api.items() if k != "sessions"})
 if api["sessions"]:
     first = api["sessions"][0]
-    excerpt = {**first, "threads": [{**first["threads"][0], "events": first["threads"][0]["events"][:1]}]}
+    excerpt = {
+        **first,
+        "threads": [{**first["threads"][0], "events": first["threads"][0]["events"][:1]}],
+    }
     print(json.dumps(excerpt, ensure_ascii=False, indent=1)[:2500])
 else:
     print("Nothing to show: the log has no work session.")
@@ -283,7 +297,17 @@ else:
 # The command line prints the same body — a quick way to feed another tool:
 
 # %%
-command = [sys.executable, "-m", "a2a_lab", "work-sessions", str(LOGS), "--now-ms", str(NOW), "--limit", "2"]
+command = [
+    sys.executable,
+    "-m",
+    "a2a_lab",
+    "work-sessions",
+    str(LOGS),
+    "--now-ms",
+    str(NOW),
+    "--limit",
+    "2",
+]
 if openclaw.exists():
     command += ["--openclaw-config", str(openclaw)]
 served = json.loads(subprocess.run(command, capture_output=True, text=True, check=True).stdout)
@@ -324,8 +348,10 @@ candidates = (
         pl.len().alias("events"),
     )
     .with_columns(
-        pl.sum_horizontal((pl.col(c) > 0).cast(pl.Int32) for c in ("no_replies", "mentions", "payloads", "retries"))
-        .alias("kinds")
+        pl.sum_horizontal(
+            (pl.col(c) > 0).cast(pl.Int32)
+            for c in ("no_replies", "mentions", "payloads", "retries")
+        ).alias("kinds")
     )
     .sort(["kinds", "events", "work_session_id"], descending=[True, False, False])
     .filter(pl.col("kinds") == pl.col("kinds").max())
@@ -352,9 +378,19 @@ thread_view(ws, events, SESSION, discord_users=DISCORD_USERS, timezone=TZ) if SE
 # %%
 if SESSION:
     trouble = thread_messages(
-        ws, events, SESSION, discord_users=DISCORD_USERS, timezone=TZ, search=r"no reply|refused|retry", regex=True
+        ws,
+        events,
+        SESSION,
+        discord_users=DISCORD_USERS,
+        timezone=TZ,
+        search=r"no reply|refused|retry",
+        regex=True,
     ).select("thread_title", "n", "time", "sender", "receiver", "label", "text")
-    display(Markdown(f"{trouble.height} messages of `{SESSION}` report a no-reply, a refusal or a retry."))
+    display(
+        Markdown(
+            f"{trouble.height} messages of `{SESSION}` report a no-reply, a refusal or a retry."
+        )
+    )
     display(trouble)
 
 # %% [markdown]
@@ -379,12 +415,16 @@ if SESSION:
 # %%
 if SESSION:
     by_kind = messages.group_by("thread_title", "kind").len("messages").sort("thread_title", "kind")
-    display(alt.Chart(by_kind, title="Messages per thread and kind").mark_bar().encode(
-    x=alt.X("messages:Q", stack=True),
-    y=alt.Y("thread_title:N", title=None, sort="-x"),
-    color=alt.Color("kind:N"),
-    tooltip=["thread_title", "kind", "messages"],
-    ))
+    display(
+        alt.Chart(by_kind, title="Messages per thread and kind")
+        .mark_bar()
+        .encode(
+            x=alt.X("messages:Q", stack=True),
+            y=alt.Y("thread_title:N", title=None, sort="-x"),
+            color=alt.Color("kind:N"),
+            tooltip=["thread_title", "kind", "messages"],
+        )
+    )
 
 # %% [markdown]
 # ## Next

@@ -39,8 +39,8 @@ from a2a_lab.analysis.conversations import (
     status_timeline,
     target_stats,
 )
-from a2a_lab.enrich import enrich
 from a2a_lab.analysis.graph import graph_metrics, interaction_graph
+from a2a_lab.enrich import enrich
 from a2a_lab.views.notebook import setup
 
 LOGS = setup()
@@ -68,9 +68,17 @@ if conv.is_empty():
 
 # %%
 conv.select(
-    "conversation_id", "exchange", "from_agent", "to_agent", "start_time",
-    pl.col("first_reply_s").round(1), "turns", "outcome", "outcome_reason",
-    "retries", "intent",
+    "conversation_id",
+    "exchange",
+    "from_agent",
+    "to_agent",
+    "start_time",
+    pl.col("first_reply_s").round(1),
+    "turns",
+    "outcome",
+    "outcome_reason",
+    "retries",
+    "intent",
 ).head(8)
 
 # %% [markdown]
@@ -115,17 +123,28 @@ else:
 if conv["first_reply_s"].is_not_null().any():
     display(plots.latency_by_pair(conv, top=15))
 else:
-    display(Markdown("**Nothing to show:** no exchange of this log got a reply, so there is no latency."))
+    display(
+        Markdown(
+            "**Nothing to show:** no exchange of this log got a reply, so there is no latency."
+        )
+    )
 
 # %%
-slowest = pair_stats(conv).filter(pl.col("replied") >= 3).sort(
-    ["p95_first_reply_s", "from_agent", "to_agent"], descending=[True, False, False]
+slowest = (
+    pair_stats(conv)
+    .filter(pl.col("replied") >= 3)
+    .sort(["p95_first_reply_s", "from_agent", "to_agent"], descending=[True, False, False])
 )
 slowest.select(
-    "from_agent", "to_agent", "exchanges", "replied", "no_reply",
+    "from_agent",
+    "to_agent",
+    "exchanges",
+    "replied",
+    "no_reply",
     pl.col("p50_first_reply_s").round(1).alias("p50_s"),
     pl.col("p95_first_reply_s").round(1).alias("p95_s"),
-    pl.col("no_reply_rate").round(3), pl.col("mean_turns").round(2),
+    pl.col("no_reply_rate").round(3),
+    pl.col("mean_turns").round(2),
 ).head(10)
 
 # %% [markdown]
@@ -134,12 +153,18 @@ slowest.select(
 
 # %%
 target_stats(conv).select(
-    "to_agent", "exchanges", "no_reply", "concurrency_blocked",
-    pl.col("no_reply_rate").round(3), pl.col("p95_first_reply_s").round(1).alias("p95_s"),
+    "to_agent",
+    "exchanges",
+    "no_reply",
+    "concurrency_blocked",
+    pl.col("no_reply_rate").round(3),
+    pl.col("p95_first_reply_s").round(1).alias("p95_s"),
 ).head(10)
 
 # %%
-plots.pair_heatmap(conv, value="no_reply_rate") if conv.height else Markdown("**Nothing to show:** no exchange.")
+plots.pair_heatmap(conv, value="no_reply_rate") if conv.height else Markdown(
+    "**Nothing to show:** no exchange."
+)
 
 # %% [markdown]
 # Load by hour of day: exchanges started and median latency per UTC hour.
@@ -154,8 +179,12 @@ by_hour = (
 import altair as alt  # noqa: E402
 
 (
-    alt.Chart(by_hour, title="Exchanges and median first reply by hour (UTC)").mark_bar().encode(
-        x=alt.X("hour:O"), y="exchanges:Q", color=alt.Color("median_reply_s:Q", scale=alt.Scale(scheme="oranges")),
+    alt.Chart(by_hour, title="Exchanges and median first reply by hour (UTC)")
+    .mark_bar()
+    .encode(
+        x=alt.X("hour:O"),
+        y="exchanges:Q",
+        color=alt.Color("median_reply_s:Q", scale=alt.Scale(scheme="oranges")),
         tooltip=["hour", "exchanges", alt.Tooltip("median_reply_s:Q", format=".1f")],
     )
     if by_hour.height
@@ -171,12 +200,21 @@ import altair as alt  # noqa: E402
 # %%
 payloads = payload_events(events)
 if payloads.is_empty():
-    display(Markdown("**Nothing to show** in section 3: no message of this log carries a typed payload."))
-payloads.group_by("payload_kind", "payload_valid").len("events").sort("payload_kind", "payload_valid")
+    display(
+        Markdown(
+            "**Nothing to show** in section 3: no message of this log carries a typed payload."
+        )
+    )
+payloads.group_by("payload_kind", "payload_valid").len("events").sort(
+    "payload_kind", "payload_valid"
+)
 
 # %%
 payloads.filter(~pl.col("payload_valid")).select(
-    "line", "payload_type", "payload_kind", pl.col("payload_errors").list.join("; ").str.slice(0, 90).alias("errors")
+    "line",
+    "payload_type",
+    "payload_kind",
+    pl.col("payload_errors").list.join("; ").str.slice(0, 90).alias("errors"),
 ).head(8)
 
 # %% [markdown]
@@ -192,7 +230,10 @@ qa.filter(~pl.col("answered")).select("question_id", "asked_by", "asked_to", "as
 
 # %%
 qa.filter(pl.col("answered") & pl.col("asked_time").is_not_null()).select(
-    "question_id", "asked_by", "answered_by", (pl.col("answer_latency_s") / 60).round(1).alias("answer_min")
+    "question_id",
+    "asked_by",
+    "answered_by",
+    (pl.col("answer_latency_s") / 60).round(1).alias("answer_min"),
 ).sort(["answer_min", "question_id"], descending=[True, False]).head(5)
 
 # %%
@@ -206,7 +247,14 @@ qa.filter(pl.col("asked_time").is_null()).select("question_id", "answered_by", "
 # %%
 delegations = delegation_reports(payloads)
 delegations.select(
-    "task_id", "delegated_by", "delegated_to", "delegations", "reports", "last_status", "last_progress", "blockers",
+    "task_id",
+    "delegated_by",
+    "delegated_to",
+    "delegations",
+    "reports",
+    "last_status",
+    "last_progress",
+    "blockers",
     "duplicate",
 ).head(10)
 
@@ -218,18 +266,35 @@ if timeline.height:
     # hours over a day or two, days over a longer log: a few dozen columns either way
     span = timeline["report_time"].max() - timeline["report_time"].min()
     unit, unit_name, unit_format = (
-        ("utcyearmonthdatehours", "hour", "%m-%d %H:00") if span.days < 3 else ("utcyearmonthdate", "day", "%m-%d")
+        ("utcyearmonthdatehours", "hour", "%m-%d %H:00")
+        if span.days < 3
+        else ("utcyearmonthdate", "day", "%m-%d")
     )
     display(
-        alt.Chart(timeline, title=f"Progress reports of {n_tasks} delegated tasks: how many, when, how far")
+        alt.Chart(
+            timeline,
+            title=f"Progress reports of {n_tasks} delegated tasks: how many, when, how far",
+        )
         .mark_rect()
         .encode(
-            x=alt.X(f"{unit}(report_time):T", title=f"{unit_name} (UTC)", axis=alt.Axis(format=unit_format)),
-            y=alt.Y("progress:Q", bin=alt.Bin(step=10, extent=[0, 100]), title="reported progress %",
-                    axis=alt.Axis(values=list(range(0, 101, 10)))),
-            color=alt.Color("count():Q", title="reports", scale=alt.Scale(scheme="blues", domainMin=0)),
-            tooltip=[alt.Tooltip("count():Q", title="reports"),
-                     alt.Tooltip("distinct(task_id):Q", title="tasks")],
+            x=alt.X(
+                f"{unit}(report_time):T",
+                title=f"{unit_name} (UTC)",
+                axis=alt.Axis(format=unit_format),
+            ),
+            y=alt.Y(
+                "progress:Q",
+                bin=alt.Bin(step=10, extent=[0, 100]),
+                title="reported progress %",
+                axis=alt.Axis(values=list(range(0, 101, 10))),
+            ),
+            color=alt.Color(
+                "count():Q", title="reports", scale=alt.Scale(scheme="blues", domainMin=0)
+            ),
+            tooltip=[
+                alt.Tooltip("count():Q", title="reports"),
+                alt.Tooltip("distinct(task_id):Q", title="tasks"),
+            ],
         )
         .properties(width=480, height=220)
     )
@@ -245,19 +310,33 @@ else:
 # are drawn; the matrix beside it has every edge (row = requester, column = target).
 
 # %%
-main_agents = al.main_agents_from_openclaw(LOGS / "openclaw.json") if (LOGS / "openclaw.json").exists() else None
+main_agents = (
+    al.main_agents_from_openclaw(LOGS / "openclaw.json")
+    if (LOGS / "openclaw.json").exists()
+    else None
+)
 g = interaction_graph(events, main_agents=main_agents)
 print(f"{g.number_of_nodes()} agents, {g.number_of_edges()} directed edges")
 if g.number_of_edges():
     display(plots.graph_overview(g, top_edges=40))
 else:
-    display(Markdown(f"**Nothing to show:** {g.number_of_nodes()} agents and no exchange between them."))
+    display(
+        Markdown(f"**Nothing to show:** {g.number_of_nodes()} agents and no exchange between them.")
+    )
 
 # %%
 graph_metrics(g).select(
-    "agent", "kind", "in_degree", "out_degree", "in_weight", "out_weight",
-    pl.col("betweenness").round(3), pl.col("reciprocity").round(2), pl.col("hub").round(3),
-    pl.col("authority").round(3), "role",
+    "agent",
+    "kind",
+    "in_degree",
+    "out_degree",
+    "in_weight",
+    "out_weight",
+    pl.col("betweenness").round(3),
+    pl.col("reciprocity").round(2),
+    pl.col("hub").round(3),
+    pl.col("authority").round(3),
+    "role",
 )
 
 # %% [markdown]

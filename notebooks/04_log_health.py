@@ -35,8 +35,8 @@ from IPython.display import Markdown, display
 import a2a_lab as al
 from a2a_lab import plots
 from a2a_lab.analysis.checks import RULES, check, replay_guard
-from a2a_lab.views.notebook import setup
 from a2a_lab.analysis.pm import directly_follows, variants, write_ocel2
+from a2a_lab.views.notebook import setup
 
 LOGS = setup()
 res = al.load(LOGS)
@@ -53,16 +53,20 @@ res.report
 # line numbers of the events involved, so you can open the log right there.
 
 # %%
-pl.DataFrame([{"rule": r.id, "severity": r.severity, "what it finds": r.description} for r in RULES.values()])
+pl.DataFrame(
+    [{"rule": r.id, "severity": r.severity, "what it finds": r.description} for r in RULES.values()]
+)
 
 # %% [markdown]
 # ## 2. Findings on this log
 
 # %%
 findings = check(events, now=NOW)
-summary = findings.group_by("rule", "severity").agg(
-    pl.len().alias("findings"), pl.col("lines").list.len().sum().alias("events")
-).sort(["findings", "rule"], descending=[True, False])
+summary = (
+    findings.group_by("rule", "severity")
+    .agg(pl.len().alias("findings"), pl.col("lines").list.len().sum().alias("events"))
+    .sort(["findings", "rule"], descending=[True, False])
+)
 if findings.is_empty():
     display(Markdown("**Nothing to show:** no rule finds anything on this log."))
 else:
@@ -78,9 +82,14 @@ summary
 
 # %%
 alt.Chart(summary, title="Findings per rule").mark_bar().encode(
-    x=alt.X("findings:Q"), y=alt.Y("rule:N", sort="-x", title=None),
-    color=alt.Color("severity:N", scale=alt.Scale(domain=["info", "warning", "error"],
-                                                  range=["#9d9d9d", "#f58518", "#e45756"])),
+    x=alt.X("findings:Q"),
+    y=alt.Y("rule:N", sort="-x", title=None),
+    color=alt.Color(
+        "severity:N",
+        scale=alt.Scale(
+            domain=["info", "warning", "error"], range=["#9d9d9d", "#f58518", "#e45756"]
+        ),
+    ),
     tooltip=["rule", "severity", "findings", "events"],
 )
 
@@ -101,12 +110,17 @@ first
 
 # %%
 if first is not None:
-    conv_id = events.filter(pl.col("line") == first["lines"][0], pl.col("file") == first["file"])["data"].struct.field(
-        "conversationId")[0]
+    conv_id = events.filter(pl.col("line") == first["lines"][0], pl.col("file") == first["file"])[
+        "data"
+    ].struct.field("conversationId")[0]
     d = pl.col("data").struct
     display_cols = [
-        "line", "type", d.field("fromAgent").alias("from"), d.field("toAgent").alias("to"),
-        d.field("status"), d.field("replyPreview").str.slice(0, 60).alias("text"),
+        "line",
+        "type",
+        d.field("fromAgent").alias("from"),
+        d.field("toAgent").alias("to"),
+        d.field("status"),
+        d.field("replyPreview").str.slice(0, 60).alias("text"),
     ]
     print(events.filter(d.field("conversationId") == conv_id).select(display_cols))
 
@@ -120,9 +134,9 @@ if first is not None:
 # exchange its run id in the emitter.
 
 # %%
-findings.filter(pl.col("rule").is_in(["a2a.turns_out_of_order", "a2a.event_after_complete"])).select(
-    "rule", "conversation_id", "lines", "message"
-)
+findings.filter(
+    pl.col("rule").is_in(["a2a.turns_out_of_order", "a2a.event_after_complete"])
+).select("rule", "conversation_id", "lines", "message")
 
 # %% [markdown]
 # ## 3. What would the safety limits have done?
@@ -137,12 +151,17 @@ rows = []
 for limit, window in [(3, 60), (6, 60), (10, 60)]:
     rep = replay_guard(events, limit=limit, window_s=window)
     blocked = rep.filter(pl.col("blocked"))
-    rows.append({
-        "guard": f"{limit} / {window} s", "messages": rep.height, "blocked": blocked.height,
-        "pairs hit": blocked["pair"].n_unique(),
-        "first trigger": None if blocked.height == 0 else
-        blocked.sort("event_ms")["event_ms"][0],
-    })
+    rows.append(
+        {
+            "guard": f"{limit} / {window} s",
+            "messages": rep.height,
+            "blocked": blocked.height,
+            "pairs hit": blocked["pair"].n_unique(),
+            "first trigger": None
+            if blocked.height == 0
+            else blocked.sort("event_ms")["event_ms"][0],
+        }
+    )
 guard_table = pl.DataFrame(rows).with_columns(
     (pl.col("blocked") / pl.col("messages")).round(4).alias("share blocked"),
     pl.col("first trigger").cast(pl.Int64).cast(pl.Datetime("ms", "UTC")),
@@ -157,7 +176,8 @@ guard_table
 # %%
 rep = replay_guard(events, limit=10_000, window_s=60)
 in_window = (
-    rep.sort("pair", "event_ms").with_columns(pl.col("event_ms").cast(pl.Int64).cast(pl.Datetime("ms")).alias("t"))
+    rep.sort("pair", "event_ms")
+    .with_columns(pl.col("event_ms").cast(pl.Int64).cast(pl.Datetime("ms")).alias("t"))
     .rolling("t", period="60s", closed="both", group_by="pair")
     .agg(pl.len().alias("messages_in_60s"))
     .group_by("messages_in_60s")
@@ -168,27 +188,42 @@ if in_window.height:
     # bars from 1 on a log scale (a bar from 0 has no length there); rules between N and N+1:
     # a limit of N lets the N-th message of a window through and blocks the next
     bars = in_window.with_columns(
-        (pl.col("messages_in_60s") - 0.4).alias("x0"), (pl.col("messages_in_60s") + 0.4).alias("x1"), pl.lit(1).alias("base")
+        (pl.col("messages_in_60s") - 0.4).alias("x0"),
+        (pl.col("messages_in_60s") + 0.4).alias("x1"),
+        pl.lit(1).alias("base"),
     )
     limits = pl.DataFrame({"limit": ["6 / 60 s (today)", "10 / 60 s (library)"], "x": [6.5, 10.5]})
     x_max = max(int(in_window["messages_in_60s"].max()), 10) + 1
     x_scale = alt.Scale(domain=[0.5, x_max + 0.5], nice=False)
     chart = alt.layer(
-        alt.Chart(bars).mark_bar().encode(
-            x=alt.X("x0:Q", scale=x_scale, title="messages of the pair in the last 60 s", axis=alt.Axis(tickMinStep=1)),
+        alt.Chart(bars)
+        .mark_bar()
+        .encode(
+            x=alt.X(
+                "x0:Q",
+                scale=x_scale,
+                title="messages of the pair in the last 60 s",
+                axis=alt.Axis(tickMinStep=1),
+            ),
             x2="x1:Q",
-            y=alt.Y("messages:Q", scale=alt.Scale(type="log", domainMin=1), title="messages (log scale)"),
+            y=alt.Y(
+                "messages:Q", scale=alt.Scale(type="log", domainMin=1), title="messages (log scale)"
+            ),
             y2="base:Q",
             tooltip=["messages_in_60s", "messages"],
         ),
-        alt.Chart(limits).mark_rule(color="#e45756", strokeDash=[4, 3]).encode(x="x:Q", tooltip=["limit"]),
-        alt.Chart(limits).mark_text(align="left", dx=3, dy=-4, color="#e45756", baseline="top").encode(
-            x="x:Q", y=alt.value(0), text="limit:N"
-        ),
+        alt.Chart(limits)
+        .mark_rule(color="#e45756", strokeDash=[4, 3])
+        .encode(x="x:Q", tooltip=["limit"]),
+        alt.Chart(limits)
+        .mark_text(align="left", dx=3, dy=-4, color="#e45756", baseline="top")
+        .encode(x="x:Q", y=alt.value(0), text="limit:N"),
     ).properties(title="Messages of the same pair within 60 s (per counted message)", width=480)
     display(chart)
 else:
-    display(Markdown("**Nothing to show:** the log has no A2A message for the loop guard to count."))
+    display(
+        Markdown("**Nothing to show:** the log has no A2A message for the loop guard to count.")
+    )
 
 # %% [markdown]
 # ## 4. The process, mined
@@ -203,7 +238,8 @@ min_count = 5 if dfg.filter(pl.col("count") >= 5).height else 1
 if dfg.height:
     display(
         plots.dfg_chart(
-            dfg, min_count=min_count,
+            dfg,
+            min_count=min_count,
             title=f"Directly-follows graph (case = work session, steps seen ≥ {min_count} times)",
         )
     )
@@ -233,6 +269,9 @@ write_ocel2(events, out)
 import json  # noqa: E402
 
 doc = json.loads(out.read_text(encoding="utf-8"))
-{"events": len(doc["events"]), "objects": len(doc["objects"]),
- "relations": sum(len(e["relationships"]) for e in doc["events"]),
- "object types": [t["name"] for t in doc["objectTypes"]]}
+{
+    "events": len(doc["events"]),
+    "objects": len(doc["objects"]),
+    "relations": sum(len(e["relationships"]) for e in doc["events"]),
+    "object types": [t["name"] for t in doc["objectTypes"]],
+}

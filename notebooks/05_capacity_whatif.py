@@ -65,8 +65,12 @@ two_at_once = sim.SimConfig(
     ],
     workload=sim.TraceArrivals(
         sends=[
-            sim.TraceSend(at_s=0, from_agent="ruda", to_agent="eden", message="스테이징 서버 배포 진행해줘"),
-            sim.TraceSend(at_s=0, from_agent="bada", to_agent="eden", message="회귀 테스트 결과 정리해줘"),
+            sim.TraceSend(
+                at_s=0, from_agent="ruda", to_agent="eden", message="스테이징 서버 배포 진행해줘"
+            ),
+            sim.TraceSend(
+                at_s=0, from_agent="bada", to_agent="eden", message="회귀 테스트 결과 정리해줘"
+            ),
         ]
     ),
     n_messages=None,
@@ -76,7 +80,15 @@ two_at_once = sim.SimConfig(
     channel_share=0.0,
 )
 example = sim.simulate(two_at_once, seed=SEED)
-columns = ["from_agent", "to_agent", "arrival_s", "queue_wait_s", "service_s", "latency_s", "outcome"]
+columns = [
+    "from_agent",
+    "to_agent",
+    "arrival_s",
+    "queue_wait_s",
+    "service_s",
+    "latency_s",
+    "outcome",
+]
 example.messages.select(columns)
 
 # %% [markdown]
@@ -95,7 +107,10 @@ sim.simulate(wider, seed=SEED).messages.select(columns)
 
 # %%
 example.events.select(
-    "line", "type", "agent_id", (pl.col("event_ms") - pl.col("event_ms").min()).alias("ms_after_first"),
+    "line",
+    "type",
+    "agent_id",
+    (pl.col("event_ms") - pl.col("event_ms").min()).alias("ms_after_first"),
     pl.col("data").struct.field("conversationId").str.slice(0, 8).alias("conversation"),
 )
 
@@ -112,21 +127,30 @@ busy_day = sim.SimConfig(n_messages=3000)
 busy_day = busy_day.model_copy(
     update={
         "workload": busy_day.workload.model_copy(
-            update={"agents": [r.model_copy(update={"rate_per_s": 3 * r.rate_per_s}) for r in busy_day.workload.agents]}
+            update={
+                "agents": [
+                    r.model_copy(update={"rate_per_s": 3 * r.rate_per_s})
+                    for r in busy_day.workload.agents
+                ]
+            }
         )
     }
 )
 
 
 def with_concurrency(cfg: sim.SimConfig, c: int) -> sim.SimConfig:
-    return cfg.model_copy(update={"agents": [a.model_copy(update={"session_concurrency": c}) for a in cfg.agents]})
+    return cfg.model_copy(
+        update={"agents": [a.model_copy(update={"session_concurrency": c}) for a in cfg.agents]}
+    )
 
 
 rows, runs = [], {}
 for c in (1, 2, 3):
     res = runs[c] = sim.simulate(with_concurrency(busy_day, c), seed=SEED)
     s = res.summary()
-    busiest = res.sessions.sort("utilization", "session", descending=[True, False]).row(0, named=True)
+    busiest = res.sessions.sort("utilization", "session", descending=[True, False]).row(
+        0, named=True
+    )
     rows.append(
         {
             "session_concurrency": c,
@@ -160,10 +184,14 @@ pl.DataFrame(rows).with_columns(pl.selectors.float().round(3))
 busiest = rows[0]["busiest_session"]
 queue = pl.concat(
     [
-        runs[c].binned_timeseries(3600.0, [busiest]).with_columns(pl.lit(str(c)).alias("session concurrency"))
+        runs[c]
+        .binned_timeseries(3600.0, [busiest])
+        .with_columns(pl.lit(str(c)).alias("session concurrency"))
         for c in (1, 2, 3)
     ]
-).select("session concurrency", (pl.col("time_s") / 3600).alias("hour"), pl.col("queue_length").round(3))
+).select(
+    "session concurrency", (pl.col("time_s") / 3600).alias("hour"), pl.col("queue_length").round(3)
+)
 owner, kind = busiest.split(":")[1:3]
 title = f"{owner}'s {kind} session: messages waiting (hourly mean)"
 alt.Chart(queue, title=title).mark_line(interpolate="step-after").encode(
@@ -191,10 +219,19 @@ senders = ("ruda", "bada", "seum", "main")
 
 def hub(rate_per_s: float, concurrency: int) -> sim.SimConfig:
     return sim.SimConfig(
-        agents=[*(sim.AgentConfig(id=a) for a in senders),
-                sim.AgentConfig(id="eden", service=sim.Lognormal(mean_s=40.0, cv=1.0), session_concurrency=concurrency)],
+        agents=[
+            *(sim.AgentConfig(id=a) for a in senders),
+            sim.AgentConfig(
+                id="eden",
+                service=sim.Lognormal(mean_s=40.0, cv=1.0),
+                session_concurrency=concurrency,
+            ),
+        ],
         workload=sim.PoissonArrivals(
-            pairs=[sim.PairRate(from_agent=a, to_agent="eden", rate_per_s=rate_per_s / len(senders)) for a in senders]
+            pairs=[
+                sim.PairRate(from_agent=a, to_agent="eden", rate_per_s=rate_per_s / len(senders))
+                for a in senders
+            ]
         ),
         n_messages=4000,
         ping_pong=sim.PingPongPolicy(max_turns=0),
@@ -226,17 +263,30 @@ long = sweep.unpivot(
     variable_name="measured",
     value_name="seconds",
 )
-latency = alt.Chart(long, title="eden: 95th-percentile latency against the arrival rate").mark_line(point=True).encode(
-    x=alt.X("messages per minute:Q"),
-    y=alt.Y("seconds:Q", scale=alt.Scale(type="log"), title="seconds (log scale)"),
-    color=alt.Color("session concurrency:N"),
-    strokeDash=alt.StrokeDash("measured:N", legend=None),
-    shape=alt.Shape("measured:N", title=None),
-    tooltip=["session concurrency:N", "measured:N", "messages per minute:Q", "utilisation:Q", "seconds:Q", "no-reply rate:Q"],
+latency = (
+    alt.Chart(long, title="eden: 95th-percentile latency against the arrival rate")
+    .mark_line(point=True)
+    .encode(
+        x=alt.X("messages per minute:Q"),
+        y=alt.Y("seconds:Q", scale=alt.Scale(type="log"), title="seconds (log scale)"),
+        color=alt.Color("session concurrency:N"),
+        strokeDash=alt.StrokeDash("measured:N", legend=None),
+        shape=alt.Shape("measured:N", title=None),
+        tooltip=[
+            "session concurrency:N",
+            "measured:N",
+            "messages per minute:Q",
+            "utilisation:Q",
+            "seconds:Q",
+            "no-reply rate:Q",
+        ],
+    )
 )
-ceiling = alt.Chart(pl.DataFrame({"y": [300.0], "label": ["300 s: the requester gives up"]})).mark_rule(
-    strokeDash=[2, 2], color="gray"
-).encode(y="y:Q", tooltip=["label:N"])
+ceiling = (
+    alt.Chart(pl.DataFrame({"y": [300.0], "label": ["300 s: the requester gives up"]}))
+    .mark_rule(strokeDash=[2, 2], color="gray")
+    .encode(y="y:Q", tooltip=["label:N"])
+)
 latency + ceiling
 
 # %% [markdown]
@@ -270,7 +320,8 @@ sweep.filter(pl.col("utilisation") >= 0.8).sort("session concurrency", "utilisat
 # %%
 import math
 
-from a2a_lab.sim.sweep import capacity_search, sweep as sweep_grid
+from a2a_lab.sim.sweep import capacity_search
+from a2a_lab.sim.sweep import sweep as sweep_grid
 
 unit = hub(1 / 40.0, 1)  # 4 senders → eden at 1/40 messages per second: utilisation 1 at one slot
 points = [
@@ -279,8 +330,13 @@ points = [
     for u in (0.3, 0.5, 0.7, 0.85)
 ]
 curve = sweep_grid(
-    unit, points, replications=3, seed=SEED, metrics=["p95_latency_s", "p95_sojourn_s", "no_reply_rate"],
-    workers=1, progress=False,
+    unit,
+    points,
+    replications=3,
+    seed=SEED,
+    metrics=["p95_latency_s", "p95_sojourn_s", "no_reply_rate"],
+    workers=1,
+    progress=False,
 )
 curve = curve.with_columns(
     (pl.col("rate_scale") / pl.col("agents.4.session_concurrency")).round(2).alias("utilisation"),
@@ -288,25 +344,47 @@ curve = curve.with_columns(
     pl.col("agents.4.session_concurrency").cast(pl.String).alias("session concurrency"),
 )
 curve.select(
-    "session concurrency", "utilisation", "messages per minute",
-    pl.col("^p95_sojourn_s.*$").round(1), pl.col("^no_reply_rate.*$").round(4),
+    "session concurrency",
+    "utilisation",
+    "messages per minute",
+    pl.col("^p95_sojourn_s.*$").round(1),
+    pl.col("^no_reply_rate.*$").round(4),
 )
 
 # %%
-band = alt.Chart(curve).mark_area(opacity=0.25).encode(
-    x=alt.X("messages per minute:Q"),
-    y=alt.Y("p95_sojourn_s_low:Q", scale=alt.Scale(type="log"), title="p95 send → run done (s, log scale)"),
-    y2="p95_sojourn_s_high:Q",
-    color=alt.Color("session concurrency:N"),
+band = (
+    alt.Chart(curve)
+    .mark_area(opacity=0.25)
+    .encode(
+        x=alt.X("messages per minute:Q"),
+        y=alt.Y(
+            "p95_sojourn_s_low:Q",
+            scale=alt.Scale(type="log"),
+            title="p95 send → run done (s, log scale)",
+        ),
+        y2="p95_sojourn_s_high:Q",
+        color=alt.Color("session concurrency:N"),
+    )
 )
-mean = alt.Chart(curve).mark_line(point=True).encode(
-    x="messages per minute:Q",
-    y=alt.Y("p95_sojourn_s:Q", scale=alt.Scale(type="log")),
-    color="session concurrency:N",
-    tooltip=["session concurrency:N", "utilisation:Q", alt.Tooltip("p95_sojourn_s:Q", format=".1f"),
-             alt.Tooltip("p95_sojourn_s_low:Q", format=".1f"), alt.Tooltip("p95_sojourn_s_high:Q", format=".1f")],
+mean = (
+    alt.Chart(curve)
+    .mark_line(point=True)
+    .encode(
+        x="messages per minute:Q",
+        y=alt.Y("p95_sojourn_s:Q", scale=alt.Scale(type="log")),
+        color="session concurrency:N",
+        tooltip=[
+            "session concurrency:N",
+            "utilisation:Q",
+            alt.Tooltip("p95_sojourn_s:Q", format=".1f"),
+            alt.Tooltip("p95_sojourn_s_low:Q", format=".1f"),
+            alt.Tooltip("p95_sojourn_s_high:Q", format=".1f"),
+        ],
+    )
 )
-(band + mean).properties(title="eden: p95 sojourn against the arrival rate, 95 % CI over 3 replications")
+(band + mean).properties(
+    title="eden: p95 sojourn against the arrival rate, 95 % CI over 3 replications"
+)
 
 # %% [markdown]
 # ### 3c. Capacity: the highest arrival rate that meets a latency target
@@ -325,12 +403,21 @@ mean = alt.Chart(curve).mark_line(point=True).encode(
 # %%
 target = 15.0
 mm1_cap = capacity_search(
-    sim.presets.mm1(0.5, 1.0, n_messages=4000), target_latency_s=target, target_quantile=0.95,
-    replications=5, seed=SEED, rel_tol=0.01, level=0.99, workers=1, progress=False,
+    sim.presets.mm1(0.5, 1.0, n_messages=4000),
+    target_latency_s=target,
+    target_quantile=0.95,
+    replications=5,
+    seed=SEED,
+    rel_tol=0.01,
+    level=0.99,
+    workers=1,
+    progress=False,
 )
 exact = 1.0 - math.log(20.0) / target
 print(mm1_cap)
-print(f"theory: {exact:.4f}/s, inside the 99 % interval: {mm1_cap.rate_low <= exact <= mm1_cap.rate_high}")
+print(
+    f"theory: {exact:.4f}/s, inside the 99 % interval: {mm1_cap.rate_low <= exact <= mm1_cap.rate_high}"
+)
 
 # %% [markdown]
 # Now `eden` with one and with two session slots:
@@ -339,8 +426,14 @@ print(f"theory: {exact:.4f}/s, inside the 99 % interval: {mm1_cap.rate_low <= ex
 capacity = []
 for c in (1, 2):
     cap = capacity_search(
-        hub(0.5 * c / 40.0, c), target_latency_s=180.0, target_quantile=0.95, replications=3, seed=SEED,
-        rel_tol=0.05, workers=1, progress=False,
+        hub(0.5 * c / 40.0, c),
+        target_latency_s=180.0,
+        target_quantile=0.95,
+        replications=3,
+        seed=SEED,
+        rel_tol=0.05,
+        workers=1,
+        progress=False,
     )
     capacity.append(
         {
@@ -372,8 +465,13 @@ pl.DataFrame(capacity)
 # %%
 d = pl.col("data").struct
 recorded_sends = (
-    al.load(LOGS).events.filter(pl.col("type") == "a2a.send", pl.col("event_ms") > 0)
-    .select(pl.coalesce(d.field("toAgent"), d.field("targetAgentId")).str.strip_chars().alias("to_agent"))
+    al.load(LOGS)
+    .events.filter(pl.col("type") == "a2a.send", pl.col("event_ms") > 0)
+    .select(
+        pl.coalesce(d.field("toAgent"), d.field("targetAgentId"))
+        .str.strip_chars()
+        .alias("to_agent")
+    )
     .filter(pl.col("to_agent").str.len_chars() > 0)
 )
 if recorded_sends.is_empty():
@@ -381,13 +479,26 @@ if recorded_sends.is_empty():
 else:
     replay = sim.SimConfig(workload=sim.TraceArrivals(path=str(LOGS)), n_messages=None)
     base = sim.simulate(replay, seed=SEED).messages
-    SLOW = base.group_by("to_agent").len().sort(["len", "to_agent"], descending=[True, False])["to_agent"][0]
+    SLOW = (
+        base.group_by("to_agent")
+        .len()
+        .sort(["len", "to_agent"], descending=[True, False])["to_agent"][0]
+    )
     slower = replay.model_copy(
-        update={"agents": [a.model_copy(update={"service": sim.Lognormal(mean_s=120.0, cv=1.0)}) if a.id == SLOW else a
-                           for a in replay.agents]}
+        update={
+            "agents": [
+                a.model_copy(update={"service": sim.Lognormal(mean_s=120.0, cv=1.0)})
+                if a.id == SLOW
+                else a
+                for a in replay.agents
+            ]
+        }
     )
     compare = []
-    for label, m in (("as recorded", base), (f"{SLOW} 3x slower", sim.simulate(slower, seed=SEED).messages)):
+    for label, m in (
+        ("as recorded", base),
+        (f"{SLOW} 3x slower", sim.simulate(slower, seed=SEED).messages),
+    ):
         compare.append(
             m.filter(pl.col("to_agent") == SLOW).select(
                 pl.lit(label).alias("scenario"),
@@ -455,6 +566,8 @@ plots.latency_by_pair(conv, top=12, min_exchanges=10)
 # conversation analytics count some of them as incomplete.
 
 # %%
-from a2a_lab.analysis.checks import check  # noqa: E402
+from a2a_lab.analysis.checks import check
 
-check(events).group_by("rule", "severity").len("findings").sort("findings", "rule", descending=[True, False])
+check(events).group_by("rule", "severity").len("findings").sort(
+    "findings", "rule", descending=[True, False]
+)

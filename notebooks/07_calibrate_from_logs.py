@@ -36,9 +36,9 @@ from IPython.display import Markdown, display
 
 import a2a_lab as al
 from a2a_lab.analysis.calibrate import compare, fit_log
-from a2a_lab.views.notebook import setup
 from a2a_lab.sim import simulate
 from a2a_lab.sim.sweep import capacity_search, sweep
+from a2a_lab.views.notebook import setup
 
 LOGS = setup()
 events = al.load(LOGS).events
@@ -46,11 +46,17 @@ try:
     cal = fit_log(events)
 except ValueError as exc:  # fit_log's documented refusal: nothing in the log to fit
     cal = None
-    display(Markdown(f"**Nothing to show:** the twin cannot be fitted to this log ({exc}); every section below stays empty."))
+    display(
+        Markdown(
+            f"**Nothing to show:** the twin cannot be fitted to this log ({exc}); every section below stays empty."
+        )
+    )
 if cal is not None:
     twin = cal.config
-    print(f"{cal.exchanges.height} sessions_send exchanges over {cal.span_s / 86400:.1f} days fitted; "
-          f"{cal.spawned} sub-agent spawns left out")
+    print(
+        f"{cal.exchanges.height} sessions_send exchanges over {cal.span_s / 86400:.1f} days fitted; "
+        f"{cal.spawned} sub-agent spawns left out"
+    )
 
 # %% [markdown]
 # ## 1. What was fitted
@@ -70,11 +76,21 @@ if cal is not None:
 
 # %%
 if cal is not None:
-    display(alt.Chart(cal.hourly, title="Arrival profile over the day (KST): rate multiplier").mark_bar().encode(
-        x=alt.X("hour:O", title="local hour"),
-        y=alt.Y("multiplier:Q", title="× the mean rate"),
-        tooltip=["hour:O", "exchanges:Q", alt.Tooltip("exposure_h:Q", format=".1f"), alt.Tooltip("multiplier:Q", format=".2f")],
-    ).properties(width=520, height=200))
+    display(
+        alt.Chart(cal.hourly, title="Arrival profile over the day (KST): rate multiplier")
+        .mark_bar()
+        .encode(
+            x=alt.X("hour:O", title="local hour"),
+            y=alt.Y("multiplier:Q", title="× the mean rate"),
+            tooltip=[
+                "hour:O",
+                "exchanges:Q",
+                alt.Tooltip("exposure_h:Q", format=".1f"),
+                alt.Tooltip("multiplier:Q", format=".2f"),
+            ],
+        )
+        .properties(width=520, height=200)
+    )
 
 # %% [markdown]
 # **Run time per target agent.** The time from the send to the first reply is the target's
@@ -99,10 +115,17 @@ if cal is not None:
 
 # %%
 if cal is not None:
-    display(cal.service.filter(pl.col("exchanges") > 0).select(
-        "agent", "exchanges", "idle", "observed", "censored",
-        pl.col("mean_s", "median_s").round(1), pl.col("cv").round(2),
-    ))
+    display(
+        cal.service.filter(pl.col("exchanges") > 0).select(
+            "agent",
+            "exchanges",
+            "idle",
+            "observed",
+            "censored",
+            pl.col("mean_s", "median_s").round(1),
+            pl.col("cv").round(2),
+        )
+    )
 
 # %% [markdown]
 # On every exchange, from the send, the fit would read the waits as run time:
@@ -110,20 +133,28 @@ if cal is not None:
 # %%
 if cal is not None:
     naive = fit_log(events, only_idle=False).service
-    queueing = cal.service.join(naive, on="agent", suffix="_all").filter(pl.col("exchanges") > 0).select(
-        "agent", pl.col("mean_s").round(1).alias("mean_s (queueing out)"), pl.col("mean_s_all").round(1).alias("mean_s (all)")
+    queueing = (
+        cal.service.join(naive, on="agent", suffix="_all")
+        .filter(pl.col("exchanges") > 0)
+        .select(
+            "agent",
+            pl.col("mean_s").round(1).alias("mean_s (queueing out)"),
+            pl.col("mean_s_all").round(1).alias("mean_s (all)"),
+        )
     )
     display(queueing)
 
 # %%
 if cal is not None:
     inflation = (queueing["mean_s (all)"] / queueing["mean_s (queueing out)"] - 1).to_numpy()
-    display(Markdown(
-        f"Fitted on every exchange from its send, the agents' mean run times would come out "
-        f"{inflation.min():+.0%} to {inflation.max():+.0%} off; the correction uses "
-        f"{int(cal.service['observed'].sum())} replies and {int(cal.service['censored'].sum())} timeouts "
-        f"of {cal.exchanges.height} exchanges."
-    ))
+    display(
+        Markdown(
+            f"Fitted on every exchange from its send, the agents' mean run times would come out "
+            f"{inflation.min():+.0%} to {inflation.max():+.0%} off; the correction uses "
+            f"{int(cal.service['observed'].sum())} replies and {int(cal.service['censored'].sum())} timeouts "
+            f"of {cal.exchanges.height} exchanges."
+        )
+    )
 
 # %% [markdown]
 # **Ping-pong turns.** Each turn is a run too, on the requester's session for odd turns and
@@ -135,9 +166,15 @@ if cal is not None:
 
 # %%
 if cal is not None:
-    display(cal.turn_times.filter(pl.col("fit") == "agent").select(
-        "agent", "observed", "censored", pl.col("mean_s", "median_s").round(1), pl.col("cv").round(2)
-    ))
+    display(
+        cal.turn_times.filter(pl.col("fit") == "agent").select(
+            "agent",
+            "observed",
+            "censored",
+            pl.col("mean_s", "median_s").round(1),
+            pl.col("cv").round(2),
+        )
+    )
 
 # %%
 if cal is not None:
@@ -164,19 +201,26 @@ if cal is not None:
 # %%
 if cal is not None:
     tasks = twin.tasks
-    display(Markdown(
-        f"{cal.tasks.height} tasks, {int(cal.tasks['end_time'].is_null().sum())} never ended: the twin's tasks last "
-        f"{tasks.mean_duration_s / 3600:.1f} h on average (CV {tasks.duration_cv:.2f}) with "
-        f"{tasks.mean_gap_s / 3600:.1f} h between an agent's tasks; run by {tasks.agents} agents."
-        if tasks is not None else "The log has no tasks: the twin runs without them."
-    ))
+    display(
+        Markdown(
+            f"{cal.tasks.height} tasks, {int(cal.tasks['end_time'].is_null().sum())} never ended: the twin's tasks last "
+            f"{tasks.mean_duration_s / 3600:.1f} h on average (CV {tasks.duration_cv:.2f}) with "
+            f"{tasks.mean_gap_s / 3600:.1f} h between an agent's tasks; run by {tasks.agents} agents."
+            if tasks is not None
+            else "The log has no tasks: the twin runs without them."
+        )
+    )
 
 # %% [markdown]
 # **Outcomes** per target, for reference.
 
 # %%
 if cal is not None:
-    display(cal.outcomes.with_columns(pl.col("replied", "timeout", "error", "blocked", "incomplete").round(3)))
+    display(
+        cal.outcomes.with_columns(
+            pl.col("replied", "timeout", "error", "blocked", "incomplete").round(3)
+        )
+    )
 
 # %% [markdown]
 # ## 2. Does the twin behave like the log?
@@ -188,10 +232,15 @@ if cal is not None:
 # %%
 if cal is not None:
     cmp = compare([simulate(twin, seed=k) for k in range(5)], events)
-    display(cmp.overall.select(
-        "observed", "simulated", pl.col("^(observed|simulated)_p(50|95)$").round(1), pl.col("ks").round(3),
-        pl.col("median_ratio").round(3),
-    ))
+    display(
+        cmp.overall.select(
+            "observed",
+            "simulated",
+            pl.col("^(observed|simulated)_p(50|95)$").round(1),
+            pl.col("ks").round(3),
+            pl.col("median_ratio").round(3),
+        )
+    )
 
 # %%
 if cal is not None:
@@ -203,23 +252,33 @@ if cal is not None:
     shares = {o: (a, b) for o, a, b in cmp.outcomes.iter_rows()}
     no_reply = shares.get("no_reply", (0.0, 0.0))
     p95_ratio = row["simulated_p95"] / row["observed_p95"]
-    display(Markdown(
-        f"**What the comparison says.** Median first-reply latency: log {row['observed_p50']:.1f} s, twin "
-        f"{row['simulated_p50']:.1f} s ({cmp.median_ratio - 1:+.1%}); p95: log {row['observed_p95']:.1f} s, twin "
-        f"{row['simulated_p95']:.1f} s ({p95_ratio - 1:+.1%}); KS statistic {row['ks']:.3f} over "
-        f"{row['observed']} and {row['simulated']} replies. No reply: log {no_reply[0]:.1%}, twin {no_reply[1]:.1%} "
-        f"({(no_reply[1] - no_reply[0]) * 100:+.1f} points)."
-    ))
+    display(
+        Markdown(
+            f"**What the comparison says.** Median first-reply latency: log {row['observed_p50']:.1f} s, twin "
+            f"{row['simulated_p50']:.1f} s ({cmp.median_ratio - 1:+.1%}); p95: log {row['observed_p95']:.1f} s, twin "
+            f"{row['simulated_p95']:.1f} s ({p95_ratio - 1:+.1%}); KS statistic {row['ks']:.3f} over "
+            f"{row['observed']} and {row['simulated']} replies. No reply: log {no_reply[0]:.1%}, twin {no_reply[1]:.1%} "
+            f"({(no_reply[1] - no_reply[0]) * 100:+.1f} points)."
+        )
+    )
 
 # %% [markdown]
 # Per pair (the busiest ones; a KS statistic needs 5 replies on each side):
 
 # %%
 if cal is not None:
-    display(cmp.latency.sort("observed", descending=True).head(8).select(
-        "from_agent", "to_agent", "observed", "simulated", pl.col("observed_p50", "simulated_p50", "observed_p95", "simulated_p95").round(1),
-        pl.col("ks", "ks_pvalue").round(3),
-    ))
+    display(
+        cmp.latency.sort("observed", descending=True)
+        .head(8)
+        .select(
+            "from_agent",
+            "to_agent",
+            "observed",
+            "simulated",
+            pl.col("observed_p50", "simulated_p50", "observed_p95", "simulated_p95").round(1),
+            pl.col("ks", "ks_pvalue").round(3),
+        )
+    )
 
 # %%
 if cal is not None:
@@ -237,12 +296,15 @@ if cal is not None:
 # %%
 if cal is not None:
     mean_turns = cmp.turns.select(
-        (pl.col("turns") * pl.col(f"{side}_share")).sum().alias(side) for side in ("observed", "simulated")
+        (pl.col("turns") * pl.col(f"{side}_share")).sum().alias(side)
+        for side in ("observed", "simulated")
     ).row(0)
-    display(Markdown(
-        f"Turns KS statistic {cmp.turns_ks:.3f}: mean turns per replied exchange {mean_turns[0]:.2f} in the log, "
-        f"{mean_turns[1]:.2f} in the twin."
-    ))
+    display(
+        Markdown(
+            f"Turns KS statistic {cmp.turns_ks:.3f}: mean turns per replied exchange {mean_turns[0]:.2f} in the log, "
+            f"{mean_turns[1]:.2f} in the twin."
+        )
+    )
 
 # %% [markdown]
 # ## 3. What-ifs
@@ -257,28 +319,41 @@ if cal is not None:
 if cal is not None:
     slower = {f"agents.{i}.service.mean_s": a.service.mean * 1.5 for i, a in enumerate(twin.agents)}
     scenarios = [
-        {},                                 # today
-        {"rate_scale": 2.0},                # twice the traffic
-        {"rate_scale": 8.0},                # eight times the traffic
-        {"target_session": "a2a"},          # per-conversation sessions (commit 0b3325a28)
-        {"wait.max_wait_s": 600.0},         # wait ten minutes instead of five
-        slower,                             # runs take 50 % longer
+        {},  # today
+        {"rate_scale": 2.0},  # twice the traffic
+        {"rate_scale": 8.0},  # eight times the traffic
+        {"target_session": "a2a"},  # per-conversation sessions (commit 0b3325a28)
+        {"wait.max_wait_s": 600.0},  # wait ten minutes instead of five
+        slower,  # runs take 50 % longer
     ]
     names = ["today", "traffic ×2", "traffic ×8", "a2a sessions", "wait 600 s", "runs ×1.5"]
     metrics = ["p50_latency_s", "p95_latency_s", "mean_wait_s", "no_reply_rate"]
-    whatif = sweep(twin, scenarios, replications=3, seed=7, metrics=metrics, workers=1, progress=False)
-    whatif = whatif.select(pl.Series("scenario", names), *[pl.col(f"^{m}(_low|_high)?$") for m in metrics])
+    whatif = sweep(
+        twin, scenarios, replications=3, seed=7, metrics=metrics, workers=1, progress=False
+    )
+    whatif = whatif.select(
+        pl.Series("scenario", names), *[pl.col(f"^{m}(_low|_high)?$") for m in metrics]
+    )
     display(whatif.with_columns(pl.exclude("scenario").round(3)))
 
 # %%
 if cal is not None:
-    display(alt.Chart(whatif, title="p95 first-reply latency per scenario (95 % CI)").mark_errorbar(ticks=True).encode(
-        y=alt.Y("scenario:N", sort=names, title=None),
-        x=alt.X("p95_latency_s_low:Q", title="seconds"),
-        x2="p95_latency_s_high:Q",
-    ) + alt.Chart(whatif).mark_point(filled=True, size=60).encode(
-        y=alt.Y("scenario:N", sort=names), x="p95_latency_s:Q", tooltip=["scenario:N", alt.Tooltip("p95_latency_s:Q", format=".1f")]
-    ))
+    display(
+        alt.Chart(whatif, title="p95 first-reply latency per scenario (95 % CI)")
+        .mark_errorbar(ticks=True)
+        .encode(
+            y=alt.Y("scenario:N", sort=names, title=None),
+            x=alt.X("p95_latency_s_low:Q", title="seconds"),
+            x2="p95_latency_s_high:Q",
+        )
+        + alt.Chart(whatif)
+        .mark_point(filled=True, size=60)
+        .encode(
+            y=alt.Y("scenario:N", sort=names),
+            x="p95_latency_s:Q",
+            tooltip=["scenario:N", alt.Tooltip("p95_latency_s:Q", format=".1f")],
+        )
+    )
 
 # %% [markdown]
 # **How much more traffic fits?** `capacity_search` finds, for each replication, the highest
@@ -295,22 +370,35 @@ if cal is not None:
 if cal is not None:
     one_day = twin.model_copy(update={"duration_s": 86400.0})
     cap = capacity_search(
-        one_day, target_latency_s=240.0, target_quantile=0.85, replications=3, seed=1, rel_tol=0.10,
-        start_scale=4.0, workers=1, progress=False,
+        one_day,
+        target_latency_s=240.0,
+        target_quantile=0.85,
+        replications=3,
+        seed=1,
+        rel_tol=0.10,
+        start_scale=4.0,
+        workers=1,
+        progress=False,
     )
     print(cap)
-    display(cap.replications.with_columns(pl.col("scale", "scale_above", "quantile_at_scale", "rate_per_s").round(4)))
+    display(
+        cap.replications.with_columns(
+            pl.col("scale", "scale_above", "quantile_at_scale", "rate_per_s").round(4)
+        )
+    )
 
 # %%
 if cal is not None:
     today = whatif.row(0, named=True)
-    display(Markdown(
-        f"**Takeaways.** Today the twin's p95 first-reply latency is {today['p95_latency_s']:.0f} s "
-        f"(95 % CI {today['p95_latency_s_low']:.0f}–{today['p95_latency_s_high']:.0f} s; replied messages). "
-        f"p85 over all messages, an unanswered one counting as infinitely late, stays within "
-        f"{cap.target_latency_s:.0f} s up to {cap.scale:.1f} × today's traffic "
-        f"({cap.level:.0%} CI {cap.scale_low:.1f}–{cap.scale_high:.1f} ×, {cap.rate_per_s * 3600:.0f} exchanges an hour)."
-    ))
+    display(
+        Markdown(
+            f"**Takeaways.** Today the twin's p95 first-reply latency is {today['p95_latency_s']:.0f} s "
+            f"(95 % CI {today['p95_latency_s_low']:.0f}–{today['p95_latency_s_high']:.0f} s; replied messages). "
+            f"p85 over all messages, an unanswered one counting as infinitely late, stays within "
+            f"{cap.target_latency_s:.0f} s up to {cap.scale:.1f} × today's traffic "
+            f"({cap.level:.0%} CI {cap.scale_low:.1f}–{cap.scale_high:.1f} ×, {cap.rate_per_s * 3600:.0f} exchanges an hour)."
+        )
+    )
 
 # %% [markdown]
 # ## 4. Bigger experiments
