@@ -8,6 +8,8 @@ from typing import ParamSpec, TypeVar
 
 import polars as pl
 
+from a2a_lab.reference.jsstr import js_string_expr
+
 P = ParamSpec("P")
 R = TypeVar("R")
 
@@ -42,6 +44,17 @@ def narrow(
             pl.struct([pl.col("_d_" + f).alias(f) for f in data_fields]).alias("data"),
         )
     )
+
+
+def data_text(field: str) -> pl.Expr:
+    """A string field of ``data`` as the reference's ``asString`` (rules §1): the JS-trimmed
+    string, null when absent, not a string or blank.
+
+    >>> ev = pl.DataFrame({"data": [{"m": " hi "}, {"m": "  "}]})
+    >>> ev.select(data_text("m")).to_series().to_list()
+    ['hi', None]
+    """
+    return js_string_expr(_D.struct.field(field))
 
 
 def number(value: object) -> float:

@@ -71,6 +71,7 @@ from typing import TypeVar
 
 import polars as pl
 
+from a2a_lab._frames import data_text as _text
 from a2a_lab.exchanges import from_agent_expr, to_agent_expr
 from a2a_lab.reference.jsstr import JS_WHITESPACE, js_lower_all, js_string_expr, js_trim_expr
 from a2a_lab.reference.rules import (
@@ -198,10 +199,6 @@ def _case_changes() -> dict[str, str]:
 
 def _data(field: str) -> pl.Expr:
     return pl.col("data").struct.field(field)
-
-
-def _text(field: str) -> pl.Expr:
-    return js_string_expr(_data(field))
 
 
 def _tmp(name: str) -> pl.Expr:

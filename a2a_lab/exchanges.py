@@ -45,6 +45,7 @@ from typing import Final
 import polars as pl
 from polars.expr.whenthen import ChainedThen, Then
 
+from a2a_lab._frames import data_text as _text
 from a2a_lab._frames import narrow, number, same_kind
 from a2a_lab.reference.jsstr import js_string_expr, js_trim_expr
 from a2a_lab.reference.runtime.intent import INTENT_RULES_V1, PAYLOAD_INTENTS, IntentRules
@@ -121,11 +122,6 @@ EXCHANGE_FIELDS: Final[tuple[str, ...]] = (
 )
 
 _D = pl.col("data")
-
-
-def _text(field: str) -> pl.Expr:
-    """A string field of ``data`` as the reference's ``asString`` (rules §1)."""
-    return js_string_expr(_D.struct.field(field))
 
 
 # ---------------------------------------------------------------------------------------

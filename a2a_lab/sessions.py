@@ -35,6 +35,7 @@ from a2a_lab._frames import ms_to_seconds, ms_to_time
 from a2a_lab.io import iso_to_ms_expr, rotation_key
 from a2a_lab.reference.jsstr import js_lower, js_string_expr, js_trim, utf16_sort_key_expr
 from a2a_lab.reference.rules import TASK_MONITOR_V1, RuleSet
+from a2a_lab.reference.strict_json import reject_constant as _reject_constant
 from a2a_lab.schema import LOG_FIELD_NAMES
 
 __all__ = [
@@ -246,8 +247,6 @@ def _now_ms(now: Now) -> float:
 # ---------------------------------------------------------------------------------------
 # Overrides
 # ---------------------------------------------------------------------------------------
-def _reject_constant(name: str) -> None:
-    raise ValueError(f"{name} is not JSON")
 
 
 def load_overrides(

@@ -85,13 +85,37 @@ def timed(fn: Callable[[], Any], repeat: int) -> tuple[float, list[float], Any]:
     return statistics.median(times), times, result
 
 
-def parser(doc: str | None, *, events: int = DEFAULT_EVENTS) -> argparse.ArgumentParser:
-    """The arguments every benchmark takes: ``--events`` and ``--repeat`` (3)."""
+def parser(
+    doc: str | None,
+    *,
+    events: int = DEFAULT_EVENTS,
+    messages: str | None = None,
+    ref_events: bool = False,
+) -> argparse.ArgumentParser:
+    """The arguments every benchmark takes: ``--events`` (default ``events``) and
+    ``--repeat`` (3). With ``messages`` (its help text), the simulator benchmarks' form:
+    ``--messages`` with ``--events`` as an alias (the name ``make bench BENCH_ARGS`` uses),
+    and ``--seed`` (1). With ``ref_events``: ``--ref-events``, the slice the slow reference
+    implementation of the tests runs on."""
     ap = argparse.ArgumentParser(
         description=doc, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    ap.add_argument("--events", type=int, default=events)
+    if messages is None:
+        ap.add_argument("--events", type=int, default=events)
+    else:
+        help_text = f"{messages} (--events: the name `make bench BENCH_ARGS` uses)"
+        ap.add_argument(
+            "--messages", "--events", type=int, default=events, dest="messages", help=help_text
+        )
+        ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--repeat", type=int, default=3)
+    if ref_events:
+        ap.add_argument(
+            "--ref-events",
+            type=int,
+            default=20_000,
+            help="events for the slow-reference comparison",
+        )
     return ap
 
 

@@ -35,10 +35,7 @@ from _common import (  # noqa: E402
 
 
 def main() -> int:
-    ap = parser(__doc__)
-    ap.add_argument(
-        "--ref-events", type=int, default=20_000, help="events for the slow-reference comparison"
-    )
+    ap = parser(__doc__, ref_events=True)
     args = ap.parse_args()
 
     import a2a_lab as al

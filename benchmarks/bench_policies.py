@@ -25,7 +25,6 @@ machine the CPU-time column is the steadier one.
 
 from __future__ import annotations
 
-import argparse
 import statistics
 import sys
 from pathlib import Path
@@ -34,24 +33,12 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "benchmarks"))
 sys.path.insert(0, str(ROOT))
 
-from _common import machine, save, wall_and_cpu  # noqa: E402
+from _common import machine, parser, save, wall_and_cpu  # noqa: E402
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    ap.add_argument(
-        "--messages",
-        "--events",
-        type=int,
-        default=20_000,
-        dest="messages",
-        help="messages of the default-model runs (--events: the name `make bench BENCH_ARGS` uses)",
-    )
+    ap = parser(__doc__, events=20_000, messages="messages of the default-model runs")
     ap.add_argument("--mm1-messages", type=int, default=200_000, help="messages of the M/M/1 runs")
-    ap.add_argument("--repeat", type=int, default=3)
-    ap.add_argument("--seed", type=int, default=1)
     args = ap.parse_args()
 
     from a2a_lab.sim import (

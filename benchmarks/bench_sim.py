@@ -23,7 +23,6 @@ steadier one.
 
 from __future__ import annotations
 
-import argparse
 import statistics
 import sys
 from pathlib import Path
@@ -34,7 +33,7 @@ sys.path.insert(0, str(ROOT))
 
 import numpy as np  # noqa: E402
 import simpy  # noqa: E402
-from _common import machine, save, wall_and_cpu  # noqa: E402
+from _common import machine, parser, save, wall_and_cpu  # noqa: E402
 
 LAMBDA, MU = 0.8, 1.0
 
@@ -66,22 +65,10 @@ def bare_mm1(n: int, seed: int) -> float:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    ap.add_argument(
-        "--messages",
-        "--events",
-        type=int,
-        default=200_000,
-        dest="messages",
-        help="messages of the M/M/1 runs (--events: the name `make bench BENCH_ARGS` uses)",
-    )
+    ap = parser(__doc__, events=200_000, messages="messages of the M/M/1 runs")
     ap.add_argument(
         "--full-messages", type=int, default=20_000, help="messages of the full default model"
     )
-    ap.add_argument("--repeat", type=int, default=3)
-    ap.add_argument("--seed", type=int, default=1)
     args = ap.parse_args()
 
     from a2a_lab.sim import SimConfig, presets, simulate

@@ -54,6 +54,7 @@ from a2a_lab.reference.runtime import (
     should_terminate_ping_pong,
 )
 from a2a_lab.reference.runtime import backoff_ms as reference_backoff_ms
+from a2a_lab.sim.presets import SAMPLE_WORKER_AGENTS
 
 __all__ = [
     "DEFAULT_SEED",
@@ -150,17 +151,7 @@ MAIN_AGENTS: tuple[_Agent, ...] = (
     ),
 )
 #: Agents that only ever run as spawned sub-agent sessions (``agent:<id>:subagent:<uuid>``).
-WORKER_AGENTS: tuple[str, ...] = (
-    "jiwoo",
-    "nuri",
-    "maru",
-    "hana",
-    "dana",
-    "yoon",
-    "sori",
-    "gaon",
-    "iseul",
-)
+WORKER_AGENTS: tuple[str, ...] = SAMPLE_WORKER_AGENTS
 #: Discord snowflakes: people who mention agents, the agents' bot users, and channels.
 HUMANS: tuple[str, ...] = ("284019573310226433", "391847562019283746", "512093847561029384")
 BOT_USER_IDS: dict[str, str] = {

@@ -21,9 +21,10 @@ from typing import TYPE_CHECKING
 import numpy as np
 import polars as pl
 
+from a2a_lab._frames import data_text as _text
 from a2a_lab._frames import narrow, number, same_kind
 from a2a_lab.exchanges import exchange_events, from_agent_expr, to_agent_expr
-from a2a_lab.reference.jsstr import js_string_expr, js_trim_expr
+from a2a_lab.reference.jsstr import js_trim_expr
 from a2a_lab.timeparse import Instant, to_epoch_ms, window_ms
 
 if TYPE_CHECKING:
@@ -155,10 +156,6 @@ RULES: dict[str, Rule] = {
 }
 
 _D = pl.col("data")
-
-
-def _text(field: str) -> pl.Expr:
-    return js_string_expr(_D.struct.field(field))
 
 
 def _findings(frame: pl.DataFrame | pl.LazyFrame, rule: str, message: pl.Expr) -> pl.LazyFrame:

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from a2a_lab._frames import ms_to_seconds, ms_to_time, same_kind
+from a2a_lab._frames import data_text, ms_to_seconds, ms_to_time, same_kind
 from a2a_lab.exchanges import (
     EXCHANGE_TYPES,
     exchange_events,
@@ -31,7 +31,6 @@ from a2a_lab.exchanges import (
     with_agents,
     with_response_outcome,
 )
-from a2a_lab.reference.jsstr import js_string_expr
 from a2a_lab.reference.runtime.intent import INTENT_RULES_V1, IntentRules
 
 __all__ = [
@@ -54,11 +53,6 @@ __all__ = [
 OUTCOMES: tuple[str, ...] = ("replied", "no_reply", "concurrency_blocked", "incomplete")
 
 _D = pl.col("data")
-
-
-def _text(field: str) -> pl.Expr:
-    """A string field of ``data``, JS-trimmed, blank → null (rules §1)."""
-    return js_string_expr(_D.struct.field(field))
 
 
 def _num(field: str) -> pl.Expr:
@@ -137,20 +131,20 @@ def _conversations_of(
         "actual_turns": (_num("actualTurns"), is_complete),
         "announced": (_num("announced"), is_complete),
         "early_termination": (_num("earlyTermination"), is_complete),
-        "_complete_termination": (_text("terminationReason"), is_complete),
-        "_any_termination": (_text("terminationReason"), pl.lit(True)),
+        "_complete_termination": (data_text("terminationReason"), is_complete),
+        "_any_termination": (data_text("terminationReason"), pl.lit(True)),
         "_no_reply_reason": (pl.col("_said_reason"), no_reply_resp),
         "_complete_reason": (field_reason, is_complete),
-        "_complete_intent": (_text("messageIntent"), is_complete),
-        "_any_intent": (_text("messageIntent"), pl.lit(True)),
+        "_complete_intent": (data_text("messageIntent"), is_complete),
+        "_any_intent": (data_text("messageIntent"), pl.lit(True)),
         "_send_message": (_D.struct.field("message"), is_send),
-        "payload_type": (_text("payloadType"), is_send),
-        "run_id": (_text("runId"), is_send),
+        "payload_type": (data_text("payloadType"), is_send),
+        "run_id": (data_text("runId"), is_send),
         "_payload_json": (_D.struct.field("payloadJson"), is_send),
         "depth": (_num("depth"), is_send),
-        "parent_conversation_id": (_text("parentConversationId"), is_send),
-        "work_session_id": (_text("workSessionId"), pl.lit(True)),
-        "task_id": (_text("taskId"), pl.lit(True)),
+        "parent_conversation_id": (data_text("parentConversationId"), is_send),
+        "work_session_id": (data_text("workSessionId"), pl.lit(True)),
+        "task_id": (data_text("taskId"), pl.lit(True)),
     }
     last_of = {
         "end",
@@ -417,7 +411,7 @@ def payload_events(events: pl.DataFrame | pl.LazyFrame) -> pl.DataFrame:
             "event_time",
             "from_agent",
             "to_agent",
-            _text("conversationId").alias("conversation_id"),
+            data_text("conversationId").alias("conversation_id"),
         )
         .collect()
     )

@@ -23,10 +23,10 @@ from typing import Any
 import networkx as nx
 import polars as pl
 
-from a2a_lab._frames import narrow, same_kind
+from a2a_lab._frames import data_text, narrow, same_kind
 from a2a_lab.analysis.conversations import _conversations_of, pair_stats
 from a2a_lab.exchanges import EXCHANGE_FIELDS, exchange_events, with_agents
-from a2a_lab.reference.jsstr import js_string_expr, js_trim_expr
+from a2a_lab.reference.jsstr import js_trim_expr
 from a2a_lab.timeparse import Instant, to_epoch_ms, window_ms
 
 __all__ = [
@@ -43,10 +43,6 @@ __all__ = [
 MESSAGE_TYPES: tuple[str, ...] = ("a2a.send", "a2a.response")
 
 _D = pl.col("data")
-
-
-def _text(field: str) -> pl.Expr:
-    return js_string_expr(_D.struct.field(field))
 
 
 #: The ``data`` fields the graph reads (exchange fields plus session keys).
@@ -83,7 +79,7 @@ def _select(
     if hi is not None:
         keep = keep & (pl.col("event_ms") <= hi)
     if work_session is not None:
-        keep = keep & (_text("workSessionId") == work_session.removeprefix("ws:"))
+        keep = keep & (data_text("workSessionId") == work_session.removeprefix("ws:"))
     return narrow(
         frame,
         keep,
@@ -322,7 +318,7 @@ def conversation_tree(events: pl.DataFrame | pl.LazyFrame) -> nx.DiGraph:
     hop that keeps its parent's id (parent == child) adds no edge.
     """
     lf = with_agents(events).filter(pl.col("type").str.starts_with("a2a."))
-    conv, parent = _text("conversationId"), _text("parentConversationId")
+    conv, parent = data_text("conversationId"), data_text("parentConversationId")
     nodes = (
         lf.filter(conv.is_not_null())
         .group_by(conv.alias("conversation_id"))

@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 import polars as pl
 
-from a2a_lab._frames import same_kind
+from a2a_lab._frames import data_text, same_kind
 from a2a_lab.reference.jsstr import js_trim_expr
 
 __all__ = ["CASE_NOTIONS", "directly_follows", "to_ocel2", "variants", "write_ocel2"]
@@ -33,18 +33,15 @@ START, END = "▶ start", "■ end"
 _D = pl.col("data")
 
 
-def _text(field: str) -> pl.Expr:
-    v = js_trim_expr(_D.struct.field(field))
-    return pl.when(v.str.len_bytes() > 0).then(v)
-
-
 def _cases(events: pl.DataFrame | pl.LazyFrame, case: CaseNotion, activity: str) -> pl.LazyFrame:
     if case not in CASE_NOTIONS:
         raise ValueError(f"case must be one of {', '.join(CASE_NOTIONS)}, not {case!r}")
     return (
         events.lazy()
         .with_row_index("_seq")
-        .with_columns(_text(CASE_NOTIONS[case]).alias("case"), pl.col(activity).alias("activity"))
+        .with_columns(
+            data_text(CASE_NOTIONS[case]).alias("case"), pl.col(activity).alias("activity")
+        )
         .filter(pl.col("case").is_not_null())
         .sort("case", "event_ms", "_seq")
     )
@@ -166,8 +163,8 @@ def _ocel_frames(events: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame, pl.D
     """(events, relationships, objects) frames of the OCEL export."""
     files = events["file"].unique(maintain_order=True).to_list()
     agent = js_trim_expr(pl.col("agent_id"))
-    frm = pl.coalesce(_text("fromAgent"), _text("senderAgentId"))
-    to = pl.coalesce(_text("toAgent"), _text("targetAgentId"))
+    frm = pl.coalesce(data_text("fromAgent"), data_text("senderAgentId"))
+    to = pl.coalesce(data_text("toAgent"), data_text("targetAgentId"))
     ev = events.lazy().select(
         pl.format(
             "e{}:{}",
@@ -181,9 +178,9 @@ def _ocel_frames(events: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame, pl.D
         pl.when(agent.str.len_bytes() > 0).then(agent).alias("_writer"),
         frm.alias("_from"),
         to.alias("_to"),
-        _text("workSessionId").alias("_ws"),
-        _text("conversationId").alias("_conv"),
-        _text("taskId").alias("_task"),
+        data_text("workSessionId").alias("_ws"),
+        data_text("conversationId").alias("_conv"),
+        data_text("taskId").alias("_task"),
     )
     rel_specs = [
         ("_ws", "work_session", "work session", "ws:"),

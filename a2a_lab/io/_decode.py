@@ -39,6 +39,7 @@ from pydantic import ValidationError
 
 from a2a_lab.io._timestamps import MAX_TIME_MS
 from a2a_lab.reference.jsstr import JS_WHITESPACE, js_trim
+from a2a_lab.reference.strict_json import STRICT_DECODER
 from a2a_lab.schema import (
     FRAME_COLUMN_NAMES,
     LOG_FIELD_NAMES,
@@ -100,11 +101,6 @@ _KEY_PATTERN = '"(?:' + "|".join(re.escape(k) for k in _F.all_keys) + r')"\s*:'
 # ---------------------------------------------------------------------------------------
 
 
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not valid JSON")
-
-
-_STRICT_JSON = json.JSONDecoder(parse_constant=_reject_constant)
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
@@ -135,7 +131,7 @@ def parse_line(text: str) -> tuple[dict[str, Any] | None, str | None]:
     'not JSON: NaN is not valid JSON'
     """
     try:
-        obj = _STRICT_JSON.decode(text)
+        obj = STRICT_DECODER.decode(text)
     except ValueError as exc:
         reason = exc.args[0] if exc.args else str(exc)
         if isinstance(exc, json.JSONDecodeError):

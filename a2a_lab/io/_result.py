@@ -147,6 +147,22 @@ class LoadResult:
         yield self.report
 
 
+def no_timestamp_issues(events: pl.DataFrame) -> pl.DataFrame:
+    """One ``no_timestamp`` issue row (``file``, ``line``, ``kind``, ``field``) per event
+    without a usable time (``event_ms == 0``)."""
+    # select, then filter: filtering the frame would first copy every column of the kept rows
+    return (
+        events.select("file", "line", "event_ms")
+        .filter(pl.col("event_ms") == 0)
+        .select(
+            "file",
+            "line",
+            pl.lit("no_timestamp").alias("kind"),
+            pl.lit(None, pl.String).alias("field"),
+        )
+    )
+
+
 def _finish(
     decoded: list[tuple[str, DecodedText, pl.DataFrame]],
     timezone: str,
@@ -165,17 +181,7 @@ def _finish(
         pl.concat([dec.issues, extra]).with_columns(pl.lit(name, dtype=pl.String).alias("file"))
         for name, dec, extra in decoded
     ]
-    # select, then filter: filtering the frame would first copy every column of the kept rows
-    no_time = (
-        events.select("file", "line", "event_ms")
-        .filter(pl.col("event_ms") == 0)
-        .select(
-            "file",
-            "line",
-            pl.lit("no_timestamp").alias("kind"),
-            pl.lit(None, pl.String).alias("field"),
-        )
-    )
+    no_time = no_timestamp_issues(events)
     if sort and not events["event_ms"].is_sorted():
         events = events.sort("event_ms", maintain_order=True)
     if events.columns != list(schema):

@@ -36,7 +36,15 @@ import numpy as np
 import polars as pl
 
 from a2a_lab.io._decode import DecodedText
-from a2a_lab.io._result import LoadReport, LoadResult, _counts, _finish, decode_piece, join_decoded
+from a2a_lab.io._result import (
+    LoadReport,
+    LoadResult,
+    _counts,
+    _finish,
+    decode_piece,
+    join_decoded,
+    no_timestamp_issues,
+)
 from a2a_lab.io._sources import rotation_key, split_target
 from a2a_lab.io._tracking import Cursor, Piece, new_pieces
 from a2a_lab.schema import polars_schema
@@ -653,16 +661,7 @@ def load_store(
     rejects = notes.filter(pl.col("kind") == "reject").select(
         "file", "line", pl.col("detail").alias("reason"), "raw"
     )
-    no_time = (
-        events.select("file", "line", "event_ms")
-        .filter(pl.col("event_ms") == 0)
-        .select(
-            "file",
-            "line",
-            pl.lit("no_timestamp").alias("kind"),
-            pl.lit(None, pl.String).alias("field"),
-        )
-    )
+    no_time = no_timestamp_issues(events)
     issues = pl.concat(
         [
             notes.filter(~pl.col("kind").is_in(["reject", "blank"])).select(

@@ -309,6 +309,17 @@ def new_pieces(
             known.add(cursor.id)
 
 
+def _stamp(cursor: Cursor, st: os.stat_result, *, complete: bool) -> None:
+    """Record the file's identity and size as read, and whether it was read to its end."""
+    cursor.dev, cursor.ino, cursor.size, cursor.mtime_ns = (
+        st.st_dev,
+        st.st_ino,
+        st.st_size,
+        st.st_mtime_ns,
+    )
+    cursor.complete = complete
+
+
 def _read_file(path: Path, cursor: Cursor, st: os.stat_result, final: bool) -> Iterator[Piece]:
     damage: list[str] = []
     offset, lines = cursor.offset, cursor.lines
@@ -339,13 +350,7 @@ def _read_file(path: Path, cursor: Cursor, st: os.stat_result, final: bool) -> I
         pending = b""
     cursor.name = path.name
     if offset == cursor.offset:
-        cursor.dev, cursor.ino, cursor.size, cursor.mtime_ns = (
-            st.st_dev,
-            st.st_ino,
-            st.st_size,
-            st.st_mtime_ns,
-        )
-        cursor.complete = ended and not pending and (is_gz(path) or offset >= st.st_size)
+        _stamp(cursor, st, complete=ended and not pending and (is_gz(path) or offset >= st.st_size))
         return
     cursor.offset, cursor.lines = offset, lines
     if len(cursor.head) < _HEAD_B64:
@@ -358,10 +363,4 @@ def _read_file(path: Path, cursor: Cursor, st: os.stat_result, final: bool) -> I
         else read_span(path, offset - tail_len, offset)
     )
     cursor.tail_len, cursor.tail = tail_len, _digest(tail)
-    cursor.dev, cursor.ino, cursor.size, cursor.mtime_ns = (
-        st.st_dev,
-        st.st_ino,
-        st.st_size,
-        st.st_mtime_ns,
-    )
-    cursor.complete = ended and not pending and (is_gz(path) or offset >= st.st_size)
+    _stamp(cursor, st, complete=ended and not pending and (is_gz(path) or offset >= st.st_size))

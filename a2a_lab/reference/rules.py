@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from a2a_lab.reference.jsstr import js_lower, js_lower_all, js_to_fixed_number, js_trim, utf16_len
+from a2a_lab.reference.strict_json import reject_constant as _reject_constant
 
 __all__ = [
     "TASK_MONITOR_V1",
@@ -488,10 +489,6 @@ def main_agents_from_openclaw(
 
 def _record(value: object) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
-
-
-def _reject_constant(name: str) -> None:
-    raise ValueError(f"{name} is not JSON")
 
 
 #: The reference dashboard's rules (Pronto-Lab/prontoclaw ``scripts/task-monitor-server.ts``).

@@ -50,6 +50,7 @@ from a2a_lab.reference.runtime._js import (
     js_round,
     js_string,
 )
+from a2a_lab.reference.strict_json import reject_constant as _reject_constant
 
 #: The payload types, in the reference's order.
 PAYLOAD_TYPES: Final[tuple[str, ...]] = ("task_delegation", "status_report", "question", "answer")
@@ -312,11 +313,6 @@ A2APayload = Annotated[
 ]
 
 _PAYLOAD_ADAPTER: Final[TypeAdapter[Any]] = TypeAdapter(A2APayload)
-
-
-def _reject_constant(name: str) -> Any:
-    """``json.loads`` hook: NaN / Infinity are not JSON (``JSON.parse`` rejects them)."""
-    raise ValueError(f"{name} is not valid JSON")
 
 
 @dataclass(frozen=True, slots=True)

@@ -282,6 +282,19 @@ def _shared() -> list[pl.Expr]:
     ]
 
 
+def _sides(writer: str) -> list[pl.Expr]:
+    """``fromAgent``/``toAgent``, ``eventRole`` and both session types of an event whose
+    ``fromAgent`` is ``writer`` (``"from"``: the requester; ``"to"``: the target)."""
+    other = "to" if writer == "from" else "from"
+    return [
+        pl.col(writer).alias("fromAgent"),
+        pl.col(other).alias("toAgent"),
+        pl.col("role").alias("eventRole"),
+        pl.col(f"{writer}_type").alias("fromSessionType"),
+        pl.col(f"{other}_type").alias("toSessionType"),
+    ]
+
+
 def render_events(
     plan: Plan, trace: Trace, config: SimConfig, ids: Identifiers | None = None
 ) -> pl.DataFrame:
@@ -324,16 +337,12 @@ def render_events(
         "from",
         "t_send",
         0,
-        pl.col("from").alias("fromAgent"),
-        pl.col("to").alias("toAgent"),
+        *_sides("from"),
         pl.col("to_key").alias("targetSessionKey"),
         pl.col("message"),
         pl.col("run_id").alias("runId"),
-        pl.col("role").alias("eventRole"),
         pl.col("payloadType"),
         pl.col("payloadJson"),
-        pl.col("from_type").alias("fromSessionType"),
-        pl.col("to_type").alias("toSessionType"),
         *_shared(),
     )
     blocked = m.filter(pl.col("outcome") == BLOCKED)
@@ -371,16 +380,12 @@ def render_events(
         "to",
         "t_complete",
         1,
-        pl.col("to").alias("fromAgent"),
-        pl.col("from").alias("toAgent"),
+        *_sides("to"),
         pl.col("no_reply_text").alias("message"),
         pl.col("no_reply_text").str.slice(0, PREVIEW_LIMIT).alias("replyPreview"),
         pl.lit("no_reply").alias("outcome"),
         pl.col("wait_status").alias("waitStatus"),
         pl.col("wait_error").alias("waitError"),
-        pl.col("role").alias("eventRole"),
-        pl.col("to_type").alias("fromSessionType"),
-        pl.col("from_type").alias("toSessionType"),
         *_shared(),
     )
     part(
@@ -389,13 +394,9 @@ def render_events(
         "from",
         "t_complete",
         last,
-        pl.col("from").alias("fromAgent"),
-        pl.col("to").alias("toAgent"),
+        *_sides("from"),
         pl.lit(False).alias("announced"),
         pl.col("to_key").alias("targetSessionKey"),
-        pl.col("role").alias("eventRole"),
-        pl.col("from_type").alias("fromSessionType"),
-        pl.col("to_type").alias("toSessionType"),
         pl.col("wait_status").alias("waitStatus"),
         pl.col("wait_error").alias("waitError"),
         *_shared(),
@@ -407,13 +408,9 @@ def render_events(
         "to",
         "t_reply",
         1,
-        pl.col("to").alias("fromAgent"),
-        pl.col("from").alias("toAgent"),
+        *_sides("to"),
         pl.col("reply").str.slice(0, MESSAGE_LIMIT).alias("message"),
         pl.col("reply").str.slice(0, PREVIEW_LIMIT).alias("replyPreview"),
-        pl.col("role").alias("eventRole"),
-        pl.col("to_type").alias("fromSessionType"),
-        pl.col("from_type").alias("toSessionType"),
         *_shared(),
     )
     turns = pl.DataFrame(
@@ -463,13 +460,9 @@ def render_events(
         "from",
         "t_complete",
         last,
-        pl.col("from").alias("fromAgent"),
-        pl.col("to").alias("toAgent"),
+        *_sides("from"),
         pl.col("announced"),
         pl.col("to_key").alias("targetSessionKey"),
-        pl.col("role").alias("eventRole"),
-        pl.col("from_type").alias("fromSessionType"),
-        pl.col("to_type").alias("toSessionType"),
         pl.col("intent").alias("messageIntent"),
         pl.lit(float(config.ping_pong.max_turns)).alias("configuredMaxTurns"),
         pl.col("effective").alias("effectiveTurns"),

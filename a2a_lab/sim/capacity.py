@@ -16,10 +16,9 @@ from typing import Any, Literal
 
 import numpy as np
 import polars as pl
-from scipy import stats
 
 from a2a_lab.sim.config import PoissonArrivals, SimConfig, TraceArrivals
-from a2a_lab.sim.experiment import replication_seed, run_tasks
+from a2a_lab.sim.experiment import replication_seed, run_tasks, t_quantile
 from a2a_lab.sim.run import simulate
 
 __all__ = [
@@ -386,11 +385,7 @@ def capacity_search(
     scales = reps["scale"].to_numpy()
     mean = float(scales.mean())
     if replications > 1:
-        half = float(
-            stats.t.ppf(0.5 + level / 2, replications - 1)
-            * scales.std(ddof=1)
-            / math.sqrt(replications)
-        )
+        half = float(t_quantile(level, replications) * scales.std(ddof=1) / math.sqrt(replications))
     else:
         half = math.nan
     return CapacityResult(

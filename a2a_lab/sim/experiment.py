@@ -35,6 +35,7 @@ __all__ = [
     "replication_seed",
     "replication_summary",
     "run_tasks",
+    "t_quantile",
 ]
 
 _T = TypeVar("_T")
@@ -196,6 +197,17 @@ def replicate(
     return pl.DataFrame([{"replication": k, **row} for k, row in enumerate(rows)])
 
 
+def t_quantile(level: float, replications: int) -> float:
+    """The two-sided Student t quantile of a ``level`` interval over ``replications`` runs.
+
+    The one t-interval of the simulator: half-width = ``t_quantile(level, n) * sd / sqrt(n)``.
+
+    >>> round(t_quantile(0.95, 5), 4)
+    2.7764
+    """
+    return float(stats.t.ppf(0.5 + level / 2, replications - 1))
+
+
 def confidence_interval(
     values: Sequence[float] | np.ndarray | pl.Series, level: float = 0.99
 ) -> tuple[float, float, float]:
@@ -223,5 +235,5 @@ def confidence_interval(
     if x.size < 2:
         raise ValueError("a confidence interval needs at least two replications")
     mean = float(x.mean())
-    half = float(stats.t.ppf(0.5 + level / 2, x.size - 1) * x.std(ddof=1) / np.sqrt(x.size))
+    half = float(t_quantile(level, x.size) * x.std(ddof=1) / np.sqrt(x.size))
     return mean, mean - half, mean + half

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any
+from typing import Any, Final
 
 import numpy as np
 import polars as pl
@@ -55,6 +55,19 @@ SUMMARY_KEYS: tuple[str, ...] = (
     "mean_turns",
     "invisible_conversations",
     "retry_amplification",
+)
+
+
+#: The per-message frame's last columns (after the derived times), in this order.
+_LAST_COLUMNS: Final = (
+    "attempts",
+    "retries",
+    "runs",
+    "error_code",
+    "blocked_by",
+    "depth",
+    "logged",
+    "invisible",
 )
 
 
@@ -262,30 +275,12 @@ class SimResult:
                 *seconds, "reply_s", "latency_s", "send_s", "_reply_log_s", "_complete_log_s"
             ).fill_nan(None)
         ).select(
-            pl.all().exclude(
-                "_reply_log_s",
-                "_complete_log_s",
-                "attempts",
-                "retries",
-                "runs",
-                "error_code",
-                "blocked_by",
-                "depth",
-                "logged",
-                "invisible",
-            ),
+            pl.all().exclude("_reply_log_s", "_complete_log_s", *_LAST_COLUMNS),
             log_time("send_s").alias("send_time"),
             log_time("_reply_log_s").alias("reply_time"),
             log_time("_complete_log_s").alias("complete_time"),
             ((log_ms("_reply_log_s") - log_ms("send_s")) / 1000.0).alias("first_reply_s"),
-            "attempts",
-            "retries",
-            "runs",
-            "error_code",
-            "blocked_by",
-            "depth",
-            "logged",
-            "invisible",
+            *_LAST_COLUMNS,
         )
 
     @cached_property

@@ -61,7 +61,6 @@ from typing import Any, Final
 
 import numpy as np
 import polars as pl
-from scipy import stats
 
 from a2a_lab.sim.capacity import (
     CapacityResult,
@@ -72,7 +71,7 @@ from a2a_lab.sim.capacity import (
     scale_arrivals,
 )
 from a2a_lab.sim.config import SimConfig
-from a2a_lab.sim.experiment import replication_seed, run_tasks
+from a2a_lab.sim.experiment import replication_seed, run_tasks, t_quantile
 from a2a_lab.sim.run import SUMMARY_KEYS, simulate
 
 __all__ = [
@@ -410,7 +409,7 @@ def summarize(
     )
     # Student t quantile per replication count (one count per sweep, so a tiny mapping)
     counts = agg["replications"].unique().to_list()
-    t_of = {c: float(stats.t.ppf(0.5 + level / 2, c - 1)) for c in counts if c > 1}
+    t_of = {c: t_quantile(level, c) for c in counts if c > 1}
     t = pl.col("replications").replace_strict(t_of, default=None, return_dtype=pl.Float64)
     half = {m: t * pl.col(f"_sd_{m}") / pl.col("replications").sqrt() for m in names}
     cols = [pl.col("point"), *[pl.col(p) for p in params], pl.col("replications")]

@@ -6,16 +6,13 @@ import math
 
 import polars as pl
 
+from a2a_lab._frames import data_text
 from a2a_lab.exchanges import outcome_text_expr, wait_reason_expr
 from a2a_lab.reference.jsstr import js_string_expr
 
 __all__ = ["TEXT_FIELDS", "add_labels", "words_expr"]
 
 _D = pl.col("data").struct
-
-
-def _text(field: str) -> pl.Expr:
-    return js_string_expr(_D.field(field))
 
 
 def words_expr(expr: pl.Expr) -> pl.Expr:
@@ -52,7 +49,7 @@ def add_labels(frame: pl.LazyFrame, *, max_wait_ms: float) -> pl.LazyFrame:
     kind_of = pl.col("type")
     is_resp = kind_of == "a2a.response"
     is_complete = kind_of == "a2a.complete"
-    outcome = _text("outcome")
+    outcome = data_text("outcome")
     parsed = outcome_text_expr(pl.coalesce(_D.field("message"), _D.field("replyPreview")))
     text_kind, text_reason = parsed.struct.field("kind"), parsed.struct.field("reason")
     field_reason = wait_reason_expr()
@@ -100,7 +97,7 @@ def add_labels(frame: pl.LazyFrame, *, max_wait_ms: float) -> pl.LazyFrame:
     outcome_label = pl.concat_str(
         pl.lit("outcome: "), outcome_name, pl.lit(": ") + pl.col("_textReason"), ignore_nulls=True
     )
-    payload_type = _text("payloadType")
+    payload_type = data_text("payloadType")
     payload = _D.field("payloadJson")
     payload_status = js_string_expr(payload.str.json_path_match("$.status"))
     # what a payload is about: a delegation's task title, a status report's status and progress
@@ -114,7 +111,7 @@ def add_labels(frame: pl.LazyFrame, *, max_wait_ms: float) -> pl.LazyFrame:
             )
         ),
     )
-    termination = _text("terminationReason")
+    termination = data_text("terminationReason")
     kind = (
         pl.when(refused)
         .then(pl.lit("refused"))
@@ -182,7 +179,7 @@ def add_labels(frame: pl.LazyFrame, *, max_wait_ms: float) -> pl.LazyFrame:
                 pl.lit("retry "),
                 _int_text(_D.field("attempt")),
                 pl.lit("/") + _int_text(_D.field("maxAttempts")),
-                pl.lit(": ") + _text("errorCode"),
+                pl.lit(": ") + data_text("errorCode"),
                 ignore_nulls=True,
             )
         )
@@ -191,13 +188,15 @@ def add_labels(frame: pl.LazyFrame, *, max_wait_ms: float) -> pl.LazyFrame:
         .when(kind_of == "a2a.spawn_result")
         .then(
             pl.concat_str(
-                pl.lit("sub-agent run"), pl.lit(": ") + _text("status"), ignore_nulls=True
+                pl.lit("sub-agent run"), pl.lit(": ") + data_text("status"), ignore_nulls=True
             )
         )
         .when(kind_of == "a2a.auto_route")
         .then(pl.lit("auto-routed mention"))
         .otherwise(
-            pl.concat_str(words_expr(kind_of), pl.lit(": ") + _text("status"), ignore_nulls=True)
+            pl.concat_str(
+                words_expr(kind_of), pl.lit(": ") + data_text("status"), ignore_nulls=True
+            )
         )
     )
     return frame.with_columns(kind.alias("kind"), label.alias("label")).drop(

@@ -345,6 +345,18 @@ def _graph_edges(
     return edges[:top_edges], len(edges)
 
 
+def _edge_tooltip(weight: str) -> list[str | alt.Tooltip]:
+    """The tooltip of a requester → target edge (graph chart and matrix alike)."""
+    return [
+        "from:N",
+        "to:N",
+        alt.Tooltip("weight:Q", title=weight),
+        "exchanges:Q",
+        alt.Tooltip("no_reply_share:Q", format=".0%", title="no-reply share"),
+        alt.Tooltip("p50_s:Q", format=".1f", title="median reply s"),
+    ]
+
+
 def graph_chart(
     g: nx.DiGraph,
     *,
@@ -464,15 +476,7 @@ def graph_chart(
             domain=[0, max(number(top_share or 0), 0.05)], range=["#9ab0c9", "#c62828"]
         ),
     )
-    tooltip = [
-        "from:N",
-        "to:N",
-        alt.Tooltip("weight:Q", title=weight),
-        "exchanges:Q",
-        alt.Tooltip("no_reply_share:Q", format=".0%", title="no-reply share"),
-        alt.Tooltip("p50_s:Q", format=".1f", title="median reply s"),
-        "delegation:N",
-    ]
+    tooltip = [*_edge_tooltip(weight), "delegation:N"]
     edge_layer = (
         alt.Chart(edges)
         .mark_rule(opacity=0.7)
@@ -601,14 +605,7 @@ def graph_matrix(
         color=alt.Color(
             "weight:Q", title=weight, scale=alt.Scale(scheme="blues", domain=[0, number(top or 1)])
         ),
-        tooltip=[
-            "from:N",
-            "to:N",
-            alt.Tooltip("weight:Q", title=weight),
-            "exchanges:Q",
-            alt.Tooltip("no_reply_share:Q", format=".0%", title="no-reply share"),
-            alt.Tooltip("p50_s:Q", format=".1f", title="median reply s"),
-        ],
+        tooltip=_edge_tooltip(weight),
     )
     text = base.mark_text(fontSize=8).encode(
         text=alt.Text("weight:Q", format="d"),
