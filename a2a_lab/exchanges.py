@@ -2,10 +2,10 @@
 
 The one place the analytics read an A2A event the way the reference wrote it:
 
-- its agents (rules §3): :func:`from_agent_expr`, :func:`to_agent_expr`, :func:`with_agents`;
-- its outcome kind and reason (runtime §3b): :func:`outcome_text_expr` for ``[outcome] …``
-  texts, :func:`wait_reason_expr` for the wait fields, :func:`response_outcome_expr` for an
-  ``a2a.response``; the intent of a sent message (runtime §3): :func:`intent_expr`;
+- its agents (rules §3), the intent of a sent message (runtime §3) and its outcome kind and
+  reason (runtime §3b): :mod:`a2a_lab.event_rules`, re-exported here
+  (:func:`from_agent_expr`, :func:`to_agent_expr`, :func:`with_agents`, :func:`intent_expr`,
+  :func:`outcome_text_expr`, :func:`wait_reason_expr`, :func:`with_response_outcome`);
 - its exchange (runtime §1-§2, §6): :func:`exchange_events`.
 
 Exchanges
@@ -39,43 +39,42 @@ falls back to the latest send before it, and marks its exchange ambiguous too.
 
 from __future__ import annotations
 
-from functools import cache
 from typing import Final
 
 import polars as pl
-from polars.expr.whenthen import ChainedThen, Then
 
+from a2a_lab import event_rules as _event_rules
 from a2a_lab._frames import data_text as _text
 from a2a_lab._frames import narrow, number, same_kind
-from a2a_lab.reference.jsstr import js_string_expr, js_trim_expr
-from a2a_lab.reference.runtime.intent import INTENT_RULES_V1, PAYLOAD_INTENTS, IntentRules
-from a2a_lab.reference.runtime.outcome import LEGACY_NO_REPLY_TEXT, NO_REPLY_TEXT, REASON_TEXTS
+from a2a_lab.event_rules import _D
+
+# the per-event readers, re-exported (``name as name``)
+from a2a_lab.event_rules import FROM_AGENT as FROM_AGENT
+from a2a_lab.event_rules import TO_AGENT as TO_AGENT
+from a2a_lab.event_rules import from_agent_expr as from_agent_expr
+from a2a_lab.event_rules import intent_expr as intent_expr
+from a2a_lab.event_rules import outcome_text_expr as outcome_text_expr
+from a2a_lab.event_rules import payload_intent_expr as payload_intent_expr
+from a2a_lab.event_rules import suggested_turns_expr as suggested_turns_expr
+from a2a_lab.event_rules import to_agent_expr as to_agent_expr
+from a2a_lab.event_rules import wait_reason_expr as wait_reason_expr
+from a2a_lab.event_rules import with_agents as with_agents
+from a2a_lab.event_rules import with_response_outcome as with_response_outcome
+from a2a_lab.reference.runtime.intent import INTENT_RULES_V1, IntentRules
 from a2a_lab.reference.runtime.termination import TERMINATION_REASONS
 
 __all__ = [
     "EXCHANGE_FIELDS",
     "EXCHANGE_TYPES",
-    "FROM_AGENT",
     "GATE_TIMEOUT_MS",
     "MAX_WAIT_MS",
-    "TO_AGENT",
     "TURN_TIMEOUT_MS",
     "exchange_events",
-    "from_agent_expr",
-    "intent_expr",
-    "outcome_text_expr",
-    "suggested_turns_expr",
-    "to_agent_expr",
-    "wait_reason_expr",
-    "with_agents",
-    "with_response_outcome",
 ]
+__all__ += _event_rules.__all__
 
 #: Event types that belong to an exchange.
 EXCHANGE_TYPES: Final[tuple[str, ...]] = ("a2a.send", "a2a.response", "a2a.retry", "a2a.complete")
-#: Names of the resolved agent columns (the enriched frame's).
-FROM_AGENT: Final = "from_agent"
-TO_AGENT: Final = "to_agent"
 #: The concurrency gate refuses a flow that waited this long for a permit (runtime §1).
 GATE_TIMEOUT_MS: Final = 30_000.0
 #: The requester waits this long for the target's run (runtime §2).
@@ -120,248 +119,6 @@ EXCHANGE_FIELDS: Final[tuple[str, ...]] = (
     "fromSessionType",
     "toSessionType",
 )
-
-_D = pl.col("data")
-
-
-# ---------------------------------------------------------------------------------------
-# agents (rules §3)
-# ---------------------------------------------------------------------------------------
-
-
-def from_agent_expr() -> pl.Expr:
-    """The sending agent (rules §3): ``data.fromAgent``, else ``data.senderAgentId``, else the
-    top-level ``agent_id``; each JS-trimmed, blank counting as absent.
-
-    Examples
-    --------
-    >>> from a2a_lab.io import from_records
-    >>> ev = from_records([{"type": "a2a.send", "agentId": " ", "ts": 1, "data": {"toAgent": "eden"}},
-    ...                    {"type": "a2a.send", "agentId": "ruda", "ts": 2, "data": {"senderAgentId": " "}}])
-    >>> ev.select(from_agent_expr(), to_agent_expr()).rows()
-    [(None, 'eden'), ('ruda', None)]
-    """
-    return pl.coalesce(
-        _text("fromAgent"), _text("senderAgentId"), js_string_expr(pl.col("agent_id"))
-    ).alias(FROM_AGENT)
-
-
-def to_agent_expr() -> pl.Expr:
-    """The receiving agent (rules §3): ``data.toAgent``, else ``data.targetAgentId``."""
-    return pl.coalesce(_text("toAgent"), _text("targetAgentId")).alias(TO_AGENT)
-
-
-def with_agents(events: pl.DataFrame | pl.LazyFrame) -> pl.LazyFrame:
-    """The events with their resolved agents, unless the frame is enriched (has them)."""
-    lf = events.lazy()
-    if {FROM_AGENT, TO_AGENT} <= set(lf.collect_schema().names()):
-        return lf
-    return lf.with_columns(from_agent_expr(), to_agent_expr())
-
-
-# ---------------------------------------------------------------------------------------
-# intent (runtime §3)
-# ---------------------------------------------------------------------------------------
-
-
-def _ascii_case_insensitive(pattern: str) -> str:
-    """Python regex → Rust regex with JavaScript's non-Unicode ``i`` flag.
-
-    Each ASCII letter outside escapes and classes becomes ``[xX]`` (ASCII-only folding: the
-    ``i`` flag without ``u`` never folds e.g. U+212A KELVIN SIGN onto ``k``, Rust's ``(?i)``
-    would); ``\\Z`` (end of text) becomes Rust's ``\\z``.
-    """
-    out: list[str] = []
-    i, in_class = 0, False
-    while i < len(pattern):
-        ch = pattern[i]
-        if ch == "\\":
-            nxt = pattern[i + 1]
-            out.append("\\z" if nxt == "Z" else ch + nxt)
-            i += 2
-            continue
-        if ch == "[" and not in_class:
-            in_class = True
-        elif ch == "]" and in_class:
-            in_class = False
-        elif not in_class and ch.isascii() and ch.isalpha():
-            ch = f"[{ch.lower()}{ch.upper()}]"
-        out.append(ch)
-        i += 1
-    return "".join(out)
-
-
-@cache
-def _intent_patterns(rules: IntentRules) -> tuple[tuple[str, str, int], ...]:
-    return tuple(
-        (_ascii_case_insensitive(r.pattern.pattern), r.result.intent, r.result.suggested_turns)
-        for r in rules.rules
-    )
-
-
-def intent_expr(message: pl.Expr, rules: IntentRules = INTENT_RULES_V1) -> pl.Expr:
-    """The reference intent classifier (runtime §3) as one Polars expression.
-
-    Equal to :func:`a2a_lab.reference.runtime.intent.classify_intent` on every string (property-tested);
-    null for a null message.
-
-    Examples
-    --------
-    >>> df = pl.DataFrame({"m": ["이 코드 검토해줘", "Task done [NO_REPLY_NEEDED]", "Is it?", None]})
-    >>> df.select(intent_expr(pl.col("m"))).to_series().to_list()
-    ['request', 'notification', 'question', None]
-    """
-    expr: Then | ChainedThen = pl.when(message.is_null()).then(pl.lit(None, pl.String))
-    for pattern, intent, _ in _intent_patterns(rules):
-        expr = expr.when(message.str.contains(pattern)).then(pl.lit(intent))
-    return expr.otherwise(pl.lit(rules.default.intent))
-
-
-def suggested_turns_expr(intent: pl.Expr, rules: IntentRules = INTENT_RULES_V1) -> pl.Expr:
-    """The turns an intent suggests (runtime §3: 0 none, -1 the configured maximum)."""
-    turns = {i: t for _, i, t in _intent_patterns(rules)} | {
-        rules.default.intent: rules.default.suggested_turns
-    }
-    return intent.replace_strict(turns, default=None, return_dtype=pl.Int64)
-
-
-def payload_intent_expr(payload_type: pl.Expr, payload_json: pl.Expr) -> pl.Expr:
-    """The intent a structured payload stands for (its ``payloadType``, else the JSON's
-    ``type``), null without one."""
-    kind = payload_json.str.extract(r'"type"\s*:\s*"([a-z_]+)"', 1)
-    return pl.coalesce(payload_type, kind).replace_strict(
-        dict(PAYLOAD_INTENTS), default=None, return_dtype=pl.String
-    )
-
-
-# ---------------------------------------------------------------------------------------
-# outcome (runtime §3b)
-# ---------------------------------------------------------------------------------------
-
-_NO_REPLY_SENTENCES = [t.removeprefix("[outcome] ") for t in (NO_REPLY_TEXT, LEGACY_NO_REPLY_TEXT)]
-
-
-def outcome_text_expr(text: pl.Expr) -> pl.Expr:
-    """Parse ``[outcome] …`` texts (runtime §3b) into a struct ``{kind, reason}``.
-
-    The vectorised twin of :func:`a2a_lab.reference.runtime.outcome.parse_outcome_text` (property-
-    tested against it): null when the JS-trimmed text does not start with ``[outcome]``;
-    both no-reply wordings give kind ``no_reply`` with reason ``timeout``, ``not_found``,
-    ``error``, the wait error text, or null.
-
-    Examples
-    --------
-    >>> df = pl.DataFrame({"t": ["[outcome] no_reply: 메시지가 전달되었으나 응답을 수신하지 못했습니다 (대기 시간 300초 초과)", "hi"]})
-    >>> df.select(outcome_text_expr(pl.col("t"))).to_series().to_list()
-    [{'kind': 'no_reply', 'reason': 'timeout'}, {'kind': None, 'reason': None}]
-    """
-    t = js_trim_expr(text)
-    m = t.str.extract_groups(r"(?s)^\[outcome\][ \t]*([^\s:]+)[ \t]*(?::[ \t]*(.*))?")
-    kind = m.struct.field("1")
-    rest = m.struct.field("2").fill_null("")
-    hits = []
-    for sentence in _NO_REPLY_SENTENCES:
-        sk, body = sentence.split(": ", 1)
-        hits.append(((kind == sk) & rest.str.starts_with(body), rest.str.slice(len(body))))
-    is_no_reply = pl.any_horizontal([h for h, _ in hits]).fill_null(False)
-    suffix: Then | ChainedThen = pl.when(hits[0][0]).then(hits[0][1])
-    for hit, tail in hits[1:]:
-        suffix = suffix.when(hit).then(tail)
-    inner = js_trim_expr(js_trim_expr(suffix).str.extract(r"(?s)^\((.*?)\)?$", 1))
-    reason_codes: Then | ChainedThen = pl.when(inner.str.contains(r"^대기 시간 \d+초 초과$")).then(
-        pl.lit("timeout")
-    )
-    for code, txt in REASON_TEXTS.items():
-        reason_codes = reason_codes.when(inner == txt).then(pl.lit(code))
-    reason_code = reason_codes.otherwise(pl.when(inner.str.len_bytes() > 0).then(inner))
-    other_reason = js_trim_expr(rest)
-    reason = (
-        pl.when(is_no_reply)
-        .then(reason_code)
-        .otherwise(pl.when(other_reason.str.len_bytes() > 0).then(other_reason))
-    )
-    return pl.struct(
-        pl.when(is_no_reply).then(pl.lit("no_reply")).otherwise(kind).alias("kind"),
-        pl.when(kind.is_not_null()).then(reason).alias("reason"),
-    )
-
-
-def wait_reason_expr() -> pl.Expr:
-    """The no-reply reason the wait fields give (runtime §2.3, checked in order): the
-    ``waitError`` text, ``not_found``, ``error``, ``timeout``; null otherwise."""
-    status, error = _text("waitStatus"), _text("waitError")
-    return (
-        pl.when(error.is_not_null())
-        .then(error)
-        .when(status.is_in(list(REASON_TEXTS)))
-        .then(status)
-        .when(status == "timeout")
-        .then(pl.lit("timeout"))
-    )
-
-
-def with_response_outcome(
-    frame: pl.DataFrame | pl.LazyFrame, kind: str = "outcome_kind", reason: str = "outcome_reason"
-) -> pl.LazyFrame:
-    """Add what each ``a2a.response`` says about its exchange (runtime §3b) as two columns:
-
-    ``kind``
-        ``reply`` (no outcome), ``turn`` (a ping-pong turn), ``no_reply`` (``outcome``
-        ``no_reply``, an older-wording ``blocked`` with wait fields, or a no-reply text),
-        ``blocked`` (a refusal: ``blocked`` without wait fields; a concurrency-blocked
-        complete makes it ``concurrency_blocked``, else it reads as a legacy no-reply), or
-        another logged outcome's name; null for other event types.
-    ``reason``
-        For a no-reply the wait fields' reason (:func:`wait_reason_expr`), else the text's;
-        for another outcome its text's.
-
-    Examples
-    --------
-    >>> from a2a_lab.io import from_records
-    >>> ev = from_records([{"type": "a2a.response", "ts": 1, "data": {"outcome": "no_reply", "waitStatus": "timeout"}},
-    ...                    {"type": "a2a.response", "ts": 2, "data": {"outcome": "blocked"}},
-    ...                    {"type": "a2a.response", "ts": 3, "data": {"turn": 1}}])
-    >>> with_response_outcome(ev).select("outcome_kind", "outcome_reason").collect().rows()
-    [('no_reply', 'timeout'), ('blocked', None), ('turn', None)]
-    """
-    text = pl.coalesce(_D.struct.field("message"), _D.struct.field("replyPreview"))
-    is_resp = pl.col("type") == "a2a.response"
-    # parse only the texts that can be outcome texts (a small minority); the stages keep
-    # each expression evaluated once
-    parsed = outcome_text_expr(
-        pl.when(is_resp & text.str.contains("[outcome]", literal=True)).then(text)
-    )
-    lf = frame.lazy().with_columns(
-        parsed.alias("_p"),
-        pl.when(is_resp).then(_text("outcome")).alias("_f"),
-        wait_reason_expr().alias("_w"),
-        (_text("waitStatus").is_not_null() | _text("waitError").is_not_null()).alias("_hw"),
-    )
-    text_kind, text_reason = pl.col("_p").struct.field("kind"), pl.col("_p").struct.field("reason")
-    said = pl.coalesce("_f", text_kind)
-    no_reply = (
-        (said == "no_reply") | (text_kind == "no_reply") | ((said == "blocked") & pl.col("_hw"))
-    )
-    lf = lf.with_columns(
-        pl.when(~is_resp)
-        .then(pl.lit(None, pl.String))
-        .when(no_reply)
-        .then(pl.lit("no_reply"))
-        .when(said.is_not_null())
-        .then(said)
-        .when(_D.struct.field("turn").is_not_null())
-        .then(pl.lit("turn"))
-        .otherwise(pl.lit("reply"))
-        .alias(kind)
-    )
-    return lf.with_columns(
-        pl.when(pl.col(kind) == "no_reply")
-        .then(pl.coalesce("_w", pl.when(text_kind == "no_reply").then(text_reason)))
-        .when(~pl.col(kind).is_in(["reply", "turn"]))
-        .then(text_reason)
-        .alias(reason)
-    ).drop("_p", "_f", "_w", "_hw")
-
 
 # ---------------------------------------------------------------------------------------
 # exchanges
@@ -512,7 +269,9 @@ def _rank_match_within(
     ``ready``: a candidate whose paired event comes later got none (it timed out), so it
     is dropped and the group paired again, first such candidate of each group first.
 
-    Returns the pairs and the dropped candidates (``group`` columns, ``exchange``, ``ready``).
+    Returns the pairs and the dropped candidates (their columns and ``_amb``: a paired
+    event of the group came within the dropped candidate's window, so it may have been its
+    own; the pair is then ambiguous too).
     """
     dropped: list[pl.DataFrame] = []
     # groups are independent: a group without a late pair is settled, only the rest go on
@@ -541,7 +300,34 @@ def _rank_match_within(
     gone_all = pl.concat(dropped) if dropped else cands.clear()
     all_ev = pl.concat([*settled_ev, ev_left])
     all_ca = pl.concat([*settled_ca, keep])
-    return _rank_match(all_ev, all_ca, group, ev_order, cand_order, ready), gone_all
+    pairs = _rank_match(all_ev, all_ca, group, ev_order, cand_order, ready)
+    if gone_all.height == 0 or pairs.height == 0:
+        return pairs, gone_all.with_columns(pl.lit(False).alias("_amb"))
+    # a dropped candidate was judged to have got no event; if a paired event of its group
+    # came within its window, that event may have been its own (the paired candidate then
+    # got none): the log cannot tell the two apart, so both are ambiguous
+    timed = pairs.join(all_ev.select("_seq", *group, "event_ms"), on="_seq", how="left")
+    could = timed.join(
+        gone_all.select(*group, pl.col("exchange").alias("_d"), pl.col(ready).alias("_d_ready")),
+        on=group,
+        how="inner",
+        nulls_equal=True,
+    ).filter(
+        (pl.col("event_ms") >= pl.col("_d_ready"))
+        & (pl.col("event_ms") <= pl.col("_d_ready") + window_ms)
+    )
+    hit_seq = could.select("_seq").unique()
+    pairs = pairs.join(
+        hit_seq.with_columns(pl.lit(True).alias("_hit")), on="_seq", how="left"
+    ).select("_seq", "exchange", (pl.col("_amb") | pl.col("_hit").fill_null(False)).alias("_amb"))
+    hit_d = could.select(*group, pl.col("_d").alias("exchange")).unique()
+    gone_all = gone_all.join(
+        hit_d.with_columns(pl.lit(True).alias("_amb")),
+        on=[*group, "exchange"],
+        how="left",
+        nulls_equal=True,
+    ).with_columns(pl.col("_amb").fill_null(False))
+    return pairs, gone_all
 
 
 def _out_of_order(fifo: pl.DataFrame, by_run: pl.DataFrame, ex: pl.DataFrame) -> pl.DataFrame:
@@ -671,13 +457,21 @@ def exchange_events(
 
     # retries carry the send's runId
     retries = ex.filter(t == "a2a.retry")
-    by_run = retries.join(
-        x.filter(pl.col("_run").is_not_null()).select(*_DIR, "_run", "exchange"),
-        on=[*_DIR, "_run"],
-        how="inner",
-        nulls_equal=True,
+    by_run = (
+        retries.join(
+            x.filter(pl.col("_run").is_not_null()).select(*_DIR, "_run", "exchange"),
+            on=[*_DIR, "_run"],
+            how="inner",
+            nulls_equal=True,
+        )
+        # a runId two sends carry: the first send, and both are ambiguous
+        .sort("_seq", "exchange")
+        .with_columns((pl.len().over("_seq") > 1).alias("_amb"))
     )
-    placed.append(by_run.select("_seq", "exchange", pl.lit(False).alias("_amb")))
+    run_twice = by_run.filter("_amb").select(*_DIR, "exchange")
+    by_run = by_run.group_by("_seq", maintain_order=True).agg(pl.all().first())
+    placed.append(by_run.select("_seq", "exchange", "_amb"))
+    amb_ex: list[pl.DataFrame] = [run_twice]
 
     # refusals: the gate's after GATE_TIMEOUT_MS, a safety limit's at once
     refusals = ex.filter(pl.col("_kind") == "blocked")
@@ -687,9 +481,15 @@ def exchange_events(
     delay = pl.col("event_ms") - pl.col("_send_ms")
     gate = (delay >= GATE_TIMEOUT_MS - 1) & (delay <= GATE_TIMEOUT_MS + _SLACK_MS)
     fits = fits.filter(gate | ((delay >= 0) & (delay <= _SLACK_MS)))
-    # two refusals may fit one send, a refusal several sends: first come first served
-    fits = fits.sort("_seq", "exchange").with_columns(pl.len().over("_seq").alias("_k"))
-    first_fit = fits.group_by("_seq").agg(pl.all().first())
+    # a refusal several sends fit goes to the one it fits best (the gate refuses exactly
+    # GATE_TIMEOUT_MS after the send, a safety limit at once; the log may only be late),
+    # ties to the earlier send; two refusals that fit one send are both ambiguous
+    miss = pl.min_horizontal((delay - GATE_TIMEOUT_MS).abs(), delay.abs())
+    fits = fits.sort(pl.col("_seq"), miss, pl.col("exchange")).with_columns(
+        pl.len().over("_seq").alias("_k")
+    )
+    first_fit = fits.group_by("_seq", maintain_order=True).agg(pl.all().first())
+    amb_ex.append(fits.filter(pl.col("_k") > 1).select(*_DIR, "exchange"))
     first_fit = first_fit.with_columns(pl.len().over(*_DIR, "exchange").alias("_claims"))
     refused = first_fit.select(
         "_seq",
@@ -779,7 +579,7 @@ def exchange_events(
             pl.when("_u_max").then(pl.col("_max")).alias("_k_max"),
         )
         keys = [*_DIR, "_k_intent", "_k_type", "_k_max"]
-        matched, _ = _rank_match_within(
+        matched, gone = _rank_match_within(
             at,
             c,
             keys,
@@ -789,6 +589,7 @@ def exchange_events(
             TURN_TIMEOUT_MS + _SLACK_MS,
         )
         turn_rows.append(matched)
+        amb_ex.append(gone.filter("_amb").select(*_DIR, "exchange"))
         nxt = matched.join(at.select("_seq", "event_ms", "_max", "_term", *_DIR), on="_seq").join(
             x, on=[*_DIR, "exchange"], nulls_equal=True
         )
@@ -861,7 +662,7 @@ def exchange_events(
         ).alias("_pending"),
     )
     with_turns = ready.filter(pl.col("_kind") == "reply").rename({"_turns": "_actual"})
-    m_turns, _ = _rank_match_within(
+    m_turns, gone = _rank_match_within(
         counted,
         with_turns,
         [*_DIR, "_actual", "_last_term", "_pending"],
@@ -870,6 +671,7 @@ def exchange_events(
         "_ready",
         TURN_TIMEOUT_MS + GATE_TIMEOUT_MS + _SLACK_MS,
     )
+    amb_ex.append(gone.filter("_amb").select(*_DIR, "exchange"))
     done = pl.concat([m_conc, m_turns])
     # a direction whose completes count turns closes its replied exchanges only with those
     counting = counted.select(_DIR).unique().with_columns(pl.lit(True).alias("_counting"))
@@ -902,11 +704,17 @@ def exchange_events(
     ).with_columns(pl.lit(True).alias("_amb"))
     placed += [m_conc, m_turns, m_rest, m_left]
 
-    return _place(full, x, placed)
+    return _place(full, x, placed, amb_ex)
 
 
-def _place(ex: pl.DataFrame, x: pl.DataFrame, placed: list[pl.DataFrame]) -> pl.LazyFrame:
-    """Join the placements to the events; place the rest by the latest send before them."""
+def _place(
+    ex: pl.DataFrame, x: pl.DataFrame, placed: list[pl.DataFrame], amb_ex: list[pl.DataFrame]
+) -> pl.LazyFrame:
+    """Join the placements to the events; place the rest by the latest send before them.
+
+    ``amb_ex`` lists exchanges (direction and ``exchange``) a rule found ambiguous without
+    placing one of their events.
+    """
     got = pl.concat(
         [
             p.select(pl.col("_seq").cast(pl.UInt32), pl.col("exchange").cast(pl.Int64), "_amb")
@@ -941,6 +749,16 @@ def _place(ex: pl.DataFrame, x: pl.DataFrame, placed: list[pl.DataFrame]) -> pl.
         out = pl.concat(
             [out.filter(pl.col("exchange").is_not_null()), fallback], how="diagonal_relaxed"
         )
+    flagged = pl.concat(
+        [a.select(*_DIR, pl.col("exchange").cast(pl.Int64)) for a in amb_ex]
+    ).unique(maintain_order=True)
+    out = out.join(
+        flagged.with_columns(pl.lit(True).alias("_flag")),
+        on=[*_DIR, "exchange"],
+        how="left",
+        nulls_equal=True,
+        maintain_order="left",
+    ).with_columns((pl.col("_amb") | pl.col("_flag").fill_null(False)).alias("_amb"))
     return (
         out.lazy()
         .with_columns(pl.col("_amb").any().over(*_DIR, "exchange").alias("ambiguous"))
@@ -950,7 +768,7 @@ def _place(ex: pl.DataFrame, x: pl.DataFrame, placed: list[pl.DataFrame]) -> pl.
             .otherwise(pl.col("ambiguous"))
             .alias("ambiguous")
         )
-        .drop("_amb", *_HELPERS)
+        .drop("_amb", "_flag", *_HELPERS)
         .sort([*_DIR, "exchange", "event_ms", "_seq"], nulls_last=True)
         .rename({"_seq": "seq"})
     )

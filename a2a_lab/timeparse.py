@@ -13,9 +13,29 @@ unparsable date matches nothing instead of failing.
 from __future__ import annotations
 
 import math
+import os
+import warnings
+from collections.abc import Mapping
 from datetime import UTC, date, datetime
+from typing import TYPE_CHECKING, TypeVar
 
-__all__ = ["Instant", "to_epoch_ms", "window_ms"]
+if TYPE_CHECKING:
+    import polars as pl
+
+    F = TypeVar("F", pl.DataFrame, pl.LazyFrame)
+else:
+    F = TypeVar("F")
+
+__all__ = [
+    "TZ_ENV",
+    "Instant",
+    "check_tz",
+    "default_tz",
+    "in_window",
+    "resolve_tz",
+    "to_epoch_ms",
+    "window_ms",
+]
 
 #: What ``now=`` / ``since=`` / ``until=`` accept.
 Instant = str | datetime | date | int | float
@@ -85,6 +105,91 @@ def window_ms(since: Instant | None, until: Instant | None) -> tuple[float | Non
     return lo, hi
 
 
+def in_window(frame: F, since: Instant | None, until: Instant | None) -> F:
+    """The rows of ``frame`` whose ``event_ms`` lies in ``[since, until]`` (both inclusive).
+
+    Lazy in, lazy out; ``None`` leaves that side open, so ``in_window(f, None, None)`` is
+    ``f`` itself. The bounds are checked as by :func:`window_ms`.
+    """
+    import polars as pl
+
+    lo, hi = window_ms(since, until)
+    if lo is not None:
+        frame = frame.filter(pl.col("event_ms") >= lo)
+    if hi is not None:
+        frame = frame.filter(pl.col("event_ms") <= hi)
+    return frame
+
+
 def _aware(value: datetime) -> datetime:
     """The datetime with UTC attached when it has no zone (naive means UTC)."""
     return value.replace(tzinfo=UTC) if value.tzinfo is None else value
+
+
+# ---------------------------------------------------------------------------------------
+# Time zones: one parameter name (``tz``), one default rule, one validation
+# ---------------------------------------------------------------------------------------
+#: The environment variable the CLI and notebook setup read for the default ``tz``.
+TZ_ENV = "A2A_LAB_TZ"
+
+
+def check_tz(tz: object, *, name: str = "tz") -> str:
+    """``tz`` if it is an IANA time zone name Polars knows, else ``ValueError`` naming ``name``.
+
+    Examples
+    --------
+    >>> check_tz("Asia/Seoul")
+    'Asia/Seoul'
+    >>> check_tz("Mars/Olympus")
+    Traceback (most recent call last):
+    ...
+    ValueError: tz: unknown time zone 'Mars/Olympus' (an IANA name such as 'Asia/Seoul' or 'UTC')
+    """
+    import polars as pl
+
+    if not isinstance(tz, str) or not tz:
+        raise ValueError(f"{name}: expected an IANA time zone name, not {tz!r}")
+    try:
+        pl.select(pl.lit(0).cast(pl.Datetime("ms", "UTC")).dt.convert_time_zone(tz))
+    except (pl.exceptions.PolarsError, ValueError, TypeError):
+        raise ValueError(
+            f"{name}: unknown time zone {tz!r} (an IANA name such as 'Asia/Seoul' or 'UTC')"
+        ) from None
+    return tz
+
+
+def default_tz(environ: Mapping[str, str] | None = None) -> str:
+    """The default ``tz`` of the CLI and notebooks: ``$A2A_LAB_TZ`` if set, else ``"UTC"``.
+
+    Library functions do not read the environment: their ``tz`` defaults to UTC, so a call
+    means the same on every machine.
+
+    Raises
+    ------
+    ValueError
+        ``A2A_LAB_TZ`` names no known time zone.
+
+    Examples
+    --------
+    >>> default_tz({}), default_tz({"A2A_LAB_TZ": "Asia/Seoul"})
+    ('UTC', 'Asia/Seoul')
+    """
+    env = os.environ if environ is None else environ
+    value = env.get(TZ_ENV, "").strip()
+    return check_tz(value, name=TZ_ENV) if value else "UTC"
+
+
+def resolve_tz(tz: str | None, timezone: str | None, *, where: str, default: str = "UTC") -> str:
+    """The validated ``tz`` of a function that used to call it ``timezone``.
+
+    ``timezone=`` (the old name) still works, with a ``DeprecationWarning``; giving both
+    different values is an error.
+    """
+    if timezone is not None:
+        warnings.warn(
+            f"{where}(timezone=...) is deprecated: use tz=...", DeprecationWarning, stacklevel=3
+        )
+        if tz is not None and tz != timezone:
+            raise ValueError(f"tz: given twice, as tz={tz!r} and timezone={timezone!r}")
+        tz = timezone
+    return check_tz(default if tz is None else tz)

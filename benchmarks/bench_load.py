@@ -46,10 +46,16 @@ STEPS = {
 
 
 def run_step(code: str, path: Path, pythonpath: Path, **subst: str) -> dict[str, float]:
-    """Wall seconds and peak RSS (MB) of a fresh process running ``code``."""
+    """Wall seconds, CPU seconds and peak RSS (MB) of a fresh process running ``code``."""
     code = code.replace("PATH", repr(str(path)))
     for k, v in subst.items():
         code = code.replace(k, v)
+    # CPU seconds of the whole process (user + system, every thread): on a shared, loaded
+    # machine the wall time says more about the other jobs than about the code
+    code += (
+        "\nimport resource as _r\n_u = _r.getrusage(_r.RUSAGE_SELF)\n"
+        "print('cpu_s', _u.ru_utime + _u.ru_stime)\n"
+    )
     wall_s, rss_mb, stdout = fresh_process(code, {"PYTHONPATH": str(pythonpath), "CI": "1"})
     out = {"wall_s": wall_s, "rss_mb": rss_mb}
     for line in stdout.splitlines():
@@ -75,7 +81,16 @@ def main() -> int:
     ap.add_argument(
         "--skip-baseline-write", action="store_true", help="do not run the (slow) old write_events"
     )
+    ap.add_argument(
+        "--steps",
+        default="load,work-sessions,write_events",
+        help="comma-separated steps besides B21 (load, work-sessions, write_events)",
+    )
     args = ap.parse_args()
+    steps = {s.strip() for s in args.steps.split(",") if s.strip()}
+    unknown = steps - {"load", "work-sessions", "write_events"}
+    if unknown:
+        ap.error(f"--steps: unknown step(s) {', '.join(sorted(unknown))}")
 
     clean = bench_log(args.events)
     bad = bench_log(args.events, args.bad_fraction)
@@ -87,10 +102,14 @@ def main() -> int:
     for _ in range(args.repeat):
         runs = [("B21", "B21", clean, ROOT, {})]
         for label, tree in trees.items():
-            runs.append((f"load {label}", "load", clean, tree, {}))
-            runs.append((f"load 0.1% bad {label}", "load", bad, tree, {}))
-            runs.append((f"work-sessions CLI {label}", "work-sessions", clean, tree, {}))
+            if "load" in steps:
+                runs.append((f"load {label}", "load", clean, tree, {}))
+                runs.append((f"load 0.1% bad {label}", "load", bad, tree, {}))
+            if "work-sessions" in steps:
+                runs.append((f"work-sessions CLI {label}", "work-sessions", clean, tree, {}))
             kw = "raw=True" if label == "now" else ""
+            if "write_events" not in steps:
+                continue
             if label == "now" or not args.skip_baseline_write:
                 runs.append(
                     (
@@ -117,6 +136,7 @@ def main() -> int:
     out_file.unlink(missing_ok=True)
     med = {k: median_of(v) for k, v in results.items()}
     b21 = med["B21"]["wall_s"]
+    b21_cpu = med["B21"]["cpu_s"]
     result = {
         "benchmark": "load",
         "command": " ".join(["benchmarks/bench_load.py", *sys.argv[1:]]),
@@ -127,10 +147,13 @@ def main() -> int:
         "all": results,
     }
     out = save("load", result)
-    print("| step (fresh process) | wall s (median) | × B21 | peak RSS MB |")
-    print("|---|---:|---:|---:|")
+    print("| step (fresh process) | wall s (median) | × B21 | CPU s | CPU × B21 | peak RSS MB |")
+    print("|---|---:|---:|---:|---:|---:|")
     for k, v in med.items():
-        print(f"| {k} | {v['wall_s']:.2f} | {v['wall_s'] / b21:.2f} | {v['rss_mb']:.0f} |")
+        print(
+            f"| {k} | {v['wall_s']:.2f} | {v['wall_s'] / b21:.2f} | {v['cpu_s']:.2f} "
+            f"| {v['cpu_s'] / b21_cpu:.2f} | {v['rss_mb']:.0f} |"
+        )
     print(json.dumps({k: v for k, v in med.items() if "inner_s" in v}))
     print(f"saved {out}")
     return 0

@@ -30,6 +30,9 @@ from pathlib import Path
 
 from _common import ROOT, machine, save
 
+#: Events per simulated day of ``write_log`` (its default).
+BENCH_EVENTS_PER_DAY = 60_000
+
 #: The lean 21-field schema of issue 12 ("B21").
 B21 = """
 import sys, polars as pl
@@ -68,7 +71,10 @@ def run_timed(cmd: list[str], stdout: Path | None = None) -> dict[str, float]:
     rss = re.search(r"Maximum resident set size \(kbytes\): (\d+)", err)
     assert wall and rss, err
     seconds = int(wall.group(1) or 0) * 3600 + int(wall.group(2)) * 60 + float(wall.group(3))
-    return {"wall_s": round(seconds, 2), "peak_rss_mb": round(int(rss.group(1)) / 1024, 1)}
+    out_row = {"wall_s": round(seconds, 2), "peak_rss_mb": round(int(rss.group(1)) / 1024, 1)}
+    # each step as it ends: a long run cut short still leaves its figures
+    print(f"{' '.join(cmd[-6:])[:100]}: {out_row}", file=sys.stderr, flush=True)
+    return out_row
 
 
 def _env() -> dict[str, str]:
@@ -79,8 +85,7 @@ def _env() -> dict[str, str]:
 
 def generate(logdir: Path, files: int, per_file: int, seed: int) -> list[Path]:
     """Rotated files oldest first, then the live file, each ``per_file`` events."""
-    from a2a_lab.samples._generate import BENCH_EVENTS_PER_DAY, BENCH_START
-
+    from a2a_lab.samples import LOG_START as BENCH_START
     from a2a_lab.samples import write_log
 
     logdir.mkdir(parents=True, exist_ok=True)
@@ -120,8 +125,7 @@ def main() -> None:
     res["ingest_full"] = full
     # +1 % of the events, appended to the live file (later times than everything before)
     extra = args.workdir / "extra.ndjson"
-    from a2a_lab.samples._generate import BENCH_EVENTS_PER_DAY, BENCH_START
-
+    from a2a_lab.samples import LOG_START as BENCH_START
     from a2a_lab.samples import write_log
 
     n_extra = events // 100

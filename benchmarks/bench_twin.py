@@ -5,7 +5,8 @@ steps, the gate) with five main agents of lognormal service means 30, 60, 90, 12
 (CV ``--cv``), two sub-agents of mean 90 s, and ``server_overload`` on 3 % of runs; fit it
 (:func:`a2a_lab.analysis.calibrate.fit_log`); simulate five replications of the twin and
 compare them with the log. Prints, per seed, every agent's relative error of the mean
-service time, the fitted failure chance, the twin's and the log's failure share and
+service time (against the configured mean, and the worst against the mean of the agent's
+runs in the log; the runs the fit measured), the fitted failure chance, the twin's and the log's failure share and
 no-reply share, the latency KS statistic, and the wall time of the fit.
 
 Usage::
@@ -69,6 +70,16 @@ def main() -> None:
             for r in cal.service.iter_rows(named=True)
             if r["agent"] in truth
         }
+        # against the mean of each agent's runs in the log (the simulator's draws for them)
+        realised = dict(
+            log.messages.group_by("to_agent").agg(pl.col("service_s").mean()).iter_rows()
+        )
+        vs_log = {
+            r["agent"]: r["mean_s"] / realised[r["agent"]] - 1
+            for r in cal.service.iter_rows(named=True)
+            if r["agent"] in realised
+        }
+        measured = dict(cal.service.select("agent", "observed").iter_rows())
         twins = [simulate(cal.config, seed=100 + k) for k in range(5)]
         cmp = compare(twins, log.events)
         shares = {o: (a, b) for o, a, b in cmp.outcomes.iter_rows()}
@@ -79,6 +90,8 @@ def main() -> None:
             f"seed {seed}: service mean error "
             + " ".join(f"{a} {e:+.1%}" for a, e in sorted(errors.items()))
             + f" | worst {max(abs(e) for e in errors.values()):.1%}"
+            + f" | vs the log's runs: worst {max(abs(e) for e in vs_log.values()):.1%}"
+            + f" | runs measured: {min(measured[a] for a in errors)}-{max(measured[a] for a in errors)}"
             + f" | fitted failure {fitted:.2%}"
             + f" | failure share log {error_share([log.events]):.2%} twin {error_share([t.events for t in twins]):.2%}"
             + f" | no_reply log {shares['no_reply'][0]:.2%} twin {shares['no_reply'][1]:.2%}"

@@ -112,7 +112,7 @@ ws.sessions.group_by(pl.col("status").cast(status_order)).len("sessions").sort("
 # category set by hand (an overrides file).
 
 # %%
-sessions_table(ws, events, timezone=TZ, limit=12, discord_users=DISCORD_USERS)
+sessions_table(ws, events, tz=TZ, limit=12, discord_users=DISCORD_USERS)
 
 # %% [markdown]
 # ## 3. Categories
@@ -368,7 +368,7 @@ candidates
 # trusted, as they are once you run it; on GitHub every message stays shown).
 
 # %%
-thread_view(ws, events, SESSION, discord_users=DISCORD_USERS, timezone=TZ) if SESSION else None
+thread_view(ws, events, SESSION, discord_users=DISCORD_USERS, tz=TZ) if SESSION else None
 
 # %% [markdown]
 # The same rows as a frame, one per message — here searched in the kernel. `search=` matches
@@ -382,7 +382,7 @@ if SESSION:
         events,
         SESSION,
         discord_users=DISCORD_USERS,
-        timezone=TZ,
+        tz=TZ,
         search=r"no reply|refused|retry",
         regex=True,
     ).select("thread_title", "n", "time", "sender", "receiver", "label", "text")
@@ -406,7 +406,7 @@ if SESSION:
 
 # %%
 if SESSION:
-    messages = thread_messages(ws, events, SESSION, discord_users=DISCORD_USERS, timezone=TZ)
+    messages = thread_messages(ws, events, SESSION, discord_users=DISCORD_USERS, tz=TZ)
     display(search_chart(messages, title=f"{messages.height} messages of {SESSION}"))
 
 # %% [markdown]

@@ -43,7 +43,7 @@ from a2a_lab.views.notebook import setup
 LOGS = setup()
 events = al.load(LOGS).events
 try:
-    cal = fit_log(events)
+    cal = fit_log(events, tz="Asia/Seoul")  # the gateway's zone: the hourly profile is in KST
 except ValueError as exc:  # fit_log's documented refusal: nothing in the log to fit
     cal = None
     display(

@@ -320,3 +320,60 @@ def test_check_since_until_select_ignore(logs: dict[str, pl.DataFrame]) -> None:
     assert al.check(events, now=NOW_MS, since="2100-01-01").height == 0
     with pytest.raises(ValueError, match="since"):
         al.check(events, since="2026-02-19", until="2026-02-18")
+
+
+def test_result_objects_accept_lazy_input(logs: dict[str, pl.DataFrame]) -> None:
+    """Functions returning a result object or a graph take a LazyFrame as well (docs/api.md):
+    the same result as from the eager frame."""
+    enriched = al.enrich(logs["simulated"])
+    lazy = enriched.lazy()
+    ws, ws_lazy = al.work_sessions(enriched, now=NOW_MS), al.work_sessions(lazy, now=NOW_MS)
+    assert ws_lazy.sessions.equals(ws.sessions) and ws_lazy.threads.equals(ws.threads)
+    assert ws_lazy.to_api() == ws.to_api()
+    assert al.events_query(lazy).to_api() == al.events_query(enriched).to_api()
+    g, g_lazy = al.interaction_graph(enriched), al.interaction_graph(lazy)
+    assert sorted(g_lazy.edges(data="sends")) == sorted(g.edges(data="sends"))
+    assert g.number_of_edges() > 0
+    assert calibrate.fit_log(lazy).config == calibrate.fit_log(enriched).config
+
+
+def _public_callables() -> Iterator[tuple[str, Callable[..., Any]]]:
+    import inspect
+
+    from a2a_lab.views import messages, widgets
+
+    for name in al.__all__:
+        value = getattr(al, name)
+        if inspect.isfunction(value):
+            yield name, value
+    for module in (al.plots, messages, widgets, calibrate, checks, pm):
+        for name in getattr(module, "__all__", []):
+            value = getattr(module, name)
+            if inspect.isfunction(value):
+                yield f"{module.__name__}.{name}", value
+
+
+def test_one_time_zone_parameter_name() -> None:
+    """``tz`` is the one name; ``timezone`` survives only as a deprecated, unset alias."""
+    import inspect
+
+    seen = 0
+    for name, func in _public_callables():
+        params = inspect.signature(func).parameters
+        assert "timezone_name" not in params, name
+        if "timezone" in params:
+            assert "tz" in params and params["timezone"].default is None, name
+        if "tz" in params:
+            seen += 1
+            assert params["tz"].default in (None, "UTC", inspect.Parameter.empty), name
+    assert seen >= 8
+
+
+def test_the_sessions_modules_stay_small() -> None:
+    from pathlib import Path
+
+    import a2a_lab.sessions as sessions
+
+    folder = Path(sessions.__file__).parent
+    sizes = {p.name: len(p.read_text(encoding="utf-8").splitlines()) for p in folder.glob("*.py")}
+    assert len(sizes) >= 4 and max(sizes.values()) <= 800, sizes

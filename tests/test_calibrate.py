@@ -70,7 +70,7 @@ def sample_events() -> pl.DataFrame:
 
 @pytest.fixture(scope="module")
 def sample_fit(sample_events: pl.DataFrame) -> Calibration:
-    return fit_log(sample_events)
+    return fit_log(sample_events, tz="Asia/Seoul")  # the sample gateway's zone (KST)
 
 
 @pytest.fixture(scope="module")
@@ -280,7 +280,7 @@ def test_short_logs_get_no_hourly_profile(known_events: pl.DataFrame) -> None:
 def test_twin_reproduces_the_sample_median_latency(
     sample_events: pl.DataFrame, sample_fit: Calibration
 ) -> None:
-    twin = calibrate(sample_events)
+    twin = calibrate(sample_events, tz="Asia/Seoul")
     assert twin == sample_fit.config
     cmp = compare([simulate(twin, seed=k) for k in range(6)], sample_events)
     observed = sample_fit.observed_median_latency_s

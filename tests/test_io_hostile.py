@@ -76,9 +76,7 @@ def test_impossible_dates_load_and_nan_dates_get_time_zero(tmp_path: Path) -> No
         '{"type":"c","timestamp":"2026-13-01"}',
         '{"type":"d","timestamp":"+275760-09-13T00:00:00.001Z"}',
     ]
-    res = load(
-        _write(tmp_path, "d.ndjson", "\n".join(lines) + "\n"), sort=False, timezone="Asia/Seoul"
-    )
+    res = load(_write(tmp_path, "d.ndjson", "\n".join(lines) + "\n"), sort=False, tz="Asia/Seoul")
     assert res.events["event_ms"].to_list() == [_ms(2026, 3, 2), _ms(2025, 3, 1), 0.0, 0.0]
     no_time = res.report.issues.filter(pl.col("kind") == "no_timestamp")["line"].to_list()
     assert no_time == [3, 4]

@@ -404,7 +404,7 @@ def test_environment_does_not_leak_into_load(tmp_path: Path) -> None:
     os.environ.pop("TZ", None)
     res = load(_write(tmp_path, "x.ndjson", '{"type":"a","timestamp":"2026-02-19T11:20:00"}\n'))
     assert res.events["event_ms"].to_list() == [1771500000000.0]
-    res9 = load(tmp_path / "x.ndjson", timezone="Asia/Seoul")
+    res9 = load(tmp_path / "x.ndjson", tz="Asia/Seoul")
     assert res9.events["event_ms"].to_list() == [1771500000000.0 - 9 * 3600_000]
 
 

@@ -263,7 +263,7 @@ def test_invalid_use_fails_at_once_naming_the_field(
         ingest(tmp_path / "missing", tmp_path / "s")
     ingest(logdir, tmp_path / "s")
     with pytest.raises(StoreError, match="^timezone:"):
-        ingest(logdir, tmp_path / "s", timezone="Asia/Seoul")
+        ingest(logdir, tmp_path / "s", tz="Asia/Seoul")
     with pytest.raises(StoreError, match="^logdir:"):
         ingest(other, tmp_path / "s")
     for argv in (
@@ -283,10 +283,10 @@ def test_timezone_of_the_store_and_on_load(tmp_path: Path) -> None:
         '{"type":"a","timestamp":"2026-02-01T09:00:00"}\n{"type":"b","ts":5}\n'
     )
     store = tmp_path / "store"
-    ingest(logdir, store, timezone="Asia/Seoul")
-    seoul = al.load(logdir.absolute(), timezone="Asia/Seoul").events
+    ingest(logdir, store, tz="Asia/Seoul")
+    seoul = al.load(logdir.absolute(), tz="Asia/Seoul").events
     assert_frame_equal(load_store(store).events, seoul)  # the store's own zone
-    assert_frame_equal(al.load(store, timezone="Asia/Seoul").events, seoul)
+    assert_frame_equal(al.load(store, tz="Asia/Seoul").events, seoul)
     utc = al.load(logdir.absolute()).events
     assert_frame_equal(al.load(store).events, utc)  # al.load's zone, as for the directory
     assert utc["event_ms"].to_list() != seoul["event_ms"].to_list()

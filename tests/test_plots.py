@@ -79,8 +79,11 @@ def test_display_timezone_shifts_wall_clock(events: pl.DataFrame) -> None:
         assert plots.display_timezone() == "Asia/Seoul"
     finally:
         plots.set_display_timezone("UTC")
-    with pytest.raises(Exception):  # noqa: B017 (issue 13: should become a ValueError)
+    with pytest.raises(ValueError, match="^tz: unknown time zone 'Mars/Olympus'"):
         plots.set_display_timezone("Mars/Olympus")
+    assert plots.display_timezone() == "UTC"  # the bad name was not kept
+    with pytest.raises(ValueError, match="^tz: unknown time zone"):
+        plots.swimlane(events, every="1d", tz="Nowhere/Atlantis")
 
 
 def test_latency_box_values_are_polars_quantiles(conv: pl.DataFrame) -> None:

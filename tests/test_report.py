@@ -159,6 +159,7 @@ def test_overview_figures_equal_the_library(log: Path, built: al.views.report.Re
     expected = {
         "events": events.height,
         "exchanges": al.conversations(enriched).height,
+        "ambiguous_exchanges": int(al.conversations(enriched)["ambiguous"].sum()),
         "rejects": loaded.report.rejects.height,
         "warnings": loaded.report.warnings,
         "sessions": al.work_sessions(enriched, now=last).total_sessions,

@@ -59,3 +59,31 @@ def test_blank_reply_uses_javascript_trim() -> None:
     assert should_run_announce(target, "\ufeff\u3000") is False
     assert should_run_announce(target, "\x1c") is True  # not white space in JavaScript
     assert is_agent_session_key("agent:a:main") and not is_agent_session_key(" agent:a:main")
+
+
+def test_simulated_complete_follows_the_announce_step_within_its_timeout() -> None:
+    """Runtime §2 step 5 and the reference flow: the announce step is a ``runAgentStep`` on
+    the target's session whose ``agent.wait`` gives up after ``announceTimeoutMs`` (30 s on
+    the asynchronous path, ``timeoutSeconds`` 0), counted from the step's start (its queueing
+    on the session included); ``a2a.complete`` is written once the step returns. So the
+    complete comes at the step's end, or 30 s after its start when the run outlives that
+    (the run goes on unseen, holding the session)."""
+    import numpy as np
+
+    from a2a_lab.analysis.calibrate._occupancy import ANNOUNCE_TIMEOUT_MS
+    from a2a_lab.sim import AnnouncePolicy, SimConfig, simulate
+
+    assert AnnouncePolicy().timeout_s * 1000.0 == ANNOUNCE_TIMEOUT_MS == 30_000.0
+    res = simulate(SimConfig(n_messages=1200), seed=4)
+    tr = res.trace
+    ann = np.asarray(tr.job_kind) == 2  # the announce step's jobs
+    msg = np.asarray(tr.job_message)[ann]
+    start, end = np.asarray(tr.job_enqueue)[ann], np.asarray(tr.job_end)[ann]
+    complete = res.messages.sort("message")["complete_s"].to_numpy()[msg]
+    expected = np.minimum(np.nan_to_num(end, nan=np.inf), start + 30.0)
+    np.testing.assert_allclose(complete, expected, rtol=0, atol=1e-6)
+    timed_out = complete < np.nan_to_num(end, nan=np.inf) - 1e-6
+    assert 0 < timed_out.sum() < len(msg)  # both cases occur
+    # every message whose announce step ran has exactly one
+    ran = res.messages.filter("announce_ran")["message"].to_numpy()
+    assert sorted(msg.tolist()) == sorted(ran.tolist())

@@ -348,8 +348,15 @@ def test_now_accepts_datetimes() -> None:
         sessions_of(records, now=when - timedelta(milliseconds=1))["sessions"][0]["status"]
         == "QUIET"
     )
+    # an ISO string is an instant too (one parser, naive = UTC); an unparsable one is an error
+    assert (
+        sessions_of(records, now="2026-02-20T11:20:00.001")["sessions"][0]["status"] == "ARCHIVED"
+    )
+    assert sessions_of(records, now="2026-02-20T20:20:00+09:00")["sessions"][0]["status"] == "QUIET"
+    with pytest.raises(ValueError, match="^now: "):
+        work_sessions(enrich(from_records(records)), now="soon")
     with pytest.raises(TypeError):
-        work_sessions(enrich(from_records(records)), now="soon")  # type: ignore[arg-type]
+        work_sessions(enrich(from_records(records)), now=None)  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize(

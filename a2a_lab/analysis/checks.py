@@ -15,7 +15,6 @@ pairs that do are replayed message by message.
 from __future__ import annotations
 
 from collections import deque
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -23,7 +22,17 @@ import polars as pl
 
 from a2a_lab._frames import data_text as _text
 from a2a_lab._frames import narrow, number, same_kind
-from a2a_lab.exchanges import exchange_events, from_agent_expr, to_agent_expr
+from a2a_lab._timefmt import format_time
+from a2a_lab.analysis._check_a2a import _a2a_sequence
+from a2a_lab.analysis._check_rules import (
+    _D,
+    FINDING_SCHEMA,
+    RULES,
+    SEVERITIES,
+    Rule,
+    _findings,
+)
+from a2a_lab.exchanges import from_agent_expr, to_agent_expr
 from a2a_lab.reference.jsstr import js_trim_expr
 from a2a_lab.timeparse import Instant, to_epoch_ms, window_ms
 
@@ -42,267 +51,6 @@ __all__ = [
 ]
 
 #: Severities, mildest first.
-SEVERITIES: tuple[str, ...] = ("info", "warning", "error")
-
-#: Columns of a findings frame.
-FINDING_SCHEMA = pl.Schema(
-    {
-        "rule": pl.String(),
-        "severity": pl.String(),
-        "conversation_id": pl.String(),
-        "task_id": pl.String(),
-        "work_session_id": pl.String(),
-        "file": pl.String(),
-        "lines": pl.List(pl.Int64()),
-        "message": pl.String(),
-    }
-)
-
-
-@dataclass(frozen=True)
-class Rule:
-    """A documented health rule."""
-
-    id: str
-    severity: str
-    description: str
-
-
-RULES: dict[str, Rule] = {
-    r.id: r
-    for r in [
-        Rule(
-            "a2a.orphan_response",
-            "warning",
-            "An a2a.response with no a2a.send before it in its conversation and direction.",
-        ),
-        Rule(
-            "a2a.complete_without_send",
-            "warning",
-            "An a2a.complete with no a2a.send before it in its conversation and direction.",
-        ),
-        Rule(
-            "a2a.missing_complete",
-            "warning",
-            "An exchange (a2a.send) that never got its a2a.complete.",
-        ),
-        Rule(
-            "a2a.turns_out_of_order",
-            "warning",
-            "Ping-pong turn numbers of an exchange that do not run 1, 2, 3 … in time order.",
-        ),
-        Rule(
-            "a2a.event_after_complete",
-            "warning",
-            "An event of an exchange logged after its a2a.complete.",
-        ),
-        Rule(
-            "task.after_terminal",
-            "error",
-            "A task.* event for a task after it completed, was cancelled, failed or was abandoned.",
-        ),
-        Rule(
-            "task.invalid_transition",
-            "warning",
-            "A task lifecycle step that cannot follow the previous one (e.g. resumed while not blocked, started twice).",
-        ),
-        Rule(
-            "task.protocol_state",
-            "warning",
-            "An A2A protocol task state change that runtime §9 forbids (e.g. completed → working).",
-        ),
-        Rule(
-            "guard.loop",
-            "warning",
-            "Messages of an agent pair that the loop guard (N per sliding window per unordered pair) would have blocked.",
-        ),
-        Rule(
-            "guard.collaborate",
-            "warning",
-            "Sends of an agent pair beyond the collaborate limit (10 per 5 min per pair).",
-        ),
-        Rule(
-            "guard.relay_depth",
-            "warning",
-            "A relay deeper than the maximum depth (depth > 5), which the guard blocks.",
-        ),
-        Rule("clock.zero_ts", "error", "An event without any usable timestamp (time 0)."),
-        Rule(
-            "clock.future_ts",
-            "warning",
-            "An event time later than the check's `now` (plus tolerance).",
-        ),
-        Rule(
-            "identity.duplicate_event",
-            "warning",
-            "Events with the same type, agent, time and data.",
-        ),
-        Rule(
-            "load.empty",
-            "error",
-            "The source holds no event at all (an empty file, or every line rejected or blank).",
-        ),
-        Rule(
-            "load.rejects",
-            "error",
-            "Lines of the source that could not be read as events (one finding per file and reason).",
-        ),
-        Rule(
-            "identity.conversation_reused",
-            "warning",
-            "A conversation id used by more than one agent pair (outside relay hops that carry it as parentConversationId).",
-        ),
-    ]
-}
-
-_D = pl.col("data")
-
-
-def _findings(frame: pl.DataFrame | pl.LazyFrame, rule: str, message: pl.Expr) -> pl.LazyFrame:
-    """Shape rows with ``file``, ``lines`` and optional ids into findings of ``rule``."""
-    lf = frame.lazy()
-    names = lf.collect_schema().names()
-
-    def col(name: str) -> pl.Expr:
-        return pl.col(name) if name in names else pl.lit(None, pl.String)
-
-    return lf.select(
-        pl.lit(rule).alias("rule"),
-        pl.lit(RULES[rule].severity).alias("severity"),
-        col("conversation_id").alias("conversation_id"),
-        col("task_id").alias("task_id"),
-        col("work_session_id").alias("work_session_id"),
-        pl.col("file"),
-        pl.col("lines").cast(pl.List(pl.Int64)),
-        message.alias("message"),
-    )
-
-
-# ---------------------------------------------------------------------------------------
-# A2A sequence
-# ---------------------------------------------------------------------------------------
-
-
-def _a2a_sequence(events: pl.DataFrame) -> list[pl.LazyFrame]:
-    keys = ["conversation_id", "requester", "target", "exchange"]
-    ex = (
-        exchange_events(events.lazy())
-        .select(
-            *keys,
-            "seq",
-            "file",
-            "line",
-            "type",
-            "event_ms",
-            _text("workSessionId").alias("work_session_id"),
-            _text("taskId").alias("task_id"),
-            _D.struct.field("turn").alias("_turn"),
-        )
-        .collect()
-        .lazy()
-    )
-    t = pl.col("type")
-    out = []
-    orphans = ex.filter((pl.col("exchange") == 0) & t.is_in(["a2a.response", "a2a.complete"]))
-    for typ, rule in (
-        ("a2a.response", "a2a.orphan_response"),
-        ("a2a.complete", "a2a.complete_without_send"),
-    ):
-        rows = orphans.filter(t == typ).with_columns(pl.concat_list("line").alias("lines"))
-        out.append(
-            _findings(
-                rows,
-                rule,
-                pl.format(
-                    "{} {} → {} without an a2a.send before it",
-                    pl.col("type"),
-                    pl.col("requester").fill_null("?"),
-                    pl.col("target").fill_null("?"),
-                ),
-            )
-        )
-    sent = ex.filter(pl.col("exchange") > 0)
-    per = sent.group_by(keys).agg(
-        pl.col("file").first(),
-        pl.col("work_session_id").first(ignore_nulls=True),
-        pl.col("task_id").first(ignore_nulls=True),
-        pl.col("line").first().alias("send_line"),  # the send opens its exchange
-        (t == "a2a.complete").any().alias("has_complete"),
-    )
-    missing = per.filter(~pl.col("has_complete")).with_columns(
-        pl.concat_list("send_line").alias("lines")
-    )
-    out.append(
-        _findings(
-            missing,
-            "a2a.missing_complete",
-            pl.format(
-                "exchange {} → {} (#{}) has no a2a.complete",
-                pl.col("requester"),
-                pl.col("target"),
-                pl.col("exchange"),
-            ),
-        )
-    )
-    turns = sent.filter(pl.col("_turn").is_not_null()).with_columns(
-        pl.int_range(1, pl.len() + 1).over(keys).cast(pl.Float64).alias("_expected"),
-        (pl.col("_turn") != pl.int_range(1, pl.len() + 1).over(keys).cast(pl.Float64))
-        .any()
-        .over(keys)
-        .alias("_bad"),
-    )
-    bad_turns = (
-        turns.filter(pl.col("_bad"))
-        .group_by(keys, maintain_order=True)
-        .agg(
-            pl.col("file").first(),
-            pl.col("work_session_id").first(ignore_nulls=True),
-            pl.col("task_id").first(ignore_nulls=True),
-            pl.col("line").alias("lines"),
-            pl.col("_turn").cast(pl.Int64).cast(pl.String).str.join(", ").alias("_turns"),
-        )
-    )
-    out.append(
-        _findings(
-            bad_turns,
-            "a2a.turns_out_of_order",
-            pl.format("turns in time order: {}", pl.col("_turns")),
-        )
-    )
-    completes = (
-        sent.filter(t == "a2a.complete")
-        .group_by(keys)
-        .agg(pl.col("event_ms").first().alias("_c_ms"), pl.col("seq").first().alias("_c_seq"))
-    )
-    after = (
-        sent.join(completes, on=keys)
-        .filter(
-            (pl.col("event_ms") > pl.col("_c_ms"))
-            | ((pl.col("event_ms") == pl.col("_c_ms")) & (pl.col("seq") > pl.col("_c_seq")))
-        )
-        .group_by(keys, maintain_order=True)
-        .agg(
-            pl.col("file").first(),
-            pl.col("work_session_id").first(ignore_nulls=True),
-            pl.col("task_id").first(ignore_nulls=True),
-            pl.col("line").sort().alias("lines"),
-        )
-    )
-    out.append(
-        _findings(
-            after,
-            "a2a.event_after_complete",
-            pl.format(
-                "{} event(s) after the a2a.complete of {} → {}",
-                pl.col("lines").list.len(),
-                pl.col("requester"),
-                pl.col("target"),
-            ),
-        )
-    )
-    return out
-
-
 # ---------------------------------------------------------------------------------------
 # Task lifecycle
 # ---------------------------------------------------------------------------------------
@@ -519,10 +267,10 @@ def _guard_findings(
             pl.col("pair"),
             pl.lit(limit),
             pl.lit(window_s),
-            pl.col("first_ms")
-            .cast(pl.Int64)
-            .cast(pl.Datetime("ms"))
-            .dt.strftime("%Y-%m-%dT%H:%M:%S%.3fZ"),
+            format_time(
+                pl.col("first_ms").cast(pl.Int64).cast(pl.Datetime("ms")),
+                "%Y-%m-%dT%H:%M:%S%.3fZ",
+            ),
         ),
     )
 
@@ -546,7 +294,15 @@ def _relay_depth(events: pl.DataFrame, max_depth: int) -> pl.LazyFrame:
     return _findings(
         rows,
         "guard.relay_depth",
-        pl.format("relay depth {} > {}", pl.col("_depth").cast(pl.Int64), pl.lit(max_depth)),
+        pl.format(
+            "relay depth {} > {}",
+            # a depth beyond the 64-bit integers (fuzzed: 1e19) is shown as that number
+            pl.coalesce(
+                pl.col("_depth").cast(pl.Int64, strict=False).cast(pl.String),
+                pl.col("_depth").cast(pl.String),
+            ),
+            pl.lit(max_depth),
+        ),
     )
 
 
@@ -569,7 +325,11 @@ def _clock(events: pl.DataFrame, now_ms: float, tolerance_ms: float) -> list[pl.
             pl.format(
                 "{} at {} is in the future",
                 pl.col("type"),
-                pl.col("event_time").dt.strftime("%Y-%m-%dT%H:%M:%SZ"),
+                # beyond Date's range (±8.64e15 ms) there is no instant: the ms as logged
+                pl.coalesce(
+                    format_time(pl.col("event_time"), "%Y-%m-%dT%H:%M:%SZ"),
+                    pl.format("{} ms", pl.col("event_ms")),
+                ),
             ),
         ),
     ]

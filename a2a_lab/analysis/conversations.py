@@ -32,6 +32,7 @@ from a2a_lab.exchanges import (
     with_response_outcome,
 )
 from a2a_lab.reference.runtime.intent import INTENT_RULES_V1, IntentRules
+from a2a_lab.timeparse import Instant, in_window
 
 __all__ = [
     "EXCHANGE_TYPES",
@@ -61,7 +62,11 @@ def _num(field: str) -> pl.Expr:
 
 @same_kind()
 def conversations(
-    events: pl.DataFrame | pl.LazyFrame, *, intent_rules: IntentRules = INTENT_RULES_V1
+    events: pl.DataFrame | pl.LazyFrame,
+    *,
+    intent_rules: IntentRules = INTENT_RULES_V1,
+    since: Instant | None = None,
+    until: Instant | None = None,
 ) -> pl.DataFrame:
     """One row per exchange: who asked whom, how fast, how it ended.
 
@@ -71,6 +76,10 @@ def conversations(
         An event frame (loaded, or enriched: resolved ``from_agent``/``to_agent`` are reused).
     intent_rules
         The classifier used when an exchange logs no ``messageIntent`` and no payload.
+    since, until
+        Optional time window, both inclusive, on ``event_ms`` (ISO string, datetime or
+        epoch ms; naive = UTC): only the events inside it are read, as by
+        :func:`a2a_lab.interaction_graph` and ``check``.
 
     Returns
     -------
@@ -102,7 +111,7 @@ def conversations(
     >>> conversations(ev).select("from_agent", "to_agent", "first_reply_s", "outcome", "intent").row(0)
     ('a', 'b', 3.0, 'replied', 'request')
     """
-    return _conversations_of(exchange_events(events.lazy()), intent_rules)
+    return _conversations_of(exchange_events(in_window(events.lazy(), since, until)), intent_rules)
 
 
 def _conversations_of(

@@ -24,6 +24,7 @@ import networkx as nx
 import polars as pl
 
 from a2a_lab._frames import data_text, narrow, same_kind
+from a2a_lab._timefmt import python_safe
 from a2a_lab.analysis.conversations import _conversations_of, pair_stats
 from a2a_lab.exchanges import EXCHANGE_FIELDS, exchange_events, with_agents
 from a2a_lab.reference.jsstr import js_trim_expr
@@ -221,7 +222,7 @@ def interaction_graph(
     g = nx.DiGraph(
         window=None if window is None else [str(w) for w in window], work_session=work_session or ""
     )
-    for row in nodes.iter_rows(named=True):
+    for row in python_safe(nodes).iter_rows(named=True):
         g.add_node(row.pop("agent"), **_clean(row))
     edge_cols = [
         "messages",
@@ -241,7 +242,7 @@ def interaction_graph(
         "spawns",
         "delegation",
     ]
-    for row in edges.select(*keys, *edge_cols).iter_rows(named=True):
+    for row in python_safe(edges.select(*keys, *edge_cols)).iter_rows(named=True):
         g.add_edge(row.pop("from_agent"), row.pop("to_agent"), **_clean(row))
     g.graph = _clean(g.graph)
     return g

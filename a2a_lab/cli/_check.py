@@ -12,11 +12,15 @@ import sys
 from a2a_lab.cli._common import (
     CliError,
     OneLineArgumentParser,
+    add_tz_option,
+    check_output,
+    cli_tz,
     float_option,
     instant_option,
     int_option,
     print_json,
     split_multi,
+    write_output,
 )
 
 _EXAMPLE = """example:
@@ -99,6 +103,7 @@ def register(sub: argparse._SubParsersAction[OneLineArgumentParser]) -> None:
         default=60.0,
         help="loop guard window in seconds (default 60)",
     )
+    add_tz_option(p)
     p.set_defaults(func=run)
 
 
@@ -122,7 +127,9 @@ def run(args: argparse.Namespace) -> int:
     fmt = args.format or ("json" if args.json else "text")
     if args.json and args.format not in (None, "json"):
         raise CliError(f"--json contradicts --format {args.format}")
-    res = load_source(args.source)
+    check_output(args.output)
+    tz = cli_tz(args)
+    res = load_source(args.source, tz=tz)
     now = args.now if args.now is not None else args.now_ms
     if now is None:
         now = time.time() * 1000
@@ -141,14 +148,7 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         raise CliError(str(exc)) from None
     if args.output is not None:
-        from a2a_lab.export import write_frame
-
-        try:
-            write_frame(found, args.output)
-        except ValueError as exc:
-            raise CliError(str(exc)) from None
-        except OSError as exc:
-            raise CliError(f"cannot write {args.output}: {exc.strerror or exc}") from None
+        write_output(found, args.output, tz)
     by_sev = {s: int(found.filter(pl.col("severity") == s).height) for s in SEVERITIES}
     rejects = int(res.report.rejects.height)
     if fmt == "json":

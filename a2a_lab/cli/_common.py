@@ -138,3 +138,82 @@ def in_window(events: Any, args: argparse.Namespace) -> Any:
     if args.until is not None:
         events = events.filter(pl.col("event_ms") <= args.until)
     return events
+
+
+def tz_option(text: str) -> str:
+    """An argparse ``type=`` for ``--tz``: an IANA time zone name."""
+    from a2a_lab.timeparse import check_tz
+
+    try:
+        return check_tz(text, name="tz")
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc).removeprefix("tz: ")) from None
+
+
+def add_tz_option(parser: argparse.ArgumentParser) -> None:
+    """``--tz ZONE``; the default is ``$A2A_LAB_TZ``, else UTC (docs/api.md)."""
+    parser.add_argument(
+        "--tz",
+        type=tz_option,
+        metavar="ZONE",
+        help=(
+            "IANA time zone of log timestamps without an offset and of the times written "
+            "out (default: $A2A_LAB_TZ, else UTC)"
+        ),
+    )
+
+
+def cli_tz(args: argparse.Namespace) -> str:
+    """The command's time zone: ``--tz``, else ``$A2A_LAB_TZ``, else UTC."""
+    from a2a_lab.timeparse import default_tz
+
+    if getattr(args, "tz", None) is not None:
+        return str(args.tz)
+    try:
+        return default_tz()
+    except ValueError as exc:
+        raise CliError(str(exc)) from None
+
+
+def add_output_option(parser: Any, what: str) -> None:
+    """``-o FILE``: write the command's frame to .csv, .parquet, .json or .ndjson."""
+    parser.add_argument(
+        "-o",
+        "--output",
+        metavar="FILE",
+        help=(
+            f"write the {what} to FILE.csv, .parquet, .json or .ndjson instead (every column; "
+            "times as ISO 8601 with offset, in --tz)"
+        ),
+    )
+
+
+def check_output(path: str | None) -> None:
+    """Refuse an unknown output suffix before any work is done."""
+    from pathlib import Path
+
+    from a2a_lab.export import FORMATS
+
+    if path is None:
+        return
+    out = Path(path)
+    if out.suffix not in FORMATS:
+        raise CliError(
+            f"unknown output format {out.suffix or out.name!r}: use {', '.join(FORMATS)}"
+        )
+
+
+def write_output(frame: Any, path: str, tz: str) -> None:
+    """Write ``frame`` with :func:`a2a_lab.write_frame`, its instants shown in ``tz``."""
+    import polars.selectors as cs
+
+    from a2a_lab.export import write_frame
+
+    check_output(path)
+    frame = frame.with_columns(cs.datetime(time_zone="*").dt.convert_time_zone(tz))
+    try:
+        write_frame(frame, path)
+    except ValueError as exc:
+        raise CliError(str(exc)) from None
+    except OSError as exc:
+        raise CliError(f"cannot write {path}: {exc.strerror or exc}") from None

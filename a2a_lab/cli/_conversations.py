@@ -7,7 +7,16 @@ import json
 import sys
 from pathlib import Path
 
-from a2a_lab.cli._common import CliError, OneLineArgumentParser, add_window_options, in_window
+from a2a_lab.cli._common import (
+    CliError,
+    OneLineArgumentParser,
+    add_tz_option,
+    add_window_options,
+    check_output,
+    cli_tz,
+    in_window,
+    write_output,
+)
 
 #: How ``conversations --json`` writes the frame's UTC ``*_time`` columns.
 _JSON_TIME_FORMAT = "%Y-%m-%dT%H:%M:%S%.3fZ"
@@ -33,9 +42,10 @@ def register(sub: argparse._SubParsersAction[OneLineArgumentParser]) -> None:
         "-o",
         "--output",
         metavar="FILE",
-        help="write FILE.csv, .parquet, .json or .ndjson (every column; times as ISO 8601)",
+        help="write FILE.csv, .parquet, .json or .ndjson (every column; times as ISO 8601 with offset, in --tz)",
     )
     add_window_options(p)
+    add_tz_option(p)
     p.set_defaults(func=run_conversations)
 
     g = sub.add_parser(
@@ -53,26 +63,26 @@ def register(sub: argparse._SubParsersAction[OneLineArgumentParser]) -> None:
         "-o", "--output", metavar="FILE", required=True, help="FILE.graphml or FILE.json"
     )
     add_window_options(g)
+    add_tz_option(g)
     g.set_defaults(func=run_graph)
 
 
 def run_conversations(args: argparse.Namespace) -> int:
-    from a2a_lab.analysis.conversations import conversations
-    from a2a_lab.cli._source import load_source
-    from a2a_lab.export import FORMATS, write_frame
+    import polars as pl
 
-    out = Path(args.output) if args.output else None
-    if out is not None and out.suffix not in FORMATS:
-        raise CliError(
-            f"unknown output format {out.suffix or out.name!r}: use {', '.join(FORMATS)}"
-        )
-    conv = conversations(in_window(load_source(args.source).events, args))
-    if out is not None:
-        try:
-            write_frame(conv, out)
-        except OSError as exc:
-            raise CliError(f"cannot write {out}: {exc.strerror or exc}") from None
-        print(f"{conv.height} conversations written to {out}", file=sys.stderr)
+    from a2a_lab.analysis.conversations import conversations
+    from a2a_lab.cli._source import lean_engine, scan_source
+
+    check_output(args.output)
+    tz = cli_tz(args)
+    # a store is scanned lazily (no raw), collected by the streaming engine
+    with lean_engine():
+        conv = conversations(in_window(scan_source(args.source, tz=tz), args))
+        if isinstance(conv, pl.LazyFrame):
+            conv = conv.collect()
+    if args.output is not None:
+        write_output(conv, args.output, tz)
+        print(f"{conv.height} conversations written to {args.output}", file=sys.stderr)
         return 0
     if args.json:
         import polars.selectors as cs
@@ -89,12 +99,13 @@ def run_conversations(args: argparse.Namespace) -> int:
 
 def run_graph(args: argparse.Namespace) -> int:
     from a2a_lab.analysis.graph import interaction_graph, write_graph
-    from a2a_lab.cli._source import load_source
+    from a2a_lab.cli._source import lean_engine, scan_source
 
     out = Path(args.output)
     if out.suffix not in (".graphml", ".json"):
         raise CliError(f"unknown graph format {out.suffix or out.name!r}: use .graphml or .json")
-    g = interaction_graph(in_window(load_source(args.source).events, args))
+    with lean_engine():
+        g = interaction_graph(in_window(scan_source(args.source, tz=cli_tz(args)), args))
     try:
         write_graph(g, out)
     except OSError as exc:

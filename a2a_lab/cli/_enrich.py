@@ -15,7 +15,7 @@ from typing import TextIO
 import polars as pl
 
 from a2a_lab._deep import deep_call
-from a2a_lab.cli._common import CliError, OneLineArgumentParser, split_multi
+from a2a_lab.cli._common import CliError, OneLineArgumentParser, add_tz_option, cli_tz, split_multi
 from a2a_lab.reference.jsstr import js_well_formed_json
 
 #: Rows serialised per batch, so that a large log never holds all its JSON text at once.
@@ -36,6 +36,7 @@ def add_main_agent_options(parser: argparse.ArgumentParser) -> None:
         metavar="F",
         help="read the main agents from this openclaw.json (plus main and ruda, as the dashboard)",
     )
+    add_tz_option(parser)
 
 
 def main_agents(args: argparse.Namespace) -> frozenset[str] | None:
@@ -65,7 +66,7 @@ def load_enriched(args: argparse.Namespace) -> tuple[pl.DataFrame, list[str]]:
     from a2a_lab.enrich import enrich
 
     agents = main_agents(args)
-    loaded = load_source(args.source)
+    loaded = load_source(args.source, tz=cli_tz(args))
     return enrich(loaded.events, main_agents=agents), list(loaded.report.files)
 
 

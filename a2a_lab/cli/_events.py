@@ -3,8 +3,16 @@
 from __future__ import annotations
 
 import argparse
+import sys
 
-from a2a_lab.cli._common import OneLineArgumentParser, print_json
+from a2a_lab.cli._common import (
+    OneLineArgumentParser,
+    add_output_option,
+    check_output,
+    cli_tz,
+    print_json,
+    write_output,
+)
 from a2a_lab.cli._enrich import add_main_agent_options, load_enriched
 from a2a_lab.cli._sessions import number_option
 
@@ -18,14 +26,18 @@ def register(sub: argparse._SubParsersAction[OneLineArgumentParser]) -> None:
             "body: the LAST --limit matching events in reading order (rotated files oldest "
             "first, the live file last)."
         ),
-        epilog="example:\n  a2a-lab events ~/.openclaw/logs --type a2a.send,a2a.response --since 2026-02-18 --limit 50",
+        epilog="example:\n  a2a-lab events ~/.openclaw/logs --type a2a.send,a2a.response --since 2026-02-18 --limit 50\n"
+        "  a2a-lab events ~/.openclaw/logs --limit 1e9 -o events.parquet",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("source", help="an NDJSON file, a glob, or a log directory")
     p.add_argument(
         "--since",
         metavar="ISO",
-        help="keep events at or after this time (an unparsable date matches none)",
+        help=(
+            "keep events at or after this time, as the dashboard's Date.parse reads it: "
+            "an unparsable date matches none; without an offset it is in --tz"
+        ),
     )
     p.add_argument("--role", metavar="R", help="keep events of exactly this role (one value)")
     p.add_argument(
@@ -38,6 +50,7 @@ def register(sub: argparse._SubParsersAction[OneLineArgumentParser]) -> None:
         "--limit", metavar="N", help="at most this many events, the last ones (default 100)"
     )
     add_main_agent_options(p)
+    add_output_option(p, "kept events (the enriched frame's rows)")
     p.set_defaults(func=run)
 
 
@@ -46,6 +59,7 @@ def run(args: argparse.Namespace) -> int:
 
     if args.limit is not None:
         number_option("--limit", args.limit)
+    check_output(args.output)
     frame, files = load_enriched(args)
     result = events_query(
         frame,
@@ -55,6 +69,11 @@ def run(args: argparse.Namespace) -> int:
         view_category=args.view_category,
         limit=args.limit,
         files=files,
+        tz=cli_tz(args),
     )
+    if args.output is not None:
+        write_output(result.events, args.output, cli_tz(args))
+        print(f"{result.events.height} events written to {args.output}", file=sys.stderr)
+        return 0
     print_json(result.to_api())
     return 0

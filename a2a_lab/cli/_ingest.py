@@ -17,12 +17,19 @@ def register(sub: argparse._SubParsersAction[OneLineArgumentParser]) -> None:
             "waits for its newline. Every sub-command accepts STORE where it accepts a log "
             "directory. One ingest at a time; an interrupted one leaves the store as it was."
         ),
+        epilog=(
+            "example:\n  a2a-lab ingest ~/.openclaw/logs ~/a2a-store --tz Asia/Seoul\n"
+            "  a2a-lab check ~/a2a-store --fail-on error"
+        ),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("logdir", help="the log directory (or its live coordination-events.ndjson)")
     p.add_argument("store", help="the store directory (created on the first ingest)")
     p.add_argument(
+        "--tz",
         "--timezone",
-        metavar="TZ",
+        dest="timezone",
+        metavar="ZONE",
         help="zone of ISO timestamps without offset (first ingest; default UTC)",
     )
     p.add_argument("--json", action="store_true", help="print the ingest report as JSON")
@@ -41,7 +48,7 @@ def run(args: argparse.Namespace) -> int:
     if args.timezone is not None:
         _check_timezone(args.timezone)
     try:
-        report = ingest(args.logdir, args.store, timezone=args.timezone, progress=args.progress)
+        report = ingest(args.logdir, args.store, tz=args.timezone, progress=args.progress)
     except StoreError as exc:
         raise CliError(str(exc)) from None
     except OSError as exc:
@@ -61,4 +68,4 @@ def _check_timezone(name: str) -> None:
     try:
         zoneinfo.ZoneInfo(name)
     except (zoneinfo.ZoneInfoNotFoundError, ValueError):
-        raise CliError(f"--timezone: unknown time zone {name!r}") from None
+        raise CliError(f"--tz: unknown time zone {name!r}") from None

@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from a2a_lab.cli._common import OneLineArgumentParser
 
+from a2a_lab.cli._common import add_tz_option, cli_tz
+
 
 def register(sub: argparse._SubParsersAction[OneLineArgumentParser]) -> None:
     p = sub.add_parser(
@@ -22,6 +24,7 @@ def register(sub: argparse._SubParsersAction[OneLineArgumentParser]) -> None:
     )
     p.add_argument("source", help="an NDJSON file, a glob, or a log directory")
     p.add_argument("--json", action="store_true", help="print the load report as JSON")
+    add_tz_option(p)
     p.set_defaults(func=run)
 
 
@@ -29,7 +32,7 @@ def run(args: argparse.Namespace) -> int:
     from a2a_lab.cli._common import print_json
     from a2a_lab.cli._source import load_source
 
-    result = load_source(args.source)
+    result = load_source(args.source, tz=cli_tz(args))
     summary = result.report.summary()
     if args.json:
         print_json(summary)

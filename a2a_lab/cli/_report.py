@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from a2a_lab.cli._common import CliError, OneLineArgumentParser
+from a2a_lab.cli._common import CliError, OneLineArgumentParser, cli_tz
 
 
 def register(sub: argparse._SubParsersAction[OneLineArgumentParser]) -> None:
@@ -18,6 +18,8 @@ def register(sub: argparse._SubParsersAction[OneLineArgumentParser]) -> None:
             "sessions with search and filters, conversations, interaction graph, log health and, "
             "with --sim, a comparison with a simulator run."
         ),
+        epilog="example:\n  a2a-lab report ~/.openclaw/logs -o report.html --since 2026-02-18 --tz Asia/Seoul",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("source", help="an NDJSON file, a glob, or a log directory")
     p.add_argument("-o", "--output", required=True, metavar="FILE", help="the HTML file to write")
@@ -33,9 +35,9 @@ def register(sub: argparse._SubParsersAction[OneLineArgumentParser]) -> None:
     )
     p.add_argument(
         "--tz",
-        default="UTC",
         metavar="ZONE",
-        help="IANA time zone of every time shown (default UTC)",
+        help="IANA time zone of every time shown and of log timestamps without an offset "
+        "(default: $A2A_LAB_TZ, else UTC)",
     )
     p.add_argument("--title", metavar="TEXT", help="the page title")
     p.add_argument(
@@ -99,8 +101,9 @@ def run(args: argparse.Namespace) -> int:
     from a2a_lab.views.report._data import check_tz, instant_ms
 
     out = Path(args.output)
+    tz = cli_tz(args)
     try:  # the options are checked before a long load
-        check_tz(args.tz)
+        check_tz(tz)
         instant_ms(_instant(args.since), "--since")
         instant_ms(_instant(args.until), "--until")
     except ValueError as exc:
@@ -110,13 +113,13 @@ def run(args: argparse.Namespace) -> int:
     if args.sim is not None and not Path(args.sim).is_file():
         raise CliError(f"--sim: no such file {args.sim!r}")
     users = _discord_users(args.discord_users)
-    loaded = load_source(args.source)
+    loaded = load_source(args.source, tz=tz)
     try:
         result = report(
             loaded,
             since=_instant(args.since),
             until=_instant(args.until),
-            tz=args.tz,
+            tz=tz,
             title=args.title or f"A2A log report: {args.source}",
             sim=args.sim,
             seed=args.seed,

@@ -4,17 +4,24 @@ from __future__ import annotations
 
 import argparse
 import math
+import sys
 import time
+
+import polars as pl
 
 from a2a_lab.cli._common import (
     CliError,
     OneLineArgumentParser,
+    add_output_option,
     add_window_options,
+    check_output,
+    cli_tz,
     in_window,
     instant_option,
     print_json,
+    write_output,
 )
-from a2a_lab.cli._enrich import add_main_agent_options, load_enriched
+from a2a_lab.cli._enrich import add_main_agent_options, main_agents
 
 
 def register(sub: argparse._SubParsersAction[OneLineArgumentParser]) -> None:
@@ -26,7 +33,8 @@ def register(sub: argparse._SubParsersAction[OneLineArgumentParser]) -> None:
             "GET /api/work-sessions. --role, --type and --status take repeated options and "
             "comma-separated values; invalid roles and statuses are dropped, as the dashboard does."
         ),
-        epilog="example:\n  a2a-lab work-sessions ~/.openclaw/logs --status ACTIVE,QUIET --now 2026-02-19T09:00Z",
+        epilog="example:\n  a2a-lab work-sessions ~/.openclaw/logs --status ACTIVE,QUIET --now 2026-02-19T09:00Z\n"
+        "  a2a-lab work-sessions ~/.openclaw/logs --since 2026-02-18 --until 2026-02-19 -o sessions.csv",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("source", help="an NDJSON file, a glob, or a log directory")
@@ -63,6 +71,7 @@ def register(sub: argparse._SubParsersAction[OneLineArgumentParser]) -> None:
     )
     add_window_options(p)
     add_main_agent_options(p)
+    add_output_option(p, "matched sessions (one row each, not only the --limit page)")
     p.set_defaults(func=run)
 
 
@@ -76,12 +85,32 @@ def number_option(name: str, value: str) -> float:
     return number
 
 
+#: The ``data`` fields work sessions read (rules §7-§8); the events of the output are written
+#: from their original lines, re-read from the files.
+SESSION_DATA_FIELDS = ("workSessionId", "conversationId", "status")
+
+
+def session_columns(enriched: pl.DataFrame) -> pl.DataFrame:
+    """``enriched`` with ``data`` narrowed to :data:`SESSION_DATA_FIELDS` (issue 12: memory).
+
+    The other ``data`` fields (messages, previews, keys: most of the frame's memory) are
+    released before the sessions are built. The events in the output come from the
+    original lines, re-read from the files (the frame has no ``raw``); only for a line
+    that can no longer be read (a file changed since the load) would the narrowed ``data``
+    be written instead.
+    """
+    data = pl.col("data")
+    narrow = pl.struct([data.struct.field(f) for f in SESSION_DATA_FIELDS])
+    return enriched.with_columns(pl.when(data.is_not_null()).then(narrow).alias("data"))
+
+
 def run(args: argparse.Namespace) -> int:
     from a2a_lab.sessions import load_overrides, work_sessions
 
     now = time.time() * 1000 if args.now_ms is None else args.now_ms
     if args.limit is not None:
         number_option("--limit", args.limit)
+    check_output(args.output)
     overrides = None
     if args.overrides is not None:
         try:
@@ -92,17 +121,38 @@ def run(args: argparse.Namespace) -> int:
             ) from None
         except ValueError as exc:
             raise CliError(f"overrides file {args.overrides}: {exc}") from None
-    frame, _ = load_enriched(args)
-    result = work_sessions(
-        in_window(frame, args),
-        now=now,
-        roles=args.role,
-        types=args.type,
-        status=args.status,
-        view_category=args.view_category,
-        sub_tag=args.sub_tag,
-        limit=args.limit,
-        overrides=overrides,
-    )
-    print_json(result.to_api())
+    from a2a_lab.cli._source import lean_engine, scan_source
+    from a2a_lab.enrich import enrich
+
+    # a store is scanned lazily: only the columns and data fields work sessions select
+    # are read, collected by the streaming engine (the page's event objects re-read their
+    # lines from the log files, as for a loaded directory)
+    events = scan_source(args.source, tz=cli_tz(args))
+    agents = main_agents(args)
+    frame: pl.DataFrame | pl.LazyFrame
+    if isinstance(events, pl.LazyFrame):
+        frame = in_window(enrich(events, main_agents=agents), args)
+    else:
+        # rebind: the full frame must not outlive the narrowing (it would keep every field)
+        frame = in_window(session_columns(enrich(events, main_agents=agents)), args)
+    with lean_engine():
+        result = work_sessions(
+            frame,
+            now=now,
+            roles=args.role,
+            types=args.type,
+            status=args.status,
+            view_category=args.view_category,
+            sub_tag=args.sub_tag,
+            limit=args.limit,
+            overrides=overrides,
+        )
+        if args.output is not None:
+            write_output(result.sessions, args.output, cli_tz(args))
+            print(
+                f"{result.sessions.height} work sessions written to {args.output}",
+                file=sys.stderr,
+            )
+            return 0
+        print_json(result.to_api())
     return 0

@@ -2,20 +2,57 @@
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
+
+import polars as pl
+
 from a2a_lab.cli._common import CliError
-from a2a_lab.io import LoadResult, SourceError, StoreError, is_store, load, load_store
+from a2a_lab.io import (
+    LoadResult,
+    SourceError,
+    StoreError,
+    is_store,
+    load,
+    load_store,
+    scan_store,
+)
 
 
-def load_source(source: str, *, timezone: str = "UTC") -> LoadResult:
-    """``a2a_lab.load(source)``, or the history store at ``source``.
+def load_source(source: str, *, tz: str = "UTC") -> LoadResult:
+    """``a2a_lab.load(source, tz=tz)``, or the history store at ``source``.
 
     A missing or unreadable source raises :class:`CliError`.
     """
     try:
         if is_store(source):
-            return load_store(source, timezone=timezone)
-        return load(source, timezone=timezone)
+            return load_store(source, timezone=tz)
+        return load(source, tz=tz)
     except (SourceError, StoreError) as exc:
         raise CliError(str(exc)) from None
     except OSError as exc:
         raise CliError(f"cannot read {source}: {exc.strerror or exc}") from None
+
+
+def scan_source(source: str, *, tz: str = "UTC", raw: bool = False) -> pl.DataFrame | pl.LazyFrame:
+    """The events of ``source`` for an analysis that accepts a LazyFrame.
+
+    A history store gives the lean lazy scan (:func:`a2a_lab.io.scan_store`: only the
+    columns and ``data`` fields the analysis selects are read, ``raw`` only if asked and
+    selected); run its collects inside :func:`lean_engine`. A log gives the loaded frame.
+    """
+    try:
+        if is_store(source):
+            return scan_store(source, timezone=tz, raw=raw)
+    except (SourceError, StoreError) as exc:
+        raise CliError(str(exc)) from None
+    except OSError as exc:
+        raise CliError(f"cannot read {source}: {exc.strerror or exc}") from None
+    return load_source(source, tz=tz).events
+
+
+@contextlib.contextmanager
+def lean_engine() -> Iterator[None]:
+    """Collect lazy frames with Polars' streaming engine (bounded memory) in this block."""
+    with pl.Config(engine_affinity="streaming"):
+        yield

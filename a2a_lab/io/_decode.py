@@ -5,8 +5,9 @@ Design (measured in ``benchmarks/bench_load.py``):
 1. A chunk of whole lines (``ChunkDecoder.decode``; the loader reads 8 MB at a time) is
    split on ``\\n`` only and JS-trimmed (rules §10); blank lines are counted. Invalid UTF-8
    becomes U+FFFD, as Node decodes it, and is reported.
-2. The FAST path hands the lines that look like JSON objects to Polars' NDJSON reader (the
-   chunk's bytes themselves when every line qualifies) with a LEAN schema: the top-level
+2. The FAST path hands the lines that look like JSON objects to Polars' JSON decoder
+   (``str.json_decode`` of the lines already split: half the cost of ``read_ndjson`` on
+   the chunk's bytes, same decoder) with a LEAN schema: the top-level
    fields and the ``data`` fields nearly every log carries (``_CORE_DATA``); a declared
    field that many lines of a file carry joins the schema for that file. Fields absent from
    the schema are null literals in the frame, which cost no memory.
@@ -17,7 +18,7 @@ Design (measured in ``benchmarks/bench_load.py``):
    of declared keys in the text that differs from the fields decoded (unless the difference
    is explicit nulls and no key repeats). Every line of a block Polars refuses is routed
    too, narrowed down by bisection.
-4. The EXACT path parses with the standard library (strict JSON: NaN and Infinity are
+4. The EXACT path (:mod:`a2a_lab.io._exact`) parses with the standard library (strict JSON: NaN and Infinity are
    rejected, the last duplicate key wins, as ``JSON.parse`` does; nesting of any depth) and
    validates each field against the pydantic model; a field of the wrong type becomes null
    and is reported.
@@ -27,312 +28,55 @@ Every physical line thus ends up as exactly one event, reject or blank line.
 
 from __future__ import annotations
 
-import json
-import math
 import re
 from dataclasses import dataclass
-from typing import Any
+from functools import cache
 
 import polars as pl
 from polars.datatypes import DataTypeClass
-from pydantic import ValidationError
 
-from a2a_lab.io._timestamps import MAX_TIME_MS
-from a2a_lab.reference.jsstr import JS_WHITESPACE, js_trim
-from a2a_lab.reference.strict_json import STRICT_DECODER
-from a2a_lab.schema import (
-    FRAME_COLUMN_NAMES,
-    LOG_FIELD_NAMES,
-    CoordinationEvent,
-    EventData,
-    data_dtype,
-    raw_event_dtype,
+from a2a_lab.io._exact import (
+    _F,
+    RAW_PREVIEW,
+    _exact,
+    event_columns_schema,
+    issues_frame,
+    parse_line,
+    rows_to_events,
+    typed_row,
 )
+from a2a_lab.io._exact import _parse_deep as _parse_deep
+from a2a_lab.io._timestamps import MAX_TIME_MS
+from a2a_lab.reference.jsstr import JS_WHITESPACE
+from a2a_lab.schema import FRAME_COLUMN_NAMES, EventData, data_dtype, raw_event_dtype
+
+__all__ = [
+    "RAW_PREVIEW",
+    "ChunkDecoder",
+    "DecodedText",
+    "decode_chunk",
+    "decode_text",
+    "event_columns_schema",
+    "issues_frame",
+    "parse_line",
+    "rows_to_events",
+    "typed_row",
+]
 
 #: A block of lines Polars refuses is bisected down to ``_MIN_CHUNK`` lines.
 _MIN_CHUNK = 16
-#: Characters of a rejected line kept in the report.
-RAW_PREVIEW = 200
 
 # a string Polars may have made of a number or a boolean
 _NUMERIC_TEXT = r"^(?:-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?|true|false)$"
 # ... or of an array or object (re-serialised): such a string starts with a bracket
 _NESTED_TEXT = r"^[\[{]"
 # Lines the fast path must not see: NaN/Infinity tokens and trailing commas (not JSON, but
-# tolerated by Polars' decoder) and UTF-16 surrogate escapes (Polars mis-decodes a lone one).
-_NOT_JSON_HINT = r"(?:NaN|Infinity|,\s*[}\]]|\\u[dD][89a-fA-F])"
+# tolerated by Polars' decoder), UTF-16 surrogate escapes (Polars mis-decodes a lone one) and
+# keys written with \u escapes (one can spell a declared key the key count cannot see).
+_NOT_JSON_HINT = r'(?:NaN|Infinity|,\s*[}\]]|\\u[dD][89a-fA-F]|\\u[0-9a-fA-F]{4}[^"]*"\s*:)'
 
 
-@dataclass(frozen=True)
-class _Fields:
-    """Field names of the derived dtype, grouped by kind (for the coercion checks)."""
-
-    top_strings: tuple[str, ...]
-    top_numbers: tuple[str, ...]
-    data_strings: tuple[str, ...]
-    data_numbers: tuple[str, ...]
-    data_lists: tuple[str, ...]
-    data_bools: tuple[str, ...]
-    all_keys: tuple[str, ...]
-
-
-def _fields() -> _Fields:
-    top = raw_event_dtype()
-    data = data_dtype()
-    tops = {f.name: f.dtype for f in top.fields if f.name != "data"}
-    datas = {f.name: f.dtype for f in data.fields}
-    return _Fields(
-        top_strings=tuple(k for k, v in tops.items() if v == pl.String),
-        top_numbers=tuple(k for k, v in tops.items() if v == pl.Float64),
-        data_strings=tuple(k for k, v in datas.items() if v == pl.String),
-        data_numbers=tuple(k for k, v in datas.items() if v == pl.Float64),
-        data_lists=tuple(k for k, v in datas.items() if isinstance(v, pl.List)),
-        data_bools=tuple(k for k, v in datas.items() if v == pl.Boolean),
-        all_keys=tuple(sorted(set(tops) | set(datas) | {"data"})),
-    )
-
-
-_F = _fields()
 _KEY_PATTERN = '"(?:' + "|".join(re.escape(k) for k in _F.all_keys) + r')"\s*:'
-
-
-# ---------------------------------------------------------------------------------------
-# exact path
-# ---------------------------------------------------------------------------------------
-
-
-_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-def _json_type(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, (int, float)):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    return "object"
-
-
-def parse_line(text: str) -> tuple[dict[str, Any] | None, str | None]:
-    """Parse one trimmed line exactly as ``JSON.parse`` would; returns (object, reject reason).
-
-    Examples
-    --------
-    >>> parse_line('{"type": "a2a.send"}')
-    ({'type': 'a2a.send'}, None)
-    >>> parse_line('[1, 2]')[1]
-    'not an object: JSON array'
-    >>> parse_line('{"type": NaN}')[1]
-    'not JSON: NaN is not valid JSON'
-    """
-    try:
-        obj = STRICT_DECODER.decode(text)
-    except ValueError as exc:
-        reason = exc.args[0] if exc.args else str(exc)
-        if isinstance(exc, json.JSONDecodeError):
-            reason = f"{exc.msg} at column {exc.colno}"
-        return None, f"not JSON: {reason}"
-    except RecursionError:
-        # deeper than the standard library's recursive parser goes: JSON.parse has no
-        # such limit, so parse without recursion
-        return _parse_deep(text)
-    return _check_object(obj)
-
-
-_MISSING = object()
-
-# JSON tokens, for lines nested too deeply for the recursive standard-library parser
-_TOKEN = re.compile(
-    r'[ \t\n\r]*(?:(?P<s>"(?:[^"\\\x00-\x1f]|\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4}))*")'
-    r"|(?P<n>-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?)"
-    r"|(?P<l>true|false|null)|(?P<p>[\[\]{},:]))"
-)
-_LITERALS = {"true": True, "false": False, "null": None}
-
-
-def _parse_deep(text: str) -> tuple[dict[str, Any] | None, str | None]:
-    """:func:`parse_line` for any nesting depth: an explicit stack instead of recursion.
-
-    Scalars are decoded by the standard library (same strings and numbers as the fast
-    path); the last of duplicate keys wins, as ``JSON.parse`` has it.
-    """
-    stack: list[list[Any] | dict[str, Any]] = []
-    keys: list[str | None] = []
-    pos, n = 0, len(text)
-    root: Any = _MISSING
-    value: Any
-    expect = "value"  # value | key | colon | comma
-    while True:
-        m = _TOKEN.match(text, pos)
-        if m is None or (m.end() == pos and pos < n):
-            if root is not _MISSING and not stack and text[pos:].strip(" \t\n\r") == "":
-                break
-            return None, f"not JSON: unexpected character at column {_next_col(text, pos)}"
-        pos = m.end()
-        p = m.group("p")
-        if expect == "key":
-            if m.group("s") is not None:
-                keys[-1] = json.loads(m.group("s"))
-                expect = "colon"
-                continue
-            if p == "}" and not stack[-1]:
-                value = stack.pop()
-                keys.pop()
-            else:
-                return (
-                    None,
-                    f"not JSON: expecting property name at column {_next_col(text, m.start())}",
-                )
-        elif expect == "colon":
-            if p != ":":
-                return None, f"not JSON: expecting ':' at column {_next_col(text, m.start())}"
-            expect = "value"
-            continue
-        elif expect == "comma":
-            if p == "," and stack:
-                expect = "key" if isinstance(stack[-1], dict) else "value"
-                continue
-            if stack and p == ("}" if isinstance(stack[-1], dict) else "]"):
-                value = stack.pop()
-                keys.pop()
-            else:
-                return None, f"not JSON: expecting ',' at column {_next_col(text, m.start())}"
-        elif p in ("{", "["):
-            stack.append({} if p == "{" else [])
-            keys.append(None)
-            expect = "key" if p == "{" else "value"
-            continue
-        elif p == "]" and stack and isinstance(stack[-1], list) and not stack[-1]:
-            value = stack.pop()
-            keys.pop()
-        elif m.group("s") is not None or m.group("n") is not None:
-            value = json.loads(m.group("s") or m.group("n"))
-        elif m.group("l") is not None:
-            value = _LITERALS[m.group("l")]
-        else:
-            return None, f"not JSON: expecting value at column {_next_col(text, m.start())}"
-        if not stack:
-            if root is not _MISSING:
-                return None, f"not JSON: extra data at column {_next_col(text, m.start())}"
-            root = value
-        elif isinstance(stack[-1], dict):
-            stack[-1][keys[-1]] = value  # type: ignore[index]
-        else:
-            stack[-1].append(value)
-        expect = "comma"
-        if not stack and text[pos:].strip(" \t\n\r") == "":
-            break
-    return _check_object(root)
-
-
-def _next_col(text: str, pos: int) -> int:
-    while pos < len(text) and text[pos] in " \t\n\r":
-        pos += 1
-    return pos + 1
-
-
-def _check_object(obj: Any) -> tuple[dict[str, Any] | None, str | None]:
-    """The reject reason of a parsed JSON value that is not a usable event, or None."""
-    if not isinstance(obj, dict):
-        return None, f"not an object: JSON {_json_type(obj)}"
-    typ = obj.get("type", _MISSING)
-    if typ is _MISSING:
-        return None, "no type field"
-    if not isinstance(typ, str):
-        return None, f"type is not a string (JSON {_json_type(typ)})"
-    if js_trim(typ) == "":
-        return None, "type is blank"
-    return obj, None
-
-
-def _clean_str(value: str) -> str:
-    """Polars strings are UTF-8: a lone surrogate (legal in JSON escapes) becomes U+FFFD."""
-    return _LONE_SURROGATE.sub("\ufffd", value)
-
-
-def _finite_number(value: Any) -> bool:
-    return (
-        isinstance(value, (int, float))
-        and not isinstance(value, bool)
-        and math.isfinite(float(value))
-    )
-
-
-def typed_row(obj: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
-    """Typed values of the declared fields of one parsed event, plus the wrong-typed fields.
-
-    The pydantic models decide what a wrong type is; a wrong-typed field becomes null
-    (rules §1: the field counts as absent), and a list keeps only its string items.
-    """
-    issues: list[str] = []
-    top_values = {
-        k: v for k, v in obj.items() if k in CoordinationEvent.model_fields and k != "data"
-    }
-    raw_data = obj.get("data", _MISSING)
-    if raw_data is _MISSING:
-        data_values: dict[str, Any] = {}
-    elif isinstance(raw_data, dict):
-        data_values = {k: v for k, v in raw_data.items() if k in EventData.model_fields}
-    else:
-        data_values = {}
-        issues.append("data")
-    row = _validated(CoordinationEvent, top_values, "", issues)
-    row["data"] = (
-        _validated(EventData, data_values, "data.", issues) if isinstance(raw_data, dict) else None
-    )
-    return row, issues
-
-
-def _as_double(value: Any) -> Any:
-    """An integer literal too large for a double is Infinity in JavaScript (not a number)."""
-    if isinstance(value, int) and not isinstance(value, bool) and abs(value) > _MAX_DOUBLE:
-        return math.inf if value > 0 else -math.inf
-    return value
-
-
-_MAX_DOUBLE = 1.7976931348623157e308
-
-
-def _validated(
-    model: type, values: dict[str, Any], prefix: str, issues: list[str]
-) -> dict[str, Any]:
-    out: dict[str, Any] = {k: None for k in model.model_fields if k != "data"}  # type: ignore[attr-defined]
-    if not values:
-        return out
-    values = {k: _as_double(v) for k, v in values.items()}
-    bad: set[str] = set()
-    try:
-        model.model_validate(values)  # type: ignore[attr-defined]
-    except ValidationError as exc:
-        for err in exc.errors():
-            if err["loc"]:
-                bad.add(str(err["loc"][0]))
-    for key, value in values.items():
-        if value is None:
-            continue
-        if key not in bad:
-            out[key] = (
-                _clean_str(value)
-                if isinstance(value, str)
-                else (
-                    float(value)
-                    if _finite_number(value)
-                    else [_clean_str(v) for v in value]
-                    if isinstance(value, list)
-                    else value
-                )
-            )
-            continue
-        if isinstance(value, list) and key in _F.data_lists:
-            # a list of mixed items keeps its strings (the rules only read string items)
-            out[key] = [_clean_str(v) for v in value if isinstance(v, str)]
-        issues.append(prefix + key)
-    return out
 
 
 # ---------------------------------------------------------------------------------------
@@ -365,6 +109,13 @@ _CORE_DATA = (
 )
 #: Lines routed to the exact path for an undecoded field before that field joins the schema.
 _ADOPT_AFTER = 32
+#: Lines of a file looked at for such fields before its first decode.
+_PRIME_LINES = 4096
+
+
+def _schema_order(fields: set[str]) -> tuple[str, ...]:
+    """``fields`` in the derived dtype's order."""
+    return tuple(f for f in data_dtype().to_schema() if f in fields)
 
 
 def _decode_schema(data_fields: tuple[str, ...]) -> dict[str, pl.DataType | DataTypeClass]:
@@ -376,19 +127,18 @@ def _decode_schema(data_fields: tuple[str, ...]) -> dict[str, pl.DataType | Data
     return schema
 
 
-def _read_ndjson(
-    texts: pl.Series, schema: dict[str, pl.DataType | DataTypeClass], whole: bytes | None
-) -> pl.DataFrame:
-    """Polars' NDJSON reader on the given lines (``whole``: the same lines as bytes, if at hand)."""
-    buf = whole if whole is not None else (texts.str.join("\n").item() + "\n").encode("utf-8")
-    frame = pl.read_ndjson(buf, schema=schema)
-    if frame.height != len(texts):
-        raise pl.exceptions.ComputeError("row count differs from line count")
-    return frame
+def _read_json(texts: pl.Series, schema: dict[str, pl.DataType | DataTypeClass]) -> pl.DataFrame:
+    """Polars' JSON decoder on the given lines, one row per line.
+
+    ``str.json_decode`` of the lines already in memory: the same decoder as
+    ``pl.read_ndjson`` (same coercions, checked by the tests) at half its cost, as the
+    lines are not split and copied again.
+    """
+    return texts.str.json_decode(pl.Struct(schema)).struct.unnest()
 
 
 def _decode_rows(
-    texts: pl.Series, schema: dict[str, pl.DataType | DataTypeClass], whole: bytes | None
+    texts: pl.Series, schema: dict[str, pl.DataType | DataTypeClass]
 ) -> tuple[pl.DataFrame, list[int]]:
     """Decode lines with Polars; returns the frame (one row per line) and positions refused.
 
@@ -399,9 +149,9 @@ def _decode_rows(
     refused: list[int] = []
     null_row = pl.DataFrame(schema=schema)
 
-    def go(start: int, stop: int, whole: bytes | None) -> None:
+    def go(start: int, stop: int) -> None:
         try:
-            parts.append(_read_ndjson(texts.slice(start, stop - start), schema, whole))
+            parts.append(_read_json(texts.slice(start, stop - start), schema))
             return
         except pl.exceptions.PolarsError:
             pass
@@ -410,11 +160,11 @@ def _decode_rows(
             parts.append(null_row.clear(stop - start))
             return
         mid = (start + stop) // 2
-        go(start, mid, None)
-        go(mid, stop, None)
+        go(start, mid)
+        go(mid, stop)
 
     if len(texts):
-        go(0, len(texts), whole)
+        go(0, len(texts))
     return (pl.concat(parts, how="vertical", rechunk=False) if parts else null_row), refused
 
 
@@ -432,12 +182,14 @@ _BOOL_AS_NUMBER = (
 )
 
 
+@cache
 def _suspect_exprs(text: str, data_fields: tuple[str, ...]) -> list[pl.Expr]:
     """Rows whose fast decode may differ from the exact one: coerced values, key-count mismatch.
 
     Returned as columns: ``_s_value`` (a value may be a coercion; looked for in the text,
-    where a false alarm only costs the exact path) and ``_s_gap`` (declared keys in the
-    text minus fields decoded). The key count covers every declared key, so a line carrying
+    where a false alarm only costs the exact path), and what :func:`_gaps` needs for the
+    gap (declared keys in the text minus fields decoded: ``_s_present`` fields decoded,
+    ``_s_quick`` the gap is 0 for sure). The key count covers every declared key, so a line carrying
     a field outside ``data_fields``, a duplicate or an explicit null has a gap;
     :func:`_cleared` clears the lines whose gap is only explicit nulls.
     """
@@ -469,14 +221,33 @@ def _suspect_exprs(text: str, data_fields: tuple[str, ...]) -> list[pl.Expr]:
         + [dd.struct.field(k).is_not_null().cast(pl.UInt32) for k in data_bools]
         + [dd.is_not_null().cast(pl.UInt32)]
     )
-    key_count = pl.col(text).str.count_matches(_KEY_PATTERN)
     bool_as_number = zero_one & pl.col(text).str.contains(_BOOL_AS_NUMBER)
+    # The gap is 0 for sure when the text has as many `":` as fields were decoded, no
+    # `\u` escape and no whitespace after a quote: every decoded field's key is then
+    # written literally (so declared keys >= fields), and each declared key ends in `":`
+    # (so declared keys <= `":`). Only the other lines pay for counting declared keys.
+    quick = (
+        pl.col(text).str.count_matches('":', literal=True).cast(pl.Int64) == present.cast(pl.Int64)
+    ) & ~pl.col(text).str.contains_any(['" ', '"\t', '"\r', "\\u"])
     return [
         (pl.col(text).str.contains(_STRING_COERCED) | list_suspect | bool_as_number).alias(
             "_s_value"
         ),
-        (key_count.cast(pl.Int64) - present.cast(pl.Int64)).alias("_s_gap"),
+        present.cast(pl.Int64).alias("_s_present"),
+        quick.alias("_s_quick"),
     ]
+
+
+def _gaps(texts: pl.Series, checks: pl.DataFrame) -> pl.Series:
+    """Declared keys in each text minus fields decoded (0 where ``_s_quick`` proves it)."""
+    gap = pl.repeat(0, len(texts), dtype=pl.Int64, eager=True)
+    idx = (~checks["_s_quick"]).arg_true()
+    if len(idx) == 0:
+        return gap
+    counted = pl.DataFrame({"t": texts.gather(idx), "p": checks["_s_present"].gather(idx)}).select(
+        pl.col("t").str.count_matches(_KEY_PATTERN).cast(pl.Int64) - pl.col("p")
+    )
+    return gap.scatter(idx, counted.to_series())
 
 
 _NULL_PATTERN = (
@@ -507,8 +278,10 @@ def _cleared(texts: pl.Series, gap: pl.Series, candidates: pl.Series) -> pl.Seri
     return out.scatter(idx.filter(fine), True)
 
 
-def _widen(frame: pl.DataFrame, data_fields: tuple[str, ...]) -> list[pl.Expr]:
-    """Expressions giving the event columns of the derived schema from a lean decode."""
+@cache
+def _widen(data_fields: tuple[str, ...], null_data: bool) -> list[pl.Expr]:
+    """Expressions giving the event columns of the derived schema from a lean decode
+    (``null_data``: some rows have no ``data``)."""
     full = data_dtype()
     data = pl.struct(
         [
@@ -525,7 +298,11 @@ def _widen(frame: pl.DataFrame, data_fields: tuple[str, ...]) -> list[pl.Expr]:
             for f in raw_event_dtype().fields
             if f.name != "data"
         ],
-        pl.when(pl.col("data").is_not_null()).then(data).alias("data"),
+        (
+            pl.when(pl.col("data").is_not_null()).then(data)
+            if null_data
+            else data  # no line without ``data``: spare copying every field
+        ).alias("data"),
     ]
 
 
@@ -546,6 +323,9 @@ class DecodedText:
     exact_lines: int = 0
 
 
+_COMPRESSED_MAGIC = (b"\x1f\x8b", b"\x28\xb5\x2f\xfd")
+
+
 def _physical_lines(data: bytes) -> tuple[pl.Series, list[int]]:
     """The physical lines of ``data`` (LF-split, CR kept) and the lines that are not UTF-8.
 
@@ -554,10 +334,12 @@ def _physical_lines(data: bytes) -> tuple[pl.Series, list[int]]:
     if not data:
         return pl.Series("text", [], dtype=pl.String), []
     bad: list[int] = []
-    if b"\r" not in data:
+    # Polars' line reader decompresses bytes that start like gzip or zstd: such text (a
+    # line of binary garbage) is split below
+    if b"\r" not in data and not data.startswith(_COMPRESSED_MAGIC):
         try:
             return pl.read_lines(data, name="text").to_series(), bad
-        except pl.exceptions.ComputeError:
+        except (pl.exceptions.ComputeError, OSError):
             pass  # not UTF-8: split below
     try:
         text = data.decode("utf-8")
@@ -604,11 +386,12 @@ class ChunkDecoder:
         self.data_fields: tuple[str, ...] = tuple(
             f for f in _CORE_DATA if f in EventData.model_fields
         )
+        self._primed = False
 
     def decode(self, data: bytes, first_line: int = 1) -> DecodedText:
         """Decode complete lines (``data``; its first line is number ``first_line``)."""
         lines, bad_utf8 = _physical_lines(data)
-        dec = self.decode_lines(lines, first_line=first_line, whole=data if not bad_utf8 else None)
+        dec = self.decode_lines(lines, first_line=first_line)
         if bad_utf8:
             extra = issues_frame(
                 [
@@ -619,17 +402,14 @@ class ChunkDecoder:
             dec.issues = pl.concat([dec.issues, extra]).sort("line", maintain_order=True)
         return dec
 
-    def decode_lines(
-        self, lines: pl.Series, *, first_line: int = 1, whole: bytes | None = None
-    ) -> DecodedText:
-        """Decode physical lines (a String series; ``whole``: the same lines as UTF-8 bytes)."""
+    def decode_lines(self, lines: pl.Series, *, first_line: int = 1) -> DecodedText:
+        """Decode physical lines (a String series)."""
         n = len(lines)
         # a line that starts with '{' and ends with '}' has nothing to trim: skipping the
         # trim then keeps the text a view of the lines read, not a copy
         trimmed = lines
         if n and not (lines.str.starts_with("{") & lines.str.ends_with("}")).all():
             trimmed = lines.str.strip_chars(JS_WHITESPACE)
-            whole = None  # Polars' reader must not see what the trim removes
         frame = pl.DataFrame(
             {
                 "line": pl.int_range(first_line, first_line + n, dtype=pl.Int64, eager=True),
@@ -641,7 +421,7 @@ class ChunkDecoder:
         not_blank = frame["text"].str.len_bytes() > 0
         blank = n - int(not_blank.sum())
         if blank:
-            frame, whole = frame.filter(not_blank), None
+            frame = frame.filter(not_blank)
         looks_ok = (
             frame["text"].str.starts_with("{")
             & frame["text"].str.ends_with("}")
@@ -652,8 +432,8 @@ class ChunkDecoder:
         if looks_ok.all():
             fast, slow = frame, frame.clear()
         else:
-            fast, slow, whole = frame.filter(looks_ok), frame.filter(~looks_ok), None
-        fast_events, routed = self._fast(fast, whole)
+            fast, slow = frame.filter(looks_ok), frame.filter(~looks_ok)
+        fast_events, routed = self._fast(fast)
         slow = pl.concat([slow, routed]).sort("line") if routed.height else slow
         slow_events, rejects, issues = _exact(slow, self.raw)
         events = (
@@ -677,13 +457,19 @@ class ChunkDecoder:
             exact_lines=slow.height,
         )
 
-    def _fast(self, frame: pl.DataFrame, whole: bytes | None) -> tuple[pl.DataFrame, pl.DataFrame]:
+    def _fast(self, frame: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
         """Events Polars decodes exactly, and the rows (line, text[, raw]) it must not decide."""
         keep = ["line", "raw"] if self.raw else ["line"]
         if frame.height == 0:
             return self._empty_events(), frame
+        if not self._primed:
+            # the fields the first lines carry join the schema before the first decode
+            self._primed = True
+            new = self._adopt(frame["text"].head(_PRIME_LINES))
+            if new:
+                self.data_fields = _schema_order(set(self.data_fields) | new)
         fields = self.data_fields
-        decoded, refused = _decode_rows(frame["text"], _decode_schema(fields), whole)
+        decoded, refused = _decode_rows(frame["text"], _decode_schema(fields))
         cand = pl.concat([frame, decoded], how="horizontal")
         routed = []
         if refused:
@@ -697,6 +483,7 @@ class ChunkDecoder:
                 "_typed"
             ),
         )
+        checks = checks.with_columns(_gaps(cand["text"], checks).alias("_s_gap"))
         plain = ~pl.col("_s_value") & pl.col("_typed")
         ok = checks.select(plain & (pl.col("_s_gap") == 0)).to_series()
         if not ok.all():
@@ -710,13 +497,11 @@ class ChunkDecoder:
             new = self._adopt(suspects["text"])
             if new:
                 # fields this file carries in many lines join Polars' schema: decode again
-                self.data_fields = tuple(
-                    f for f in data_dtype().to_schema() if f in set(fields) | new
-                )
-                return self._fast(frame, whole)
+                self.data_fields = _schema_order(set(fields) | new)
+                return self._fast(frame)
             routed.append(suspects)
             cand = cand.filter(ok)
-        events = cand.select("line", *_widen(cand, fields), *keep[1:])
+        events = cand.select("line", *_widen(fields, cand["data"].null_count() > 0), *keep[1:])
         return events, (pl.concat(routed) if routed else frame.clear())
 
     def _adopt(self, texts: pl.Series) -> set[str]:
@@ -809,48 +594,3 @@ def _out_of_range(events: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
         ]
     ).sort("line", maintain_order=True)
     return events, issues
-
-
-def _exact(frame: pl.DataFrame, raw: bool) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
-    """The exact (standard-library) path for the lines routed to it."""
-    rows: list[dict[str, Any]] = []
-    rejects: list[dict[str, Any]] = []
-    issues: list[dict[str, Any]] = []
-    cols = ["line", "text", "raw"] if raw else ["line", "text"]
-    for line, text, *original in frame.select(cols).iter_rows():
-        obj, reason = parse_line(text)
-        if obj is None:
-            rejects.append({"line": line, "reason": reason, "raw": text[:RAW_PREVIEW]})
-            continue
-        row, bad = typed_row(obj)
-        row["line"] = line
-        if raw:
-            row["raw"] = original[0]
-        rows.append(row)
-        issues.extend({"line": line, "kind": "wrong_type", "field": f} for f in bad)
-    events = rows_to_events(rows)
-    return (events if raw else events.drop("raw")), _rejects_frame(rejects), issues_frame(issues)
-
-
-def event_columns_schema() -> pl.Schema:
-    """Schema of decoded events before provenance and time columns are added."""
-    top = raw_event_dtype()
-    cols: dict[str, pl.DataType | DataTypeClass] = {"line": pl.Int64()}
-    cols.update({FRAME_COLUMN_NAMES.get(f.name, f.name): f.dtype for f in top.fields})
-    cols["raw"] = pl.String()
-    return pl.Schema(cols)
-
-
-def rows_to_events(rows: list[dict[str, Any]]) -> pl.DataFrame:
-    """Build decoded-event rows (typed dicts keyed by log field) into a frame of the derived schema."""
-    log_names = {LOG_FIELD_NAMES.get(k, k): v for k, v in event_columns_schema().items()}
-    return pl.DataFrame(rows, schema=log_names).rename(FRAME_COLUMN_NAMES)
-
-
-def _rejects_frame(rows: list[dict[str, Any]]) -> pl.DataFrame:
-    return pl.DataFrame(rows, schema={"line": pl.Int64, "reason": pl.String, "raw": pl.String})
-
-
-def issues_frame(rows: list[dict[str, Any]]) -> pl.DataFrame:
-    """The load report's issue rows (line, kind, field)."""
-    return pl.DataFrame(rows, schema={"line": pl.Int64, "kind": pl.String, "field": pl.String})

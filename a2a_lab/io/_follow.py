@@ -78,7 +78,7 @@ class LogFollower:
 
             if not self._dir.is_dir():  # the directory may appear later
                 return _finish([], self.timezone, True)
-            new = ingest(self._dir, self.store, timezone=self.timezone, keep_events=True).new
+            new = ingest(self._dir, self.store, tz=self.timezone, keep_events=True).new
             if new is None:  # keep_events=True always keeps them
                 raise RuntimeError("ingest(keep_events=True) returned no events")
             return new

@@ -20,9 +20,10 @@ from a2a_lab.io._decode import (
     decode_chunk,
     issues_frame,
 )
-from a2a_lab.io._result import LoadResult, _concat_contiguous, _finish
+from a2a_lab.io._result import LoadResult, _concat_contiguous, _finish, _take_events
 from a2a_lab.io._sources import Source, SourceDamage, read_blocks, resolve_source
 from a2a_lab.schema import polars_schema
+from a2a_lab.timeparse import check_tz, resolve_tz
 
 #: Bytes read (and decoded) at a time: bounds the decoder's temporaries.
 CHUNK_BYTES = 8 * 2**20
@@ -71,9 +72,10 @@ def _decode_file(path: Path, timezone: str, raw: bool, bar: Any) -> DecodedText:
         )
     if not parts:
         return decoder.decode(b"")
-    events = [p.events for p in parts if p.events.height]
+    empty = parts[0].events.clear()
+    events = _take_events(parts)
     return DecodedText(
-        events=_concat_contiguous(events) if events else parts[0].events,
+        events=_concat_contiguous(events) if events else empty,
         rejects=pl.concat([p.rejects for p in parts]),
         issues=pl.concat([p.issues for p in parts]),
         lines=sum(p.lines for p in parts),
@@ -108,10 +110,11 @@ def _progress(files: list[Path], enabled: bool | None) -> Any:
 def load(
     source: Source,
     *,
-    timezone: str = "UTC",
+    tz: str | None = None,
     sort: bool = True,
     raw: bool = False,
     progress: bool | None = None,
+    timezone: str | None = None,
 ) -> LoadResult:
     """Load a coordination log: a file, a list of files, a glob, or a log directory.
 
@@ -126,8 +129,9 @@ def load(
     ----------
     source
         Path, glob, directory, a list of paths, or a history store (see :func:`ingest`).
-    timezone
-        Zone for ISO ``timestamp`` values without an offset (the reference host's local time).
+    tz
+        IANA zone for ISO ``timestamp`` values without an offset (the reference host's local
+        time); default UTC. An unknown zone raises ``ValueError`` naming ``tz``.
     sort
         Sort by event time (stable). ``False`` keeps file order.
     raw
@@ -137,6 +141,8 @@ def load(
     progress
         Show a progress bar (``tqdm.auto``); by default only for loads that take more than
         two seconds, on a terminal or in a notebook, and never when ``CI`` is set.
+    timezone
+        Deprecated name of ``tz`` (warns).
 
     Returns
     -------
@@ -150,8 +156,10 @@ def load(
     >>> res.report.total_lines == res.report.events + res.report.rejects.height + res.report.total_blank
     True
     """
-    from a2a_lab.io._store import is_store, load_store
+    from a2a_lab.io._store import is_store
+    from a2a_lab.io._store_read import load_store
 
+    timezone = resolve_tz(tz, timezone, where="load")
     if isinstance(source, (str, os.PathLike)) and is_store(source):
         return load_store(source, timezone=timezone, sort=sort, raw=raw)
     files = resolve_source(source)
@@ -166,12 +174,15 @@ def from_records(
     records: Iterable[Mapping[str, Any]],
     *,
     file: str = "<memory>",
-    timezone: str = "UTC",
+    tz: str | None = None,
     sort: bool = True,
+    timezone: str | None = None,
 ) -> pl.DataFrame:
     """Build the event frame from already-parsed event objects (``line`` = 1-based position).
 
     Records without a usable ``type`` raise ``ValueError`` (there is no report to put them in).
+    ``tz`` is the zone of ISO timestamps without an offset, as for :func:`load` (``timezone``
+    is its deprecated name).
 
     Examples
     --------
@@ -179,6 +190,7 @@ def from_records(
     >>> ev.select("type", "event_ms", pl.col("data").struct.field("fromAgent")).row(0)
     ('a2a.send', 5.0, 'ruda')
     """
+    timezone = resolve_tz(tz, timezone, where="from_records")
     lines = []
     for rec in records:
         text = json.dumps(dict(rec), ensure_ascii=False, separators=(",", ":"), allow_nan=False)
@@ -451,8 +463,9 @@ def scan(source: Source, *, tz: str = "UTC", raw: bool = False) -> pl.LazyFrame:
     every line to route, reject and count it); filters and projections apply to what it
     returns. The load report is not part of a lazy frame: call :func:`load` for it.
 
-    The seam for other sources: a history store (``a2a-lab ingest``) will answer here with
-    ``pl.scan_parquet`` of its partitions, which pushes filters and projections down.
+    A history store (``a2a-lab ingest``) answers with ``pl.scan_parquet`` of its parts
+    (:func:`a2a_lab.io.scan_store`): filters and projections reach the Parquet reader, and
+    ``raw`` is read only when asked for.
 
     Parameters
     ----------
@@ -460,7 +473,7 @@ def scan(source: Source, *, tz: str = "UTC", raw: bool = False) -> pl.LazyFrame:
         As for :func:`load`; checked at once (a missing source raises ``SourceError`` here,
         not at collect time).
     tz
-        Zone for ISO ``timestamp`` values without an offset.
+        IANA zone for ISO ``timestamp`` values without an offset (default UTC).
     raw
         Include each event's original line (``raw``).
 
@@ -471,10 +484,16 @@ def scan(source: Source, *, tz: str = "UTC", raw: bool = False) -> pl.LazyFrame:
     >>> lf.filter(pl.col("type") == "a2a.send").select("agent_id", "event_time").collect().height > 0
     True
     """
+    check_tz(tz)
+    from a2a_lab.io._store import is_store
+    from a2a_lab.io._store_read import scan_store
+
+    if isinstance(source, (str, os.PathLike)) and is_store(source):
+        return scan_store(source, timezone=tz, raw=raw)
     files = resolve_source(source)
     schema = polars_schema(raw=raw)
 
     def collect() -> pl.DataFrame:
-        return load(files, timezone=tz, raw=raw).events
+        return load(files, tz=tz, raw=raw).events
 
     return pl.defer(collect, schema=schema)

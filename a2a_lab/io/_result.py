@@ -6,7 +6,7 @@ end here, so none of them imports another for it.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, cast
 
@@ -171,7 +171,7 @@ def _finish(
 ) -> LoadResult:
     """Concatenate per-file results, sort by event time, build the report."""
     schema = polars_schema(raw=raw)
-    frames = [dec.events for _, dec, _ in decoded if dec.events.height]
+    frames = _take_events([dec for _, dec, _ in decoded])
     events = _concat_contiguous(frames) if frames else pl.DataFrame(schema=schema)
     rejects = [
         dec.rejects.with_columns(pl.lit(name, dtype=pl.String).alias("file"))
@@ -183,7 +183,9 @@ def _finish(
     ]
     no_time = no_timestamp_issues(events)
     if sort and not events["event_ms"].is_sorted():
-        events = events.sort("event_ms", maintain_order=True)
+        holder = [events]
+        del events
+        events = _sorted_by_time(holder)
     if events.columns != list(schema):
         events = events.select([c for c in schema if c in events.columns or c != "raw"])
     report = LoadReport(
@@ -205,6 +207,73 @@ def _finish(
     return LoadResult(events=events, report=report)
 
 
+def _take_events(parts: list[DecodedText]) -> list[pl.DataFrame]:
+    """The non-empty event frames of ``parts``, which keep empty ones: the caller then holds
+    the only reference, so :func:`_concat_contiguous` frees each chunk's column once copied."""
+    frames = [p.events for p in parts if p.events.height]
+    for p in parts:
+        p.events = p.events.clear()
+    return frames
+
+
+def _sorted_by_time(frames: list[pl.DataFrame]) -> pl.DataFrame:
+    """The one frame of ``frames`` sorted by ``event_ms`` (stable), a column at a time.
+
+    ``DataFrame.sort`` gathers every column at once, holding the frame twice; gathering
+    column by column (``data`` field by field) and dropping each source column once
+    gathered keeps the peak at the frame plus one column. ``frames`` is emptied: pass the
+    only reference.
+    """
+    (events,) = frames
+    order = events.select(
+        pl.int_range(pl.len(), dtype=pl.UInt32).sort_by("event_ms", maintain_order=True)
+    ).to_series()
+    null = events["data"].is_null().gather(order)
+    schema = events.schema
+    del events
+    return _rebuild(frames, lambda parts: parts[0].gather(order), schema, null)
+
+
+def _rebuild(
+    frames: list[pl.DataFrame],
+    build: Callable[[list[pl.Series]], pl.Series],
+    schema: pl.Schema,
+    data_null: pl.Series,
+) -> pl.DataFrame:
+    """A frame of ``schema`` whose columns are ``build([column of each frame])``, built one
+    column (and ``data`` field) at a time; each source column is dropped once built.
+
+    ``data_null`` (already in the new row order) marks the rows whose ``data`` is null.
+    """
+    data_fields = [fld.name for fld in cast(pl.Struct, schema["data"]).fields]
+    # the data fields as their own columns (zero-copy), prefixed: some share a top-level name
+    flat = [
+        f.select(
+            pl.exclude("data"),
+            *[pl.col("data").struct.field(n).alias("data." + n) for n in data_fields],
+        )
+        for f in frames
+    ]
+    del frames[:]
+    built: dict[str, pl.Series] = {}
+    for name in flat[0].columns:
+        parts = [f.drop_in_place(name) for f in flat]
+        if all(p.null_count() == len(p) for p in parts):
+            # a field no line carries: one null broadcast, not a buffer per row (most of the
+            # 63 ``data`` fields in a typical log)
+            built[name] = parts[0].clear(1).new_from_index(0, len(data_null))
+        else:
+            built[name] = build(parts)
+        del parts
+    data = pl.struct([built.pop("data." + n).alias(n) for n in data_fields], eager=True).alias(
+        "data"
+    )
+    # a row without `data` keeps a null struct (the struct's own validity)
+    if data_null.any():
+        data = pl.select(pl.when(~data_null).then(data)).to_series().alias("data")
+    return pl.DataFrame([data if n == "data" else built[n] for n in schema.names()])
+
+
 def _concat_contiguous(frames: list[pl.DataFrame]) -> pl.DataFrame:
     """Concatenate chunk frames into one contiguous frame, column by column.
 
@@ -216,27 +285,8 @@ def _concat_contiguous(frames: list[pl.DataFrame]) -> pl.DataFrame:
     if len(frames) == 1:
         return frames[0]
     schema = frames[0].schema
-    data_fields = [fld.name for fld in cast(pl.Struct, schema["data"]).fields]
-    # the data fields as their own columns (zero-copy), prefixed: some share a top-level name
-    flat = [
-        f.select(
-            pl.exclude("data"),
-            *[pl.col("data").struct.field(n).alias("data." + n) for n in data_fields],
-        )
-        for f in frames
-    ]
-    valid = pl.concat([f.select(pl.col("data").is_not_null()).to_series() for f in frames])
-    del frames[:]
-    built: dict[str, pl.Series] = {}
-    for name in flat[0].columns:
-        built[name] = pl.concat([f.drop_in_place(name) for f in flat], rechunk=True)
-    data = pl.struct([built.pop("data." + n).alias(n) for n in data_fields], eager=True).alias(
-        "data"
-    )
-    # a row without `data` keeps a null struct (the struct's own validity)
-    if valid.null_count() or not valid.all():
-        data = pl.select(pl.when(valid).then(data)).to_series().alias("data")
-    return pl.DataFrame([data if n == "data" else built[n] for n in schema.names()])
+    null = pl.concat([f["data"].is_null() for f in frames])
+    return _rebuild(frames, lambda parts: pl.concat(parts, rechunk=True), schema, null)
 
 
 def _empty_rejects() -> pl.DataFrame:

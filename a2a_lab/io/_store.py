@@ -36,23 +36,17 @@ import numpy as np
 import polars as pl
 
 from a2a_lab.io._decode import DecodedText
-from a2a_lab.io._result import (
-    LoadReport,
-    LoadResult,
-    _counts,
-    _finish,
-    decode_piece,
-    join_decoded,
-    no_timestamp_issues,
-)
-from a2a_lab.io._sources import rotation_key, split_target
+from a2a_lab.io._result import LoadResult, _finish, decode_piece, join_decoded
+from a2a_lab.io._sources import split_target
 from a2a_lab.io._tracking import Cursor, Piece, new_pieces
-from a2a_lab.schema import polars_schema
+from a2a_lab.timeparse import resolve_tz
 
 #: The state file; its presence makes a directory a store.
 STATE_NAME = "a2a-store.json"
 _FORMAT = "a2a-lab-store"
 _VERSION = 1
+#: The Parquet footer key listing the ``data`` fields a part holds values of.
+DATA_FIELDS_KEY = "a2a_lab.data_fields"
 #: A part with at least this many rows is never rewritten by compaction.
 SEAL_ROWS = 1_000_000
 #: At most this many smaller parts per partition: more are merged into one.
@@ -228,18 +222,42 @@ def _locked(store: Path) -> Iterator[None]:
 # ---------------------------------------------------------------------------------------
 
 
-def _write_part(store: Path, rel: str, frame: pl.DataFrame | pl.LazyFrame) -> None:
+def _write_part(
+    store: Path,
+    rel: str,
+    frame: pl.DataFrame | pl.LazyFrame,
+    metadata: dict[str, str] | None = None,
+) -> None:
     """Write a part under a temporary name, flush it to disk, then give it its name."""
     path = store / rel
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
     if isinstance(frame, pl.LazyFrame):
-        frame.sink_parquet(tmp)
+        frame.sink_parquet(tmp, metadata=metadata)
     else:
-        frame.write_parquet(tmp)
+        frame.write_parquet(tmp, metadata=metadata)
     with tmp.open("rb") as fh:
         os.fsync(fh.fileno())
     os.replace(tmp, path)
+
+
+def _data_fields_metadata(frame: pl.DataFrame) -> dict[str, str] | None:
+    """The part's footer note of the ``data`` fields holding a value in some row.
+
+    Readers then decode only these fields (:func:`_scan_events`): most of the event
+    struct's fields are null in every row of a real log.
+    """
+    if "data" not in frame.columns:
+        return None
+    present = frame.get_column("data").struct.unnest().select(pl.all().is_not_null().any())
+    names = [name for name, any_value in present.row(0, named=True).items() if any_value]
+    return {DATA_FIELDS_KEY: json.dumps(names)}
+
+
+def _part_data_fields(path: Path) -> set[str] | None:
+    """The ``data`` fields a part notes as used; None for a part written without the note."""
+    note = pl.read_parquet_metadata(path).get(DATA_FIELDS_KEY)
+    return None if note is None else set(json.loads(note))
 
 
 def _line_bounds(data: bytes) -> tuple[np.ndarray, np.ndarray]:
@@ -345,7 +363,7 @@ class _Writer:
 
     def add(self, partition: str, frame: pl.DataFrame) -> None:
         rel = self._name(partition)
-        _write_part(self.store, rel, frame)
+        _write_part(self.store, rel, frame, _data_fields_metadata(frame))
         self.parts[rel] = frame.height
         self.written += 1
         self._compact(partition)
@@ -358,7 +376,14 @@ class _Writer:
         if len(small) <= MAX_SMALL:
             return
         rel = self._name(partition)
-        _write_part(self.store, rel, pl.scan_parquet([self.store / p for p in small]))
+        paths = [self.store / p for p in small]
+        fields = [_part_data_fields(p) for p in paths] if prefix.startswith("events/") else []
+        metadata = (
+            {DATA_FIELDS_KEY: json.dumps(sorted(set().union(*fields)))}  # type: ignore[arg-type]
+            if fields and all(f is not None for f in fields)
+            else None
+        )
+        _write_part(self.store, rel, pl.scan_parquet(paths), metadata)
         self.parts[rel] = sum(self.parts.pop(p) for p in small)
         self.removed.extend(small)
         self.written += 1
@@ -408,9 +433,10 @@ def ingest(
     logdir: str | os.PathLike[str],
     store: str | os.PathLike[str],
     *,
-    timezone: str | None = None,
+    tz: str | None = None,
     keep_events: bool = False,
     progress: bool | None = None,
+    timezone: str | None = None,
 ) -> IngestReport:
     """Add the new complete lines of a log directory to a history store.
 
@@ -427,13 +453,15 @@ def ingest(
         The log directory (or its live file).
     store
         The store directory; created on the first ingest.
-    timezone
+    tz
         Zone for ISO timestamps without an offset, fixed by the first ingest (default UTC);
-        another value later is an error.
+        another value later is an error. An unknown zone raises ``ValueError`` naming ``tz``.
     keep_events
         Also return the new events and their load report (``report.new``).
     progress
         Show a progress bar (default: only when interactive and not in CI).
+    timezone
+        Deprecated name of ``tz`` (warns).
 
     Returns
     -------
@@ -455,6 +483,8 @@ def ingest(
     >>> al.load(d / "store").events["type"].to_list()
     ['a2a.send']
     """
+    if timezone is not None or tz is not None:
+        timezone = resolve_tz(tz, timezone, where="ingest")
     started = time.perf_counter()
     logdir_path, single = split_target(logdir)
     if single is not None:
@@ -546,209 +576,3 @@ def _ingest_piece(
     if notes.height:
         writer.add("notes", notes)
     return dec, extra
-
-
-# ---------------------------------------------------------------------------------------
-# reading
-# ---------------------------------------------------------------------------------------
-
-
-def _parts(store: Path, state: _State, kind: str) -> list[Path]:
-    return [store / rel for rel in sorted(state.parts) if rel.startswith(kind + "/")]
-
-
-def _ordered_cursors(state: _State) -> list[Cursor]:
-    """The sources in the loader's reading order of a directory (oldest file first)."""
-    return sorted(state.cursors, key=lambda c: (rotation_key(Path(c.name)), c.id))
-
-
-def _file_names(state: _State) -> pl.DataFrame:
-    """source id → file path as the loader names it, and the source's reading rank."""
-    cursors = _ordered_cursors(state)
-    return pl.DataFrame(
-        {
-            "source": [c.id for c in cursors],
-            "file": [str(Path(state.logdir) / c.name) for c in cursors],
-            "_rank": list(range(len(cursors))),
-        },
-        schema={"source": pl.Int32, "file": pl.String, "_rank": pl.Int64},
-    )
-
-
-def _scan_events(store: Path, state: _State) -> pl.LazyFrame:
-    parts = _parts(store, state, "events")
-    if not parts:
-        cols = {k: v for k, v in polars_schema().items() if k != "file"}
-        return pl.LazyFrame(schema={"source": pl.Int32, **cols, "orig": pl.Binary})
-    return pl.scan_parquet(parts)
-
-
-def _events(store: Path, state: _State, timezone: str | None) -> pl.LazyFrame:
-    """The stored events with ``file`` and the file's reading rank ``_rank``, unordered."""
-    names = _file_names(state)
-    frame = _scan_events(store, state).with_columns(
-        pl.col("source")
-        .replace_strict(names["source"], names["file"], return_dtype=pl.String)
-        .alias("file"),
-        pl.col("source")
-        .replace_strict(names["source"], names["_rank"], return_dtype=pl.Int64)
-        .alias("_rank"),
-    )
-    if timezone is not None and timezone != state.timezone:
-        from a2a_lab.io._timestamps import event_ms_expr
-
-        # only ISO timestamps without an offset depend on the zone; the loader's rule again
-        frame = frame.with_columns(event_ms_expr(timezone)).with_columns(
-            pl.col("event_ms")
-            .cast(pl.Int64, strict=False)
-            .cast(pl.Datetime("ms"))
-            .dt.replace_time_zone("UTC")
-            .alias("event_time")
-        )
-    return frame
-
-
-def scan_store(store: str | os.PathLike[str], *, timezone: str | None = None) -> pl.LazyFrame:
-    """The store's events as a LazyFrame of the event frame's columns, in reading order.
-
-    Projections and filters reach the Parquet reader: ``scan_store(s).select("type")`` reads
-    one column. Rows come file by file (oldest file first, as the loader reads a directory)
-    in line order, not in time order; :func:`load_store` sorts by time as
-    :func:`a2a_lab.load` does.
-    ``timezone`` other than the store's recomputes the event time of ISO timestamps.
-    """
-    store_path = Path(store).expanduser()
-    state = _read_state(store_path)
-    return _events(store_path, state, timezone).sort("_rank", "line").select(list(polars_schema()))
-
-
-def load_store(
-    store: str | os.PathLike[str],
-    *,
-    timezone: str | None = None,
-    sort: bool = True,
-    raw: bool = False,
-) -> LoadResult:
-    """Load a history store as :func:`a2a_lab.load` loads a log directory.
-
-    The events, their order and the load report are those of loading the directory the
-    store was ingested from, when that directory still holds what was ingested: same
-    ``file`` paths and ``line`` numbers, same rejects and issues. (The store also keeps
-    lines of files since deleted or truncated away; a live file's partial last line is
-    not in the store until its newline is.)
-    """
-    store_path = Path(store).expanduser()
-    state = _read_state(store_path)
-    tz = state.timezone if timezone is None else timezone
-    events = _events(store_path, state, tz).select(*polars_schema(raw=raw), "_rank").collect()
-    # parts usually hold the lines in reading order already: a sort copies every column
-    key = events.select(pl.col("_rank") * (1 << 40) + pl.col("line")).to_series()
-    if not key.is_sorted():
-        events = events.sort("_rank", "line")
-    events = events.drop("_rank")
-    if sort and not events["event_ms"].is_sorted():
-        events = events.sort("event_ms", maintain_order=True)
-    names = _file_names(state)
-    notes_parts = _parts(store_path, state, "notes")
-    notes = (
-        pl.scan_parquet(notes_parts)
-        .join(names.lazy(), on="source", how="left")
-        .sort("_rank", "line", "nseq")
-        .collect()
-        if notes_parts
-        else pl.DataFrame(schema={**_NOTES_SCHEMA, "file": pl.String, "_rank": pl.Int64})
-    )
-    rejects = notes.filter(pl.col("kind") == "reject").select(
-        "file", "line", pl.col("detail").alias("reason"), "raw"
-    )
-    no_time = no_timestamp_issues(events)
-    issues = pl.concat(
-        [
-            notes.filter(~pl.col("kind").is_in(["reject", "blank"])).select(
-                "file", "line", "kind", pl.col("detail").alias("field")
-            ),
-            no_time,
-        ]
-    ).sort(["file", "line"], maintain_order=True)
-    lines: dict[str, int] = {}
-    blank: dict[str, int] = {}
-    for c, name in zip(_ordered_cursors(state), names["file"], strict=True):
-        lines[name] = lines.get(name, 0) + c.lines
-        blank[name] = blank.get(name, 0) + c.blank
-    report = LoadReport(
-        files=list(dict.fromkeys(names["file"])),
-        lines=lines,
-        blank=blank,
-        rejects=rejects,
-        issues=issues,
-        by_type=_counts(events.select("type"), "type"),
-        events=events.height,
-        exact_lines=sum(c.exact for c in state.cursors),
-    )
-    return LoadResult(events=events, report=report)
-
-
-def _scan_lines(store: Path, state: _State) -> pl.LazyFrame:
-    """Every ingested line as ``source, line, kind, bytes`` (unordered)."""
-    frames = [
-        _scan_events(store, state).select(
-            "source",
-            "line",
-            pl.lit("event").alias("kind"),
-            pl.coalesce("orig", pl.col("raw").cast(pl.Binary)).alias("bytes"),
-        )
-    ]
-    notes_parts = _parts(store, state, "notes")
-    if notes_parts:
-        frames.append(
-            pl.scan_parquet(notes_parts)
-            .filter(pl.col("kind").is_in(["reject", "blank"]))
-            .select("source", "line", "kind", pl.col("orig").alias("bytes"))
-        )
-    return pl.concat(frames)
-
-
-def store_lines(store: str | os.PathLike[str]) -> pl.DataFrame:
-    """Every line ingested, exactly as read: ``file, line, kind, bytes``, in reading order.
-
-    ``kind`` is ``event``, ``reject`` or ``blank``; ``bytes`` is the line without its newline.
-    """
-    store_path = Path(store).expanduser()
-    state = _read_state(store_path)
-    return (
-        _scan_lines(store_path, state)
-        .join(_file_names(state).lazy(), on="source", how="left")
-        .sort("_rank", "line")
-        .select("file", "line", "kind", "bytes")
-        .collect()
-    )
-
-
-def export_store(store: str | os.PathLike[str], directory: str | os.PathLike[str]) -> list[Path]:
-    """Write the ingested lines back as log files, byte for byte, into ``directory``.
-
-    One file per ingested file content, under its last known name, in the loader's order
-    of a directory (oldest first); a ``.gz`` name loses
-    its suffix (the content is written uncompressed), and a later content under a name
-    already used (a file truncated and rewritten) gets a ``.N`` suffix. Returns the files
-    written, in reading order.
-    """
-    out_dir = Path(directory).expanduser()
-    out_dir.mkdir(parents=True, exist_ok=True)
-    store_path = Path(store).expanduser()
-    state = _read_state(store_path)
-    lines = _scan_lines(store_path, state).sort("source", "line").collect()
-    by_source = lines.partition_by("source", as_dict=True, include_key=False)
-    written: list[Path] = []
-    used: dict[str, int] = {}
-    for cursor in _ordered_cursors(state):
-        name = cursor.name.removesuffix(".gz")
-        version = used.get(name, 0)
-        used[name] = version + 1
-        target = out_dir / (name if version == 0 else f"{name}.{version}")
-        part = by_source.get((cursor.id,))
-        rows = part["bytes"].to_list() if part is not None else []
-        text = b"\n".join(rows) + (b"" if cursor.open_end or not rows else b"\n")
-        target.write_bytes(text)
-        written.append(target)
-    return written

@@ -18,6 +18,7 @@ from zoneinfo import ZoneInfo
 import polars as pl
 
 from a2a_lab.io import LIVE_NAME, write_events
+from a2a_lab.timeparse import resolve_tz
 
 __all__ = ["ROTATE_BYTES", "write_log"]
 
@@ -37,7 +38,8 @@ def write_log(
     *,
     rotate: bool = True,
     rotate_bytes: int = ROTATE_BYTES,
-    timezone: str = "Asia/Seoul",
+    tz: str | None = None,
+    timezone: str | None = None,
 ) -> list[Path]:
     """Write events into a log directory, with the reference's month and size rotation.
 
@@ -51,8 +53,11 @@ def write_log(
         False writes everything into the live file.
     rotate_bytes
         The size rotation threshold.
-    timezone
-        The gateway's local time zone, which decides the month (the reference runs in KST).
+    tz
+        The gateway's local time zone, which decides the month of a rotated file; default
+        UTC, like every ``tz`` of the package (the reference's gateway runs in
+        ``"Asia/Seoul"``: pass it to name the files as it does). ``timezone`` is the
+        deprecated name.
 
     Returns
     -------
@@ -71,12 +76,12 @@ def write_log(
     >>> len(files) > 1, files[-1].name, reread.drop("file", "line").equals(ev.drop("file", "line", "raw"))
     (True, 'coordination-events.ndjson', True)
     """
+    zone = ZoneInfo(resolve_tz(tz, timezone, where="write_log"))  # checked before any write
     out = Path(directory)
     out.mkdir(parents=True, exist_ok=True)
     text = write_events(events) or ""
     lines = text.splitlines(keepends=True)
     times = events["event_ms"].to_list()
-    zone = ZoneInfo(timezone)
     files: list[tuple[str, list[str]]] = []
     current: list[str] = []
     size = 0

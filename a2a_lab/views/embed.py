@@ -18,7 +18,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from a2a_lab.views.safe_html import escape_html, script_json
+from a2a_lab.views.safe_html import escape_html, neutralize, script_json
 
 if TYPE_CHECKING:
     import altair as alt
@@ -69,6 +69,25 @@ def embed_script(font: str | None = None) -> str:
     )
 
 
+def render_safe(spec: Any) -> Any:
+    """``spec`` with every string value neutralised (:func:`neutralize`) for vl-convert.
+
+    vl-convert aborts the whole process (not an exception) on a NUL in a text it draws
+    (issue 14: a message ``<\\x00script>`` in the report); control and bidi characters are
+    shown as ``⟨U+XXXX⟩`` in drawn images, as in every other display of the package.
+
+    >>> render_safe({"data": {"values": [{"t": "a\\x00b"}]}, "n": 1})
+    {'data': {'values': [{'t': 'a⟨U+0000⟩b'}]}, 'n': 1}
+    """
+    if isinstance(spec, str):
+        return neutralize(spec)
+    if isinstance(spec, dict):
+        return {k: render_safe(v) for k, v in spec.items()}
+    if isinstance(spec, list):
+        return [render_safe(v) for v in spec]
+    return spec
+
+
 @lru_cache(maxsize=1)
 def vega_bundle() -> str:
     """The Vega + Vega-Lite + Vega-Embed JavaScript bundle of vl-convert (cached per process).
@@ -102,7 +121,7 @@ def chart_figure(
 
     register_fonts()
     spec = chart if isinstance(chart, dict) else chart.to_dict()
-    png = base64.b64encode(vlc.vegalite_to_png(spec, scale=png_scale)).decode("ascii")
+    png = base64.b64encode(vlc.vegalite_to_png(render_safe(spec), scale=png_scale)).decode("ascii")
     title = spec.get("title")
     alt_text = title.get("text") if isinstance(title, dict) else title
     return (

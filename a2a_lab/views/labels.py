@@ -21,8 +21,14 @@ def words_expr(expr: pl.Expr) -> pl.Expr:
 
 
 def _int_text(expr: pl.Expr) -> pl.Expr:
-    """A logged number as an integer string (null when absent or not finite)."""
-    return pl.when(expr.is_finite()).then(expr.floor().cast(pl.Int64).cast(pl.String))
+    """A logged number as an integer string (null when absent or not finite).
+
+    A number beyond the 64-bit integers (fuzzed input: ``1e19``) is shown as that number.
+    """
+    whole = expr.floor()
+    return pl.when(expr.is_finite()).then(
+        pl.coalesce(whole.cast(pl.Int64, strict=False).cast(pl.String), whole.cast(pl.String))
+    )
 
 
 _TIMEOUT_SECONDS = r"대기 시간 (\d+)초 초과"

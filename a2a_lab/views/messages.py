@@ -14,8 +14,10 @@ from typing import Any
 
 import polars as pl
 
+from a2a_lab._timefmt import format_time, python_safe
 from a2a_lab.reference.jsstr import js_string_expr
 from a2a_lab.sessions import WorkSessionsResult
+from a2a_lab.timeparse import resolve_tz
 from a2a_lab.views.labels import TEXT_FIELDS, add_labels, words_expr
 from a2a_lab.views.markdown import markdown_html_expr
 from a2a_lab.views.mentions import mentions_expr
@@ -54,7 +56,7 @@ def _session_row(result: WorkSessionsResult, session: str) -> dict[str, Any]:
     )
     if rows.height == 0:
         raise KeyError(f"no work session {session!r} in this result (was it filtered out?)")
-    return rows.row(0, named=True)
+    return python_safe(rows).row(0, named=True)
 
 
 def search_filter(frame: pl.DataFrame, search: str | None, *, regex: bool) -> pl.DataFrame:
@@ -82,7 +84,7 @@ def session_messages(
     session: str,
     *,
     discord_users: Mapping[str, str] | None,
-    timezone: str,
+    tz: str,
     threads: Iterable[str] | None,
     max_wait_ms: float,
     titles: pl.DataFrame | None,
@@ -115,7 +117,7 @@ def session_messages(
             pl.col("to_agent").alias("receiver"),
             js_string_expr(_D.field("taskId")).alias("task_id"),
             pl.int_range(1, pl.len() + 1).over("thread_id").alias("n"),
-            pl.col("event_time").dt.convert_time_zone(timezone).alias("time"),
+            pl.col("event_time").dt.convert_time_zone(tz).alias("time"),
             _D.field("turn").cast(pl.Int64, strict=False).alias("turn"),
             _D.field("maxTurns").cast(pl.Int64, strict=False).alias("max_turns"),
             mentions_expr(texts, discord_users).alias("text"),
@@ -139,7 +141,7 @@ def session_messages(
         )
         .with_columns(pl.coalesce("title", "_payloadTitle").alias("title"))
     )
-    start_time = pl.col("start_time").dt.convert_time_zone(timezone)
+    start_time = pl.col("start_time").dt.convert_time_zone(tz)
     from_known, to_known = pl.col("from_agent") != "unknown", pl.col("to_agent") != "unknown"
     # a thread keyed by one agent alone holds that agent's own events (task, plan, …)
     one_agent = pl.concat_str(
@@ -151,7 +153,7 @@ def session_messages(
     event_title = pl.concat_str(
         words_expr(pl.col("id").str.extract(r"^event:(.*):[^:]*$", 1)),
         pl.lit(" events from "),
-        start_time.dt.strftime("%m-%d %H:%M"),
+        format_time(start_time, "%m-%d %H:%M"),
     )
     per_thread = frame.group_by("thread_id").agg(
         pl.col("title").sort_by("_order").drop_nulls().first().alias("_taskTitle"),
@@ -198,12 +200,13 @@ def thread_messages(
     session: str,
     *,
     discord_users: Mapping[str, str] | None = None,
-    timezone: str = "UTC",
+    tz: str | None = None,
     search: str | None = None,
     regex: bool = False,
     threads: Iterable[str] | None = None,
     max_wait_ms: float = 300_000,
     titles: pl.DataFrame | None = None,
+    timezone: str | None = None,
 ) -> pl.DataFrame:
     """One row per message of a work session's threads, ready to read.
 
@@ -218,8 +221,9 @@ def thread_messages(
         The session: its ``id`` (``ws:…``, or ``unassigned``) or its workSessionId.
     discord_users
         Discord user id → name, to resolve ``<@id>`` mentions (:func:`mentions_expr`).
-    timezone
-        IANA time zone of the ``time`` column.
+    tz
+        IANA time zone of the ``time`` column (default UTC; ``timezone`` is its deprecated
+        name). An unknown zone raises ``ValueError`` naming ``tz``.
     search
         Keep only messages whose sender, receiver, label or text contains this,
         case-insensitively. Message numbers ``n`` are counted before the search, so a
@@ -240,7 +244,7 @@ def thread_messages(
         :data:`MESSAGE_COLUMNS`, threads in the dashboard's order, messages in time order:
         ``thread_id``, ``thread_title`` (the title of the first task its messages name, else
         ``from ↔ to``, else ``<type> events from <time>``), ``n`` (1-based message number in
-        the thread), ``time`` (in ``timezone``), ``sender`` → ``receiver``, ``type``,
+        the thread), ``time`` (in ``tz``), ``sender`` → ``receiver``, ``type``,
         ``kind`` (``message, reply, turn, no_reply, refused, outcome, complete, retry, spawn,
         spawn_result, auto_route``, or the event family such as ``task``), ``label`` (what
         happened, in words), ``turn`` / ``max_turns`` (ping-pong turn), ``task_id`` and its
@@ -277,7 +281,7 @@ def thread_messages(
         enriched,
         session,
         discord_users=discord_users,
-        timezone=timezone,
+        tz=resolve_tz(tz, timezone, where="thread_messages"),
         threads=threads,
         max_wait_ms=max_wait_ms,
         titles=titles,

@@ -31,7 +31,8 @@ import networkx as nx
 import polars as pl
 
 from a2a_lab._frames import number
-from a2a_lab.views.embed import chart_page, register_fonts
+from a2a_lab.timeparse import check_tz
+from a2a_lab.views.embed import chart_page, register_fonts, render_safe
 from a2a_lab.views.palette import EVENT_FAMILY_COLORS, OTHER_COLOR, OUTCOME_COLORS, SEVERITY_COLORS
 
 __all__ = [
@@ -94,11 +95,14 @@ def color_scale(palette: Mapping[str, str], present: list[str] | None = None) ->
 
 
 def set_display_timezone(tz: str) -> None:
-    """Set the IANA time zone charts show times in (default ``UTC``)."""
-    pl.select(
-        pl.lit(0).cast(pl.Datetime("ms", "UTC")).dt.convert_time_zone(tz)
-    )  # validates the name
-    _DISPLAY_TZ[0] = tz
+    """Set the IANA time zone charts show times in (default ``UTC``).
+
+    Raises
+    ------
+    ValueError
+        ``tz`` names no known time zone (the message names ``tz``).
+    """
+    _DISPLAY_TZ[0] = check_tz(tz)
 
 
 def display_timezone() -> str:
@@ -132,7 +136,7 @@ def swimlane(
 
     Rows are agents (``from_agent``, else ``agent_id``), most active first, at most ``top``.
     """
-    tz = tz or display_timezone()
+    tz = check_tz(tz or display_timezone())
     agent = (
         pl.coalesce(pl.col("from_agent"), pl.col("agent_id"))
         if "from_agent" in events.columns
@@ -678,7 +682,7 @@ def family_timeline(
     Each family has its fixed colour (:data:`EVENT_FAMILY_COLORS`); events without a usable
     time (``event_ms`` 0) are left out.
     """
-    tz = tz or display_timezone()
+    tz = check_tz(tz or display_timezone())
     counts = (
         events.lazy()
         .filter(pl.col("event_ms") > 0)
@@ -770,7 +774,7 @@ def save_chart(chart: alt.TopLevelMixin, path: str | Path, *, scale: float = 2.0
 
     register_fonts()
     out = Path(path)
-    spec: Any = chart.to_json()
+    spec: Any = render_safe(chart.to_dict())
     if out.suffix == ".png":
         out.write_bytes(vlc.vegalite_to_png(spec, scale=scale))
     elif out.suffix == ".svg":

@@ -14,8 +14,10 @@ from typing import Any, cast
 
 import polars as pl
 
+from a2a_lab._timefmt import format_time, python_safe
 from a2a_lab.reference.jsstr import js_string_expr
 from a2a_lab.sessions import WorkSessionsResult
+from a2a_lab.timeparse import resolve_tz
 from a2a_lab.views.mentions import mentions_expr
 from a2a_lab.views.messages import search_filter, session_messages
 from a2a_lab.views.palette import MESSAGE_KIND_COLORS, SESSION_STATUS_COLORS, color_of
@@ -55,7 +57,8 @@ def _badge(text: str, color: str) -> str:
 
 def _duration_expr(duration_s: pl.Expr) -> pl.Expr:
     """``42 s``, ``5 min 03 s``, ``2 h 07 min``, ``3 d 4 h``."""
-    seconds = duration_s.floor().cast(pl.Int64)
+    # beyond the 64-bit integers (a fuzzed time of 1e308 ms) there is no duration to show
+    seconds = duration_s.floor().cast(pl.Int64, strict=False)
 
     def two(e: pl.Expr) -> pl.Expr:
         return e.cast(pl.String).str.zfill(2)
@@ -71,8 +74,8 @@ def _duration_expr(duration_s: pl.Expr) -> pl.Expr:
     )
 
 
-def _local(time: pl.Expr, timezone: str, fmt: str) -> pl.Expr:
-    return time.dt.convert_time_zone(timezone).dt.strftime(fmt)
+def _local(time: pl.Expr, tz: str, fmt: str) -> pl.Expr:
+    return format_time(time.dt.convert_time_zone(tz), fmt)
 
 
 #: Title of the session that ``unassigned=True`` builds.
@@ -108,7 +111,7 @@ class ThreadView:
         All messages of the selected threads.
     search
         The search applied in the kernel, if any.
-    timezone
+    tz
         The display time zone.
     search_box
         Whether the HTML has a search box.
@@ -119,7 +122,7 @@ class ThreadView:
     matched: int
     total: int
     search: str | None
-    timezone: str
+    tz: str
     search_box: bool = True
 
     def to_html(self) -> str:
@@ -132,7 +135,7 @@ class ThreadView:
             f"{_badge(status, color_of(SESSION_STATUS_COLORS, status))}</div>"
             f'<div style="{_MUTED}">{_esc(s["id"])} · {_esc(s["collab_category"])}'
             f"{' · ' + _esc(', '.join(s['collab_sub_tags'])) if s['collab_sub_tags'] else ''} · "
-            f"{s['thread_count']} threads · {s['event_count']} events · times in {_esc(self.timezone)}</div>"
+            f"{s['thread_count']} threads · {s['event_count']} events · times in {_esc(self.tz)}</div>"
         )
         if self.search:
             header += (
@@ -142,14 +145,14 @@ class ThreadView:
         if shown.height < self.matched:
             header += f'<div style="{_MUTED}">showing the first {shown.height} of {self.matched} messages</div>'
         rows = shown.with_columns(
-            pl.col("time").dt.strftime("%m-%d %H:%M:%S").alias("_clock"),
-            pl.col("time").dt.strftime("%Y-%m-%dT%H:%M:%S%.3f%:z").alias("_iso"),
+            format_time(pl.col("time"), "%m-%d %H:%M:%S").alias("_clock"),
+            format_time(pl.col("time"), "%Y-%m-%dT%H:%M:%S%.3f%:z").alias("_iso"),
         )
         parts = [f'<div class="a2a-view" style="{_ROOT}">', header]
         if self.search_box:
             parts.append(_SEARCH_BOX)
         current: str | None = None
-        for m in rows.iter_rows(named=True):
+        for m in python_safe(rows).iter_rows(named=True):
             if m["thread_id"] != current:
                 if current is not None:
                     parts.append("</div>")
@@ -193,7 +196,7 @@ def thread_view(
     session: str,
     *,
     discord_users: Mapping[str, str] | None = None,
-    timezone: str = "UTC",
+    tz: str | None = None,
     search: str | None = None,
     regex: bool = False,
     threads: Iterable[str] | None = None,
@@ -201,6 +204,7 @@ def thread_view(
     search_box: bool = True,
     max_wait_ms: float = 300_000,
     titles: pl.DataFrame | None = None,
+    timezone: str | None = None,
 ) -> ThreadView:
     """A work session's threads as a readable conversation (HTML in a notebook).
 
@@ -209,8 +213,8 @@ def thread_view(
 
     Parameters
     ----------
-    result, enriched, session, discord_users, timezone, search, regex, threads, max_wait_ms, titles
-        As for :func:`thread_messages`.
+    result, enriched, session, discord_users, tz, search, regex, threads, max_wait_ms, titles
+        As for :func:`thread_messages` (``timezone``: the deprecated name of ``tz``).
     max_messages
         Most messages rendered (the first ones, in thread order).
     search_box
@@ -234,12 +238,13 @@ def thread_view(
     """
     if max_messages < 0:
         raise ValueError("max_messages must be >= 0")
+    tz = resolve_tz(tz, timezone, where="thread_view")
     row, messages = session_messages(
         result,
         enriched,
         session,
         discord_users=discord_users,
-        timezone=timezone,
+        tz=tz,
         threads=threads,
         max_wait_ms=max_wait_ms,
         titles=titles,
@@ -269,7 +274,7 @@ def thread_view(
         matched=matched.height,
         total=messages.height,
         search=search or None,
-        timezone=timezone,
+        tz=tz,
         search_box=search_box,
     )
 
@@ -287,13 +292,13 @@ class SessionsTable:
         duration``.
     total
         Sessions matched (before the limit).
-    timezone
+    tz
         The display time zone of ``start`` and ``last``.
     """
 
     frame: pl.DataFrame
     total: int
-    timezone: str
+    tz: str
 
     def to_html(self) -> str:
         """The HTML table (deterministic)."""
@@ -311,7 +316,7 @@ class SessionsTable:
         parts = [
             (
                 f'<div style="{_ROOT}"><div style="{_MUTED}">{self.frame.height} of {self.total} sessions · '
-                f'times in {_esc(self.timezone)}</div><table style="border-collapse:collapse"><thead><tr>'
+                f'times in {_esc(self.tz)}</div><table style="border-collapse:collapse"><thead><tr>'
             ),
             *(f"<th {cell}>{h}</th>" for h in head),
             "</tr></thead><tbody>",
@@ -348,10 +353,11 @@ def sessions_table(
     result: WorkSessionsResult,
     enriched: pl.DataFrame | pl.LazyFrame,
     *,
-    timezone: str = "UTC",
+    tz: str | None = None,
     limit: int | None = None,
     discord_users: Mapping[str, str] | None = None,
     titles: pl.DataFrame | None = None,
+    timezone: str | None = None,
 ) -> SessionsTable:
     """The matched sessions as the dashboard lists them, with status badges and titles.
 
@@ -361,8 +367,9 @@ def sessions_table(
         Work sessions (:func:`a2a_lab.work_sessions`).
     enriched
         The enriched events ``result`` was built from (for the task titles).
-    timezone
-        IANA time zone of the start and last-activity times.
+    tz
+        IANA time zone of the start and last-activity times (default UTC; ``timezone`` is
+        its deprecated name).
     limit
         Most rows; default the result's own limit (the dashboard's page size).
     discord_users
@@ -387,6 +394,7 @@ def sessions_table(
     >>> table.frame.select("status", "title", "duration").row(0)
     ('ACTIVE', 'Rollback plan', '1 min 00 s')
     """
+    tz = resolve_tz(tz, timezone, where="sessions_table")
     count = result.limit_count if limit is None else limit
     sessions = result.sessions if count is None else result.sessions.head(count)
     named = session_titles(enriched, titles)
@@ -408,8 +416,8 @@ def sessions_table(
         "category_source",
         "thread_count",
         "event_count",
-        _local(pl.col("start_time"), timezone, "%Y-%m-%d %H:%M").alias("start"),
-        _local(pl.col("last_time"), timezone, "%Y-%m-%d %H:%M").alias("last"),
+        _local(pl.col("start_time"), tz, "%Y-%m-%d %H:%M").alias("start"),
+        _local(pl.col("last_time"), tz, "%Y-%m-%d %H:%M").alias("last"),
         _duration_expr(pl.col("duration_s")).alias("duration"),
     )
-    return SessionsTable(frame=frame, total=result.total_matched, timezone=timezone)
+    return SessionsTable(frame=frame, total=result.total_matched, tz=tz)

@@ -24,7 +24,7 @@ wait limit, a path the simulator does not model (:attr:`Calibration.spawned` cou
 
 - *Arrivals*: Poisson rates per directed pair, the pair's exchanges over the log's span
   (first to last event); with a day or more of log, an hourly profile (local hour in
-  ``timezone``): exchanges per hour of the day over the time the log covered that hour,
+  ``tz``): exchanges per hour of the day over the time the log covered that hour,
   as multipliers of mean 1 (:attr:`Calibration.hourly`, and per pair
   :attr:`Calibration.pair_hours`).
 - *Service time per target agent* (the agent's run for a received message), fitted by

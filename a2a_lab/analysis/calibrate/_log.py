@@ -29,6 +29,7 @@ from a2a_lab.sim.config import (
     WaitPolicy,
 )
 from a2a_lab.sim.distributions import ServiceTime
+from a2a_lab.timeparse import resolve_tz
 
 __all__ = ["Calibration", "calibrate", "fit_log"]
 
@@ -200,8 +201,40 @@ def _jobs(ev: pl.DataFrame, all_ex: pl.DataFrame) -> pl.DataFrame:
     ``_row``.
     """
     turn = pl.col("data").struct.field("turn")
+    xe = exchange_events(ev.lazy()).collect()
+    # where the requester's side of an exchange runs (its turns): the send's fromSessionType
+    # names the session; an agent whose incoming sends all run on its main session shares
+    # that session with its requester side only when the requester side is `main` too
+    types = xe.filter(pl.col("type") == "a2a.send").select(
+        "conversation_id",
+        pl.col("requester").alias("from_agent"),
+        pl.col("target").alias("to_agent"),
+        "exchange",
+        js_trim_expr(pl.col("data").struct.field("fromSessionType")).alias("_from_type"),
+        js_trim_expr(pl.col("data").struct.field("toSessionType")).alias("_to_type"),
+    )
+    main_targets = (
+        types.group_by("to_agent")
+        .agg((pl.col("_to_type") == "main").all().alias("_main"))
+        .filter("_main")
+        .select(pl.col("to_agent").alias("from_agent"), "_main")
+    )
+    sides = (
+        types.join(main_targets, on="from_agent", how="left")
+        .select(
+            *_KEY,
+            pl.when(pl.col("_main").is_null() | pl.col("_from_type").is_null())
+            .then(pl.lit(None, pl.String))
+            .when(pl.col("_from_type") == "main")
+            .then(pl.lit("target"))
+            .otherwise(pl.lit("elsewhere"))
+            .alias("requester_side"),
+        )
+        .unique(_KEY, keep="first", maintain_order=True)
+    )
+    all_ex = all_ex.join(sides, on=_KEY, how="left")
     replies = (
-        exchange_events(ev.lazy())
+        xe.lazy()
         .filter((pl.col("type") == "a2a.response") & turn.is_not_null())
         .select(
             "conversation_id",
@@ -273,24 +306,28 @@ def _endings(conv: pl.DataFrame) -> pl.DataFrame:
 
 
 def fit_log(
-    events: pl.DataFrame,
+    events: pl.DataFrame | pl.LazyFrame,
     *,
-    timezone: str = "Asia/Seoul",
+    tz: str | None = None,
     family: Family = "lognormal",
     min_samples: int = 8,
     hourly: bool | None = None,
     only_idle: bool = True,
     wait: WaitPolicy | None = None,
     ping_pong: PingPongPolicy | None = None,
+    timezone: str | None = None,
 ) -> Calibration:
     """Fit the simulator to a recorded log and return the twin with every fitted table.
 
     Parameters
     ----------
     events
-        The log's event frame (:func:`a2a_lab.load`), enriched or not.
-    timezone
-        The gateway's local time zone: hours of the day, and the simulated clock's start.
+        The log's event frame (:func:`a2a_lab.load`), enriched or not; a LazyFrame is
+        collected.
+    tz
+        The gateway's local time zone: hours of the day, and the simulated clock's start
+        (the fitted hourly profile is in this zone). Default UTC, like every ``tz`` of the
+        package; ``timezone`` is its deprecated name.
     family
         Service and turn time family (:func:`fit_service_time`).
     min_samples
@@ -318,6 +355,9 @@ def fit_log(
     >>> round(cal.config.total_rate_per_s * cal.span_s) == cal.exchanges.height
     True
     """
+    timezone = resolve_tz(tz, timezone, where="fit_log")
+    if isinstance(events, pl.LazyFrame):
+        events = events.collect()
     wait = wait if wait is not None else WaitPolicy()
     ping_pong = ping_pong if ping_pong is not None else PingPongPolicy()
     ev = _enriched(events)

@@ -13,15 +13,21 @@ on its session) and, mostly, its *end*:
 
 Some runs end unseen: a requester that got no reply (the wait limit passed, an error, the
 concurrency gate refused the flow) does not cancel the run, a turn that timed out goes on
-too, and so does the announce step after the complete. Such a *hidden* run still holds its session; since the session is first come first
+too, and so does an announce step that outlived its 30 s timeout (the flow writes the
+complete when the step returns: a complete sooner than that after the step's request marks
+its end). Such a *hidden* run still holds its session; since the session is first come first
 served, it is certainly over once a run requested after it has ended. So a run found its
 session idle when every run requested before it had ended (known end) or a later-requested
 run had ended (hidden end) by its request. Then its logged time is its service time, with
 no queueing in it.
 
-Agents stand for their sessions here (a main agent's channel sessions and its main session
-are one), which can only mark a run busy that was not: fewer samples, no bias, because
-whether a run counts depends only on runs requested before it, never on its own length.
+Agents stand for their sessions here, with what the log says about the requester's side:
+the send's ``fromSessionType`` is ``main`` when the requester's turns run on its main
+session, where the sends to an agent whose every incoming send is ``toSessionType`` main
+run too (one timeline); any other type puts them on another session (a timeline of their
+own, so a turn that timed out there holds nothing here); without it both count as one,
+which can only mark a run busy that was not: fewer samples, no bias, because whether a run
+counts depends only on runs requested before it, never on its own length.
 """
 
 from __future__ import annotations
@@ -30,7 +36,16 @@ from typing import Final
 
 import polars as pl
 
-__all__ = ["UNLOGGED_TURN_REASONS", "run_jobs", "with_idle"]
+__all__ = ["ANNOUNCE_TIMEOUT_MS", "UNLOGGED_TURN_REASONS", "run_jobs", "with_idle"]
+
+#: The announce step's timeout on the asynchronous path (the reference's
+#: ``announceTimeoutMs``: 30 s when ``timeoutSeconds`` is 0); the complete follows the step.
+ANNOUNCE_TIMEOUT_MS: Final = 30_000.0
+#: Clock slack of the log (ms timestamps, a complete written just after the step's end).
+_SLACK_MS: Final = 1_000.0
+
+#: Suffix of the timeline of an agent's runs on sessions other than its target session.
+_ELSEWHERE: Final = "\x1felsewhere"
 
 #: Termination reasons whose turn ran but logged no reply (runtime §3).
 UNLOGGED_TURN_REASONS: Final = ("explicit_skip", "empty_reply", "agent_error", "turn_timeout")
@@ -69,6 +84,8 @@ def run_jobs(conv: pl.DataFrame, turn_replies: pl.DataFrame) -> pl.DataFrame:
         pl.lit(False).alias("timed_out"),
         pl.lit(True).alias("on_target"),
     )
+    if "requester_side" not in conv.columns:
+        conv = conv.with_columns(pl.lit(None, pl.String).alias("requester_side"))
     answered = conv.filter(pl.col("_first_reply_ms").is_not_null()).select(
         "_row",
         "from_agent",
@@ -76,8 +93,14 @@ def run_jobs(conv: pl.DataFrame, turn_replies: pl.DataFrame) -> pl.DataFrame:
         pl.col("_end_ms").alias("end"),
         "termination_reason",
         "announce_ran",
+        "requester_side",
         reply.alias("_reply"),
     )
+    # a requester-side run: on the agent's target session (`target`), certainly on another
+    # of its sessions (`elsewhere`: its own timeline), or unknown (null: may be either)
+    side = pl.col("requester_side")
+    req_on_target = (side == "target").fill_null(False)
+    req_line = pl.when(side == "elsewhere").then(pl.col("from_agent") + _ELSEWHERE)
     turns = (
         turn_replies.join(answered, on="_row", how="inner")
         .filter(pl.col("event_ms") >= pl.col("_reply"))
@@ -87,15 +110,17 @@ def run_jobs(conv: pl.DataFrame, turn_replies: pl.DataFrame) -> pl.DataFrame:
             pl.col("event_ms").shift(1).over("_row").fill_null(pl.col("_reply")).alias("request")
         )
     )
+    odd = pl.col("turn") % 2 == 1
     turn_jobs = turns.select(
         "_row",
         pl.lit("turn").alias("job"),
         pl.col("turn").cast(pl.Int64),
-        pl.when(pl.col("turn") % 2 == 1).then("from_agent").otherwise("to_agent").alias("agent"),
+        pl.when(odd).then("from_agent").otherwise("to_agent").alias("agent"),
         pl.col("request").cast(pl.Float64),
         pl.col("event_ms").cast(pl.Float64).alias("end"),
         pl.lit(False).alias("timed_out"),
-        (pl.col("turn") % 2 == 0).alias("on_target"),
+        pl.when(odd).then(req_on_target).otherwise(True).alias("on_target"),
+        pl.when(odd).then(req_line).alias("timeline"),
     )
     last = turns.group_by("_row").agg(
         pl.col("turn").max().alias("_last_turn"), pl.col("event_ms").max().alias("_last")
@@ -108,14 +133,16 @@ def run_jobs(conv: pl.DataFrame, turn_replies: pl.DataFrame) -> pl.DataFrame:
     timed_out = (pl.col("termination_reason") == "turn_timeout").fill_null(False)
     requester_next = pl.col("_last_turn") % 2 == 0
     common: list[str | pl.Expr] = ["_row", pl.lit(None, dtype=pl.Int64).alias("turn"), "request"]
-    # the announce step (if it ran) on the target's session: the complete does not wait for
-    # its end, so it is hidden
+    # the announce step (if it ran) on the target's session: the flow waits for it at most
+    # ANNOUNCE_TIMEOUT_MS, then writes the complete; a complete sooner than that after the
+    # step was requested came at its end, a later one may have come at the timeout (hidden)
+    in_time = (pl.col("end") - pl.col("request")) < ANNOUNCE_TIMEOUT_MS - _SLACK_MS
     announce = tails.filter(pl.col("announce_ran").fill_null(True)).select(
         *common[:1],
         pl.lit("tail").alias("job"),
         *common[1:],
         pl.col("to_agent").alias("agent"),
-        pl.lit(None, dtype=pl.Float64).alias("end"),
+        pl.when(in_time).then(pl.col("end")).cast(pl.Float64).alias("end"),
         pl.lit(False).alias("timed_out"),
         pl.lit(True).alias("on_target"),
     )
@@ -127,7 +154,8 @@ def run_jobs(conv: pl.DataFrame, turn_replies: pl.DataFrame) -> pl.DataFrame:
         pl.when(requester_next).then("from_agent").otherwise("to_agent").alias("agent"),
         pl.when(timed_out).then(None).otherwise(pl.col("end")).cast(pl.Float64).alias("end"),
         timed_out.alias("timed_out"),
-        (~requester_next).alias("on_target"),
+        pl.when(requester_next).then(req_on_target).otherwise(True).alias("on_target"),
+        pl.when(requester_next).then(req_line).alias("timeline"),
     )
     # without a complete, what followed the reply is unknown: it may hold the requester too
     open_end = tails.filter(pl.col("end").is_null()).select(
@@ -137,10 +165,12 @@ def run_jobs(conv: pl.DataFrame, turn_replies: pl.DataFrame) -> pl.DataFrame:
         pl.col("from_agent").alias("agent"),
         pl.lit(None, dtype=pl.Float64).alias("end"),
         pl.lit(False).alias("timed_out"),
-        pl.lit(False).alias("on_target"),
+        req_on_target.alias("on_target"),
+        req_line.alias("timeline"),
     )
-    return pl.concat([first, turn_jobs, announce, turn_tail, open_end], how="diagonal").filter(
-        pl.col("agent").is_not_null()
+    jobs = pl.concat([first, turn_jobs, announce, turn_tail, open_end], how="diagonal_relaxed")
+    return jobs.filter(pl.col("agent").is_not_null()).with_columns(
+        pl.coalesce("timeline", "agent").alias("timeline")
     )
 
 
@@ -175,22 +205,23 @@ def with_idle(jobs: pl.DataFrame) -> pl.DataFrame:
     """
     inf = float("inf")
     end, on_target = pl.col("end"), pl.col("on_target")
+    line = "timeline" if "timeline" in jobs.columns else "agent"
     # only a run on the target session proves a hidden run there over (channel sessions are others)
     proof = pl.when(on_target).then(end).otherwise(None).fill_null(inf)
 
     def before(expr: pl.Expr) -> pl.Expr:
-        return expr.fill_null(-inf).cum_max().shift(1).over("agent").fill_null(-inf)
+        return expr.fill_null(-inf).cum_max().shift(1).over(line).fill_null(-inf)
 
     start = pl.max_horizontal("request", "_target_end")
     return (
         jobs.with_row_index("_order")
-        .sort("agent", "request", "_order")
+        .sort(line, "request", "_order")
         .with_columns(
             before(pl.when(on_target).then(end)).alias("_target_end"),
             before(pl.when(~on_target).then(end)).alias("_other_end"),
             # a hidden run is over by the first end of a run requested after it
             pl.when(end.is_null())
-            .then(proof.reverse().cum_min().reverse().shift(-1).over("agent").fill_null(inf))
+            .then(proof.reverse().cum_min().reverse().shift(-1).over(line).fill_null(inf))
             .otherwise(-inf)
             .alias("_hold"),
         )

@@ -252,6 +252,8 @@ def collect(
         # the events without a work session form a pseudo-session row: not counted
         "sessions": int(sessions.sessions["work_session_id"].is_not_null().sum()),
         "exchanges": conv.height,
+        # exchanges the log cannot tell from another under the same conversation id
+        "ambiguous_exchanges": int(conv["ambiguous"].sum()),
         "rejects": loaded.report.rejects.height,
         "warnings": loaded.report.warnings,
         "blank": loaded.report.total_blank,

@@ -108,6 +108,7 @@ def overview(data: ReportData) -> str:
         card("agents", "agents", "graph"),
         card("sessions", "work sessions", "sessions"),
         card("exchanges", "exchanges", "conversations"),
+        card("ambiguous_exchanges", "ambiguous exchanges", "conversations"),
         card("rejects", "rejected lines", "health"),
         card("warnings", "load warnings", "health"),
         *(card(f"findings_{s}", f"{s} findings", "health") for s in reversed(SEVERITIES)),
@@ -220,7 +221,7 @@ def sessions(
     counts = {"threads": 0, "messages": 0}
     for row in shown.iter_rows(named=True):
         msgs = thread_messages(
-            result, events, row["id"], discord_users=discord_users, timezone=data.tz, titles=titles
+            result, events, row["id"], discord_users=discord_users, tz=data.tz, titles=titles
         )
         total = msgs.height
         msgs = msgs.head(max_messages)

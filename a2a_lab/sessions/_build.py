@@ -1,54 +1,25 @@
-"""Work sessions and the dashboard's queries, number for number (rules §7-§8).
-
-:func:`work_sessions` groups ENRICHED events (the output of :func:`a2a_lab.enrich`) into
-the reference dashboard's work sessions and conversation threads, with the
-``GET /api/work-sessions`` filters; :func:`events_query` is ``GET /api/events``. Both are
-vectorised Polars; only :meth:`WorkSessionsResult.to_api` and :meth:`EventsResult.to_api`
-build Python objects, for the (limited) output.
-
-The defaults reproduce the reference exactly, quirks included. Two documented modes
-correct what analysts usually want corrected:
-
-* ``lifecycle_terminal=True``: ``task.completed`` / ``task.cancelled`` end a session (QUIET)
-  even though real ones carry no ``status`` (the reference only reads the status);
-* ``unassigned=True``: events without a ``workSessionId`` (which the reference leaves out)
-  form one extra session, ``id = "unassigned"``, ``workSessionId = null``.
-"""
+"""Work sessions and threads (rules §7-§8): :func:`work_sessions`, :class:`WorkSessionsResult`."""
 
 from __future__ import annotations
 
 import json
-import math
 import os
-import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from functools import cached_property
 from pathlib import Path
 from typing import Any, Literal
 
 import polars as pl
 
-from a2a_lab._deep import deep_call
 from a2a_lab._frames import ms_to_seconds, ms_to_time
-from a2a_lab.io import iso_to_ms_expr, rotation_key
-from a2a_lab.reference.jsstr import js_lower, js_string_expr, js_trim, utf16_sort_key_expr
+from a2a_lab._timefmt import python_safe
+from a2a_lab.reference.jsstr import js_lower, js_string_expr, utf16_sort_key_expr
 from a2a_lab.reference.rules import TASK_MONITOR_V1, RuleSet
 from a2a_lab.reference.strict_json import reject_constant as _reject_constant
-from a2a_lab.schema import LOG_FIELD_NAMES
-
-__all__ = [
-    "LIFECYCLE_TERMINAL_TYPES",
-    "STATUSES",
-    "UNASSIGNED_SESSION_ID",
-    "EventsResult",
-    "WorkSessionsResult",
-    "event_objects",
-    "events_query",
-    "load_overrides",
-    "work_sessions",
-]
+from a2a_lab.sessions._js import Filter, Limit, Now, _as_string, _csv_values, _limit_count, _now_ms
+from a2a_lab.sessions._objects import _event_objects, _json_number
+from a2a_lab.timeparse import Instant, in_window
 
 #: ``id`` of the session that ``unassigned=True`` builds from events without workSessionId
 #: (it cannot collide with a real session, whose id always starts with ``ws:``).
@@ -107,17 +78,6 @@ _THREAD_COLUMNS = (
     "collab_category",
     "collab_sub_tags",
 )
-#: The enrichment ``enrichCoordinationEvent`` writes at the top level: its JSON key and the
-#: enriched frame's column.
-_ENRICHMENT_TOP: dict[str, str] = {
-    "eventRole": "event_role",
-    "fromSessionType": "from_session_type",
-    "toSessionType": "to_session_type",
-    "collabCategory": "collab_category",
-    "collabSubTags": "collab_sub_tags",
-    "categoryConfidence": "category_confidence",
-    "categorySource": "category_source",
-}
 #: The §8.1 session fields of :meth:`WorkSessionsResult.to_api` (JSON key → column of
 #: :attr:`WorkSessionsResult.sessions`); the times come from the float ms columns.
 _SESSION_API: dict[str, str] = {
@@ -134,114 +94,6 @@ _SESSION_API: dict[str, str] = {
     "categorySource": "category_source",
     "roleCounts": "role_counts",
 }
-
-Now = int | float | datetime
-Filter = str | Iterable[str] | None
-Limit = int | float | str | None
-
-
-# ---------------------------------------------------------------------------------------
-# JavaScript semantics of the handlers' query values
-# ---------------------------------------------------------------------------------------
-_JS_DECIMAL = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
-_JS_RADIX = {"0x": 16, "0X": 16, "0o": 8, "0O": 8, "0b": 2, "0B": 2}
-
-
-def _js_number(text: str) -> float:
-    """JavaScript ``Number(text)`` for a string: ``""`` is 0, junk is NaN."""
-    body = js_trim(text)
-    if body == "":
-        return 0.0
-    if body in ("Infinity", "+Infinity", "-Infinity"):
-        return -math.inf if body[0] == "-" else math.inf
-    base = _JS_RADIX.get(body[:2])
-    if base is not None:
-        try:
-            return (
-                float(int(body[2:], base))
-                if body[2:].isascii() and body[2:].isalnum()
-                else math.nan
-            )
-        except ValueError:
-            return math.nan
-        except OverflowError:  # beyond a double: JavaScript's Number() gives Infinity
-            return math.inf
-    return float(body) if _JS_DECIMAL.fullmatch(body) else math.nan
-
-
-#: An ISO date whose day-of-month may not exist in its month (``2026-02-30``).
-_ISO_DAY = re.compile(r"^([+-]\d{6}|\d{4})-(\d{2})-(\d{2})(.*)$", re.DOTALL)
-
-
-def _date_parse_ms(text: str, tz: str) -> float | None:
-    """``Date.parse(text)`` in ms; None where JavaScript returns NaN.
-
-    Polars refuses a day the month does not have, where ``Date.parse`` rolls it over
-    (``2026-02-30`` is 2026-03-02, rules §2; a month above 12 stays NaN): such a date is
-    parsed as the first of its month plus the extra days.
-    """
-    try:
-        value = pl.select(iso_to_ms_expr(pl.lit(text, dtype=pl.String), tz)).item()
-    except pl.exceptions.PolarsError:
-        match = _ISO_DAY.match(text)
-        if match is None or not 1 <= int(match[2]) <= 12 or not 1 <= int(match[3]) <= 31:
-            return None
-        first = _date_parse_ms(f"{match[1]}-{match[2]}-01{match[4]}", tz)
-        return None if first is None else first + (int(match[3]) - 1) * 86_400_000.0
-    return None if value is None else float(value)
-
-
-def _limit_count(limit: Limit) -> int | None:
-    """How many items ``Number(limit) || 100`` keeps; None = all (an infinite limit).
-
-    Both handlers take ``max(1, limit)`` items (the first sessions, the last events), and
-    ``Array.prototype.slice`` truncates a fractional bound toward zero.
-    """
-    if limit is None:
-        number = 0.0
-    elif isinstance(limit, str):
-        number = _js_number(limit)
-    elif isinstance(limit, bool) or not isinstance(limit, (int, float)):
-        raise TypeError(f"limit must be a number, a string or None, not {type(limit).__name__}")
-    else:
-        number = float(limit)
-    if number == 0 or math.isnan(number):
-        number = 100.0
-    number = max(1.0, number)
-    # a limit beyond any frame's length keeps everything, as an infinite one does
-    return None if number >= 2.0**62 else int(number)
-
-
-def _csv_values(values: Filter) -> list[str]:
-    """A query list as the reference parses it: split on commas, JS-trimmed, no empties."""
-    if values is None:
-        return []
-    if isinstance(values, str):
-        values = [values]
-    out: list[str] = []
-    for value in values:
-        for part in str(value).split(","):
-            part = js_trim(part)
-            if part:
-                out.append(part)
-    return out
-
-
-def _as_string(value: Any) -> str | None:
-    """The reference's ``asString``: a JS-trimmed non-empty string, else None."""
-    if not isinstance(value, str):
-        return None
-    trimmed = js_trim(value)
-    return trimmed or None
-
-
-def _now_ms(now: Now) -> float:
-    if isinstance(now, datetime):
-        aware = now if now.tzinfo is not None else now.replace(tzinfo=UTC)
-        return aware.timestamp() * 1000.0
-    if isinstance(now, bool) or not isinstance(now, (int, float)):
-        raise TypeError(f"now must be epoch milliseconds or a datetime, not {type(now).__name__}")
-    return float(now)
 
 
 # ---------------------------------------------------------------------------------------
@@ -619,7 +471,7 @@ class WorkSessionsResult:
         ):
             events_by_thread.setdefault((ws_id, thread_id), []).append(obj)
         threads_by_session: dict[Any, list[dict[str, Any]]] = {}
-        for row in threads.iter_rows(named=True):
+        for row in python_safe(threads).iter_rows(named=True):
             thread = {
                 "id": row["id"],
                 "conversationId": row["conversation_id"],
@@ -636,7 +488,7 @@ class WorkSessionsResult:
                 del thread["conversationId"]
             threads_by_session.setdefault(row["work_session_id"], []).append(thread)
         body_sessions = []
-        for row in sessions.iter_rows(named=True):
+        for row in python_safe(sessions).iter_rows(named=True):
             session = {key: row[column] for key, column in _SESSION_API.items()}
             for name in ("startTime", "lastTime", "durationMs"):
                 session[name] = _json_number(session[name])
@@ -670,6 +522,8 @@ def work_sessions(
     rules: RuleSet = TASK_MONITOR_V1,
     lifecycle_terminal: bool = False,
     unassigned: bool = False,
+    since: Instant | None = None,
+    until: Instant | None = None,
 ) -> WorkSessionsResult:
     """Build and filter the work sessions of enriched events (rules §7-§8).
 
@@ -679,7 +533,8 @@ def work_sessions(
         Events enriched by :func:`a2a_lab.enrich` (any row order; ties in time keep it, so
         pass a loaded frame as it comes: time-ordered with ties in file order).
     now
-        The clock for ARCHIVED (epoch milliseconds, or a datetime; a naive one is UTC).
+        The clock for ARCHIVED: epoch milliseconds, an ISO 8601 string or a datetime
+        (naive = UTC; :func:`a2a_lab.to_epoch_ms`).
     roles, types, status
         Lists, or comma-separated strings, as the query parameters ``role``, ``type``,
         ``status``: values are split on commas and JS-trimmed; invalid roles and statuses
@@ -703,6 +558,9 @@ def work_sessions(
         Non-default: ``task.completed`` / ``task.cancelled`` are terminal without a status.
     unassigned
         Non-default: events without a workSessionId form the session ``"unassigned"``.
+    since, until
+        Optional time window, both inclusive, on ``event_ms`` (ISO string, datetime or
+        epoch ms; naive = UTC): sessions are built from the events inside it only.
 
     Returns
     -------
@@ -732,7 +590,7 @@ def work_sessions(
     tag = _as_string(sub_tag)
     valid_overrides = load_overrides(overrides, rules=rules) if overrides is not None else {}
 
-    lazy = enriched.lazy()
+    lazy = in_window(enriched.lazy(), since, until)
     events = _session_events(
         lazy, roles=role_filters, types=type_filters, unassigned=unassigned, rules=rules
     )
@@ -849,350 +707,3 @@ def work_sessions(
         _session_ms=matched.select("_start_ms", "_last_ms", "_duration_ms"),
         _thread_ms=threads.select("_start_ms", "_last_ms"),
     )
-
-
-# ---------------------------------------------------------------------------------------
-# GET /api/events
-# ---------------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class EventsResult:
-    """The dashboard's event list (``GET /api/events``).
-
-    Attributes
-    ----------
-    events
-        The matched events kept by the limit (the LAST ones in file order), in file order:
-        the enriched frame's rows.
-    total
-        All events given (``total``).
-    total_matched
-        Events that passed the filters, before the limit (``totalMatched``).
-    category_counts
-        Matched events per category, in order of first appearance (file order).
-    query
-        The echo: ``role`` (JS-trimmed or None), ``type`` (split, trimmed list),
-        ``viewCategory`` (JS-trimmed or None).
-    """
-
-    events: pl.DataFrame
-    total: int
-    total_matched: int
-    category_counts: dict[str, int]
-    query: dict[str, Any]
-
-    def to_api(self) -> dict[str, Any]:
-        """The JSON body of ``GET /api/events``, exactly.
-
-        Returns
-        -------
-        dict
-            ``{events, count, total, totalMatched, role, type, viewCategory,
-            categoryCounts}``; the events are the enriched event objects.
-        """
-        objects = event_objects(self.events)
-        return {
-            "events": objects,
-            "count": len(objects),
-            "total": self.total,
-            "totalMatched": self.total_matched,
-            "role": self.query["role"],
-            "type": list(self.query["type"]),
-            "viewCategory": self.query["viewCategory"],
-            "categoryCounts": dict(self.category_counts),
-        }
-
-
-def _file_rank(frame: pl.LazyFrame, files: Iterable[str] | None) -> pl.Expr:
-    """Rank of each row's file in reading order: the given order, else the loader's.
-
-    The loader reads a log directory's rotated files oldest first (by their names) and the
-    live file last; files named otherwise keep their name order, per directory.
-    """
-    if files is None:
-        names = frame.select(pl.col("file").unique()).collect().get_column("file").to_list()
-        files = sorted(names, key=lambda name: (str(Path(name).parent), rotation_key(Path(name))))
-    order = {name: rank for rank, name in enumerate(files)}
-    return pl.col("file").replace_strict(order, default=len(order), return_dtype=pl.Int64)
-
-
-def events_query(
-    enriched: pl.DataFrame | pl.LazyFrame,
-    *,
-    since: str | datetime | None = None,
-    role: str | None = None,
-    types: Filter = None,
-    view_category: str | None = None,
-    limit: Limit = None,
-    files: Iterable[str] | None = None,
-    tz: str = "UTC",
-) -> EventsResult:
-    """Filter enriched events as ``GET /api/events`` does (rules §8, §8.0).
-
-    Parameters
-    ----------
-    enriched
-        Events enriched by :func:`a2a_lab.enrich`.
-    since
-        Keep events whose time is at or after this instant: an ISO-8601 string (parsed as
-        JavaScript ``Date.parse`` does; unparsable → NO event matches, an empty string → no
-        filter) or a datetime (naive = UTC).
-    role
-        One event role, JS-trimmed, compared exactly (so ``"a,b"`` matches nothing).
-    types
-        Event types: a list or comma-separated values, JS-trimmed, empties dropped.
-    view_category
-        Exactly this category (JS-trimmed); ``"all"`` or None: all.
-    limit
-        ``Number(limit) || 100`` semantics; keeps the LAST ``max(1, limit)`` matched events
-        in file order.
-    files
-        The files in reading order, e.g. ``LoadResult.report.files``. By default, the order
-        in which the loader reads a log directory: rotated files oldest first (by name),
-        the live file last.
-    tz
-        Zone of a ``since`` date-time without an offset (the reference host's local time).
-
-    Returns
-    -------
-    EventsResult
-        The kept rows, the counts, and ``to_api()``.
-
-    Examples
-    --------
-    >>> import a2a_lab as al
-    >>> ev = al.enrich(al.from_records([
-    ...     {"type": "a2a.send", "ts": 1000, "data": {"fromAgent": "ruda", "toAgent": "main"}},
-    ...     {"type": "task.started", "ts": 2000, "data": {"taskId": "t1"}},
-    ... ]))
-    >>> res = events_query(ev, role="orchestration.task")
-    >>> res.total, res.total_matched, res.events["type"].to_list()
-    (2, 1, ['task.started'])
-    """
-    role_filter = _as_string(role)
-    type_filters = _csv_values(types)
-    view = _as_string(view_category)
-    lazy = enriched.lazy()
-    keep = pl.lit(True)
-    if isinstance(since, datetime):
-        keep = keep & (pl.col("event_ms") >= _now_ms(since))
-    elif since:
-        since_ms = _date_parse_ms(since, tz)
-        # an unparsable date is NaN for the reference, and no time is >= NaN
-        keep = (
-            keep & (pl.col("event_ms") >= float(since_ms))
-            if since_ms is not None
-            else pl.lit(False)
-        )
-    if role_filter is not None:
-        keep = keep & (pl.col("event_role") == role_filter)
-    if type_filters:
-        keep = keep & pl.col("type").is_in(type_filters)
-    if view is not None and view != "all":
-        keep = keep & (pl.col("collab_category") == view)
-    # the filters and the file order on a few narrow columns; the rows kept are gathered last
-    matched = (
-        lazy.select(
-            pl.int_range(pl.len(), dtype=pl.UInt32).alias("_row"),
-            "file",
-            "line",
-            "collab_category",
-            keep.alias("_keep"),
-        )
-        .filter("_keep")
-        .with_columns(_file_rank(lazy, files).alias("_fileRank"))
-        .sort(["_fileRank", "line"], maintain_order=True)
-    )
-    count = _limit_count(limit)
-    kept_rows, count_frame, total_frame = pl.collect_all(
-        [
-            (matched if count is None else matched.tail(count)).select("_row"),
-            matched.group_by("collab_category", maintain_order=True).len(),
-            lazy.select(pl.len()),
-        ]
-    )
-    rows = kept_rows.get_column("_row")
-    if isinstance(enriched, pl.DataFrame):
-        kept_frame = enriched[rows]
-    else:
-        kept_frame = (
-            lazy.with_row_index("_row")
-            .join(kept_rows.lazy().with_row_index("_order"), on="_row", how="inner")
-            .sort("_order")
-            .drop("_row", "_order")
-            .collect()
-        )
-    return EventsResult(
-        events=kept_frame,
-        total=int(total_frame.item()),
-        total_matched=int(count_frame["len"].sum()),
-        category_counts={str(k): int(v) for k, v in count_frame.iter_rows()},
-        query={"role": role_filter, "type": type_filters, "viewCategory": view},
-    )
-
-
-# ---------------------------------------------------------------------------------------
-# The enriched event objects (rules §6, last paragraph), for the output only
-# ---------------------------------------------------------------------------------------
-_MAX_SAFE_INTEGER = 2**53
-
-
-def _js_int(text: str) -> int | float | None:
-    """A JSON integer as JavaScript holds it: a double beyond 2**53; too large, Infinity (null)."""
-    value = int(text)
-    if abs(value) <= _MAX_SAFE_INTEGER:
-        return value
-    try:
-        return float(value)
-    except OverflowError:
-        return None
-
-
-def _js_float(text: str) -> float | None:
-    """A JSON fraction as JavaScript holds it; an overflow (Infinity) serialises as null."""
-    value = float(text)
-    return value if math.isfinite(value) else None
-
-
-def _json_number(value: float | int | None) -> float | int | None:
-    """A number as ``JSON.stringify`` writes it: integral values without a fraction."""
-    if isinstance(value, float) and value.is_integer() and abs(value) <= _MAX_SAFE_INTEGER:
-        return int(value)
-    return value
-
-
-def _is_array_index(key: str) -> bool:
-    return (
-        key.isascii() and key.isdigit() and (key == "0" or key[0] != "0") and int(key) < 2**32 - 1
-    )
-
-
-def _js_key_order(value: Any) -> Any:
-    """Order object keys as JavaScript does: array-index keys first, ascending."""
-    if isinstance(value, list):
-        return [_js_key_order(item) for item in value]
-    if isinstance(value, dict):
-        if any(_is_array_index(k) for k in value):
-            index_keys = sorted((k for k in value if _is_array_index(k)), key=int)
-            value = {**{k: value[k] for k in index_keys}, **value}
-        return {k: _js_key_order(v) for k, v in value.items()}
-    return value
-
-
-def _record_from_columns(row: Mapping[str, Any]) -> dict[str, Any]:
-    """An in-memory event (no ``raw`` JSON) as an object, absent fields omitted."""
-    record: dict[str, Any] = {}
-    for name in ("type", "agent_id", "ts", "timestamp_ms", "timestamp", "status"):
-        if row.get(name) is not None:
-            record[LOG_FIELD_NAMES.get(name, name)] = _json_number(row[name])
-    data = row.get("data") or {}
-    record["data"] = {k: _json_number(v) for k, v in data.items() if v is not None}
-    return record
-
-
-def _enriched_object(row: Mapping[str, Any]) -> dict[str, Any]:
-    """``enrichCoordinationEvent``'s object: the original event, enrichment written in.
-
-    The reference spreads the parsed event and assigns the enrichment, so existing keys keep
-    their place and new ones are appended; ``collabIntent`` is dropped when it is not a
-    usable string (JSON drops undefined).
-    """
-    raw = row["raw"]
-    if raw is None:
-        record = _record_from_columns(row)
-    else:
-        record = deep_call(
-            json.loads, js_trim(raw), parse_int=_js_int, parse_float=_js_float, depth=len(raw)
-        )
-    data = record.get("data")
-    data = dict(data) if isinstance(data, dict) else {}
-    enrichment = {key: row[column] for key, column in _ENRICHMENT_TOP.items()}
-    enrichment["categoryConfidence"] = _json_number(enrichment["categoryConfidence"])
-    for name in (
-        "eventRole",
-        "fromSessionType",
-        "toSessionType",
-        "collabCategory",
-        "collabSubTags",
-    ):
-        data[name] = enrichment[name]
-    intent = _as_string(data.get("collabIntent"))
-    data["collabIntent"] = intent
-    data["categoryConfidence"] = enrichment["categoryConfidence"]
-    data["categorySource"] = enrichment["categorySource"]
-    data["categoryVersion"] = row["category_version"]
-    if intent is None:
-        del data["collabIntent"]
-    record["type"] = js_trim(record["type"]) if isinstance(record.get("type"), str) else row["type"]
-    record["data"] = data
-    record.update(enrichment)
-    return deep_call(_js_key_order, record, depth=None if raw is None else len(raw))
-
-
-_OBJECT_COLUMNS = (
-    "raw",
-    "category_version",
-    *_ENRICHMENT_TOP.values(),
-    "type",
-    "agent_id",
-    "ts",
-    "timestamp_ms",
-    "timestamp",
-    "status",
-    "data",
-)
-
-
-def event_objects(enriched: pl.DataFrame) -> list[dict[str, Any]]:
-    """The reference's enriched event objects of these rows, in row order.
-
-    Each object is the original event (from ``raw``; rows made in memory are written from
-    their typed columns) with the enrichment written in as ``enrichCoordinationEvent``
-    does: ``eventRole, fromSessionType, toSessionType, collabCategory, collabSubTags,
-    categoryConfidence, categorySource`` at the top level and inside ``data``, plus
-    ``categoryVersion`` and the trimmed ``collabIntent`` inside ``data`` (rules §6). Existing
-    keys keep their place, new ones are appended, and keys are ordered as JavaScript orders
-    an object's keys (array-index keys first); numbers are JavaScript doubles.
-
-    Parameters
-    ----------
-    enriched
-        Rows of an enriched frame (:func:`a2a_lab.enrich`).
-
-    Returns
-    -------
-    list of dict
-        One JSON-able object per row.
-
-    Examples
-    --------
-    >>> from a2a_lab.enrich import enrich
-    >>> from a2a_lab.io import from_records
-    >>> (obj,) = event_objects(enrich(from_records([{"type": "task.started", "ts": 5, "data": {}}])))
-    >>> obj["eventRole"], obj["data"]["categoryVersion"], list(obj)[:3]
-    ('orchestration.task', 'v1', ['type', 'ts', 'data'])
-    """
-    if "raw" not in enriched.columns:  # loaded without raw: read the original lines again
-        from a2a_lab.io import original_lines
-
-        enriched = enriched.with_columns(original_lines(enriched.select("file", "line")))
-    return [_enriched_object(row) for row in enriched.select(_OBJECT_COLUMNS).iter_rows(named=True)]
-
-
-def _event_objects(enriched: pl.LazyFrame, keys: pl.DataFrame) -> list[dict[str, Any]]:
-    """The enriched event objects of the rows ``keys`` (file, line), in that order."""
-    if keys.height == 0:
-        return []
-    rows = (
-        keys.lazy()
-        .with_row_index("_order")
-        .join(
-            enriched.select(
-                "file", "line", *(c for c in _OBJECT_COLUMNS if c in enriched.collect_schema())
-            ),
-            on=["file", "line"],
-            how="left",
-        )
-        .sort("_order")
-        .collect()
-    )
-    return event_objects(rows)

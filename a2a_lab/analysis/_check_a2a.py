@@ -1,0 +1,208 @@
+"""The A2A sequence rules of :mod:`checks`: orphans, missing completes, turn order, events
+after the complete, and the exchanges the log cannot tell apart (all on
+:func:`a2a_lab.exchanges.exchange_events`, so overlapping exchanges under one conversation
+id raise no false finding)."""
+
+from __future__ import annotations
+
+import polars as pl
+
+from a2a_lab._frames import data_text as _text
+from a2a_lab.analysis._check_rules import _D, _findings
+from a2a_lab.exchanges import exchange_events
+
+__all__: list[str] = []
+
+# ---------------------------------------------------------------------------------------
+# A2A sequence
+# ---------------------------------------------------------------------------------------
+
+
+def _a2a_sequence(events: pl.DataFrame) -> list[pl.LazyFrame]:
+    keys = ["conversation_id", "requester", "target", "exchange"]
+    ex = (
+        exchange_events(events.lazy())
+        .select(
+            *keys,
+            "seq",
+            "file",
+            "line",
+            "type",
+            "event_ms",
+            _text("workSessionId").alias("work_session_id"),
+            _text("taskId").alias("task_id"),
+            _D.struct.field("turn").alias("_turn"),
+            "ambiguous",
+        )
+        .collect()
+        .lazy()
+    )
+    t = pl.col("type")
+    out = [_ambiguous(ex, keys)]
+    orphans = ex.filter((pl.col("exchange") == 0) & t.is_in(["a2a.response", "a2a.complete"]))
+    for typ, rule in (
+        ("a2a.response", "a2a.orphan_response"),
+        ("a2a.complete", "a2a.complete_without_send"),
+    ):
+        rows = orphans.filter(t == typ).with_columns(pl.concat_list("line").alias("lines"))
+        out.append(
+            _findings(
+                rows,
+                rule,
+                pl.format(
+                    "{} {} → {} without an a2a.send before it",
+                    pl.col("type"),
+                    pl.col("requester").fill_null("?"),
+                    pl.col("target").fill_null("?"),
+                ),
+            )
+        )
+    sent = ex.filter(pl.col("exchange") > 0)
+    per = sent.group_by(keys).agg(
+        pl.col("file").first(),
+        pl.col("work_session_id").first(ignore_nulls=True),
+        pl.col("task_id").first(ignore_nulls=True),
+        pl.col("line").first().alias("send_line"),  # the send opens its exchange
+        (t == "a2a.complete").any().alias("has_complete"),
+    )
+    missing = per.filter(~pl.col("has_complete")).with_columns(
+        pl.concat_list("send_line").alias("lines")
+    )
+    out.append(
+        _findings(
+            missing,
+            "a2a.missing_complete",
+            pl.format(
+                "exchange {} → {} (#{}) has no a2a.complete",
+                pl.col("requester"),
+                pl.col("target"),
+                pl.col("exchange"),
+            ),
+        )
+    )
+    turns = sent.filter(pl.col("_turn").is_not_null()).with_columns(
+        pl.int_range(1, pl.len() + 1).over(keys).cast(pl.Float64).alias("_expected"),
+        (pl.col("_turn") != pl.int_range(1, pl.len() + 1).over(keys).cast(pl.Float64))
+        .any()
+        .over(keys)
+        .alias("_bad"),
+    )
+    bad_turns = (
+        turns.filter(pl.col("_bad"))
+        .group_by(keys, maintain_order=True)
+        .agg(
+            pl.col("file").first(),
+            pl.col("work_session_id").first(ignore_nulls=True),
+            pl.col("task_id").first(ignore_nulls=True),
+            pl.col("line").alias("lines"),
+            # a turn beyond the integers (1e19, 1e308: fuzzed input) is shown as its number
+            pl.coalesce(
+                pl.col("_turn").cast(pl.Int64, strict=False).cast(pl.String),
+                pl.col("_turn").cast(pl.String),
+            )
+            .str.join(", ")
+            .alias("_turns"),
+        )
+    )
+    out.append(
+        _findings(
+            bad_turns,
+            "a2a.turns_out_of_order",
+            pl.format("turns in time order: {}", pl.col("_turns")),
+        )
+    )
+    completes = (
+        sent.filter(t == "a2a.complete")
+        .group_by(keys)
+        .agg(pl.col("event_ms").first().alias("_c_ms"), pl.col("seq").first().alias("_c_seq"))
+    )
+    after = (
+        sent.join(completes, on=keys)
+        .filter(
+            (pl.col("event_ms") > pl.col("_c_ms"))
+            | ((pl.col("event_ms") == pl.col("_c_ms")) & (pl.col("seq") > pl.col("_c_seq")))
+        )
+        .group_by(keys, maintain_order=True)
+        .agg(
+            pl.col("file").first(),
+            pl.col("work_session_id").first(ignore_nulls=True),
+            pl.col("task_id").first(ignore_nulls=True),
+            pl.col("line").sort().alias("lines"),
+        )
+    )
+    out.append(
+        _findings(
+            after,
+            "a2a.event_after_complete",
+            pl.format(
+                "{} event(s) after the a2a.complete of {} → {}",
+                pl.col("lines").list.len(),
+                pl.col("requester"),
+                pl.col("target"),
+            ),
+        )
+    )
+    return out
+
+
+#: How many ambiguous exchanges the ``a2a.ambiguous_exchanges`` finding names.
+_AMBIGUOUS_EXAMPLES = 5
+
+
+def _ambiguous(ex: pl.LazyFrame, keys: list[str]) -> pl.LazyFrame:
+    """One info finding when some exchanges are ambiguous: their count and share of all
+    exchanges, and the first few (conversation, direction, exchange number, lines)."""
+    per = (
+        ex.filter(pl.col("exchange") > 0)
+        .sort("seq")
+        .group_by(keys, maintain_order=True)
+        .agg(
+            pl.col("ambiguous").first(),
+            pl.col("file").first(),
+            pl.col("work_session_id").first(ignore_nulls=True),
+            pl.col("task_id").first(ignore_nulls=True),
+            pl.col("line"),
+            pl.col("seq").first(),
+        )
+    )
+    total = pl.len()
+    amb = per.filter("ambiguous").sort("seq")
+    examples = amb.head(_AMBIGUOUS_EXAMPLES).select(
+        pl.format(
+            "{} {} → {} #{}",
+            pl.col("conversation_id"),
+            pl.col("requester").fill_null("?"),
+            pl.col("target").fill_null("?"),
+            pl.col("exchange"),
+        ).alias("_ex"),
+        "line",
+    )
+    count = amb.select(pl.len().alias("_n"))
+    first = amb.head(1).select("conversation_id", "task_id", "work_session_id", "file")
+    summary = (
+        first.join(count, how="cross")
+        .join(per.select(total.alias("_all")), how="cross")
+        .join(
+            examples.select(
+                pl.col("_ex").str.join("; ").alias("_examples"),
+                pl.col("line")
+                .list.explode(keep_nulls=False, empty_as_null=False)
+                .sort()
+                .implode()
+                .alias("lines"),
+            ),
+            how="cross",
+        )
+    )
+    return _findings(
+        summary,
+        "a2a.ambiguous_exchanges",
+        pl.format(
+            "{} of {} exchanges ({}%) cannot be told apart from another under the same "
+            "conversation id; e.g. {}",
+            pl.col("_n"),
+            pl.col("_all"),
+            (100.0 * pl.col("_n") / pl.col("_all")).round(2),
+            pl.col("_examples"),
+        ),
+    )
