@@ -32,9 +32,12 @@
 # %%
 import altair as alt
 import polars as pl
+from IPython.display import Markdown, display
 
 import a2a_lab as al
 from a2a_lab.views.notebook import setup
+from a2a_lab.views.palette import EVENT_FAMILY_COLORS
+from a2a_lab.views.plots import color_scale
 
 LOGS = setup()
 LOGS
@@ -51,6 +54,14 @@ LOGS
 # %%
 res = al.load(LOGS)
 events, report = res.events, res.report
+if events.is_empty():
+    display(
+        Markdown(
+            f"**Nothing to show** in the sections below that need events: the log has none "
+            f"({report.rejects.height} rejected and {report.total_blank} blank of {report.total_lines} lines). "
+            "Section 2 says why its lines were rejected."
+        )
+    )
 report
 
 # %% [markdown]
@@ -110,7 +121,7 @@ events.select("file", "line", "type", "agent_id", "event_time", "data").with_col
 #
 # Event types grouped by family (the part before the first dot): `a2a.*` are agent-to-agent
 # exchanges, `task.*`, `plan.*`, `continuation.*`… are orchestration, `milestone.*` is
-# observability.
+# observability. A family has the same colour in every chart and on every log.
 
 # %%
 by_type = (
@@ -119,10 +130,13 @@ by_type = (
     .with_columns(family=pl.col("type").str.split(".").list.first())
     .sort(["events", "type"], descending=[True, False])
 )
+present = sorted(set(by_type["family"].drop_nulls()))
+families = color_scale(EVENT_FAMILY_COLORS, present)
+family_legend = alt.Legend(values=present)  # the families of this log only, in their fixed colours
 alt.Chart(by_type, title="Events per type").mark_bar().encode(
     x=alt.X("events:Q", title="events"),
     y=alt.Y("type:N", sort="-x", title=None),
-    color=alt.Color("family:N", title="family"),
+    color=alt.Color("family:N", title="family", scale=families, legend=family_legend),
     tooltip=["type", "family", "events"],
 ).properties(width=520)
 
@@ -140,7 +154,7 @@ by_agent = (
 alt.Chart(by_agent, title="Events per writing agent").mark_bar().encode(
     x=alt.X("sum(events):Q", title="events"),
     y=alt.Y("agent_id:N", sort="-x", title="agent"),
-    color=alt.Color("family:N"),
+    color=alt.Color("family:N", scale=families, legend=family_legend),
     tooltip=["agent_id", "family", "events"],
 ).properties(width=520)
 
@@ -159,15 +173,18 @@ per_day = (
     .sort("day", "family")
 )
 alt.Chart(per_day, title="Events per day").mark_bar().encode(
-    x=alt.X("yearmonthdate(day):O", title="day (UTC)"),
+    # short labels at an angle: dozens of days stay readable
+    x=alt.X(
+        "yearmonthdate(day):O", title="day (UTC)", axis=alt.Axis(format="%m-%d", labelAngle=-45)
+    ),
     y=alt.Y("events:Q", stack=True),
-    color="family:N",
+    color=alt.Color("family:N", scale=families, legend=family_legend),
     tooltip=[alt.Tooltip("day:T", format="%Y-%m-%d"), "family", "events"],
 ).properties(width=520)
 
 # %% [markdown]
-# Hour of day shows when the agents work; the sample's agents follow a Korean office day
-# (UTC+9).
+# Hour of day shows when the agents work (*in the sample* they follow a Korean office day,
+# UTC+9); the sentence under the chart is computed from this log.
 
 # %%
 per_hour = (
@@ -176,9 +193,33 @@ per_hour = (
     .len("events")
     .sort("hour")
 )
-alt.Chart(per_hour, title="Events per hour of day (UTC)").mark_bar().encode(
-    x=alt.X("hour:O", title="hour (UTC)"), y="events:Q", tooltip=["hour", "events"]
-).properties(width=520)
+if per_hour.height:
+    # the 8 consecutive hours (wrapping at midnight) with the most events: a working day shows up there
+    counts = dict(per_hour.iter_rows())
+    by_hour = [counts.get(h, 0) for h in range(24)]
+    start = max(range(24), key=lambda h: (sum(by_hour[(h + i) % 24] for i in range(8)), -h))
+    busy = sum(by_hour[(start + i) % 24] for i in range(8)) / sum(by_hour)
+    shape = (
+        "a working day"
+        if busy >= 0.6
+        else "no clear working day"
+        if busy < 0.45
+        else "a weak daily rhythm"
+    )
+    display(
+        alt.Chart(per_hour, title="Events per hour of day (UTC)")
+        .mark_bar()
+        .encode(x=alt.X("hour:O", title="hour (UTC)"), y="events:Q", tooltip=["hour", "events"])
+        .properties(width=520)
+    )
+    display(
+        Markdown(
+            f"The busiest 8 hours, {start:02d}:00–{(start + 8) % 24:02d}:00 UTC, hold {busy:.0%} of the timed "
+            f"events (a flat day would give 33%): {shape}."
+        )
+    )
+else:
+    display(Markdown("**Nothing to show:** the log has no event with a time."))
 
 # %% [markdown]
 # ## 5. One conversation, line by line
@@ -189,19 +230,25 @@ alt.Chart(per_hour, title="Events per hour of day (UTC)").mark_bar().encode(
 
 # %%
 conv = pl.col("data").struct.field("conversationId")
-longest = (
+by_conversation = (
     events.filter(conv.is_not_null())
     .group_by(conv.alias("conversation_id"))
     .len("events")
     .sort(["events", "conversation_id"], descending=[True, False])
-    .row(0, named=True)
 )
+longest = by_conversation.row(0, named=True) if by_conversation.height else None
+if longest is None:
+    display(
+        Markdown(
+            "**Nothing to show:** the log has no event with a conversation id (no A2A exchange)."
+        )
+    )
 longest
 
 # %%
 d = pl.col("data").struct
 (
-    events.filter(conv == longest["conversation_id"]).select(
+    events.filter(conv == (longest["conversation_id"] if longest else None)).select(
         pl.col("file").str.split("/").list.last(),
         "line",
         pl.col("event_time").dt.strftime("%m-%d %H:%M:%S").alias("time"),

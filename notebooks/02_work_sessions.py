@@ -59,7 +59,8 @@ LOGS, TZ
 openclaw = LOGS / "openclaw.json"
 main_agents = al.main_agents_from_openclaw(openclaw) if openclaw.exists() else None
 events = al.enrich(al.load(LOGS).events, main_agents=main_agents)
-NOW = int(events["event_ms"].max()) + 3_600_000
+# (a log without events has no last event: then the clock starts at 0)
+NOW = int(events["event_ms"].max() or 0) + 3_600_000
 print(f"{events.height} events; main agents: {sorted(main_agents or [])}")
 print(f"NOW = {NOW} ms = {pl.select(pl.lit(NOW).cast(pl.Datetime('ms', 'UTC'))).item()} UTC")
 
@@ -94,6 +95,13 @@ DISCORD_USERS = {
 
 # %%
 ws = al.work_sessions(events, now=NOW)
+if ws.sessions.is_empty():
+    display(
+        Markdown(
+            "**Nothing to show** in sections 2–7: no event of this log carries a `workSessionId`, "
+            "so the dashboard would list no work session (the tables below stay empty)."
+        )
+    )
 status_order = pl.Enum(["ACTIVE", "QUIET", "ARCHIVED"])
 ws.sessions.group_by(pl.col("status").cast(status_order)).len("sessions").sort("status")
 
@@ -117,7 +125,17 @@ assert (
     dict(ws.sessions.group_by("collab_category", maintain_order=True).len().iter_rows())
     == ws.category_counts
 )
-plots.category_bars(ws.sessions, title="Work sessions per category")
+if ws.sessions.height:
+    top_category, top_sessions = max(ws.category_counts.items(), key=lambda kv: (kv[1], kv[0]))
+    display(plots.category_bars(ws.sessions, title="Work sessions per category"))
+    display(
+        Markdown(
+            f"On this log `{top_category}` is the largest category: {top_sessions} of "
+            f"{ws.sessions.height} sessions ({top_sessions / ws.sessions.height:.0%})."
+        )
+    )
+else:
+    display(Markdown("**Nothing to show:** no work session, so no category."))
 
 # %% [markdown]
 # *In the sample* `planning_decision` dominates. Why? Look at the event that decided each session's category.

@@ -47,6 +47,13 @@ LOGS = setup()
 events = enrich(al.load(LOGS).events)
 conv = conversations(events)
 print(f"{events.height} events → {conv.height} exchanges")
+if conv.is_empty():
+    display(
+        Markdown(
+            "**Nothing to show** in sections 1–2: the log has no A2A exchange (`a2a.send` … "
+            "`a2a.complete`); their tables and charts stay empty."
+        )
+    )
 
 # %% [markdown]
 # ## 1. One row per exchange
@@ -93,7 +100,18 @@ conv.group_by("outcome", "outcome_reason").len("exchanges").sort(
 al.exchange_summary(conv)
 
 # %%
-plots.outcome_bars(conv)
+if conv.height:
+    replied = (conv["outcome"] == "replied").mean()
+    display(plots.outcome_bars(conv))
+    display(
+        Markdown(
+            f"{replied:.0%} of the {conv.height} exchanges got a reply; "
+            f"{(conv['outcome'] == 'no_reply').sum()} got none and "
+            f"{(conv['outcome'] == 'concurrency_blocked').sum()} were refused by the concurrency gate."
+        )
+    )
+else:
+    display(Markdown("**Nothing to show:** no exchange, no outcome."))
 
 # %% [markdown]
 # ## 2. Who is slow, who does not answer
@@ -102,7 +120,14 @@ plots.outcome_bars(conv)
 # shows the middle half, the whiskers 5 %–95 %, the tick the median — per directed pair.
 
 # %%
-plots.latency_by_pair(conv, top=15)
+if conv["first_reply_s"].is_not_null().any():
+    display(plots.latency_by_pair(conv, top=15))
+else:
+    display(
+        Markdown(
+            "**Nothing to show:** no exchange of this log got a reply, so there is no latency."
+        )
+    )
 
 # %%
 slowest = (
@@ -137,7 +162,9 @@ target_stats(conv).select(
 ).head(10)
 
 # %%
-plots.pair_heatmap(conv, value="no_reply_rate")
+plots.pair_heatmap(conv, value="no_reply_rate") if conv.height else Markdown(
+    "**Nothing to show:** no exchange."
+)
 
 # %% [markdown]
 # Load by hour of day: exchanges started and median latency per UTC hour.
@@ -151,11 +178,17 @@ by_hour = (
 )
 import altair as alt  # noqa: E402
 
-alt.Chart(by_hour, title="Exchanges and median first reply by hour (UTC)").mark_bar().encode(
-    x=alt.X("hour:O"),
-    y="exchanges:Q",
-    color=alt.Color("median_reply_s:Q", scale=alt.Scale(scheme="oranges")),
-    tooltip=["hour", "exchanges", alt.Tooltip("median_reply_s:Q", format=".1f")],
+(
+    alt.Chart(by_hour, title="Exchanges and median first reply by hour (UTC)")
+    .mark_bar()
+    .encode(
+        x=alt.X("hour:O"),
+        y="exchanges:Q",
+        color=alt.Color("median_reply_s:Q", scale=alt.Scale(scheme="oranges")),
+        tooltip=["hour", "exchanges", alt.Tooltip("median_reply_s:Q", format=".1f")],
+    )
+    if by_hour.height
+    else Markdown("**Nothing to show:** no exchange.")
 )
 
 # %% [markdown]
@@ -166,6 +199,12 @@ alt.Chart(by_hour, title="Exchanges and median first reply by hour (UTC)").mark_
 
 # %%
 payloads = payload_events(events)
+if payloads.is_empty():
+    display(
+        Markdown(
+            "**Nothing to show** in section 3: no message of this log carries a typed payload."
+        )
+    )
 payloads.group_by("payload_kind", "payload_valid").len("events").sort(
     "payload_kind", "payload_valid"
 )
@@ -278,7 +317,12 @@ main_agents = (
 )
 g = interaction_graph(events, main_agents=main_agents)
 print(f"{g.number_of_nodes()} agents, {g.number_of_edges()} directed edges")
-plots.graph_overview(g, top_edges=40)
+if g.number_of_edges():
+    display(plots.graph_overview(g, top_edges=40))
+else:
+    display(
+        Markdown(f"**Nothing to show:** {g.number_of_nodes()} agents and no exchange between them.")
+    )
 
 # %%
 graph_metrics(g).select(
@@ -299,7 +343,11 @@ graph_metrics(g).select(
 # Activity over time per agent (A2A events per 3 hours):
 
 # %%
-plots.swimlane(events, every="3h")
+a2a_events = events.filter(pl.col("type").str.starts_with("a2a."))
+if a2a_events.height:
+    display(plots.swimlane(events, every="3h"))
+else:
+    display(Markdown("**Nothing to show:** the log has no A2A event."))
 
 # %% [markdown]
 # ## What to look at next

@@ -42,7 +42,8 @@ LOGS = setup()
 res = al.load(LOGS)
 events = res.events
 # the clock for "future timestamp" findings: explicit, so the stored outputs stay stable
-NOW = int(events["event_ms"].max()) + 3_600_000
+# (a log without events has no last event: then the clock starts at 0)
+NOW = int(events["event_ms"].max() or 0) + 3_600_000
 res.report
 
 # %% [markdown]
@@ -66,6 +67,17 @@ summary = (
     .agg(pl.len().alias("findings"), pl.col("lines").list.len().sum().alias("events"))
     .sort(["findings", "rule"], descending=[True, False])
 )
+if findings.is_empty():
+    display(Markdown("**Nothing to show:** no rule finds anything on this log."))
+else:
+    by_severity = dict(findings.group_by("severity").len().iter_rows())
+    display(
+        Markdown(
+            f"{findings.height} findings on {events.height} events: "
+            + ", ".join(f"{by_severity.get(s, 0)} {s}" for s in ("error", "warning", "info"))
+            + f"; the most frequent rule is `{summary['rule'][0]}` ({summary['findings'][0]})."
+        )
+    )
 summary
 
 # %%
@@ -85,12 +97,15 @@ alt.Chart(summary, title="Findings per rule").mark_bar().encode(
 # ### A few findings explained
 #
 # **`a2a.missing_complete`** — an exchange that never closed. Looking at what else the log says
-# about the same conversation usually tells why: here the send came right after an `a2a.spawn`
-# whose `a2a.spawn_result` reported an error, so the sub-agent never ran.
+# about the same conversation usually tells why (*in the sample*, the first one's send came right
+# after an `a2a.spawn` whose `a2a.spawn_result` reported an error, so the sub-agent never ran).
+# Here the first one of this log, with every event of its conversation:
 
 # %%
 missing = findings.filter(pl.col("rule") == "a2a.missing_complete")
 first = missing.row(0, named=True) if missing.height else None
+if first is None:
+    display(Markdown("**Nothing to show:** every exchange of this log has its `a2a.complete`."))
 first
 
 # %%
@@ -218,18 +233,28 @@ else:
 
 # %%
 dfg = directly_follows(events, case="work_session")
-plots.dfg_chart(
-    dfg, min_count=5, title="Directly-follows graph (case = work session, steps seen ≥ 5 times)"
-)
+# a short log has few repeated steps: keep the threshold at 5 where that leaves a graph
+min_count = 5 if dfg.filter(pl.col("count") >= 5).height else 1
+if dfg.height:
+    display(
+        plots.dfg_chart(
+            dfg,
+            min_count=min_count,
+            title=f"Directly-follows graph (case = work session, steps seen ≥ {min_count} times)",
+        )
+    )
+else:
+    display(Markdown("**Nothing to show:** no event of this log belongs to a work session."))
 
 # %% [markdown]
 # With the conversation as the case, the variants are the shapes an exchange takes — the
 # most common first:
 
 # %%
-variants(events, case="conversation").select(
-    "variant", "length", "cases", pl.col("share").round(3)
-).head(8)
+shapes = variants(events, case="conversation")
+if shapes.is_empty():
+    display(Markdown("**Nothing to show:** the log has no conversation."))
+shapes.select("variant", "length", "cases", pl.col("share").round(3)).head(8)
 
 # %% [markdown]
 # ## 5. Hand-off to process-mining tools

@@ -32,7 +32,7 @@
 # %%
 import altair as alt
 import polars as pl
-from IPython.display import Markdown
+from IPython.display import Markdown, display
 
 import a2a_lab as al
 from a2a_lab.analysis.calibrate import compare, fit_log
@@ -42,12 +42,21 @@ from a2a_lab.views.notebook import setup
 
 LOGS = setup()
 events = al.load(LOGS).events
-cal = fit_log(events, tz="Asia/Seoul")  # the gateway's zone: the hourly profile is in KST
-twin = cal.config
-print(
-    f"{cal.exchanges.height} sessions_send exchanges over {cal.span_s / 86400:.1f} days fitted; "
-    f"{cal.spawned} sub-agent spawns left out"
-)
+try:
+    cal = fit_log(events, tz="Asia/Seoul")  # the gateway's zone: the hourly profile is in KST
+except ValueError as exc:  # fit_log's documented refusal: nothing in the log to fit
+    cal = None
+    display(
+        Markdown(
+            f"**Nothing to show:** the twin cannot be fitted to this log ({exc}); every section below stays empty."
+        )
+    )
+if cal is not None:
+    twin = cal.config
+    print(
+        f"{cal.exchanges.height} sessions_send exchanges over {cal.span_s / 86400:.1f} days fitted; "
+        f"{cal.spawned} sub-agent spawns left out"
+    )
 
 # %% [markdown]
 # ## 1. What was fitted
@@ -62,21 +71,26 @@ print(
 # log covered, as multipliers of mean 1.
 
 # %%
-cal.rates.sort("exchanges", descending=True).head(8)
+if cal is not None:
+    display(cal.rates.sort("exchanges", descending=True).head(8))
 
 # %%
-alt.Chart(
-    cal.hourly, title="Arrival profile over the day (KST): rate multiplier"
-).mark_bar().encode(
-    x=alt.X("hour:O", title="local hour"),
-    y=alt.Y("multiplier:Q", title="× the mean rate"),
-    tooltip=[
-        "hour:O",
-        "exchanges:Q",
-        alt.Tooltip("exposure_h:Q", format=".1f"),
-        alt.Tooltip("multiplier:Q", format=".2f"),
-    ],
-).properties(width=520, height=200)
+if cal is not None:
+    display(
+        alt.Chart(cal.hourly, title="Arrival profile over the day (KST): rate multiplier")
+        .mark_bar()
+        .encode(
+            x=alt.X("hour:O", title="local hour"),
+            y=alt.Y("multiplier:Q", title="× the mean rate"),
+            tooltip=[
+                "hour:O",
+                "exchanges:Q",
+                alt.Tooltip("exposure_h:Q", format=".1f"),
+                alt.Tooltip("multiplier:Q", format=".2f"),
+            ],
+        )
+        .properties(width=520, height=200)
+    )
 
 # %% [markdown]
 # **Run time per target agent.** The time from the send to the first reply is the target's
@@ -96,44 +110,51 @@ alt.Chart(
 #   (`scipy.stats.CensoredData`) as *right-censored* instead of being dropped, which would make
 #   agents look faster than they are. Runs that ended in an error say nothing of their length.
 #
-# A lognormal per target; agents with fewer than 8 usable replies (here: the sub-agents, which
+# A lognormal per target; agents with fewer than 8 usable replies (*in the sample*: the sub-agents, which
 # only ever send) get the fit pooled over all targets.
 
 # %%
-cal.service.filter(pl.col("exchanges") > 0).select(
-    "agent",
-    "exchanges",
-    "idle",
-    "observed",
-    "censored",
-    pl.col("mean_s", "median_s").round(1),
-    pl.col("cv").round(2),
-)
+if cal is not None:
+    display(
+        cal.service.filter(pl.col("exchanges") > 0).select(
+            "agent",
+            "exchanges",
+            "idle",
+            "observed",
+            "censored",
+            pl.col("mean_s", "median_s").round(1),
+            pl.col("cv").round(2),
+        )
+    )
 
 # %% [markdown]
 # On every exchange, from the send, the fit would read the waits as run time:
 
 # %%
-naive = fit_log(events, only_idle=False).service
-queueing = (
-    cal.service.join(naive, on="agent", suffix="_all")
-    .filter(pl.col("exchanges") > 0)
-    .select(
-        "agent",
-        pl.col("mean_s").round(1).alias("mean_s (queueing out)"),
-        pl.col("mean_s_all").round(1).alias("mean_s (all)"),
+if cal is not None:
+    naive = fit_log(events, only_idle=False).service
+    queueing = (
+        cal.service.join(naive, on="agent", suffix="_all")
+        .filter(pl.col("exchanges") > 0)
+        .select(
+            "agent",
+            pl.col("mean_s").round(1).alias("mean_s (queueing out)"),
+            pl.col("mean_s_all").round(1).alias("mean_s (all)"),
+        )
     )
-)
-queueing
+    display(queueing)
 
 # %%
-inflation = (queueing["mean_s (all)"] / queueing["mean_s (queueing out)"] - 1).to_numpy()
-Markdown(
-    f"Fitted on every exchange from its send, the agents' mean run times would come out "
-    f"{inflation.min():+.0%} to {inflation.max():+.0%} off; the correction uses "
-    f"{int(cal.service['observed'].sum())} replies and {int(cal.service['censored'].sum())} timeouts "
-    f"of {cal.exchanges.height} exchanges."
-)
+if cal is not None:
+    inflation = (queueing["mean_s (all)"] / queueing["mean_s (queueing out)"] - 1).to_numpy()
+    display(
+        Markdown(
+            f"Fitted on every exchange from its send, the agents' mean run times would come out "
+            f"{inflation.min():+.0%} to {inflation.max():+.0%} off; the correction uses "
+            f"{int(cal.service['observed'].sum())} replies and {int(cal.service['censored'].sum())} timeouts "
+            f"of {cal.exchanges.height} exchanges."
+        )
+    )
 
 # %% [markdown]
 # **Ping-pong turns.** Each turn is a run too, on the requester's session for odd turns and
@@ -144,12 +165,20 @@ Markdown(
 # the reference rules.
 
 # %%
-cal.turn_times.filter(pl.col("fit") == "agent").select(
-    "agent", "observed", "censored", pl.col("mean_s", "median_s").round(1), pl.col("cv").round(2)
-)
+if cal is not None:
+    display(
+        cal.turn_times.filter(pl.col("fit") == "agent").select(
+            "agent",
+            "observed",
+            "censored",
+            pl.col("mean_s", "median_s").round(1),
+            pl.col("cv").round(2),
+        )
+    )
 
 # %%
-cal.turns.with_columns(pl.col("probability").round(3))
+if cal is not None:
+    display(cal.turns.with_columns(pl.col("probability").round(3)))
 
 # %% [markdown]
 # **Failures and retries.** A run that fails (runtime §4) ends its exchange in `no_reply` with
@@ -159,7 +188,8 @@ cal.turns.with_columns(pl.col("probability").round(3))
 # (`FailurePolicy`) and retries as the reference does.
 
 # %%
-cal.failures.with_columns(pl.col("rate").round(4))
+if cal is not None:
+    display(cal.failures.with_columns(pl.col("rate").round(4)))
 
 # %% [markdown]
 # **Tasks.** Agents work through tasks (`task.started` … `task.completed` or `task.cancelled`);
@@ -169,20 +199,28 @@ cal.failures.with_columns(pl.col("rate").round(4))
 # agent's tasks from the log.
 
 # %%
-tasks = twin.tasks
-Markdown(
-    f"{cal.tasks.height} tasks, {int(cal.tasks['end_time'].is_null().sum())} never ended: the twin's tasks last "
-    f"{tasks.mean_duration_s / 3600:.1f} h on average (CV {tasks.duration_cv:.2f}) with "
-    f"{tasks.mean_gap_s / 3600:.1f} h between an agent's tasks; run by {tasks.agents} agents."
-    if tasks is not None
-    else "The log has no tasks: the twin runs without them."
-)
+if cal is not None:
+    tasks = twin.tasks
+    display(
+        Markdown(
+            f"{cal.tasks.height} tasks, {int(cal.tasks['end_time'].is_null().sum())} never ended: the twin's tasks last "
+            f"{tasks.mean_duration_s / 3600:.1f} h on average (CV {tasks.duration_cv:.2f}) with "
+            f"{tasks.mean_gap_s / 3600:.1f} h between an agent's tasks; run by {tasks.agents} agents."
+            if tasks is not None
+            else "The log has no tasks: the twin runs without them."
+        )
+    )
 
 # %% [markdown]
 # **Outcomes** per target, for reference.
 
 # %%
-cal.outcomes.with_columns(pl.col("replied", "timeout", "error", "blocked", "incomplete").round(3))
+if cal is not None:
+    display(
+        cal.outcomes.with_columns(
+            pl.col("replied", "timeout", "error", "blocked", "incomplete").round(3)
+        )
+    )
 
 # %% [markdown]
 # ## 2. Does the twin behave like the log?
@@ -192,46 +230,59 @@ cal.outcomes.with_columns(pl.col("replied", "timeout", "error", "blocked", "inco
 # spawns left out) and are held against it.
 
 # %%
-cmp = compare([simulate(twin, seed=k) for k in range(5)], events)
-cmp.overall.select(
-    "observed",
-    "simulated",
-    pl.col("^(observed|simulated)_p(50|95)$").round(1),
-    pl.col("ks").round(3),
-    pl.col("median_ratio").round(3),
-)
+if cal is not None:
+    cmp = compare([simulate(twin, seed=k) for k in range(5)], events)
+    display(
+        cmp.overall.select(
+            "observed",
+            "simulated",
+            pl.col("^(observed|simulated)_p(50|95)$").round(1),
+            pl.col("ks").round(3),
+            pl.col("median_ratio").round(3),
+        )
+    )
 
 # %%
-cmp.outcomes.with_columns(pl.col("observed", "simulated").round(3))
+if cal is not None:
+    display(cmp.outcomes.with_columns(pl.col("observed", "simulated").round(3)))
 
 # %%
-row = cmp.overall.row(0, named=True)
-shares = {o: (a, b) for o, a, b in cmp.outcomes.iter_rows()}
-no_reply = shares.get("no_reply", (0.0, 0.0))
-p95_ratio = row["simulated_p95"] / row["observed_p95"]
-Markdown(
-    f"**What the comparison says.** Median first-reply latency: log {row['observed_p50']:.1f} s, twin "
-    f"{row['simulated_p50']:.1f} s ({cmp.median_ratio - 1:+.1%}); p95: log {row['observed_p95']:.1f} s, twin "
-    f"{row['simulated_p95']:.1f} s ({p95_ratio - 1:+.1%}); KS statistic {row['ks']:.3f} over "
-    f"{row['observed']} and {row['simulated']} replies. No reply: log {no_reply[0]:.1%}, twin {no_reply[1]:.1%} "
-    f"({(no_reply[1] - no_reply[0]) * 100:+.1f} points)."
-)
+if cal is not None:
+    row = cmp.overall.row(0, named=True)
+    shares = {o: (a, b) for o, a, b in cmp.outcomes.iter_rows()}
+    no_reply = shares.get("no_reply", (0.0, 0.0))
+    p95_ratio = row["simulated_p95"] / row["observed_p95"]
+    display(
+        Markdown(
+            f"**What the comparison says.** Median first-reply latency: log {row['observed_p50']:.1f} s, twin "
+            f"{row['simulated_p50']:.1f} s ({cmp.median_ratio - 1:+.1%}); p95: log {row['observed_p95']:.1f} s, twin "
+            f"{row['simulated_p95']:.1f} s ({p95_ratio - 1:+.1%}); KS statistic {row['ks']:.3f} over "
+            f"{row['observed']} and {row['simulated']} replies. No reply: log {no_reply[0]:.1%}, twin {no_reply[1]:.1%} "
+            f"({(no_reply[1] - no_reply[0]) * 100:+.1f} points)."
+        )
+    )
 
 # %% [markdown]
 # Per pair (the busiest ones; a KS statistic needs 5 replies on each side):
 
 # %%
-cmp.latency.sort("observed", descending=True).head(8).select(
-    "from_agent",
-    "to_agent",
-    "observed",
-    "simulated",
-    pl.col("observed_p50", "simulated_p50", "observed_p95", "simulated_p95").round(1),
-    pl.col("ks", "ks_pvalue").round(3),
-)
+if cal is not None:
+    display(
+        cmp.latency.sort("observed", descending=True)
+        .head(8)
+        .select(
+            "from_agent",
+            "to_agent",
+            "observed",
+            "simulated",
+            pl.col("observed_p50", "simulated_p50", "observed_p95", "simulated_p95").round(1),
+            pl.col("ks", "ks_pvalue").round(3),
+        )
+    )
 
 # %%
-cmp.chart()
+if cal is not None:
+    display(cmp.chart())
 
 # %% [markdown]
 # Turns per replied exchange. The simulator ends a ping-pong loop with the same chance at
@@ -239,17 +290,21 @@ cmp.chart()
 # the first turns tend to run their full budget, the twin's turn counts spread differently:
 
 # %%
-cmp.turns.with_columns(pl.col("observed_share", "simulated_share").round(3))
+if cal is not None:
+    display(cmp.turns.with_columns(pl.col("observed_share", "simulated_share").round(3)))
 
 # %%
-mean_turns = cmp.turns.select(
-    (pl.col("turns") * pl.col(f"{side}_share")).sum().alias(side)
-    for side in ("observed", "simulated")
-).row(0)
-Markdown(
-    f"Turns KS statistic {cmp.turns_ks:.3f}: mean turns per replied exchange {mean_turns[0]:.2f} in the log, "
-    f"{mean_turns[1]:.2f} in the twin."
-)
+if cal is not None:
+    mean_turns = cmp.turns.select(
+        (pl.col("turns") * pl.col(f"{side}_share")).sum().alias(side)
+        for side in ("observed", "simulated")
+    ).row(0)
+    display(
+        Markdown(
+            f"Turns KS statistic {cmp.turns_ks:.3f}: mean turns per replied exchange {mean_turns[0]:.2f} in the log, "
+            f"{mean_turns[1]:.2f} in the twin."
+        )
+    )
 
 # %% [markdown]
 # ## 3. What-ifs
@@ -261,35 +316,44 @@ Markdown(
 # 95 % confidence intervals over 3 replications of a week each.
 
 # %%
-slower = {f"agents.{i}.service.mean_s": a.service.mean * 1.5 for i, a in enumerate(twin.agents)}
-scenarios = [
-    {},  # today
-    {"rate_scale": 2.0},  # twice the traffic
-    {"rate_scale": 8.0},  # eight times the traffic
-    {"target_session": "a2a"},  # per-conversation sessions (commit 0b3325a28)
-    {"wait.max_wait_s": 600.0},  # wait ten minutes instead of five
-    slower,  # runs take 50 % longer
-]
-names = ["today", "traffic ×2", "traffic ×8", "a2a sessions", "wait 600 s", "runs ×1.5"]
-metrics = ["p50_latency_s", "p95_latency_s", "mean_wait_s", "no_reply_rate"]
-whatif = sweep(twin, scenarios, replications=3, seed=7, metrics=metrics, workers=1, progress=False)
-whatif = whatif.select(
-    pl.Series("scenario", names), *[pl.col(f"^{m}(_low|_high)?$") for m in metrics]
-)
-whatif.with_columns(pl.exclude("scenario").round(3))
+if cal is not None:
+    slower = {f"agents.{i}.service.mean_s": a.service.mean * 1.5 for i, a in enumerate(twin.agents)}
+    scenarios = [
+        {},  # today
+        {"rate_scale": 2.0},  # twice the traffic
+        {"rate_scale": 8.0},  # eight times the traffic
+        {"target_session": "a2a"},  # per-conversation sessions (commit 0b3325a28)
+        {"wait.max_wait_s": 600.0},  # wait ten minutes instead of five
+        slower,  # runs take 50 % longer
+    ]
+    names = ["today", "traffic ×2", "traffic ×8", "a2a sessions", "wait 600 s", "runs ×1.5"]
+    metrics = ["p50_latency_s", "p95_latency_s", "mean_wait_s", "no_reply_rate"]
+    whatif = sweep(
+        twin, scenarios, replications=3, seed=7, metrics=metrics, workers=1, progress=False
+    )
+    whatif = whatif.select(
+        pl.Series("scenario", names), *[pl.col(f"^{m}(_low|_high)?$") for m in metrics]
+    )
+    display(whatif.with_columns(pl.exclude("scenario").round(3)))
 
 # %%
-alt.Chart(whatif, title="p95 first-reply latency per scenario (95 % CI)").mark_errorbar(
-    ticks=True
-).encode(
-    y=alt.Y("scenario:N", sort=names, title=None),
-    x=alt.X("p95_latency_s_low:Q", title="seconds"),
-    x2="p95_latency_s_high:Q",
-) + alt.Chart(whatif).mark_point(filled=True, size=60).encode(
-    y=alt.Y("scenario:N", sort=names),
-    x="p95_latency_s:Q",
-    tooltip=["scenario:N", alt.Tooltip("p95_latency_s:Q", format=".1f")],
-)
+if cal is not None:
+    display(
+        alt.Chart(whatif, title="p95 first-reply latency per scenario (95 % CI)")
+        .mark_errorbar(ticks=True)
+        .encode(
+            y=alt.Y("scenario:N", sort=names, title=None),
+            x=alt.X("p95_latency_s_low:Q", title="seconds"),
+            x2="p95_latency_s_high:Q",
+        )
+        + alt.Chart(whatif)
+        .mark_point(filled=True, size=60)
+        .encode(
+            y=alt.Y("scenario:N", sort=names),
+            x="p95_latency_s:Q",
+            tooltip=["scenario:N", alt.Tooltip("p95_latency_s:Q", format=".1f")],
+        )
+    )
 
 # %% [markdown]
 # **How much more traffic fits?** `capacity_search` finds, for each replication, the highest
@@ -303,32 +367,38 @@ alt.Chart(whatif, title="p95 first-reply latency per scenario (95 % CI)").mark_e
 # bracket.
 
 # %%
-one_day = twin.model_copy(update={"duration_s": 86400.0})
-cap = capacity_search(
-    one_day,
-    target_latency_s=240.0,
-    target_quantile=0.85,
-    replications=3,
-    seed=1,
-    rel_tol=0.10,
-    start_scale=4.0,
-    workers=1,
-    progress=False,
-)
-print(cap)
-cap.replications.with_columns(
-    pl.col("scale", "scale_above", "quantile_at_scale", "rate_per_s").round(4)
-)
+if cal is not None:
+    one_day = twin.model_copy(update={"duration_s": 86400.0})
+    cap = capacity_search(
+        one_day,
+        target_latency_s=240.0,
+        target_quantile=0.85,
+        replications=3,
+        seed=1,
+        rel_tol=0.10,
+        start_scale=4.0,
+        workers=1,
+        progress=False,
+    )
+    print(cap)
+    display(
+        cap.replications.with_columns(
+            pl.col("scale", "scale_above", "quantile_at_scale", "rate_per_s").round(4)
+        )
+    )
 
 # %%
-today = whatif.row(0, named=True)
-Markdown(
-    f"**Takeaways.** Today the twin's p95 first-reply latency is {today['p95_latency_s']:.0f} s "
-    f"(95 % CI {today['p95_latency_s_low']:.0f}–{today['p95_latency_s_high']:.0f} s; replied messages). "
-    f"p85 over all messages, an unanswered one counting as infinitely late, stays within "
-    f"{cap.target_latency_s:.0f} s up to {cap.scale:.1f} × today's traffic "
-    f"({cap.level:.0%} CI {cap.scale_low:.1f}–{cap.scale_high:.1f} ×, {cap.rate_per_s * 3600:.0f} exchanges an hour)."
-)
+if cal is not None:
+    today = whatif.row(0, named=True)
+    display(
+        Markdown(
+            f"**Takeaways.** Today the twin's p95 first-reply latency is {today['p95_latency_s']:.0f} s "
+            f"(95 % CI {today['p95_latency_s_low']:.0f}–{today['p95_latency_s_high']:.0f} s; replied messages). "
+            f"p85 over all messages, an unanswered one counting as infinitely late, stays within "
+            f"{cap.target_latency_s:.0f} s up to {cap.scale:.1f} × today's traffic "
+            f"({cap.level:.0%} CI {cap.scale_low:.1f}–{cap.scale_high:.1f} ×, {cap.rate_per_s * 3600:.0f} exchanges an hour)."
+        )
+    )
 
 # %% [markdown]
 # ## 4. Bigger experiments

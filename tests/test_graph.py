@@ -171,3 +171,35 @@ def test_export_round_trips(sample: pl.DataFrame, tmp_path: Path, suffix: str) -
 def test_unknown_export_format(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="graphml"):
         write_graph(nx.DiGraph(), tmp_path / "g.txt")
+
+
+@pytest.mark.parametrize(
+    "records",
+    [
+        [],
+        # one agent, no exchange: a node without edges
+        [{"type": "task.started", "ts": 1, "agentId": "solo", "data": {"workSessionId": "w"}}],
+        # one exchange: two agents, one edge
+        [
+            {
+                "type": "a2a.send",
+                "ts": 1,
+                "data": {"conversationId": "c", "fromAgent": "a", "toAgent": "b"},
+            },
+            {
+                "type": "a2a.complete",
+                "ts": 2,
+                "data": {"conversationId": "c", "fromAgent": "a", "toAgent": "b"},
+            },
+        ],
+    ],
+    ids=["empty", "no_exchange", "one_exchange"],
+)
+def test_graph_metrics_has_the_same_columns_on_any_graph(records: list[dict]) -> None:
+    # issue 13: notebook 03 selected "kind" and friends and crashed on a log without exchanges
+    full = graph_metrics(interaction_graph(al.load(al.samples.sample_dir()).events))
+    g = interaction_graph(from_records(records))
+    m = graph_metrics(g)
+    assert m.schema == full.schema
+    assert m.height == g.number_of_nodes()
+    assert sorted(m["agent"]) == sorted(g.nodes)

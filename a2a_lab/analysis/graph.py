@@ -351,6 +351,21 @@ def conversation_tree(events: pl.DataFrame | pl.LazyFrame) -> nx.DiGraph:
     return tree
 
 
+_METRICS_SCHEMA: dict[str, pl.DataType] = {
+    "agent": pl.String(),
+    "kind": pl.String(),
+    "in_degree": pl.Int64(),
+    "out_degree": pl.Int64(),
+    "in_weight": pl.Float64(),
+    "out_weight": pl.Float64(),
+    "betweenness": pl.Float64(),
+    "reciprocity": pl.Float64(),
+    "hub": pl.Float64(),
+    "authority": pl.Float64(),
+    "role": pl.String(),
+}
+
+
 def graph_metrics(g: nx.DiGraph, *, weight: str = "messages") -> pl.DataFrame:
     """Per-agent metrics: degrees, weighted degrees, betweenness, reciprocity, hub/authority.
 
@@ -360,7 +375,8 @@ def graph_metrics(g: nx.DiGraph, *, weight: str = "messages") -> pl.DataFrame:
     (``hub``: top hub score, ``authority``: top authority, ``broker``: top betweenness).
     """
     if g.number_of_nodes() == 0:
-        return pl.DataFrame(schema={"agent": pl.String})
+        # the same columns as for a graph with agents, so that selections on them hold
+        return pl.DataFrame(schema=_METRICS_SCHEMA)
     between = nx.betweenness_centrality(g, normalized=True)
     recip = nx.reciprocity(g, g.nodes) if g.number_of_edges() else {n: 0.0 for n in g}
     try:
@@ -385,7 +401,7 @@ def graph_metrics(g: nx.DiGraph, *, weight: str = "messages") -> pl.DataFrame:
                 "authority": auths.get(n, 0.0),
             }
         )
-    frame = pl.DataFrame(rows)
+    frame = pl.DataFrame(rows, schema={k: v for k, v in _METRICS_SCHEMA.items() if k != "role"})
     tops = {
         c: frame.sort(c, "agent", descending=[True, False])["agent"][0]
         for c in ("hub", "authority", "betweenness")
