@@ -51,6 +51,10 @@ TZ_FUNCTIONS: dict[str, Callable[..., Any]] = {
     "sessions_table": sessions_table,
     "events_query": al.events_query,
     "report": al.report,
+    "LogFollower": al.LogFollower,
+    "ingest": al.io.ingest,
+    "io.load_store": al.io.load_store,
+    "io.scan_store": al.io.scan_store,
 }
 
 
@@ -75,6 +79,9 @@ def test_the_time_zone_parameter_is_tz_defaulting_to_utc(name: str) -> None:
         lambda ev, en, tmp: plots.set_display_timezone("Mars/Olympus"),
         lambda ev, en, tmp: plots.swimlane(en, tz="Mars/Olympus"),
         lambda ev, en, tmp: sessions_table(al.work_sessions(en, now=NOW_MS), en, tz="Mars/Olympus"),
+        lambda ev, en, tmp: al.LogFollower(tmp, tz="Mars/Olympus"),
+        lambda ev, en, tmp: al.io.load_store(tmp, tz="Mars/Olympus"),
+        lambda ev, en, tmp: al.io.scan_store(tmp, tz="Mars/Olympus"),
         lambda ev, en, tmp: al.load(al.samples.sample_dir(), tz=""),
         lambda ev, en, tmp: al.load(al.samples.sample_dir(), tz=9),
     ],
@@ -87,6 +94,9 @@ def test_the_time_zone_parameter_is_tz_defaulting_to_utc(name: str) -> None:
         "set_display_timezone",
         "swimlane",
         "sessions_table",
+        "LogFollower",
+        "load_store",
+        "scan_store",
         "load-empty",
         "load-number",
     ],
@@ -117,6 +127,31 @@ def test_the_old_timezone_keyword_warns_and_still_works(events: pl.DataFrame) ->
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         al.load(sample, tz="Asia/Seoul")  # the new name never warns
+
+
+def test_the_follower_and_the_store_take_tz_and_still_accept_timezone(tmp_path: Path) -> None:
+    logdir, store = tmp_path / "logs", tmp_path / "store"
+    logdir.mkdir()
+    (logdir / "coordination-events.ndjson").write_text(
+        '{"type":"a2a.send","timestamp":"2026-02-18T09:00:00"}\n'
+    )
+    with pytest.warns(DeprecationWarning, match=r"LogFollower\(timezone=...\)"):
+        old = al.LogFollower(logdir, timezone="Asia/Seoul")
+    assert old.tz == "Asia/Seoul"
+    assert old.refresh().events.equals(al.LogFollower(logdir, tz="Asia/Seoul").refresh().events)
+    with pytest.raises(ValueError, match="^tz: given twice"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        al.LogFollower(logdir, tz="Europe/Paris", timezone="Asia/Seoul")
+    al.io.ingest(logdir, store, tz="Asia/Seoul")
+    with pytest.warns(DeprecationWarning, match=r"load_store\(timezone=...\)"):
+        old_load = al.io.load_store(store, timezone="UTC").events
+    new_load = al.io.load_store(store, tz="UTC").events
+    assert old_load.equals(new_load)
+    # naive ISO times move with the zone: 09:00 in Seoul is 00:00 UTC, 09:00 UTC is 9 h later
+    assert new_load["event_ms"][0] - al.io.load_store(store).events["event_ms"][0] == 9 * 3_600_000
+    with pytest.warns(DeprecationWarning, match=r"scan_store\(timezone=...\)"):
+        old_scan = al.io.scan_store(store, timezone="UTC").collect()
+    assert old_scan.equals(al.io.scan_store(store, tz="UTC").collect())
 
 
 def test_tz_moves_naive_log_timestamps_the_same_way_everywhere() -> None:

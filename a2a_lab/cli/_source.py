@@ -26,7 +26,7 @@ def load_source(source: str, *, tz: str = "UTC") -> LoadResult:
     """
     try:
         if is_store(source):
-            return load_store(source, timezone=tz)
+            return load_store(source, tz=tz)
         return load(source, tz=tz)
     except (SourceError, StoreError) as exc:
         raise CliError(str(exc)) from None
@@ -43,7 +43,7 @@ def scan_source(source: str, *, tz: str = "UTC", raw: bool = False) -> pl.DataFr
     """
     try:
         if is_store(source):
-            return scan_store(source, timezone=tz, raw=raw)
+            return scan_store(source, tz=tz, raw=raw)
     except (SourceError, StoreError) as exc:
         raise CliError(str(exc)) from None
     except OSError as exc:

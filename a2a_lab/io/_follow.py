@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import KW_ONLY, InitVar, dataclass, field
 from pathlib import Path
 
 from a2a_lab.io._result import LoadResult, _finish, decode_pieces
 from a2a_lab.io._sources import split_target
 from a2a_lab.io._tracking import Cursor, Piece, new_pieces
+from a2a_lab.timeparse import resolve_tz
 
 
 @dataclass
@@ -20,8 +21,9 @@ class LogFollower:
         A log directory (the live ``coordination-events.ndjson`` and its rotated siblings,
         which may appear later, as may the directory itself), the live file (same), or
         another file (followed alone).
-    timezone
-        As for :func:`a2a_lab.load`.
+    tz
+        As for :func:`a2a_lab.load` (``timezone=``, the old name, still works with a
+        ``DeprecationWarning``).
     store
         A history store (see :func:`a2a_lab.io.ingest`): each refresh then ingests the new
         lines into it, resuming from the store's own record of what was read, and returns
@@ -54,14 +56,19 @@ class LogFollower:
     """
 
     path: Path
-    timezone: str = "UTC"
+    tz: str = "UTC"
     store: Path | None = None
+    _: KW_ONLY
+    timezone: InitVar[str | None] = None
     _dir: Path = field(init=False, repr=False)
     _single: str | None = field(init=False, repr=False)
     _cursors: list[Cursor] = field(default_factory=list, init=False, repr=False)
     _next_id: int = field(default=0, init=False, repr=False)
 
-    def __post_init__(self) -> None:
+    def __post_init__(self, timezone: str | None) -> None:
+        # tz's default is "UTC": only a tz given next to the old name can conflict with it
+        given = None if timezone is not None and self.tz == "UTC" else self.tz
+        self.tz = resolve_tz(given, timezone, where="LogFollower")
         self.path = Path(self.path).expanduser()
         self._dir, self._single = split_target(self.path)
         if self.store is not None:
@@ -77,12 +84,12 @@ class LogFollower:
             from a2a_lab.io._store import ingest
 
             if not self._dir.is_dir():  # the directory may appear later
-                return _finish([], self.timezone, True)
-            new = ingest(self._dir, self.store, tz=self.timezone, keep_events=True).new
+                return _finish([], self.tz, True)
+            new = ingest(self._dir, self.store, tz=self.tz, keep_events=True).new
             if new is None:  # keep_events=True always keeps them
                 raise RuntimeError("ingest(keep_events=True) returned no events")
             return new
-        return _finish(decode_pieces(self._pieces(), self.timezone), self.timezone, True)
+        return _finish(decode_pieces(self._pieces(), self.tz), self.tz, True)
 
     def _pieces(self) -> list[Piece]:
         pieces = list(new_pieces(self._dir, self._cursors, self._next_id, single=self._single))

@@ -161,7 +161,7 @@ def load(
 
     timezone = resolve_tz(tz, timezone, where="load")
     if isinstance(source, (str, os.PathLike)) and is_store(source):
-        return load_store(source, timezone=timezone, sort=sort, raw=raw)
+        return load_store(source, tz=timezone, sort=sort, raw=raw)
     files = resolve_source(source)
     decoded = []
     with _progress(files, progress) as bar:
@@ -489,7 +489,7 @@ def scan(source: Source, *, tz: str = "UTC", raw: bool = False) -> pl.LazyFrame:
     from a2a_lab.io._store_read import scan_store
 
     if isinstance(source, (str, os.PathLike)) and is_store(source):
-        return scan_store(source, timezone=tz, raw=raw)
+        return scan_store(source, tz=tz, raw=raw)
     files = resolve_source(source)
     schema = polars_schema(raw=raw)
 

@@ -18,6 +18,7 @@ from a2a_lab.io._sources import rotation_key
 from a2a_lab.io._store import _NOTES_SCHEMA, _part_data_fields, _read_state, _State
 from a2a_lab.io._tracking import Cursor
 from a2a_lab.schema import polars_schema
+from a2a_lab.timeparse import resolve_tz
 
 
 def _parts(store: Path, state: _State, kind: str) -> list[Path]:
@@ -105,8 +106,19 @@ def _events(store: Path, state: _State, timezone: str | None) -> pl.LazyFrame:
     return frame
 
 
+def _store_tz(tz: str | None, timezone: str | None, *, where: str) -> str | None:
+    """``tz`` checked (or the deprecated ``timezone``); None means the store's own zone."""
+    if tz is None and timezone is None:
+        return None
+    return resolve_tz(tz, timezone, where=where)
+
+
 def scan_store(
-    store: str | os.PathLike[str], *, timezone: str | None = None, raw: bool = False
+    store: str | os.PathLike[str],
+    *,
+    tz: str | None = None,
+    raw: bool = False,
+    timezone: str | None = None,
 ) -> pl.LazyFrame:
     """The store's events as a LazyFrame of the event frame's columns, in reading order.
 
@@ -118,11 +130,13 @@ def scan_store(
     know whether the parts are already in that order (they are unless ingests interleaved
     files); only when they are not does the plan hold a sort, which collects every column
     selected.
-    ``timezone`` other than the store's recomputes the event time of ISO timestamps.
+    A ``tz`` other than the store's recomputes the event time of ISO timestamps
+    (``timezone=``, the old name, still works with a ``DeprecationWarning``).
     """
+    tz = _store_tz(tz, timezone, where="scan_store")
     store_path = Path(store).expanduser()
     state = _read_state(store_path)
-    frame = _events(store_path, state, timezone)
+    frame = _events(store_path, state, tz)
     if not _in_reading_order(store_path, state):
         frame = frame.sort("_rank", "line")
     return frame.select(list(polars_schema(raw=raw)))
@@ -147,9 +161,10 @@ def _in_reading_order(store: Path, state: _State) -> bool:
 def load_store(
     store: str | os.PathLike[str],
     *,
-    timezone: str | None = None,
+    tz: str | None = None,
     sort: bool = True,
     raw: bool = False,
+    timezone: str | None = None,
 ) -> LoadResult:
     """Load a history store as :func:`a2a_lab.load` loads a log directory.
 
@@ -159,9 +174,10 @@ def load_store(
     lines of files since deleted or truncated away; a live file's partial last line is
     not in the store until its newline is.)
     """
+    tz = _store_tz(tz, timezone, where="load_store")
     store_path = Path(store).expanduser()
     state = _read_state(store_path)
-    tz = state.timezone if timezone is None else timezone
+    tz = state.timezone if tz is None else tz
     events = _events(store_path, state, tz).select(*polars_schema(raw=raw), "_rank").collect()
     # parts usually hold the lines in reading order already: a sort copies every column
     key = events.select(pl.col("_rank") * (1 << 40) + pl.col("line")).to_series()
