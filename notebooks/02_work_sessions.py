@@ -38,6 +38,7 @@ from IPython.display import Markdown, display
 import a2a_lab as al
 from a2a_lab import plots
 from a2a_lab.views.notebook import display_timezone, setup
+from a2a_lab.views.palette import MESSAGE_KIND_COLORS
 from a2a_lab.views.threads import search_chart, sessions_table, thread_messages, thread_view
 
 LOGS = setup()
@@ -421,7 +422,10 @@ if SESSION:
         .encode(
             x=alt.X("messages:Q", stack=True),
             y=alt.Y("thread_title:N", title=None, sort="-x"),
-            color=alt.Color("kind:N"),
+            color=alt.Color(
+                "kind:N",
+                scale=plots.color_scale(MESSAGE_KIND_COLORS, by_kind["kind"].unique().to_list()),
+            ),
             tooltip=["thread_title", "kind", "messages"],
         )
     )

@@ -166,14 +166,30 @@ for c in (1, 2, 3):
     )
 pl.DataFrame(rows).with_columns(pl.selectors.float().round(3))
 
+# %%
+def _less(a: float, b: float) -> str:
+    return f"{1 - b / a:.0%} less" if a > 0 else "no change"
+
+
+one, two, three = rows
+display(
+    Markdown(
+        f"With one message at a time, a message waits on average {one['mean_wait_s']:.0f} s "
+        "behind other senders' messages and ping-pong turns (which queue on the same sessions), "
+        f"and {one['no_reply_rate']:.1%} of the exchanges get no reply within 300 s. "
+        f"A second slot per session brings the mean wait to {two['mean_wait_s']:.0f} s "
+        f"({_less(one['mean_wait_s'], two['mean_wait_s'])}) and no reply to "
+        f"{two['no_reply_rate']:.1%}; a third to {three['mean_wait_s']:.0f} s "
+        f"({_less(two['mean_wait_s'], three['mean_wait_s'])} than two) and "
+        f"{three['no_reply_rate']:.1%}. p95 latency: {one['p95_latency_s']:.0f} s, "
+        f"{two['p95_latency_s']:.0f} s, {three['p95_latency_s']:.0f} s."
+    )
+)
+
 # %% [markdown]
-# With one message at a time, a message waits on average about a minute (1.6 runs)
-# behind other senders' messages and ping-pong turns (which queue on the same sessions), and
-# about 8 % of the exchanges get no reply within 300 s. A second slot per session removes most
-# of the wait; a third adds little: what remains of the tail is the run time itself (the
-# sub-agents' runs take 90 s on average). Exchanges without a reply still had their runs
-# executed (the agent keeps working after the requester gives up), so they still delayed
-# everything behind them.
+# Once the queues are gone, what remains of the tail is the run time itself. Exchanges without
+# a reply still had their runs executed (the agent keeps working after the requester gives
+# up), so they still delayed everything behind them.
 #
 # Every run also records each session's queue as an exact step function
 # (`res.timeseries`); `binned_timeseries` averages it over time bins for a chart. Here the

@@ -74,7 +74,12 @@ MESSAGE_KIND_COLORS: Mapping[str, str] = {
     "complete": "#616161",
     "message": "#1565c0",
     "reply": "#2e7d32",
-    "turn": "#2e7d32",
+    "turn": "#00897b",
+    "spawn": "#8d6e63",
+    "spawn_result": "#bcaaa4",
+    "auto_route": "#00acc1",
+    # other kinds are event families (``task``, ``plan``, …): the family's colour
+    **{k: v for k, v in EVENT_FAMILY_COLORS.items() if k != "a2a"},
 }
 
 
