@@ -660,15 +660,14 @@ def dfg_chart(
             alt.Tooltip("median_s:Q", format=".1f", title="median s"),
         ],
     )
+    # the colour scale is logarithmic: the cells darker than its midpoint (the geometric mean
+    # of the smallest and largest count) get white numbers
+    midpoint = (
+        math.sqrt(number(kept["count"].min()) * number(kept["count"].max())) if kept.height else 0
+    )
     text = base.mark_text(fontSize=10).encode(
         text="count:Q",
-        color=alt.condition(
-            alt.datum.count > number(kept["count"].max()) / 4
-            if kept.height
-            else alt.datum.count > 0,
-            alt.value("white"),
-            alt.value("black"),
-        ),
+        color=alt.condition(alt.datum.count >= midpoint, alt.value("white"), alt.value("black")),
     )
     out: alt.LayerChart = (cells + text).properties(width=alt.Step(34), height=alt.Step(22))
     return out
