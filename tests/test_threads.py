@@ -604,11 +604,11 @@ def test_view_is_deterministic_and_escapes_everything() -> None:
 def test_view_shows_times_in_the_display_time_zone() -> None:
     result, enriched = build(VIEW_RECORDS)
     utc = thread_view(result, enriched, WS)
-    seoul = thread_view(result, enriched, WS, timezone="Asia/Seoul")
+    seoul = thread_view(result, enriched, WS, tz="Asia/Seoul")
     assert '<time datetime="2026-02-19T11:20:01.000+00:00"' in utc.to_html()
     assert '<time datetime="2026-02-19T20:20:01.000+09:00"' in seoul.to_html()
     assert ">02-19 20:20:01</time>" in seoul.to_html() and "times in Asia/Seoul" in seoul.to_html()
-    frame = thread_messages(result, enriched, WS, timezone="Asia/Seoul")
+    frame = thread_messages(result, enriched, WS, tz="Asia/Seoul")
     assert frame.schema["time"] == pl.Datetime("ms", "Asia/Seoul")
     assert frame["time"][0].hour == 20
 
@@ -643,12 +643,12 @@ def test_sessions_table_badges_titles_and_durations() -> None:
     result = al.work_sessions(
         enriched, now=T0 + 3_726_000, overrides={"ws_old": {"collabCategory": "infra_ops"}}
     )
-    table = sessions_table(result, enriched, timezone="Asia/Seoul")
+    table = sessions_table(result, enriched, tz="Asia/Seoul")
     assert table.frame.select("work_session_id", "status", "title", "duration", "start").rows() == [
         (WS, "QUIET", "Rollback plan", "1 h 02 min", "2026-02-19 20:20"),
         ("ws_old", "ARCHIVED", None, "0 s", "2026-02-16 20:20"),
     ]
     page = table.to_html()
-    assert page == sessions_table(result, enriched, timezone="Asia/Seoul").to_html()
+    assert page == sessions_table(result, enriched, tz="Asia/Seoul").to_html()
     assert ">QUIET</span>" in page and ">ARCHIVED</span>" in page and "infra_ops ✎" in page
     assert sessions_table(result, enriched, limit=1).frame.height == 1
