@@ -265,6 +265,19 @@ def test_canonical_write_back_never_writes_invalid_json(tmp_path: Path) -> None:
     assert objs[1] == {"type": "a", "data": {"message": "x\ufffdy", "depth": 2}}
 
 
+@pytest.mark.parametrize("ts", ["18000000000000000000", "-9.5e20", "9223372036854775808"])
+def test_canonical_write_back_keeps_integral_times_beyond_int64(ts: str, tmp_path: Path) -> None:
+    src = tmp_path / "in.ndjson"
+    src.write_text(f'{{"type":"a2a.send","ts":{ts},"data":{{"fromAgent":"a"}}}}\n')
+    loaded = al.load(src).events
+    out = tmp_path / "out.ndjson"
+    report = write_events(loaded.drop("raw", strict=False), out)
+    assert report.canonical == 1 and report.dropped_numbers == 0
+    written = json.loads(out.read_text(encoding="utf-8"))
+    assert written["ts"] == json.loads(ts)  # the same number, not left out
+    assert al.load(out).events["ts"].equals(loaded["ts"])
+
+
 _hostile_line = st.one_of(
     st.text(max_size=60),
     st.builds(

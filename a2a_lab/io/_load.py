@@ -315,7 +315,8 @@ def _json_value(expr: pl.Expr, dtype: pl.DataType | DataTypeClass) -> pl.Expr:
             pl.when(~expr.is_finite())
             .then(None)
             .when(integral)
-            .then(expr.cast(pl.Int64, strict=False).cast(pl.String))
+            # Int128: an integral float beyond int64 (up to 1e21) keeps every digit
+            .then(expr.cast(pl.Int128, strict=False).cast(pl.String))
             .otherwise(expr.cast(pl.String))
         )
     if dtype.is_integer():
