@@ -285,10 +285,10 @@ class _Leaf(NamedTuple):
 
     key: str
     flat: str
-    dtype: pl.DataType
+    dtype: pl.DataType | DataTypeClass
 
 
-def _state(value: pl.Expr, dtype: pl.DataType) -> pl.Expr:
+def _state(value: pl.Expr, dtype: pl.DataType | DataTypeClass) -> pl.Expr:
     """The shape state of a value (:data:`_ABSENT` … :data:`_ODD`), as UInt64."""
     if dtype.is_float():
         integral = (value == value.floor()) & (value.abs() < _INT64_BOUND)
