@@ -86,6 +86,9 @@ RENDER_CHUNK_EVENTS: Final = 250_000
 #: The sort keys of an event: time, group (0 task start, 1 exchange, 2 task end), message
 #: (or task) and step within the exchange.
 _KEYS: Final = ("_t", "_group", "_i", "_step")
+#: The columns of the messages frame every event of an exchange reads (its message, both
+#: agents and the shared context).
+_BY_MESSAGE: Final = ("i", "from", "to", "task", "ws", "conversation", "depth")
 
 
 class _Part(NamedTuple):
@@ -94,6 +97,8 @@ class _Part(NamedTuple):
 
     frame: pl.DataFrame
     exprs: list[pl.Expr]
+    #: the rows of ``frame`` that are events (None: all): a filter, not a copy of the rows
+    where: pl.Expr | None = None
 
 
 def _head(t: str, group: int, step: int | pl.Expr, type_: str, agent: str) -> list[pl.Expr]:
@@ -296,8 +301,6 @@ def _messages_frame(plan: Plan, trace: Trace, ids: Identifiers, keys: list[str])
         .then(pl.lit("delegation.subagent"))
         .otherwise(pl.lit("conversation.main"))
         .alias("role"),
-        pl.col("text").str.slice(0, MESSAGE_LIMIT).alias("message"),
-        _payload_json(pl.col("payload"), pl.col("text_json"), pl.col("i")).alias("payloadJson"),
     )
 
 
@@ -360,9 +363,15 @@ def render_event_chunks(
     parts: list[_Part] = []
 
     def part(
-        frame: pl.DataFrame, type_: str, agent: str, t: str, step: int | pl.Expr, *fields: pl.Expr
+        source: pl.DataFrame | tuple[pl.DataFrame, pl.Expr],
+        type_: str,
+        agent: str,
+        t: str,
+        step: int | pl.Expr,
+        *fields: pl.Expr,
     ) -> None:
-        parts.append(_Part(frame, [*_head(t, 1, step, type_, agent), *fields]))
+        frame, where = source if isinstance(source, tuple) else (source, None)
+        parts.append(_Part(frame, [*_head(t, 1, step, type_, agent), *fields], where))
 
     part(
         m,
@@ -372,13 +381,14 @@ def render_event_chunks(
         0,
         *_sides("from"),
         pl.col("to_key").alias("targetSessionKey"),
-        pl.col("message"),
+        # the texts are rendered a chunk at a time, not held per message
+        pl.col("text").str.slice(0, MESSAGE_LIMIT).alias("message"),
         pl.col("run_id").alias("runId"),
         pl.col("payloadType"),
-        pl.col("payloadJson"),
+        _payload_json(pl.col("payload"), pl.col("text_json"), pl.col("i")).alias("payloadJson"),
         *_shared(),
     )
-    blocked = m.filter(pl.col("outcome") == BLOCKED)
+    blocked = (m, pl.col("outcome") == BLOCKED)
     blocked_text = pl.lit(BLOCKED_TEXT.split("{")[0]) + pl.col("to") + pl.lit(")")
     part(
         blocked,
@@ -406,7 +416,7 @@ def render_event_chunks(
         pl.lit(True).alias("concurrencyBlocked"),
         *_shared(),
     )
-    unanswered = m.filter(pl.col("outcome") == NO_REPLY)
+    unanswered = (m, pl.col("outcome") == NO_REPLY)
     part(
         unanswered,
         "a2a.response",
@@ -434,7 +444,7 @@ def render_event_chunks(
         pl.col("wait_error").alias("waitError"),
         *_shared(),
     )
-    replied = m.filter(pl.col("outcome") == REPLIED)
+    replied = (m, pl.col("outcome") == REPLIED)
     part(
         replied,
         "a2a.response",
@@ -454,7 +464,11 @@ def render_event_chunks(
             "turn_text": _gather(REPLY_TEXTS, trace.turn_text),
             "turn_reason": _gather(TERMINATION_REASONS, trace.turn_reason),
         }
-    ).join(m, on="i", how="left")
+    ).join(
+        m.select(*_BY_MESSAGE, "effective", "intent", "role", "from_type", "to_type"),
+        on="i",
+        how="left",
+    )
     odd = (pl.col("turn") % 2) == 1  # odd turns: the requester speaks
     part(
         turns.with_columns(
@@ -517,10 +531,14 @@ def _render_in_order(
         return
     keys = pl.concat(
         [
-            p.frame.select(e for e in p.exprs if e.meta.output_name() in _KEYS).with_columns(
+            p.frame.select(
                 pl.lit(k, pl.UInt32).alias("_part"),
                 pl.int_range(pl.len(), dtype=pl.UInt32).alias("_row"),
+                *(e for e in p.exprs if e.meta.output_name() in _KEYS),
+                (pl.lit(True) if p.where is None else p.where).alias("_keep"),
             )
+            .filter("_keep")
+            .drop("_keep")
             for k, p in enumerate(parts)
         ],
         how="diagonal_relaxed",
@@ -577,7 +595,7 @@ def _retry_events(m: pl.DataFrame, trace: Trace) -> list[_Part]:
             "backoffMs": trace.retry_backoff_ms.astype(np.float64),
             "elapsedMs": trace.retry_elapsed_ms,
         }
-    ).join(m, on="i", how="inner")
+    ).join(m.select(*_BY_MESSAGE, "run_id"), on="i", how="inner")
     # attempt k sorts at 1 - 1/(k+1): after the send, before the response, in order
     step = pl.lit(_RETRY_STEP_BASE) - pl.lit(1.0) / (pl.col("attempt") + 1.0)
     return [
