@@ -19,6 +19,7 @@ that give the same bytes:
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, NamedTuple, cast, overload
@@ -75,11 +76,20 @@ class WriteReport:
 
 
 @overload
-def write_events(events: pl.DataFrame, path: None = None) -> str: ...
+def write_events(events: pl.DataFrame | Iterable[pl.DataFrame], path: None = None) -> str: ...
 @overload
-def write_events(events: pl.DataFrame, path: str | Path) -> WriteReport: ...
-def write_events(events: pl.DataFrame, path: str | Path | None = None) -> str | WriteReport:
+def write_events(
+    events: pl.DataFrame | Iterable[pl.DataFrame], path: str | Path
+) -> WriteReport: ...
+def write_events(
+    events: pl.DataFrame | Iterable[pl.DataFrame], path: str | Path | None = None
+) -> str | WriteReport:
     """Write events as NDJSON, one line per row, in the frame's order.
+
+    ``events`` is an event frame, or an iterable of them written one after the other (e.g.
+    :meth:`a2a_lab.sim.SimResult.event_chunks`, which renders a simulated log a chunk at a
+    time: the whole log is never in memory). A file is written in chunks of
+    :data:`WRITE_CHUNK_ROWS` rows.
 
     A row with its original line (``raw``: loaded with ``raw=True``, or read from a store)
     is written as that line, byte for byte (a CR before the newline included). Other rows
@@ -100,19 +110,20 @@ def write_events(events: pl.DataFrame, path: str | Path | None = None) -> str | 
     >>> write_events(ev)
     '{"type":"a2a.send","ts":5,"data":{"fromAgent":"ruda"}}\\n'
     """
+    frames = [events] if isinstance(events, pl.DataFrame) else events
     if path is None:
-        return "".join(_csv(_lines(chunk)[0]) for chunk in _chunks(events))
+        return "".join(_csv(_lines(chunk)[0]) for frame in frames for chunk in _chunks(frame))
     target = Path(path)
-    n_dropped = 0
+    n_lines = n_original = n_dropped = 0
     with target.open("wb") as out:
-        for chunk in _chunks(events):
-            lines, dropped = _lines(chunk)
-            n_dropped += dropped
-            _csv(lines, out)
-    n_original = events.height - events["raw"].null_count() if "raw" in events.columns else 0
-    return WriteReport(
-        events.height, n_original, events.height - n_original, n_dropped, str(target)
-    )
+        for frame in frames:
+            for chunk in _chunks(frame):
+                lines, dropped = _lines(chunk)
+                n_dropped += dropped
+                _csv(lines, out)
+            n_lines += frame.height
+            n_original += frame.height - frame["raw"].null_count() if "raw" in frame.columns else 0
+    return WriteReport(n_lines, n_original, n_lines - n_original, n_dropped, str(target))
 
 
 def _chunks(events: pl.DataFrame) -> list[pl.DataFrame]:
