@@ -12,6 +12,7 @@ import sys
 from a2a_lab.cli._common import (
     CliError,
     OneLineArgumentParser,
+    add_command,
     add_tz_option,
     check_output,
     cli_tz,
@@ -29,8 +30,10 @@ _EXAMPLE = """example:
 
 
 def register(sub: argparse._SubParsersAction[OneLineArgumentParser]) -> None:
-    p = sub.add_parser(
+    p = add_command(
+        sub,
         "check",
+        run,
         help="check the log's health (load, sequences, lifecycles, safety limits, clocks, ids)",
         description=(
             "Run the health rules (a2a_lab.analysis.checks.RULES) on SOURCE and print the findings. "
@@ -38,9 +41,7 @@ def register(sub: argparse._SubParsersAction[OneLineArgumentParser]) -> None:
             "load.rejects). Text output ends with one summary line."
         ),
         epilog=_EXAMPLE,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("source", help="an NDJSON file, a glob, or a log directory")
     p.add_argument(
         "--format",
         choices=["text", "json", "github"],
@@ -104,7 +105,6 @@ def register(sub: argparse._SubParsersAction[OneLineArgumentParser]) -> None:
         help="loop guard window in seconds (default 60)",
     )
     add_tz_option(p)
-    p.set_defaults(func=run)
 
 
 def _github(text: str) -> str:

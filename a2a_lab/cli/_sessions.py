@@ -12,6 +12,7 @@ import polars as pl
 from a2a_lab.cli._common import (
     CliError,
     OneLineArgumentParser,
+    add_command,
     add_output_option,
     add_window_options,
     check_output,
@@ -25,8 +26,10 @@ from a2a_lab.cli._enrich import add_main_agent_options, main_agents
 
 
 def register(sub: argparse._SubParsersAction[OneLineArgumentParser]) -> None:
-    p = sub.add_parser(
+    p = add_command(
+        sub,
         "work-sessions",
+        run,
         help="print the dashboard's work sessions (GET /api/work-sessions) as JSON",
         description=(
             "Build the Task-Monitor work sessions of SOURCE and print the JSON body of "
@@ -35,9 +38,7 @@ def register(sub: argparse._SubParsersAction[OneLineArgumentParser]) -> None:
         ),
         epilog="example:\n  a2a-lab work-sessions ~/.openclaw/logs --status ACTIVE,QUIET --now 2026-02-19T09:00Z\n"
         "  a2a-lab work-sessions ~/.openclaw/logs --since 2026-02-18 --until 2026-02-19 -o sessions.csv",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("source", help="an NDJSON file, a glob, or a log directory")
     p.add_argument(
         "--now-ms",
         "--now",
@@ -72,7 +73,6 @@ def register(sub: argparse._SubParsersAction[OneLineArgumentParser]) -> None:
     add_window_options(p)
     add_main_agent_options(p)
     add_output_option(p, "matched sessions (one row each, not only the --limit page)")
-    p.set_defaults(func=run)
 
 
 def number_option(name: str, value: str) -> float:
