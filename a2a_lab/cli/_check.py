@@ -14,6 +14,7 @@ from a2a_lab.cli._common import (
     OneLineArgumentParser,
     add_command,
     add_tz_option,
+    add_window_options,
     check_output,
     cli_tz,
     float_option,
@@ -70,15 +71,7 @@ def register(sub: argparse._SubParsersAction[OneLineArgumentParser]) -> None:
     p.add_argument(
         "--ignore", action="append", metavar="RULE", help="skip these rules (same syntax)"
     )
-    p.add_argument(
-        "--since",
-        type=instant_option,
-        metavar="TIME",
-        help="check only events at or after TIME (ISO date/time or epoch ms; naive = UTC)",
-    )
-    p.add_argument(
-        "--until", type=instant_option, metavar="TIME", help="check only events at or before TIME"
-    )
+    add_window_options(p, "check only events")
     clock = p.add_mutually_exclusive_group()
     clock.add_argument(
         "--now",

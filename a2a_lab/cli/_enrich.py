@@ -21,6 +21,7 @@ from a2a_lab.cli._common import (
     add_command,
     add_tz_option,
     cli_tz,
+    read_input,
     split_multi,
 )
 from a2a_lab.reference.jsstr import js_well_formed_json
@@ -51,14 +52,11 @@ def main_agents(args: argparse.Namespace) -> frozenset[str] | None:
     from a2a_lab.enrich import resolve_main_agents
 
     if args.openclaw_config is not None:
-        try:
-            return resolve_main_agents(Path(args.openclaw_config))
-        except OSError as exc:
-            raise CliError(
-                f"cannot read --openclaw-config {args.openclaw_config}: {exc.strerror or exc}"
-            ) from None
-        except ValueError as exc:
-            raise CliError(f"--openclaw-config: {exc}") from None
+        return read_input(
+            lambda: resolve_main_agents(Path(args.openclaw_config)),
+            unreadable=f"--openclaw-config {args.openclaw_config}",
+            invalid="--openclaw-config",
+        )
     if args.main_agents is not None:
         ids = resolve_main_agents(split_multi(args.main_agents) or [])
         if not ids:

@@ -20,6 +20,7 @@ from a2a_lab.cli._common import (
     in_window,
     instant_option,
     print_json,
+    read_input,
     write_output,
 )
 from a2a_lab.cli._enrich import add_main_agent_options, main_agents
@@ -113,14 +114,11 @@ def run(args: argparse.Namespace) -> int:
     check_output(args.output)
     overrides = None
     if args.overrides is not None:
-        try:
-            overrides = load_overrides(args.overrides)
-        except OSError as exc:
-            raise CliError(
-                f"cannot read overrides file {args.overrides}: {exc.strerror or exc}"
-            ) from None
-        except ValueError as exc:
-            raise CliError(f"overrides file {args.overrides}: {exc}") from None
+        overrides = read_input(
+            lambda: load_overrides(args.overrides),
+            unreadable=f"overrides file {args.overrides}",
+            invalid=f"overrides file {args.overrides}",
+        )
     from a2a_lab.cli._source import lean_engine, scan_source
     from a2a_lab.enrich import enrich
 
