@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -354,20 +355,25 @@ _FRAGMENTS = [
 ]
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(
-    st.lists(
-        st.lists(st.sampled_from(_FRAGMENTS), max_size=6).map("".join), min_size=1, max_size=30
-    )
-)
+_PROPERTY = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+def _joined(parts: list[str], most: int) -> st.SearchStrategy[list[str]]:
+    """Lists of texts, each a run of up to ``most`` of ``parts``."""
+    text = st.lists(st.sampled_from(parts), max_size=most).map("".join)
+    return st.lists(text, min_size=1, max_size=30)
+
+
+def _through(expr: Callable[[pl.Expr], pl.Expr], texts: list[str]) -> list[object]:
+    """What the Polars expression ``expr`` gives for each text, in order."""
+    frame = pl.DataFrame({"t": texts}, schema={"t": pl.String})
+    return frame.select(expr(pl.col("t"))).to_series().to_list()
+
+
+@_PROPERTY
+@given(_joined(_FRAGMENTS, 6))
 def test_intent_expr_equals_classify_intent(messages: list[str]) -> None:
-    got = (
-        pl.DataFrame({"m": messages}, schema={"m": pl.String})
-        .select(intent_expr(pl.col("m")))
-        .to_series()
-        .to_list()
-    )
-    assert got == [classify_intent(m).intent for m in messages]
+    assert _through(intent_expr, messages) == [classify_intent(m).intent for m in messages]
 
 
 _OUTCOME_PARTS = [
@@ -393,20 +399,11 @@ _OUTCOME_PARTS = [
 ]
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(
-    st.lists(
-        st.lists(st.sampled_from(_OUTCOME_PARTS), max_size=8).map("".join), min_size=1, max_size=30
-    )
-)
+@_PROPERTY
+@given(_joined(_OUTCOME_PARTS, 8))
 def test_outcome_text_expr_equals_parse_outcome_text(texts: list[str]) -> None:
-    got = (
-        pl.DataFrame({"t": texts}, schema={"t": pl.String})
-        .select(outcome_text_expr(pl.col("t")))
-        .to_series()
-        .to_list()
-    )
-    want = []
+    got = _through(outcome_text_expr, texts)
+    want: list[object] = []
     for t in texts:
         p = parse_outcome_text(t)
         want.append(

@@ -19,6 +19,7 @@ from a2a_lab.enrich import ENRICHMENT_COLUMNS, _case_changes, _Plan, enrich, res
 from a2a_lab.io import from_records, load
 from a2a_lab.reference.rules import TASK_MONITOR_V1, Category, RuleSet, main_agents_from_openclaw
 from tests.reference_impl import enrich_ref as ref
+from tests.reference_impl.sessions_ref import TOP_LEVEL_ENRICHMENT
 
 DATA = Path(__file__).parent / "data"
 PEER = DATA / "peer"
@@ -28,33 +29,13 @@ PEER_CASES = [
     ("tricky", "tricky__now-boundary-1771586600000__all.json"),
     ("gen300_s11_bad5", "gen300_s11_bad5__now-max+1h-1771302796260__all.json"),
 ]
-PEER_FIELDS = [
-    "type",
-    "eventRole",
-    "fromSessionType",
-    "toSessionType",
-    "collabCategory",
-    "collabSubTags",
-    "categoryConfidence",
-    "categorySource",
-]
+PEER_FIELDS = ["type", *TOP_LEVEL_ENRICHMENT]
 #: The reference's result keys (the oracle's, the peer output's) → the enriched frame's columns.
 RESULT_FIELDS = {
     "type": "type",
     **dict(
         zip(
-            [
-                "fromAgent",
-                "toAgent",
-                "eventRole",
-                "fromSessionType",
-                "toSessionType",
-                "collabCategory",
-                "collabSubTags",
-                "categoryConfidence",
-                "categorySource",
-                "categoryVersion",
-            ],
+            ["fromAgent", "toAgent", *TOP_LEVEL_ENRICHMENT, "categoryVersion"],
             ENRICHMENT_COLUMNS,
             strict=True,
         )
