@@ -185,18 +185,19 @@ def test_retries_are_counted() -> None:
 # ---- exchanges ---------------------------------------------------------------------------
 
 
+def _table(*records: dict) -> pl.DataFrame:
+    """The conversation table of these events."""
+    return conversations(from_records(list(records)))
+
+
 def test_reused_conversation_id_is_cut_at_each_send() -> None:
-    out = conversations(
-        from_records(
-            [
-                ev(0, "a2a.send", "a", "b"),
-                ev(1, "a2a.response", "b", "a"),
-                ev(2, "a2a.complete", "a", "b"),
-                ev(10, "a2a.send", "a", "b"),
-                ev(13, "a2a.response", "b", "a"),
-                ev(14, "a2a.complete", "a", "b"),
-            ]
-        )
+    out = _table(
+        ev(0, "a2a.send", "a", "b"),
+        ev(1, "a2a.response", "b", "a"),
+        ev(2, "a2a.complete", "a", "b"),
+        ev(10, "a2a.send", "a", "b"),
+        ev(13, "a2a.response", "b", "a"),
+        ev(14, "a2a.complete", "a", "b"),
     )
     assert out["exchange"].to_list() == [1, 2]
     assert out["first_reply_s"].to_list() == [1.0, 3.0]
@@ -204,18 +205,14 @@ def test_reused_conversation_id_is_cut_at_each_send() -> None:
 
 def test_question_back_to_the_requester_inside_an_exchange() -> None:
     # a -> b; while working, b asks a (b -> a, same conversation id); then b answers a
-    out = conversations(
-        from_records(
-            [
-                ev(0, "a2a.send", "a", "b"),
-                ev(5, "a2a.send", "b", "a"),
-                ev(6, "a2a.response", "a", "b"),
-                ev(7, "a2a.response", "b", "a", turn=1),
-                ev(8, "a2a.complete", "b", "a"),
-                ev(20, "a2a.response", "b", "a"),
-                ev(21, "a2a.complete", "a", "b"),
-            ]
-        )
+    out = _table(
+        ev(0, "a2a.send", "a", "b"),
+        ev(5, "a2a.send", "b", "a"),
+        ev(6, "a2a.response", "a", "b"),
+        ev(7, "a2a.response", "b", "a", turn=1),
+        ev(8, "a2a.complete", "b", "a"),
+        ev(20, "a2a.response", "b", "a"),
+        ev(21, "a2a.complete", "a", "b"),
     ).sort("start_time")
     assert out.select("from_agent", "to_agent", "first_reply_s", "responses", "outcome").rows() == [
         ("a", "b", 20.0, 1, "replied"),
@@ -224,17 +221,13 @@ def test_question_back_to_the_requester_inside_an_exchange() -> None:
 
 
 def test_relay_hop_reusing_the_parent_id_is_its_own_exchange() -> None:
-    out = conversations(
-        from_records(
-            [
-                ev(0, "a2a.send", "a", "b"),
-                ev(1, "a2a.send", "b", "c", parentConversationId="c1", depth=1),
-                ev(4, "a2a.response", "c", "b"),
-                ev(5, "a2a.complete", "b", "c"),
-                ev(8, "a2a.response", "b", "a"),
-                ev(9, "a2a.complete", "a", "b"),
-            ]
-        )
+    out = _table(
+        ev(0, "a2a.send", "a", "b"),
+        ev(1, "a2a.send", "b", "c", parentConversationId="c1", depth=1),
+        ev(4, "a2a.response", "c", "b"),
+        ev(5, "a2a.complete", "b", "c"),
+        ev(8, "a2a.response", "b", "a"),
+        ev(9, "a2a.complete", "a", "b"),
     )
     assert sorted(out.select("from_agent", "to_agent", "first_reply_s").rows()) == [
         ("a", "b", 8.0),
@@ -270,25 +263,21 @@ def test_sample_every_exchange_event_is_in_exactly_one_exchange() -> None:
 
 
 def test_payload_type_wins_then_logged_intent_then_classifier() -> None:
-    out = conversations(
-        from_records(
-            [
-                ev(
-                    0,
-                    "a2a.send",
-                    "a",
-                    "b",
-                    "c1",
-                    message="분석해줘",
-                    payloadType="status_report",
-                    payloadJson='{"type":"status_report","taskId":"t","status":"completed"}',
-                ),
-                ev(1, "a2a.complete", "a", "b", "c1", messageIntent="request"),
-                ev(2, "a2a.send", "a", "b", "c2", message="분석해줘"),
-                ev(3, "a2a.complete", "a", "b", "c2", messageIntent="question"),
-                ev(4, "a2a.send", "a", "b", "c3", message="분석해줘"),
-            ]
-        )
+    out = _table(
+        ev(
+            0,
+            "a2a.send",
+            "a",
+            "b",
+            "c1",
+            message="분석해줘",
+            payloadType="status_report",
+            payloadJson='{"type":"status_report","taskId":"t","status":"completed"}',
+        ),
+        ev(1, "a2a.complete", "a", "b", "c1", messageIntent="request"),
+        ev(2, "a2a.send", "a", "b", "c2", message="분석해줘"),
+        ev(3, "a2a.complete", "a", "b", "c2", messageIntent="question"),
+        ev(4, "a2a.send", "a", "b", "c3", message="분석해줘"),
     ).sort("start_time")
     assert out.select("intent", "intent_source").rows() == [
         ("result_report", "payload"),
