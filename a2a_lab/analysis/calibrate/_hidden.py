@@ -34,9 +34,9 @@ from typing import Final
 import numpy as np
 import polars as pl
 
+from a2a_lab.analysis.calibrate._fits import Family, Frozen, fit_with_unknown_starts, frozen
 from a2a_lab.analysis.calibrate._occupancy import ANNOUNCE_TIMEOUT_MS
 from a2a_lab.sim.distributions import ServiceTime
-from a2a_lab.analysis.calibrate._fits import Family, Frozen, fit_with_unknown_starts, frozen
 
 __all__ = ["DRAWS", "behind_hidden", "refit_behind_hidden", "start_draws"]
 
