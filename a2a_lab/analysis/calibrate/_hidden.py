@@ -44,10 +44,12 @@ __all__ = ["DRAWS", "behind_hidden", "refit_behind_hidden", "start_draws"]
 DRAWS: Final = 256
 #: Timestamp rounding of the log (ms): a complete this close to the announce timeout may be it.
 _ROUND_MS: Final = 2.0
+#: Endings of a turn that ran but logged nothing and did not time out: its end is unseen.
+_UNSEEN_TURN_END: Final = ("explicit_skip", "empty_reply", "agent_error")
 
 
 def behind_hidden(jobs: pl.DataFrame, conv: pl.DataFrame, turn_timeout_ms: float) -> pl.DataFrame:
-    """First runs whose only unknown is the end of a timed-out turn before them.
+    """First runs whose only unknown is the end of the hidden run(s) just before them.
 
     Parameters
     ----------
@@ -62,11 +64,12 @@ def behind_hidden(jobs: pl.DataFrame, conv: pl.DataFrame, turn_timeout_ms: float
     Returns
     -------
     pl.DataFrame
-        One row per run ``J``: ``_row`` (its exchange), ``agent``, ``request`` (``r_J``),
-        ``reply`` (``e_J``; null without one), ``timeout`` (no reply within the wait limit),
-        ``hidden_start`` (``s_H``), ``hidden_limit`` (``r_H + turn_timeout``: ``H`` ran past
-        it), ``announced`` (``A`` ran), ``announce_end`` (its known end, else null) and
-        ``announce_limit`` (``A`` ran past it; null when its end is known or it did not run).
+        One row per run ``J``: ``_row`` (its exchange), ``hidden_row`` (the exchange of
+        the hidden run), ``agent``, ``request`` (``r_J``), ``reply`` (``e_J``; null without
+        one), ``timeout`` (no reply within the wait limit), ``hidden_start`` (when the
+        first hidden run started), ``hidden_limit`` (it ran past this), ``announced`` (an
+        announce step ``A`` followed it), ``announce_request`` (``r_A``) and
+        ``announce_limit`` (``A`` ran past this).
     """
     line = "timeline" if "timeline" in jobs.columns else "agent"
     ordered = jobs.with_row_index("_order").sort(line, "request", "_order")
@@ -74,37 +77,49 @@ def behind_hidden(jobs: pl.DataFrame, conv: pl.DataFrame, turn_timeout_ms: float
     def prev(col: str, k: int) -> pl.Expr:
         return pl.col(col).shift(k).over(line)
 
-    turn = prev("timed_out", 1).fill_null(False)
-    with_announce = (
-        (prev("_row", 2) == prev("_row", 1))
-        & (prev("job", 2) == "tail")
-        & ~prev("timed_out", 2).fill_null(True)
-        & prev("end", 2).is_null()
-        & prev("on_target", 2).fill_null(False)
-    ).fill_null(False)
-    alone = ~with_announce & prev("run_start", 1).is_not_null()
-    chained = with_announce & prev("run_start", 2).is_not_null()
+    def hidden(k: int) -> pl.Expr:
+        return (
+            (prev("job", k) == "tail") & prev("end", k).is_null() & prev("on_target", k)
+        ).fill_null(False)
+
+    turn1 = prev("timed_out", 1).fill_null(False)
+    single = hidden(1) & prev("run_start", 1).is_not_null()
+    pair = (
+        hidden(1)
+        & ~turn1
+        & prev("run_start", 1).is_null()
+        & hidden(2)
+        & prev("timed_out", 2).fill_null(False)
+        & (prev("_row", 2) == prev("_row", 1)).fill_null(False)
+        & prev("run_start", 2).is_not_null()
+    )
     found = (
         ordered.with_columns(
-            prev("_row", 1).alias("_hidden_row"),
-            pl.when(with_announce)
-            .then(prev("run_start", 2))
-            .otherwise(prev("run_start", 1))
+            prev("_row", 1).alias("hidden_row"),
+            pl.when(single)
+            .then(prev("run_start", 1))
+            .otherwise(prev("run_start", 2))
             .alias("hidden_start"),
-            (prev("request", 1) + turn_timeout_ms).alias("hidden_limit"),
-            with_announce.alias("announced"),
+            # a turn that timed out ran past its timeout; an announce step past its complete
+            pl.when(single & turn1)
+            .then(prev("request", 1) + turn_timeout_ms)
+            .when(single)
+            .then(-prev("request", 1))
+            .otherwise(prev("request", 2) + turn_timeout_ms)
+            .alias("hidden_limit"),
+            pair.alias("announced"),
+            pl.when(pair).then(prev("request", 1)).alias("announce_request"),
             (
                 (pl.col("job") == "first")
                 & pl.col("run_start").is_null()
                 & pl.col("on_target")
-                & turn
-                & prev("on_target", 1).fill_null(False)
-                & (alone | chained)
+                & (single | pair)
             ).alias("_found"),
         )
         .filter("_found")
         .select(
-            "_row", "agent", "request", "_hidden_row", "hidden_start", "hidden_limit", "announced"
+            *("_row", "hidden_row", "agent", "request", "hidden_start", "hidden_limit"),
+            *("announced", "announce_request"),
         )
     )
     ex = conv.select(
@@ -115,28 +130,36 @@ def behind_hidden(jobs: pl.DataFrame, conv: pl.DataFrame, turn_timeout_ms: float
         ),
         (pl.col("outcome") == "replied").alias("_replied"),
     )
-    completes = conv.select(pl.col("_row").alias("_hidden_row"), pl.col("_end_ms").alias("_done"))
-    early = pl.col("_done") < pl.col("hidden_limit") + ANNOUNCE_TIMEOUT_MS - _ROUND_MS
+    completes = conv.select(
+        pl.col("_row").alias("hidden_row"),
+        pl.col("_end_ms").alias("_done"),
+        # a turn that logged nothing ended unseen: the announce step after it was requested then
+        pl.col("termination_reason").is_in(_UNSEEN_TURN_END).fill_null(False).alias("_unseen"),
+    )
+
+    def past_complete(asked: pl.Expr) -> pl.Expr:
+        # the complete came at the step's end or at its timeout, whichever was first
+        return pl.min_horizontal("_done", asked + ANNOUNCE_TIMEOUT_MS) - _ROUND_MS
+
+    lone_announce = pl.col("hidden_limit") < 0
     return (
-        found.with_columns(
-            # a run requested before the turn timed out is queued ahead of the announce step
-            (pl.col("announced") & (pl.col("request") > pl.col("hidden_limit"))).alias("announced")
-        )
-        .join(ex, on="_row", how="inner")
-        .join(completes, on="_hidden_row", how="left")
+        found.join(ex, on="_row", how="inner")
+        .join(completes, on="hidden_row", how="left")
         .filter(
             (pl.col("_replied") | pl.col("timeout"))
-            & (pl.col("_done").is_not_null() | ~pl.col("announced"))
+            & pl.col("_done").is_not_null()
+            & ~(lone_announce & pl.col("_unseen"))
         )
         .with_columns(
-            pl.when(pl.col("announced") & early).then("_done").alias("announce_end"),
-            pl.when(pl.col("announced") & ~early)
-            .then(
-                pl.min_horizontal("_done", pl.col("hidden_limit") + ANNOUNCE_TIMEOUT_MS) - _ROUND_MS
-            )
+            pl.when(lone_announce)
+            .then(past_complete(-pl.col("hidden_limit")))
+            .otherwise("hidden_limit")
+            .alias("hidden_limit"),
+            pl.when("announced")
+            .then(past_complete(pl.col("announce_request")))
             .alias("announce_limit"),
         )
-        .drop("_hidden_row", "_done", "_replied")
+        .drop("_done", "_replied", "_unseen")
     )
 
 
@@ -153,10 +176,9 @@ def start_draws(
     """Draws of each run's start (ms, ``runs × draws``) and their weights.
 
     ``runs`` are rows of :func:`behind_hidden` of one agent; ``turn_time`` its turn time
-    (hidden turn and announce step, :func:`~._fits.frozen`). A weight is 0 where the draw contradicts the log (an
-    announce step that ended before the complete said).
+    (hidden turn and announce step, :func:`~._fits.frozen`). A weight is 0 where the draw
+    contradicts the log (an announce step that ended before the complete said).
     """
-    n = runs.height
     rng = np.random.default_rng(seed)
     u = (np.arange(draws) + rng.random(draws)) / draws
     v = rng.permutation((np.arange(draws) + rng.random(draws)) / draws)
@@ -164,14 +186,11 @@ def start_draws(
     limit = runs["hidden_limit"].to_numpy().astype(float)
     end = s_h[:, None] + 1000.0 * _truncated(turn_time, (limit - s_h) / 1000.0, u)
     announced = runs["announced"].to_numpy().astype(bool)
-    known = runs["announce_end"].to_numpy().astype(float)
-    bound = runs["announce_limit"].to_numpy().astype(float)
+    asked = runs["announce_request"].fill_null(0.0).to_numpy().astype(float)
+    bound = runs["announce_limit"].fill_null(-np.inf).to_numpy().astype(float)
     x = np.asarray(turn_time.ppf(v), dtype=float) * 1000.0
-    after = np.maximum(limit[:, None], end) + x[None, :]
-    end = np.where(announced[:, None], after, end)
-    end = np.where(np.isfinite(known)[:, None], known[:, None], end)
-    weight = np.ones((n, draws))
-    weight = np.where(np.isfinite(bound)[:, None] & (end < bound[:, None]), 0.0, weight)
+    end = np.where(announced[:, None], np.maximum(asked[:, None], end) + x[None, :], end)
+    weight = np.where(end < bound[:, None], 0.0, 1.0)
     request = runs["request"].to_numpy().astype(float)
     return np.maximum(request[:, None], end), weight
 

@@ -195,7 +195,9 @@ def _fit_table(
     return table, fitted, pooled
 
 
-def _jobs(ev: pl.DataFrame, all_ex: pl.DataFrame) -> pl.DataFrame:
+def _jobs(
+    ev: pl.DataFrame, all_ex: pl.DataFrame, turn_timeout_ms: float = 120_000.0
+) -> pl.DataFrame:
     """Every run the log shows, with whether it started on an idle session (:mod:`._occupancy`).
 
     ``all_ex`` holds every exchange (spawns too: they occupy sessions all the same), with
@@ -271,7 +273,7 @@ def _jobs(ev: pl.DataFrame, all_ex: pl.DataFrame) -> pl.DataFrame:
             .alias("announce_ran")
         )
     )
-    return with_idle(run_jobs(with_announce, replies))
+    return with_idle(run_jobs(with_announce, replies, turn_timeout_ms))
 
 
 def _endings(conv: pl.DataFrame) -> pl.DataFrame:
@@ -377,7 +379,7 @@ def fit_log(
     )
     if conv.is_empty() or span_s <= 0:
         raise ValueError("the log has no sessions_send exchanges over a positive span to fit")
-    jobs = _jobs(ev, all_ex)
+    jobs = _jobs(ev, all_ex, ping_pong.turn_timeout_s * 1000.0)
     first_run = jobs.filter(pl.col("job") == "first").select("_row", "idle", "run_start")
     conv = conv.join(first_run, on="_row", how="left").with_columns(pl.col("idle").fill_null(False))
 
