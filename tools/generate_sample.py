@@ -850,16 +850,9 @@ class _Builder:
         t = t0 + self.ms(1, 6)
         self.emit(t, "a2a.send", requester.agent, spawn_fields)
         t += self.ms(40, 900)
+        # the spawn result repeats the spawn's fields but its texts
         result_fields = {
-            "fromAgent": requester.agent,
-            "toAgent": worker,
-            "targetSessionKey": child.key,
-            "conversationId": conv,
-            "parentConversationId": parent,
-            "taskId": ctx.task,
-            "workSessionId": ws,
-            "depth": depth,
-            "hop": hop,
+            k: v for k, v in spawn_fields.items() if k not in ("message", "replyPreview")
         }
         if self.chance(0.06):
             error = self.pick(tx.SPAWN_ERRORS)
