@@ -75,17 +75,10 @@ from a2a_lab.reference.runtime.intent import (
 from a2a_lab.reference.runtime.retry import REFERENCE_RETRY
 from a2a_lab.sim._strict import STRICT_ALIASED, Off, Probability, iso_datetime
 from a2a_lab.sim.distributions import Lognormal, ServiceTime
-from a2a_lab.sim.policies import (
-    CollaborateLimit,
-    FailurePolicy,
-    IdempotencyPolicy,
-    LoopGuardPolicy,
-    RateLimitPolicy,
-    ReferenceRetry,
-    RelayPolicy,
-    RetryField,
-    SyncPath,
-)
+from a2a_lab.sim.failures import FailurePolicy
+from a2a_lab.sim.limits import CollaborateLimit, LoopGuardPolicy, RateLimitPolicy
+from a2a_lab.sim.policies import IdempotencyPolicy, RelayPolicy, SyncPath
+from a2a_lab.sim.retry import ReferenceRetry, RetryField
 
 __all__ = [
     "ENDINGS",
