@@ -259,6 +259,36 @@ def test_sample_every_exchange_event_is_in_exactly_one_exchange() -> None:
     }
 
 
+def test_lazy_source_matched_part_by_part_equals_the_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A LazyFrame is matched in hash classes of conversation ids (issue 12: memory): the
+    rows, their order and every value are those of matching the whole frame at once."""
+    import a2a_lab.analysis.conversations as conv_mod
+
+    log = tmp_path / "coordination-events.ndjson"
+    al.samples.write_log(log, 6_000, seed=3)
+    # an orphan, a reused id across agent pairs and a reply in the opposite direction
+    extra = [
+        ev(0, "a2a.response", "b", "a", conv="orphan"),
+        ev(1, "a2a.send", "a", "b", conv="reused"),
+        ev(2, "a2a.send", "b", "c", conv="reused"),
+        ev(3, "a2a.response", "c", "b", conv="reused"),
+        ev(4, "a2a.response", "b", "a", conv="reused"),
+    ]
+    with log.open("a", encoding="utf-8") as fh:
+        fh.writelines(json.dumps(e) + "\n" for e in extra)
+    events = al.load(log).events
+    whole = conversations(events)
+    monkeypatch.setattr(conv_mod, "PART_EVENTS", 1_000)
+    assert conv_mod._part_count(events.lazy()) > 3
+    parted = conversations(events.lazy()).collect()
+    assert whole.height > 500
+    assert parted.equals(whole)
+    window = {"since": int(events["event_ms"][100]), "until": int(events["event_ms"][4_000])}
+    assert conversations(events.lazy(), **window).collect().equals(conversations(events, **window))
+
+
 # ---- intents -----------------------------------------------------------------------------
 
 
