@@ -26,24 +26,29 @@ def narrow(
     ``data_fields``, plus ``_seq`` (the row's position in ``events``).
 
     Filtering a lazy plan would gather every field of the 63-field ``data`` struct (and the
-    raw line) for the kept rows before projecting; selecting first and filtering an eager
-    frame touches only what the caller reads.
+    raw line) for the kept rows before projecting; selecting first and then filtering
+    touches only what the caller reads. A LazyFrame is selected lazily (the projection
+    reaches a Parquet scan: only these columns and fields are read) and collected once.
     """
-    frame = events.collect() if isinstance(events, pl.LazyFrame) else events
-    present = [c for c in columns if c in frame.columns]
-    return (
-        frame.select(
-            pl.int_range(pl.len(), dtype=pl.UInt32).alias("_seq"),
-            *present,
-            where.alias("_keep"),
-            *[_D.struct.field(f).alias("_d_" + f) for f in data_fields],
-        )
-        .filter(pl.col("_keep"))
-        .select(
-            pl.exclude("_keep", "^_d_.*$"),
-            pl.struct([pl.col("_d_" + f).alias(f) for f in data_fields]).alias("data"),
-        )
+    names = events.collect_schema().names()
+    present = [c for c in columns if c in names]
+    frame = events.with_row_index("_seq") if isinstance(events, pl.LazyFrame) else events
+    seq = (
+        pl.col("_seq").cast(pl.UInt32)
+        if isinstance(events, pl.LazyFrame)
+        else pl.int_range(pl.len(), dtype=pl.UInt32).alias("_seq")
     )
+    narrowed = frame.select(
+        seq,
+        *present,
+        where.alias("_keep"),
+        *[_D.struct.field(f).alias("_d_" + f) for f in data_fields],
+    )
+    kept = narrowed.filter(pl.col("_keep")).select(
+        pl.exclude("_keep", "^_d_.*$"),
+        pl.struct([pl.col("_d_" + f).alias(f) for f in data_fields]).alias("data"),
+    )
+    return kept.collect() if isinstance(kept, pl.LazyFrame) else kept
 
 
 def data_text(field: str) -> pl.Expr:

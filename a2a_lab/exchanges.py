@@ -152,10 +152,12 @@ def _directed(events: pl.DataFrame | pl.LazyFrame) -> pl.DataFrame:
     The direction is part of the key because a relay (A → B, then B → C) reuses one id for
     both hops, and a sub-agent may ask its parent a question (B → A) in the middle of A → B.
     """
+    # a LazyFrame is narrowed lazily (only these columns and fields are read, then the
+    # exchange rows kept), a DataFrame eagerly: the whole frame is never collected here
     frame = (
         events
         if isinstance(events, pl.DataFrame) and FROM_AGENT in events.columns
-        else with_agents(events).collect()
+        else with_agents(events)
     )
     lf = narrow(
         frame,
@@ -725,7 +727,10 @@ def _place(
     got = got.group_by("_seq", maintain_order=True).agg(
         pl.col("exchange").first(), pl.col("_amb").any()
     )
-    out = ex.join(got, on="_seq", how="left")
+    # the placement runs on the keys alone; the events (``data`` and its texts: most of the
+    # memory) are gathered once, in the output order, at the end
+    keys = ex.select("_seq", *_DIR, "event_ms").with_row_index("_pos")
+    out = keys.join(got, on="_seq", how="left")
     missing = out.filter(pl.col("exchange").is_null()).drop("exchange", "_amb").sort("event_ms")
     if missing.height:
         # no rule placed it: the latest send before it (ties: the send is logged first)
@@ -752,15 +757,15 @@ def _place(
     flagged = pl.concat(
         [a.select(*_DIR, pl.col("exchange").cast(pl.Int64)) for a in amb_ex]
     ).unique(maintain_order=True)
-    out = out.join(
-        flagged.with_columns(pl.lit(True).alias("_flag")),
-        on=[*_DIR, "exchange"],
-        how="left",
-        nulls_equal=True,
-        maintain_order="left",
-    ).with_columns((pl.col("_amb") | pl.col("_flag").fill_null(False)).alias("_amb"))
-    return (
-        out.lazy()
+    order = (
+        out.join(
+            flagged.with_columns(pl.lit(True).alias("_flag")),
+            on=[*_DIR, "exchange"],
+            how="left",
+            nulls_equal=True,
+            maintain_order="left",
+        )
+        .with_columns((pl.col("_amb") | pl.col("_flag").fill_null(False)).alias("_amb"))
         .with_columns(pl.col("_amb").any().over(*_DIR, "exchange").alias("ambiguous"))
         .with_columns(
             pl.when(pl.col("exchange") == 0)
@@ -768,7 +773,10 @@ def _place(
             .otherwise(pl.col("ambiguous"))
             .alias("ambiguous")
         )
-        .drop("_amb", "_flag", *_HELPERS)
         .sort([*_DIR, "exchange", "event_ms", "_seq"], nulls_last=True)
-        .rename({"_seq": "seq"})
     )
+    events = ex.drop(*_HELPERS, strict=False)
+    events = events.select(pl.all().gather(order["_pos"])).rename({"_seq": "seq"})
+    return events.with_columns(
+        order["exchange"].cast(pl.Int64), order["ambiguous"].cast(pl.Boolean)
+    ).lazy()

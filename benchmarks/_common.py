@@ -197,3 +197,25 @@ def save(name: str, result: dict[str, Any]) -> Path:
     out = RESULTS / f"{name}.json"
     out.write_text(json.dumps(result, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     return out
+
+
+def print_throughput(
+    result: dict[str, Any], versus: str, rows: list[tuple[str, str, int, str | None]]
+) -> None:
+    """Print the markdown table of simulator runs: ``(label, key, messages, ratio key)`` rows.
+
+    A run's rates are ``result[key + "_msgs_per_s"]`` and ``result[key + "_msgs_per_cpu_s"]``;
+    the last column shows ``result[ratio + "_wall"] / result[ratio + "_cpu"]``, 1 for the
+    first row (the run the others are compared with) and nothing where ``ratio`` is None.
+    """
+    print(f"| run | messages | msgs/s (wall) | msgs/s (CPU) | vs {versus} (wall / CPU) |")
+    print("|---|---:|---:|---:|---:|")
+    for i, (label, key, messages, ratio) in enumerate(rows):
+        if i == 0:
+            last = " 1 "
+        elif ratio is None:
+            last = " "
+        else:
+            last = f" {result[ratio + '_wall']} / {result[ratio + '_cpu']} "
+        wall, cpu = result[key + "_msgs_per_s"], result[key + "_msgs_per_cpu_s"]
+        print(f"| {label} | {messages:,} | {wall:,} | {cpu:,} |{last}|")

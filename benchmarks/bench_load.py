@@ -18,7 +18,6 @@ Goals: ``al.load`` ≤ 2 × B21 (clean), ≤ 2.5 × B21 (0.1 % malformed lines);
 
 from __future__ import annotations
 
-import argparse
 import json
 import statistics
 import sys
@@ -26,7 +25,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import B21, DEFAULT_EVENTS, ROOT, bench_log, fresh_process, machine, save
+from _common import B21, ROOT, bench_log, fresh_process, machine, parser, save
 
 STEPS = {
     "B21": B21,
@@ -69,12 +68,8 @@ def median_of(results: list[dict[str, float]]) -> dict[str, float]:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    ap.add_argument("--events", type=int, default=DEFAULT_EVENTS)
+    ap = parser(__doc__)
     ap.add_argument("--bad-fraction", type=float, default=0.001)
-    ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument(
         "--baseline", type=Path, help="another copy of the package to measure in the same run"
     )

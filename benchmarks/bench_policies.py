@@ -33,7 +33,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "benchmarks"))
 sys.path.insert(0, str(ROOT))
 
-from _common import machine, parser, save, wall_and_cpu  # noqa: E402
+from _common import machine, parser, print_throughput, save, wall_and_cpu  # noqa: E402
 
 
 def main() -> int:
@@ -115,22 +115,16 @@ def main() -> int:
         "core_outcomes": core_res.messages["outcome"].value_counts().sort("outcome").rows(),
     }
     out = save("policies", result)
-    print("| run | messages | msgs/s (wall) | msgs/s (CPU) | vs core (wall / CPU) |")
-    print("|---|---:|---:|---:|---:|")
-    print(
-        f"| `SimConfig()`: core only | {n:,} | {result['core_msgs_per_s']:,} | {result['core_msgs_per_cpu_s']:,} | 1 |"
-    )
-    print(
-        f"| `SimConfig()` + every policy on | {n:,} | {result['all_msgs_per_s']:,} | {result['all_msgs_per_cpu_s']:,} | "
-        f"{result['all_over_core_wall']} / {result['all_over_core_cpu']} |"
-    )
-    big = f"{args.mm1_messages:,}"
-    print(
-        f"| `presets.mm1` (core lean path) | {big} | {result['mm1_msgs_per_s']:,} | {result['mm1_msgs_per_cpu_s']:,} | |"
-    )
-    print(
-        f"| `presets.mm1` + `queue_capacity` (policy lean path) | {big} | {result['mm1_capped_msgs_per_s']:,} | "
-        f"{result['mm1_capped_msgs_per_cpu_s']:,} | |"
+    big = args.mm1_messages
+    print_throughput(
+        result,
+        "core",
+        [
+            ("`SimConfig()`: core only", "core", n, None),
+            ("`SimConfig()` + every policy on", "all", n, "all_over_core"),
+            ("`presets.mm1` (core lean path)", "mm1", big, None),
+            ("`presets.mm1` + `queue_capacity` (policy lean path)", "mm1_capped", big, None),
+        ],
     )
     print(
         f"\nevent logs built on first use: core {core_ev.height:,} events in {core_events_wall:.2f} s; "

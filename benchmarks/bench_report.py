@@ -18,7 +18,6 @@ texts of an N-event log, once per distinct text and once per row (issue 16 item 
 
 from __future__ import annotations
 
-import argparse
 import statistics
 import sys
 import tempfile
@@ -26,7 +25,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import B21, DEFAULT_EVENTS, bench_log, fresh_process, machine, save
+from _common import B21, bench_log, fresh_process, machine, parser, save
 
 REPORT = """
 import sys
@@ -42,12 +41,8 @@ def run_step(code: str, path: Path, out: Path) -> tuple[float, float]:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    ap.add_argument("--events", type=int, default=DEFAULT_EVENTS)
+    ap = parser(__doc__)
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument(
         "--markdown", type=int, metavar="N", help="compare the markdown renderers on an N-event log"
     )

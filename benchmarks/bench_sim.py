@@ -33,7 +33,7 @@ sys.path.insert(0, str(ROOT))
 
 import numpy as np  # noqa: E402
 import simpy  # noqa: E402
-from _common import machine, parser, save, wall_and_cpu  # noqa: E402
+from _common import machine, parser, print_throughput, save, wall_and_cpu  # noqa: E402
 
 LAMBDA, MU = 0.8, 1.0
 
@@ -124,18 +124,14 @@ def main() -> int:
         "full_outcomes": full_res.messages["outcome"].value_counts().sort("outcome").rows(),
     }
     out = save("sim", result)
-    print("| run | messages | msgs/s (wall) | msgs/s (CPU) | vs bare (wall / CPU) |")
-    print("|---|---:|---:|---:|---:|")
-    print(
-        f"| bare SimPy M/M/1 | {n:,} | {result['bare_msgs_per_s']:,} | {result['bare_msgs_per_cpu_s']:,} | 1 |"
-    )
-    print(
-        f"| `presets.mm1` | {n:,} | {result['mm1_msgs_per_s']:,} | {result['mm1_msgs_per_cpu_s']:,} | "
-        f"{result['mm1_over_bare_wall']} / {result['mm1_over_bare_cpu']} |"
-    )
-    print(
-        f"| `SimConfig()` (full default) | {args.full_messages:,} | {result['full_msgs_per_s']:,} | "
-        f"{result['full_msgs_per_cpu_s']:,} | |"
+    print_throughput(
+        result,
+        "bare",
+        [
+            ("bare SimPy M/M/1", "bare", n, None),
+            ("`presets.mm1`", "mm1", n, "mm1_over_bare"),
+            ("`SimConfig()` (full default)", "full", args.full_messages, None),
+        ],
     )
     print(
         f"\nbuilt on first use: mm1 messages frame {frame_wall:.2f} s, its event log ({3 * n:,} events) "

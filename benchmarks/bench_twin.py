@@ -6,7 +6,8 @@ steps, the gate) with five main agents of lognormal service means 30, 60, 90, 12
 (:func:`a2a_lab.analysis.calibrate.fit_log`); simulate five replications of the twin and
 compare them with the log. Prints, per seed, every agent's relative error of the mean
 service time (against the configured mean, and the worst against the mean of the agent's
-runs in the log; the runs the fit measured), the fitted failure chance, the twin's and the log's failure share and
+runs in the log), the runs the fit measured and those it used with their start in
+distribution (behind a hidden run, :mod:`a2a_lab.analysis.calibrate._hidden`), the fitted failure chance, the twin's and the log's failure share and
 no-reply share, the latency KS statistic, and the wall time of the fit.
 
 Usage::
@@ -80,6 +81,7 @@ def main() -> None:
             if r["agent"] in realised
         }
         measured = dict(cal.service.select("agent", "observed").iter_rows())
+        hidden = dict(cal.service.select("agent", "hidden").iter_rows())
         twins = [simulate(cal.config, seed=100 + k) for k in range(5)]
         cmp = compare(twins, log.events)
         shares = {o: (a, b) for o, a, b in cmp.outcomes.iter_rows()}
@@ -92,6 +94,7 @@ def main() -> None:
             + f" | worst {max(abs(e) for e in errors.values()):.1%}"
             + f" | vs the log's runs: worst {max(abs(e) for e in vs_log.values()):.1%}"
             + f" | runs measured: {min(measured[a] for a in errors)}-{max(measured[a] for a in errors)}"
+            + f" | behind a hidden run: {min(hidden[a] for a in errors)}-{max(hidden[a] for a in errors)}"
             + f" | fitted failure {fitted:.2%}"
             + f" | failure share log {error_share([log.events]):.2%} twin {error_share([t.events for t in twins]):.2%}"
             + f" | no_reply log {shares['no_reply'][0]:.2%} twin {shares['no_reply'][1]:.2%}"

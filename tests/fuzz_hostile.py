@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import polars as pl
+from event_types import REFERENCE_EVENT_TYPES
 
 import a2a_lab as al
 from a2a_lab._deep import deep_call
@@ -268,22 +269,7 @@ def hostile_line(rng: random.Random) -> bytes:
 
 
 # The reference's own event types (rules §1) and agents, for lines the analyses take up
-REAL_TYPES = [
-    "a2a.send",
-    "a2a.response",
-    "a2a.complete",
-    "a2a.spawn",
-    "a2a.spawn_result",
-    "a2a.retry",
-    "a2a.auto_route",
-    "continuation.sent",
-    "task.started",
-    "task.updated",
-    "task.blocked",
-    "task.completed",
-    "plan.submitted",
-    "unblock.requested",
-]
+REAL_TYPES = list(REFERENCE_EVENT_TYPES)
 AGENTS = ["main", "ruda", "eden", "bada", "sori", "\u202eevil", "<b>x</b>", "a\u0001b"]
 TEXTS = [
     "ok, on it",

@@ -4,21 +4,21 @@ The log: today's deployment (``SimConfig()``: tasks, work sessions that share co
 ids, channel sessions, announce steps, the gate), five main agents whose lognormal service
 times have means 30, 60, 90, 120 and 150 s (CV 0.6), two sub-agents of mean 90 s, and 3 %
 of runs failing with ``529 Overloaded``, over three days. The fit must find every agent's
-mean within 10 % (see the test for the bound against the configured mean), the arrival rates
-as logged and within their Poisson error, the failure chance within
+mean within 10 % of its configured mean (seeds 1 and 2), the arrival rates as logged and within their Poisson error, the failure chance within
 1.5 points; five replications of the twin must match the log's first-reply latencies (KS ≤
 0.05), no-reply share (2 points) and failure share (1.5 points).
 """
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import polars as pl
 import pytest
 
 from a2a_lab.analysis.calibrate import Calibration, Comparison, compare, exchanges, fit_log
+from a2a_lab.analysis.calibrate._exchanges import _enriched, _exchanges
+from a2a_lab.analysis.calibrate._hidden import behind_hidden
+from a2a_lab.analysis.calibrate._log import _jobs
 from a2a_lab.sim import AgentConfig, FailurePolicy, Lognormal, SimConfig, SimResult, simulate
 from a2a_lab.sim.arrivals import poisson_routes
 
@@ -101,24 +101,111 @@ def test_service_times_measured_exactly_where_the_log_tells(
     assert off.height <= 0.005 * joined.height, off
 
 
-def test_every_agents_mean_service_time_within_10_percent(log: SimResult, fit: Calibration) -> None:
-    """Every agent's fitted mean service time is within 10 % of the mean of its runs in the
-    log (the service times the simulator drew for them: what calibration can recover), and
-    within 10 % of the configured mean, or 3 standard errors where the log has too few
-    measurable runs for that (``cv / sqrt(observed)``: the slowest agent's turns time out
-    and keep its session busy unseen, leaving 110-140 runs with a known start on a 3-day
-    log, a standard error of 5-6 %; the log's own runs differ from the configured mean by
-    up to 8 % on seeds 1-6, see BENCHMARKS.md)."""
+def test_runs_behind_a_hidden_turn_are_modelled_exactly(log: SimResult) -> None:
+    """The model of a run queued behind a turn that timed out (:mod:`._hidden`) holds on the
+    simulator's ground truth, run by run: the run ``J`` started at ``max(r_J, E)`` with
+    ``E`` the end of the run just before it on its session; that run is the hidden turn
+    ``H`` (or the announce step ``A`` of the same flow, queued behind ``H``); ``H`` started
+    at ``hidden_start`` and ran past ``hidden_limit``; ``A`` started at
+    ``max(r_A, end of H)`` and ran past ``announce_limit``. The likelihood draws ``E`` from
+    exactly these constraints, so every constraint it uses is true of every run it uses."""
+    ev = _enriched(log.events)
+    all_ex = _exchanges(ev).with_row_index("_row")
+    jobs = _jobs(ev, all_ex)
+    hidden = behind_hidden(jobs, all_ex, CONFIG.ping_pong.turn_timeout_s * 1000.0)
+    assert hidden.height > 150 and hidden["announced"].sum() > 5
+    assert (hidden["hidden_limit"] > hidden["hidden_start"]).mean() > 0.5
+    zero = CONFIG.start.timestamp() * 1000.0
+    message = log.messages.select("run_id", "message")
+    runs = (
+        log.runs.with_columns(
+            (zero + pl.col(c) * 1000.0).alias(c) for c in ("enqueue_s", "start_s", "end_s")
+        )
+        .sort("session", "start_s")
+        .with_columns(
+            pl.col(c).shift(k).over("session").alias(f"{c}_{k}")
+            for c in ("kind", "message", "start_s", "end_s", "enqueue_s")
+            for k in (1, 2)
+        )
+    )
+    first = runs.filter(pl.col("kind") == "message").unique("message", keep="first")
+    rows = (
+        hidden.join(all_ex.select("_row", "run_id"), on="_row")
+        .join(message, on="run_id")
+        .join(
+            all_ex.select(pl.col("_row").alias("hidden_row"), pl.col("run_id").alias("_h_run")),
+            on="hidden_row",
+        )
+        .join(message.rename({"run_id": "_h_run", "message": "hidden_message"}), on="_h_run")
+        .join(first, on="message")
+    )
+    assert rows.height == hidden.height
+    ms = 2.0  # the log's millisecond timestamps
+
+    def near(a: str | pl.Expr, b: str | pl.Expr) -> pl.Expr:
+        a, b = pl.col(a) if isinstance(a, str) else a, pl.col(b) if isinstance(b, str) else b
+        return (a - b).abs() <= ms
+
+    alone, chained = rows.filter(~pl.col("announced")), rows.filter(pl.col("announced"))
+    checks = {
+        "J starts at max(r_J, E)": rows.select(
+            near("start_s", pl.max_horizontal("request", "end_s_1")).all()
+        ),
+        "the hidden run just before J": alone.select(
+            (
+                pl.col("kind_1").is_in(["turn", "announce"])
+                & (pl.col("message_1") == pl.col("hidden_message"))
+            ).all()
+        ),
+        "it starts at hidden_start": alone.select(near("start_s_1", "hidden_start").all()),
+        "it runs past hidden_limit": alone.select(
+            (pl.col("end_s_1") >= pl.col("hidden_limit")).all()
+        ),
+        "A just before J, H before A": chained.select(
+            (
+                (pl.col("kind_1") == "announce")
+                & (pl.col("kind_2") == "turn")
+                & (pl.col("message_1") == pl.col("hidden_message"))
+                & (pl.col("message_2") == pl.col("hidden_message"))
+            ).all()
+        ),
+        "H starts at hidden_start": chained.select(near("start_s_2", "hidden_start").all()),
+        "H runs past hidden_limit": chained.select(
+            (pl.col("end_s_2") >= pl.col("hidden_limit") - ms).all()
+        ),
+        "A requested at the turn timeout": chained.select(
+            near("enqueue_s_1", "announce_request").all()
+        ),
+        "A runs past announce_limit": chained.select(
+            (pl.col("end_s_1") >= pl.col("announce_limit")).all()
+        ),
+    }
+    failed = [name for name, frame in checks.items() if frame.item() is False]
+    assert not failed, failed
+
+
+def _mean_errors(result: SimResult, fitted: Calibration) -> dict[str, float]:
     configured = {a.id: a.service.mean for a in CONFIG.agents}
-    realised = dict(log.messages.group_by("to_agent").agg(pl.col("service_s").mean()).iter_rows())
-    service = fit.service.filter(pl.col("agent").is_in(list(configured)))
+    service = fitted.service.filter(pl.col("agent").is_in(list(configured)))
     assert service.height == len(configured)
     assert (service["fit"] == "agent").all()  # no agent falls back to the pooled fit
-    for row in service.iter_rows(named=True):
-        agent, mean = row["agent"], row["mean_s"]
-        assert mean == pytest.approx(realised[agent], rel=0.10), agent
-        bound = max(0.10, 3.0 * 0.6 / math.sqrt(row["observed"]))
-        assert mean == pytest.approx(configured[agent], rel=bound), agent
+    return {a: m / configured[a] - 1.0 for a, m in service.select("agent", "mean_s").iter_rows()}
+
+
+def test_every_agents_mean_service_time_within_10_percent(log: SimResult, fit: Calibration) -> None:
+    """The goal as written: every agent's fitted mean service time within 10 % of its
+    configured mean (seed 1; seed 2 in the next test)."""
+    errors = _mean_errors(log, fit)
+    assert max(abs(e) for e in errors.values()) <= 0.10, errors
+    # the fit uses the runs queued behind a hidden turn: the slow agents have many
+    hidden = dict(fit.service.select("agent", "hidden").iter_rows())
+    assert hidden["bada"] > 30 and hidden["seum"] > 30
+
+
+def test_every_agents_mean_service_time_within_10_percent_second_seed() -> None:
+    result = simulate(CONFIG, seed=2)
+    errors = _mean_errors(result, fit_log(result.events))
+    assert max(abs(e) for e in errors.values()) <= 0.10, errors
 
 
 def test_rates_are_the_logged_counts_and_within_poisson_error(

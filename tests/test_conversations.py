@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -184,18 +185,19 @@ def test_retries_are_counted() -> None:
 # ---- exchanges ---------------------------------------------------------------------------
 
 
+def _table(*records: dict) -> pl.DataFrame:
+    """The conversation table of these events."""
+    return conversations(from_records(list(records)))
+
+
 def test_reused_conversation_id_is_cut_at_each_send() -> None:
-    out = conversations(
-        from_records(
-            [
-                ev(0, "a2a.send", "a", "b"),
-                ev(1, "a2a.response", "b", "a"),
-                ev(2, "a2a.complete", "a", "b"),
-                ev(10, "a2a.send", "a", "b"),
-                ev(13, "a2a.response", "b", "a"),
-                ev(14, "a2a.complete", "a", "b"),
-            ]
-        )
+    out = _table(
+        ev(0, "a2a.send", "a", "b"),
+        ev(1, "a2a.response", "b", "a"),
+        ev(2, "a2a.complete", "a", "b"),
+        ev(10, "a2a.send", "a", "b"),
+        ev(13, "a2a.response", "b", "a"),
+        ev(14, "a2a.complete", "a", "b"),
     )
     assert out["exchange"].to_list() == [1, 2]
     assert out["first_reply_s"].to_list() == [1.0, 3.0]
@@ -203,18 +205,14 @@ def test_reused_conversation_id_is_cut_at_each_send() -> None:
 
 def test_question_back_to_the_requester_inside_an_exchange() -> None:
     # a -> b; while working, b asks a (b -> a, same conversation id); then b answers a
-    out = conversations(
-        from_records(
-            [
-                ev(0, "a2a.send", "a", "b"),
-                ev(5, "a2a.send", "b", "a"),
-                ev(6, "a2a.response", "a", "b"),
-                ev(7, "a2a.response", "b", "a", turn=1),
-                ev(8, "a2a.complete", "b", "a"),
-                ev(20, "a2a.response", "b", "a"),
-                ev(21, "a2a.complete", "a", "b"),
-            ]
-        )
+    out = _table(
+        ev(0, "a2a.send", "a", "b"),
+        ev(5, "a2a.send", "b", "a"),
+        ev(6, "a2a.response", "a", "b"),
+        ev(7, "a2a.response", "b", "a", turn=1),
+        ev(8, "a2a.complete", "b", "a"),
+        ev(20, "a2a.response", "b", "a"),
+        ev(21, "a2a.complete", "a", "b"),
     ).sort("start_time")
     assert out.select("from_agent", "to_agent", "first_reply_s", "responses", "outcome").rows() == [
         ("a", "b", 20.0, 1, "replied"),
@@ -223,17 +221,13 @@ def test_question_back_to_the_requester_inside_an_exchange() -> None:
 
 
 def test_relay_hop_reusing_the_parent_id_is_its_own_exchange() -> None:
-    out = conversations(
-        from_records(
-            [
-                ev(0, "a2a.send", "a", "b"),
-                ev(1, "a2a.send", "b", "c", parentConversationId="c1", depth=1),
-                ev(4, "a2a.response", "c", "b"),
-                ev(5, "a2a.complete", "b", "c"),
-                ev(8, "a2a.response", "b", "a"),
-                ev(9, "a2a.complete", "a", "b"),
-            ]
-        )
+    out = _table(
+        ev(0, "a2a.send", "a", "b"),
+        ev(1, "a2a.send", "b", "c", parentConversationId="c1", depth=1),
+        ev(4, "a2a.response", "c", "b"),
+        ev(5, "a2a.complete", "b", "c"),
+        ev(8, "a2a.response", "b", "a"),
+        ev(9, "a2a.complete", "a", "b"),
     )
     assert sorted(out.select("from_agent", "to_agent", "first_reply_s").rows()) == [
         ("a", "b", 8.0),
@@ -265,29 +259,55 @@ def test_sample_every_exchange_event_is_in_exactly_one_exchange() -> None:
     }
 
 
+def test_lazy_source_matched_part_by_part_equals_the_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A LazyFrame is matched in hash classes of conversation ids (issue 12: memory): the
+    rows, their order and every value are those of matching the whole frame at once."""
+    import a2a_lab.analysis.conversations as conv_mod
+
+    log = tmp_path / "coordination-events.ndjson"
+    al.samples.write_log(log, 6_000, seed=3)
+    # an orphan, a reused id across agent pairs and a reply in the opposite direction
+    extra = [
+        ev(0, "a2a.response", "b", "a", conv="orphan"),
+        ev(1, "a2a.send", "a", "b", conv="reused"),
+        ev(2, "a2a.send", "b", "c", conv="reused"),
+        ev(3, "a2a.response", "c", "b", conv="reused"),
+        ev(4, "a2a.response", "b", "a", conv="reused"),
+    ]
+    with log.open("a", encoding="utf-8") as fh:
+        fh.writelines(json.dumps(e) + "\n" for e in extra)
+    events = al.load(log).events
+    whole = conversations(events)
+    monkeypatch.setattr(conv_mod, "PART_EVENTS", 1_000)
+    assert conv_mod._part_count(events.lazy()) > 3
+    parted = conversations(events.lazy()).collect()
+    assert whole.height > 500
+    assert parted.equals(whole)
+    window = {"since": int(events["event_ms"][100]), "until": int(events["event_ms"][4_000])}
+    assert conversations(events.lazy(), **window).collect().equals(conversations(events, **window))
+
+
 # ---- intents -----------------------------------------------------------------------------
 
 
 def test_payload_type_wins_then_logged_intent_then_classifier() -> None:
-    out = conversations(
-        from_records(
-            [
-                ev(
-                    0,
-                    "a2a.send",
-                    "a",
-                    "b",
-                    "c1",
-                    message="분석해줘",
-                    payloadType="status_report",
-                    payloadJson='{"type":"status_report","taskId":"t","status":"completed"}',
-                ),
-                ev(1, "a2a.complete", "a", "b", "c1", messageIntent="request"),
-                ev(2, "a2a.send", "a", "b", "c2", message="분석해줘"),
-                ev(3, "a2a.complete", "a", "b", "c2", messageIntent="question"),
-                ev(4, "a2a.send", "a", "b", "c3", message="분석해줘"),
-            ]
-        )
+    out = _table(
+        ev(
+            0,
+            "a2a.send",
+            "a",
+            "b",
+            "c1",
+            message="분석해줘",
+            payloadType="status_report",
+            payloadJson='{"type":"status_report","taskId":"t","status":"completed"}',
+        ),
+        ev(1, "a2a.complete", "a", "b", "c1", messageIntent="request"),
+        ev(2, "a2a.send", "a", "b", "c2", message="분석해줘"),
+        ev(3, "a2a.complete", "a", "b", "c2", messageIntent="question"),
+        ev(4, "a2a.send", "a", "b", "c3", message="분석해줘"),
     ).sort("start_time")
     assert out.select("intent", "intent_source").rows() == [
         ("result_report", "payload"),
@@ -354,20 +374,25 @@ _FRAGMENTS = [
 ]
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(
-    st.lists(
-        st.lists(st.sampled_from(_FRAGMENTS), max_size=6).map("".join), min_size=1, max_size=30
-    )
-)
+_PROPERTY = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+def _joined(parts: list[str], most: int) -> st.SearchStrategy[list[str]]:
+    """Lists of texts, each a run of up to ``most`` of ``parts``."""
+    text = st.lists(st.sampled_from(parts), max_size=most).map("".join)
+    return st.lists(text, min_size=1, max_size=30)
+
+
+def _through(expr: Callable[[pl.Expr], pl.Expr], texts: list[str]) -> list[object]:
+    """What the Polars expression ``expr`` gives for each text, in order."""
+    frame = pl.DataFrame({"t": texts}, schema={"t": pl.String})
+    return frame.select(expr(pl.col("t"))).to_series().to_list()
+
+
+@_PROPERTY
+@given(_joined(_FRAGMENTS, 6))
 def test_intent_expr_equals_classify_intent(messages: list[str]) -> None:
-    got = (
-        pl.DataFrame({"m": messages}, schema={"m": pl.String})
-        .select(intent_expr(pl.col("m")))
-        .to_series()
-        .to_list()
-    )
-    assert got == [classify_intent(m).intent for m in messages]
+    assert _through(intent_expr, messages) == [classify_intent(m).intent for m in messages]
 
 
 _OUTCOME_PARTS = [
@@ -393,20 +418,11 @@ _OUTCOME_PARTS = [
 ]
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(
-    st.lists(
-        st.lists(st.sampled_from(_OUTCOME_PARTS), max_size=8).map("".join), min_size=1, max_size=30
-    )
-)
+@_PROPERTY
+@given(_joined(_OUTCOME_PARTS, 8))
 def test_outcome_text_expr_equals_parse_outcome_text(texts: list[str]) -> None:
-    got = (
-        pl.DataFrame({"t": texts}, schema={"t": pl.String})
-        .select(outcome_text_expr(pl.col("t")))
-        .to_series()
-        .to_list()
-    )
-    want = []
+    got = _through(outcome_text_expr, texts)
+    want: list[object] = []
     for t in texts:
         p = parse_outcome_text(t)
         want.append(

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import shutil
-import subprocess
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
@@ -18,7 +16,9 @@ from hypothesis import strategies as st
 from a2a_lab.enrich import ENRICHMENT_COLUMNS, _case_changes, _Plan, enrich, resolve_main_agents
 from a2a_lab.io import from_records, load
 from a2a_lab.reference.rules import TASK_MONITOR_V1, Category, RuleSet, main_agents_from_openclaw
+from tests.node_js import needs_node, node_json
 from tests.reference_impl import enrich_ref as ref
+from tests.reference_impl.sessions_ref import TOP_LEVEL_ENRICHMENT
 
 DATA = Path(__file__).parent / "data"
 PEER = DATA / "peer"
@@ -28,33 +28,13 @@ PEER_CASES = [
     ("tricky", "tricky__now-boundary-1771586600000__all.json"),
     ("gen300_s11_bad5", "gen300_s11_bad5__now-max+1h-1771302796260__all.json"),
 ]
-PEER_FIELDS = [
-    "type",
-    "eventRole",
-    "fromSessionType",
-    "toSessionType",
-    "collabCategory",
-    "collabSubTags",
-    "categoryConfidence",
-    "categorySource",
-]
+PEER_FIELDS = ["type", *TOP_LEVEL_ENRICHMENT]
 #: The reference's result keys (the oracle's, the peer output's) → the enriched frame's columns.
 RESULT_FIELDS = {
     "type": "type",
     **dict(
         zip(
-            [
-                "fromAgent",
-                "toAgent",
-                "eventRole",
-                "fromSessionType",
-                "toSessionType",
-                "collabCategory",
-                "collabSubTags",
-                "categoryConfidence",
-                "categorySource",
-                "categoryVersion",
-            ],
+            ["fromAgent", "toAgent", *TOP_LEVEL_ENRICHMENT, "categoryVersion"],
             ENRICHMENT_COLUMNS,
             strict=True,
         )
@@ -195,17 +175,6 @@ def _to_fixed_2_from_fractions(x: float) -> float:
     return float(f"{n // 100}.{n % 100:02d}")  # Number("d.dd"): the nearest double
 
 
-def _node_eval(script: str, payload: object) -> Any:
-    out = subprocess.run(
-        ["node", "-e", script],
-        input=json.dumps(payload),
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    return json.loads(out.stdout)
-
-
 def _reachable_top_gap(rules: RuleSet) -> list[tuple[int, int]]:
     return [(t, g) for t in range(1, rules.max_category_score + 1) for g in range(t + 1)]
 
@@ -226,14 +195,14 @@ def test_rule_confidence_is_exact_for_every_reachable_top_and_gap() -> None:
     assert tie.rule_confidence(1, 0) == 0.13 != round(0.125, 2)
 
 
-@pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
+@needs_node
 def test_rule_confidence_equals_javascript() -> None:
     pairs = _reachable_top_gap(TASK_MONITOR_V1)
     script = (
-        "let s='';process.stdin.on('data',d=>s+=d).on('end',()=>{const p=JSON.parse(s);"
-        "console.log(JSON.stringify(p.map(([t,g])=>Number(Math.min(0.95,0.5+t*0.08+g*0.05).toFixed(2)))))})"
+        "console.log(JSON.stringify(input.map(([t,g])=>"
+        "Number(Math.min(0.95,0.5+t*0.08+g*0.05).toFixed(2)))))"
     )
-    expected = _node_eval(script, pairs)
+    expected = node_json(script, pairs)
     assert [TASK_MONITOR_V1.rule_confidence(t, g) for t, g in pairs] == expected
 
 

@@ -63,20 +63,26 @@ def test_blank_agent_id_resolves_the_same_everywhere() -> None:
 # ---- overlapping exchanges under one id ---------------------------------------------------
 
 
+def _table(*records: dict) -> pl.DataFrame:
+    """The conversation table of these events, in exchange order."""
+    return conversations(from_records(list(records))).sort("exchange")
+
+
+def _exchange_events(*records: dict) -> pl.DataFrame:
+    """These events with the exchange each belongs to."""
+    return exchange_events(from_records(list(records)))
+
+
 def test_fifo_reply_order_decides_when_exchanges_overlap() -> None:
     # two sends, then both replies: the target's session runs them first come first served
-    out = conversations(
-        from_records(
-            [
-                ev(0, "a2a.send", "a", "b", runId="r1", message="알림: 공유합니다"),
-                ev(1_000, "a2a.send", "a", "b", runId="r2", message="알림: 공유합니다"),
-                ev(5_000, "a2a.response", "b", "a", replyPreview="one"),
-                ev(5_000, "a2a.complete", "a", "b", actualTurns=0, effectiveTurns=0),
-                ev(9_000, "a2a.response", "b", "a", replyPreview="two"),
-                ev(9_000, "a2a.complete", "a", "b", actualTurns=0, effectiveTurns=0),
-            ]
-        )
-    ).sort("exchange")
+    out = _table(
+        ev(0, "a2a.send", "a", "b", runId="r1", message="알림: 공유합니다"),
+        ev(1_000, "a2a.send", "a", "b", runId="r2", message="알림: 공유합니다"),
+        ev(5_000, "a2a.response", "b", "a", replyPreview="one"),
+        ev(5_000, "a2a.complete", "a", "b", actualTurns=0, effectiveTurns=0),
+        ev(9_000, "a2a.response", "b", "a", replyPreview="two"),
+        ev(9_000, "a2a.complete", "a", "b", actualTurns=0, effectiveTurns=0),
+    )
     assert out.select("run_id", "first_reply_s", "outcome", "ambiguous").rows() == [
         ("r1", 5.0, "replied", False),
         ("r2", 8.0, "replied", False),
@@ -85,18 +91,14 @@ def test_fifo_reply_order_decides_when_exchanges_overlap() -> None:
 
 def test_gate_refusal_is_matched_by_its_30_s_timing() -> None:
     # the second send is refused by the gate 30 s later, while the first is still running
-    out = conversations(
-        from_records(
-            [
-                ev(0, "a2a.send", "a", "b", runId="r1", message="[NOTIFICATION] 배포 끝"),
-                ev(10_000, "a2a.send", "a", "b", runId="r2", message="[NOTIFICATION] 롤백"),
-                ev(40_000, "a2a.response", "a", "b", outcome="blocked"),
-                ev(40_000, "a2a.complete", "a", "b", concurrencyBlocked=True, announced=False),
-                ev(60_000, "a2a.response", "b", "a", replyPreview="done"),
-                ev(60_000, "a2a.complete", "a", "b", actualTurns=0, effectiveTurns=0),
-            ]
-        )
-    ).sort("exchange")
+    out = _table(
+        ev(0, "a2a.send", "a", "b", runId="r1", message="[NOTIFICATION] 배포 끝"),
+        ev(10_000, "a2a.send", "a", "b", runId="r2", message="[NOTIFICATION] 롤백"),
+        ev(40_000, "a2a.response", "a", "b", outcome="blocked"),
+        ev(40_000, "a2a.complete", "a", "b", concurrencyBlocked=True, announced=False),
+        ev(60_000, "a2a.response", "b", "a", replyPreview="done"),
+        ev(60_000, "a2a.complete", "a", "b", actualTurns=0, effectiveTurns=0),
+    )
     assert out.select("run_id", "outcome", "first_reply_s").rows() == [
         ("r1", "replied", 60.0),
         ("r2", "concurrency_blocked", None),
@@ -104,58 +106,50 @@ def test_gate_refusal_is_matched_by_its_30_s_timing() -> None:
 
 
 def test_retry_follows_its_run_id() -> None:
-    ex = exchange_events(
-        from_records(
-            [
-                ev(0, "a2a.send", "a", "b", runId="r1"),
-                ev(1_000, "a2a.send", "a", "b", runId="r2"),
-                ev(2_000, "a2a.retry", "a", "b", runId="r1", attempt=0),
-            ]
-        )
+    ex = _exchange_events(
+        ev(0, "a2a.send", "a", "b", runId="r1"),
+        ev(1_000, "a2a.send", "a", "b", runId="r2"),
+        ev(2_000, "a2a.retry", "a", "b", runId="r1", attempt=0),
     )
     assert ex.filter(pl.col("type") == "a2a.retry")["exchange"].to_list() == [1]
 
 
 def test_turns_follow_their_own_exchange() -> None:
     # exchange 1's turn 1 comes after exchange 2's reply; turns carry the exchange's intent
-    out = conversations(
-        from_records(
-            [
-                ev(0, "a2a.send", "a", "b", message="이거 알려줘"),
-                ev(1_000, "a2a.send", "a", "b", message="[NO_REPLY_NEEDED] fyi"),
-                ev(5_000, "a2a.response", "b", "a", replyPreview="answer"),
-                ev(6_000, "a2a.response", "b", "a", replyPreview="ok"),
-                ev(
-                    6_000,
-                    "a2a.complete",
-                    "a",
-                    "b",
-                    actualTurns=0,
-                    effectiveTurns=0,
-                    messageIntent="notification",
-                ),
-                ev(
-                    8_000,
-                    "a2a.response",
-                    "a",
-                    "b",
-                    turn=1,
-                    maxTurns=1,
-                    messageIntent="question",
-                    replyPreview="thanks?",
-                ),
-                ev(
-                    8_000,
-                    "a2a.complete",
-                    "a",
-                    "b",
-                    actualTurns=1,
-                    effectiveTurns=1,
-                    messageIntent="question",
-                ),
-            ]
-        )
-    ).sort("exchange")
+    out = _table(
+        ev(0, "a2a.send", "a", "b", message="이거 알려줘"),
+        ev(1_000, "a2a.send", "a", "b", message="[NO_REPLY_NEEDED] fyi"),
+        ev(5_000, "a2a.response", "b", "a", replyPreview="answer"),
+        ev(6_000, "a2a.response", "b", "a", replyPreview="ok"),
+        ev(
+            6_000,
+            "a2a.complete",
+            "a",
+            "b",
+            actualTurns=0,
+            effectiveTurns=0,
+            messageIntent="notification",
+        ),
+        ev(
+            8_000,
+            "a2a.response",
+            "a",
+            "b",
+            turn=1,
+            maxTurns=1,
+            messageIntent="question",
+            replyPreview="thanks?",
+        ),
+        ev(
+            8_000,
+            "a2a.complete",
+            "a",
+            "b",
+            actualTurns=1,
+            effectiveTurns=1,
+            messageIntent="question",
+        ),
+    )
     assert out.select("exchange", "turns", pl.col("end_time").dt.epoch("ms"), "outcome").rows() == [
         (1, 1, T0 + 8000, "replied"),
         (2, 0, T0 + 6000, "replied"),
@@ -371,18 +365,14 @@ def test_unambiguous_exchanges_agree_with_the_oracle_and_the_simulation(
 
 def test_summary_counts_ambiguous_exchanges() -> None:
     # two sends, one reply, two completes without turn counts: which exchange replied?
-    conv = conversations(
-        from_records(
-            [
-                ev(0, "a2a.send", "a", "b", runId="r1"),
-                ev(1_000, "a2a.send", "a", "b", runId="r2"),
-                ev(2_000, "a2a.retry", "a", "b", runId="r1", attempt=0),
-                ev(5_000, "a2a.response", "b", "a", replyPreview="one"),
-                ev(6_000, "a2a.response", "b", "a", replyPreview="two"),
-                ev(7_000, "a2a.complete", "a", "b"),
-                ev(8_000, "a2a.complete", "a", "b"),
-            ]
-        )
+    conv = _table(
+        ev(0, "a2a.send", "a", "b", runId="r1"),
+        ev(1_000, "a2a.send", "a", "b", runId="r2"),
+        ev(2_000, "a2a.retry", "a", "b", runId="r1", attempt=0),
+        ev(5_000, "a2a.response", "b", "a", replyPreview="one"),
+        ev(6_000, "a2a.response", "b", "a", replyPreview="two"),
+        ev(7_000, "a2a.complete", "a", "b"),
+        ev(8_000, "a2a.complete", "a", "b"),
     )
     summary = al.exchange_summary(conv).row(0, named=True)
     # a retried flow may be answered after a later one: both are ambiguous

@@ -2,14 +2,9 @@
 
 from __future__ import annotations
 
-import json
-import shutil
-import subprocess
 from fractions import Fraction
-from typing import Any
 
 import polars as pl
-import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -25,8 +20,7 @@ from a2a_lab.reference.jsstr import (
     utf16_len,
     utf16_sort_key_expr,
 )
-
-needs_node = pytest.mark.skipif(shutil.which("node") is None, reason="node is not installed")
+from tests.node_js import needs_node, node_json
 
 # rules §10, typed from the spec
 SPEC_WHITESPACE = {
@@ -74,23 +68,6 @@ EDGE_CHARS = st.sampled_from(
 TEXT = st.text(st.one_of(EDGE_CHARS, st.characters(exclude_categories=("Cs",))), max_size=8)
 
 
-def _node(script: str, payload: Any = None) -> Any:
-    """Run a Node script that reads JSON from stdin and prints JSON."""
-    wrapper = (
-        "let s='';process.stdin.on('data',d=>s+=d).on('end',()=>{const input=JSON.parse(s);"
-        + script
-        + "})"
-    )
-    out = subprocess.run(
-        ["node", "-e", wrapper],
-        input=json.dumps(payload),
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    return json.loads(out.stdout)
-
-
 def _units(s: str) -> list[int]:
     """UTF-16 code units, computed arithmetically."""
     units = []
@@ -114,7 +91,7 @@ def test_js_whitespace_is_the_spec_set() -> None:
 
 @needs_node
 def test_js_whitespace_is_what_node_trims() -> None:
-    trimmed = _node(
+    trimmed = node_json(
         "const out=[];for(let c=0;c<0x110000;c++){if(c>=0xD800&&c<=0xDFFF)continue;"
         "if(String.fromCodePoint(c).trim()==='')out.push(c)}console.log(JSON.stringify(out))"
     )
@@ -191,7 +168,7 @@ def test_utf16_sort_key_expr_matches_node_sort() -> None:
         "unknown",
         "Unknown",
     ]
-    expected = _node("console.log(JSON.stringify(input.slice().sort()))", values)
+    expected = node_json("console.log(JSON.stringify(input.slice().sort()))", values)
     got = pl.DataFrame({"s": values}).sort(utf16_sort_key_expr(pl.col("s")))["s"].to_list()
     assert got == expected
 
@@ -211,7 +188,7 @@ def test_js_lower_special_cases() -> None:
 
 @needs_node
 def test_polars_lower_case_equals_node_for_every_code_point() -> None:
-    changed = _node(
+    changed = node_json(
         "const out={};for(let c=0;c<0x110000;c++){if(c>=0xD800&&c<=0xDFFF)continue;"
         "const s=String.fromCodePoint(c),l=s.toLowerCase();if(l!==s)out[c]=l}console.log(JSON.stringify(out))"
     )
@@ -219,7 +196,7 @@ def test_polars_lower_case_equals_node_for_every_code_point() -> None:
     mine = {ord(c): low for c, low in zip(chars, js_lower_all(chars), strict=True) if low != c}
     assert mine == {int(k): v for k, v in changed.items()}
     contexts = ["ΟΔΟΣ", "ΑΣ Β", "A.Σ", "ΑΣ\u0301", "Σ", "ΑΣΑ", "ΑΣ😀"]
-    assert js_lower_all(contexts) == _node(
+    assert js_lower_all(contexts) == node_json(
         "console.log(JSON.stringify(input.map(s=>s.toLowerCase())))", contexts
     )
 
@@ -250,7 +227,7 @@ def test_js_to_fixed_number_follows_the_spec(x: float, digits: int) -> None:
 
 
 @needs_node
-def test_js_to_fixed_number_equals_node() -> None:
+def test_js_to_fixed_number_equalsnode_json() -> None:
     values = [
         0.125,
         0.375,
@@ -266,5 +243,7 @@ def test_js_to_fixed_number_equals_node() -> None:
         0.0,
     ]
     cases = [[x, d] for x in values for d in (0, 1, 2, 3)]
-    expected = _node("console.log(JSON.stringify(input.map(([x,d])=>Number(x.toFixed(d)))))", cases)
+    expected = node_json(
+        "console.log(JSON.stringify(input.map(([x,d])=>Number(x.toFixed(d)))))", cases
+    )
     assert [js_to_fixed_number(x, d) for x, d in cases] == expected

@@ -42,6 +42,7 @@ from a2a_lab.sim.inject import (
     odd_timestamps,
 )
 from a2a_lab.sim.presets import SAMPLE_MAIN_AGENTS, SAMPLE_WORKER_AGENTS, sample_like
+from tests.event_types import REFERENCE_EVENT_TYPES
 
 ROOT = Path(__file__).resolve().parent.parent
 # the sample's generator is a development tool, not part of the package
@@ -56,27 +57,7 @@ REFERENCE_ORDER = ["type", "agentId", "ts", "data"]
 NO_REPLY = "[outcome] no_reply: 메시지가 전달되었으나 응답을 수신하지 못했습니다"
 LEGACY_NO_REPLY = "[outcome] blocked: 응답을 받지 못했습니다"
 REJECT_KINDS = {"not_json", "non_object", "missing_type", "blank_type", "nan", "truncated"}
-FAMILIES = {
-    "a2a.send",
-    "a2a.response",
-    "a2a.complete",
-    "a2a.spawn",
-    "a2a.spawn_result",
-    "a2a.retry",
-    "a2a.auto_route",
-    "task.started",
-    "task.updated",
-    "task.blocked",
-    "task.resumed",
-    "task.completed",
-    "task.cancelled",
-    "continuation.sent",
-    "continuation.complete",
-    "plan.submitted",
-    "plan.approved",
-    "unblock.requested",
-    "milestone.sync_failed",
-}
+FAMILIES = set(REFERENCE_EVENT_TYPES)
 COMPLETE_FIELDS = {
     "announced",
     "messageIntent",

@@ -27,15 +27,6 @@ API = DATA / "peer-api"
 PEER = DATA / "peer"
 WS_FILES = sorted(p.name for p in API.glob("*__ws__*.json"))
 EV_FILES = sorted(p.name for p in API.glob("*__ev__*.json"))
-ENRICHMENT = (
-    "eventRole",
-    "fromSessionType",
-    "toSessionType",
-    "collabCategory",
-    "collabSubTags",
-    "categoryConfidence",
-    "categorySource",
-)
 
 
 @cache
@@ -48,7 +39,7 @@ def reference_objects(log: str) -> dict[int, dict[str, Any]]:
     """line -> the reference's enriched object, from the line and peer/*.json's enrichment."""
     stem = log.removesuffix(".ndjson")
     peer = json.loads(next(PEER.glob(f"{stem}__*__all.json")).read_text(encoding="utf-8"))
-    enrichment = {e["line"]: {k: e[k] for k in ENRICHMENT} for e in peer["events"]}
+    enrichment = {e["line"]: {k: e[k] for k in ref.TOP_LEVEL_ENRICHMENT} for e in peer["events"]}
     lines = (PEER / log).read_text(encoding="utf-8").split("\n")
     return {
         line: ref.enriched_event_object(ref.js_json_parse(ref.js_trim(lines[line - 1])), values)

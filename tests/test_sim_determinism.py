@@ -17,6 +17,7 @@ import pytest
 from a2a_lab.io import write_events
 from a2a_lab.sim import SimConfig, presets, simulate
 from a2a_lab.sim.sweep import scale_arrivals
+from tests.sim_cases import every_policy, reference_retry
 
 # name → (configuration, seed, sha256 of the written log, its lines)
 CASES = {
@@ -39,42 +40,13 @@ CASES = {
         3000,
     ),
     "policies": (
-        lambda: SimConfig.model_validate(
-            {
-                "n_messages": 600,
-                "failures": {
-                    "rates": {
-                        "server_overload": 0.05,
-                        "gateway_connection": 0.03,
-                        "run_not_found": 0.01,
-                        "llm_timeout": 0.01,
-                    }
-                },
-                "retry": {"kind": "exponential", "max_retries": 2, "budget": {"ratio": 0.1}},
-                "loop_guard": {
-                    "max_messages_per_window": 2,
-                    "window_s": 600,
-                    "blocked_as": "logged",
-                },
-                "collaborate_limit": {"max_calls": 3, "window_s": 900, "blocked_as": "logged"},
-                "rate_limit": {},
-                "relays": {"continue_probability": 0.3},
-                "queue_capacity": 4,
-            }
-        ),
+        lambda: every_policy(600),
         11,
         "5bbc9d394a1e1bd8977dcf6044d9a2834fd6821d9adf35800cebba2e7c7d8595",
         2331,
     ),
     "reference_retry": (
-        lambda: SimConfig.model_validate(
-            {
-                "n_messages": 400,
-                "failures": {
-                    "rates": {"gateway_connection": 0.2, "rate_limit": 0.05, "auth_failure": 0.02}
-                },
-            }
-        ),
+        lambda: reference_retry(400),
         3,
         "51b91db5a63347bd224bdb21500c64a46ad1de2899013d0ab7a2ddb9dcbd98fe",
         2052,

@@ -16,6 +16,7 @@ import pytest
 
 from a2a_lab.io import write_events
 from a2a_lab.sim import SimConfig, simulate
+from tests.sim_cases import every_policy, reference_retry
 
 SHARED = {"conversationId", "taskId", "workSessionId", "depth"}
 SIDES = {"fromAgent", "toAgent"}
@@ -87,39 +88,8 @@ EXPECTED = {
 
 CONFIGS = {
     "default": (SimConfig(n_messages=600), 777),
-    "policies": (
-        SimConfig.model_validate(
-            {
-                "n_messages": 800,
-                "failures": {
-                    "rates": {
-                        "server_overload": 0.05,
-                        "gateway_connection": 0.05,
-                        "run_not_found": 0.02,
-                    }
-                },
-                "retry": {"kind": "exponential", "max_retries": 2},
-                "loop_guard": {
-                    "max_messages_per_window": 2,
-                    "window_s": 600,
-                    "blocked_as": "logged",
-                },
-                "collaborate_limit": {"max_calls": 3, "window_s": 900, "blocked_as": "logged"},
-                "rate_limit": {},
-                "relays": {"continue_probability": 0.3},
-            }
-        ),
-        11,
-    ),
-    "reference_retry": (
-        SimConfig.model_validate(
-            {
-                "n_messages": 600,
-                "failures": {"rates": {"gateway_connection": 0.2, "rate_limit": 0.05}},
-            }
-        ),
-        3,
-    ),
+    "policies": (every_policy(800), 11),
+    "reference_retry": (reference_retry(600), 3),
 }
 
 

@@ -99,57 +99,24 @@ class _Agent:
     workers: tuple[str, ...] = ()
 
 
-#: Configured agents: every one is a main agent (listed in ``openclaw.json``).
-MAIN_AGENTS: tuple[_Agent, ...] = (
-    _Agent(
-        "main",
-        "메인",
-        "🦞",
-        "coordinator",
-        ("planning_decision", "biz_strategy", "engineering_build"),
-        ("jiwoo", "hana", "maru"),
-    ),
-    _Agent(
-        "ruda",
-        "루다",
-        "🧭",
-        "product manager",
-        ("planning_decision", "growth_marketing", "customer_community"),
-        ("hana", "dana", "sori"),
-    ),
-    _Agent(
-        "eden",
-        "이든",
-        "🛠️",
-        "engineering lead",
-        ("engineering_build", "qa_validation", "docs_knowledge"),
-        ("jiwoo", "nuri", "maru"),
-    ),
-    _Agent(
-        "seum",
-        "세움",
-        "🚀",
-        "infrastructure",
-        ("infra_ops", "engineering_build", "qa_validation"),
-        ("gaon", "nuri"),
-    ),
-    _Agent(
-        "bada",
-        "바다",
-        "🔎",
-        "research",
-        ("research_analysis", "biz_strategy", "docs_knowledge"),
-        ("hana", "iseul"),
-    ),
-    _Agent(
-        "haneul",
-        "하늘",
-        "📣",
-        "growth and customers",
-        ("growth_marketing", "customer_community", "legal_compliance"),
-        ("dana", "sori", "yoon"),
-    ),
-)
+#: Configured agents, one a row: id | name | emoji | role | categories | sub-agent workers.
+#: Every one is a main agent (listed in ``openclaw.json``).
+_AGENT_TABLE = """
+main   | 메인 | 🦞 | coordinator          | planning_decision biz_strategy engineering_build     | jiwoo hana maru
+ruda   | 루다 | 🧭 | product manager      | planning_decision growth_marketing customer_community | hana dana sori
+eden   | 이든 | 🛠️ | engineering lead     | engineering_build qa_validation docs_knowledge       | jiwoo nuri maru
+seum   | 세움 | 🚀 | infrastructure       | infra_ops engineering_build qa_validation            | gaon nuri
+bada   | 바다 | 🔎 | research             | research_analysis biz_strategy docs_knowledge        | hana iseul
+haneul | 하늘 | 📣 | growth and customers | growth_marketing customer_community legal_compliance | dana sori yoon
+"""
+
+
+def _agent(row: str) -> _Agent:
+    agent_id, name, emoji, role, categories, workers = (cell.strip() for cell in row.split("|"))
+    return _Agent(agent_id, name, emoji, role, tuple(categories.split()), tuple(workers.split()))
+
+
+MAIN_AGENTS: tuple[_Agent, ...] = tuple(_agent(row) for row in _AGENT_TABLE.strip().splitlines())
 #: Agents that only ever run as spawned sub-agent sessions (``agent:<id>:subagent:<uuid>``).
 WORKER_AGENTS: tuple[str, ...] = SAMPLE_WORKER_AGENTS
 #: Discord snowflakes: people who mention agents, the agents' bot users, and channels.
@@ -159,34 +126,15 @@ BOT_USER_IDS: dict[str, str] = {
 }
 CHANNELS: tuple[str, ...] = ("1187423365011234816", "1187423365011234817", "1201958237465019283")
 
-_HOUR_WEIGHTS = np.array(
-    [
-        0.3,
-        0.2,
-        0.1,
-        0.1,
-        0.1,
-        0.1,
-        0.2,
-        0.5,
-        1.2,
-        2.0,
-        2.4,
-        2.3,
-        1.6,
-        2.2,
-        2.5,
-        2.5,
-        2.3,
-        2.0,
-        1.5,
-        1.2,
-        1.1,
-        1.0,
-        0.8,
-        0.5,
-    ]
-)
+#: Relative activity by KST hour of day (00-05, 06-11, 12-17, 18-23).
+# fmt: off
+_HOUR_WEIGHTS = np.array([
+    0.3, 0.2, 0.1, 0.1, 0.1, 0.1,
+    0.2, 0.5, 1.2, 2.0, 2.4, 2.3,
+    1.6, 2.2, 2.5, 2.5, 2.3, 2.0,
+    1.5, 1.2, 1.1, 1.0, 0.8, 0.5,
+])
+# fmt: on
 _HOUR_P = _HOUR_WEIGHTS / _HOUR_WEIGHTS.sum()
 
 

@@ -111,7 +111,32 @@ def conversations(
     >>> conversations(ev).select("from_agent", "to_agent", "first_reply_s", "outcome", "intent").row(0)
     ('a', 'b', 3.0, 'replied', 'request')
     """
-    return _conversations_of(exchange_events(in_window(events.lazy(), since, until)), intent_rules)
+    lazy = in_window(events.lazy(), since, until)
+    parts = _part_count(lazy) if isinstance(events, pl.LazyFrame) else 1
+    if parts == 1:
+        return _conversations_of(exchange_events(lazy), intent_rules)
+    # exchanges never span conversation ids (every match is keyed by one), so a lazy source
+    # is matched part by part, each part a hash class of conversation ids: the peak is one
+    # part's (issue 12); ``seq`` is renumbered within a part, which keeps its order
+    part = data_text("conversationId").hash(seed=0) % parts
+    out = pl.concat(
+        [
+            _conversations_of(exchange_events(lazy.filter(part == i)), intent_rules, with_ms=True)
+            for i in range(parts)
+        ]
+    )
+    order = ["_start_ms", "conversation_id", "from_agent", "to_agent", "exchange"]
+    return out.sort(order, nulls_last=True).drop("_start_ms", "_end_ms", "_first_reply_ms")
+
+
+#: Exchange events per part when :func:`conversations` matches a LazyFrame part by part.
+PART_EVENTS = 250_000
+
+
+def _part_count(lazy: pl.LazyFrame) -> int:
+    """How many parts a lazy source is matched in: about :data:`PART_EVENTS` events each."""
+    n = lazy.filter(pl.col("type").is_in(EXCHANGE_TYPES)).select(pl.len()).collect().item()
+    return max(1, -(-int(n) // PART_EVENTS))
 
 
 def _conversations_of(

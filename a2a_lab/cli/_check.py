@@ -12,7 +12,9 @@ import sys
 from a2a_lab.cli._common import (
     CliError,
     OneLineArgumentParser,
+    add_command,
     add_tz_option,
+    add_window_options,
     check_output,
     cli_tz,
     float_option,
@@ -29,8 +31,10 @@ _EXAMPLE = """example:
 
 
 def register(sub: argparse._SubParsersAction[OneLineArgumentParser]) -> None:
-    p = sub.add_parser(
+    p = add_command(
+        sub,
         "check",
+        run,
         help="check the log's health (load, sequences, lifecycles, safety limits, clocks, ids)",
         description=(
             "Run the health rules (a2a_lab.analysis.checks.RULES) on SOURCE and print the findings. "
@@ -38,9 +42,7 @@ def register(sub: argparse._SubParsersAction[OneLineArgumentParser]) -> None:
             "load.rejects). Text output ends with one summary line."
         ),
         epilog=_EXAMPLE,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("source", help="an NDJSON file, a glob, or a log directory")
     p.add_argument(
         "--format",
         choices=["text", "json", "github"],
@@ -69,15 +71,7 @@ def register(sub: argparse._SubParsersAction[OneLineArgumentParser]) -> None:
     p.add_argument(
         "--ignore", action="append", metavar="RULE", help="skip these rules (same syntax)"
     )
-    p.add_argument(
-        "--since",
-        type=instant_option,
-        metavar="TIME",
-        help="check only events at or after TIME (ISO date/time or epoch ms; naive = UTC)",
-    )
-    p.add_argument(
-        "--until", type=instant_option, metavar="TIME", help="check only events at or before TIME"
-    )
+    add_window_options(p, "check only events")
     clock = p.add_mutually_exclusive_group()
     clock.add_argument(
         "--now",
@@ -104,7 +98,6 @@ def register(sub: argparse._SubParsersAction[OneLineArgumentParser]) -> None:
         help="loop guard window in seconds (default 60)",
     )
     add_tz_option(p)
-    p.set_defaults(func=run)
 
 
 def _github(text: str) -> str:

@@ -8,10 +8,12 @@ import json
 import math
 import sys
 from collections.abc import Callable
-from typing import Any, NoReturn
+from typing import Any, NoReturn, TypeVar
 
 from a2a_lab._deep import deep_call
 from a2a_lab.reference.jsstr import js_well_formed_json
+
+T = TypeVar("T")
 
 
 class CliError(Exception):
@@ -101,6 +103,14 @@ def float_option(
     return parse
 
 
+def _argument_type(check: Callable[..., T], value: Any, name: str) -> T:
+    """``check(value, name=name)``, its ``ValueError`` an argparse type error without the name."""
+    try:
+        return check(value, name=name)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc).removeprefix(f"{name}: ")) from None
+
+
 def instant_option(text: str) -> float:
     """An argparse ``type=`` for ``--since``/``--until``/``--now``: ISO date or epoch ms, naive = UTC."""
     from a2a_lab.timeparse import to_epoch_ms
@@ -108,22 +118,19 @@ def instant_option(text: str) -> float:
     value: str | float = text
     with contextlib.suppress(ValueError):
         value = float(text)
-    try:
-        return to_epoch_ms(value, name="time")
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc).removeprefix("time: ")) from None
+    return _argument_type(to_epoch_ms, value, "time")
 
 
-def add_window_options(parser: argparse.ArgumentParser) -> None:
+def add_window_options(parser: argparse.ArgumentParser, what: str = "only events") -> None:
     """``--since`` / ``--until``: an inclusive time window (ISO date/time or epoch ms, naive = UTC)."""
     parser.add_argument(
         "--since",
         type=instant_option,
         metavar="TIME",
-        help="only events at or after TIME (ISO date/time or epoch ms; naive = UTC)",
+        help=f"{what} at or after TIME (ISO date/time or epoch ms; naive = UTC)",
     )
     parser.add_argument(
-        "--until", type=instant_option, metavar="TIME", help="only events at or before TIME"
+        "--until", type=instant_option, metavar="TIME", help=f"{what} at or before TIME"
     )
 
 
@@ -144,10 +151,7 @@ def tz_option(text: str) -> str:
     """An argparse ``type=`` for ``--tz``: an IANA time zone name."""
     from a2a_lab.timeparse import check_tz
 
-    try:
-        return check_tz(text, name="tz")
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc).removeprefix("tz: ")) from None
+    return _argument_type(check_tz, text, "tz")
 
 
 def add_tz_option(parser: argparse.ArgumentParser) -> None:
@@ -173,6 +177,16 @@ def cli_tz(args: argparse.Namespace) -> str:
         return default_tz()
     except ValueError as exc:
         raise CliError(str(exc)) from None
+
+
+def read_input(read: Callable[[], T], *, unreadable: str, invalid: str) -> T:
+    """``read()``; an OSError is "cannot read {unreadable}", a ValueError "{invalid}: …"."""
+    try:
+        return read()
+    except OSError as exc:
+        raise CliError(f"cannot read {unreadable}: {exc.strerror or exc}") from None
+    except ValueError as exc:
+        raise CliError(f"{invalid}: {exc}") from None
 
 
 def add_output_option(parser: Any, what: str) -> None:
@@ -217,3 +231,31 @@ def write_output(frame: Any, path: str, tz: str) -> None:
         raise CliError(str(exc)) from None
     except OSError as exc:
         raise CliError(f"cannot write {path}: {exc.strerror or exc}") from None
+
+
+#: The help of the SOURCE argument most commands take.
+SOURCE_HELP = "an NDJSON file, a glob, or a log directory"
+
+
+def add_command(
+    sub: argparse._SubParsersAction[OneLineArgumentParser],
+    name: str,
+    run: Callable[[argparse.Namespace], int],
+    *,
+    help: str,
+    description: str,
+    epilog: str,
+    source: bool = True,
+) -> OneLineArgumentParser:
+    """A sub-command's parser: its texts (the example kept as written), ``source``, ``run``."""
+    parser = sub.add_parser(
+        name,
+        help=help,
+        description=description,
+        epilog=epilog,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    if source:
+        parser.add_argument("source", help=SOURCE_HELP)
+    parser.set_defaults(func=run)
+    return parser

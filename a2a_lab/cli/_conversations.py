@@ -10,6 +10,7 @@ from pathlib import Path
 from a2a_lab.cli._common import (
     CliError,
     OneLineArgumentParser,
+    add_command,
     add_tz_option,
     add_window_options,
     check_output,
@@ -23,17 +24,17 @@ _JSON_TIME_FORMAT = "%Y-%m-%dT%H:%M:%S%.3fZ"
 
 
 def register(sub: argparse._SubParsersAction[OneLineArgumentParser]) -> None:
-    p = sub.add_parser(
+    p = add_command(
+        sub,
         "conversations",
+        run_conversations,
         help="one row per A2A exchange: who asked whom, how fast, how it ended",
         description=(
             "Reconstruct the A2A exchanges of SOURCE, one row each: the pair, the times, the "
             "first reply, the turns and the outcome. Print a table, JSON, or write a file."
         ),
         epilog="example:\n  a2a-lab conversations ~/.openclaw/logs -o conversations.csv",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("source", help="an NDJSON file, a glob, or a log directory")
     out = p.add_mutually_exclusive_group()
     out.add_argument(
         "--json", action="store_true", help="print one JSON object per conversation (a JSON array)"
@@ -46,25 +47,23 @@ def register(sub: argparse._SubParsersAction[OneLineArgumentParser]) -> None:
     )
     add_window_options(p)
     add_tz_option(p)
-    p.set_defaults(func=run_conversations)
 
-    g = sub.add_parser(
+    g = add_command(
+        sub,
         "graph",
+        run_graph,
         help="write the agent interaction graph as GraphML or node-link JSON",
         description=(
             "Build the directed agent interaction graph of SOURCE (nodes: agents; edges: who "
             "messaged whom, with counts and reply times) and write it to FILE."
         ),
         epilog="example:\n  a2a-lab graph ~/.openclaw/logs -o agents.graphml",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    g.add_argument("source", help="an NDJSON file, a glob, or a log directory")
     g.add_argument(
         "-o", "--output", metavar="FILE", required=True, help="FILE.graphml or FILE.json"
     )
     add_window_options(g)
     add_tz_option(g)
-    g.set_defaults(func=run_graph)
 
 
 def run_conversations(args: argparse.Namespace) -> int:

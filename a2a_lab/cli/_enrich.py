@@ -15,7 +15,15 @@ from typing import TextIO
 import polars as pl
 
 from a2a_lab._deep import deep_call
-from a2a_lab.cli._common import CliError, OneLineArgumentParser, add_tz_option, cli_tz, split_multi
+from a2a_lab.cli._common import (
+    CliError,
+    OneLineArgumentParser,
+    add_command,
+    add_tz_option,
+    cli_tz,
+    read_input,
+    split_multi,
+)
 from a2a_lab.reference.jsstr import js_well_formed_json
 
 #: Rows serialised per batch, so that a large log never holds all its JSON text at once.
@@ -44,14 +52,11 @@ def main_agents(args: argparse.Namespace) -> frozenset[str] | None:
     from a2a_lab.enrich import resolve_main_agents
 
     if args.openclaw_config is not None:
-        try:
-            return resolve_main_agents(Path(args.openclaw_config))
-        except OSError as exc:
-            raise CliError(
-                f"cannot read --openclaw-config {args.openclaw_config}: {exc.strerror or exc}"
-            ) from None
-        except ValueError as exc:
-            raise CliError(f"--openclaw-config: {exc}") from None
+        return read_input(
+            lambda: resolve_main_agents(Path(args.openclaw_config)),
+            unreadable=f"--openclaw-config {args.openclaw_config}",
+            invalid="--openclaw-config",
+        )
     if args.main_agents is not None:
         ids = resolve_main_agents(split_multi(args.main_agents) or [])
         if not ids:
@@ -71,22 +76,21 @@ def load_enriched(args: argparse.Namespace) -> tuple[pl.DataFrame, list[str]]:
 
 
 def register(sub: argparse._SubParsersAction[OneLineArgumentParser]) -> None:
-    p = sub.add_parser(
+    p = add_command(
+        sub,
         "enrich",
+        run,
         help="write every event enriched as the Task-Monitor dashboard does (one JSON object per line)",
         description=(
             "Write each event of SOURCE, in reading order, as the dashboard's enriched event "
             "object (rules §6) plus its source 'file' and 'line'."
         ),
         epilog="example:\n  a2a-lab enrich ~/.openclaw/logs --main-agents main,ruda -o enriched.ndjson",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("source", help="an NDJSON file, a glob, or a log directory")
     p.add_argument(
         "-o", "--output", metavar="OUT.ndjson", help="write here instead of standard output"
     )
     add_main_agent_options(p)
-    p.set_defaults(func=run)
 
 
 def _write(frame: pl.DataFrame, out: TextIO) -> None:

@@ -7,6 +7,7 @@ import sys
 
 from a2a_lab.cli._common import (
     OneLineArgumentParser,
+    add_command,
     add_output_option,
     check_output,
     cli_tz,
@@ -18,8 +19,10 @@ from a2a_lab.cli._sessions import number_option
 
 
 def register(sub: argparse._SubParsersAction[OneLineArgumentParser]) -> None:
-    p = sub.add_parser(
+    p = add_command(
+        sub,
         "events",
+        run,
         help="print the dashboard's event list (GET /api/events) as JSON",
         description=(
             "Filter the enriched events of SOURCE as GET /api/events does and print its JSON "
@@ -28,9 +31,7 @@ def register(sub: argparse._SubParsersAction[OneLineArgumentParser]) -> None:
         ),
         epilog="example:\n  a2a-lab events ~/.openclaw/logs --type a2a.send,a2a.response --since 2026-02-18 --limit 50\n"
         "  a2a-lab events ~/.openclaw/logs --limit 1e9 -o events.parquet",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("source", help="an NDJSON file, a glob, or a log directory")
     p.add_argument(
         "--since",
         metavar="ISO",
@@ -51,7 +52,6 @@ def register(sub: argparse._SubParsersAction[OneLineArgumentParser]) -> None:
     )
     add_main_agent_options(p)
     add_output_option(p, "kept events (the enriched frame's rows)")
-    p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import argparse
 
-from a2a_lab.cli._common import CliError, OneLineArgumentParser, print_json
+from a2a_lab.cli._common import CliError, OneLineArgumentParser, add_command, print_json
 
 
 def register(sub: argparse._SubParsersAction[OneLineArgumentParser]) -> None:
-    p = sub.add_parser(
+    p = add_command(
+        sub,
         "ingest",
+        run,
         help="add the new lines of a log directory to a Parquet history store (safe from cron)",
         description=(
             "Convert the live and rotated logs of LOGDIR (.gz too) into the Parquet history "
@@ -21,7 +23,7 @@ def register(sub: argparse._SubParsersAction[OneLineArgumentParser]) -> None:
             "example:\n  a2a-lab ingest ~/.openclaw/logs ~/a2a-store --tz Asia/Seoul\n"
             "  a2a-lab check ~/a2a-store --fail-on error"
         ),
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        source=False,
     )
     p.add_argument("logdir", help="the log directory (or its live coordination-events.ndjson)")
     p.add_argument("store", help="the store directory (created on the first ingest)")
@@ -39,7 +41,6 @@ def register(sub: argparse._SubParsersAction[OneLineArgumentParser]) -> None:
         default=None,
         help="progress bar (default: when interactive)",
     )
-    p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:

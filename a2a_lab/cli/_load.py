@@ -8,24 +8,23 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from a2a_lab.cli._common import OneLineArgumentParser
 
-from a2a_lab.cli._common import add_tz_option, cli_tz
+from a2a_lab.cli._common import add_command, add_tz_option, cli_tz
 
 
 def register(sub: argparse._SubParsersAction[OneLineArgumentParser]) -> None:
-    p = sub.add_parser(
+    p = add_command(
+        sub,
         "load",
+        run,
         help="load a log (file, glob or directory) and report what was read",
         description=(
             "Load SOURCE and report what was read: every physical line is an event, a reject "
             "(with file, line and reason) or a blank line."
         ),
         epilog="example:\n  a2a-lab load ~/.openclaw/logs --json",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("source", help="an NDJSON file, a glob, or a log directory")
     p.add_argument("--json", action="store_true", help="print the load report as JSON")
     add_tz_option(p)
-    p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:

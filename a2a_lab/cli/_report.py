@@ -6,12 +6,14 @@ import argparse
 import sys
 from pathlib import Path
 
-from a2a_lab.cli._common import CliError, OneLineArgumentParser, cli_tz
+from a2a_lab.cli._common import CliError, OneLineArgumentParser, add_command, cli_tz
 
 
 def register(sub: argparse._SubParsersAction[OneLineArgumentParser]) -> None:
-    p = sub.add_parser(
+    p = add_command(
+        sub,
         "report",
+        run,
         help="write a shareable, offline HTML report of a log",
         description=(
             "Write one self-contained HTML file (no network needed to open it): overview, work "
@@ -19,9 +21,7 @@ def register(sub: argparse._SubParsersAction[OneLineArgumentParser]) -> None:
             "with --sim, a comparison with a simulator run."
         ),
         epilog="example:\n  a2a-lab report ~/.openclaw/logs -o report.html --since 2026-02-18 --tz Asia/Seoul",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("source", help="an NDJSON file, a glob, or a log directory")
     p.add_argument("-o", "--output", required=True, metavar="FILE", help="the HTML file to write")
     p.add_argument(
         "--since",
@@ -59,7 +59,6 @@ def register(sub: argparse._SubParsersAction[OneLineArgumentParser]) -> None:
         metavar="FILE",
         help='a JSON object {"<discord user id>": "<name>"} to resolve <@id> mentions',
     )
-    p.set_defaults(func=run)
 
 
 def _discord_users(path: str | None) -> dict[str, str] | None:

@@ -12,6 +12,7 @@ import polars as pl
 from a2a_lab.cli._common import (
     CliError,
     OneLineArgumentParser,
+    add_command,
     add_output_option,
     add_window_options,
     check_output,
@@ -19,14 +20,17 @@ from a2a_lab.cli._common import (
     in_window,
     instant_option,
     print_json,
+    read_input,
     write_output,
 )
 from a2a_lab.cli._enrich import add_main_agent_options, main_agents
 
 
 def register(sub: argparse._SubParsersAction[OneLineArgumentParser]) -> None:
-    p = sub.add_parser(
+    p = add_command(
+        sub,
         "work-sessions",
+        run,
         help="print the dashboard's work sessions (GET /api/work-sessions) as JSON",
         description=(
             "Build the Task-Monitor work sessions of SOURCE and print the JSON body of "
@@ -35,9 +39,7 @@ def register(sub: argparse._SubParsersAction[OneLineArgumentParser]) -> None:
         ),
         epilog="example:\n  a2a-lab work-sessions ~/.openclaw/logs --status ACTIVE,QUIET --now 2026-02-19T09:00Z\n"
         "  a2a-lab work-sessions ~/.openclaw/logs --since 2026-02-18 --until 2026-02-19 -o sessions.csv",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("source", help="an NDJSON file, a glob, or a log directory")
     p.add_argument(
         "--now-ms",
         "--now",
@@ -72,7 +74,6 @@ def register(sub: argparse._SubParsersAction[OneLineArgumentParser]) -> None:
     add_window_options(p)
     add_main_agent_options(p)
     add_output_option(p, "matched sessions (one row each, not only the --limit page)")
-    p.set_defaults(func=run)
 
 
 def number_option(name: str, value: str) -> float:
@@ -113,14 +114,11 @@ def run(args: argparse.Namespace) -> int:
     check_output(args.output)
     overrides = None
     if args.overrides is not None:
-        try:
-            overrides = load_overrides(args.overrides)
-        except OSError as exc:
-            raise CliError(
-                f"cannot read overrides file {args.overrides}: {exc.strerror or exc}"
-            ) from None
-        except ValueError as exc:
-            raise CliError(f"overrides file {args.overrides}: {exc}") from None
+        overrides = read_input(
+            lambda: load_overrides(args.overrides),
+            unreadable=f"overrides file {args.overrides}",
+            invalid=f"overrides file {args.overrides}",
+        )
     from a2a_lab.cli._source import lean_engine, scan_source
     from a2a_lab.enrich import enrich
 

@@ -74,18 +74,9 @@ def js_trim(s: str) -> str:
 
 
 def js_trim_expr(expr: pl.Expr) -> pl.Expr:
-    """Trim a string expression like JavaScript's ``String.prototype.trim``.
+    """Trim a String expression like JavaScript's ``String.prototype.trim``.
 
-    Parameters
-    ----------
-    expr
-        A String expression.
-
-    Returns
-    -------
-    pl.Expr
-        The expression with leading and trailing :data:`JS_WHITESPACE` removed (null stays
-        null).
+    Leading and trailing :data:`JS_WHITESPACE` characters are removed; null stays null.
 
     Examples
     --------
@@ -124,16 +115,6 @@ def js_lower(s: str) -> str:
     Python's ``str.lower`` applies the same rules with older Unicode tables; this goes through
     Polars, whose tables match current JavaScript engines, so that Python-side values (e.g. a
     main-agent set) are normalised exactly like the frame columns they are compared with.
-
-    Parameters
-    ----------
-    s
-        Any string.
-
-    Returns
-    -------
-    str
-        The lower-cased string.
 
     Examples
     --------

@@ -54,6 +54,19 @@ class Category:
         object.__setattr__(self, "keywords", tuple(self.keywords))
 
 
+class _EventRole:
+    """A read-only attribute of a :class:`RuleSet`: its ``event_roles`` entry at ``index``."""
+
+    def __init__(self, index: int, doc: str) -> None:
+        self._index = index
+        self.__doc__ = doc
+
+    def __get__(self, rules: RuleSet | None, owner: type[RuleSet] | None = None) -> str:
+        if rules is None:
+            raise AttributeError("an event role is read from a RuleSet instance")
+        return rules.event_roles[self._index]
+
+
 @dataclass(frozen=True)
 class RuleSet:
     """The Task-Monitor enrichment and work-session rules (rules §1-§7), immutable.
@@ -262,25 +275,10 @@ class RuleSet:
         in the order of :attr:`keywords`."""
         return tuple(js_lower_all(kw for _, kw in self.keywords))
 
-    @property
-    def role_conversation(self) -> str:
-        """The main-to-main conversation role."""
-        return self.event_roles[0]
-
-    @property
-    def role_delegation(self) -> str:
-        """The sub-agent delegation role."""
-        return self.event_roles[1]
-
-    @property
-    def role_orchestration(self) -> str:
-        """The task orchestration role."""
-        return self.event_roles[2]
-
-    @property
-    def role_observability(self) -> str:
-        """The system / observability role."""
-        return self.event_roles[3]
+    role_conversation = _EventRole(0, "The main-to-main conversation role.")
+    role_delegation = _EventRole(1, "The sub-agent delegation role.")
+    role_orchestration = _EventRole(2, "The task orchestration role.")
+    role_observability = _EventRole(3, "The system / observability role.")
 
     def keyword_weight(self, keyword: str) -> int:
         """Weight of a keyword: by its JavaScript length (UTF-16 code units).
@@ -380,7 +378,7 @@ class RuleSet:
         Returns
         -------
         RuleSet
-            The new, validated rule set.
+            The copy, made and validated by :meth:`replace`.
 
         Examples
         --------

@@ -82,7 +82,19 @@ class Deterministic(_Distribution):
         return np.full(np.shape(u), float(self.value_s))
 
 
-class Lognormal(_Distribution):
+class _MeanCv(_Distribution):
+    """A distribution given by its mean and coefficient of variation (standard deviation / mean)."""
+
+    kind: str
+    mean_s: PositiveFloat
+    cv: PositiveFloat
+
+    @property
+    def mean(self) -> float:
+        return self.mean_s
+
+
+class Lognormal(_MeanCv):
     """Lognormal service time given by its mean and coefficient of variation.
 
     ``sigma² = ln(1 + cv²)`` and ``mu = ln(mean) - sigma² / 2``.
@@ -96,12 +108,6 @@ class Lognormal(_Distribution):
     """
 
     kind: Literal["lognormal"] = "lognormal"
-    mean_s: PositiveFloat
-    cv: PositiveFloat
-
-    @property
-    def mean(self) -> float:
-        return self.mean_s
 
     @property
     def sigma(self) -> float:
@@ -118,7 +124,7 @@ class Lognormal(_Distribution):
         return out
 
 
-class Gamma(_Distribution):
+class Gamma(_MeanCv):
     """Gamma service time given by its mean and coefficient of variation (shape ``1 / cv²``).
 
     Examples
@@ -129,12 +135,6 @@ class Gamma(_Distribution):
     """
 
     kind: Literal["gamma"] = "gamma"
-    mean_s: PositiveFloat
-    cv: PositiveFloat
-
-    @property
-    def mean(self) -> float:
-        return self.mean_s
 
     @property
     def shape(self) -> float:

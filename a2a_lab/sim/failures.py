@@ -129,53 +129,34 @@ ErrorKindName = Literal[
     "llm_timeout",
 ]
 
+
+def _run_error(name: str, error: str) -> ErrorKind:
+    # a run that ends in {"status": "error", "error": error}
+    return ErrorKind(name, "run", WaitResult(response={"status": "error", "error": error}))
+
+
+def _call_error(name: str, exception: str) -> ErrorKind:
+    # an agent.wait call that raises the exception
+    return ErrorKind(name, "call", WaitResult(exception=exception))
+
+
 #: Every injectable error, one per class of runtime §4 plus the LLM timeout (a run that
 #: hangs for ``llm_timeout_s``, then fails: the reference classifies its message as
 #: ``unknown/error_unknown``); the last entry, :data:`REQUEST_TIMEOUT`, is what an attempt
 #: timeout of a custom policy raises.
 ERROR_KINDS: Final[tuple[ErrorKind, ...]] = (
-    ErrorKind(
-        "gateway_connection", "call", WaitResult(exception="connect ECONNREFUSED 127.0.0.1:18789")
-    ),
-    ErrorKind("auth_failure", "call", WaitResult(exception="403 Forbidden")),
-    ErrorKind(
-        "gateway_unknown", "call", WaitResult(exception="gateway closed (1006): abnormal closure")
-    ),
+    _call_error("gateway_connection", "connect ECONNREFUSED 127.0.0.1:18789"),
+    _call_error("auth_failure", "403 Forbidden"),
+    _call_error("gateway_unknown", "gateway closed (1006): abnormal closure"),
     ErrorKind("run_not_found", "call", WaitResult(response={"status": "not_found"})),
-    ErrorKind(
-        "rate_limit",
-        "run",
-        WaitResult(response={"status": "error", "error": "429 Too Many Requests"}),
-    ),
-    ErrorKind(
-        "server_overload",
-        "run",
-        WaitResult(response={"status": "error", "error": "529 Overloaded"}),
-    ),
-    ErrorKind(
-        "context_exceeded",
-        "run",
-        WaitResult(
-            response={"status": "error", "error": "context_length_exceeded: maximum context window"}
-        ),
-    ),
-    ErrorKind(
-        "request_rejected",
-        "run",
-        WaitResult(response={"status": "error", "error": "invalid_request_error"}),
-    ),
-    ErrorKind(
-        "error_unknown",
-        "run",
-        WaitResult(response={"status": "error", "error": "agent run failed"}),
-    ),
+    _run_error("rate_limit", "429 Too Many Requests"),
+    _run_error("server_overload", "529 Overloaded"),
+    _run_error("context_exceeded", "context_length_exceeded: maximum context window"),
+    _run_error("request_rejected", "invalid_request_error"),
+    _run_error("error_unknown", "agent run failed"),
     ErrorKind("unexpected_status", "run", WaitResult(response={"status": "cancelled"})),
-    ErrorKind(
-        "llm_timeout",
-        "run",
-        WaitResult(response={"status": "error", "error": "LLM request timed out"}),
-    ),
-    ErrorKind("request_timeout", "call", WaitResult(exception="Request timeout")),
+    _run_error("llm_timeout", "LLM request timed out"),
+    _call_error("request_timeout", "Request timeout"),
 )
 #: Index of each kind in :data:`ERROR_KINDS`.
 KIND_INDEX: Final = {k.name: i for i, k in enumerate(ERROR_KINDS)}

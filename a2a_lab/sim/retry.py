@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from typing import Annotated, Any, Literal
 
 from pydantic import (
+    AfterValidator,
     BaseModel,
     BeforeValidator,
     Field,
@@ -23,7 +24,6 @@ from pydantic import (
     NonNegativeInt,
     PositiveFloat,
     PositiveInt,
-    field_validator,
 )
 
 from a2a_lab.reference.runtime.errors import ErrorInfo
@@ -55,6 +55,17 @@ def _known_codes(value: tuple[str, ...] | None) -> tuple[str, ...] | None:
             f"unknown error code(s) {', '.join(unknown)}; known: {', '.join(sorted(ERROR_CODES))}"
         )
     return value
+
+
+#: Error codes a policy retries, each one an injectable error has (checked once, here).
+_Codes = Annotated[tuple[str, ...], Tuple, AfterValidator(_known_codes)]
+
+
+def _retry_after_ms(info: ErrorInfo | None, retry_after_s: float) -> int | None:
+    """A ``429``'s Retry-After in ms, or None for any other error."""
+    if info is not None and info.code == "rate_limit":
+        return math.floor(retry_after_s * 1000.0)
+    return None
 
 
 class RetryBudget(BaseModel):
@@ -181,15 +192,10 @@ class ExponentialRetry(_Retry):
     max_s: PositiveFloat = REFERENCE_RETRY.max_ms / 1000.0
     jitter: Literal["equal", "full", "none"] = "equal"
     resend_message: bool = True
-    retry_codes: Annotated[tuple[str, ...] | None, Tuple] = None
+    retry_codes: _Codes | None = None
     honor_retry_after: bool = False
     attempt_timeout_s: PositiveFloat | None = None
     budget: Annotated[RetryBudget | None, Off] = None
-
-    @field_validator("retry_codes")
-    @classmethod
-    def _codes(cls, value: tuple[str, ...] | None) -> tuple[str, ...] | None:
-        return _known_codes(value)
 
     @property
     def retries_allowed(self) -> int:
@@ -213,8 +219,8 @@ class ExponentialRetry(_Retry):
     def delay_ms(
         self, retry: int, rand: float, info: ErrorInfo | None = None, retry_after_s: float = 0.0
     ) -> int:
-        if self.honor_retry_after and info is not None and info.code == "rate_limit":
-            return math.floor(retry_after_s * 1000.0)
+        if self.honor_retry_after and (after := _retry_after_ms(info, retry_after_s)) is not None:
+            return after
         base_ms, max_ms = self.base_s * 1000.0, self.max_s * 1000.0
         if self.jitter == "equal":
             return backoff_ms(retry, rand, base_ms, max_ms)
@@ -247,18 +253,13 @@ class CollaborationRetry(_Retry):
     delays_s: Annotated[tuple[PositiveFloat, ...], Tuple] = Field(
         (1.0, 2.0, 4.0), max_length=MAX_RETRIES
     )
-    retry_codes: Annotated[tuple[str, ...], Tuple] = (
+    retry_codes: _Codes = (
         "gateway_connection",
         "rate_limit",
         "server_overload",
         "error_unknown",
     )
     attempt_timeout_s: PositiveFloat | None = None
-
-    @field_validator("retry_codes")
-    @classmethod
-    def _codes(cls, value: tuple[str, ...] | None) -> tuple[str, ...] | None:
-        return _known_codes(value)
 
     @property
     def retries_allowed(self) -> int:
@@ -278,9 +279,8 @@ class CollaborationRetry(_Retry):
     def delay_ms(
         self, retry: int, rand: float, info: ErrorInfo | None = None, retry_after_s: float = 0.0
     ) -> int:
-        if info is not None and info.code == "rate_limit":
-            return math.floor(retry_after_s * 1000.0)
-        return math.floor(self.delays_s[retry] * 1000.0)
+        after = _retry_after_ms(info, retry_after_s)
+        return after if after is not None else math.floor(self.delays_s[retry] * 1000.0)
 
 
 def _retry_in(value: Any) -> Any:

@@ -71,6 +71,11 @@ def _environ(environ: Mapping[str, str] | None) -> Mapping[str, str]:
     return os.environ if environ is None else environ
 
 
+def _setting(name: str, environ: Mapping[str, str] | None) -> str:
+    """The stripped value of variable ``name`` ("" when unset)."""
+    return _environ(environ).get(name, "").strip()
+
+
 def log_source(environ: Mapping[str, str] | None = None) -> Path:
     """The log source notebooks read: ``$A2A_LAB_LOGS``, else the bundled sample.
 
@@ -97,7 +102,7 @@ def log_source(environ: Mapping[str, str] | None = None) -> Path:
     >>> log_source({"A2A_LAB_LOGS": "~/logs"}) == Path.home() / "logs"
     True
     """
-    value = _environ(environ).get(LOGS_ENV, "").strip()
+    value = _setting(LOGS_ENV, environ)
     if value:
         return Path(value).expanduser()
     # Imported here so that pointing the notebooks at real logs never touches the sample.
@@ -118,7 +123,7 @@ def display_timezone(environ: Mapping[str, str] | None = None) -> str:
     Parameters
     ----------
     environ
-        The environment to read; the process environment when omitted.
+        As for :func:`log_source`.
 
     Returns
     -------
@@ -141,7 +146,7 @@ def display_timezone(environ: Mapping[str, str] | None = None) -> str:
     ...
     ValueError: A2A_LAB_TZ='Mars/Olympus' is not a known IANA time zone
     """
-    name = _environ(environ).get(TIMEZONE_ENV, "").strip() or DEFAULT_TIMEZONE
+    name = _setting(TIMEZONE_ENV, environ) or DEFAULT_TIMEZONE
     try:
         ZoneInfo(name)
     except (ZoneInfoNotFoundError, ValueError) as exc:
@@ -200,7 +205,7 @@ def setup(environ: Mapping[str, str] | None = None) -> Path:
     Raises
     ------
     ValueError
-        If ``A2A_LAB_TZ`` names no known time zone.
+        From :func:`display_timezone`, if ``A2A_LAB_TZ`` names no known time zone.
 
     Examples
     --------

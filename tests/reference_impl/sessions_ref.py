@@ -37,6 +37,16 @@ ARCHIVE_WINDOW_MS = 24 * 60 * 60 * 1000
 BUCKET_MS = 5 * 60 * 1000
 TERMINAL_TASK_STATUSES = ("completed", "cancelled", "abandoned", "failed")
 UNASSIGNED_SESSION_ID = "unassigned"
+#: The enrichment keys the dashboard also copies to the top level of every event it serves.
+TOP_LEVEL_ENRICHMENT = (
+    "eventRole",
+    "fromSessionType",
+    "toSessionType",
+    "collabCategory",
+    "collabSubTags",
+    "categoryConfidence",
+    "categorySource",
+)
 
 # ECMAScript WhiteSpace + LineTerminator (rules §10)
 JS_WHITESPACE = frozenset(
@@ -345,15 +355,7 @@ def enriched_event_object(record: dict[str, Any], enrichment: dict[str, Any]) ->
     event = dict(record)
     event["type"] = as_string(record.get("type"))
     event["data"] = enriched_data
-    for key in (
-        "eventRole",
-        "fromSessionType",
-        "toSessionType",
-        "collabCategory",
-        "collabSubTags",
-        "categoryConfidence",
-        "categorySource",
-    ):
+    for key in TOP_LEVEL_ENRICHMENT:
         event[key] = enrichment[key]
     return js_ordered(event)
 

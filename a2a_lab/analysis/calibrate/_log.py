@@ -14,6 +14,7 @@ import polars as pl
 from a2a_lab._frames import number
 from a2a_lab.analysis.calibrate._exchanges import MS_COLUMNS, _enriched, _exchanges
 from a2a_lab.analysis.calibrate._fits import Family, _median, fit_service_time
+from a2a_lab.analysis.calibrate._hidden import behind_hidden, refit_behind_hidden
 from a2a_lab.analysis.calibrate._occupancy import run_jobs, with_idle
 from a2a_lab.analysis.calibrate._settings import fit_failures, fit_retry, fit_tasks
 from a2a_lab.analysis.conversations import exchange_events
@@ -194,7 +195,9 @@ def _fit_table(
     return table, fitted, pooled
 
 
-def _jobs(ev: pl.DataFrame, all_ex: pl.DataFrame) -> pl.DataFrame:
+def _jobs(
+    ev: pl.DataFrame, all_ex: pl.DataFrame, turn_timeout_ms: float = 120_000.0
+) -> pl.DataFrame:
     """Every run the log shows, with whether it started on an idle session (:mod:`._occupancy`).
 
     ``all_ex`` holds every exchange (spawns too: they occupy sessions all the same), with
@@ -270,7 +273,7 @@ def _jobs(ev: pl.DataFrame, all_ex: pl.DataFrame) -> pl.DataFrame:
             .alias("announce_ran")
         )
     )
-    return with_idle(run_jobs(with_announce, replies))
+    return with_idle(run_jobs(with_announce, replies, turn_timeout_ms))
 
 
 def _endings(conv: pl.DataFrame) -> pl.DataFrame:
@@ -376,7 +379,7 @@ def fit_log(
     )
     if conv.is_empty() or span_s <= 0:
         raise ValueError("the log has no sessions_send exchanges over a positive span to fit")
-    jobs = _jobs(ev, all_ex)
+    jobs = _jobs(ev, all_ex, ping_pong.turn_timeout_s * 1000.0)
     first_run = jobs.filter(pl.col("job") == "first").select("_row", "idle", "run_start")
     conv = conv.join(first_run, on="_row", how="left").with_columns(pl.col("idle").fill_null(False))
 
@@ -540,6 +543,29 @@ def fit_log(
         _fit_table(turn_obs, agents, kinds, family, min_samples)
         if not turn_obs.filter(~pl.col("censored")).is_empty()
         else (turn_obs.clear(), dict(service_of), None)
+    )
+    # -- runs queued behind a turn that timed out: their start in distribution (:mod:`._hidden`) --
+    refit = service.filter(pl.col("fit") == "agent")["agent"].to_list() if only_idle else []
+    hidden = behind_hidden(jobs, all_ex, ping_pong.turn_timeout_s * 1000.0).filter(
+        pl.col("_row").is_in(conv["_row"].implode())
+    )
+    used = refit_behind_hidden(
+        hidden, obs, service_of, turn_of, refit, family, wait.max_wait_s * 1000.0
+    )
+    refitted = pl.DataFrame(
+        {
+            "agent": agents,
+            "hidden": [used.get(a, 0) for a in agents],
+            "mean_s": [service_of[a].mean for a in agents],
+            "cv": [float(getattr(service_of[a], "cv", 1.0)) for a in agents],
+            "median_s": [_median(service_of[a]) for a in agents],
+        },
+        schema_overrides={"hidden": pl.Int64},
+    )
+    service = service.drop("mean_s", "cv", "median_s").join(refitted, on="agent", how="left")
+    service = service.select(
+        *("agent", "kind", "fit", "exchanges", "idle", "observed", "censored", "hidden"),
+        *("family", "mean_s", "cv", "median_s"),
     )
     endings = _endings(conv)
     logged_max = conv["configured_max_turns"].drop_nulls()

@@ -51,7 +51,9 @@ _ELSEWHERE: Final = "\x1felsewhere"
 UNLOGGED_TURN_REASONS: Final = ("explicit_skip", "empty_reply", "agent_error", "turn_timeout")
 
 
-def run_jobs(conv: pl.DataFrame, turn_replies: pl.DataFrame) -> pl.DataFrame:
+def run_jobs(
+    conv: pl.DataFrame, turn_replies: pl.DataFrame, turn_timeout_ms: float = 120_000.0
+) -> pl.DataFrame:
     """Every run the log shows, one row each.
 
     Parameters
@@ -63,6 +65,9 @@ def run_jobs(conv: pl.DataFrame, turn_replies: pl.DataFrame) -> pl.DataFrame:
         null: unknown, taken as ran).
     turn_replies
         Logged ping-pong turn replies: ``_row``, ``turn``, ``event_ms``.
+    turn_timeout_ms
+        The ping-pong turn timeout: after a turn that timed out, the announce step is
+        requested when the timeout passed (runtime §3), not at the last reply.
 
     Returns
     -------
@@ -136,11 +141,14 @@ def run_jobs(conv: pl.DataFrame, turn_replies: pl.DataFrame) -> pl.DataFrame:
     # the announce step (if it ran) on the target's session: the flow waits for it at most
     # ANNOUNCE_TIMEOUT_MS, then writes the complete; a complete sooner than that after the
     # step was requested came at its end, a later one may have come at the timeout (hidden)
-    in_time = (pl.col("end") - pl.col("request")) < ANNOUNCE_TIMEOUT_MS - _SLACK_MS
+    # (requested when the last turn ended: at its reply, or at the timeout of one that timed out)
+    asked = pl.col("request") + pl.when(timed_out).then(turn_timeout_ms).otherwise(0.0)
+    in_time = (pl.col("end") - asked) < ANNOUNCE_TIMEOUT_MS - _SLACK_MS
     announce = tails.filter(pl.col("announce_ran").fill_null(True)).select(
         *common[:1],
         pl.lit("tail").alias("job"),
-        *common[1:],
+        *common[1:2],
+        asked.alias("request"),
         pl.col("to_agent").alias("agent"),
         pl.when(in_time).then(pl.col("end")).cast(pl.Float64).alias("end"),
         pl.lit(False).alias("timed_out"),
