@@ -133,6 +133,9 @@ def run(args: argparse.Namespace) -> int:
     else:
         # rebind: the full frame must not outlive the narrowing (it would keep every field)
         frame = in_window(session_columns(enrich(events, main_agents=agents)), args)
+    # nor must the loaded frame: it holds every ``data`` field (messages, previews, keys)
+    # while the sessions are built
+    del events
     with lean_engine():
         result = work_sessions(
             frame,

@@ -215,24 +215,25 @@ def _suspect_exprs(text: str, data_fields: tuple[str, ...]) -> list[pl.Expr]:
         ]
     ).fill_null(False)
     numbers = [pl.col(k) for k in _F.top_numbers] + [dd.struct.field(k) for k in data_numbers]
+    # a number field written as true/false decodes to 1/0: only such rows are searched for it
     zero_one = pl.any_horizontal([n.is_in([0.0, 1.0]) for n in numbers]).fill_null(False)
     present = pl.sum_horizontal(
         [s.is_not_null().cast(pl.UInt32) for s in strings + numbers + lists]
         + [dd.struct.field(k).is_not_null().cast(pl.UInt32) for k in data_bools]
         + [dd.is_not_null().cast(pl.UInt32)]
     )
-    bool_as_number = zero_one & pl.col(text).str.contains(_BOOL_AS_NUMBER)
-    # The gap is 0 for sure when the text has as many `":` as fields were decoded, no
-    # `\u` escape and no whitespace after a quote: every decoded field's key is then
-    # written literally (so declared keys >= fields), and each declared key ends in `":`
-    # (so declared keys <= `":`). Only the other lines pay for counting declared keys.
-    quick = (
-        pl.col(text).str.count_matches('":', literal=True).cast(pl.Int64) == present.cast(pl.Int64)
-    ) & ~pl.col(text).str.contains_any(['" ', '"\t', '"\r', "\\u"])
+    # The gap is 0 for sure when the text has exactly as many `":`, `" `, `"\t`, `"\r` and
+    # `\u` (one count, one pass) as fields were decoded. Every key in the text ends in a
+    # quote followed by a colon or whitespace, and each decoded field has a key, so the
+    # count is at least the fields decoded; equal means no other key (no undecoded field,
+    # duplicate or explicit null), no `\u` (every key written literally, so each is a
+    # declared key the key pattern sees) and no such pair inside a string value (which
+    # could fake a key): declared keys = fields. Only the other lines pay for counting
+    # declared keys.
+    quick = pl.col(text).str.count_matches(_QUICK_PAIRS).cast(pl.Int64) == present.cast(pl.Int64)
     return [
-        (pl.col(text).str.contains(_STRING_COERCED) | list_suspect | bool_as_number).alias(
-            "_s_value"
-        ),
+        (pl.col(text).str.contains(_STRING_COERCED) | list_suspect).alias("_s_value"),
+        zero_one.alias("_s_zero_one"),
         present.cast(pl.Int64).alias("_s_present"),
         quick.alias("_s_quick"),
     ]
@@ -248,6 +249,21 @@ def _gaps(texts: pl.Series, checks: pl.DataFrame) -> pl.Series:
         pl.col("t").str.count_matches(_KEY_PATTERN).cast(pl.Int64) - pl.col("p")
     )
     return gap.scatter(idx, counted.to_series())
+
+
+#: What :func:`_suspect_exprs` counts for the quick gap test: a quote then a colon or JSON
+#: whitespace (every key ends so), or a ``\u`` escape.
+_QUICK_PAIRS = r'"[: \t\r]|\\u'
+
+
+def _bool_as_number(texts: pl.Series, zero_one: pl.Series) -> pl.Series:
+    """Lines where a number field may be a boolean in the text (Polars decodes true as 1):
+    searched only where a number field decoded to 0 or 1."""
+    out = pl.repeat(False, len(texts), eager=True)
+    idx = zero_one.arg_true()
+    if len(idx) == 0:
+        return out
+    return out.scatter(idx, texts.gather(idx).str.contains(_BOOL_AS_NUMBER))
 
 
 _NULL_PATTERN = (
@@ -408,7 +424,9 @@ class ChunkDecoder:
         # a line that starts with '{' and ends with '}' has nothing to trim: skipping the
         # trim then keeps the text a view of the lines read, not a copy
         trimmed = lines
-        if n and not (lines.str.starts_with("{") & lines.str.ends_with("}")).all():
+        braced = lines.str.starts_with("{") & lines.str.ends_with("}")
+        all_braced = bool(braced.all())
+        if n and not all_braced:
             trimmed = lines.str.strip_chars(JS_WHITESPACE)
         frame = pl.DataFrame(
             {
@@ -422,10 +440,13 @@ class ChunkDecoder:
         blank = n - int(not_blank.sum())
         if blank:
             frame = frame.filter(not_blank)
+        hint = ~frame["text"].str.contains(_NOT_JSON_HINT)
+        # when every line is braced there is nothing to trim and no blank line: ``braced``
+        # is then already the test on ``text``
         looks_ok = (
-            frame["text"].str.starts_with("{")
-            & frame["text"].str.ends_with("}")
-            & ~frame["text"].str.contains(_NOT_JSON_HINT)
+            hint & braced
+            if all_braced
+            else hint & frame["text"].str.starts_with("{") & frame["text"].str.ends_with("}")
         )
         if self.exact:
             looks_ok = pl.repeat(False, frame.height, eager=True)
@@ -483,7 +504,12 @@ class ChunkDecoder:
                 "_typed"
             ),
         )
-        checks = checks.with_columns(_gaps(cand["text"], checks).alias("_s_gap"))
+        checks = checks.with_columns(
+            _gaps(cand["text"], checks).alias("_s_gap"),
+            (checks["_s_value"] | _bool_as_number(cand["text"], checks["_s_zero_one"])).alias(
+                "_s_value"
+            ),
+        )
         plain = ~pl.col("_s_value") & pl.col("_typed")
         ok = checks.select(plain & (pl.col("_s_gap") == 0)).to_series()
         if not ok.all():

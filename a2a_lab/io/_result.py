@@ -247,10 +247,13 @@ def _rebuild(
     """
     data_fields = [fld.name for fld in cast(pl.Struct, schema["data"]).fields]
     # the data fields as their own columns (zero-copy), prefixed: some share a top-level name
+    # (``unnest`` of the Series: one call, where a select of every field costs ~4 ms a frame)
     flat = [
-        f.select(
-            pl.exclude("data"),
-            *[pl.col("data").struct.field(n).alias("data." + n) for n in data_fields],
+        pl.DataFrame(
+            [
+                *f.drop("data"),
+                *f["data"].struct.unnest().select(pl.all().name.prefix("data.")),
+            ]
         )
         for f in frames
     ]
