@@ -32,7 +32,12 @@ def narrow(
     """
     names = events.collect_schema().names()
     present = [c for c in columns if c in names]
-    frame = events.with_row_index("_seq") if isinstance(events, pl.LazyFrame) else events
+    # a frame narrowed before (it has ``_seq``) is numbered again: positions in ``events``
+    frame = (
+        events.drop("_seq", strict=False).with_row_index("_seq")
+        if isinstance(events, pl.LazyFrame)
+        else events
+    )
     seq = (
         pl.col("_seq").cast(pl.UInt32)
         if isinstance(events, pl.LazyFrame)

@@ -42,6 +42,13 @@ from a2a_lab.views.notebook import setup
 
 LOGS = setup()
 events = al.load(LOGS).events
+
+
+def with_fit(frame: pl.DataFrame, *columns: str) -> pl.DataFrame:
+    """``columns`` of a fitted run-time table and its fit (mean, median, CV), rounded to read."""
+    return frame.select(*columns, pl.col("mean_s", "median_s").round(1), pl.col("cv").round(2))
+
+
 try:
     cal = fit_log(events, tz="Asia/Seoul")  # the gateway's zone: the hourly profile is in KST
 except ValueError as exc:  # fit_log's documented refusal: nothing in the log to fit
@@ -115,17 +122,8 @@ if cal is not None:
 
 # %%
 if cal is not None:
-    display(
-        cal.service.filter(pl.col("exchanges") > 0).select(
-            "agent",
-            "exchanges",
-            "idle",
-            "observed",
-            "censored",
-            pl.col("mean_s", "median_s").round(1),
-            pl.col("cv").round(2),
-        )
-    )
+    served = cal.service.filter(pl.col("exchanges") > 0)
+    display(with_fit(served, "agent", "exchanges", "idle", "observed", "censored"))
 
 # %% [markdown]
 # On every exchange, from the send, the fit would read the waits as run time:
@@ -167,13 +165,7 @@ if cal is not None:
 # %%
 if cal is not None:
     display(
-        cal.turn_times.filter(pl.col("fit") == "agent").select(
-            "agent",
-            "observed",
-            "censored",
-            pl.col("mean_s", "median_s").round(1),
-            pl.col("cv").round(2),
-        )
+        with_fit(cal.turn_times.filter(pl.col("fit") == "agent"), "agent", "observed", "censored")
     )
 
 # %%

@@ -789,3 +789,30 @@ def test_events_query_equals_the_oracle(
             limit=first(query["limit"]),
         )
         assert ref.ordered(result.to_api()) == ref.ordered(expected)
+
+
+def test_lazy_source_collected_in_chunks_equals_the_whole(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A LazyFrame is collected CHUNK_ROWS rows at a time (issue 12: memory): the sessions,
+    threads, membership and the API body (its event objects re-read) are the whole frame's."""
+    import a2a_lab.sessions._build as build
+    from a2a_lab.samples import write_log
+
+    log = tmp_path / "coordination-events.ndjson"
+    write_log(log, 4_000, seed=11)
+    enriched = enrich(load(log).events)
+    now = 1_790_000_000_000
+    whole = work_sessions(enriched, now=now, limit=5)
+    monkeypatch.setattr(build, "CHUNK_ROWS", 700)
+    chunked = work_sessions(enriched.lazy(), now=now, limit=5)
+    assert whole.sessions.height > 5
+    assert chunked.sessions.equals(whole.sessions)
+    assert chunked.threads.equals(whole.threads)
+    assert chunked.thread_events.equals(whole.thread_events)
+    assert chunked.to_api() == whole.to_api()
+    # chunk borders inside the window, and role/type filters, change nothing either
+    kw: dict[str, Any] = {"now": now, "roles": "delegation.subagent", "types": "a2a.send"}
+    window = {"since": int(enriched["event_ms"][50]), "until": int(enriched["event_ms"][3_500])}
+    got = work_sessions(enriched.lazy(), **kw, **window)
+    assert got.to_api() == work_sessions(enriched, **kw, **window).to_api()

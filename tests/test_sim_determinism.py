@@ -11,6 +11,7 @@ CHANGELOG.md.
 from __future__ import annotations
 
 import hashlib
+from pathlib import Path
 
 import pytest
 
@@ -101,3 +102,17 @@ def test_the_full_flow_gives_the_same_log_as_the_shortcut(name: str) -> None:
     assert write_events(simulate(cfg, seed=seed).events) == write_events(
         simulate(cfg, seed=seed, full_flow=True).events
     )
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_the_log_rendered_and_written_chunk_by_chunk_is_the_same(name: str, tmp_path: Path) -> None:
+    # issue 12: event_chunks renders 97 events at a time, write_events writes them as they
+    # come; the bytes are those pinned above, and the chunks' lines continue each other
+    make, seed, digest, lines = CASES[name]
+    res = simulate(make(), seed=seed)
+    out = tmp_path / "log.ndjson"
+    report = write_events(res.event_chunks(97), out)
+    assert hashlib.sha256(out.read_bytes()).hexdigest() == digest
+    assert (report.lines, report.canonical) == (lines, lines)
+    numbers = [n for chunk in res.event_chunks(97) for n in chunk["line"].to_list()]
+    assert numbers == list(range(1, lines + 1))

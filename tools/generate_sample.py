@@ -23,6 +23,7 @@ Command line (from the repository root)::
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import re
 from collections import Counter
@@ -167,6 +168,11 @@ def _event_role(from_type: str, to_type: str) -> str:
     return "delegation.subagent" if "subagent" in (from_type, to_type) else "conversation.main"
 
 
+def _reply_fields(text: str) -> dict[str, str]:
+    """``message`` and its ``replyPreview``, as every reply event writes them."""
+    return {"message": text, "replyPreview": js_slice(text, PREVIEW_LIMIT)}
+
+
 def _dumps(value: Any) -> str:
     """``JSON.stringify`` of a value: compact, non-ASCII kept, lone surrogates escaped."""
     text = json.dumps(value, ensure_ascii=False, separators=(",", ":"))
@@ -196,6 +202,19 @@ class _Session:
     @property
     def kind(self) -> str:
         return _session_type(self.key)
+
+    @classmethod
+    def main(cls, agent: str) -> _Session:
+        """The agent's main session (``agent:<id>:main``)."""
+        return cls(agent, f"agent:{agent}:main")
+
+    def roles(self, to: _Session) -> dict[str, str]:
+        """``eventRole`` and both session types of an event from this session to ``to``."""
+        return {
+            "eventRole": _event_role(self.kind, to.kind),
+            "fromSessionType": self.kind,
+            "toSessionType": to.kind,
+        }
 
 
 @dataclass(frozen=True)
@@ -276,6 +295,11 @@ class _Builder:
 
     def pick(self, items: Sequence[Any]) -> Any:
         return items[int(self.rng.integers(len(items)))]
+
+    def other_main(self, agent: _Agent) -> _Agent:
+        """A main agent other than ``agent``, picked at random."""
+        chosen: _Agent = self.pick([a for a in MAIN_AGENTS if a.id != agent.id])
+        return chosen
 
     def weighted(self, options: dict[str, float]) -> str:
         names = list(options)
@@ -459,7 +483,6 @@ class _Builder:
                 wait_status,
                 wait_error,
                 exceeded,
-                role,
             )
 
         t = waited_until
@@ -478,8 +501,7 @@ class _Builder:
             {
                 "fromAgent": target.agent,
                 "toAgent": sender.agent,
-                "message": reply,
-                "replyPreview": js_slice(reply, PREVIEW_LIMIT),
+                **_reply_fields(reply),
                 "conversationId": conv,
                 "eventRole": _event_role(to_type, from_type),
                 "payloadType": reply_payload.type if reply_payload else None,
@@ -513,19 +535,14 @@ class _Builder:
             announced = self.chance(0.88)
         else:
             t += self.ms(120, 1500)
-        self.emit(
+        self.complete(
             t,
-            "a2a.complete",
-            sender.agent,
+            sender,
+            target,
+            conv,
             {
-                "fromAgent": sender.agent,
-                "toAgent": target.agent,
                 "announced": announced,
-                "targetSessionKey": target.key,
-                "conversationId": conv,
-                "eventRole": role,
-                "fromSessionType": from_type,
-                "toSessionType": to_type,
+                **sender.roles(target),
                 "messageIntent": intent,
                 "configuredMaxTurns": CONFIGURED_MAX_TURNS,
                 "effectiveTurns": effective,
@@ -537,6 +554,24 @@ class _Builder:
             },
         )
         return t
+
+    def complete(
+        self, t: int, sender: _Session, target: _Session, conv: str, fields: dict[str, Any]
+    ) -> None:
+        """The ``a2a.complete`` of a flow: its head fields, then ``fields``."""
+        self.emit(
+            t,
+            "a2a.complete",
+            sender.agent,
+            {
+                "fromAgent": sender.agent,
+                "toAgent": target.agent,
+                "announced": fields.pop("announced", False),
+                "targetSessionKey": target.key,
+                "conversationId": conv,
+                **fields,
+            },
+        )
 
     def _gate_blocked(
         self, t0: int, sender: _Session, target: _Session, conv: str, shared: dict[str, Any]
@@ -550,28 +585,14 @@ class _Builder:
             {
                 "fromAgent": sender.agent,
                 "toAgent": target.agent,
-                "message": text,
-                "replyPreview": js_slice(text, PREVIEW_LIMIT),
+                **_reply_fields(text),
                 "outcome": "blocked",
                 "conversationId": conv,
                 **shared,
             },
         )
         t += self.ms(0, 3)
-        self.emit(
-            t,
-            "a2a.complete",
-            sender.agent,
-            {
-                "fromAgent": sender.agent,
-                "toAgent": target.agent,
-                "announced": False,
-                "targetSessionKey": target.key,
-                "conversationId": conv,
-                "concurrencyBlocked": True,
-                **shared,
-            },
-        )
+        self.complete(t, sender, target, conv, {"concurrencyBlocked": True, **shared})
         return t
 
     def _error_plan(self) -> dict[int, tuple[str, str, str]]:
@@ -681,7 +702,6 @@ class _Builder:
         wait_status: str | None,
         wait_error: str | None,
         exceeded: bool,
-        role: str,
     ) -> int:
         t = waited_until + self.ms(30, 1200)
         text = _no_reply_text(legacy, wait_status, wait_error, exceeded)
@@ -692,37 +712,18 @@ class _Builder:
             {
                 "fromAgent": target.agent,
                 "toAgent": sender.agent,
-                "message": text,
-                "replyPreview": js_slice(text, PREVIEW_LIMIT),
+                **_reply_fields(text),
                 "outcome": "blocked" if legacy else "no_reply",
                 "waitStatus": wait_status,
                 "waitError": wait_error,
                 "conversationId": conv,
-                "eventRole": _event_role(target.kind, sender.kind),
-                "fromSessionType": target.kind,
-                "toSessionType": sender.kind,
+                **target.roles(sender),
                 **shared,
             },
         )
         t += self.ms(1, 40)
-        self.emit(
-            t,
-            "a2a.complete",
-            sender.agent,
-            {
-                "fromAgent": sender.agent,
-                "toAgent": target.agent,
-                "announced": False,
-                "targetSessionKey": target.key,
-                "conversationId": conv,
-                "eventRole": role,
-                "fromSessionType": sender.kind,
-                "toSessionType": target.kind,
-                "waitStatus": wait_status,
-                "waitError": wait_error,
-                **shared,
-            },
-        )
+        wait = {"waitStatus": wait_status, "waitError": wait_error}
+        self.complete(t, sender, target, conv, {**sender.roles(target), **wait, **shared})
         return t
 
     def _ping_pong(
@@ -795,12 +796,9 @@ class _Builder:
                     "toAgent": other.agent,
                     "turn": turn,
                     "maxTurns": effective,
-                    "message": text,
-                    "replyPreview": js_slice(text, PREVIEW_LIMIT),
+                    **_reply_fields(text),
                     "conversationId": conv,
-                    "eventRole": _event_role(current.kind, other.kind),
-                    "fromSessionType": current.kind,
-                    "toSessionType": other.kind,
+                    **current.roles(other),
                     "messageIntent": intent,
                     "terminationReason": reason,
                     **shared,
@@ -852,16 +850,9 @@ class _Builder:
         t = t0 + self.ms(1, 6)
         self.emit(t, "a2a.send", requester.agent, spawn_fields)
         t += self.ms(40, 900)
+        # the spawn result repeats the spawn's fields but its texts
         result_fields = {
-            "fromAgent": requester.agent,
-            "toAgent": worker,
-            "targetSessionKey": child.key,
-            "conversationId": conv,
-            "parentConversationId": parent,
-            "taskId": ctx.task,
-            "workSessionId": ws,
-            "depth": depth,
-            "hop": hop,
+            k: v for k, v in spawn_fields.items() if k not in ("message", "replyPreview")
         }
         if self.chance(0.06):
             error = self.pick(tx.SPAWN_ERRORS)
@@ -901,7 +892,7 @@ class _Builder:
             outcome_end = self.exchange(
                 t + self.ms(20_000, max(20_001, end - t - 30_000)),
                 child,
-                _Session(asked.id, f"agent:{asked.id}:main"),
+                _Session.main(asked.id),
                 question,
                 lang,
                 ctx=child_ctx,
@@ -945,11 +936,7 @@ class _Builder:
         roles: dict[str, Any] = (
             {"sourceSessionKey": child.key, "targetSessionKey": requester.key}
             if legacy
-            else {
-                "eventRole": "delegation.subagent",
-                "fromSessionType": "subagent",
-                "toSessionType": requester.kind,
-            }
+            else child.roles(requester)
         )
         self.emit(
             end,
@@ -958,8 +945,7 @@ class _Builder:
             {
                 "fromAgent": worker,
                 "toAgent": requester.agent,
-                "message": text,
-                "replyPreview": js_slice(text, PREVIEW_LIMIT),
+                **_reply_fields(text),
                 **outcome_fields,
                 "conversationId": conv,
                 **roles,
@@ -967,28 +953,20 @@ class _Builder:
             },
         )
         end += self.ms(200, 4_000)
-        self.emit(
+        announced = result_kind == "ok" and not is_agent_session_key(requester.key)
+        self.complete(
             end,
-            "a2a.complete",
-            requester.agent,
-            {
-                "fromAgent": requester.agent,
-                "toAgent": worker,
-                "announced": result_kind == "ok" and not is_agent_session_key(requester.key),
-                "targetSessionKey": child.key,
-                "conversationId": conv,
-                "eventRole": "delegation.subagent",
-                "fromSessionType": requester.kind,
-                "toSessionType": "subagent",
-                **shared,
-            },
+            requester,
+            child,
+            conv,
+            {"announced": announced, **requester.roles(child), **shared},
         )
         return end
 
     # -- episodes ----------------------------------------------------------------------------
     def work_session(self, t0: int, owner: _Agent) -> int:
         """A task and its work session: start or backlog pick-up, talks, spawns, blocks, end."""
-        me = _Session(owner.id, f"agent:{owner.id}:main")
+        me = _Session.main(owner.id)
         ws = "ws_" + self.ids.uuid()
         task = self.ids.short("task_")
         ctx = _Ctx(task=task, ws=ws)
@@ -1070,7 +1048,7 @@ class _Builder:
                     },
                 )
             elif action == "talk":
-                peer = self.pick([a for a in MAIN_AGENTS if a.id != owner.id])
+                peer = self.other_main(owner)
                 text = self.message(
                     self.intent(),
                     lang,
@@ -1080,7 +1058,7 @@ class _Builder:
                 outcome_end = self.exchange(
                     t,
                     me,
-                    _Session(peer.id, f"agent:{peer.id}:main"),
+                    _Session.main(peer.id),
                     text,
                     lang,
                     ctx=ctx,
@@ -1165,9 +1143,7 @@ class _Builder:
 
     def _delegate(self, t: int, owner: _Agent, ctx: _Ctx, lang: str, topic: str) -> int:
         """A task_delegation payload, then status reports on the same taskId (runtime §8)."""
-        peer = self.pick([a for a in MAIN_AGENTS if a.id != owner.id])
-        me = _Session(owner.id, f"agent:{owner.id}:main")
-        them = _Session(peer.id, f"agent:{peer.id}:main")
+        me, them = _Session.main(owner.id), _Session.main(self.other_main(owner).id)
         delegated = self.ids.short("task_")
         deadline = _iso_utc(t + self.ms(4, 72) * 3_600_000)
         payload = self.payload(
@@ -1217,9 +1193,7 @@ class _Builder:
 
     def _ask(self, t: int, owner: _Agent, ctx: _Ctx, lang: str, topic: str) -> int:
         """A question payload answered by questionId, in the reply or in a later send."""
-        peer = self.pick([a for a in MAIN_AGENTS if a.id != owner.id])
-        me = _Session(owner.id, f"agent:{owner.id}:main")
-        them = _Session(peer.id, f"agent:{peer.id}:main")
+        me, them = _Session.main(owner.id), _Session.main(self.other_main(owner).id)
         question_id = self.ids.short("q-")
         question_text = self.message("question", lang, topic)
         question = self.payload(
@@ -1244,27 +1218,15 @@ class _Builder:
                 "references": [self.fill("{link}", lang, "")] if self.chance(0.5) else None,
             },
         )
-        if self.chance(0.7):
-            return self.exchange(
-                t,
-                me,
-                them,
-                question_text,
-                lang,
-                ctx=ctx,
-                topic=topic,
-                payload=question,
-                reply=answer_text,
-                reply_payload=answer,
-            )
-        end = self.exchange(
-            t, me, them, question_text, lang, ctx=ctx, topic=topic, payload=question
-        )
-        end += self.lognormal_ms(900.0, 0.8, 60.0, 7200.0)
+        ask = functools.partial(self.exchange, ctx=ctx, topic=topic, payload=question)
+        if self.chance(0.7):  # the answer is the reply
+            return ask(t, me, them, question_text, lang, reply=answer_text, reply_payload=answer)
+        # the answer comes later, as a message of its own
+        end = ask(t, me, them, question_text, lang) + self.lognormal_ms(900.0, 0.8, 60.0, 7200.0)
         return self.exchange(end, them, me, answer_text, lang, ctx=ctx, topic=topic, payload=answer)
 
     def _block(self, t: int, owner: _Agent, ctx: _Ctx, lang: str, topic: str) -> int:
-        helper = self.pick([a for a in MAIN_AGENTS if a.id != owner.id])
+        helper = self.other_main(owner)
         self.emit(
             t,
             "task.blocked",
@@ -1299,10 +1261,10 @@ class _Builder:
             )
         t += self.lognormal_ms(600.0, 0.8, 30.0, 7200.0)
         reply_text = self.pick(tx.UNBLOCK_REPLIES[lang])
-        me = _Session(owner.id, f"agent:{owner.id}:main")
+        me = _Session.main(owner.id)
         t = self.exchange(
             t,
-            _Session(helper.id, f"agent:{helper.id}:main"),
+            _Session.main(helper.id),
             me,
             reply_text,
             lang,
@@ -1432,7 +1394,7 @@ class _Builder:
                 t = (
                     self.exchange(
                         t,
-                        _Session(owner.id, f"agent:{owner.id}:main"),
+                        _Session.main(owner.id),
                         _Session("main", "agent:main:main"),
                         text,
                         lang,
@@ -1552,8 +1514,8 @@ class _Builder:
             start = t0 + rank * self.ms(150, 900)
             outcome_end = self.exchange(
                 start,
-                _Session(sender.id, f"agent:{sender.id}:main"),
-                _Session(target.id, f"agent:{target.id}:main"),
+                _Session.main(sender.id),
+                _Session.main(target.id),
                 text,
                 lang,
                 topic=topic,

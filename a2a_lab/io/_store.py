@@ -51,6 +51,8 @@ DATA_FIELDS_KEY = "a2a_lab.data_fields"
 SEAL_ROWS = 1_000_000
 #: At most this many smaller parts per partition: more are merged into one.
 MAX_SMALL = 8
+#: Rows per Parquet row group of a part (what a reader decodes at once).
+ROW_GROUP_ROWS = 65_536
 
 _NOTES_SCHEMA = pl.Schema(
     {
@@ -232,10 +234,12 @@ def _write_part(
     path = store / rel
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
+    # bounded row groups: a reader decodes a column a row group at a time, so a compacted
+    # part of a million rows must not be one group (its texts would be decoded at once)
     if isinstance(frame, pl.LazyFrame):
-        frame.sink_parquet(tmp, metadata=metadata)
+        frame.sink_parquet(tmp, metadata=metadata, row_group_size=ROW_GROUP_ROWS)
     else:
-        frame.write_parquet(tmp, metadata=metadata)
+        frame.write_parquet(tmp, metadata=metadata, row_group_size=ROW_GROUP_ROWS)
     with tmp.open("rb") as fh:
         os.fsync(fh.fileno())
     os.replace(tmp, path)

@@ -24,7 +24,7 @@ to the (few) events of a frame that carry a ``payloadJson``.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Annotated, Any, Final, Literal
 
@@ -425,6 +425,16 @@ def _lines(*parts: str | list[str] | None) -> str:
     return "\n".join(part for part in parts if isinstance(part, str) and part)
 
 
+def _joined(label: str, items: list[str] | None) -> str | None:
+    """``Label: a, b`` for a non-empty list."""
+    return f"{label}: {', '.join(items)}" if items else None
+
+
+def _percent(label: str, value: float | None, text: Callable[[float], str]) -> str | None:
+    """``Label: N%`` for a number that is present (0 included)."""
+    return None if value is None else f"{label}: {text(value)}%"
+
+
 def build_payload_summary(payload: TaskDelegation | StatusReport | Question | Answer) -> str:
     """The reference's ``buildPayloadSummary``: a short text added to the A2A message context.
 
@@ -469,13 +479,11 @@ def build_payload_summary(payload: TaskDelegation | StatusReport | Question | An
         return _lines(
             f"Task ID: {payload.taskId}",
             f"Status: {payload.status}",
-            None
-            if payload.progressPercent is None
-            else f"Progress: {js_number_str(payload.progressPercent)}%",
+            _percent("Progress", payload.progressPercent, js_number_str),
             payload.completedWork and f"Completed: {payload.completedWork}",
             payload.remainingWork and f"Remaining: {payload.remainingWork}",
-            payload.blockers and f"Blockers: {', '.join(payload.blockers)}",
-            payload.artifacts and f"Artifacts: {', '.join(payload.artifacts)}",
+            _joined("Blockers", payload.blockers),
+            _joined("Artifacts", payload.artifacts),
         )
     if isinstance(payload, Question):
         return _lines(
@@ -489,10 +497,8 @@ def build_payload_summary(payload: TaskDelegation | StatusReport | Question | An
     return _lines(
         f"Question ID: {payload.questionId}",
         f"Answer: {payload.answer}",
-        None
-        if payload.confidence is None
-        else f"Confidence: {js_round(payload.confidence * 100)}%",
-        payload.references and f"References: {', '.join(payload.references)}",
+        _percent("Confidence", payload.confidence, lambda c: str(js_round(c * 100))),
+        _joined("References", payload.references),
     )
 
 

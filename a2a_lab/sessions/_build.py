@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 import polars as pl
 
@@ -182,7 +182,13 @@ def _js_integer_string(number: pl.Expr) -> pl.Expr:
 
 
 def _session_events(
-    enriched: pl.LazyFrame, *, roles: list[str], types: list[str], unassigned: bool, rules: RuleSet
+    enriched: pl.LazyFrame,
+    *,
+    roles: list[str],
+    types: list[str],
+    unassigned: bool,
+    rules: RuleSet,
+    chunk_rows: int | None = None,
 ) -> pl.DataFrame:
     """The events that enter work sessions, in the reference's processing order.
 
@@ -192,7 +198,42 @@ def _session_events(
     the unordered pair of agents (in code-point order), else ``e<bucket>:<type>``; the
     length prefixes keep it unambiguous. The printed thread id (pair in UTF-16 order) is
     made per thread by :func:`_thread_id`.
+
+    With ``chunk_rows``, the lazy frame is collected ``chunk_rows`` rows at a time (every
+    column is computed row by row, so the chunks concatenated are the whole): a lazy
+    source's enrichment (texts scored for the category) is then never held for more rows.
     """
+    if chunk_rows is not None:
+        n = int(enriched.select(pl.len()).collect().item())
+        if n > chunk_rows:
+            return _ordered(
+                pl.concat(
+                    [
+                        _session_rows(
+                            enriched.slice(off, chunk_rows), roles, types, unassigned, rules
+                        )
+                        for off in range(0, n, chunk_rows)
+                    ]
+                )
+            )
+    return _ordered(_session_rows(enriched, roles, types, unassigned, rules))
+
+
+def _ordered(frame: pl.DataFrame) -> pl.DataFrame:
+    """The session events in processing order, numbered ``_seq``."""
+    # A stable sort by time: ties keep the frame's order (file order for a loaded log);
+    # -0.0 and 0.0 compare equal, as with the reference's comparator a - b. A loaded frame
+    # is already in this order, and a stable sort of a sorted column changes nothing.
+    if not frame.get_column("ts").is_sorted():
+        frame = frame.sort("ts", maintain_order=True)
+    # contiguous columns: the many gathers by _seq that follow are then much cheaper
+    return frame.with_row_index("_seq").rechunk()
+
+
+def _session_rows(
+    enriched: pl.LazyFrame, roles: list[str], types: list[str], unassigned: bool, rules: RuleSet
+) -> pl.DataFrame:
+    """The rows of :func:`_session_events` in frame order, collected."""
     events = enriched.select(
         "file",
         "line",
@@ -214,12 +255,6 @@ def _session_events(
         events = events.filter(pl.col("event_role").is_in(roles))
     if not unassigned:
         events = events.filter(pl.col("work_session_id").is_not_null())
-    frame = events.collect()
-    # A stable sort by time: ties keep the frame's order (file order for a loaded log);
-    # -0.0 and 0.0 compare equal, as with the reference's comparator a - b. A loaded frame
-    # is already in this order, and a stable sort of a sorted column changes nothing.
-    if not frame.get_column("ts").is_sorted():
-        frame = frame.sort("ts", maintain_order=True)
     from_agent = pl.col("from_agent").fill_null("unknown")
     to_agent = pl.col("to_agent").fill_null("unknown")
     by_conversation = pl.col("conversation_id").is_not_null()
@@ -241,15 +276,34 @@ def _session_events(
             pl.concat_str(pl.lit("e"), bucket, pl.lit(":"), pl.col("type")),
         ),
     )
+    # every column is computed row by row inside the (streaming) collect, and the strings
+    # that repeat (paths, ids, agents, types, roles, categories, the thread key) are kept as
+    # categoricals: the frame holds each distinct string once (issue 12: memory)
     return (
-        frame.lazy()
-        .with_row_index("_seq")
-        .with_columns(js_string_expr(pl.col("_conversation")).alias("conversation_id"))
+        events.with_columns(js_string_expr(pl.col("_conversation")).alias("conversation_id"))
         .with_columns(thread.alias("_thread"))
+        .drop("_conversation")
+        .with_columns(pl.col(_CATEGORICAL).cast(pl.Categorical))
         .collect()
-        # contiguous columns: the many gathers by _seq that follow are then much cheaper
-        .rechunk()
     )
+
+
+#: Rows of a lazy source :func:`work_sessions` collects at a time (issue 12: memory).
+CHUNK_ROWS = 400_000
+
+#: The event columns :func:`_session_events` keeps as categoricals (read back as strings
+#: by :func:`_gathered` and :meth:`WorkSessionsResult._thread_events`).
+_CATEGORICAL: Final = (
+    "file",
+    "type",
+    "event_role",
+    "collab_category",
+    "from_agent",
+    "to_agent",
+    "work_session_id",
+    "conversation_id",
+    "_thread",
+)
 
 
 _FROM_U_E000 = "[\\x{E000}-\\x{10FFFF}]"
@@ -344,8 +398,9 @@ def _thread_table(events: pl.DataFrame, rules: RuleSet) -> pl.DataFrame:
 
 
 def _gathered(events: pl.DataFrame, column: str, index: pl.Series) -> pl.Series:
-    """``events[column][index]`` (null where the index is null)."""
-    return events.get_column(column).gather(index)
+    """``events[column][index]`` (null where the index is null), categoricals as strings."""
+    values = events.get_column(column).gather(index)
+    return values.cast(pl.String) if values.dtype == pl.Categorical else values
 
 
 def _first_values(table: pl.DataFrame, events: pl.DataFrame, rules: RuleSet) -> pl.DataFrame:
@@ -432,7 +487,7 @@ class WorkSessionsResult:
         )
         index = members.get_column("_members")
         return members.drop("_members").with_columns(
-            self._events.get_column(name).gather(index) for name in ("file", "line", "ts", "type")
+            _gathered(self._events, name, index) for name in ("file", "line", "ts", "type")
         )
 
     def to_api(self, *, thread_events: Literal["full", "summary"] = "full") -> dict[str, Any]:
@@ -592,7 +647,12 @@ def work_sessions(
 
     lazy = in_window(enriched.lazy(), since, until)
     events = _session_events(
-        lazy, roles=role_filters, types=type_filters, unassigned=unassigned, rules=rules
+        lazy,
+        roles=role_filters,
+        types=type_filters,
+        unassigned=unassigned,
+        rules=rules,
+        chunk_rows=CHUNK_ROWS if isinstance(enriched, pl.LazyFrame) else None,
     )
 
     threads = _first_values(_thread_table(events, rules), events, rules)

@@ -178,11 +178,17 @@ def _event_objects(enriched: pl.LazyFrame, keys: pl.DataFrame) -> list[dict[str,
     """The enriched event objects of the rows ``keys`` (file, line), in that order."""
     if keys.height == 0:
         return []
+    # the rows are picked out first (a filter streams; the join would build its table from
+    # every event of a lazy source), then joined in ``keys`` order
+    wanted = enriched.filter(
+        pl.col("line").is_in(keys.get_column("line").unique().implode())
+        & pl.col("file").is_in(keys.get_column("file").unique().implode())
+    )
     rows = (
         keys.lazy()
         .with_row_index("_order")
         .join(
-            enriched.select(
+            wanted.select(
                 "file", "line", *(c for c in _OBJECT_COLUMNS if c in enriched.collect_schema())
             ),
             on=["file", "line"],

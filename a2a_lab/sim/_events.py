@@ -34,7 +34,8 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Final
+from collections.abc import Iterator
+from typing import Final, NamedTuple, cast
 
 import numpy as np
 import polars as pl
@@ -54,6 +55,7 @@ __all__ = [
     "SIM_FILE",
     "Identifiers",
     "identifiers",
+    "render_event_chunks",
     "render_events",
     "session_keys",
 ]
@@ -78,6 +80,38 @@ BLOCKED_TEXTS: Final = {
     "loop_guard": "[outcome] blocked: 루프 가드 한도 초과 ({})",
 }
 _RETRY_STEP_BASE: Final = 1.0  # retries sort between the send (step 0) and the response (1)
+#: Events rendered at a time: bounds the rendering's temporaries (see
+#: :func:`render_event_chunks`).
+RENDER_CHUNK_EVENTS: Final = 250_000
+#: The sort keys of an event: time, group (0 task start, 1 exchange, 2 task end), message
+#: (or task) and step within the exchange.
+_KEYS: Final = ("_t", "_group", "_i", "_step")
+#: The columns of the messages frame every event of an exchange reads (its message, both
+#: agents and the shared context).
+_BY_MESSAGE: Final = ("i", "from", "to", "task", "ws", "conversation", "depth")
+
+
+class _Part(NamedTuple):
+    """Events of one kind: a frame with a row per event, and the expressions of their
+    columns (the sort keys :data:`_KEYS` among them), evaluated a chunk at a time."""
+
+    frame: pl.DataFrame
+    exprs: list[pl.Expr]
+    #: the rows of ``frame`` that are events (None: all): a filter, not a copy of the rows
+    where: pl.Expr | None = None
+
+
+def _head(t: str, group: int, step: int | pl.Expr, type_: str, agent: str) -> list[pl.Expr]:
+    """The sort keys, type and agent of a part's events (``i``: its message or task)."""
+    step_expr = step if isinstance(step, pl.Expr) else pl.lit(step, pl.Int64)
+    return [
+        pl.col(t).alias("_t"),
+        pl.lit(group, pl.Int8).alias("_group"),
+        pl.col("i").alias("_i"),
+        step_expr.alias("_step"),
+        pl.lit(type_).alias("_type"),
+        pl.col(agent).alias("_agent"),
+    ]
 
 
 def _uuids(raw: bytes) -> list[str]:
@@ -267,8 +301,6 @@ def _messages_frame(plan: Plan, trace: Trace, ids: Identifiers, keys: list[str])
         .then(pl.lit("delegation.subagent"))
         .otherwise(pl.lit("conversation.main"))
         .alias("role"),
-        pl.col("text").str.slice(0, MESSAGE_LIMIT).alias("message"),
-        _payload_json(pl.col("payload"), pl.col("text_json"), pl.col("i")).alias("payloadJson"),
     )
 
 
@@ -298,9 +330,24 @@ def _sides(writer: str) -> list[pl.Expr]:
 def render_events(
     plan: Plan, trace: Trace, config: SimConfig, ids: Identifiers | None = None
 ) -> pl.DataFrame:
-    """The run's coordination log as an event frame (:func:`a2a_lab.schema.polars_schema`).
+    """The run's coordination log as one event frame (:func:`render_event_chunks`, joined)."""
+    chunks = list(render_event_chunks(plan, trace, config, ids))
+    return chunks[0] if len(chunks) == 1 else pl.concat(chunks, rechunk=False)
 
-    Events are ordered by simulated time (ties: task starts, then the exchanges by message
+
+def render_event_chunks(
+    plan: Plan,
+    trace: Trace,
+    config: SimConfig,
+    ids: Identifiers | None = None,
+    chunk_events: int = RENDER_CHUNK_EVENTS,
+) -> Iterator[pl.DataFrame]:
+    """The run's coordination log as event frames (:func:`a2a_lab.schema.polars_schema`),
+    ``chunk_events`` events at a time in log order (the last chunk may be shorter; a run
+    without events gives one empty frame).
+
+    Only one chunk's events are rendered at a time (the sort keys of every event are built
+    first), so writing the chunks one by one never holds the whole log. Events are ordered by simulated time (ties: task starts, then the exchanges by message
     and step, then task ends); ``line`` is the position in that order, ``file`` is
     :data:`SIM_FILE` and ``raw`` is null. ``ts`` is ``config.start`` plus the simulated time,
     truncated to the millisecond (JavaScript's ``Date.now()``). The policies' events
@@ -313,23 +360,18 @@ def render_events(
     m = _no_reply_texts(m, config)
     extra = [*_retry_events(m, trace), *_blocked_events(m, trace)]
     last = 10_000  # step number of a2a.complete (after every ping-pong turn)
-    parts: list[pl.DataFrame] = []
+    parts: list[_Part] = []
 
     def part(
-        frame: pl.DataFrame, type_: str, agent: str, t: str, step: int | pl.Expr, *fields: pl.Expr
+        source: pl.DataFrame | tuple[pl.DataFrame, pl.Expr],
+        type_: str,
+        agent: str,
+        t: str,
+        step: int | pl.Expr,
+        *fields: pl.Expr,
     ) -> None:
-        step_expr = step if isinstance(step, pl.Expr) else pl.lit(step, pl.Int64)
-        parts.append(
-            frame.select(
-                pl.col(t).alias("_t"),
-                pl.lit(1, pl.Int8).alias("_group"),
-                pl.col("i").alias("_i"),
-                step_expr.alias("_step"),
-                pl.lit(type_).alias("_type"),
-                pl.col(agent).alias("_agent"),
-                *fields,
-            )
-        )
+        frame, where = source if isinstance(source, tuple) else (source, None)
+        parts.append(_Part(frame, [*_head(t, 1, step, type_, agent), *fields], where))
 
     part(
         m,
@@ -339,13 +381,14 @@ def render_events(
         0,
         *_sides("from"),
         pl.col("to_key").alias("targetSessionKey"),
-        pl.col("message"),
+        # the texts are rendered a chunk at a time, not held per message
+        pl.col("text").str.slice(0, MESSAGE_LIMIT).alias("message"),
         pl.col("run_id").alias("runId"),
         pl.col("payloadType"),
-        pl.col("payloadJson"),
+        _payload_json(pl.col("payload"), pl.col("text_json"), pl.col("i")).alias("payloadJson"),
         *_shared(),
     )
-    blocked = m.filter(pl.col("outcome") == BLOCKED)
+    blocked = (m, pl.col("outcome") == BLOCKED)
     blocked_text = pl.lit(BLOCKED_TEXT.split("{")[0]) + pl.col("to") + pl.lit(")")
     part(
         blocked,
@@ -373,7 +416,7 @@ def render_events(
         pl.lit(True).alias("concurrencyBlocked"),
         *_shared(),
     )
-    unanswered = m.filter(pl.col("outcome") == NO_REPLY)
+    unanswered = (m, pl.col("outcome") == NO_REPLY)
     part(
         unanswered,
         "a2a.response",
@@ -401,7 +444,7 @@ def render_events(
         pl.col("wait_error").alias("waitError"),
         *_shared(),
     )
-    replied = m.filter(pl.col("outcome") == REPLIED)
+    replied = (m, pl.col("outcome") == REPLIED)
     part(
         replied,
         "a2a.response",
@@ -421,38 +464,36 @@ def render_events(
             "turn_text": _gather(REPLY_TEXTS, trace.turn_text),
             "turn_reason": _gather(TERMINATION_REASONS, trace.turn_reason),
         }
-    ).join(m, on="i", how="left")
+    ).join(
+        m.select(*_BY_MESSAGE, "effective", "intent", "role", "from_type", "to_type"),
+        on="i",
+        how="left",
+    )
     odd = (pl.col("turn") % 2) == 1  # odd turns: the requester speaks
-    parts.append(
+    part(
         turns.with_columns(
             pl.when(odd).then(pl.col("from")).otherwise(pl.col("to")).alias("_speaker"),
             pl.when(odd).then(pl.col("to")).otherwise(pl.col("from")).alias("_listener"),
-        ).select(
-            pl.col("t_turn").alias("_t"),
-            pl.lit(1, pl.Int8).alias("_group"),
-            pl.col("i").alias("_i"),
-            (pl.col("turn").cast(pl.Int64) + 1).alias("_step"),
-            pl.lit("a2a.response").alias("_type"),
-            pl.col("_speaker").alias("_agent"),
-            pl.col("_speaker").alias("fromAgent"),
-            pl.col("_listener").alias("toAgent"),
-            pl.col("turn"),
-            pl.col("effective").alias("maxTurns"),
-            pl.col("turn_text").str.slice(0, MESSAGE_LIMIT).alias("message"),
-            pl.col("turn_text").str.slice(0, PREVIEW_LIMIT).alias("replyPreview"),
-            pl.col("role").alias("eventRole"),
-            pl.when(odd)
-            .then(pl.col("from_type"))
-            .otherwise(pl.col("to_type"))
-            .alias("fromSessionType"),
-            pl.when(odd)
-            .then(pl.col("to_type"))
-            .otherwise(pl.col("from_type"))
-            .alias("toSessionType"),
-            pl.col("intent").alias("messageIntent"),
-            pl.col("turn_reason").alias("terminationReason"),
-            *_shared(),
-        )
+        ),
+        "a2a.response",
+        "_speaker",
+        "t_turn",
+        pl.col("turn").cast(pl.Int64) + 1,
+        pl.col("_speaker").alias("fromAgent"),
+        pl.col("_listener").alias("toAgent"),
+        pl.col("turn"),
+        pl.col("effective").alias("maxTurns"),
+        pl.col("turn_text").str.slice(0, MESSAGE_LIMIT).alias("message"),
+        pl.col("turn_text").str.slice(0, PREVIEW_LIMIT).alias("replyPreview"),
+        pl.col("role").alias("eventRole"),
+        pl.when(odd)
+        .then(pl.col("from_type"))
+        .otherwise(pl.col("to_type"))
+        .alias("fromSessionType"),
+        pl.when(odd).then(pl.col("to_type")).otherwise(pl.col("from_type")).alias("toSessionType"),
+        pl.col("intent").alias("messageIntent"),
+        pl.col("turn_reason").alias("terminationReason"),
+        *_shared(),
     )
     part(
         replied,
@@ -474,13 +515,48 @@ def render_events(
     )
     parts.extend(extra)
     parts.extend(_task_events(plan, trace, ids))
+    yield from _render_in_order([p for p in parts if p.frame.height], config, chunk_events)
 
-    events = (
-        pl.concat([p for p in parts if p.height], how="diagonal_relaxed")
-        if any(p.height for p in parts)
-        else None
+
+def _render_in_order(
+    parts: list[_Part], config: SimConfig, chunk_events: int
+) -> Iterator[pl.DataFrame]:
+    """The parts' events in log order, ``chunk_events`` at a time.
+
+    The sort keys of every event are sorted once (ties, if any, keep the parts' order);
+    then each chunk renders only its own rows of each part.
+    """
+    if not parts:
+        yield pl.DataFrame(schema=polars_schema())
+        return
+    keys = pl.concat(
+        [
+            p.frame.select(
+                pl.lit(k, pl.UInt32).alias("_part"),
+                pl.int_range(pl.len(), dtype=pl.UInt32).alias("_row"),
+                *(e for e in p.exprs if e.meta.output_name() in _KEYS),
+                (pl.lit(True) if p.where is None else p.where).alias("_keep"),
+            )
+            .filter("_keep")
+            .drop("_keep")
+            for k, p in enumerate(parts)
+        ],
+        how="diagonal_relaxed",
     )
-    return _finish(events, config)
+    order = keys.sort(*_KEYS, "_part", "_row").select("_part", "_row")
+    del keys
+    for start in range(0, order.height, chunk_events):
+        chunk = order.slice(start, chunk_events).with_row_index("_pos")
+        pieces = []
+        for (k,), rows in chunk.group_by("_part"):
+            p = parts[cast(int, k)]
+            pieces.append(
+                p.frame[rows.get_column("_row")]
+                .select(p.exprs)
+                .with_columns(rows.get_column("_pos"))
+            )
+        events = pl.concat(pieces, how="diagonal_relaxed").sort("_pos")
+        yield _finish(events, config, first_line=start + 1)
 
 
 def _no_reply_texts(m: pl.DataFrame, config: SimConfig) -> pl.DataFrame:
@@ -503,7 +579,7 @@ def _no_reply_texts(m: pl.DataFrame, config: SimConfig) -> pl.DataFrame:
     )
 
 
-def _retry_events(m: pl.DataFrame, trace: Trace) -> list[pl.DataFrame]:
+def _retry_events(m: pl.DataFrame, trace: Trace) -> list[_Part]:
     """``a2a.retry`` per retry of a logged exchange, in attempt order after the send."""
     if trace.retry_message.shape[0] == 0:
         return []
@@ -519,33 +595,31 @@ def _retry_events(m: pl.DataFrame, trace: Trace) -> list[pl.DataFrame]:
             "backoffMs": trace.retry_backoff_ms.astype(np.float64),
             "elapsedMs": trace.retry_elapsed_ms,
         }
-    ).join(m, on="i", how="inner")
+    ).join(m.select(*_BY_MESSAGE, "run_id"), on="i", how="inner")
     # attempt k sorts at 1 - 1/(k+1): after the send, before the response, in order
     step = pl.lit(_RETRY_STEP_BASE) - pl.lit(1.0) / (pl.col("attempt") + 1.0)
     return [
-        rows.select(
-            pl.col("_t"),
-            pl.lit(1, pl.Int8).alias("_group"),
-            pl.col("i").alias("_i"),
-            step.alias("_step"),
-            pl.lit("a2a.retry").alias("_type"),
-            pl.col("to").alias("_agent"),
-            pl.col("from").alias("fromAgent"),
-            pl.col("to").alias("toAgent"),
-            pl.col("run_id").alias("runId"),
-            pl.col("attempt"),
-            pl.lit(float(trace.max_retries)).alias("maxAttempts"),
-            pl.col("errorCategory"),
-            pl.col("errorCode"),
-            pl.col("reason"),
-            pl.col("backoffMs"),
-            pl.col("elapsedMs"),
-            *_shared(),
+        _Part(
+            rows,
+            [
+                *_head("_t", 1, step, "a2a.retry", "to"),
+                pl.col("from").alias("fromAgent"),
+                pl.col("to").alias("toAgent"),
+                pl.col("run_id").alias("runId"),
+                pl.col("attempt"),
+                pl.lit(float(trace.max_retries)).alias("maxAttempts"),
+                pl.col("errorCategory"),
+                pl.col("errorCode"),
+                pl.col("reason"),
+                pl.col("backoffMs"),
+                pl.col("elapsedMs"),
+                *_shared(),
+            ],
         )
     ]
 
 
-def _blocked_events(m: pl.DataFrame, trace: Trace) -> list[pl.DataFrame]:
+def _blocked_events(m: pl.DataFrame, trace: Trace) -> list[_Part]:
     """The ``[outcome] blocked`` exchange of a send a safety limit refused (``blocked_as="logged"``)."""
     blocked = m.filter(pl.col("outcome") == GUARD_BLOCKED)
     if blocked.height == 0:
@@ -563,13 +637,8 @@ def _blocked_events(m: pl.DataFrame, trace: Trace) -> list[pl.DataFrame]:
     blocked = blocked.with_columns(reason.gather(blocked["i"]).alias("_reason")).with_columns(
         pl.concat_str(text.str.extract(r"^(.*)\{\}", 1), detail, pl.lit(")")).alias("_text")
     )
-    common = [pl.lit(1, pl.Int8).alias("_group"), pl.col("i").alias("_i")]
-    response = blocked.select(
-        pl.col("t_gate").alias("_t"),
-        *common,
-        pl.lit(1, pl.Int64).alias("_step"),
-        pl.lit("a2a.response").alias("_type"),
-        pl.col("to").alias("_agent"),
+    response = [
+        *_head("t_gate", 1, 1, "a2a.response", "to"),
         pl.col("from").alias("fromAgent"),
         pl.col("to").alias("toAgent"),
         pl.col("_text").str.slice(0, MESSAGE_LIMIT).alias("message"),
@@ -577,13 +646,9 @@ def _blocked_events(m: pl.DataFrame, trace: Trace) -> list[pl.DataFrame]:
         pl.lit("blocked").alias("outcome"),
         pl.col("_reason").alias("reason"),
         *_shared(),
-    )
-    complete = blocked.select(
-        pl.col("t_complete").alias("_t"),
-        *common,
-        pl.lit(10_000, pl.Int64).alias("_step"),
-        pl.lit("a2a.complete").alias("_type"),
-        pl.col("from").alias("_agent"),
+    ]
+    complete = [
+        *_head("t_complete", 1, 10_000, "a2a.complete", "from"),
         pl.col("from").alias("fromAgent"),
         pl.col("to").alias("toAgent"),
         pl.lit(False).alias("announced"),
@@ -592,54 +657,39 @@ def _blocked_events(m: pl.DataFrame, trace: Trace) -> list[pl.DataFrame]:
         pl.col("from_type").alias("fromSessionType"),
         pl.col("to_type").alias("toSessionType"),
         *_shared(),
-    )
-    return [response, complete]
+    ]
+    return [_Part(blocked, response), _Part(blocked, complete)]
 
 
-def _task_events(plan: Plan, trace: Trace, ids: Identifiers) -> list[pl.DataFrame]:
+def _task_events(plan: Plan, trace: Trace, ids: Identifiers) -> list[_Part]:
     """``task.started`` for every task, ``task.completed`` for those ending within the run."""
     if plan.task_agent.shape[0] == 0:
         return []
     tasks = pl.DataFrame(
         {
-            "_i": np.arange(plan.task_agent.shape[0], dtype=np.int64),
-            "_agent": pl.Series(plan.agents, dtype=pl.String).gather(plan.task_agent),
+            "i": np.arange(plan.task_agent.shape[0], dtype=np.int64),
+            "agent": pl.Series(plan.agents, dtype=pl.String).gather(plan.task_agent),
             "start": plan.task_start_s,
             "end": plan.task_end_s,
             "taskId": pl.Series(ids.task_id, dtype=pl.String),
             "workSessionId": pl.Series(ids.work_session_id, dtype=pl.String),
         }
     )
-    common = [
-        pl.col("_i"),
-        pl.lit(0, pl.Int64).alias("_step"),
-        pl.col("_agent"),
-        pl.col("taskId"),
-        pl.col("workSessionId"),
-    ]
-    started = tasks.select(
-        pl.col("start").alias("_t"),
-        pl.lit(0, pl.Int8).alias("_group"),
-        pl.lit("task.started").alias("_type"),
-        *common,
-    )
-    completed = tasks.filter(pl.col("end") <= trace.end_s).select(
-        pl.col("end").alias("_t"),
-        pl.lit(2, pl.Int8).alias("_group"),
-        pl.lit("task.completed").alias("_type"),
-        *common,
+    ids_ = [pl.col("taskId"), pl.col("workSessionId")]
+    started = _Part(tasks, [*_head("start", 0, 0, "task.started", "agent"), *ids_])
+    completed = _Part(
+        tasks.filter(pl.col("end") <= trace.end_s),
+        [*_head("end", 2, 0, "task.completed", "agent"), *ids_],
     )
     return [started, completed]
 
 
-def _finish(events: pl.DataFrame | None, config: SimConfig) -> pl.DataFrame:
-    """Sort, stamp and shape the events into the event-frame schema."""
+def _finish(events: pl.DataFrame, config: SimConfig, first_line: int) -> pl.DataFrame:
+    """Stamp and shape events in log order into the event-frame schema (``line`` from
+    ``first_line``)."""
     schema = polars_schema()
     data = data_dtype()
-    if events is None:
-        return pl.DataFrame(schema=schema)
     start_ms = int(config.start.timestamp() * 1000)
-    events = events.sort("_t", "_group", "_i", "_step")
     fields = []
     for f in data.fields:
         if f.name in events.columns:
@@ -648,7 +698,7 @@ def _finish(events: pl.DataFrame | None, config: SimConfig) -> pl.DataFrame:
             fields.append(pl.lit(None, f.dtype).alias(f.name))
     out = events.select(
         pl.lit(SIM_FILE).alias("file"),
-        pl.int_range(1, pl.len() + 1, dtype=pl.Int64).alias("line"),
+        pl.int_range(first_line, first_line + pl.len(), dtype=pl.Int64).alias("line"),
         pl.col("_type").alias("type"),
         pl.col("_agent").alias("agent_id"),
         (pl.col("_t") * 1000.0).floor().add(start_ms).alias("ts"),

@@ -75,17 +75,10 @@ from a2a_lab.reference.runtime.intent import (
 from a2a_lab.reference.runtime.retry import REFERENCE_RETRY
 from a2a_lab.sim._strict import STRICT_ALIASED, Off, Probability, iso_datetime
 from a2a_lab.sim.distributions import Lognormal, ServiceTime
-from a2a_lab.sim.policies import (
-    CollaborateLimit,
-    FailurePolicy,
-    IdempotencyPolicy,
-    LoopGuardPolicy,
-    RateLimitPolicy,
-    ReferenceRetry,
-    RelayPolicy,
-    RetryField,
-    SyncPath,
-)
+from a2a_lab.sim.failures import FailurePolicy
+from a2a_lab.sim.limits import CollaborateLimit, LoopGuardPolicy, RateLimitPolicy
+from a2a_lab.sim.policies import IdempotencyPolicy, RelayPolicy, SyncPath
+from a2a_lab.sim.retry import ReferenceRetry, RetryField
 
 __all__ = [
     "ENDINGS",
@@ -112,16 +105,24 @@ _CONFIG = STRICT_ALIASED
 _PayloadType = Literal["task_delegation", "status_report", "question", "answer"]
 
 #: The six intents of the reference classifier (runtime §3), in its rule order.
-INTENTS: Final[tuple[Intent, ...]] = (
-    "notification",
-    "escalation",
-    "result_report",
-    "request",
-    "collaboration",
-    "question",
-)
+INTENTS: Final[tuple[Intent, ...]] = get_args(Intent)
 #: Structured payload types (runtime §8).
-PAYLOAD_TYPES: Final = ("task_delegation", "status_report", "question", "answer")
+PAYLOAD_TYPES: Final[tuple[_PayloadType, ...]] = get_args(_PayloadType)
+#: Default relative weights of the intents and of the payload types (:class:`MessageMix`).
+_INTENT_WEIGHTS: Final[dict[Intent, float]] = {
+    "request": 35.0,
+    "question": 22.0,
+    "collaboration": 20.0,
+    "notification": 9.0,
+    "result_report": 9.0,
+    "escalation": 5.0,
+}
+_PAYLOAD_WEIGHTS: Final[dict[_PayloadType, float]] = {
+    "task_delegation": 40.0,
+    "status_report": 25.0,
+    "question": 20.0,
+    "answer": 15.0,
+}
 Ending = Literal[
     "conclusion", "minimal", "repetition", "explicit_skip", "empty_reply", "agent_error"
 ]
@@ -362,28 +363,10 @@ class MessageMix(BaseModel):
 
     model_config = _CONFIG
 
-    intents: dict[Intent, NonNegativeFloat] = Field(
-        default_factory=lambda: dict[Intent, float](
-            {
-                "request": 35.0,
-                "question": 22.0,
-                "collaboration": 20.0,
-                "notification": 9.0,
-                "result_report": 9.0,
-                "escalation": 5.0,
-            }
-        )
-    )
+    intents: dict[Intent, NonNegativeFloat] = Field(default_factory=_INTENT_WEIGHTS.copy)
     payload_share: float = Field(0.2, ge=0, le=1)
     payload_types: dict[_PayloadType, NonNegativeFloat] = Field(
-        default_factory=lambda: dict[_PayloadType, float](
-            {
-                "task_delegation": 40.0,
-                "status_report": 25.0,
-                "question": 20.0,
-                "answer": 15.0,
-            }
-        )
+        default_factory=_PAYLOAD_WEIGHTS.copy
     )
     payload_turns: Literal["reference_caller", "intent"] = "reference_caller"
     suggested_turns: dict[Intent, Annotated[int, Field(ge=-1)]] | None = None

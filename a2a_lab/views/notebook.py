@@ -231,5 +231,10 @@ def setup(environ: Mapping[str, str] | None = None) -> Path:
     if CHART_RENDERER not in alt.renderers.names():
         alt.renderers.register(CHART_RENDERER, _chart_mimebundle)
     alt.renderers.enable(CHART_RENDERER, scale_factor=_PNG_SCALE)
+    # the chart theme too, before the first chart (it was enabled only when the renderer
+    # first imported the plots module: the first chart of a session came out unthemed)
+    from a2a_lab.views.plots import THEME
+
+    alt.theme.enable(THEME)
 
     return log_source(env)

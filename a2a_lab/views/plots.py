@@ -391,33 +391,31 @@ def graph_chart(
         else (0.5 + 0.5 * math.sin(2 * math.pi * i / k), 0.5 + 0.5 * math.cos(2 * math.pi * i / k))
         for i, n in enumerate(order)
     }
+    from_middle = pl.col("x") - 0.5
     nodes = pl.DataFrame(
-        [
-            {
-                "agent": n,
-                "x": pos[n][0],
-                "y": pos[n][1],
-                "kind": g.nodes[n].get("kind", "?"),
-                "traffic": traffic[n],
-                # names outside the circle, aligned away from it
-                "lx": 0.5 + (pos[n][0] - 0.5) * 1.12,
-                "ly": 0.5 + (pos[n][1] - 0.5) * 1.12,
-                "align": "center"
-                if abs(pos[n][0] - 0.5) < 0.05
-                else ("left" if pos[n][0] > 0.5 else "right"),
-            }
-            for n in order
-        ],
+        {
+            "agent": order,
+            "x": [pos[n][0] for n in order],
+            "y": [pos[n][1] for n in order],
+            "kind": [g.nodes[n].get("kind", "?") for n in order],
+            "traffic": [traffic[n] for n in order],
+        },
         schema={
             "agent": pl.String,
             "x": pl.Float64,
             "y": pl.Float64,
             "kind": pl.String,
             "traffic": pl.Float64,
-            "lx": pl.Float64,
-            "ly": pl.Float64,
-            "align": pl.String,
         },
+    ).with_columns(
+        # names outside the circle, aligned away from it
+        lx=0.5 + from_middle * 1.12,
+        ly=0.5 + (pl.col("y") - 0.5) * 1.12,
+        align=pl.when(from_middle.abs() < 0.05)
+        .then(pl.lit("center"))
+        .when(from_middle > 0)
+        .then(pl.lit("left"))
+        .otherwise(pl.lit("right")),
     )
     kept, total = _graph_edges(g, weight, top_edges)
     span = 1 + 2 * _GRAPH_MARGIN

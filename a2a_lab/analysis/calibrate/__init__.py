@@ -35,8 +35,12 @@ wait limit, a path the simulator does not model (:attr:`Calibration.spawned` cou
   either side, announce steps) is a job with a request time and mostly an end; a run starts
   at its send or when the last earlier run on the session ends. Runs that end unseen (a
   flow that got no reply or was refused does not cancel its run; a timed-out turn and the
-  announce step go on) hold the session until a later run there has ended; a run whose
-  start depends on one of them is not used. A run that timed out (``no_reply``, reason
+  announce step go on) hold the session until a later run there has ended. A run queued
+  just behind a turn that timed out or an announce step that outlived its timeout (whose
+  own start is known) counts with its start in distribution: the hidden run's end drawn
+  from the agent's fitted turn time past what the log says
+  (:mod:`~a2a_lab.analysis.calibrate._hidden`); any other run whose start depends on a
+  hidden run is not used. A run that timed out (``no_reply``, reason
   ``timeout``) is right-censored at the rest of the wait limit; one still unanswered in the
   last wait limit of the log is censored at the log's end. Errors and gate refusals say
   nothing about the run time and are left out. A target with fewer than ``min_samples``

@@ -1,30 +1,32 @@
-"""Runs queued behind a hidden turn: their start, drawn from what the log says about the turn.
+"""Runs queued behind a hidden run: their start, drawn from what the log says about that run.
 
 :mod:`._occupancy` measures a run's service time only where the log tells when it started.
 A ping-pong turn that outlived the turn timeout hides when its session became free (runtime
-§3: the flow moves on, the turn runs to its end unseen), so the target's next run has an
-unknown start: at its request if the turn was over by then, else at the turn's end (first
-come first served, runtime §1). On a slow agent most unmeasured runs are of this kind.
+§3: the flow moves on, the turn runs to its end unseen), and so does an announce step that
+outlived its 30 s timeout; the next run on that session then has an unknown start: at its
+request if the hidden run was over by then, else at its end (first come first served,
+runtime §1). On a slow agent most unmeasured runs are of this kind.
 
-What the log does tell about them is exact. Two patterns are used, both with a known start
-of the hidden turn ``H`` (every run requested before it was over by then):
+What the log does tell about them is exact. Three patterns are used, each with a known
+start of the first hidden run (every run requested before it was over by then):
 
-- ``H`` alone (the announce step was skipped): it ended at ``s_H + T`` with ``T`` the turn's
-  time, known to exceed ``r_H + turn_timeout - s_H`` (``r_H``: its request, the last logged
-  reply of its exchange);
-- ``H`` then the announce step (when ``J`` was requested after ``r_A``; before it, ``J``
-  is queued ahead of ``A`` and only ``H`` is in its way) ``A`` of the same flow, requested when the turn timed out
-  (``r_A = r_H + turn_timeout``) and queued behind ``H``: it ended at
-  ``max(r_A, s_H + T) + X``; the complete came at that end when sooner than the announce
-  timeout after ``r_A`` (the end is then known), else at the timeout (the end is later).
+- a turn ``H`` that timed out: it ended at ``s_H + T``, ``T`` past ``r_H + turn_timeout``
+  (``r_H``: its request, the last logged reply of its exchange);
+- an announce step ``A`` whose complete came at its timeout: it ended past the complete.
+  Its request is the last logged reply, or ``r_H + turn_timeout`` after a turn that timed
+  out; after a turn that logged nothing (skip, empty reply, agent error) it is unseen, and
+  such steps are left out;
+- ``H`` then ``A`` of the same flow, requested when the turn timed out and queued behind
+  ``H``: it ended at ``max(r_A, s_H + T) + X``, past its complete.
 
-The next run ``J`` on the session (requested at ``r_J``, after ``H`` and ``A``, nothing in
-between) started at ``max(r_J, E)`` with ``E`` the end of ``H`` (or ``A``). Its likelihood is
-that of the reply at ``e_J`` (or of no reply within the wait limit), averaged over ``E``:
-``T`` and ``X`` follow the agent's fitted turn time (the twin's announce step takes the turn
-time too), truncated to what the log says (stratified draws by inverse CDF, then the
-announce bound as a weight). Which runs qualify depends only on runs requested before them,
-never on their own length, so the selection adds no bias; the fitted turn time is a plug-in.
+The next run ``J`` on the session (requested at ``r_J``, nothing in between) started at
+``max(r_J, E)`` with ``E`` the end of the hidden run. Its likelihood is that of the reply at
+``e_J`` (or of no reply within the wait limit), averaged over ``E``: ``T`` and ``X`` follow
+the agent's fitted turn time (the twin's announce step takes the turn time too), truncated
+to what the log says (stratified draws by inverse CDF; the announce bound of the third
+pattern as a weight). Which runs qualify depends only on runs requested before them, never
+on their own length, so the selection adds no bias; the fitted turn time is a plug-in.
+``tests/test_calibrate_twin.py`` checks every constraint on the simulator's ground truth.
 """
 
 from __future__ import annotations

@@ -80,7 +80,9 @@ class Calibration:
     service
         Per agent: ``kind``, ``fit`` (``agent``, or ``pooled`` when it had fewer than
         ``min_samples`` idle replies), ``exchanges`` (as target), ``idle``, ``observed``,
-        ``censored`` (idle exchanges used: seen to the end, censored), ``family``,
+        ``censored`` (idle exchanges used: seen to the end, censored), ``hidden`` (runs
+        used with their start in distribution, behind a hidden run: :mod:`._hidden`),
+        ``family``,
         ``mean_s``, ``cv``, ``median_s``.
     turns
         Per early ending: ``reason`` (as logged), ``count``, ``turns`` (attempted turns
