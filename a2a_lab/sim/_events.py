@@ -545,6 +545,8 @@ def _render_in_order(
     )
     order = keys.sort(*_KEYS, "_part", "_row").select("_part", "_row")
     del keys
+    if order.height == 0:
+        yield pl.DataFrame(schema=polars_schema())
     for start in range(0, order.height, chunk_events):
         chunk = order.slice(start, chunk_events).with_row_index("_pos")
         pieces = []
