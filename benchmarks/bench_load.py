@@ -55,7 +55,10 @@ def run_step(code: str, path: Path, pythonpath: Path, **subst: str) -> dict[str,
         "\nimport resource as _r\n_u = _r.getrusage(_r.RUSAGE_SELF)\n"
         "print('cpu_s', _u.ru_utime + _u.ru_stime)\n"
     )
-    wall_s, rss_mb, stdout = fresh_process(code, {"PYTHONPATH": str(pythonpath), "CI": "1"})
+    # PYTHONSAFEPATH: `python -c` would put the working directory (this checkout) first on
+    # sys.path, ahead of PYTHONPATH, and every tree would be this one
+    env = {"PYTHONPATH": str(pythonpath), "PYTHONSAFEPATH": "1", "CI": "1"}
+    wall_s, rss_mb, stdout = fresh_process(code, env)
     out = {"wall_s": wall_s, "rss_mb": rss_mb}
     for line in stdout.splitlines():
         key, _, value = line.partition(" ")
