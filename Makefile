@@ -11,7 +11,8 @@
 # Variables: PYTHON (the interpreter that creates .venv), PYTEST_ARGS (extra pytest
 # arguments, e.g. PYTEST_ARGS="-k loader -x"), LAB_ARGS (extra JupyterLab arguments),
 # NOTEBOOKS (the notebooks `make notebooks` runs; all by default), BENCH_ARGS (arguments
-# for every benchmark script, e.g. BENCH_ARGS="--repeat 1").
+# for every benchmark script, e.g. BENCH_ARGS="--repeat 1"), XDIST_ARGS (how `make test`
+# spreads the suite over CPUs; XDIST_ARGS= runs it in one process).
 
 PYTHON ?= python3
 VENV ?= .venv
@@ -30,6 +31,9 @@ NBVAL_ARGS := --nbval --nbval-current-env --nbval-cell-timeout=600 \
 	--nbval-sanitize-with notebooks/nbval-sanitize.cfg
 
 PYTEST_ARGS ?=
+# One worker per CPU (at most 4); a file's tests (a notebook's cells) stay on one worker.
+# XDIST_ARGS= (empty) runs everything in one process.
+XDIST_ARGS ?= -n logical --maxprocesses 4 --dist loadfile
 LAB_ARGS ?=
 NOTEBOOKS ?=
 BENCH_ARGS ?=
@@ -54,7 +58,7 @@ lab: $(STAMP)
 	$(BIN)/jupyter lab --ServerApp.root_dir=notebooks $(ALLOW_ROOT) $(LAB_ARGS)
 
 test: $(STAMP)
-	$(RUN_ENV) $(BIN)/python -m pytest $(NBVAL_ARGS) $(PYTEST_ARGS)
+	$(RUN_ENV) $(BIN)/python -m pytest $(NBVAL_ARGS) $(XDIST_ARGS) $(PYTEST_ARGS)
 
 notebooks: $(STAMP)
 	$(RUN_ENV) $(BIN)/python tools/run_notebooks.py $(NOTEBOOKS)

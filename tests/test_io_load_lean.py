@@ -83,7 +83,11 @@ def test_quick_key_check_never_clears_a_line_the_exact_path_decides_otherwise(
 
 @pytest.mark.parametrize(
     "content",
-    [b"\x1f\x8b\x00\x00", gzip.compress(b'{"type":"a"}\n', mtime=0), b'\x28\xb5\x2f\xfd\n{"type":"a"}\n'],
+    [
+        b"\x1f\x8b\x00\x00",
+        gzip.compress(b'{"type":"a"}\n', mtime=0),
+        b'\x28\xb5\x2f\xfd\n{"type":"a"}\n',
+    ],
 )
 def test_bytes_that_start_like_compressed_data_are_lines(content: bytes) -> None:
     """Polars' line reader decompresses gzip/zstd-looking bytes (or fails on a bad header);
