@@ -32,17 +32,13 @@ def narrow(
     """
     names = events.collect_schema().names()
     present = [c for c in columns if c in names]
-    # a frame narrowed before (it has ``_seq``) is numbered again: positions in ``events``
-    frame = (
-        events.drop("_seq", strict=False).with_row_index("_seq")
-        if isinstance(events, pl.LazyFrame)
-        else events
-    )
-    seq = (
-        pl.col("_seq").cast(pl.UInt32)
-        if isinstance(events, pl.LazyFrame)
-        else pl.int_range(pl.len(), dtype=pl.UInt32).alias("_seq")
-    )
+    frame: pl.DataFrame | pl.LazyFrame
+    if isinstance(events, pl.LazyFrame):
+        # a frame narrowed before (it has ``_seq``) is numbered again: positions in ``events``
+        frame = events.drop("_seq", strict=False).with_row_index("_seq")
+        seq = pl.col("_seq").cast(pl.UInt32)
+    else:
+        frame, seq = events, pl.int_range(pl.len(), dtype=pl.UInt32).alias("_seq")
     narrowed = frame.select(
         seq,
         *present,
