@@ -72,9 +72,9 @@ def copy_lines(src: pl.DataFrame, k: int, shift_ms: int) -> pl.Series:
         )
 
     return src.select(
-        pl.concat_str(
-            ids("head"), (pl.col("ts") + shift_ms).cast(pl.String), ids("tail")
-        ).alias("line")
+        pl.concat_str(ids("head"), (pl.col("ts") + shift_ms).cast(pl.String), ids("tail")).alias(
+            "line"
+        )
     ).to_series()
 
 
