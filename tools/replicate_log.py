@@ -24,6 +24,8 @@ unless both have 0 rejects and twice the distinct ids of one.
 Usage::
 
     python tools/replicate_log.py SOURCE.ndjson OUTDIR --copies 12 [--check]
+    # lines to append to the live file later (an incremental ingest): the first N of copy 12
+    python tools/replicate_log.py SOURCE.ndjson OUTDIR --copies 12 --next-lines N FILE
 """
 
 from __future__ import annotations
@@ -84,12 +86,19 @@ def rotated_name(last_ts_ms: int) -> str:
     return f"coordination-events-{stamp:%Y-%m-%dT%H-%M-%S}-{last_ts_ms % 1000:03d}Z.ndjson"
 
 
+def span_ms(src: pl.DataFrame) -> int:
+    """The time between copies: the source's span plus 1 ms, rounded up to a whole hour."""
+    first, last = src["ts"].min(), src["ts"].max()
+    assert isinstance(first, int) and isinstance(last, int)
+    return -(-(last - first + 1) // HOUR_MS) * HOUR_MS
+
+
 def replicate(source: Path, outdir: Path, copies: int) -> list[Path]:
     """Write ``copies`` copies of ``source`` into ``outdir``, oldest first; returns them."""
     src = read_source(source)
-    first, last = src["ts"].min(), src["ts"].max()
-    assert isinstance(first, int) and isinstance(last, int)
-    span = -(-(last - first + 1) // HOUR_MS) * HOUR_MS
+    span = span_ms(src)
+    last = src["ts"].max()
+    assert isinstance(last, int)
     outdir.mkdir(parents=True, exist_ok=True)
     written = []
     for k in range(copies):
@@ -128,8 +137,23 @@ def main() -> None:
     parser.add_argument("outdir", type=Path)
     parser.add_argument("--copies", type=int, default=12)
     parser.add_argument("--check", action="store_true", help="load copies 0-1 and check them")
+    parser.add_argument(
+        "--next-lines",
+        nargs=2,
+        metavar=("N", "FILE"),
+        help="only write the first N lines of copy COPIES (the one after the last) to FILE",
+    )
     args = parser.parse_args()
     started = time.perf_counter()
+    if args.next_lines is not None:
+        n, target = int(args.next_lines[0]), Path(args.next_lines[1])
+        src = read_source(args.source)
+        shift = args.copies * span_ms(src)
+        copy_lines(src.head(n), args.copies, shift).to_frame().write_csv(
+            target, include_header=False, quote_style="never"
+        )
+        print(f"{target}: {n} lines, {target.stat().st_size} bytes", file=sys.stderr)
+        return
     paths = replicate(args.source, args.outdir, args.copies)
     print(f"{len(paths)} files in {time.perf_counter() - started:.1f} s", file=sys.stderr)
     if args.check:

@@ -119,14 +119,29 @@ def conversations(
     # is matched part by part, each part a hash class of conversation ids: the peak is one
     # part's (issue 12); ``seq`` is renumbered within a part, which keeps its order
     part = data_text("conversationId").hash(seed=0) % parts
-    out = pl.concat(
-        [
-            _conversations_of(exchange_events(lazy.filter(part == i)), intent_rules, with_ms=True)
-            for i in range(parts)
-        ]
-    )
+    out = [
+        _conversations_of(exchange_events(lazy.filter(part == i)), intent_rules, with_ms=True)
+        for i in range(parts)
+    ]
+    return _sorted_by_start(out)
+
+
+def _sorted_by_start(frames: list[pl.DataFrame]) -> pl.DataFrame:
+    """The parts' rows in one frame sorted as :func:`_conversations_of` sorts one part.
+
+    Built a column at a time (each gathered in the sorted order, then the unsorted column
+    dropped): ``DataFrame.sort`` would hold the whole result twice, and the result is
+    about one row per four events. ``frames`` is emptied: pass the only reference.
+    """
     order = ["_start_ms", "conversation_id", "from_agent", "to_agent", "exchange"]
-    return out.sort(order, nulls_last=True).drop("_start_ms", "_end_ms", "_first_reply_ms")
+    out = pl.concat(frames, rechunk=False)
+    frames.clear()
+    index = out.select(
+        pl.int_range(pl.len(), dtype=pl.UInt32).sort_by(order, nulls_last=True, maintain_order=True)
+    ).to_series()
+    out = out.drop("_start_ms", "_end_ms", "_first_reply_ms")
+    names = out.columns
+    return pl.DataFrame([out.drop_in_place(name).gather(index) for name in names])
 
 
 #: Exchange events per part when :func:`conversations` matches a LazyFrame part by part.
