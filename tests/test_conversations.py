@@ -287,6 +287,11 @@ def test_lazy_source_matched_part_by_part_equals_the_whole(
     assert parted.equals(whole)
     window = {"since": int(events["event_ms"][100]), "until": int(events["event_ms"][4_000])}
     assert conversations(events.lazy(), **window).collect().equals(conversations(events, **window))
+    # from a history store (the Parquet scan a2a-lab conversations STORE reads), split into
+    # the per-part files in one pass: the same rows again
+    store = tmp_path / "store"
+    al.ingest(tmp_path, store)
+    assert conversations(al.scan(store)).collect().equals(whole)
 
 
 # ---- intents -----------------------------------------------------------------------------

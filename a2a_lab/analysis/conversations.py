@@ -18,6 +18,9 @@ the expressions against.
 
 from __future__ import annotations
 
+import tempfile
+from pathlib import Path
+
 import polars as pl
 
 from a2a_lab._frames import data_text, ms_to_seconds, ms_to_time, same_kind
@@ -118,12 +121,39 @@ def conversations(
     # exchanges never span conversation ids (every match is keyed by one), so a lazy source
     # is matched part by part, each part a hash class of conversation ids: the peak is one
     # part's (issue 12); ``seq`` is renumbered within a part, which keeps its order
-    part = data_text("conversationId").hash(seed=0) % parts
-    out = [
-        _conversations_of(exchange_events(lazy.filter(part == i)), intent_rules, with_ms=True)
-        for i in range(parts)
-    ]
-    return _sorted_by_start(out)
+    return _sorted_by_start(_conversations_by_part(lazy, parts, intent_rules))
+
+
+def _conversations_by_part(
+    lazy: pl.LazyFrame, parts: int, intent_rules: IntentRules
+) -> list[pl.DataFrame]:
+    """:func:`_conversations_of` of each hash class of conversation ids, with the ms columns.
+
+    The source is read once: its exchange events go to one temporary Parquet file per class
+    (a streaming sink, rows in source order), and each class is matched from its file.
+    Filtering the source once per class would read it ``parts`` times, which grows as the
+    square of the log.
+    """
+    conv = data_text("conversationId")
+    with tempfile.TemporaryDirectory(prefix="a2a_lab_conversations_") as tmp:
+        lazy.filter(pl.col("type").is_in(EXCHANGE_TYPES) & conv.is_not_null()).drop(
+            "raw", strict=False
+        ).sink_parquet(
+            pl.PartitionBy(
+                tmp,
+                key={"_part": conv.hash(seed=0) % parts},
+                include_key=False,
+                approximate_bytes_per_file=None,
+            ),
+            # one writer per class is open at once: small row groups bound what each holds
+            row_group_size=_SPLIT_ROW_GROUP,
+            mkdir=True,
+        )
+        return [
+            _conversations_of(exchange_events(pl.scan_parquet(path)), intent_rules, with_ms=True)
+            for path in (Path(tmp) / f"_part={i}" for i in range(parts))
+            if path.is_dir()
+        ]
 
 
 def _sorted_by_start(frames: list[pl.DataFrame]) -> pl.DataFrame:
@@ -146,6 +176,8 @@ def _sorted_by_start(frames: list[pl.DataFrame]) -> pl.DataFrame:
 
 #: Exchange events per part when :func:`conversations` matches a LazyFrame part by part.
 PART_EVENTS = 250_000
+#: Rows per row group of the per-part files :func:`conversations` splits a LazyFrame into.
+_SPLIT_ROW_GROUP = 16_384
 
 
 def _part_count(lazy: pl.LazyFrame) -> int:
