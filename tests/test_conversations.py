@@ -281,6 +281,7 @@ def test_lazy_source_matched_part_by_part_equals_the_whole(
     events = al.load(log).events
     whole = conversations(events)
     monkeypatch.setattr(conv_mod, "PART_EVENTS", 1_000)
+    monkeypatch.setattr(conv_mod, "SPLIT_ROWS", 2_500)  # the source read in 3 slices
     assert conv_mod._part_count(events.lazy()) > 3
     parted = conversations(events.lazy()).collect()
     assert whole.height > 500
