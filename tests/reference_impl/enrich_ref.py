@@ -26,22 +26,25 @@ JS_SPACE = set(
     + [0x2028, 0x2029, 0x202F, 0x205F, 0x3000, 0xFEFF]
 )
 
-ROLES = ["conversation.main", "delegation.subagent", "orchestration.task", "system.observability"]
-SESSION_TYPES = ["main", "subagent", "unknown"]
-ORCHESTRATION_PREFIXES = [
-    "task.",
-    "continuation.",
-    "plan.",
-    "unblock.",
-    "zombie.",
-    "resume_reminder.",
-    "backlog.",
-]
-#: The spec itself (a copy of ``shared/spec/task-monitor-rules.md``): §6's category table and
-#: haystack fields are read from its text, not re-typed.
+#: The spec itself (a copy of ``shared/spec/task-monitor-rules.md``): the lists of §5 and §6
+#: (roles, orchestration prefixes, categories, haystack fields) are read from its text.
 SPEC = (Path(__file__).parents[1] / "data" / "spec" / "task-monitor-rules.md").read_text(
     encoding="utf-8"
 )
+
+
+def _backticked(text: str) -> list[str]:
+    """The ``code`` spans of a spec passage, in order."""
+    return re.findall(r"`([^`]+)`", text)
+
+
+_SECTION_5 = SPEC[SPEC.index("## 5. Event role") : SPEC.index("\n## 6.")]
+_RULE_1, _RULE_2 = (
+    _SECTION_5[_SECTION_5.index(f"\n{n}. ") : _SECTION_5.index(f"\n{n + 1}. ")] for n in (1, 2)
+)
+ROLES = _backticked(_RULE_1)[1:]
+SESSION_TYPES = ["main", "subagent", "unknown"]
+ORCHESTRATION_PREFIXES = _backticked(_RULE_2)[:-1]
 _SECTION_6 = SPEC[SPEC.index("## 6. Collaboration category") : SPEC.index("\n## 7.")]
 CATEGORIES = re.findall(r"^\| \d+ \| ([a-z_]+) \| (.+?) \|$", _SECTION_6, re.MULTILINE)
 KEYWORDS = {name: [k.strip() for k in text.split(",")] for name, text in CATEGORIES}
