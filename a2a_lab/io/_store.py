@@ -520,11 +520,11 @@ def ingest(
                 if keep_events:
                     kept.append((str(piece.path), dec, extra))
                 del dec, extra
-                # the decoder leaves its piece's lines and frames in a reference cycle
-                # (a recursive closure); few Python objects are allocated per piece, so
-                # the cyclic collector would run too rarely and the ingest would hold
-                # every piece (~150 MB per 64 MB piece). Freed here, the peak is one
-                # piece's, not the log's.
+                # a piece's frames caught in a reference cycle would wait for the cyclic
+                # collector, which runs rarely here (few Python objects are allocated per
+                # piece): the decoder's recursive closure held ~150 MB per 64 MB piece
+                # until main fe4d40e, and grew the peak with the log. Collected here, the
+                # peak stays one piece's (and a compaction's) whatever the decoder does.
                 gc.collect()
         finally:
             bar.close()
