@@ -14,6 +14,12 @@ Goals: peak RSS ≤ 4 GB for ingest and the analyses from the store (≈ 3 GB lo
 incremental ingest ≤ 5 % of the full one. Usage::
 
     python benchmarks/bench_store.py --events-per-file 290000 --files 10 --workdir /tmp/a2a_store_bench
+
+With ``--replicate-from LOG`` the files are copies of one generated log instead
+(``tools/replicate_log.py``: time-shifted, ids rewritten per copy; minutes instead of an
+hour for 12 files), and the +1 % is the first lines of the next copy::
+
+    python benchmarks/bench_store.py --replicate-from base.ndjson --files 11 --workdir /tmp/a2a_store_full
 """
 
 from __future__ import annotations
@@ -102,6 +108,27 @@ def generate(logdir: Path, files: int, per_file: int, seed: int) -> list[Path]:
     return out
 
 
+def _replicate(
+    source: Path, logdir: Path, copies: int, next_lines: tuple[int, Path] | None = None
+) -> list[Path]:
+    """``tools/replicate_log.py``: the copies (oldest first), or only the next copy's lines."""
+    cmd = [sys.executable, str(ROOT / "tools" / "replicate_log.py"), str(source), str(logdir)]
+    cmd += ["--copies", str(copies)]
+    if next_lines is not None:
+        cmd += ["--next-lines", str(next_lines[0]), str(next_lines[1])]
+    else:
+        shutil.rmtree(logdir, ignore_errors=True)
+    subprocess.run(cmd, check=True, cwd=ROOT, env=_env())
+    from a2a_lab.io._sources import log_files_in_dir
+
+    return log_files_in_dir(logdir)
+
+
+def _count_lines(path: Path) -> int:
+    with path.open("rb") as fh:
+        return sum(block.count(b"\n") for block in iter(lambda: fh.read(1 << 24), b""))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--events-per-file", type=int, default=290_000)
@@ -109,13 +136,23 @@ def main() -> None:
     parser.add_argument("--workdir", type=Path, default=Path("/tmp/a2a_store_bench"))
     parser.add_argument("--seed", type=int, default=20260222)
     parser.add_argument("--keep", action="store_true", help="keep the generated log and store")
+    parser.add_argument(
+        "--replicate-from",
+        type=Path,
+        metavar="LOG",
+        help="copies of LOG (tools/replicate_log.py) instead of write_log per file",
+    )
     args = parser.parse_args()
 
     logdir, store = args.workdir / "logs", args.workdir / "store"
     shutil.rmtree(store, ignore_errors=True)
-    paths = generate(logdir, args.files, args.events_per_file, args.seed)
+    if args.replicate_from is not None:
+        paths = _replicate(args.replicate_from, logdir, args.files + 1)
+        events = sum(_count_lines(p) for p in paths)
+    else:
+        paths = generate(logdir, args.files, args.events_per_file, args.seed)
+        events = (args.files + 1) * args.events_per_file
     size = sum(p.stat().st_size for p in paths)
-    events = (args.files + 1) * args.events_per_file
     py = [sys.executable]
     cli = [*py, "-m", "a2a_lab"]
     res: dict[str, object] = {"log_bytes": size, "log_files": len(paths), "events": events}
@@ -125,17 +162,20 @@ def main() -> None:
     res["ingest_full"] = full
     # +1 % of the events, appended to the live file (later times than everything before)
     extra = args.workdir / "extra.ndjson"
-    from a2a_lab.samples import LOG_START as BENCH_START
-    from a2a_lab.samples import write_log
-
     n_extra = events // 100
-    write_log(
-        extra,
-        n_extra,
-        seed=args.seed + 999,
-        start=BENCH_START
-        + (args.files + 1) * timedelta(days=args.events_per_file / BENCH_EVENTS_PER_DAY),
-    )
+    if args.replicate_from is not None:
+        _replicate(args.replicate_from, logdir, args.files + 1, next_lines=(n_extra, extra))
+    else:
+        from a2a_lab.samples import LOG_START as BENCH_START
+        from a2a_lab.samples import write_log
+
+        write_log(
+            extra,
+            n_extra,
+            seed=args.seed + 999,
+            start=BENCH_START
+            + (args.files + 1) * timedelta(days=args.events_per_file / BENCH_EVENTS_PER_DAY),
+        )
     with paths[-1].open("ab") as fh, extra.open("rb") as src:
         shutil.copyfileobj(src, fh)
     added = extra.stat().st_size
