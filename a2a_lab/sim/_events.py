@@ -81,8 +81,8 @@ BLOCKED_TEXTS: Final = {
 }
 _RETRY_STEP_BASE: Final = 1.0  # retries sort between the send (step 0) and the response (1)
 #: Events rendered at a time: bounds the rendering's temporaries (see
-#: :func:`render_event_chunks`).
-RENDER_CHUNK_EVENTS: Final = 250_000
+#: :func:`render_event_chunks`); the writer's slice (``a2a_lab.io``'s ``WRITE_CHUNK_ROWS``).
+RENDER_CHUNK_EVENTS: Final = 50_000
 #: The sort keys of an event: time, group (0 task start, 1 exchange, 2 task end), message
 #: (or task) and step within the exchange.
 _KEYS: Final = ("_t", "_group", "_i", "_step")
@@ -114,19 +114,28 @@ def _head(t: str, group: int, step: int | pl.Expr, type_: str, agent: str) -> li
     ]
 
 
-def _uuids(raw: bytes) -> list[str]:
-    """uuid4 strings of consecutive 16-byte blocks (version and variant bits set)."""
-    count = len(raw) // 16
-    if count == 0:
-        return []
-    b = np.frombuffer(raw, dtype=np.uint8).reshape(count, 16).copy()
+_HEX_DIGITS: Final = np.frombuffer(b"0123456789abcdef", dtype=np.uint8)
+#: Where the 32 hex digits of a uuid go among its 36 characters (the rest are dashes).
+_UUID_DIGITS: Final = np.array([k for k in range(36) if k not in (8, 13, 18, 23)])
+
+
+def _uuid_series(raw: np.ndarray) -> pl.Series:
+    """uuid4 strings of the rows of ``raw`` (16 bytes each; version and variant bits set),
+    built as whole arrays: the ASCII of every id at once, no Python string per id."""
+    b = raw.reshape(-1, 16).copy()
     b[:, 6] = (b[:, 6] & 0x0F) | 0x40
     b[:, 8] = (b[:, 8] & 0x3F) | 0x80
-    h = b.tobytes().hex()
-    return [
-        f"{h[i : i + 8]}-{h[i + 8 : i + 12]}-{h[i + 12 : i + 16]}-{h[i + 16 : i + 20]}-{h[i + 20 : i + 32]}"
-        for i in range(0, len(h), 32)
-    ]
+    chars = np.full((b.shape[0], 36), ord("-"), dtype=np.uint8)
+    digits = np.empty((b.shape[0], 32), dtype=np.uint8)
+    digits[:, 0::2] = _HEX_DIGITS[b >> 4]
+    digits[:, 1::2] = _HEX_DIGITS[b & 0x0F]
+    chars[:, _UUID_DIGITS] = digits
+    return pl.Series(chars.view("S36").ravel(), dtype=pl.Binary).cast(pl.String)
+
+
+def _uuids(raw: bytes) -> list[str]:
+    """uuid4 strings of consecutive 16-byte blocks (version and variant bits set)."""
+    return _uuid_series(np.frombuffer(raw, dtype=np.uint8)).to_list()
 
 
 class Identifiers:
@@ -135,9 +144,11 @@ class Identifiers:
     Attributes
     ----------
     run_id
-        Per message, its ``runId``.
+        Per message, its ``runId`` (a String series: a million ids are a million Python
+        strings less).
     conversation_id
-        Per message, its conversation's id (runtime §6).
+        Per message, its conversation's id (runtime §6; a String series whose rows share
+        the ids of the conversations' first messages).
     work_session_id, task_id
         Per task.
     subagent_session
@@ -154,11 +165,10 @@ class Identifiers:
             if n
             else np.empty((0, 2, 16), np.uint8)
         )
-        self.run_id = _uuids(raw[:, 0].tobytes())
+        self.run_id = _uuid_series(raw[:, 0])
         heads = np.unique(plan.conversation)
-        head_ids = _uuids(raw[heads, 1].tobytes())
         position = np.searchsorted(heads, plan.conversation)
-        self.conversation_id = [head_ids[k] for k in position.tolist()]
+        self.conversation_id = _uuid_series(raw[heads, 1]).gather(position)
         n_tasks = plan.task_agent.shape[0]
         task_raw = np.frombuffer(tasks.bytes(24 * n_tasks), dtype=np.uint8).reshape(n_tasks, 24)
         self.work_session_id = ["ws_" + u for u in _uuids(task_raw[:, :16].tobytes())]
@@ -174,6 +184,8 @@ def identifiers(plan: Plan) -> Identifiers:
 
 def session_keys(plan: Plan, ids: Identifiers, config: SimConfig) -> list[str]:
     """The session key of every session (runtime §1)."""
+    a2a = plan.session_kind == SESSION_KINDS.index("a2a")
+    conversation = iter(ids.conversation_id.gather(plan.session_ref[a2a]).to_list())
     keys = []
     for agent, kind, ref in zip(
         plan.session_agent.tolist(),
@@ -190,7 +202,7 @@ def session_keys(plan: Plan, ids: Identifiers, config: SimConfig) -> list[str]:
         elif kind_name == "channel":
             keys.append(f"agent:{name}:discord:group:{config.channels[ref]}")
         else:
-            keys.append(f"agent:{name}:a2a:{ids.conversation_id[ref]}")
+            keys.append(f"agent:{name}:a2a:{next(conversation)}")
     return keys
 
 
@@ -356,7 +368,9 @@ def render_event_chunks(
     """
     ids = ids or identifiers(plan)
     keys = session_keys(plan, ids, config)
-    m = _messages_frame(plan, trace, ids, keys).filter(pl.Series(trace.logged))
+    m = _messages_frame(plan, trace, ids, keys)
+    if not trace.logged.all():
+        m = m.filter(pl.Series(trace.logged))
     m = _no_reply_texts(m, config)
     extra = [*_retry_events(m, trace), *_blocked_events(m, trace)]
     last = 10_000  # step number of a2a.complete (after every ping-pong turn)
@@ -543,17 +557,25 @@ def _render_in_order(
         ],
         how="diagonal_relaxed",
     )
-    order = keys.sort(*_KEYS, "_part", "_row").select("_part", "_row")
-    del keys
+    # numpy's lexsort (last key first) holds an index per key, where a multi-column sort
+    # of the frame would encode whole rows: the same order, for a fraction of the memory
+    index = np.lexsort([keys.get_column(k).to_numpy() for k in reversed((*_KEYS, "_part", "_row"))])
+    order = keys.select("_part", "_row")[index]
+    del keys, index
     if order.height == 0:
         yield pl.DataFrame(schema=polars_schema())
+    # a chunk gathers only the columns its events read, not every column of the frame
+    inputs = []
+    for p in parts:
+        read = {name for e in p.exprs for name in e.meta.root_names()}
+        inputs.append(p.frame.select(c for c in p.frame.columns if c in read))
     for start in range(0, order.height, chunk_events):
         chunk = order.slice(start, chunk_events).with_row_index("_pos")
         pieces = []
         for (k,), rows in chunk.group_by("_part"):
             p = parts[cast(int, k)]
             pieces.append(
-                p.frame[rows.get_column("_row")]
+                inputs[cast(int, k)][rows.get_column("_row")]
                 .select(p.exprs)
                 .with_columns(rows.get_column("_pos"))
             )
@@ -576,9 +598,13 @@ def _no_reply_texts(m: pl.DataFrame, config: SimConfig) -> pl.DataFrame:
             dtype=pl.String,
         )
     )
-    return m.join(texts, on=keys, how="left", nulls_equal=True, maintain_order="left").drop(
-        "_exceeded"
+    # the join reads the key columns only, and adds the text to the frame (not a copy of it)
+    text = (
+        m.select(keys)
+        .join(texts, on=keys, how="left", nulls_equal=True, maintain_order="left")
+        .get_column("no_reply_text")
     )
+    return m.with_columns(text).drop("_exceeded")
 
 
 def _retry_events(m: pl.DataFrame, trace: Trace) -> list[_Part]:
