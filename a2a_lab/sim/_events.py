@@ -339,7 +339,7 @@ def render_event_chunks(
     m = _messages_frame(plan, trace)
     if not trace.logged.all():
         m = m.filter(pl.Series(trace.logged))
-    m = _no_reply_texts(m, config)
+    m, decoders["no_reply_text"] = _no_reply_texts(m, config)
     extra = [*_retry_events(m, trace), *_blocked_events(m, trace, decoders)]
     last = 10_000  # step number of a2a.complete (after every ping-pong turn)
     parts: list[_Part] = []
@@ -513,25 +513,30 @@ def _render_in_order(
     if not parts:
         yield pl.DataFrame(schema=polars_schema())
         return
-    keys = pl.concat(
-        [
-            p.frame.select(
-                pl.lit(k, pl.UInt32).alias("_part"),
-                pl.int_range(pl.len(), dtype=pl.UInt32).alias("_row"),
-                *(e for e in p.exprs if e.meta.output_name() in _KEYS),
-                (pl.lit(True) if p.where is None else p.where).alias("_keep"),
-            )
-            .filter("_keep")
-            .drop("_keep")
-            for k, p in enumerate(parts)
-        ],
-        how="diagonal_relaxed",
+    # the sort keys of every event as contiguous numpy arrays; "_id" numbers the rows of
+    # all parts in order (part, row): the last key, so ties keep the parts' order
+    columns: dict[str, list[np.ndarray]] = {name: [] for name in (*_KEYS, "_id")}
+    offsets = np.zeros(len(parts), dtype=np.int64)
+    for k, p in enumerate(parts):
+        offsets[k] = offsets[k - 1] + parts[k - 1].frame.height if k else 0
+        keys = p.frame.select(
+            (pl.int_range(pl.len(), dtype=pl.Int64) + offsets[k]).alias("_id"),
+            *(e for e in p.exprs if e.meta.output_name() in _KEYS),
+            (pl.lit(True) if p.where is None else p.where).alias("_keep"),
+        ).filter("_keep")
+        for name, values in columns.items():
+            values.append(keys.get_column(name).to_numpy())
+    arrays = {name: np.concatenate(values) for name, values in columns.items()}
+    del columns, keys
+    # numpy's lexsort (last key first) keeps an index, where a multi-column sort of a frame
+    # would encode whole rows: the same order, for a fraction of the memory
+    events = arrays["_id"][np.lexsort([arrays[name] for name in ("_id", *_KEYS[::-1])])]
+    del arrays
+    part = np.searchsorted(offsets, events, side="right") - 1
+    order = pl.DataFrame(
+        {"_part": part.astype(np.uint32), "_row": (events - offsets[part]).astype(np.uint32)}
     )
-    # numpy's lexsort (last key first) holds an index per key, where a multi-column sort
-    # of the frame would encode whole rows: the same order, for a fraction of the memory
-    index = np.lexsort([keys.get_column(k).to_numpy() for k in reversed((*_KEYS, "_part", "_row"))])
-    order = keys.select("_part", "_row")[index]
-    del keys, index
+    del events, part
     if order.height == 0:
         yield pl.DataFrame(schema=polars_schema())
     # a chunk gathers only the columns its events read (or the codes of those), and makes
@@ -557,28 +562,29 @@ def _render_in_order(
         yield _finish(events, config, first_line=start + 1)
 
 
-def _no_reply_texts(m: pl.DataFrame, config: SimConfig) -> pl.DataFrame:
-    """The reference's outcome text of each no-reply, by its ``(waitStatus, waitError, exceeded)``."""
+def _no_reply_texts(m: pl.DataFrame, config: SimConfig) -> tuple[pl.DataFrame, _Decoder]:
+    """The reference's outcome text of each no-reply, by its ``(waitStatus, waitError,
+    exceeded)``: the frame with the code of its text, and the decoder of the codes."""
     max_wait_ms = (config.wait.max_wait_s if config.wait else 300.0) * 1000.0
     keys = ["wait_status", "wait_error", "_exceeded"]
     combos = m.filter(pl.col("outcome") == NO_REPLY).select(keys).unique()
-    texts = combos.with_columns(
-        pl.Series(
-            "no_reply_text",
-            [
-                build_no_reply_outcome_message(s, e, max_wait_exceeded=x, max_wait_ms=max_wait_ms)
-                for s, e, x in combos.iter_rows()
-            ],
-            dtype=pl.String,
-        )
+    texts = _strings(
+        build_no_reply_outcome_message(s, e, max_wait_exceeded=x, max_wait_ms=max_wait_ms)
+        for s, e, x in combos.iter_rows()
     )
-    # the join reads the key columns only, and adds the text to the frame (not a copy of it)
-    text = (
+    # the frame gets the index of its text (the join reads the key columns only)
+    code = (
         m.select(keys)
-        .join(texts, on=keys, how="left", nulls_equal=True, maintain_order="left")
-        .get_column("no_reply_text")
+        .join(
+            combos.with_row_index("_no_reply"),
+            on=keys,
+            how="left",
+            nulls_equal=True,
+            maintain_order="left",
+        )
+        .get_column("_no_reply")
     )
-    return m.with_columns(text).drop("_exceeded")
+    return m.with_columns(code).drop("_exceeded"), _Decoder("_no_reply", texts)
 
 
 def _retry_events(m: pl.DataFrame, trace: Trace) -> list[_Part]:
