@@ -81,9 +81,12 @@ BLOCKED_TEXTS: Final = {
     "loop_guard": "[outcome] blocked: 루프 가드 한도 초과 ({})",
 }
 _RETRY_STEP_BASE: Final = 1.0  # retries sort between the send (step 0) and the response (1)
-#: Events rendered at a time: bounds the rendering's temporaries (see
-#: :func:`render_event_chunks`); the writer's slice (``a2a_lab.io``'s ``WRITE_CHUNK_ROWS``).
+#: Events rendered at a time: bounds the rendering's temporaries, and the writer's (it
+#: writes a frame in slices of ``a2a_lab.io``'s ``WRITE_CHUNK_ROWS``, 100,000; a smaller
+#: chunk is one smaller slice); see :func:`render_event_chunks`.
 RENDER_CHUNK_EVENTS: Final = 50_000
+#: Events rendered at a time by :func:`render_events`, which holds them all.
+FRAME_CHUNK_EVENTS: Final = 250_000
 #: The sort keys of an event: time, group (0 task start, 1 exchange, 2 task end), message
 #: (or task) and step within the exchange.
 _KEYS: Final = ("_t", "_group", "_i", "_step")
@@ -310,8 +313,9 @@ def _sides(writer: str) -> list[pl.Expr]:
 def render_events(
     plan: Plan, trace: Trace, config: SimConfig, ids: Identifiers | None = None
 ) -> pl.DataFrame:
-    """The run's coordination log as one event frame (:func:`render_event_chunks`, joined)."""
-    chunks = list(render_event_chunks(plan, trace, config, ids))
+    """The run's coordination log as one event frame (:func:`render_event_chunks`, joined;
+    the frame is held whole anyway: in chunks of :data:`FRAME_CHUNK_EVENTS`, fewer of them)."""
+    chunks = list(render_event_chunks(plan, trace, config, ids, FRAME_CHUNK_EVENTS))
     return chunks[0] if len(chunks) == 1 else pl.concat(chunks, rechunk=False)
 
 
