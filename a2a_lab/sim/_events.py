@@ -534,13 +534,13 @@ def _render_in_order(
     del columns, keys
     # numpy's lexsort (last key first) keeps an index, where a multi-column sort of a frame
     # would encode whole rows: the same order, for a fraction of the memory
-    events = arrays["_id"][np.lexsort([arrays[name] for name in ("_id", *_KEYS[::-1])])]
+    ordered = arrays["_id"][np.lexsort([arrays[name] for name in ("_id", *_KEYS[::-1])])]
     del arrays
-    part = np.searchsorted(offsets, events, side="right") - 1
+    part = np.searchsorted(offsets, ordered, side="right") - 1
     order = pl.DataFrame(
-        {"_part": part.astype(np.uint32), "_row": (events - offsets[part]).astype(np.uint32)}
+        {"_part": part.astype(np.uint32), "_row": (ordered - offsets[part]).astype(np.uint32)}
     )
-    del events, part
+    del ordered, part
     if order.height == 0:
         yield pl.DataFrame(schema=polars_schema())
     # a chunk gathers only the columns its events read (or the codes of those), and makes

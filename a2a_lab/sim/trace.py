@@ -49,7 +49,7 @@ def filled(typecode: str, value: Any, n: int) -> array[Any]:
 def column(typecode: str, values: np.ndarray) -> array[Any]:
     """A column holding ``values`` (converted to ``typecode``)."""
     out = array(typecode)
-    out.frombytes(memoryview(np.ascontiguousarray(values, dtype=typecode)).cast("B"))
+    out.frombytes(np.ascontiguousarray(values, dtype=typecode).data.cast("B"))
     return out
 
 
