@@ -98,8 +98,8 @@ def main() -> int:
     }
     saved = save("write", result)
     print(
-        "| writer | call wall s | call CPU s | RSS after read MB | peak MB | peak − read MB "
-        "| written MB |"
+        "| writer | call wall s | call CPU s | RSS after read MiB | peak MiB | peak − read MiB "
+        "| written MiB |"
     )
     print("|---|---:|---:|---:|---:|---:|---:|")
     for k, v in med.items():
