@@ -52,6 +52,13 @@ def main() -> int:
     ap.add_argument(
         "--baseline", type=Path, help="another copy of the package to measure in the same run"
     )
+    ap.add_argument(
+        "--tree",
+        action="append",
+        default=[],
+        metavar="LABEL=DIR",
+        help="more copies of the package to measure in the same run (e.g. main=/tmp/main)",
+    )
     ap.add_argument("--log", type=Path, help="the NDJSON log (default: the benchmark log)")
     ap.add_argument(
         "--workdir",
@@ -69,6 +76,9 @@ def main() -> int:
     trees = {"now": ROOT}
     if args.baseline:
         trees["before"] = args.baseline.resolve()
+    for spec in args.tree:
+        label, _, tree = spec.partition("=")
+        trees[label] = Path(tree).resolve()
     parquet = {label: work / f"events_{label}.parquet" for label in trees}
     out = {label: work / f"written_{label}.ndjson" for label in trees}
     for label, tree in trees.items():
@@ -107,12 +117,14 @@ def main() -> int:
             f"| {k} | {v['call_wall_s']:.2f} | {v['call_cpu_s']:.2f} | {v['rss_read_mb']:.0f} "
             f"| {v['rss_mb']:.0f} | {v['peak_minus_read_mb']:.0f} | {v['written_mb']:.1f} |"
         )
-    if "before" in med:
-        b, n = med["before"], med["now"]
-        print(
-            f"before / now: call CPU {b['call_cpu_s'] / n['call_cpu_s']:.1f} ×, "
-            f"call wall {b['call_wall_s'] / n['call_wall_s']:.1f} ×; outputs identical: {same}"
-        )
+    n = med["now"]
+    for label, b in med.items():
+        if label != "now":
+            print(
+                f"{label} / now: call CPU {b['call_cpu_s'] / n['call_cpu_s']:.1f} ×, "
+                f"call wall {b['call_wall_s'] / n['call_wall_s']:.1f} ×; "
+                f"output identical to now's: {same[label]}"
+            )
     print(
         json.dumps(
             {"peak_le_2x_written": med["now"]["peak_minus_read_mb"] <= 2 * med["now"]["written_mb"]}
