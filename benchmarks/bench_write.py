@@ -94,7 +94,9 @@ def main() -> int:
             run["peak_minus_read_mb"] = run["rss_mb"] - run["rss_read_mb"]
             results.setdefault(label, []).append(run)
             print(f"write_events {label}", run, flush=True)
-    same = filecmp.cmp(out["now"], out["before"], shallow=False) if "before" in out else None
+    same = {
+        label: filecmp.cmp(out["now"], out[label], shallow=False) for label in out if label != "now"
+    }
     med = {k: median_of(v) for k, v in results.items()}
     result = {
         "benchmark": "write",
