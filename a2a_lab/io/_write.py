@@ -351,7 +351,7 @@ def _canonical_lines(frame: pl.DataFrame) -> tuple[pl.Series, int]:
             flat.append(pl.col(top.column).alias(top.key))
     data_leaves = [k for k, leaf in enumerate(leaves) if leaf.flat.startswith("d:")]
     # one chunk: the groups are gathered from it, and a gather across chunks (a frame read
-    # from Parquet has one a row group) costs several times more than within one
+    # from Parquet has a chunk per row group) costs several times more than within one
     values = frame.select(*flat, data_is_null.alias("_data_null")).rechunk()
     states = []
     for k, leaf in enumerate(leaves):
