@@ -39,6 +39,7 @@ falls back to the latest send before it, and marks its exchange ambiguous too.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Final
 
 import polars as pl
@@ -215,18 +216,28 @@ def _rank(frame: pl.DataFrame, group: list[str], order: list[str]) -> pl.DataFra
     )
 
 
-def _rank_match(
-    events: pl.DataFrame,
-    cands: pl.DataFrame,
-    group: list[str],
-    ev_order: list[str],
-    cand_order: list[str],
-    ready: str,
-) -> pl.DataFrame:
-    """Pair the *r*-th event of each group with its *r*-th candidate exchange.
+#: Events are paired in the order they were logged: by time, ties in file order.
+_EV_ORDER = ["event_ms", "_seq"]
+#: Candidates in the order they became ready; ties by exchange number.
+_READY_ORDER = ["_ready", "exchange"]
 
-    ``events`` has ``_seq`` and ``event_ms``; ``cands`` has ``exchange`` and ``ready`` (the
-    time before which its event cannot come). Returns ``_seq, exchange, _amb`` for the
+
+@dataclass(frozen=True)
+class _Pairing:
+    """How events pair with candidate exchanges: within ``group``, the *r*-th event (in
+    :data:`_EV_ORDER`) with the *r*-th candidate in ``cand_order``; ``ready`` names the
+    candidate's column holding the time before which its event cannot come."""
+
+    group: list[str]
+    cand_order: list[str]
+    ready: str = "_ready"
+
+
+def _rank_match(events: pl.DataFrame, cands: pl.DataFrame, by: _Pairing) -> pl.DataFrame:
+    """Pair the *r*-th event of each group with its *r*-th candidate exchange (``by``).
+
+    ``events`` has ``_seq`` and ``event_ms``; ``cands`` has ``exchange`` and ``by.ready``
+    (the time before which its event cannot come). Returns ``_seq, exchange, _amb`` for the
     events that found a candidate. A pair is ambiguous when the event is earlier than its
     candidate's ``ready``; when the group has more events than candidates (which events
     are the strangers?); or when it has fewer and the next candidate was ready too (the
@@ -234,9 +245,10 @@ def _rank_match(
     """
     if events.height == 0 or cands.height == 0:
         return pl.DataFrame(schema={"_seq": pl.UInt32, "exchange": pl.Int64, "_amb": pl.Boolean})
-    ev = _rank(events, group, ev_order)
+    group, ready = by.group, by.ready
+    ev = _rank(events, group, _EV_ORDER)
     ca = (
-        _rank(cands, group, cand_order)
+        _rank(cands, group, by.cand_order)
         .rename({"_n": "_cn"})
         .with_columns(pl.col(ready).shift(-1).over(group).alias("_next_ready"))
     )
@@ -258,14 +270,7 @@ def _rank_match(
 
 
 def _rank_match_within(
-    events: pl.DataFrame,
-    cands: pl.DataFrame,
-    group: list[str],
-    ev_order: list[str],
-    cand_order: list[str],
-    ready: str,
-    window_ms: float,
-    rounds: int = 64,
+    events: pl.DataFrame, cands: pl.DataFrame, by: _Pairing, window_ms: float, rounds: int = 64
 ) -> tuple[pl.DataFrame, pl.DataFrame]:
     """:func:`_rank_match` where a candidate's event must come within ``window_ms`` of its
     ``ready``: a candidate whose paired event comes later got none (it timed out), so it
@@ -275,6 +280,7 @@ def _rank_match_within(
     event of the group came within the dropped candidate's window, so it may have been its
     own; the pair is then ambiguous too).
     """
+    group, ready = by.group, by.ready
     dropped: list[pl.DataFrame] = []
     # groups are independent: a group without a late pair is settled, only the rest go on
     settled_ev: list[pl.DataFrame] = []
@@ -283,8 +289,8 @@ def _rank_match_within(
     for _ in range(rounds):
         if ev_left.height == 0 or keep.height == 0:
             break
-        ev = _rank(ev_left, group, ev_order).select(*group, "_r", "event_ms")
-        ca = _rank(keep, group, cand_order)
+        ev = _rank(ev_left, group, _EV_ORDER).select(*group, "_r", "event_ms")
+        ca = _rank(keep, group, by.cand_order)
         pair = ca.join(ev, on=[*group, "_r"], how="inner", nulls_equal=True)
         late = pair.filter(pl.col("event_ms") > pl.col(ready) + window_ms)
         if late.height == 0:
@@ -302,7 +308,7 @@ def _rank_match_within(
     gone_all = pl.concat(dropped) if dropped else cands.clear()
     all_ev = pl.concat([*settled_ev, ev_left])
     all_ca = pl.concat([*settled_ca, keep])
-    pairs = _rank_match(all_ev, all_ca, group, ev_order, cand_order, ready)
+    pairs = _rank_match(all_ev, all_ca, by)
     if gone_all.height == 0 or pairs.height == 0:
         return pairs, gone_all.with_columns(pl.lit(False).alias("_amb"))
     # a dropped candidate was judged to have got no event; if a paired event of its group
@@ -511,7 +517,7 @@ def exchange_events(
     open_ = x.join(
         refused.select(*_DIR, "exchange"), on=[*_DIR, "exchange"], how="anti", nulls_equal=True
     )
-    fifo = _rank_match(first, open_, _DIR, ["event_ms", "_seq"], ["exchange"], "_send_ms")
+    fifo = _rank_match(first, open_, _Pairing(_DIR, ["exchange"], "_send_ms"))
     # the wait limit: a reply within it (plus the gate's wait), a timed-out no-reply after it
     fifo = fifo.join(first.select("_seq", *_DIR, "event_ms", "_kind", "_reason"), on="_seq").join(
         x.select(*_DIR, "exchange", "_send_ms"),
@@ -582,13 +588,7 @@ def exchange_events(
         )
         keys = [*_DIR, "_k_intent", "_k_type", "_k_max"]
         matched, gone = _rank_match_within(
-            at,
-            c,
-            keys,
-            ["event_ms", "_seq"],
-            ["_ready", "exchange"],
-            "_ready",
-            TURN_TIMEOUT_MS + _SLACK_MS,
+            at, c, _Pairing(keys, _READY_ORDER), TURN_TIMEOUT_MS + _SLACK_MS
         )
         turn_rows.append(matched)
         amb_ex.append(gone.filter("_amb").select(*_DIR, "exchange"))
@@ -650,9 +650,8 @@ def exchange_events(
     )
     conc = completes.filter("_conc")
     gate_refused = ready.filter(pl.col("_kind") == "blocked")
-    m_conc = _rank_match(
-        conc, gate_refused, _DIR, ["event_ms", "_seq"], ["_ready", "exchange"], "_ready"
-    )
+    in_order = _Pairing(_DIR, _READY_ORDER)
+    m_conc = _rank_match(conc, gate_refused, in_order)
     term = pl.col("_term")
     counted = completes.filter(~pl.col("_conc") & pl.col("_actual").is_not_null()).with_columns(
         pl.when(term.is_in(list(_REPLY_REASONS))).then(term).alias("_last_term"),
@@ -667,10 +666,7 @@ def exchange_events(
     m_turns, gone = _rank_match_within(
         counted,
         with_turns,
-        [*_DIR, "_actual", "_last_term", "_pending"],
-        ["event_ms", "_seq"],
-        ["_ready", "exchange"],
-        "_ready",
+        _Pairing([*_DIR, "_actual", "_last_term", "_pending"], _READY_ORDER),
         TURN_TIMEOUT_MS + GATE_TIMEOUT_MS + _SLACK_MS,
     )
     amb_ex.append(gone.filter("_amb").select(*_DIR, "exchange"))
@@ -688,9 +684,7 @@ def exchange_events(
         .filter((pl.col("_kind") != "reply") | pl.col("_counting").is_null())
     )
     rest = completes.join(done.select("_seq"), on="_seq", how="anti")
-    m_rest = _rank_match(
-        rest, rest_cand, _DIR, ["event_ms", "_seq"], ["_ready", "exchange"], "_ready"
-    )
+    m_rest = _rank_match(rest, rest_cand, in_order)
     # second chance: a complete no rule placed closes an exchange of its direction that has
     # none, in order; the log did not say which, so both are ambiguous
     closed = pl.concat([m_conc, m_turns, m_rest])
@@ -701,9 +695,7 @@ def exchange_events(
         how="anti",
         nulls_equal=True,
     )
-    m_left = _rank_match(
-        left, open_ends, _DIR, ["event_ms", "_seq"], ["_ready", "exchange"], "_ready"
-    ).with_columns(pl.lit(True).alias("_amb"))
+    m_left = _rank_match(left, open_ends, in_order).with_columns(pl.lit(True).alias("_amb"))
     placed += [m_conc, m_turns, m_rest, m_left]
 
     return _place(full, x, placed, amb_ex)

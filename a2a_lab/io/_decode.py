@@ -148,23 +148,22 @@ def _decode_rows(
     parts: list[pl.DataFrame] = []
     refused: list[int] = []
     null_row = pl.DataFrame(schema=schema)
-
-    def go(start: int, stop: int) -> None:
+    # an explicit stack of blocks, first block on top: a recursive closure would be a
+    # reference cycle holding the chunk's lines until the cyclic collector runs
+    todo = [(0, len(texts))] if len(texts) else []
+    while todo:
+        start, stop = todo.pop()
         try:
             parts.append(_read_json(texts.slice(start, stop - start), schema))
-            return
+            continue
         except pl.exceptions.PolarsError:
             pass
         if stop - start <= _MIN_CHUNK:
             refused.extend(range(start, stop))
             parts.append(null_row.clear(stop - start))
-            return
+            continue
         mid = (start + stop) // 2
-        go(start, mid)
-        go(mid, stop)
-
-    if len(texts):
-        go(0, len(texts))
+        todo += [(mid, stop), (start, mid)]
     return (pl.concat(parts, how="vertical", rechunk=False) if parts else null_row), refused
 
 

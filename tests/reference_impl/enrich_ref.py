@@ -3,7 +3,8 @@
 Written line by line from ``task-monitor-rules.md`` over plain JSON objects (dicts), without
 Polars and without :mod:`a2a_lab`, so that the vectorised :func:`a2a_lab.enrich.enrich` can be
 checked against an independent reading of the spec. The constants are re-typed here from the
-spec on purpose (a typo in the rule-set object must not be copied into the oracle).
+spec on purpose (a typo in the rule-set object must not be copied into the oracle); §6's
+category table and haystack fields are parsed from a copy of the spec (tests/data/spec/).
 
 Known limitation, kept on purpose: lower-casing uses Python's ``str.lower``; Python 3.11's
 Unicode tables lack the case pairs added in Unicode 15-16 (e.g. U+A7CB, U+10D50-U+10D65,
@@ -15,6 +16,7 @@ from __future__ import annotations
 import math
 import re
 from decimal import ROUND_HALF_UP, Decimal
+from pathlib import Path
 from typing import Any
 
 # §10: ECMAScript WhiteSpace + LineTerminator
@@ -24,63 +26,31 @@ JS_SPACE = set(
     + [0x2028, 0x2029, 0x202F, 0x205F, 0x3000, 0xFEFF]
 )
 
-ROLES = ["conversation.main", "delegation.subagent", "orchestration.task", "system.observability"]
+#: The spec itself (a copy of ``shared/spec/task-monitor-rules.md``): the lists of §5 and §6
+#: (roles, orchestration prefixes, categories, haystack fields) are read from its text.
+SPEC = (Path(__file__).parents[1] / "data" / "spec" / "task-monitor-rules.md").read_text(
+    encoding="utf-8"
+)
+
+
+def _backticked(text: str) -> list[str]:
+    """The ``code`` spans of a spec passage, in order."""
+    return re.findall(r"`([^`]+)`", text)
+
+
+_SECTION_5 = SPEC[SPEC.index("## 5. Event role") : SPEC.index("\n## 6.")]
+_RULE_1, _RULE_2 = (
+    _SECTION_5[_SECTION_5.index(f"\n{n}. ") : _SECTION_5.index(f"\n{n + 1}. ")] for n in (1, 2)
+)
+ROLES = _backticked(_RULE_1)[1:]
 SESSION_TYPES = ["main", "subagent", "unknown"]
-ORCHESTRATION_PREFIXES = [
-    "task.",
-    "continuation.",
-    "plan.",
-    "unblock.",
-    "zombie.",
-    "resume_reminder.",
-    "backlog.",
-]
-CATEGORIES = [
-    (
-        "engineering_build",
-        "implement, implementation, build, feature, refactor, bugfix, fix, 코드, 구현, 개발, 리팩토링, 버그",
-    ),
-    (
-        "infra_ops",
-        "deploy, deployment, infra, infrastructure, docker, k8s, ops, incident, 운영, 인프라, 배포, 장애, 서버",
-    ),
-    ("qa_validation", "test, testing, qa, validation, verify, e2e, 회귀, 검증, 테스트, 품질"),
-    (
-        "planning_decision",
-        "plan, planning, decision, design, architecture, scope, 우선순위, 설계, 기획, 의사결정, 정책",
-    ),
-    (
-        "research_analysis",
-        "research, analysis, investigate, compare, benchmark, root cause, 분석, 조사, 리서치, 원인, 비교",
-    ),
-    ("docs_knowledge", "doc, docs, documentation, guide, readme, wiki, 문서, 가이드, 정리, 기록"),
-    (
-        "growth_marketing",
-        "campaign, marketing, growth, experiment, copy, funnel, 마케팅, 성장, 캠페인, 전환",
-    ),
-    (
-        "customer_community",
-        "customer, community, support, ticket, feedback, cs, 고객, 커뮤니티, 문의, 피드백",
-    ),
-    (
-        "legal_compliance",
-        "legal, compliance, policy, terms, regulation, contract, 법무, 컴플라이언스, 약관, 규정, 계약",
-    ),
-    ("biz_strategy", "kpi, revenue, strategy, business, roadmap, roi, 비즈니스, 전략, 지표, 매출"),
-]
+ORCHESTRATION_PREFIXES = _backticked(_RULE_2)[:-1]
+_SECTION_6 = SPEC[SPEC.index("## 6. Collaboration category") : SPEC.index("\n## 7.")]
+CATEGORIES = re.findall(r"^\| \d+ \| ([a-z_]+) \| (.+?) \|$", _SECTION_6, re.MULTILINE)
 KEYWORDS = {name: [k.strip() for k in text.split(",")] for name, text in CATEGORIES}
-TEXT_FIELDS = [
-    "label",
-    "message",
-    "replyPreview",
-    "description",
-    "summary",
-    "reason",
-    "title",
-    "taskId",
-    "workSessionId",
-    "collabIntent",
-]
+_HAYSTACK = re.search(r"non-empty string fields `([^`]+)`", _SECTION_6)
+assert _HAYSTACK is not None and len(CATEGORIES) == 10, "spec §6 not found"
+TEXT_FIELDS = [f.strip() for f in _HAYSTACK.group(1).split(",")]
 
 
 def trim(s: str) -> str:

@@ -19,8 +19,10 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Iterable
+from dataclasses import dataclass
 from decimal import Decimal
-from typing import Final, TypeGuard
+from typing import Final, Generic, TypeGuard, TypeVar
 
 from a2a_lab.reference.jsstr import JS_WHITESPACE
 
@@ -158,3 +160,28 @@ def js_string(value: object) -> str:
             "" if item is None or item is UNDEFINED else js_string(item) for item in value
         )
     return "[object Object]"
+
+
+_R = TypeVar("_R")
+
+
+@dataclass(frozen=True, slots=True)
+class PatternRule(Generic[_R]):
+    """One rule of an ordered rule list: a text in which ``pattern`` is found gets ``result``.
+
+    The reference's classifiers (message intent, wait errors, gateway exceptions) are all
+    such lists, first match wins (:func:`first_match`).
+    """
+
+    pattern: re.Pattern[str]
+    result: _R
+
+
+def first_match(rules: Iterable[PatternRule[_R]], text: str) -> _R | None:
+    """The result of the first rule whose pattern is found in ``text``; None if none is.
+
+    >>> rules = [PatternRule(re.compile("b"), 1), PatternRule(re.compile("a"), 2)]
+    >>> first_match(rules, "ab"), first_match(rules, "c")
+    (1, None)
+    """
+    return next((rule.result for rule in rules if rule.pattern.search(text)), None)

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import Final
 
-from a2a_lab.reference.runtime._js import JS_DOT, js_string
+from a2a_lab.reference.runtime._js import JS_DOT, PatternRule, first_match, js_string
 
 
 class ErrorCategory(StrEnum):
@@ -36,77 +36,68 @@ class ErrorInfo:
     retriable: bool
 
 
-@dataclass(frozen=True, slots=True)
-class ExceptionRule:
-    """An exception whose lower-cased message contains any of ``needles`` gets this class."""
-
-    needles: tuple[str, ...]
-    category: ErrorCategory
-    code: str
-    retriable: bool
+#: A failure whose lower-cased message matches the pattern gets this class; for a wait
+#: response without an error text, the result's ``reason`` is what the reference writes.
+ErrorRule = PatternRule[ErrorInfo]
 
 
-@dataclass(frozen=True, slots=True)
-class WaitErrorRule:
-    """A ``status: "error"`` response whose lower-cased error matches ``pattern``."""
-
-    pattern: re.Pattern[str]
-    category: ErrorCategory
-    code: str
-    retriable: bool
-    fallback_reason: str
-
-
-#: Connection-level exceptions, first match wins; anything else is ``unknown/gateway_unknown``.
-EXCEPTION_RULES: Final[tuple[ExceptionRule, ...]] = (
-    ExceptionRule(
-        ("timeout", "econnreset", "socket hang up", "econnrefused", "dns", "fetch failed"),
-        ErrorCategory.TRANSIENT,
-        "gateway_connection",
-        True,
-    ),
-    ExceptionRule(
-        ("unauthorized", "forbidden", "401", "403"), ErrorCategory.PERMANENT, "auth_failure", False
-    ),
-)
-
-
-def _wait_rule(
-    source: str, category: ErrorCategory, code: str, retriable: bool, fallback: str
-) -> WaitErrorRule:
+def _rule(
+    source: str, category: ErrorCategory, code: str, retriable: bool, reason: str = ""
+) -> ErrorRule:
     """Compile a reference pattern; its ``.`` (only ever in ``.?``) becomes :data:`JS_DOT`.
 
     The reference matches with the ``i`` flag on the already lower-cased message, so the
     lower-case ASCII patterns need no flag here.
     """
     pattern = re.compile(source.replace(".?", JS_DOT + "?"))
-    return WaitErrorRule(pattern, category, code, retriable, fallback)
+    return PatternRule(pattern, ErrorInfo(category, code, reason, retriable))
+
+
+#: Connection-level exceptions, first match wins; anything else is ``unknown/gateway_unknown``.
+#: The reference tests ``message.includes(needle)`` for each needle of a rule.
+EXCEPTION_RULES: Final[tuple[ErrorRule, ...]] = tuple(
+    _rule("|".join(map(re.escape, needles)), category, code, retriable)
+    for needles, category, code, retriable in (
+        (
+            ("timeout", "econnreset", "socket hang up", "econnrefused", "dns", "fetch failed"),
+            ErrorCategory.TRANSIENT,
+            "gateway_connection",
+            True,
+        ),
+        (
+            ("unauthorized", "forbidden", "401", "403"),
+            ErrorCategory.PERMANENT,
+            "auth_failure",
+            False,
+        ),
+    )
+)
 
 
 #: ``status: "error"`` responses, first match wins; else ``unknown/error_unknown``.
-WAIT_ERROR_RULES: Final[tuple[WaitErrorRule, ...]] = (
-    _wait_rule(
+WAIT_ERROR_RULES: Final[tuple[ErrorRule, ...]] = (
+    _rule(
         "rate.?limit|429|too many requests",
         ErrorCategory.TRANSIENT,
         "rate_limit",
         True,
         "rate limit",
     ),
-    _wait_rule(
+    _rule(
         "context.?length|token.?limit|too.?long|maximum.?context",
         ErrorCategory.PERMANENT,
         "context_exceeded",
         False,
         "context exceeded",
     ),
-    _wait_rule(
+    _rule(
         "overload|529|capacity|server.?error|500|502|503",
         ErrorCategory.TRANSIENT,
         "server_overload",
         True,
         "server overload",
     ),
-    _wait_rule(
+    _rule(
         "not.?found|invalid|denied|forbidden",
         ErrorCategory.PERMANENT,
         "request_rejected",
@@ -149,9 +140,9 @@ def classify_error(error: BaseException | Mapping[str, object]) -> ErrorInfo:
     if isinstance(error, BaseException):
         message = str(error)
         lowered = message.lower()
-        for rule in EXCEPTION_RULES:
-            if any(needle in lowered for needle in rule.needles):
-                return ErrorInfo(rule.category, rule.code, message, rule.retriable)
+        found = first_match(EXCEPTION_RULES, lowered)
+        if found is not None:
+            return replace(found, reason=message)
         return ErrorInfo(ErrorCategory.UNKNOWN, "gateway_unknown", message, True)
 
     status = error.get("status")
@@ -165,10 +156,9 @@ def classify_error(error: BaseException | Mapping[str, object]) -> ErrorInfo:
         )
     if status == "error":
         lowered = (error_text or "").lower()
-        for wait_rule in WAIT_ERROR_RULES:
-            if wait_rule.pattern.search(lowered):
-                reason = error_text if error_text is not None else wait_rule.fallback_reason
-                return ErrorInfo(wait_rule.category, wait_rule.code, reason, wait_rule.retriable)
+        found = first_match(WAIT_ERROR_RULES, lowered)
+        if found is not None:
+            return found if error_text is None else replace(found, reason=error_text)
         reason = error_text if error_text is not None else "unknown error"
         return ErrorInfo(ErrorCategory.UNKNOWN, "error_unknown", reason, True)
     if status == "timeout":

@@ -19,7 +19,13 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Final, Literal
 
-from a2a_lab.reference.runtime._js import JS_DOT, JS_FLAGS_I, is_finite_js_number
+from a2a_lab.reference.runtime._js import (
+    JS_DOT,
+    JS_FLAGS_I,
+    PatternRule,
+    first_match,
+    is_finite_js_number,
+)
 
 Intent = Literal[
     "notification", "escalation", "result_report", "request", "collaboration", "question"
@@ -46,12 +52,8 @@ class IntentResult:
     confidence: float
 
 
-@dataclass(frozen=True, slots=True)
-class IntentRule:
-    """One classifier rule: if ``pattern`` is found in the message, the result is ``result``."""
-
-    pattern: re.Pattern[str]
-    result: IntentResult
+#: One classifier rule: if ``pattern`` is found in the message, the result is ``result``.
+IntentRule = PatternRule[IntentResult]
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,7 +70,7 @@ def _rule(source: str, intent: Intent, turns: int, confidence: float) -> IntentR
     The reference patterns use ``.`` only in ``.*``, which becomes :data:`JS_DOT` ``*`` so
     that, as in JavaScript, it does not cross a CR, U+2028 or U+2029 either.
     """
-    return IntentRule(
+    return PatternRule(
         re.compile(source.replace(".*", JS_DOT + "*"), JS_FLAGS_I),
         IntentResult(intent, turns, confidence),
     )
@@ -138,10 +140,8 @@ def classify_intent(message: str, rules: IntentRules = INTENT_RULES_V1) -> Inten
     >>> classify_intent("Is this right?\\n").intent  # JavaScript's `?$` needs the very end
     'collaboration'
     """
-    for rule in rules.rules:
-        if rule.pattern.search(message):
-            return rule.result
-    return rules.default
+    found = first_match(rules.rules, message)
+    return rules.default if found is None else found
 
 
 #: Payload type → intent (reference ``mapPayloadTypeToMessageIntent``).
