@@ -90,6 +90,37 @@ def number_option(name: str, value: str) -> float:
 #: from their original lines, re-read from the files.
 SESSION_DATA_FIELDS = ("workSessionId", "conversationId", "status")
 
+#: The ``data`` fields :func:`a2a_lab.enrich` reads with the reference rules (agents,
+#: session keys and types, role, category; the haystack's fields are added from the rule
+#: set). ``tests/test_cli_sessions_lean.py`` checks the list against enrich's query plan.
+ENRICH_DATA_FIELDS = (
+    "fromAgent",
+    "senderAgentId",
+    "toAgent",
+    "targetAgentId",
+    "parentConversationId",
+    "depth",
+    "hop",
+    "sourceSessionKey",
+    "requesterSessionKey",
+    "sessionKey",
+    "targetSessionKey",
+    "fromSessionType",
+    "toSessionType",
+    "eventRole",
+    "collabCategory",
+    "collabSubTags",
+    "categoryVersion",
+)
+
+
+def loaded_data_fields() -> tuple[str, ...]:
+    """The ``data`` fields ``work-sessions`` loads from a log: what enrich and the sessions
+    read (issue 12: the others, about a third of the frame, are never kept)."""
+    from a2a_lab.reference.rules import TASK_MONITOR_V1
+
+    return (*ENRICH_DATA_FIELDS, *TASK_MONITOR_V1.haystack_fields, *SESSION_DATA_FIELDS)
+
 
 def session_columns(enriched: pl.DataFrame) -> pl.DataFrame:
     """``enriched`` with ``data`` narrowed to :data:`SESSION_DATA_FIELDS` (issue 12: memory).
@@ -125,7 +156,7 @@ def run(args: argparse.Namespace) -> int:
     # a store is scanned lazily: only the columns and data fields work sessions select
     # are read, collected by the streaming engine (the page's event objects re-read their
     # lines from the log files, as for a loaded directory)
-    events = scan_source(args.source, tz=cli_tz(args))
+    events = scan_source(args.source, tz=cli_tz(args), data_fields=loaded_data_fields())
     agents = main_agents(args)
     frame: pl.DataFrame | pl.LazyFrame
     if isinstance(events, pl.LazyFrame):

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 
 import polars as pl
 
@@ -19,27 +19,37 @@ from a2a_lab.io import (
 )
 
 
-def load_source(source: str, *, tz: str = "UTC") -> LoadResult:
-    """``a2a_lab.load(source, tz=tz)``, or the history store at ``source``.
+def load_source(
+    source: str, *, tz: str = "UTC", data_fields: Collection[str] | None = None
+) -> LoadResult:
+    """``a2a_lab.load(source, tz=tz, data_fields=data_fields)``, or the history store at
+    ``source`` (all its ``data`` fields).
 
     A missing or unreadable source raises :class:`CliError`.
     """
     try:
         if is_store(source):
             return load_store(source, tz=tz)
-        return load(source, tz=tz)
+        return load(source, tz=tz, data_fields=data_fields)
     except (SourceError, StoreError) as exc:
         raise CliError(str(exc)) from None
     except OSError as exc:
         raise CliError(f"cannot read {source}: {exc.strerror or exc}") from None
 
 
-def scan_source(source: str, *, tz: str = "UTC", raw: bool = False) -> pl.DataFrame | pl.LazyFrame:
+def scan_source(
+    source: str,
+    *,
+    tz: str = "UTC",
+    raw: bool = False,
+    data_fields: Collection[str] | None = None,
+) -> pl.DataFrame | pl.LazyFrame:
     """The events of ``source`` for an analysis that accepts a LazyFrame.
 
     A history store gives the lean lazy scan (:func:`a2a_lab.io.scan_store`: only the
     columns and ``data`` fields the analysis selects are read, ``raw`` only if asked and
-    selected); run its collects inside :func:`lean_engine`. A log gives the loaded frame.
+    selected); run its collects inside :func:`lean_engine`. A log gives the loaded frame,
+    its ``data`` cut to ``data_fields`` when given (the fields the analysis reads).
     """
     try:
         if is_store(source):
@@ -48,7 +58,7 @@ def scan_source(source: str, *, tz: str = "UTC", raw: bool = False) -> pl.DataFr
         raise CliError(str(exc)) from None
     except OSError as exc:
         raise CliError(f"cannot read {source}: {exc.strerror or exc}") from None
-    return load_source(source, tz=tz).events
+    return load_source(source, tz=tz, data_fields=data_fields).events
 
 
 @contextlib.contextmanager

@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import polars as pl
 
@@ -20,17 +20,29 @@ from a2a_lab.io._decode import (
 )
 from a2a_lab.io._result import LoadResult, _concat_contiguous, _finish, _take_events
 from a2a_lab.io._sources import Source, SourceDamage, read_blocks, resolve_source
-from a2a_lab.schema import polars_schema
+from a2a_lab.schema import data_dtype, polars_schema
 from a2a_lab.timeparse import check_tz, resolve_tz
 
 #: Bytes read (and decoded) at a time: bounds the decoder's temporaries.
 CHUNK_BYTES = 8 * 2**20
 
 
-def _decode_file(path: Path, timezone: str, raw: bool, bar: Any) -> DecodedText:
+def _decode_file(
+    path: Path, timezone: str, raw: bool, bar: Any, keep: tuple[str, ...] | None = None
+) -> DecodedText:
     """Decode one file in bounded chunks of whole lines; a damaged ``.gz`` keeps its
-    readable lines and rejects the damaged tail."""
-    decoder = ChunkDecoder(timezone=timezone, raw=raw, file=str(path))
+    readable lines and rejects the damaged tail. ``keep``: the ``data`` fields each chunk's
+    events keep (:func:`narrow_data`; ``None``: all)."""
+    chunks = ChunkDecoder(timezone=timezone, raw=raw, file=str(path))
+
+    def decode(data: bytes, first_line: int = 1) -> DecodedText:
+        # the fields dropped never reach the file's frame (every field is still decoded
+        # and checked: the report does not change)
+        dec = chunks.decode(data, first_line)
+        if keep is not None:
+            dec.events = narrow_data(dec.events, keep)
+        return dec
+
     parts: list[DecodedText] = []
     next_line = 1
     pending = b""
@@ -44,10 +56,10 @@ def _decode_file(path: Path, timezone: str, raw: bool, bar: Any) -> DecodedText:
         pending = buf[cut:]
         if cut:
             complete = buf[:cut] if cut < len(buf) else buf
-            parts.append(decoder.decode(complete, next_line))
+            parts.append(decode(complete, next_line))
             next_line += complete.count(b"\n")
     if damage is None and pending:
-        parts.append(decoder.decode(pending, next_line))
+        parts.append(decode(pending, next_line))
     elif damage is not None:
         # what was decompressed of the line where the data broke off, and the reason
         text = pending.decode("utf-8", errors="replace")
@@ -61,7 +73,7 @@ def _decode_file(path: Path, timezone: str, raw: bool, bar: Any) -> DecodedText:
         )
         parts.append(
             DecodedText(
-                events=decoder.decode(b"").events,
+                events=decode(b"").events,
                 rejects=rej,
                 issues=issues_frame([]),
                 lines=1,
@@ -69,7 +81,7 @@ def _decode_file(path: Path, timezone: str, raw: bool, bar: Any) -> DecodedText:
             )
         )
     if not parts:
-        return decoder.decode(b"")
+        return decode(b"")
     empty = parts[0].events.clear()
     events = _take_events(parts)
     return DecodedText(
@@ -80,6 +92,37 @@ def _decode_file(path: Path, timezone: str, raw: bool, bar: Any) -> DecodedText:
         blank=sum(p.blank for p in parts),
         exact_lines=sum(p.exact_lines for p in parts),
     )
+
+
+def data_fields_option(fields: Collection[str] | None) -> tuple[str, ...] | None:
+    """``load``'s ``data_fields`` in the derived ``data`` order (``None``: every field).
+
+    Raises ``ValueError`` naming a field the schema does not declare.
+    """
+    if fields is None:
+        return None
+    if isinstance(fields, str):
+        fields = [fields]
+    declared = list(data_dtype().to_schema())
+    unknown = sorted(set(fields) - set(declared))
+    if unknown:
+        raise ValueError(f"data_fields: no such data field: {', '.join(unknown)}")
+    if not fields:
+        raise ValueError("data_fields: name at least one field (None keeps every field)")
+    wanted = set(fields)
+    return tuple(f for f in declared if f in wanted)
+
+
+def narrow_data(events: pl.DataFrame, keep: tuple[str, ...]) -> pl.DataFrame:
+    """``events`` with its ``data`` struct cut to the fields ``keep`` (in that order); a
+    null ``data`` stays null. The other columns are not copied."""
+    data = pl.col("data")
+    if tuple(cast(pl.Struct, events.schema["data"]).to_schema()) == keep:
+        return events
+    narrow = pl.struct([data.struct.field(f) for f in keep])
+    if events["data"].null_count():
+        narrow = pl.when(data.is_not_null()).then(narrow)
+    return events.with_columns(narrow.alias("data"))
 
 
 def _progress(files: list[Path], enabled: bool | None) -> Any:
@@ -113,6 +156,7 @@ def load(
     raw: bool = False,
     progress: bool | None = None,
     timezone: str | None = None,
+    data_fields: Collection[str] | None = None,
 ) -> LoadResult:
     """Load a coordination log: a file, a list of files, a glob, or a log directory.
 
@@ -141,11 +185,17 @@ def load(
         two seconds, on a terminal or in a notebook, and never when ``CI`` is set.
     timezone
         Deprecated name of ``tz`` (warns).
+    data_fields
+        Keep only these ``data`` fields (in the schema's order) in ``.events``: for an
+        analysis that reads a few of them, the others never take memory (issue 12; the
+        ``a2a-lab work-sessions`` command loads so). Every line is still decoded and
+        checked, so the report is the same. ``None`` (default): every field.
 
     Returns
     -------
     LoadResult
-        ``.events`` (the event frame of ``a2a_lab.schema.polars_schema(raw=raw)``) and ``.report``.
+        ``.events`` (the event frame of ``a2a_lab.schema.polars_schema(raw=raw)``, ``data``
+        cut to ``data_fields`` if given) and ``.report``.
 
     Examples
     --------
@@ -158,14 +208,20 @@ def load(
     from a2a_lab.io._store_read import load_store
 
     timezone = resolve_tz(tz, timezone, where="load")
+    keep = data_fields_option(data_fields)
     if isinstance(source, (str, os.PathLike)) and is_store(source):
-        return load_store(source, tz=timezone, sort=sort, raw=raw)
-    files = resolve_source(source)
-    decoded = []
-    with _progress(files, progress) as bar:
-        for path in files:
-            decoded.append((str(path), _decode_file(path, timezone, raw, bar), issues_frame([])))
-    return _finish(decoded, timezone, sort, raw)
+        res = load_store(source, tz=timezone, sort=sort, raw=raw)
+    else:
+        files = resolve_source(source)
+        decoded = []
+        with _progress(files, progress) as bar:
+            for path in files:
+                dec = _decode_file(path, timezone, raw, bar, keep)
+                decoded.append((str(path), dec, issues_frame([])))
+        res = _finish(decoded, timezone, sort, raw)
+    if keep is not None:  # an empty load or a store: cut here (no copy when already cut)
+        res.events = narrow_data(res.events, keep)
+    return res
 
 
 def from_records(

@@ -40,6 +40,7 @@ _INT64_BOUND = 2.0**63
 _ABSENT, _PLAIN, _FLOAT, _ODD = 0, 1, 2, 3
 _STATE_BITS = 2
 _PER_WORD = 64 // _STATE_BITS
+_STATE_MASK = (1 << _STATE_BITS) - 1
 
 
 @dataclass
@@ -349,44 +350,54 @@ def _canonical_lines(frame: pl.DataFrame) -> tuple[pl.Series, int]:
             leaves.append(_Leaf(top.key, top.key, top.dtype))
             flat.append(pl.col(top.column).alias(top.key))
     data_leaves = [k for k, leaf in enumerate(leaves) if leaf.flat.startswith("d:")]
-    values = frame.select(*flat, data_is_null.alias("_data_null"))
+    # one chunk: the groups are gathered from it, and a gather across chunks (a frame read
+    # from Parquet has a chunk per row group) costs several times more than within one
+    values = frame.select(*flat, data_is_null.alias("_data_null")).rechunk()
     states = []
     for k, leaf in enumerate(leaves):
         state = _state(pl.col(leaf.flat), leaf.dtype)
         if k in data_leaves:
             state = pl.when(pl.col("_data_null")).then(pl.lit(_ABSENT, pl.UInt64)).otherwise(state)
-        states.append(state.alias(f"_s{k}"))
+        states.append(state)
     has_data = any(top.key == "data" for top in layout)
     states.append(
         pl.when(pl.col("_data_null") | (not has_data))
         .then(pl.lit(_ABSENT, pl.UInt64))
         .otherwise(pl.lit(_PLAIN, pl.UInt64))
-        .alias("_sdata")
     )
     state_cols = [*(f"_s{k}" for k in range(len(leaves))), "_sdata"]
-    shapes = values.select(pl.int_range(pl.len(), dtype=pl.UInt32).alias("_i"), *states)
+    # the shape of a row: its states packed into words of 64 bits (2 bits a field)
     words = [
         pl.sum_horizontal(
-            pl.col(c) * pl.lit(1 << (_STATE_BITS * j), pl.UInt64)
-            for j, c in enumerate(state_cols[w : w + _PER_WORD])
+            state * pl.lit(1 << (_STATE_BITS * j), pl.UInt64)
+            for j, state in enumerate(states[w : w + _PER_WORD])
         ).alias(f"_w{w}")
-        for w in range(0, len(state_cols), _PER_WORD)
+        for w in range(0, len(states), _PER_WORD)
     ]
-    groups = shapes.group_by(*words).agg(
-        pl.col("_i"), pl.len().alias("_n"), *(pl.col(c).first() for c in state_cols)
+    word_cols = [f"_w{w}" for w in range(0, len(states), _PER_WORD)]
+    groups = (
+        values.select(*words)
+        .with_row_index("_i")
+        .group_by(word_cols)
+        .agg(pl.col("_i"), pl.len().alias("_n"))
     )
     done_idx: list[pl.Series] = []
     done_lines: list[pl.Series] = []
     odd: list[pl.Series] = []
-    for g, row in enumerate(groups.select("_n", *state_cols).iter_rows()):
-        n, shape = row[0], dict(zip(state_cols, row[1:], strict=True))
+    for g, (n, *packed) in enumerate(groups.select("_n", *word_cols).iter_rows()):
+        shape = {
+            c: (packed[k // _PER_WORD] >> (_STATE_BITS * (k % _PER_WORD))) & _STATE_MASK
+            for k, c in enumerate(state_cols)
+        }
         idx = groups.get_column("_i")[g]
         encode = _shape_encoder(leaves, data_leaves, shape, layout)
         if encode is None or n < MIN_GROUP_ROWS:
             odd.append(idx)
             continue
         done_idx.append(idx)
-        done_lines.append(values[idx].select(encode.struct.json_encode()).to_series())
+        # gather only the columns this shape writes
+        needed = values.select(list(dict.fromkeys(encode.meta.root_names())))
+        done_lines.append(needed[idx].select(encode.struct.json_encode()).to_series())
     n_dropped = 0
     if odd:
         odd_idx = pl.concat(odd)

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Final, NamedTuple, cast
 
 import numpy as np
@@ -44,10 +44,11 @@ from a2a_lab.io import event_ms_expr
 from a2a_lab.reference.runtime.outcome import build_no_reply_outcome_message
 from a2a_lab.reference.runtime.termination import TERMINATION_REASONS
 from a2a_lab.schema import data_dtype, polars_schema
+from a2a_lab.sim._ids import Identifiers, identifiers, session_keys
 from a2a_lab.sim.config import INTENTS, PAYLOAD_TYPES, SimConfig
 from a2a_lab.sim.failures import ERROR_KINDS
 from a2a_lab.sim.limits import BLOCK_REASONS
-from a2a_lab.sim.plan import REPLY_TEXTS, SESSION_KINDS, Plan, _child
+from a2a_lab.sim.plan import REPLY_TEXTS, SESSION_KINDS, Plan
 from a2a_lab.sim.trace import BLOCKED, GUARD_BLOCKED, NO_REPLY, REPLIED, Trace
 
 __all__ = [
@@ -80,15 +81,20 @@ BLOCKED_TEXTS: Final = {
     "loop_guard": "[outcome] blocked: 루프 가드 한도 초과 ({})",
 }
 _RETRY_STEP_BASE: Final = 1.0  # retries sort between the send (step 0) and the response (1)
-#: Events rendered at a time: bounds the rendering's temporaries (see
-#: :func:`render_event_chunks`).
-RENDER_CHUNK_EVENTS: Final = 250_000
+#: Events rendered at a time: bounds the rendering's temporaries, and the writer's (it
+#: writes a frame in slices of ``a2a_lab.io``'s ``WRITE_CHUNK_ROWS``, 100,000; a smaller
+#: chunk is one smaller slice); see :func:`render_event_chunks`.
+RENDER_CHUNK_EVENTS: Final = 50_000
+#: Events rendered at a time by :func:`render_events`, which holds them all.
+FRAME_CHUNK_EVENTS: Final = 250_000
 #: The sort keys of an event: time, group (0 task start, 1 exchange, 2 task end), message
 #: (or task) and step within the exchange.
 _KEYS: Final = ("_t", "_group", "_i", "_step")
 #: The columns of the messages frame every event of an exchange reads (its message, both
-#: agents and the shared context).
-_BY_MESSAGE: Final = ("i", "from", "to", "task", "ws", "conversation", "depth")
+#: agents and the shared context), as codes (:func:`_decoders`).
+_BY_MESSAGE: Final = ("i", "from", "to", "_task", "depth")
+#: ``eventRole`` by code: 1 when either side is a sub-agent session.
+_ROLES: Final = ("conversation.main", "delegation.subagent")
 
 
 class _Part(NamedTuple):
@@ -112,86 +118,6 @@ def _head(t: str, group: int, step: int | pl.Expr, type_: str, agent: str) -> li
         pl.lit(type_).alias("_type"),
         pl.col(agent).alias("_agent"),
     ]
-
-
-def _uuids(raw: bytes) -> list[str]:
-    """uuid4 strings of consecutive 16-byte blocks (version and variant bits set)."""
-    count = len(raw) // 16
-    if count == 0:
-        return []
-    b = np.frombuffer(raw, dtype=np.uint8).reshape(count, 16).copy()
-    b[:, 6] = (b[:, 6] & 0x0F) | 0x40
-    b[:, 8] = (b[:, 8] & 0x3F) | 0x80
-    h = b.tobytes().hex()
-    return [
-        f"{h[i : i + 8]}-{h[i + 8 : i + 12]}-{h[i + 12 : i + 16]}-{h[i + 16 : i + 20]}-{h[i + 20 : i + 32]}"
-        for i in range(0, len(h), 32)
-    ]
-
-
-class Identifiers:
-    """The run's ids, drawn once per run from the ``ids`` stream.
-
-    Attributes
-    ----------
-    run_id
-        Per message, its ``runId``.
-    conversation_id
-        Per message, its conversation's id (runtime §6).
-    work_session_id, task_id
-        Per task.
-    subagent_session
-        Per agent, the uuid of its sub-agent session (used by sub-agents only).
-    """
-
-    def __init__(self, plan: Plan) -> None:
-        messages = np.random.default_rng(_child(plan.ids_seed, 0))
-        tasks = np.random.default_rng(_child(plan.ids_seed, 1))
-        agents = np.random.default_rng(_child(plan.ids_seed, 2))
-        n = plan.n
-        raw = (
-            np.frombuffer(messages.bytes(32 * n), dtype=np.uint8).reshape(n, 2, 16)
-            if n
-            else np.empty((0, 2, 16), np.uint8)
-        )
-        self.run_id = _uuids(raw[:, 0].tobytes())
-        heads = np.unique(plan.conversation)
-        head_ids = _uuids(raw[heads, 1].tobytes())
-        position = np.searchsorted(heads, plan.conversation)
-        self.conversation_id = [head_ids[k] for k in position.tolist()]
-        n_tasks = plan.task_agent.shape[0]
-        task_raw = np.frombuffer(tasks.bytes(24 * n_tasks), dtype=np.uint8).reshape(n_tasks, 24)
-        self.work_session_id = ["ws_" + u for u in _uuids(task_raw[:, :16].tobytes())]
-        task_hex = task_raw[:, 16:22].tobytes().hex()
-        self.task_id = ["task_" + task_hex[i : i + 12] for i in range(0, len(task_hex), 12)]
-        self.subagent_session = _uuids(agents.bytes(16 * len(plan.agents)))
-
-
-def identifiers(plan: Plan) -> Identifiers:
-    """The ids of a run (see :class:`Identifiers`)."""
-    return Identifiers(plan)
-
-
-def session_keys(plan: Plan, ids: Identifiers, config: SimConfig) -> list[str]:
-    """The session key of every session (runtime §1)."""
-    keys = []
-    for agent, kind, ref in zip(
-        plan.session_agent.tolist(),
-        plan.session_kind.tolist(),
-        plan.session_ref.tolist(),
-        strict=True,
-    ):
-        name = plan.agents[agent]
-        kind_name = SESSION_KINDS[kind]
-        if kind_name == "main":
-            keys.append(f"agent:{name}:main")
-        elif kind_name == "subagent":
-            keys.append(f"agent:{name}:subagent:{ids.subagent_session[agent]}")
-        elif kind_name == "channel":
-            keys.append(f"agent:{name}:discord:group:{config.channels[ref]}")
-        else:
-            keys.append(f"agent:{name}:a2a:{ids.conversation_id[ref]}")
-    return keys
 
 
 _ID: Final = "\ue000"
@@ -247,39 +173,101 @@ def _payload_json(payload: pl.Expr, escaped_text: pl.Expr, index: pl.Expr) -> pl
 
 def _gather(values: list[str] | list[str | None] | tuple[str, ...], index: np.ndarray) -> pl.Series:
     """``values[index]`` as a String series, null where ``index`` is negative."""
-    idx = pl.Series(index, dtype=pl.Int64)
-    return pl.Series(list(values), dtype=pl.String).gather(
-        pl.select(pl.when(idx >= 0).then(idx)).to_series()
-    )
+    return _strings(values).gather(_non_negative(pl.Series(index, dtype=pl.Int64)))
 
 
-def _messages_frame(plan: Plan, trace: Trace, ids: Identifiers, keys: list[str]) -> pl.DataFrame:
-    """One row per message with every value its events need."""
-    session_type = [_SESSION_TYPE[SESSION_KINDS[k]] for k in plan.session_kind.tolist()]
+def _strings(values: Iterable[str | None]) -> pl.Series:
+    return pl.Series(list(values), dtype=pl.String)
+
+
+def _non_negative(codes: pl.Series) -> pl.Series:
+    """The codes, null where negative."""
+    return pl.select(pl.when(codes >= 0).then(codes)).to_series()
+
+
+class _Decoder(NamedTuple):
+    """How a string column is made from a column of codes: a table to gather from (a
+    negative code gives null), or a function of the codes."""
+
+    code: str
+    values: pl.Series | Callable[[np.ndarray], pl.Series]
+
+
+def _decoders(plan: Plan, ids: Identifiers, keys: list[str]) -> dict[str, _Decoder]:
+    """The string columns of the events' frames, by name: the frames hold integer codes
+    (4 bytes or less a row where a string is 16 or more), the strings of a chunk of events
+    are made when it is rendered (:func:`_decoded`); a name that is also its code column is
+    replaced by its strings."""
+    agents = _strings(plan.agents)
+    session_type = _strings(_SESSION_TYPE[SESSION_KINDS[k]] for k in plan.session_kind.tolist())
+    replies, reasons = _strings(REPLY_TEXTS), _strings(TERMINATION_REASONS)
+    texts_json = (json.dumps(t, ensure_ascii=False)[1:-1] for t in plan.texts)
+    return {
+        **{name: _Decoder(name, agents) for name in ("from", "to", "_speaker", "_listener")},
+        "from_key": _Decoder("_req", _strings(keys)),
+        "to_key": _Decoder("_tgt", _strings(keys)),
+        "from_type": _Decoder("_req", session_type),
+        "to_type": _Decoder("_tgt", session_type),
+        "text": _Decoder("_text", _strings(plan.texts)),
+        # the inside of a JSON string literal of the text, for payloadJson
+        "text_json": _Decoder("_text", _strings(texts_json)),
+        "payloadType": _Decoder("payload", _strings(PAYLOAD_TYPES)),
+        "intent": _Decoder("intent", _strings(INTENTS)),
+        "reply": _Decoder("reply", replies),
+        "termination": _Decoder("termination", reasons),
+        "role": _Decoder("role", _strings(_ROLES)),
+        "ws": _Decoder("_task", _strings(ids.work_session_id)),
+        "task": _Decoder("_task", _strings(ids.task_id)),
+        # the message ids, from their random bytes (no string per message is held)
+        "run_id": _Decoder("i", ids.run_ids),
+        "conversation": _Decoder("i", ids.conversation_ids),
+        "turn_text": _Decoder("turn_text", replies),
+        "turn_reason": _Decoder("turn_reason", reasons),
+    }
+
+
+def _decoded(
+    frame: pl.DataFrame, decoders: dict[str, _Decoder], names: Iterable[str]
+) -> pl.DataFrame:
+    """``frame`` with the string columns ``names`` made from their codes (those it has the
+    codes of and not the strings yet)."""
+    columns = []
+    for name in names:
+        decoder = decoders.get(name)
+        if (
+            decoder is None
+            or decoder.code not in frame.columns
+            or frame.schema.get(name) == pl.String
+        ):
+            continue
+        codes = frame.get_column(decoder.code)
+        values = (
+            decoder.values.gather(_non_negative(codes))
+            if isinstance(decoder.values, pl.Series)
+            else decoder.values(codes.to_numpy())
+        )
+        columns.append(values.alias(name))
+    return frame.with_columns(columns) if columns else frame
+
+
+def _messages_frame(plan: Plan, trace: Trace) -> pl.DataFrame:
+    """One row per message with every value its events need, strings as codes (see
+    :func:`_decoders`)."""
     req, tgt = plan.requester_session, plan.target_session
+    subagent = plan.session_kind == SESSION_KINDS.index("subagent")
     frame = pl.DataFrame(
         {
             "i": np.arange(plan.n, dtype=np.int64),
-            "from": _gather(plan.agents, plan.sender),
-            "to": _gather(plan.agents, plan.target),
-            "from_key": _gather(keys, req),
-            "to_key": _gather(keys, tgt),
-            "from_type": _gather(session_type, req),
-            "to_type": _gather(session_type, tgt),
-            "text": _gather(plan.texts, plan.text),
-            # the inside of a JSON string literal of the text, for payloadJson
-            "text_json": _gather(
-                [json.dumps(t, ensure_ascii=False)[1:-1] for t in plan.texts], plan.text
-            ),
+            "from": plan.sender,
+            "to": plan.target,
+            "_req": req,
+            "_tgt": tgt,
+            "_text": plan.text,
             "payload": plan.payload,
-            "payloadType": _gather(PAYLOAD_TYPES, plan.payload),
-            "intent": _gather(INTENTS, plan.intent),
+            "intent": plan.intent,
             "effective": plan.effective_turns.astype(np.float64),
-            "run_id": pl.Series(ids.run_id, dtype=pl.String),
-            "conversation": pl.Series(ids.conversation_id, dtype=pl.String),
-            "ws": _gather(ids.work_session_id, plan.task),
-            "task": _gather(ids.task_id, plan.task),
-            "reply": _gather(REPLY_TEXTS, plan.first_reply),
+            "_task": plan.task,
+            "reply": plan.first_reply,
             "t_send": trace.send_s,
             "t_gate": trace.gate_s,
             "t_reply": trace.reply_s,
@@ -290,18 +278,13 @@ def _messages_frame(plan: Plan, trace: Trace, ids: Identifiers, keys: list[str])
             "_exceeded": trace.max_wait_exceeded,
             "depth": pl.Series(trace.depth, dtype=pl.Float64).fill_nan(None),
             "turns": trace.turns.astype(np.float64),
-            "termination": _gather(TERMINATION_REASONS, trace.termination),
+            "termination": trace.termination,
             "announced": trace.announced,
             "announce_skipped": ~plan.announce_runs,
+            "role": (subagent[req] | subagent[tgt]).astype(np.int8),
         }
     )
-    either_sub = (pl.col("from_type") == "subagent") | (pl.col("to_type") == "subagent")
-    return frame.with_columns(
-        pl.when(either_sub)
-        .then(pl.lit("delegation.subagent"))
-        .otherwise(pl.lit("conversation.main"))
-        .alias("role"),
-    )
+    return frame
 
 
 def _shared() -> list[pl.Expr]:
@@ -330,8 +313,9 @@ def _sides(writer: str) -> list[pl.Expr]:
 def render_events(
     plan: Plan, trace: Trace, config: SimConfig, ids: Identifiers | None = None
 ) -> pl.DataFrame:
-    """The run's coordination log as one event frame (:func:`render_event_chunks`, joined)."""
-    chunks = list(render_event_chunks(plan, trace, config, ids))
+    """The run's coordination log as one event frame (:func:`render_event_chunks`, joined;
+    the frame is held whole anyway: in chunks of :data:`FRAME_CHUNK_EVENTS`, fewer of them)."""
+    chunks = list(render_event_chunks(plan, trace, config, ids, FRAME_CHUNK_EVENTS))
     return chunks[0] if len(chunks) == 1 else pl.concat(chunks, rechunk=False)
 
 
@@ -355,10 +339,12 @@ def render_event_chunks(
     way, from the same trace.
     """
     ids = ids or identifiers(plan)
-    keys = session_keys(plan, ids, config)
-    m = _messages_frame(plan, trace, ids, keys).filter(pl.Series(trace.logged))
-    m = _no_reply_texts(m, config)
-    extra = [*_retry_events(m, trace), *_blocked_events(m, trace)]
+    decoders = _decoders(plan, ids, session_keys(plan, ids, config))
+    m = _messages_frame(plan, trace)
+    if not trace.logged.all():
+        m = m.filter(pl.Series(trace.logged))
+    m, decoders["no_reply_text"] = _no_reply_texts(m, config)
+    extra = [*_retry_events(m, trace), *_blocked_events(m, trace, decoders)]
     last = 10_000  # step number of a2a.complete (after every ping-pong turn)
     parts: list[_Part] = []
 
@@ -461,11 +447,11 @@ def render_event_chunks(
             "i": trace.turn_message,
             "turn": trace.turn_number.astype(np.float64),
             "t_turn": trace.turn_s,
-            "turn_text": _gather(REPLY_TEXTS, trace.turn_text),
-            "turn_reason": _gather(TERMINATION_REASONS, trace.turn_reason),
+            "turn_text": trace.turn_text,
+            "turn_reason": trace.turn_reason,
         }
     ).join(
-        m.select(*_BY_MESSAGE, "effective", "intent", "role", "from_type", "to_type"),
+        m.select(*_BY_MESSAGE, "effective", "intent", "role", "_req", "_tgt"),
         on="i",
         how="left",
     )
@@ -515,11 +501,13 @@ def render_event_chunks(
     )
     parts.extend(extra)
     parts.extend(_task_events(plan, trace, ids))
-    yield from _render_in_order([p for p in parts if p.frame.height], config, chunk_events)
+    yield from _render_in_order(
+        [p for p in parts if p.frame.height], config, chunk_events, decoders
+    )
 
 
 def _render_in_order(
-    parts: list[_Part], config: SimConfig, chunk_events: int
+    parts: list[_Part], config: SimConfig, chunk_events: int, decoders: dict[str, _Decoder]
 ) -> Iterator[pl.DataFrame]:
     """The parts' events in log order, ``chunk_events`` at a time.
 
@@ -529,31 +517,48 @@ def _render_in_order(
     if not parts:
         yield pl.DataFrame(schema=polars_schema())
         return
-    keys = pl.concat(
-        [
-            p.frame.select(
-                pl.lit(k, pl.UInt32).alias("_part"),
-                pl.int_range(pl.len(), dtype=pl.UInt32).alias("_row"),
-                *(e for e in p.exprs if e.meta.output_name() in _KEYS),
-                (pl.lit(True) if p.where is None else p.where).alias("_keep"),
-            )
-            .filter("_keep")
-            .drop("_keep")
-            for k, p in enumerate(parts)
-        ],
-        how="diagonal_relaxed",
+    # the sort keys of every event as contiguous numpy arrays; "_id" numbers the rows of
+    # all parts in order (part, row): the last key, so ties keep the parts' order
+    columns: dict[str, list[np.ndarray]] = {name: [] for name in (*_KEYS, "_id")}
+    offsets = np.zeros(len(parts), dtype=np.int64)
+    for k, p in enumerate(parts):
+        offsets[k] = offsets[k - 1] + parts[k - 1].frame.height if k else 0
+        keys = p.frame.select(
+            (pl.int_range(pl.len(), dtype=pl.Int64) + offsets[k]).alias("_id"),
+            *(e for e in p.exprs if e.meta.output_name() in _KEYS),
+            (pl.lit(True) if p.where is None else p.where).alias("_keep"),
+        ).filter("_keep")
+        for name, values in columns.items():
+            values.append(keys.get_column(name).to_numpy())
+    arrays = {name: np.concatenate(values) for name, values in columns.items()}
+    del columns, keys
+    # numpy's lexsort (last key first) keeps an index, where a multi-column sort of a frame
+    # would encode whole rows: the same order, for a fraction of the memory
+    ordered = arrays["_id"][np.lexsort([arrays[name] for name in ("_id", *_KEYS[::-1])])]
+    del arrays
+    part = np.searchsorted(offsets, ordered, side="right") - 1
+    order = pl.DataFrame(
+        {"_part": part.astype(np.uint32), "_row": (ordered - offsets[part]).astype(np.uint32)}
     )
-    order = keys.sort(*_KEYS, "_part", "_row").select("_part", "_row")
-    del keys
+    del ordered, part
     if order.height == 0:
         yield pl.DataFrame(schema=polars_schema())
+    # a chunk gathers only the columns its events read (or the codes of those), and makes
+    # the strings of its own rows only
+    inputs, reads = [], []
+    for p in parts:
+        read = {name for e in p.exprs for name in e.meta.root_names()}
+        codes = {decoders[name].code for name in read if name in decoders}
+        inputs.append(p.frame.select(c for c in p.frame.columns if c in read | codes))
+        reads.append(read)
     for start in range(0, order.height, chunk_events):
         chunk = order.slice(start, chunk_events).with_row_index("_pos")
         pieces = []
         for (k,), rows in chunk.group_by("_part"):
             p = parts[cast(int, k)]
+            rendered = inputs[cast(int, k)][rows.get_column("_row")]
             pieces.append(
-                p.frame[rows.get_column("_row")]
+                _decoded(rendered, decoders, reads[cast(int, k)])
                 .select(p.exprs)
                 .with_columns(rows.get_column("_pos"))
             )
@@ -561,24 +566,29 @@ def _render_in_order(
         yield _finish(events, config, first_line=start + 1)
 
 
-def _no_reply_texts(m: pl.DataFrame, config: SimConfig) -> pl.DataFrame:
-    """The reference's outcome text of each no-reply, by its ``(waitStatus, waitError, exceeded)``."""
+def _no_reply_texts(m: pl.DataFrame, config: SimConfig) -> tuple[pl.DataFrame, _Decoder]:
+    """The reference's outcome text of each no-reply, by its ``(waitStatus, waitError,
+    exceeded)``: the frame with the code of its text, and the decoder of the codes."""
     max_wait_ms = (config.wait.max_wait_s if config.wait else 300.0) * 1000.0
     keys = ["wait_status", "wait_error", "_exceeded"]
     combos = m.filter(pl.col("outcome") == NO_REPLY).select(keys).unique()
-    texts = combos.with_columns(
-        pl.Series(
-            "no_reply_text",
-            [
-                build_no_reply_outcome_message(s, e, max_wait_exceeded=x, max_wait_ms=max_wait_ms)
-                for s, e, x in combos.iter_rows()
-            ],
-            dtype=pl.String,
+    texts = _strings(
+        build_no_reply_outcome_message(s, e, max_wait_exceeded=x, max_wait_ms=max_wait_ms)
+        for s, e, x in combos.iter_rows()
+    )
+    # the frame gets the index of its text (the join reads the key columns only)
+    code = (
+        m.select(keys)
+        .join(
+            combos.with_row_index("_no_reply"),
+            on=keys,
+            how="left",
+            nulls_equal=True,
+            maintain_order="left",
         )
+        .get_column("_no_reply")
     )
-    return m.join(texts, on=keys, how="left", nulls_equal=True, maintain_order="left").drop(
-        "_exceeded"
-    )
+    return m.with_columns(code).drop("_exceeded"), _Decoder("_no_reply", texts)
 
 
 def _retry_events(m: pl.DataFrame, trace: Trace) -> list[_Part]:
@@ -597,7 +607,7 @@ def _retry_events(m: pl.DataFrame, trace: Trace) -> list[_Part]:
             "backoffMs": trace.retry_backoff_ms.astype(np.float64),
             "elapsedMs": trace.retry_elapsed_ms,
         }
-    ).join(m.select(*_BY_MESSAGE, "run_id"), on="i", how="inner")
+    ).join(m.select(*_BY_MESSAGE), on="i", how="inner")
     # attempt k sorts at 1 - 1/(k+1): after the send, before the response, in order
     step = pl.lit(_RETRY_STEP_BASE) - pl.lit(1.0) / (pl.col("attempt") + 1.0)
     return [
@@ -621,9 +631,9 @@ def _retry_events(m: pl.DataFrame, trace: Trace) -> list[_Part]:
     ]
 
 
-def _blocked_events(m: pl.DataFrame, trace: Trace) -> list[_Part]:
+def _blocked_events(m: pl.DataFrame, trace: Trace, decoders: dict[str, _Decoder]) -> list[_Part]:
     """The ``[outcome] blocked`` exchange of a send a safety limit refused (``blocked_as="logged"``)."""
-    blocked = m.filter(pl.col("outcome") == GUARD_BLOCKED)
+    blocked = _decoded(m.filter(pl.col("outcome") == GUARD_BLOCKED), decoders, decoders)
     if blocked.height == 0:
         return []
     reason = _gather(BLOCK_REASONS, trace.blocked_by)

@@ -62,6 +62,7 @@ ends at the very instant a deadline expires counts as finished.
 from __future__ import annotations
 
 import math
+from array import array
 from collections.abc import Generator
 from functools import lru_cache
 from typing import Any, Final, Protocol, cast
@@ -87,7 +88,16 @@ from a2a_lab.sim.plan import (
 from a2a_lab.sim.policy_plan import PolicyPlan, draw_policy_plan, policies_active
 from a2a_lab.sim.retry import RetryBudgetTracker
 from a2a_lab.sim.stations import GateDriver, Session, race
-from a2a_lab.sim.trace import BLOCKED, GUARD_BLOCKED, NO_REPLY, REPLIED, Trace
+from a2a_lab.sim.trace import (
+    BLOCKED,
+    GUARD_BLOCKED,
+    NO_REPLY,
+    REPLIED,
+    Trace,
+    as_numpy,
+    column,
+    filled,
+)
 
 __all__ = ["DeliveryHook", "Model", "SendHook", "build_model"]
 
@@ -209,7 +219,7 @@ class Model:
         "sessions",
         "target",
         "termination",
-        "turn_rows",
+        "turn_columns",
         "turns",
         "turns_to_run",
         "unlogged",
@@ -284,16 +294,17 @@ class Model:
             if policy_plan is not None and policy_plan.depth is not None
             else None
         )
-        # job arrays: Python lists (scalar stores are cheaper than on numpy arrays)
-        self.job_session: list[int] = plan.target_session.tolist()
-        self.job_kind: list[int] = [0] * n
-        self.job_message: list[int] = list(range(n))
-        self.job_service: list[float] = (
-            policy_plan.run_service[0] if policy_plan is not None else plan.service_s
-        ).tolist()
-        self.job_enqueue: list[float] = [_NAN] * n
-        self.job_start: list[float] = [_NAN] * n
-        self.job_end: list[float] = [_NAN] * n
+        # job and message columns: typed arrays (trace.column; scalar stores are cheaper
+        # than on numpy arrays, and a million messages hold no Python float objects)
+        self.job_session: array[int] = column("i", plan.target_session)
+        self.job_kind: array[int] = filled("b", 0, n)
+        self.job_message: array[int] = column("q", np.arange(n))
+        self.job_service: array[float] = column(
+            "d", policy_plan.run_service[0] if policy_plan is not None else plan.service_s
+        )
+        self.job_enqueue: array[float] = filled("d", _NAN, n)
+        self.job_start: array[float] = filled("d", _NAN, n)
+        self.job_end: array[float] = filled("d", _NAN, n)
         #: the error a job's run ends in (only failing jobs are listed)
         self.job_error: dict[int, int] = {}
         if policy_plan is not None:
@@ -301,14 +312,14 @@ class Model:
                 int(i): int(k) for i, k in enumerate(policy_plan.run_kind[0].tolist()) if k >= 0
             }
         # message arrays; the policies' state is sparse: only the messages they touch
-        self.gate_s: list[float] = [_NAN] * n
-        self.reply_s: list[float] = [_NAN] * n
-        self.complete_s: list[float] = [_NAN] * n
-        self.outcome: list[int] = [REPLIED] * n
-        self.turns: list[int] = [0] * n
-        self.termination: list[int] = [-1] * n
-        self.announce_ran: list[bool] = [False] * n
-        self.announced: list[bool] = [False] * n
+        self.gate_s: array[float] = filled("d", _NAN, n)
+        self.reply_s: array[float] = filled("d", _NAN, n)
+        self.complete_s: array[float] = filled("d", _NAN, n)
+        self.outcome: array[int] = filled("b", REPLIED, n)
+        self.turns: array[int] = filled("i", 0, n)
+        self.termination: array[int] = filled("b", -1, n)
+        self.announce_ran: array[int] = filled("B", False, n)
+        self.announced: array[int] = filled("B", False, n)
         self.send_s: dict[int, float] = {}
         self.retries: dict[int, int] = {}
         self.runs: dict[int, int] = {}
@@ -321,7 +332,8 @@ class Model:
         self.invisible: set[int] = set()
         self.replied_in_call: set[int] = set()
         self.pending = [0] * len(self.sessions)
-        self.turn_rows: list[tuple[int, int, float, int, int]] = []
+        #: per logged ping-pong reply: message, turn number, time, text, reason
+        self.turn_columns = (array("q"), array("i"), array("d"), array("i"), array("b"))
         self.retry_rows: list[tuple[int, int, float, int, int, float]] = []
         #: the end event of every job someone waits for (the flows' jobs)
         self.waiters: dict[int, Event] = {}
@@ -329,7 +341,7 @@ class Model:
         #: re-send makes new ones; until then the message's own job)
         self.current_job: dict[int, int] = {}
         self.current_done: dict[int, Event] = {}
-        self._interarrival: list[float] = plan.interarrival_s.tolist()
+        self._interarrival: array[float] = column("d", plan.interarrival_s)
         self._arrived = 0
 
     # -- the send ------------------------------------------------------------------------
@@ -616,7 +628,12 @@ class Model:
                 reason = _REASON["aborted"]
                 break
             actual = k + 1
-            self.turn_rows.append((i, actual, env.now, text, verdict))
+            message, number, at, texts, reasons = self.turn_columns
+            message.append(i)
+            number.append(actual)
+            at.append(env.now)
+            texts.append(text)
+            reasons.append(verdict)
             if verdict >= 0:
                 reason = verdict
                 break
@@ -660,7 +677,7 @@ class Model:
 
     def _trace(self) -> Trace:
         n = self.n
-        turns = list(zip(*self.turn_rows, strict=True)) if self.turn_rows else [()] * 5
+        turns = [as_numpy(values) for values in self.turn_columns]
         retries = list(zip(*self.retry_rows, strict=True)) if self.retry_rows else [()] * 6
         wait_status: list[str | None] = [None] * n
         for i, status in self.wait_status.items():
@@ -674,21 +691,22 @@ class Model:
         depth = self.pplan.depth if self.pplan is not None else None
         policy = self.config.retry
         return Trace(
-            job_session=np.asarray(self.job_session, dtype=np.int32),
-            job_kind=np.asarray(self.job_kind, dtype=np.int8),
-            job_message=np.asarray(self.job_message, dtype=np.int64),
-            job_enqueue=np.asarray(self.job_enqueue, dtype=float),
-            job_start=np.asarray(self.job_start, dtype=float),
-            job_end=np.asarray(self.job_end, dtype=float),
-            job_service=np.asarray(self.job_service, dtype=float),
-            gate_s=np.asarray(self.gate_s, dtype=float),
-            reply_s=np.asarray(self.reply_s, dtype=float),
-            complete_s=np.asarray(self.complete_s, dtype=float),
-            outcome=np.asarray(self.outcome, dtype=np.int8),
-            turns=np.asarray(self.turns, dtype=np.int32),
-            termination=np.asarray(self.termination, dtype=np.int8),
-            announce_ran=np.asarray(self.announce_ran, dtype=bool),
-            announced=np.asarray(self.announced, dtype=bool),
+            # the columns' own memory (no copy)
+            job_session=as_numpy(self.job_session),
+            job_kind=as_numpy(self.job_kind),
+            job_message=as_numpy(self.job_message),
+            job_enqueue=as_numpy(self.job_enqueue),
+            job_start=as_numpy(self.job_start),
+            job_end=as_numpy(self.job_end),
+            job_service=as_numpy(self.job_service),
+            gate_s=as_numpy(self.gate_s),
+            reply_s=as_numpy(self.reply_s),
+            complete_s=as_numpy(self.complete_s),
+            outcome=as_numpy(self.outcome),
+            turns=as_numpy(self.turns),
+            termination=as_numpy(self.termination),
+            announce_ran=as_numpy(self.announce_ran, bool),
+            announced=as_numpy(self.announced, bool),
             send_s=send_s,
             retries=_filled(n, 0, self.retries, np.int32),
             runs=_filled(n, 1, self.runs, np.int32),
@@ -701,11 +719,11 @@ class Model:
             invisible=_filled(n, False, dict.fromkeys(self.invisible, True), bool),
             depth=depth.astype(float) if depth is not None else np.full(n, _NAN),
             max_retries=policy.retries_allowed if policy is not None else 0,
-            turn_message=np.asarray(turns[0], dtype=np.int64),
-            turn_number=np.asarray(turns[1], dtype=np.int32),
-            turn_s=np.asarray(turns[2], dtype=float),
-            turn_text=np.asarray(turns[3], dtype=np.int32),
-            turn_reason=np.asarray(turns[4], dtype=np.int8),
+            turn_message=turns[0],
+            turn_number=turns[1],
+            turn_s=turns[2],
+            turn_text=turns[3],
+            turn_reason=turns[4],
             retry_message=np.asarray(retries[0], dtype=np.int64),
             retry_attempt=np.asarray(retries[1], dtype=np.int32),
             retry_s=np.asarray(retries[2], dtype=float),

@@ -14,6 +14,7 @@
 
 from __future__ import annotations
 
+from array import array
 from collections import deque
 from typing import TYPE_CHECKING, Any, Final, Protocol, cast
 
@@ -41,12 +42,12 @@ class JobTable(Protocol):
     env: simpy.Environment
     n: int
     lean: list[bool]
-    job_service: list[float]
-    job_enqueue: list[float]
-    job_start: list[float]
-    job_end: list[float]
-    reply_s: list[float]
-    complete_s: list[float]
+    job_service: array[float]
+    job_enqueue: array[float]
+    job_start: array[float]
+    job_end: array[float]
+    reply_s: array[float]
+    complete_s: array[float]
     waiters: dict[int, Event]
 
 
