@@ -28,6 +28,7 @@ Every physical line thus ends up as exactly one event, reject or blank line.
 
 from __future__ import annotations
 
+import copy
 import re
 from dataclasses import dataclass
 from functools import cache
@@ -402,6 +403,17 @@ class ChunkDecoder:
             f for f in _CORE_DATA if f in EventData.model_fields
         )
         self._primed = False
+
+    def fork(self) -> ChunkDecoder:
+        """A copy that decodes a chunk on its own (e.g. in another thread): the fields it
+        adopts stay its own until :meth:`learn` takes them over."""
+        return copy.copy(self)
+
+    def learn(self, other: ChunkDecoder) -> None:
+        """Adopt the ``data`` fields a :meth:`fork` adopted."""
+        self._primed = self._primed or other._primed
+        if set(other.data_fields) - set(self.data_fields):
+            self.data_fields = _schema_order(set(self.data_fields) | set(other.data_fields))
 
     def decode(self, data: bytes, first_line: int = 1) -> DecodedText:
         """Decode complete lines (``data``; its first line is number ``first_line``)."""

@@ -5,7 +5,9 @@ from __future__ import annotations
 import json
 import os
 import re
+from collections import deque
 from collections.abc import Collection, Iterable, Mapping
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, cast
 
@@ -25,6 +27,11 @@ from a2a_lab.timeparse import check_tz, resolve_tz
 
 #: Bytes read (and decoded) at a time: bounds the decoder's temporaries.
 CHUNK_BYTES = 8 * 2**20
+#: Chunks of a file decoded at once, in threads (Polars releases the GIL while it decodes),
+#: so that a load uses more than one core, as B21 does (issue 12). A constant, not the CPU
+#: count: which fields a chunk's decoder has adopted (and so the report's ``exact_lines``)
+#: depends on how many chunks run ahead, and must not depend on the machine.
+DECODE_THREADS = 3
 
 
 def _decode_file(
@@ -35,10 +42,10 @@ def _decode_file(
     events keep (:func:`narrow_data`; ``None``: all)."""
     chunks = ChunkDecoder(timezone=timezone, raw=raw, file=str(path))
 
-    def decode(data: bytes, first_line: int = 1) -> DecodedText:
+    def decode(data: bytes, first_line: int = 1, decoder: ChunkDecoder = chunks) -> DecodedText:
         # the fields dropped never reach the file's frame (every field is still decoded
         # and checked: the report does not change)
-        dec = chunks.decode(data, first_line)
+        dec = decoder.decode(data, first_line)
         if keep is not None:
             dec.events = narrow_data(dec.events, keep)
         return dec
@@ -47,17 +54,38 @@ def _decode_file(
     next_line = 1
     pending = b""
     damage: str | None = None
-    for block in read_blocks(path, CHUNK_BYTES, bar):
-        if isinstance(block, SourceDamage):
-            damage = block.reason
-            break
-        buf = pending + block if pending else block
-        cut = buf.rfind(b"\n") + 1
-        pending = buf[cut:]
-        if cut:
-            complete = buf[:cut] if cut < len(buf) else buf
-            parts.append(decode(complete, next_line))
-            next_line += complete.count(b"\n")
+    # chunks after the first (which primes the decoder's schema) are decoded
+    # DECODE_THREADS at a time, each by a fork of the file's decoder taken when it is read;
+    # results (and the fields each fork adopted) are taken in file order, so the outcome
+    # does not depend on timing, and at most DECODE_THREADS chunks are held (bounded memory)
+    with ThreadPoolExecutor(DECODE_THREADS) as pool:
+        ahead: deque[tuple[ChunkDecoder, Future[DecodedText]]] = deque()
+
+        def take() -> None:
+            fork, done = ahead.popleft()
+            parts.append(done.result())
+            chunks.learn(fork)
+
+        for block in read_blocks(path, CHUNK_BYTES, bar):
+            if isinstance(block, SourceDamage):
+                damage = block.reason
+                break
+            buf = pending + block if pending else block
+            cut = buf.rfind(b"\n") + 1
+            pending = buf[cut:]
+            if cut:
+                complete = buf[:cut] if cut < len(buf) else buf
+                if parts or ahead:
+                    fork = chunks.fork()
+                    ahead.append((fork, pool.submit(decode, complete, next_line, fork)))
+                else:
+                    parts.append(decode(complete, next_line))
+                next_line += complete.count(b"\n")
+                del buf, complete
+                while len(ahead) >= DECODE_THREADS:
+                    take()
+        while ahead:
+            take()
     if damage is None and pending:
         parts.append(decode(pending, next_line))
     elif damage is not None:
