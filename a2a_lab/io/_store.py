@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import gc
 import json
 import os
 import sys
@@ -520,12 +519,6 @@ def ingest(
                 if keep_events:
                     kept.append((str(piece.path), dec, extra))
                 del dec, extra
-                # a piece's frames caught in a reference cycle would wait for the cyclic
-                # collector, which runs rarely here (few Python objects are allocated per
-                # piece): the decoder's recursive closure held ~150 MB per 64 MB piece
-                # until main fe4d40e, and grew the peak with the log. Collected here, the
-                # peak stays one piece's (and a compaction's) whatever the decoder does.
-                gc.collect()
         finally:
             bar.close()
         report.damaged = _damaged(logdir_path, state.cursors)
