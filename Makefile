@@ -1,8 +1,12 @@
 # a2a_lab developer commands. Only `python3` (>= 3.11) with pip is assumed.
 #
 #   make lab        create/update .venv and start JupyterLab on notebooks/
-#   make test       create/update .venv and run the whole suite (unit tests, doctests,
-#                   every notebook under strict nbval, notebook/jupytext pairing)
+#   make test       create/update .venv and run the fast suite a developer runs before every
+#                   commit (unit and property tests, doctests, notebook/jupytext pairing,
+#                   code health): every test not marked `slow`
+#   make test-all   the fast suite plus the `slow` tests (statistical validations, the large
+#                   fuzz corpora, crash campaigns, notebooks on logs the project does not
+#                   ship, the browser tests) and every notebook under strict nbval; CI runs it
 #   make notebooks  re-execute every notebook and store its outputs (after editing one)
 #   make lock       re-resolve requirements/lock.txt from scratch (a deliberate upgrade)
 #   make bench      run every benchmarks/bench_*.py (numbers go to BENCHMARKS.md)
@@ -40,7 +44,7 @@ BENCH_ARGS ?=
 # JupyterLab refuses to start as root unless told to (containers, CI machines).
 ALLOW_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root)
 
-.PHONY: lab test notebooks bench lock clean venv
+.PHONY: lab test test-all notebooks bench lock clean venv
 
 venv: $(STAMP)
 
@@ -58,6 +62,9 @@ lab: $(STAMP)
 	$(BIN)/jupyter lab --ServerApp.root_dir=notebooks $(ALLOW_ROOT) $(LAB_ARGS)
 
 test: $(STAMP)
+	$(RUN_ENV) $(BIN)/python -m pytest -m "not slow" $(XDIST_ARGS) $(PYTEST_ARGS)
+
+test-all: $(STAMP)
 	$(RUN_ENV) $(BIN)/python -m pytest $(NBVAL_ARGS) $(XDIST_ARGS) $(PYTEST_ARGS)
 
 notebooks: $(STAMP)

@@ -22,6 +22,9 @@ from a2a_lab.analysis.calibrate._log import _jobs
 from a2a_lab.sim import AgentConfig, FailurePolicy, Lognormal, SimConfig, SimResult, simulate
 from a2a_lab.sim.arrivals import poisson_routes
 
+# statistical validation of the twin: make test-all
+pytestmark = pytest.mark.slow
+
 MEANS = {"main": 30.0, "ruda": 60.0, "eden": 90.0, "seum": 120.0, "bada": 150.0}
 FAILURE = 0.03
 

@@ -113,6 +113,7 @@ def test_no_module_of_the_package_is_over_800_lines() -> None:
     assert sorted(OVERSIZED - set(over)) == []
 
 
+@pytest.mark.slow
 def test_duplicate_code_stays_under_the_threshold() -> None:
     out = _run(
         _tool("pylint"),

@@ -413,6 +413,7 @@ def _digests(n: int, seed: int, threads: int | None) -> str:
     return out.stdout.strip()
 
 
+@pytest.mark.slow
 def test_exchange_matching_is_deterministic() -> None:
     """Same input, same exchange and conversation frames: repeated in one process, and in
     fresh processes with one and two Polars threads (joins and group-bys may order their

@@ -24,6 +24,9 @@ from a2a_lab.analysis import checks
 from a2a_lab.analysis.graph import interaction_graph
 from a2a_lab.views import threads
 
+# fuzzed edge times over large files: make test-all
+pytestmark = pytest.mark.slow
+
 MAX_MS = 8_640_000_000_000_000
 EDGES = [2.6e14, 8.2e15, 8.3e15, 8.5e15, 8.639999999999999e15, 8.64e15, -8.3e15, -8.64e15]
 

@@ -24,6 +24,9 @@ from fuzz_hostile import check_source, write_batch, write_scale_dir
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+# the large fuzz corpus: make test-all
+pytestmark = pytest.mark.slow
+
 CORPUS = Path(__file__).parent / "data" / "fuzz"
 LINES = {"count": 0}
 #: the scale part: 20 files x 5,200 lines (the truncated .gz loses about 2,600: more than

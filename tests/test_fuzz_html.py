@@ -25,6 +25,9 @@ from a2a_lab.views.plots import save_chart
 from a2a_lab.views.report import report
 from a2a_lab.views.search import search_chart
 
+# the large hostile-HTML corpus: make test-all
+pytestmark = pytest.mark.slow
+
 HOSTILE = [
     "</script><script>alert(1)</script>",
     "<script>alert(1)</script>",

@@ -60,6 +60,7 @@ def test_iso_dates_roll_over_or_are_nan_as_in_javascript(text: str, expected: in
     assert pl.select(iso_to_ms_expr(pl.lit(text))).item() == expected
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(st.integers(1, 9999), st.integers(1, 12), st.integers(1, 31), st.integers(0, 23))
 def test_day_overflow_rolls_into_the_next_month(year: int, month: int, day: int, hour: int) -> None:
@@ -304,6 +305,7 @@ _hostile_line = st.one_of(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(_hostile_line, max_size=15))
 def test_fuzzed_lines_are_accounted_for_and_write_back_is_valid(lines: list[str]) -> None:

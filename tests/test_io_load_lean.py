@@ -33,6 +33,7 @@ def _shuffled(src: Path, dst: Path, seed: int) -> Path:
     return dst
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("chunk", [4096, 65_536])
 def test_small_chunks_give_the_one_chunk_frame(
     generated: Path, tmp_path: Path, chunk: int, monkeypatch: pytest.MonkeyPatch

@@ -46,6 +46,7 @@ def test_fast_writer_matches_the_exact_one_on_the_test_logs(path: Path) -> None:
     _same(al.load(path, sort=False).events.drop("raw", strict=False))
 
 
+@pytest.mark.slow
 def test_fast_writer_matches_the_exact_one_on_the_sample_and_generated_logs(
     tmp_path: Path,
 ) -> None:
@@ -81,6 +82,7 @@ def test_fast_writer_is_used_and_odd_rows_are_counted() -> None:
         json.loads(line, parse_constant=lambda c: pytest.fail(f"{c} written"))
 
 
+@pytest.mark.slow
 def test_write_events_writes_in_chunks_the_same_bytes(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -151,6 +153,7 @@ def _frames(draw: st.DrawFn) -> pl.DataFrame:
     return frame.with_columns(pl.col("data").cast(_DATA))
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(_frames())
 def test_fast_writer_matches_the_exact_one_on_any_values(frame: pl.DataFrame) -> None:

@@ -27,6 +27,9 @@ from a2a_lab.samples import write_log
 from a2a_lab.sim import SimConfig, simulate
 from a2a_lab.sim.output import write_log as write_simulated_log
 
+# every notebook on logs the project does not ship: make test-all
+pytestmark = pytest.mark.slow
+
 NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
 STEMS = sorted(p.stem for p in NOTEBOOKS.glob("[0-9][0-9]_*.ipynb"))
 NOTHING = "Nothing to show"

@@ -73,6 +73,7 @@ def test_every_event_has_an_object_and_counts() -> None:
     assert quals == {"work session", "conversation", "task", "sender", "receiver", "source"}
 
 
+@pytest.mark.slow
 def test_pm4py_reads_the_same_counts(tmp_path: Path) -> None:
     pm4py = pytest.importorskip("pm4py")
     events = al.load(al.samples.sample_dir()).events

@@ -87,6 +87,7 @@ def _message_link(tag: str, attrs: dict[str, str | None]) -> bool:
     )
 
 
+@pytest.mark.slow
 def test_no_external_url_in_any_src_or_href(built: al.views.report.Report) -> None:
     page = parse(built.html)
     refs = [
@@ -235,6 +236,7 @@ def test_the_embedded_font_covers_the_korean_of_the_page(built: al.views.report.
     assert all(ord(c) in cmap for c in hangul)
 
 
+@pytest.mark.slow
 def test_time_window_keeps_the_library_events(log: Path) -> None:
     events = al.load(log).events
     timed = events.filter(pl.col("event_ms") > 0)["event_ms"]
@@ -349,6 +351,7 @@ def _cli(*args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.slow
 def test_cli_writes_the_report(log: Path, tmp_path: Path) -> None:
     out, users = tmp_path / "r.html", tmp_path / "users.json"
     users.write_text(json.dumps({MENTION[0]: "main"}), encoding="utf-8")
@@ -374,6 +377,7 @@ def test_cli_writes_the_report(log: Path, tmp_path: Path) -> None:
     assert "@main 배포 확인 부탁해요" in html and f"&lt;@{MENTION[0]}&gt;" not in html
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("args", "message"),
     [

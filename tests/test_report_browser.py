@@ -17,6 +17,9 @@ from report_logs import write_hostile_log
 
 from a2a_lab.views.report import report
 
+# browser tests (headless Chromium): make test-all
+pytestmark = pytest.mark.slow
+
 CHROMIUM = find_chromium()
 if CHROMIUM is None:
     if os.environ.get("A2A_LAB_REQUIRE_BROWSER") == "1":

@@ -118,6 +118,7 @@ def test_hourly_profile_gives_the_profiled_rate() -> None:
     assert np.all(np.diff(plan.arrival_s) >= 0)
 
 
+@pytest.mark.slow
 def test_p95_against_rate_scale_is_monotone_enough_to_bisect() -> None:
     """p95 latency over a fine grid of rate scales, with CRN (see the assertion for the claim).
 

@@ -104,6 +104,7 @@ def test_the_full_flow_gives_the_same_log_as_the_shortcut(name: str) -> None:
     )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_the_log_rendered_and_written_chunk_by_chunk_is_the_same(name: str, tmp_path: Path) -> None:
     # issue 12: event_chunks renders 97 events at a time, write_events writes them as they

@@ -21,6 +21,9 @@ import pytest
 
 from a2a_lab.sim import SimConfig, confidence_interval, presets, replicate, simulate, theory
 
+# statistical validation against queueing theory: make test-all
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture(scope="module")
 def pool():

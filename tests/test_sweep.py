@@ -220,6 +220,7 @@ def test_summary_with_one_replication_has_no_interval() -> None:
 # ---------------------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_thread_and_process_executors_match_serial(serial_runs: pl.DataFrame) -> None:
     with ThreadPoolExecutor(2) as pool:
         assert_frame_equal(
@@ -228,6 +229,7 @@ def test_thread_and_process_executors_match_serial(serial_runs: pl.DataFrame) ->
     assert_frame_equal(sweep_runs(SMALL, GRID, replications=3, seed=11, workers=2), serial_runs)
 
 
+@pytest.mark.slow
 def test_dask_distributed_matches_serial(serial_runs: pl.DataFrame) -> None:
     distributed = pytest.importorskip("distributed")
     started = time.perf_counter()
