@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from a2a_lab.cli import _check, _conversations, _enrich, _events, _ingest, _load, _report, _sessions
+from a2a_lab.cli import _otlp
 
 REGISTRY = [
     _load.register,
@@ -13,4 +14,5 @@ REGISTRY = [
     _check.register,
     _ingest.register,
     _report.register,
+    _otlp.register,
 ]
