@@ -250,7 +250,8 @@ def _span_view(span: Any, resource: dict[str, Any]) -> SpanView:
         view.problem = "span is not a JSON object"
         return view
     try:
-        status = span.get("status") or {}
+        status = span.get("status")
+        status = {} if status is None else status
         if not isinstance(status, dict):
             raise _Reject("status is not an object")
         events = []

@@ -131,6 +131,6 @@ def _one_line(text: str) -> str:
     # the exporter's messages repeat urllib3's nesting; the innermost reason is what helps
     for marker in ("Failed to establish a new connection: ", "Caused by "):
         if marker in text:
-            text = text.split(marker, 1)[1].rstrip(")\"' ")
+            text = text.split(marker, 1)[1].split('")', 1)[0].strip()
             break
     return text[:300]
