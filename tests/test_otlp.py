@@ -23,7 +23,7 @@ from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTrace
 import a2a_lab as al
 from a2a_lab.cli import main
 from a2a_lab.otel import SEMCONV_VERSION, otlp_lines, to_otlp
-from a2a_lab.otel._import import parse_request, spans_of
+from a2a_lab.otel._import import spans_of
 from a2a_lab.otel._sdk import readable_spans
 
 #: what the round trip must give back exactly (issue 26), and the rest of the row
@@ -57,13 +57,32 @@ def exported(sample: pl.DataFrame, tmp_path_factory: pytest.TempPathFactory) -> 
     return path
 
 
+def parse_request(line: str) -> ExportTraceServiceRequest:
+    """One OTLP/JSON line parsed strictly by opentelemetry-proto's schema.
+
+    OTLP/JSON writes the ids as hex where protobuf's generic JSON mapping reads bytes as
+    base64: the ids are turned to base64 first, then ``json_format`` parses the request.
+    """
+    doc = json.loads(line)
+    for rs in doc["resourceSpans"]:
+        for ss in rs.get("scopeSpans", []):
+            for span in ss.get("spans", []):
+                for obj in [span, *span.get("links", [])]:
+                    for key in ("traceId", "spanId", "parentSpanId"):
+                        if key in obj:
+                            obj[key] = base64.b64encode(bytes.fromhex(obj[key])).decode()
+    return json_format.ParseDict(doc, ExportTraceServiceRequest())
+
+
 _PARSED: dict[Path, list[ExportTraceServiceRequest]] = {}
 
 
 def _requests(path: Path) -> list[ExportTraceServiceRequest]:
     """The file's requests, parsed by protobuf's json_format (once per file: it is slow)."""
     if path not in _PARSED:
-        _PARSED[path] = [parse_request(line) for line in path.read_text(encoding="utf-8").splitlines()]
+        _PARSED[path] = [
+            parse_request(line) for line in path.read_text(encoding="utf-8").splitlines()
+        ]
     return _PARSED[path]
 
 
@@ -186,8 +205,14 @@ def test_every_exchange_is_one_trace_with_one_root(sample: pl.DataFrame, exporte
         ]
     )
     want = conv.select(
-        "conversation_id", "from_agent", "to_agent", "exchange", "outcome", "outcome_reason",
-        "turns", "intent",
+        "conversation_id",
+        "from_agent",
+        "to_agent",
+        "exchange",
+        "outcome",
+        "outcome_reason",
+        "turns",
+        "intent",
         pl.col("outcome").is_in(["no_reply", "concurrency_blocked"]).alias("error"),
     )
     key = ["conversation_id", "from_agent", "to_agent", "exchange"]
@@ -245,9 +270,21 @@ def test_times_are_exact_to_the_nanosecond(tmp_path: Path) -> None:
     ms = [1_769_626_411_585.9998, 1_769_626_411_586.0, 1_769_626_411_586.125]
     ev = al.from_records(
         [
-            {"type": "a2a.send", "ts": ms[0], "data": {"conversationId": "c", "fromAgent": "a", "toAgent": "b"}},
-            {"type": "a2a.response", "ts": ms[1], "data": {"conversationId": "c", "fromAgent": "b", "toAgent": "a"}},
-            {"type": "a2a.complete", "ts": ms[2], "data": {"conversationId": "c", "fromAgent": "a", "toAgent": "b"}},
+            {
+                "type": "a2a.send",
+                "ts": ms[0],
+                "data": {"conversationId": "c", "fromAgent": "a", "toAgent": "b"},
+            },
+            {
+                "type": "a2a.response",
+                "ts": ms[1],
+                "data": {"conversationId": "c", "fromAgent": "b", "toAgent": "a"},
+            },
+            {
+                "type": "a2a.complete",
+                "ts": ms[2],
+                "data": {"conversationId": "c", "fromAgent": "a", "toAgent": "b"},
+            },
         ]
     )
     line = next(iter(otlp_lines(ev))).line
@@ -290,7 +327,9 @@ def _request(*spans: dict[str, Any], service: str = "planner") -> dict[str, Any]
     return {
         "resourceSpans": [
             {
-                "resource": {"attributes": [{"key": "service.name", "value": {"stringValue": service}}]},
+                "resource": {
+                    "attributes": [{"key": "service.name", "value": {"stringValue": service}}]
+                },
                 "scopeSpans": [{"scope": {"name": "other.framework"}, "spans": list(spans)}],
             }
         ]
@@ -317,7 +356,9 @@ def test_another_frameworks_invoke_agent_spans_become_exchanges(tmp_path: Path) 
         status={"code": "STATUS_CODE_ERROR", "message": "timeout"},
     )
     # the target's own server span under the client span adds nothing
-    server = _span(spanId="3333333333333333", parentSpanId="b7ad6b7169203331", kind="SPAN_KIND_SERVER")
+    server = _span(
+        spanId="3333333333333333", parentSpanId="b7ad6b7169203331", kind="SPAN_KIND_SERVER"
+    )
     res = al.load_otlp(_write(tmp_path, _request(parent, ok, failed, server)))
     assert res.report.rejects.height == 0
     conv = al.conversations(res.events).sort("start_time")
@@ -344,15 +385,36 @@ def test_another_frameworks_invoke_agent_spans_become_exchanges(tmp_path: Path) 
         (_request(_span(kind=0)), "unknown span kind 0"),
         (_request(_span(startTimeUnixNano="soon")), "startTimeUnixNano 'soon' is not an integer"),
         (_request(_span(endTimeUnixNano="1")), "span ends before it starts"),
-        (_request(_span(attributes=[{"key": "gen_ai.operation.name", "value": {"stringValue": "chat"}}])), "not a GenAI invoke_agent span"),
-        (_request(_span(attributes=[{"key": "gen_ai.operation.name", "value": {"stringValue": "invoke_agent"}}])), "without gen_ai.conversation.id"),
+        (
+            _request(
+                _span(
+                    attributes=[{"key": "gen_ai.operation.name", "value": {"stringValue": "chat"}}]
+                )
+            ),
+            "not a GenAI invoke_agent span",
+        ),
+        (
+            _request(
+                _span(
+                    attributes=[
+                        {"key": "gen_ai.operation.name", "value": {"stringValue": "invoke_agent"}}
+                    ]
+                )
+            ),
+            "without gen_ai.conversation.id",
+        ),
         (_request(_span(attributes=[5])), "an attribute is not a {key, value} object"),
-        (_request(_span(attributes=[{"key": "x", "value": {"boolValue": "yes"}}])), "boolValue is not a boolean"),
+        (
+            _request(_span(attributes=[{"key": "x", "value": {"boolValue": "yes"}}])),
+            "boolValue is not a boolean",
+        ),
         (_request(_span(status=[])), "status is not an object"),
         (_request(7), "span is not a JSON object"),
     ],
 )
-def test_bad_input_is_a_clear_reject_never_a_traceback(tmp_path: Path, doc: Any, reason: str) -> None:
+def test_bad_input_is_a_clear_reject_never_a_traceback(
+    tmp_path: Path, doc: Any, reason: str
+) -> None:
     good = _request(_span(spanId="4444444444444444"))
     res = al.load_otlp(_write(tmp_path, good, doc))
     rejects = res.report.rejects
@@ -365,21 +427,55 @@ def test_bad_input_is_a_clear_reject_never_a_traceback(tmp_path: Path, doc: Any,
 
 _JSON = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3)
+    ),
     max_leaves=8,
 )
 
 
 @settings(max_examples=60)
-@given(path=st.lists(st.sampled_from(["resourceSpans", 0, "scopeSpans", "spans", "attributes", "events", "status", "kind", "traceId", "value", "links"]), min_size=1, max_size=6), value=_JSON)
+@given(
+    path=st.lists(
+        st.sampled_from(
+            [
+                "resourceSpans",
+                0,
+                "scopeSpans",
+                "spans",
+                "attributes",
+                "events",
+                "status",
+                "kind",
+                "traceId",
+                "value",
+                "links",
+            ]
+        ),
+        min_size=1,
+        max_size=6,
+    ),
+    value=_JSON,
+)
 def test_any_damage_to_a_request_is_rejected_or_read_never_raised(
     tmp_path_factory: pytest.TempPathFactory, path: list[Any], value: Any
 ) -> None:
-    doc: Any = _request(_span(parentSpanId="1111111111111111", events=[{"name": "a2a.send", "timeUnixNano": "1", "attributes": []}]))
+    doc: Any = _request(
+        _span(
+            parentSpanId="1111111111111111",
+            events=[{"name": "a2a.send", "timeUnixNano": "1", "attributes": []}],
+        )
+    )
     node = doc
     for step in path[:-1]:
-        nxt = node[step] if isinstance(node, dict) and step in node else (
-            node[step] if isinstance(node, list) and isinstance(step, int) and step < len(node) else None
+        nxt = (
+            node[step]
+            if isinstance(node, dict) and step in node
+            else (
+                node[step]
+                if isinstance(node, list) and isinstance(step, int) and step < len(node)
+                else None
+            )
         )
         if nxt is None or not isinstance(nxt, (dict, list)):
             break
@@ -410,8 +506,13 @@ def test_cli_export_otlp(
     capsys.readouterr()
     code = main(
         [
-            "export-otlp", str(log), "--endpoint",
-            "http://127.0.0.1:9/v1/traces", "--timeout", "1", "--no-progress",
+            "export-otlp",
+            str(log),
+            "--endpoint",
+            "http://127.0.0.1:9/v1/traces",
+            "--timeout",
+            "1",
+            "--no-progress",
         ]
     )
     err = capsys.readouterr().err

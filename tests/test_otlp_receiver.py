@@ -127,7 +127,11 @@ def read_spans(base: str, project: str) -> list[dict[str, Any]]:
 @pytest.fixture(scope="module")
 def received(phoenix: str, generated: pl.DataFrame) -> tuple[list[dict[str, Any]], Any]:
     res = to_otlp(
-        generated, endpoint=phoenix + "/v1/traces", project=PROJECT, batch_exchanges=500, progress=False
+        generated,
+        endpoint=phoenix + "/v1/traces",
+        project=PROJECT,
+        batch_exchanges=500,
+        progress=False,
     )
     # Phoenix writes what it received in the background: poll until every span is there
     deadline = time.monotonic() + 300
@@ -263,7 +267,13 @@ def test_the_receivers_ui_shows_a_trace(phoenix: str, received: Any, tmp_path: P
     pid = next(p["id"] for p in projects if p["name"] == PROJECT)
     with Browser(exe, width=1400, height=900) as b:
         # loopback only: the receiver under test (the helper starts offline)
-        b.call("Network.emulateNetworkConditions", offline=False, latency=0, downloadThroughput=-1, uploadThroughput=-1)
+        b.call(
+            "Network.emulateNetworkConditions",
+            offline=False,
+            latency=0,
+            downloadThroughput=-1,
+            uploadThroughput=-1,
+        )
         b.open(f"{phoenix}/projects/{pid}")
         b.wait_for("document.body.innerText.includes('invoke_agent')", timeout=120)
         text = b.evaluate("document.body.innerText")

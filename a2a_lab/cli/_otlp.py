@@ -5,7 +5,13 @@ from __future__ import annotations
 import argparse
 import sys
 
-from a2a_lab.cli._common import CliError, OneLineArgumentParser, add_command, float_option, int_option
+from a2a_lab.cli._common import (
+    CliError,
+    OneLineArgumentParser,
+    add_command,
+    float_option,
+    int_option,
+)
 
 
 def register(sub: argparse._SubParsersAction[OneLineArgumentParser]) -> None:

@@ -167,7 +167,9 @@ def _bar(progress: bool) -> Any:
     return tqdm(total=None, unit=" exchanges", file=sys.stderr, disable=not progress)
 
 
-def _events_of(source: str | os.PathLike[str] | pl.DataFrame | pl.LazyFrame) -> pl.DataFrame | pl.LazyFrame:
+def _events_of(
+    source: str | os.PathLike[str] | pl.DataFrame | pl.LazyFrame,
+) -> pl.DataFrame | pl.LazyFrame:
     if isinstance(source, (pl.DataFrame, pl.LazyFrame)):
         return source
     from a2a_lab.io import load
@@ -215,7 +217,7 @@ def otlp_lines(
     assert isinstance(data_dtype, pl.Struct)
     event_json = _event_json(data_dtype)
     span_json = _span_json(spans.schema)
-    n_batches = int(conv["_batch"].max() or 0) + 1 if conv.height else 0
+    n_batches = -(-conv.height // batch_exchanges)
     for b in range(n_batches):
         ev_b = ev[ev_rows.get(b, pl.Series([], dtype=pl.UInt32))]
         sp_b = spans[span_rows_.get(b, pl.Series([], dtype=pl.UInt32))]
@@ -254,7 +256,10 @@ def _root_attribute_frame(conv: pl.DataFrame) -> pl.DataFrame:
         conv.filter(ws.is_not_null())
         .sort("_first_ms", "_key")
         .group_by("work_session_id", maintain_order=True)
-        .agg(pl.col("trace_id").first().alias("_ws_trace"), pl.col("root_span_id").first().alias("_ws_span"))
+        .agg(
+            pl.col("trace_id").first().alias("_ws_trace"),
+            pl.col("root_span_id").first().alias("_ws_span"),
+        )
     )
     out = conv.join(first, on="work_session_id", how="left", maintain_order="left")
     return out.select(
@@ -345,7 +350,11 @@ def _span_json(schema: pl.Schema) -> pl.Expr:
     )
     status = (
         pl.when(pl.col("status_message").is_not_null())
-        .then(pl.concat_str([pl.lit('{"code":2,"message":'), jstr(pl.col("status_message")), pl.lit("}")]))
+        .then(
+            pl.concat_str(
+                [pl.lit('{"code":2,"message":'), jstr(pl.col("status_message")), pl.lit("}")]
+            )
+        )
         .otherwise(pl.lit("{}"))
     )
     parent = pl.when(pl.col("parent_span_id").is_not_null()).then(

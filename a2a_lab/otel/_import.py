@@ -13,14 +13,12 @@ Two kinds of span are placed:
   agent is its parent's (the server side of the parent's invocation) adds nothing.
 
 Everything else is a reject row (``file, line, reason, raw``), as in :func:`a2a_lab.load`:
-a line that is not JSON or not an ``ExportTraceServiceRequest`` (checked by
-``opentelemetry-proto``), a span without a valid trace or span id, of an unknown kind, not an
+a line that is not JSON or not a traces request, a span without a valid trace or span id, of an unknown kind, not an
 ``invoke_agent`` span, or without the conversation id or agent names the mapping needs.
 """
 
 from __future__ import annotations
 
-import base64
 import json
 import os
 from collections.abc import Iterator
@@ -29,13 +27,11 @@ from pathlib import Path
 from typing import Any, Final
 
 import polars as pl
-from google.protobuf import json_format
-from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
 from a2a_lab.exchanges import EXCHANGE_TYPES
 from a2a_lab.io import LoadReport, LoadResult, from_records
 
-__all__ = ["SpanView", "load_otlp", "parse_request", "request_dict_from_hex", "spans_of"]
+__all__ = ["SpanView", "load_otlp", "spans_of"]
 
 _DATA_PREFIX: Final = "a2a.data."
 _RAW_CUT: Final = 200
@@ -44,54 +40,6 @@ _KNOWN_KINDS: Final = frozenset(range(1, 6))
 
 class _Reject(Exception):
     """A span or line the mapping cannot place (its message is the report's reason)."""
-
-
-def request_dict_from_hex(doc: Any) -> dict[str, Any]:
-    """An OTLP/JSON request with its hex ids as protobuf's JSON mapping reads bytes (base64).
-
-    OTLP/JSON writes ``traceId``/``spanId``/``parentSpanId`` as hex, where protobuf's
-    generic JSON mapping expects base64; the rest is the generic mapping. Raises
-    :class:`ValueError` for a request that is not a JSON object with a list of
-    ``resourceSpans``, or an id that is not hex.
-    """
-    if not isinstance(doc, dict):
-        raise ValueError("not a JSON object")
-    rs = doc.get("resourceSpans")
-    if not isinstance(rs, list):
-        raise ValueError("no resourceSpans list")
-    for r in rs:
-        for ss in r.get("scopeSpans") or [] if isinstance(r, dict) else []:
-            for span in ss.get("spans") or [] if isinstance(ss, dict) else []:
-                if not isinstance(span, dict):
-                    continue
-                _hex_ids(span)
-                for link in span.get("links") or []:
-                    if isinstance(link, dict):
-                        _hex_ids(link)
-    return doc
-
-
-def _hex_ids(obj: dict[str, Any]) -> None:
-    for key in ("traceId", "spanId", "parentSpanId"):
-        value = obj.get(key)
-        if isinstance(value, str) and value:
-            try:
-                obj[key] = base64.b64encode(bytes.fromhex(value)).decode("ascii")
-            except ValueError:
-                raise ValueError(f"{key} {value[:40]!r} is not hex") from None
-
-
-def parse_request(text: str) -> ExportTraceServiceRequest:
-    """One OTLP/JSON line as an ``ExportTraceServiceRequest`` (``ValueError`` if it is not)."""
-    try:
-        doc = json.loads(text)
-    except (ValueError, RecursionError) as exc:
-        raise ValueError(f"not JSON: {exc}") from None
-    doc = request_dict_from_hex(doc)
-    try:
-        return json_format.ParseDict(doc, ExportTraceServiceRequest())
-    except (json_format.ParseError, ValueError, TypeError, RecursionError) as exc:
-        raise ValueError(f"not an OTLP ExportTraceServiceRequest: {exc}") from None
 
 
 def load_otlp(path: str | os.PathLike[str]) -> LoadResult:
@@ -143,9 +91,7 @@ def load_otlp(path: str | os.PathLike[str]) -> LoadResult:
             records.append((rec_key, number, rec))
     records.sort(key=lambda r: r[0])
     events = _events(records, file)
-    by_type = (
-        dict(events.group_by("type").len().sort("type").iter_rows()) if events.height else {}
-    )
+    by_type = dict(events.group_by("type").len().sort("type").iter_rows()) if events.height else {}
     reject_frame = pl.DataFrame(
         rejects, schema={"file": pl.String, "line": pl.Int64, "reason": pl.String, "raw": pl.String}
     )
@@ -167,7 +113,7 @@ def _documents(text: str, lines: list[str]) -> Iterator[tuple[int, str]]:
     """The requests of the file: the whole file if it is one JSON object spread over lines,
     else each non-blank line."""
     nonblank = [(i + 1, ln) for i, ln in enumerate(lines) if ln.strip()]
-    if len(nonblank) > 1 and nonblank[0][1].strip() in ("{", "[") :
+    if len(nonblank) > 1 and nonblank[0][1].strip() in ("{", "["):
         yield nonblank[0][0], text
         return
     yield from nonblank
@@ -259,7 +205,11 @@ def _span_view(span: Any, resource: dict[str, Any]) -> SpanView:
             if not isinstance(e, dict):
                 raise _Reject("a span event is not an object")
             events.append(
-                (_str(e.get("name")), _int(e.get("timeUnixNano"), "timeUnixNano"), _attributes(_list(e, "attributes")))
+                (
+                    _str(e.get("name")),
+                    _int(e.get("timeUnixNano"), "timeUnixNano"),
+                    _attributes(_list(e, "attributes")),
+                )
             )
         links = []
         for link in _list(span, "links"):
@@ -444,7 +394,9 @@ def _span_records(
     if requester == target:
         return  # the server side of its parent's invocation (or an agent calling itself)
     if not isinstance(requester, str) or not requester.strip():
-        raise _Reject("invoke_agent span whose requester is unknown (no parent agent, no service.name)")
+        raise _Reject(
+            "invoke_agent span whose requester is unknown (no parent agent, no service.name)"
+        )
     base = {"conversationId": conv, "fromAgent": requester, "toAgent": target}
     back = {"conversationId": conv, "fromAgent": target, "toAgent": requester}
     if span.status_code == STATUS_ERROR:
@@ -452,13 +404,18 @@ def _span_records(
     else:
         reply = back
     start, end = _ms(span.start_ns), _ms(span.end_ns)
-    yield (1, float(start), order), {"type": "a2a.send", "ts": start, "data": {**base, "runId": span.span_id.hex()}}
+    yield (
+        (1, float(start), order),
+        {"type": "a2a.send", "ts": start, "data": {**base, "runId": span.span_id.hex()}},
+    )
     yield (1, float(end), order), {"type": "a2a.response", "ts": end, "data": reply}
     yield (1, float(end), order), {"type": "a2a.complete", "ts": end, "data": base}
 
 
 def _requester(
-    span: SpanView, agents: dict[tuple[bytes, bytes], Any], parents: dict[tuple[bytes, bytes], bytes]
+    span: SpanView,
+    agents: dict[tuple[bytes, bytes], Any],
+    parents: dict[tuple[bytes, bytes], bytes],
 ) -> Any:
     """The agent of the nearest ancestor span that names one (cycles stop the walk)."""
     seen = set()
@@ -472,7 +429,9 @@ def _requester(
     return None
 
 
-def _events(records: list[tuple[tuple[int, float, int], int, dict[str, Any]]], file: str) -> pl.DataFrame:
+def _events(
+    records: list[tuple[tuple[int, float, int], int, dict[str, Any]]], file: str
+) -> pl.DataFrame:
     if not records:
         return from_records([], file=file)
     events = from_records([r[2] for r in records], file=file)

@@ -13,10 +13,20 @@ from collections.abc import Sequence
 from typing import Final
 
 import polars as pl
+from polars.datatypes import DataTypeClass
 
 __all__ = ["attr", "attributes", "jstr", "request_line"]
 
-_INT_TYPES: Final = (pl.Int8, pl.Int16, pl.Int32, pl.Int64, pl.UInt8, pl.UInt16, pl.UInt32, pl.UInt64)
+_INT_TYPES: Final = (
+    pl.Int8,
+    pl.Int16,
+    pl.Int32,
+    pl.Int64,
+    pl.UInt8,
+    pl.UInt16,
+    pl.UInt32,
+    pl.UInt64,
+)
 
 
 def jstr(expr: pl.Expr) -> pl.Expr:
@@ -29,7 +39,7 @@ def jstr(expr: pl.Expr) -> pl.Expr:
     )
 
 
-def attr(key: str, expr: pl.Expr, dtype: pl.DataType) -> pl.Expr:
+def attr(key: str, expr: pl.Expr, dtype: pl.DataType | DataTypeClass) -> pl.Expr:
     """One OTLP ``KeyValue`` as JSON, null when the value is null (or not a finite float)."""
     head = '{"key":' + _literal(key) + ',"value":{'
     if dtype == pl.Boolean:

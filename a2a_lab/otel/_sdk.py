@@ -63,7 +63,9 @@ def readable_spans(line: str) -> list[ReadableSpan]:
             ReadableSpan(
                 name=view.name,
                 context=_context(view.trace_id, view.span_id),
-                parent=_context(view.trace_id, view.parent_span_id) if view.parent_span_id else None,
+                parent=_context(view.trace_id, view.parent_span_id)
+                if view.parent_span_id
+                else None,
                 resource=resource,
                 attributes=view.attributes,
                 events=[Event(name, attrs, ts) for name, ts, attrs in view.events],
@@ -78,7 +80,9 @@ def readable_spans(line: str) -> list[ReadableSpan]:
     return out
 
 
-def send_lines(lines: Iterable[Batch], endpoint: str, *, timeout_s: float = 30.0) -> Iterator[Batch]:
+def send_lines(
+    lines: Iterable[Batch], endpoint: str, *, timeout_s: float = 30.0
+) -> Iterator[Batch]:
     """Send each batch to ``endpoint`` (OTLP/HTTP protobuf); yield it once accepted.
 
     The exporter retries transient failures (with backoff, up to ``timeout_s``) and logs
@@ -114,7 +118,7 @@ def send_lines(lines: Iterable[Batch], endpoint: str, *, timeout_s: float = 30.0
     finally:
         logger.removeHandler(handler)
         logger.propagate = old
-        exporter.shutdown()
+        exporter.shutdown()  # type: ignore[no-untyped-call]
 
 
 class _Keep(logging.Handler):

@@ -155,7 +155,7 @@ def span_events(
     trace, root = exchange_ids(per_exchange["_key"])
     per_exchange = per_exchange.with_columns(trace.alias("trace_id"), root.alias("root_span_id"))
     ev = ev.with_columns(pl.when(own).then(own_ids).alias("_own_id")).join(
-        per_exchange.select(GROUP + ["trace_id", "root_span_id"]),
+        per_exchange.select([*GROUP, "trace_id", "root_span_id"]),
         on=GROUP,
         how="left",
         nulls_equal=True,
@@ -184,9 +184,7 @@ def _with_queue_wait(conv: pl.DataFrame) -> pl.DataFrame:
     proves (a lower bound); null without a send.
     """
     lane = ["conversation_id", "to_agent"]
-    busy = (
-        pl.col("_run_end_ms").cum_max().shift(1).over(lane, order_by=["_send_ms", "_key"])
-    )
+    busy = pl.col("_run_end_ms").cum_max().shift(1).over(lane, order_by=["_send_ms", "_key"])
     wait = (
         pl.when(pl.col("_send_ms").is_null())
         .then(None)
@@ -247,10 +245,19 @@ def span_rows(ev: pl.DataFrame, conv: pl.DataFrame) -> pl.DataFrame:
         "trace_id",
         "span_id",
         pl.col("root_span_id").alias("parent_span_id"),
-        pl.when(role == "run").then(pl.lit(KIND_SERVER)).otherwise(pl.lit(KIND_INTERNAL)).alias("kind"),
+        pl.when(role == "run")
+        .then(pl.lit(KIND_SERVER))
+        .otherwise(pl.lit(KIND_INTERNAL))
+        .alias("kind"),
         role.alias("step"),
-        pl.when(role == "turn").then(pl.col("from_agent")).otherwise(pl.col("target")).alias("agent"),
-        pl.when(role == "turn").then(pl.col("from_agent")).otherwise(pl.col("target")).alias("service"),
+        pl.when(role == "turn")
+        .then(pl.col("from_agent"))
+        .otherwise(pl.col("target"))
+        .alias("agent"),
+        pl.when(role == "turn")
+        .then(pl.col("from_agent"))
+        .otherwise(pl.col("target"))
+        .alias("service"),
         pl.when(role == "run").then(run_start).otherwise(prev).alias("_start_ms"),
         end.alias("_end_ms"),
         pl.when((role == "run") & pl.col("_kind").is_in(["no_reply", "blocked"]))
