@@ -2,18 +2,20 @@
 
 from __future__ import annotations
 
+import io
+import json
 import os
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final
+from typing import IO, Any, Final
 
 import polars as pl
 from tqdm.auto import tqdm
 
 from a2a_lab._version import __version__
-from a2a_lab.otel._json import attr, attributes, jstr, request_line
+from a2a_lab.otel._json import attr, attributes, jstr
 from a2a_lab.otel._spans import ms_to_ns, span_events, span_rows
 from a2a_lab.reference.runtime.intent import INTENT_RULES_V1, IntentRules
 
@@ -137,9 +139,9 @@ def to_otlp(
     )
     if output is not None:
         target = str(output)
-        with open(output, "w", encoding="utf-8", newline="\n") as fh, _bar(progress) as bar:
+        with open(output, "wb") as fh, _bar(progress) as bar:
             for batch in lines:
-                fh.write(batch.line)
+                batch.write(fh)
                 exchanges, spans, n_events, requests = _add(
                     (exchanges, spans, n_events, requests), batch
                 )
@@ -179,12 +181,60 @@ def _events_of(
 
 @dataclass(frozen=True)
 class Batch:
-    """One ``ExportTraceServiceRequest`` line and what it holds."""
+    """One ``ExportTraceServiceRequest`` and what it holds.
 
-    line: str
+    ``frame`` has one row per span (``service``, ``_j``: the span's JSON, with a leading
+    comma unless it is the first of its service's run), sorted by service. The text stays
+    in Polars until :meth:`write` streams it: making it one Python string cost as much
+    as encoding it.
+    """
+
+    frame: pl.DataFrame
     exchanges: int
     spans: int
     span_events: int
+    project: str = DEFAULT_PROJECT
+
+    @property
+    def line(self) -> str:
+        """The request as one line of JSON (with its newline)."""
+        buf = io.BytesIO()
+        self.write(buf)
+        return buf.getvalue().decode("utf-8")
+
+    def write(self, fh: IO[bytes]) -> None:
+        """Append the request to a binary file as one line."""
+        fh.write(b'{"resourceSpans":[')
+        runs = self.frame.select(pl.col("service").rle()).unnest("service")
+        offset = 0
+        for k, (length, service) in enumerate(runs.iter_rows()):
+            fh.write((("," if k else "") + _resource_head(service, self.project)).encode())
+            self.frame.slice(offset, length).select("_j").write_csv(
+                fh, include_header=False, quote_style="never", line_terminator=""
+            )
+            fh.write(_RESOURCE_TAIL)
+            offset += length
+        fh.write(b"]}\n")
+
+
+def _resource_head(service: str, project: str) -> str:
+    attrs = [
+        {"key": "service.name", "value": {"stringValue": service}},
+        {"key": "openinference.project.name", "value": {"stringValue": project}},
+    ]
+    scope = {"name": SCOPE_NAME, "version": __version__}
+    return (
+        '{"resource":{"attributes":'
+        + json.dumps(attrs, ensure_ascii=False, separators=(",", ":"))
+        + '},"scopeSpans":[{"scope":'
+        + json.dumps(scope, separators=(",", ":"))
+        + ',"schemaUrl":"'
+        + SCHEMA_URL
+        + '","spans":['
+    )
+
+
+_RESOURCE_TAIL: Final = (']}],"schemaUrl":"' + SCHEMA_URL + '"}').encode()
 
 
 def otlp_lines(
@@ -213,6 +263,7 @@ def otlp_lines(
             if c != "_key"
         ]
     )
+    spans = spans.with_columns(pl.col("service").fill_null("unknown"))
     data_dtype = ev.schema["data"]
     assert isinstance(data_dtype, pl.Struct)
     event_json = _event_json(data_dtype)
@@ -220,23 +271,20 @@ def otlp_lines(
     n_batches = -(-conv.height // batch_exchanges)
     for b in range(n_batches):
         ev_b = ev[ev_rows.get(b, pl.Series([], dtype=pl.UInt32))]
-        sp_b = spans[span_rows_.get(b, pl.Series([], dtype=pl.UInt32))]
+        # spans grouped by the agent that emits them: one ResourceSpans per agent
+        sp_b = spans[span_rows_.get(b, pl.Series([], dtype=pl.UInt32))].sort(
+            "service", maintain_order=True
+        )
         ev_text = (
             ev_b.select("span_id", event_json.alias("_j"))
             .group_by("span_id", maintain_order=True)
             .agg(pl.col("_j").str.join(","))
         )
-        text = (
-            sp_b.join(ev_text, on="span_id", how="left", maintain_order="left")
-            .select(pl.col("service").fill_null("unknown"), span_json.alias("_j"))
-            .group_by("service", maintain_order=True)
-            .agg(pl.col("_j").str.join(","))
-            .select(_resource_json(project).alias("r"))
-            .to_series()
-            .to_list()
+        text = sp_b.join(ev_text, on="span_id", how="left", maintain_order="left").select(
+            "service", span_json.alias("_j")
         )
-        n_ex = int((conv["_batch"] == b).sum())
-        yield Batch(request_line(text), n_ex, sp_b.height, ev_b.height)
+        n_ex = min(batch_exchanges, conv.height - b * batch_exchanges)
+        yield Batch(text, n_ex, sp_b.height, ev_b.height, project)
 
 
 def _rows_by_batch(keys: pl.DataFrame, batch_of: pl.DataFrame) -> dict[int, pl.Series]:
@@ -360,8 +408,16 @@ def _span_json(schema: pl.Schema) -> pl.Expr:
     parent = pl.when(pl.col("parent_span_id").is_not_null()).then(
         pl.concat_str([pl.lit('"parentSpanId":"'), pl.col("parent_span_id"), pl.lit('",')])
     )
+    # a comma before every span but the first of its agent's run of rows: the spans of one
+    # ResourceSpans are then written back to back, without joining them into one string
+    lead = (
+        pl.when(pl.col("service") == pl.col("service").shift(1))
+        .then(pl.lit(","))
+        .otherwise(pl.lit(""))
+    )
     body = pl.concat_str(
         [
+            lead,
             pl.lit('{"traceId":"'),
             pl.col("trace_id"),
             pl.lit('","spanId":"'),
@@ -409,29 +465,5 @@ def _event_json(data: pl.Struct) -> pl.Expr:
             pl.lit(',"attributes":'),
             attributes(pairs),
             pl.lit("}"),
-        ]
-    )
-
-
-def _resource_json(project: str) -> pl.Expr:
-    scope = (
-        '"scopeSpans":[{"scope":{"name":"'
-        + SCOPE_NAME
-        + '","version":"'
-        + __version__
-        + '"},"schemaUrl":"'
-        + SCHEMA_URL
-        + '","spans":['
-    )
-    return pl.concat_str(
-        [
-            pl.lit('{"resource":{"attributes":['),
-            attr("service.name", pl.col("service"), pl.String()),
-            pl.lit(","),
-            attr("openinference.project.name", pl.lit(project), pl.String()),
-            pl.lit("]},"),
-            pl.lit(scope),
-            pl.col("_j"),
-            pl.lit(']}],"schemaUrl":"' + SCHEMA_URL + '"}'),
         ]
     )

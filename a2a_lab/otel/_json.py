@@ -15,7 +15,7 @@ from typing import Final
 import polars as pl
 from polars.datatypes import DataTypeClass
 
-__all__ = ["attr", "attributes", "jstr", "request_line"]
+__all__ = ["attr", "attributes", "jstr"]
 
 _INT_TYPES: Final = (
     pl.Int8,
@@ -68,8 +68,3 @@ def attributes(pairs: Sequence[pl.Expr]) -> pl.Expr:
     return pl.concat_str(
         [pl.lit("["), pl.concat_str(list(pairs), separator=",", ignore_nulls=True), pl.lit("]")]
     )
-
-
-def request_line(resource_spans: list[str]) -> str:
-    """One ``ExportTraceServiceRequest`` as a line of JSON."""
-    return '{"resourceSpans":[' + ",".join(resource_spans) + "]}\n"

@@ -142,8 +142,11 @@ def span_events(
     span_key = pl.when(own).then(
         pl.concat_str([pl.col("_key"), pl.lit("#"), pl.col("role"), pl.lit("#"), pl.col("_ord")])
     )
-    keys = ev.select(span_key.alias("k")).to_series()
-    own_ids = _digest(keys.fill_null(""), 8)
+    # hash only the rows that own a span (the rest take the root's id)
+    own_rows = ev.select(pl.arg_where(own)).to_series()
+    own_ids = pl.Series("_own", [None] * ev.height, dtype=pl.String).scatter(
+        own_rows, _digest(ev.select(span_key).to_series().gather(own_rows), 8)
+    )
     per_exchange = ev.group_by(GROUP, maintain_order=True).agg(
         pl.col("_key").first(),
         pl.col("event_ms").filter(pl.col("role") == "root").first().alias("_send_ms"),
