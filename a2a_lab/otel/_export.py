@@ -2,19 +2,24 @@
 
 from __future__ import annotations
 
-import io
-import json
 import os
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any, Final
+from typing import Any, Final
 
 import polars as pl
 from tqdm.auto import tqdm
 
-from a2a_lab._version import __version__
+from a2a_lab.otel._batch import (
+    DEFAULT_PROJECT,
+    SCHEMA_URL,
+    SCOPE_NAME,
+    SEMCONV_VERSION,
+    Batch,
+    OtlpExportError,
+)
 from a2a_lab.otel._json import attr, attributes, jstr
 from a2a_lab.otel._spans import ms_to_ns, span_events, span_rows
 from a2a_lab.reference.runtime.intent import INTENT_RULES_V1, IntentRules
@@ -30,15 +35,6 @@ __all__ = [
     "to_otlp",
 ]
 
-#: The OpenTelemetry semantic conventions release followed (GenAI agent spans are
-#: "Development" status there): the one the pinned ``opentelemetry-semantic-conventions``
-#: 0.66b2 generates its ``gen_ai.*`` names from.
-SEMCONV_VERSION: Final = "1.44.0"
-SCHEMA_URL: Final = f"https://opentelemetry.io/schemas/{SEMCONV_VERSION}"
-#: The instrumentation scope of every span.
-SCOPE_NAME: Final = "a2a_lab"
-#: ``openinference.project.name`` of the resources (Phoenix files the traces under it).
-DEFAULT_PROJECT: Final = "a2a-lab"
 #: Exchanges per ``ExportTraceServiceRequest`` (one line of the file, one HTTP request).
 BATCH_EXCHANGES: Final = 2_000
 
@@ -46,10 +42,6 @@ _DATA_PREFIX: Final = "a2a.data."
 #: ``SPAN_FLAGS_CONTEXT_HAS_IS_REMOTE_MASK`` with is-remote false, as the SDK sets it on
 #: every span and link it makes (a span of the log is never remote)
 _FLAGS: Final = 0x100
-
-
-class OtlpExportError(RuntimeError):
-    """The receiver refused or could not be reached (one clear line)."""
 
 
 @dataclass(frozen=True)
@@ -177,64 +169,6 @@ def _events_of(
     from a2a_lab.io import load
 
     return load(Path(source)).events
-
-
-@dataclass(frozen=True)
-class Batch:
-    """One ``ExportTraceServiceRequest`` and what it holds.
-
-    ``frame`` has one row per span (``service``, ``_j``: the span's JSON, with a leading
-    comma unless it is the first of its service's run), sorted by service. The text stays
-    in Polars until :meth:`write` streams it: making it one Python string cost as much
-    as encoding it.
-    """
-
-    frame: pl.DataFrame
-    exchanges: int
-    spans: int
-    span_events: int
-    project: str = DEFAULT_PROJECT
-
-    @property
-    def line(self) -> str:
-        """The request as one line of JSON (with its newline)."""
-        buf = io.BytesIO()
-        self.write(buf)
-        return buf.getvalue().decode("utf-8")
-
-    def write(self, fh: IO[bytes]) -> None:
-        """Append the request to a binary file as one line."""
-        fh.write(b'{"resourceSpans":[')
-        runs = self.frame.select(pl.col("service").rle()).unnest("service")
-        offset = 0
-        for k, (length, service) in enumerate(runs.iter_rows()):
-            fh.write((("," if k else "") + _resource_head(service, self.project)).encode())
-            self.frame.slice(offset, length).select("_j").write_csv(
-                fh, include_header=False, quote_style="never", line_terminator=""
-            )
-            fh.write(_RESOURCE_TAIL)
-            offset += length
-        fh.write(b"]}\n")
-
-
-def _resource_head(service: str, project: str) -> str:
-    attrs = [
-        {"key": "service.name", "value": {"stringValue": service}},
-        {"key": "openinference.project.name", "value": {"stringValue": project}},
-    ]
-    scope = {"name": SCOPE_NAME, "version": __version__}
-    return (
-        '{"resource":{"attributes":'
-        + json.dumps(attrs, ensure_ascii=False, separators=(",", ":"))
-        + '},"scopeSpans":[{"scope":'
-        + json.dumps(scope, separators=(",", ":"))
-        + ',"schemaUrl":"'
-        + SCHEMA_URL
-        + '","spans":['
-    )
-
-
-_RESOURCE_TAIL: Final = (']}],"schemaUrl":"' + SCHEMA_URL + '"}').encode()
 
 
 def otlp_lines(

@@ -20,7 +20,7 @@ from opentelemetry.sdk.util.instrumentation import InstrumentationScope
 from opentelemetry.trace import Link, SpanContext, SpanKind, Status, StatusCode, TraceFlags
 
 from a2a_lab._version import __version__
-from a2a_lab.otel._export import SCHEMA_URL, SCOPE_NAME, Batch, OtlpExportError
+from a2a_lab.otel._batch import SCHEMA_URL, SCOPE_NAME, Batch, OtlpExportError
 from a2a_lab.otel._import import SpanView, spans_of
 
 __all__ = ["readable_spans", "send_lines"]
