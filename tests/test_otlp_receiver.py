@@ -102,7 +102,9 @@ def phoenix() -> Iterator[str]:
 @pytest.fixture(scope="module")
 def generated(tmp_path_factory: pytest.TempPathFactory) -> pl.DataFrame:
     path = tmp_path_factory.mktemp("gen") / "log.ndjson"
-    al.samples.write_log(path, LOG_LINES, seed=SEED)
+    # two days ago: inside the time range Phoenix's UI shows by default (the last 7 days)
+    start = datetime.now(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
+    al.samples.write_log(path, LOG_LINES, seed=SEED, start=start - timedelta(days=2))
     return al.load(path).events
 
 
@@ -133,13 +135,29 @@ def received(phoenix: str, generated: pl.DataFrame) -> tuple[list[dict[str, Any]
         batch_exchanges=500,
         progress=False,
     )
-    # Phoenix writes what it received in the background: poll until every span is there
-    deadline = time.monotonic() + 300
-    while True:
-        spans = read_spans(phoenix, PROJECT)
-        if len(spans) >= res.spans or time.monotonic() > deadline:
-            return spans, res
-        time.sleep(2)
+    # Phoenix stores what it received in the background: wait (asking its GraphQL API for
+    # the project's span count, a cheap query) until the count stops growing
+    deadline, last, still = time.monotonic() + 900, -1, 0
+    while time.monotonic() < deadline:
+        count = _span_count(phoenix, PROJECT)
+        if count >= res.spans:
+            break
+        still = still + 1 if count == last else 0
+        if still >= 20:  # a minute without a new span
+            break
+        last = count
+        time.sleep(3)
+    return read_spans(phoenix, PROJECT), res
+
+
+def _span_count(base: str, project: str) -> int:
+    query = json.dumps({"query": "{ projects { edges { node { name recordCount } } } }"})
+    req = urllib.request.Request(
+        base + "/graphql", data=query.encode(), headers={"Content-Type": "application/json"}
+    )
+    with urllib.request.urlopen(req, timeout=60) as r:
+        edges = json.loads(r.read())["data"]["projects"]["edges"]
+    return sum(int(e["node"]["recordCount"]) for e in edges if e["node"]["name"] == project)
 
 
 def test_the_receiver_has_every_span_with_its_parent(
@@ -275,7 +293,7 @@ def test_the_receivers_ui_shows_a_trace(phoenix: str, received: Any, tmp_path: P
             uploadThroughput=-1,
         )
         b.open(f"{phoenix}/projects/{pid}")
-        b.wait_for("document.body.innerText.includes('invoke_agent')", timeout=120)
+        b.wait_for("document.body.innerText.includes('invoke_agent')", timeout=240)
         text = b.evaluate("document.body.innerText")
         shot = b.screenshot(tmp_path / "phoenix.png")
     assert "invoke_agent" in text
