@@ -10,6 +10,8 @@
 #   make notebooks  re-execute every notebook and store its outputs (after editing one)
 #   make lock       re-resolve requirements/lock.txt from scratch (a deliberate upgrade)
 #   make bench      run every benchmarks/bench_*.py (numbers go to BENCHMARKS.md)
+#   make phoenix    build .venv-phoenix (Arize Phoenix, the OTLP receiver of
+#                   tests/test_otlp_receiver.py) from requirements/phoenix-lock.txt
 #   make clean      remove .venv and caches
 #
 # Variables: PYTHON (the interpreter that creates .venv), PYTEST_ARGS (extra pytest
@@ -44,7 +46,12 @@ BENCH_ARGS ?=
 # JupyterLab refuses to start as root unless told to (containers, CI machines).
 ALLOW_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root)
 
-.PHONY: lab test test-all notebooks bench lock clean venv
+.PHONY: lab test test-all notebooks bench lock clean venv phoenix
+
+# The OTLP receiver the receiver tests start (issue 26). Its own venv: Phoenix's
+# dependencies conflict with the project's lock (python-dateutil < 3 through botocore).
+PHOENIX_VENV ?= .venv-phoenix
+PHOENIX_LOCK := requirements/phoenix-lock.txt
 
 venv: $(STAMP)
 
@@ -88,6 +95,14 @@ lock:
 	mv "$$tmp/lock.txt" $(LOCK); \
 	echo "$(LOCK): $$(grep -c '==' $(LOCK)) pinned packages"
 
+phoenix: $(PHOENIX_VENV)/.installed
+
+$(PHOENIX_VENV)/.installed: $(PHOENIX_LOCK)
+	test -x $(PHOENIX_VENV)/bin/python || $(PYTHON) -m venv $(PHOENIX_VENV)
+	$(PHOENIX_VENV)/bin/python -m pip install $(PIP_FLAGS) --no-deps -r $(PHOENIX_LOCK)
+	$(PHOENIX_VENV)/bin/python -m pip check
+	touch $@
+
 clean:
-	rm -rf $(VENV) .pytest_cache .hypothesis .benchmarks
+	rm -rf $(VENV) $(PHOENIX_VENV) .pytest_cache .hypothesis .benchmarks
 	find . -name __pycache__ -type d -prune -exec rm -rf {} +

@@ -82,6 +82,7 @@ __all__ = [
     "interaction_graph",
     "load",
     "load_findings",
+    "load_otlp",
     "main_agents_from_openclaw",
     "message_counts",
     "pair_stats",
@@ -104,6 +105,7 @@ __all__ = [
     "to_epoch_ms",
     "to_node_link",
     "to_ocel2",
+    "to_otlp",
     "variants",
     "work_sessions",
     "write_events",
@@ -129,6 +131,7 @@ _LAZY_MODULES = {
     "threads": "a2a_lab.views.threads",
     "plots": "a2a_lab.views.plots",
     "notebook": "a2a_lab.views.notebook",
+    "otel": "a2a_lab.otel",
 }
 _LAZY_NAMES = {
     "simulate": "a2a_lab.sim",
@@ -149,6 +152,8 @@ _LAZY_NAMES = {
     "to_ocel2": "a2a_lab.analysis.pm",
     "write_ocel2": "a2a_lab.analysis.pm",
     "report": "a2a_lab.views.report",
+    "to_otlp": "a2a_lab.otel",
+    "load_otlp": "a2a_lab.otel",
 }
 
 

@@ -39,6 +39,9 @@ NOT_FRAME_FUNCTIONS = {
     "to_ocel2",
     "write_ocel2",
     "write_frame",
+    # OTLP export (a result object) and import (a LoadResult, like load)
+    "to_otlp",
+    "load_otlp",
     # flatten's columns are the input's nested names joined ("data.fromAgent"): an export format
     "flatten",
 }

@@ -29,6 +29,7 @@ COMMANDS: dict[str, list[str]] = {
     "conversations": [],
     "graph": ["-o", "{tmp}/g.json"],
     "check": [],
+    "export-otlp": ["-o", "{tmp}/x.otlp.json", "--no-progress"],
 }
 
 #: Sources that cannot be read: each is an error for every sub-command.
@@ -69,6 +70,13 @@ BAD_OPTIONS: dict[str, list[list[str]]] = {
         ["--main-agents", ","],
         ["--openclaw-config", "{tmp}/bad.json"],
         ["--bogus"],
+    ],
+    "export-otlp": [
+        ["--batch", "0"],
+        ["--endpoint", "ftp://x"],  # with -o: one of the two only
+        ["-o", "{tmp}/missing/out.json"],
+        ["--timeout", "nan"],
+        ["--batch", "many"],
     ],
     "conversations": [
         ["--since", "2026-02-30"],

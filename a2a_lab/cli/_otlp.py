@@ -1,0 +1,88 @@
+"""``a2a-lab export-otlp``: the exchanges of SOURCE as OpenTelemetry traces (issue 26)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from a2a_lab.cli._common import (
+    CliError,
+    OneLineArgumentParser,
+    add_command,
+    float_option,
+    int_option,
+)
+
+
+def register(sub: argparse._SubParsersAction[OneLineArgumentParser]) -> None:
+    p = add_command(
+        sub,
+        "export-otlp",
+        run_export_otlp,
+        help="export every A2A exchange as an OpenTelemetry GenAI trace (OTLP)",
+        description=(
+            "Turn each A2A exchange of SOURCE into an OpenTelemetry trace that follows the "
+            "GenAI agent conventions (the requester's invoke_agent CLIENT span, the target's "
+            "run, the ping-pong turns and the announce step), and send it to an OTLP/HTTP "
+            "receiver (Phoenix, Jaeger, Tempo, an OpenTelemetry Collector) or write OTLP/JSON."
+        ),
+        epilog=(
+            "examples:\n"
+            "  a2a-lab export-otlp ~/.openclaw/logs --endpoint http://127.0.0.1:6006/v1/traces\n"
+            "  a2a-lab export-otlp ~/.openclaw/logs -o exchanges.otlp.json"
+        ),
+    )
+    out = p.add_mutually_exclusive_group(required=True)
+    out.add_argument("--endpoint", metavar="URL", help="an OTLP/HTTP traces URL (.../v1/traces)")
+    out.add_argument(
+        "-o", "--output", metavar="FILE.json", help="write OTLP/JSON, one request per line"
+    )
+    p.add_argument(
+        "--project",
+        default="a2a-lab",
+        help="openinference.project.name of the traces (the Phoenix project; default a2a-lab)",
+    )
+    p.add_argument(
+        "--batch",
+        type=int_option(1, 1_000_000),
+        default=2_000,
+        metavar="N",
+        help="exchanges per request (default 2000)",
+    )
+    p.add_argument(
+        "--timeout",
+        type=float_option(0.1, 3600.0),
+        default=30.0,
+        metavar="SECONDS",
+        help="how long the exporter tries one request, retries included (default 30)",
+    )
+    p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+
+
+def run_export_otlp(args: argparse.Namespace) -> int:
+    from a2a_lab.cli._source import load_source
+    from a2a_lab.otel import OtlpExportError, to_otlp
+
+    if args.endpoint is not None and not args.endpoint.startswith(("http://", "https://")):
+        raise CliError(f"--endpoint must be an http:// or https:// URL, not {args.endpoint!r}")
+    events = load_source(args.source).events
+    try:
+        res = to_otlp(
+            events,
+            output=args.output,
+            endpoint=args.endpoint,
+            project=args.project,
+            batch_exchanges=args.batch,
+            progress=not args.no_progress,
+            timeout_s=args.timeout,
+        )
+    except OtlpExportError as exc:
+        raise CliError(str(exc)) from None
+    except OSError as exc:
+        raise CliError(f"cannot write {args.output}: {exc.strerror or exc}") from None
+    print(
+        f"{res.exchanges} exchanges -> {res.spans} spans ({res.span_events} log events) "
+        f"in {res.requests} requests -> {res.target}",
+        file=sys.stderr,
+    )
+    return 0

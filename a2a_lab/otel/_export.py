@@ -1,0 +1,403 @@
+"""``to_otlp``: the exchanges of a log as OTLP traces, to a file or an OTLP/HTTP receiver."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final
+
+import polars as pl
+from tqdm.auto import tqdm
+
+from a2a_lab.otel._batch import (
+    DEFAULT_PROJECT,
+    SCHEMA_URL,
+    SCOPE_NAME,
+    SEMCONV_VERSION,
+    Batch,
+    OtlpExportError,
+)
+from a2a_lab.otel._json import attr, attributes, jstr
+from a2a_lab.otel._spans import ms_to_ns, span_events, span_rows
+from a2a_lab.reference.runtime.intent import INTENT_RULES_V1, IntentRules
+
+__all__ = [
+    "DEFAULT_PROJECT",
+    "SCHEMA_URL",
+    "SCOPE_NAME",
+    "SEMCONV_VERSION",
+    "OtlpExportError",
+    "OtlpExportResult",
+    "otlp_lines",
+    "to_otlp",
+]
+
+#: Exchanges per ``ExportTraceServiceRequest`` (one line of the file, one HTTP request).
+BATCH_EXCHANGES: Final = 2_000
+
+_DATA_PREFIX: Final = "a2a.data."
+#: ``SPAN_FLAGS_CONTEXT_HAS_IS_REMOTE_MASK`` with is-remote false, as the SDK sets it on
+#: every span and link it makes (a span of the log is never remote)
+_FLAGS: Final = 0x100
+
+
+@dataclass(frozen=True)
+class OtlpExportResult:
+    """What :func:`to_otlp` wrote or sent.
+
+    Attributes
+    ----------
+    exchanges
+        Exchanges exported (one trace and one root span each).
+    spans
+        Spans exported.
+    span_events
+        Span events (one per exchange event of the log).
+    requests
+        ``ExportTraceServiceRequest`` batches (file lines or HTTP requests).
+    target
+        The file written or the endpoint sent to.
+    """
+
+    exchanges: int
+    spans: int
+    span_events: int
+    requests: int
+    target: str
+
+
+def to_otlp(
+    source: str | os.PathLike[str] | pl.DataFrame | pl.LazyFrame,
+    *,
+    output: str | os.PathLike[str] | None = None,
+    endpoint: str | None = None,
+    project: str = DEFAULT_PROJECT,
+    batch_exchanges: int = BATCH_EXCHANGES,
+    progress: bool = True,
+    intent_rules: IntentRules = INTENT_RULES_V1,
+    timeout_s: float = 30.0,
+) -> OtlpExportResult:
+    """Export every A2A exchange as an OpenTelemetry GenAI ``invoke_agent`` trace.
+
+    One exchange is one trace: the requester's ``invoke_agent`` CLIENT span over the whole
+    exchange (the root), the target's run (SERVER) as its child, each ping-pong turn and the
+    announce step as children; every event of the log is a span event with its file and
+    line. See docs/otel.md for every attribute, the ids and the semantic-conventions version
+    (:data:`SEMCONV_VERSION`).
+
+    Parameters
+    ----------
+    source
+        A log file or directory (read by :func:`a2a_lab.load`) or an event frame.
+    output
+        Write OTLP/JSON here: one ``ExportTraceServiceRequest`` per line (the OpenTelemetry
+        Collector file exporter's format; :func:`a2a_lab.load_otlp` reads it back).
+    endpoint
+        Or send to this OTLP/HTTP traces endpoint (e.g. ``http://127.0.0.1:6006/v1/traces``)
+        with the OpenTelemetry SDK's exporter (protobuf over HTTP).
+    project
+        ``openinference.project.name`` of the resources (the Phoenix project).
+    batch_exchanges
+        Exchanges per request; progress (tqdm, on stderr) counts them.
+    progress
+        Show the progress bar.
+    intent_rules
+        As for :func:`a2a_lab.conversations`.
+    timeout_s
+        HTTP timeout per request.
+
+    Returns
+    -------
+    OtlpExportResult
+
+    Raises
+    ------
+    ValueError
+        Neither or both of ``output`` and ``endpoint``; a batch size below 1.
+    OtlpExportError
+        The receiver refused a batch or could not be reached.
+    """
+    if (output is None) == (endpoint is None):
+        raise ValueError("to_otlp: give exactly one of output= (a file) or endpoint= (a URL)")
+    if batch_exchanges < 1:
+        raise ValueError("to_otlp: batch_exchanges must be at least 1")
+    events = _events_of(source)
+    exchanges = spans = n_events = requests = 0
+    lines = otlp_lines(
+        events, project=project, batch_exchanges=batch_exchanges, intent_rules=intent_rules
+    )
+    if output is not None:
+        target = str(output)
+        with open(output, "wb") as fh, _bar(progress) as bar:
+            for batch in lines:
+                batch.write(fh)
+                exchanges, spans, n_events, requests = _add(
+                    (exchanges, spans, n_events, requests), batch
+                )
+                bar.update(batch.exchanges)
+    else:
+        assert endpoint is not None
+        target = endpoint
+        from a2a_lab.otel._sdk import send_lines
+
+        with _bar(progress) as bar:
+            for batch in send_lines(lines, endpoint, timeout_s=timeout_s):
+                exchanges, spans, n_events, requests = _add(
+                    (exchanges, spans, n_events, requests), batch
+                )
+                bar.update(batch.exchanges)
+    return OtlpExportResult(exchanges, spans, n_events, requests, target)
+
+
+def _add(totals: tuple[int, int, int, int], batch: Batch) -> tuple[int, int, int, int]:
+    e, s, n, r = totals
+    return e + batch.exchanges, s + batch.spans, n + batch.span_events, r + 1
+
+
+def _bar(progress: bool) -> Any:
+    return tqdm(total=None, unit=" exchanges", file=sys.stderr, disable=not progress)
+
+
+def _events_of(
+    source: str | os.PathLike[str] | pl.DataFrame | pl.LazyFrame,
+) -> pl.DataFrame | pl.LazyFrame:
+    if isinstance(source, (pl.DataFrame, pl.LazyFrame)):
+        return source
+    from a2a_lab.io import load
+
+    return load(Path(source)).events
+
+
+def otlp_lines(
+    events: pl.DataFrame | pl.LazyFrame,
+    *,
+    project: str = DEFAULT_PROJECT,
+    batch_exchanges: int = BATCH_EXCHANGES,
+    intent_rules: IntentRules = INTENT_RULES_V1,
+) -> Iterator[Batch]:
+    """The OTLP/JSON requests of the exchanges of ``events``, ``batch_exchanges`` at a time."""
+    ev, conv = span_events(events, intent_rules=intent_rules)
+    spans = span_rows(ev, conv)
+    conv = conv.with_row_index("_i").with_columns(
+        (pl.col("_i") // batch_exchanges).cast(pl.Int64).alias("_batch")
+    )
+    batch_of = conv.select("_key", "_batch")
+    # per batch: the row positions of its events and spans (gathered one batch at a time,
+    # so only one batch's JSON text is in memory)
+    ev_rows = _rows_by_batch(ev.select("_key"), batch_of)
+    span_rows_ = _rows_by_batch(spans.select("_key"), batch_of)
+    root_attrs = _root_attribute_frame(conv)
+    spans = spans.join(root_attrs, on="_key", how="left", maintain_order="left").with_columns(
+        *[
+            pl.when(pl.col("step") == "root").then(pl.col(c)).alias(c)
+            for c in root_attrs.columns
+            if c != "_key"
+        ]
+    )
+    spans = spans.with_columns(pl.col("service").fill_null("unknown"))
+    data_dtype = ev.schema["data"]
+    assert isinstance(data_dtype, pl.Struct)
+    event_json = _event_json(data_dtype)
+    span_json = _span_json(spans.schema)
+    n_batches = -(-conv.height // batch_exchanges)
+    for b in range(n_batches):
+        ev_b = ev[ev_rows.get(b, pl.Series([], dtype=pl.UInt32))]
+        # spans grouped by the agent that emits them: one ResourceSpans per agent
+        sp_b = spans[span_rows_.get(b, pl.Series([], dtype=pl.UInt32))].sort(
+            "service", maintain_order=True
+        )
+        ev_text = (
+            ev_b.select("span_id", event_json.alias("_j"))
+            .group_by("span_id", maintain_order=True)
+            .agg(pl.col("_j").str.join(","))
+        )
+        text = sp_b.join(ev_text, on="span_id", how="left", maintain_order="left").select(
+            "service", span_json.alias("_j")
+        )
+        n_ex = min(batch_exchanges, conv.height - b * batch_exchanges)
+        yield Batch(text, n_ex, sp_b.height, ev_b.height, project)
+
+
+def _rows_by_batch(keys: pl.DataFrame, batch_of: pl.DataFrame) -> dict[int, pl.Series]:
+    rows = (
+        keys.with_row_index("_row")
+        .join(batch_of, on="_key", how="left")
+        .group_by("_batch")
+        .agg(pl.col("_row").sort())
+    )
+    return {int(b): r for b, r in zip(rows["_batch"], rows["_row"], strict=True)}
+
+
+def _root_attribute_frame(conv: pl.DataFrame) -> pl.DataFrame:
+    """The exchange's attributes and its work-session link, one row per exchange."""
+    ws = pl.col("work_session_id")
+    first = (
+        conv.filter(ws.is_not_null())
+        .sort("_first_ms", "_key")
+        .group_by("work_session_id", maintain_order=True)
+        .agg(
+            pl.col("trace_id").first().alias("_ws_trace"),
+            pl.col("root_span_id").first().alias("_ws_span"),
+        )
+    )
+    out = conv.join(first, on="work_session_id", how="left", maintain_order="left")
+    return out.select(
+        "_key",
+        pl.col("from_agent").alias("r_requester"),
+        pl.col("to_agent").alias("r_target"),
+        pl.col("exchange").alias("r_exchange"),
+        pl.col("outcome").alias("r_outcome"),
+        pl.col("outcome_reason").alias("r_outcome_reason"),
+        pl.col("turns").alias("r_turns"),
+        pl.col("intent").alias("r_intent"),
+        pl.col("intent_source").alias("r_intent_source"),
+        pl.col("queue_wait_ms").alias("r_queue_wait_ms"),
+        pl.col("_first_reply_ms").alias("r_first_reply_ms"),
+        pl.col("work_session_id").alias("r_work_session_id"),
+        pl.col("task_id").alias("r_task_id"),
+        pl.col("run_id").alias("r_run_id"),
+        pl.col("retries").alias("r_retries"),
+        pl.col("responses").alias("r_responses"),
+        pl.col("announced").alias("r_announced"),
+        pl.col("termination_reason").alias("r_termination_reason"),
+        pl.col("parent_conversation_id").alias("r_parent_conversation_id"),
+        pl.col("ambiguous").alias("r_ambiguous"),
+        pl.col("has_send").alias("r_has_send"),
+        pl.col("has_complete").alias("r_has_complete"),
+        pl.col("events").alias("r_events"),
+        pl.when(pl.col("_ws_span") != pl.col("root_span_id"))
+        .then(pl.col("_ws_trace"))
+        .alias("r_link_trace"),
+        pl.when(pl.col("_ws_span") != pl.col("root_span_id"))
+        .then(pl.col("_ws_span"))
+        .alias("r_link_span"),
+    )
+
+
+#: Root-span attribute names (``a2a_lab.<name>``) of the ``r_<name>`` columns.
+_ROOT_ATTRS: Final = (
+    "requester",
+    "target",
+    "exchange",
+    "outcome",
+    "outcome_reason",
+    "turns",
+    "intent",
+    "intent_source",
+    "queue_wait_ms",
+    "first_reply_ms",
+    "work_session_id",
+    "task_id",
+    "run_id",
+    "retries",
+    "responses",
+    "announced",
+    "termination_reason",
+    "parent_conversation_id",
+    "ambiguous",
+    "has_send",
+    "has_complete",
+    "events",
+)
+
+
+def _span_json(schema: pl.Schema) -> pl.Expr:
+    pairs = [
+        attr("gen_ai.operation.name", pl.lit("invoke_agent"), pl.String()),
+        attr("gen_ai.agent.name", pl.col("agent").fill_null("unknown"), pl.String()),
+        attr("gen_ai.conversation.id", pl.col("conversation_id"), pl.String()),
+        attr("openinference.span.kind", pl.lit("AGENT"), pl.String()),
+        attr("a2a_lab.step", pl.col("step"), pl.String()),
+        attr("a2a_lab.log.file", pl.col("file"), pl.String()),
+        attr("a2a_lab.log.line", pl.col("line"), pl.Int64()),
+        attr("session.id", pl.col("r_work_session_id"), pl.String()),
+        *[attr("a2a_lab." + n, pl.col("r_" + n), schema["r_" + n]) for n in _ROOT_ATTRS],
+    ]
+    link = pl.when(pl.col("r_link_span").is_not_null()).then(
+        pl.concat_str(
+            [
+                pl.lit('[{"traceId":"'),
+                pl.col("r_link_trace"),
+                pl.lit('","spanId":"'),
+                pl.col("r_link_span"),
+                pl.lit(
+                    '","attributes":[{"key":"a2a_lab.link","value":{"stringValue":"work_session"}}],'
+                    f'"flags":{_FLAGS}}}]'
+                ),
+            ]
+        )
+    )
+    status = (
+        pl.when(pl.col("status_message").is_not_null())
+        .then(
+            pl.concat_str(
+                [pl.lit('{"code":2,"message":'), jstr(pl.col("status_message")), pl.lit("}")]
+            )
+        )
+        .otherwise(pl.lit("{}"))
+    )
+    parent = pl.when(pl.col("parent_span_id").is_not_null()).then(
+        pl.concat_str([pl.lit('"parentSpanId":"'), pl.col("parent_span_id"), pl.lit('",')])
+    )
+    # a comma before every span but the first of its agent's run of rows: the spans of one
+    # ResourceSpans are then written back to back, without joining them into one string
+    lead = (
+        pl.when(pl.col("service") == pl.col("service").shift(1))
+        .then(pl.lit(","))
+        .otherwise(pl.lit(""))
+    )
+    body = pl.concat_str(
+        [
+            lead,
+            pl.lit('{"traceId":"'),
+            pl.col("trace_id"),
+            pl.lit('","spanId":"'),
+            pl.col("span_id"),
+            pl.lit('",'),
+            parent.fill_null(""),
+            pl.lit('"name":'),
+            jstr(pl.col("name")),
+            pl.lit(',"kind":'),
+            pl.col("kind").cast(pl.String),
+            pl.lit(',"startTimeUnixNano":"'),
+            pl.col("start_ns").cast(pl.String),
+            pl.lit('","endTimeUnixNano":"'),
+            pl.col("end_ns").cast(pl.String),
+            pl.lit('","attributes":'),
+            attributes(pairs),
+            pl.lit(',"events":['),
+            pl.col("_j").fill_null(""),
+            pl.lit("]"),
+            pl.concat_str([pl.lit(',"links":'), link]).fill_null(""),
+            pl.lit(',"status":'),
+            status,
+            pl.lit(f',"flags":{_FLAGS}}}'),
+        ]
+    )
+    return body.alias("_j")
+
+
+def _event_json(data: pl.Struct) -> pl.Expr:
+    d = pl.col("data")
+    pairs = [
+        attr("a2a_lab.log.file", pl.col("file"), pl.String()),
+        attr("a2a_lab.log.line", pl.col("line"), pl.Int64()),
+        attr("a2a_lab.seq", pl.col("seq"), pl.Int64()),
+        attr("a2a.from_agent", pl.col("from_agent"), pl.String()),
+        attr("a2a.to_agent", pl.col("to_agent"), pl.String()),
+        *[attr(_DATA_PREFIX + f.name, d.struct.field(f.name), f.dtype) for f in data.fields],
+    ]
+    return pl.concat_str(
+        [
+            pl.lit('{"timeUnixNano":"'),
+            ms_to_ns(pl.col("event_ms")).cast(pl.String),
+            pl.lit('","name":'),
+            jstr(pl.col("type")),
+            pl.lit(',"attributes":'),
+            attributes(pairs),
+            pl.lit("}"),
+        ]
+    )
