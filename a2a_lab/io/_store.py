@@ -62,6 +62,7 @@ from a2a_lab.io._store_state import (
     check,
     crash_point,
     file_problem,
+    ignore_unproven,
     is_store,
     locked,
     next_generation,
@@ -512,6 +513,8 @@ def _open_state(
     n = remove_uncommitted(store, state.generation)
     if n:
         report.recovered.append(f"deleted {n} uncommitted part file(s) of an interrupted ingest")
+    for rel in ignore_unproven(store, state):
+        report.recovered.append(f"left {rel} in place: no journal proves an ingest wrote it")
     remove_retired(store, state)
     _upgrade(store, state)
     check(store, state, full=full)

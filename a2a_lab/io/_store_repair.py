@@ -85,9 +85,9 @@ def _keys(path: Path, kind: str) -> pl.DataFrame:
 def _read_old(store: Path, report: IngestReport) -> _State | None:
     try:
         return read_state(store)
-    except StoreError as exc:
+    except StoreError:
         if (store / STATE_NAME).exists():
-            _set_aside(store, STATE_NAME, f"unusable: {exc}", report)
+            _set_aside(store, STATE_NAME, "damaged state", report)
         return None
 
 
@@ -98,6 +98,8 @@ def _candidates(
     listed = {e.path: e for e in old.files} if old else {}
     good: dict[str, pl.DataFrame] = {}
     for rel in part_files(store):
+        if old is not None and rel in old.ignored:
+            continue
         if old is not None and rel not in listed and generation_of(rel) > old.generation:
             _set_aside(store, rel, "written by an ingest that never committed", report)
             continue
@@ -346,6 +348,7 @@ def repair_store(store: Path, logdir: Path, timezone: str | None, report: Ingest
         state.cursors.append(cursor)
     state.files = list(writer.files.values())
     state.retired = writer.retired
+    state.ignored = list(old.ignored) if old else []
     write_state(store, state)
     (store / JOURNAL_NAME).unlink(missing_ok=True)
     report.recovered.append(f"repair: state rebuilt with {len(state.files)} part(s)")

@@ -178,6 +178,8 @@ class _State:
     retired: list[FileEntry] = field(default_factory=list)
     next_nseq: int = 0
     generation: int = 0
+    #: part-named files no journal proves an ingest wrote: left in place, not of the store
+    ignored: list[str] = field(default_factory=list)
 
     @property
     def parts(self) -> dict[str, int]:
@@ -195,6 +197,7 @@ class _State:
             "cursors": [c.to_json() for c in self.cursors],
             "files": [f.to_json() for f in self.files],
             "retired": [f.to_json() for f in self.retired],
+            "ignored": list(self.ignored),
         }
 
 
@@ -265,6 +268,9 @@ def _state_from_json(obj: dict[str, Any]) -> _State:
         raise ValueError("two cursors share an id")
     if len({f.path for f in files}) != len(files):
         raise ValueError("a file is listed twice")
+    ignored = obj.get("ignored", [])
+    if not isinstance(ignored, list) or not all(isinstance(x, str) for x in ignored):
+        raise ValueError("ignored is not a list of paths")
     return _State(
         logdir=_typed(obj, "logdir", str),
         timezone=_typed(obj, "timezone", str),
@@ -273,6 +279,7 @@ def _state_from_json(obj: dict[str, Any]) -> _State:
         retired=retired,
         next_nseq=_typed(obj, "next_nseq", int),
         generation=_typed(obj, "generation", int),
+        ignored=ignored,
     )
 
 
@@ -387,7 +394,7 @@ def state_problems(store: Path, state: _State, *, full: bool = False) -> list[st
         unknown = set(held) - {c.id for c in state.cursors}
         if unknown:
             problems.append(f"parts hold lines of unknown sources {sorted(unknown)}")
-    known = {e.path for e in state.files} | {e.path for e in state.retired}
+    known = {e.path for e in state.files} | {e.path for e in state.retired} | set(state.ignored)
     for rel in part_files(store):
         # a part of a generation the state committed that it does not list: the state
         # lost track of it (an uncommitted ingest's parts have a later generation)
@@ -513,6 +520,18 @@ def remove_uncommitted(store: Path, committed: int) -> int:
                         n += 1
     (store / JOURNAL_NAME).unlink(missing_ok=True)
     return n
+
+
+def ignore_unproven(store: Path, state: _State) -> list[str]:
+    """Note part files of uncommitted generations no journal accounts for (after
+    :func:`remove_uncommitted`): they stay where they are, and are not part of the store."""
+    new = [
+        rel
+        for rel in part_files(store)
+        if generation_of(rel) > state.generation and rel not in state.ignored
+    ]
+    state.ignored += new
+    return new
 
 
 def next_generation(store: Path, state: _State) -> int:
