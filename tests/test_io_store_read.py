@@ -12,7 +12,7 @@ from polars.testing import assert_frame_equal
 import a2a_lab as al
 from a2a_lab.cli import main
 from a2a_lab.io import _store, ingest, scan_store
-from a2a_lab.io._store_state import read_state, sha256_of
+from a2a_lab.io._store_state import read_state, sealed, sha256_of
 from a2a_lab.samples import write_log
 from a2a_lab.schema import polars_schema
 
@@ -70,7 +70,7 @@ def _reseal(store: Path) -> None:
     for f in state["files"]:
         st = (store / f["path"]).stat()
         f.update(bytes=st.st_size, mtime_ns=st.st_mtime_ns, sha256=sha256_of(store / f["path"]))
-    path.write_text(json.dumps(state))
+    path.write_text(json.dumps(sealed(state)))
 
 
 def test_the_scan_decodes_only_the_noted_fields(tmp_path: Path, lines: list[bytes]) -> None:

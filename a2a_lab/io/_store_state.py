@@ -201,6 +201,18 @@ class _State:
         }
 
 
+def _seal_of(obj: dict[str, Any]) -> str:
+    body = {k: v for k, v in obj.items() if k != "seal"}
+    text = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def sealed(obj: dict[str, Any]) -> dict[str, Any]:
+    """The state object with its ``seal``: the SHA-256 of the rest, so that a state edited
+    by anything but the store (a part dropped, a count changed) is known as damaged."""
+    return {**obj, "seal": _seal_of(obj)}
+
+
 def _cursor(obj: Any) -> Cursor:
     if not isinstance(obj, dict):
         raise ValueError("a cursor is not an object")
@@ -237,6 +249,11 @@ def read_state(store: Path) -> _State:
         )
     if obj.get("version") not in (1, VERSION):
         raise StoreError(f"{path}: store version {obj.get('version')!r}, this a2a-lab reads 1-2")
+    if obj.get("version") == VERSION and obj.get("seal") != _seal_of(obj):
+        raise StoreError(
+            f"store damaged: {path} does not match its seal (changed by something other than "
+            f"an ingest); {repair_hint(str(obj.get('logdir', '')), store)}"
+        )
     try:
         return _state_from_json(obj)
     except (KeyError, TypeError, ValueError) as exc:
@@ -307,7 +324,9 @@ def write_atomic(path: Path, data: bytes, point: str = "") -> None:
 def write_state(store: Path, state: _State) -> None:
     """Commit ``state``: the one atomic step that makes an ingest's parts part of the store."""
     write_atomic(
-        store / STATE_NAME, json.dumps(state.to_json(), indent=1).encode("utf-8"), "state-tmp"
+        store / STATE_NAME,
+        json.dumps(sealed(state.to_json()), indent=1).encode("utf-8"),
+        "state-tmp",
     )
     crash_point("committed")
 
