@@ -268,7 +268,7 @@ def _assign(
             owner[path] = c
     # then content that moved to another inode (gzip, copy), or that is new
     fresh: list[Path] = []
-    shrunk: list[Path] = []  # kept its inode but not its content, yet starts like it
+    shrunk: list[Path] = []  # starts like a known content, but shorter
     for path in stats:
         if path in owner:
             continue
@@ -279,12 +279,11 @@ def _assign(
             owner[path] = free[0]
         elif all(v == "other" for _, v in verdicts):
             fresh.append(path)
-        elif _inode_owner(by_inode, stats[path]) is not None:
-            # a "prefix" of the content its own inode held: a copy has another inode, so
-            # this is that content shortened in place (rewritten keeping its beginning)
+        else:
+            # the beginning of a known content: a copy still being written (gzip, cp) while
+            # the original holds it, or, if no file holds that content any more, the
+            # content rewritten shorter (below)
             shrunk.append(path)
-        # else: a copy, or the beginning of one, of content already read: reading it again
-        # would duplicate those lines
     rewrites: dict[int, Cursor] = {}
     for path in [*shrunk, *_originals_only(fresh, head_of, stats)]:
         old = _replaced(path, cursors, claimed, head_of)
@@ -298,17 +297,13 @@ def _assign(
     return [(p, owner[p], stats[p]) for p in stats if p in owner], next_id, rewrites
 
 
-def _inode_owner(by_inode: dict[tuple[int, int], Cursor], st: os.stat_result) -> Cursor | None:
-    return by_inode.get((st.st_dev, st.st_ino))
-
-
 def _replaced(
     path: Path, cursors: list[Cursor], claimed: dict[int, Path], head_of: Callable[[Path], bytes]
 ) -> Cursor | None:
     """The content a new or shrunk file rewrote: a cursor no file holds any more, of the
-    same name (an edited or recreated file), else of the same first line (a file shrunk
-    keeping its beginning, then rotated). Not the inode alone: a deleted file's inode is
-    soon reused by an unrelated one."""
+    same name (an edited or recreated file), else whose first bytes hold the file's first
+    line as a whole line (a file shrunk or edited near its start, then rotated). Not the
+    inode: a deleted file's inode is soon reused by an unrelated one."""
     free = [c for c in cursors if c.id not in claimed and c.offset > 0]
     by_name = [c for c in free if c.name == path.name]
     if by_name:
@@ -318,7 +313,8 @@ def _replaced(
         return None
     first = head[: head.find(b"\n") + 1]
     for c in reversed(free):
-        if base64.b64decode(c.head).startswith(first):
+        known = base64.b64decode(c.head)
+        if known.startswith(first) or b"\n" + first in known:
             return c
     return None
 
