@@ -151,7 +151,7 @@ def _put_state(store: Path, obj: object) -> None:
 
 
 def _paths(store: Path, kind: str) -> list[str]:
-    return [f["path"] for f in _state(store)["files"] if f["kind"] == kind]  # type: ignore[attr-defined,index]
+    return [f["path"] for f in _state(store)["files"] if f["kind"] == kind]  # type: ignore[attr-defined]
 
 
 def _first_part(store: Path, kind: str = "events") -> Path:

@@ -451,9 +451,7 @@ def _drop_repeats(pieces: Iterator[Piece], seen: pl.Series) -> Iterator[Piece]:
 
     Counted: a line read ``k`` times before is a repeat for its first ``k`` occurrences.
     """
-    left: dict[int, int] = dict(
-        seen.value_counts().iter_rows()  # type: ignore[arg-type]
-    )
+    left: dict[int, int] = dict(seen.value_counts().iter_rows())
     for piece in pieces:
         prints = line_fingerprints(piece.data).to_list()
         repeat = []
