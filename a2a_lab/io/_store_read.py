@@ -15,8 +15,8 @@ import polars as pl
 
 from a2a_lab.io._result import LoadReport, LoadResult, _counts, no_timestamp_issues
 from a2a_lab.io._sources import rotation_key
-from a2a_lab.io._store import _NOTES_SCHEMA, _part_data_fields
 from a2a_lab.io._store_state import LINE_NOTES, _State, verified_state
+from a2a_lab.io._store_write import _NOTES_SCHEMA, _part_data_fields
 from a2a_lab.io._tracking import Cursor
 from a2a_lab.schema import polars_schema
 from a2a_lab.timeparse import resolve_tz

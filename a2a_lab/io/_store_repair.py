@@ -31,13 +31,6 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from a2a_lab.io._store import (
-    SOURCES_KEY,
-    IngestReport,
-    _ingest_piece,
-    _Writer,
-    lines_held,
-)
 from a2a_lab.io._store_state import (
     DAMAGED_DIR,
     JOURNAL_NAME,
@@ -57,6 +50,13 @@ from a2a_lab.io._store_state import (
     state_problems,
     write_journal,
     write_state,
+)
+from a2a_lab.io._store_write import (
+    SOURCES_KEY,
+    IngestReport,
+    _ingest_piece,
+    _Writer,
+    lines_held,
 )
 from a2a_lab.io._tracking import HEAD, TAIL, Cursor, Piece, _digest, content_blocks, watched_files
 
