@@ -70,7 +70,7 @@ class LogFollower:
     _single: str | None = field(init=False, repr=False)
     _cursors: list[Cursor] = field(default_factory=list, init=False, repr=False)
     _next_id: int = field(default=0, init=False, repr=False)
-    _prints: dict[int, list[pl.Series]] = field(default_factory=dict, init=False, repr=False)
+    _prints: dict[int, pl.Series] = field(default_factory=dict, init=False, repr=False)
 
     def __post_init__(self, timezone: str | None) -> None:
         # tz's default is "UTC": only a tz given next to the old name can conflict with it
@@ -106,7 +106,15 @@ class LogFollower:
         )
         self._next_id = max((c.id for c in self._cursors), default=-1) + 1
         for p in pieces:
-            self._prints.setdefault(p.cursor.id, []).append(line_fingerprints(p.data))
+            prints = line_fingerprints(p.data)
+            held = self._prints.get(p.cursor.id)
+            if held is not None:
+                # one Series per content, its chunks merged now and then: a follower
+                # refreshed every second must not keep a Series per refresh
+                prints = held.append(prints)
+                if prints.n_chunks() > 64:
+                    prints = prints.rechunk()
+            self._prints[p.cursor.id] = prints
         return [p for p in pieces if not p.repeat]
 
     def _seen(self, cursor: Cursor) -> pl.Series:
@@ -114,8 +122,8 @@ class LogFollower:
 
         The old content is gone once rewritten: its fingerprints are not needed again.
         """
-        prints = self._prints.pop(cursor.id, [])
-        return pl.concat(prints) if prints else pl.Series("fp", [], dtype=pl.UInt64)
+        prints = self._prints.pop(cursor.id, None)
+        return prints if prints is not None else pl.Series("fp", [], dtype=pl.UInt64)
 
     def close(self) -> None:
         """Nothing stays open between refreshes; kept for code written against older versions."""

@@ -284,30 +284,45 @@ def _assign(
             # the original holds it, or, if no file holds that content any more, the
             # content rewritten shorter (below)
             shrunk.append(path)
+    candidates = [*shrunk, *_originals_only(fresh, head_of, stats)]
+    replaced: dict[Path, Cursor] = {}
+    # what a file replaced: first by content (its first line among the old content's first
+    # bytes), then by name, so that a new live file does not take the content a rotated
+    # rewrite holds
+    for by_name in (False, True):
+        for path in candidates:
+            if path not in replaced:
+                old = _replaced(path, cursors, claimed, head_of, by_name=by_name)
+                if old is not None:
+                    replaced[path] = old
+                    claimed[old.id] = path
     rewrites: dict[int, Cursor] = {}
-    for path in [*shrunk, *_originals_only(fresh, head_of, stats)]:
-        old = _replaced(path, cursors, claimed, head_of)
-        if old is None and path in shrunk:
+    for path in candidates:
+        if path in shrunk and path not in replaced:
             continue  # the beginning of a content still held elsewhere: a copy
         owner[path] = Cursor(id=next_id, name=path.name)
-        if old is not None:
-            claimed[old.id] = path
-            rewrites[next_id] = old
+        if path in replaced:
+            rewrites[next_id] = replaced[path]
         next_id += 1
     return [(p, owner[p], stats[p]) for p in stats if p in owner], next_id, rewrites
 
 
 def _replaced(
-    path: Path, cursors: list[Cursor], claimed: dict[int, Path], head_of: Callable[[Path], bytes]
+    path: Path,
+    cursors: list[Cursor],
+    claimed: dict[int, Path],
+    head_of: Callable[[Path], bytes],
+    *,
+    by_name: bool,
 ) -> Cursor | None:
-    """The content a new or shrunk file rewrote: a cursor no file holds any more, of the
-    same name (an edited or recreated file), else whose first bytes hold the file's first
-    line as a whole line (a file shrunk or edited near its start, then rotated). Not the
-    inode: a deleted file's inode is soon reused by an unrelated one."""
+    """The content a new or shrunk file rewrote: a cursor no file holds any more whose first
+    bytes hold the file's first line as a whole line (a file shrunk or edited near its
+    start, then perhaps rotated), or (``by_name``) of the file's name (an edited or
+    recreated file). Not the inode: a deleted file's inode is soon reused by another."""
     free = [c for c in cursors if c.id not in claimed and c.offset > 0]
-    by_name = [c for c in free if c.name == path.name]
     if by_name:
-        return by_name[-1]
+        same = [c for c in free if c.name == path.name]
+        return same[-1] if same else None
     head = head_of(path)
     if b"\n" not in head:
         return None
