@@ -551,9 +551,9 @@ POINTS = [
     ("part", 9),
     ("part", 12),
     ("part", 17),
+    ("part", 2),
+    ("part", 14),
     ("compact", 1),
-    ("compact", 2),
-    ("compact", 3),
     ("state-tmp", 2),
     ("committed", 2),
     ("retire", 1),
@@ -587,6 +587,7 @@ def test_crash_campaign_every_killed_ingest_is_recovered(
         shutil.copytree(base, clean, copy_function=shutil.copy2)
     ingest(logdir, clean)
     killed = 0
+    unreached: list[str] = []
     for i, (point, n) in enumerate(POINTS):
         store = tmp_path / f"s{i}"
         if phase == "incremental":
@@ -596,6 +597,8 @@ def test_crash_campaign_every_killed_ingest_is_recovered(
         planted = _plant(store)
         code = _crash_run(logdir, store, f"{point}:{n}")
         killed += code == -signal.SIGKILL
+        if code != -signal.SIGKILL:
+            unreached.append(f"{point}:{n}")
         report = ingest(logdir, store)  # the next cron run
         _assert_same_store(clean, store)
         _assert_planted(store, planted)
@@ -604,9 +607,13 @@ def test_crash_campaign_every_killed_ingest_is_recovered(
             assert not report.recovered or any(
                 "took over the lock" in r or "uncommitted part" in r for r in report.recovered
             )
-    # every point is reached by these logs but the first ingest's own empty state, which an
-    # incremental ingest does not write (its state-tmp:1 and committed:1 are its commit)
-    assert killed >= len(POINTS) - 2, f"{killed} of {len(POINTS)} points killed the ingest"
+    print(
+        f"crash campaign, {phase} ingests: {killed} of {len(POINTS)} killed; not reached {unreached}"
+    )
+    # an incremental ingest writes no empty state first: its state-tmp:1 and committed:1 are
+    # its commit, and it passes state-tmp and committed once only
+    unreachable = {"first": [], "incremental": ["state-tmp:2", "committed:2"]}[phase]
+    assert unreached == unreachable
 
 
 @pytest.mark.slow
@@ -633,6 +640,7 @@ def test_crash_campaign_kills_at_random_times_and_twice_in_a_row(
         ingest(logdir, store)
         _assert_same_store(clean, store)
         _assert_planted(store, planted)
+    print(f"crash campaign, random times: {kills} of 10 runs killed")
     assert kills >= 6
     # twice in a row: first killed at a part, the incremental one killed in compaction
     logdir2 = _logdir(tmp_path / "two", lines)
