@@ -439,3 +439,32 @@ def test_sed_in_place_then_appends_returns_only_the_new_lines(tmp_path: Path) ->
     tmp.write_text("".join(lines) + _ev(200) + _ev(201), encoding="utf-8")
     os.replace(tmp, live)
     assert _messages(fol.refresh()) == ["m200", "m201"]
+
+
+@pytest.mark.parametrize("how", ["copytruncate", "delete and recreate"])
+def test_copytruncate_and_delete_recreate_stay_right(tmp_path: Path, how: str) -> None:
+    """The cases that were right before issue 27 stay right with the rewrite rules: the
+    content moved to a copy (or deleted) is not a rewrite of the new live file."""
+    logdir = tmp_path / "logs"
+    logdir.mkdir()
+    live = logdir / "coordination-events.ndjson"
+    store = tmp_path / "store"
+    live.write_text("".join(_ev(i) for i in range(100)), encoding="utf-8")
+    fol = LogFollower(logdir)
+    seen = _messages(fol.refresh())
+    ingest(logdir, store)
+    _append(live, "".join(_ev(i) for i in range(100, 110)))
+    if how == "copytruncate":
+        shutil.copyfile(live, logdir / "coordination-events-2026-01.ndjson")
+        with live.open("r+b") as fh:
+            fh.truncate(0)
+        want = range(115)
+    else:  # the lines appended since the last read go with the deleted file
+        live.unlink()
+        want = [*range(100), *range(110, 115)]
+    _append(live, "".join(_ev(i) for i in range(110, 115)))
+    seen += _messages(fol.refresh())
+    assert seen == [f"m{i}" for i in want]
+    ingest(logdir, store)
+    stored = load_store(store).events["data"].struct.field("message").to_list()
+    assert sorted(stored) == sorted(f"m{i}" for i in want)
