@@ -458,7 +458,7 @@ def test_copytruncate_and_delete_recreate_stay_right(tmp_path: Path, how: str) -
         shutil.copyfile(live, logdir / "coordination-events-2026-01.ndjson")
         with live.open("r+b") as fh:
             fh.truncate(0)
-        want = range(115)
+        want: list[int] = list(range(115))
     else:  # the lines appended since the last read go with the deleted file
         live.unlink()
         want = [*range(100), *range(110, 115)]
