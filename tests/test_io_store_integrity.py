@@ -657,3 +657,23 @@ def test_crash_campaign_kills_at_random_times_and_twice_in_a_row(
     assert_frame_equal(
         load_store(base).events.sort("file", "line"), load_store(clean2).events.sort("file", "line")
     )
+
+
+def test_a_read_racing_a_commit_is_not_called_damage(
+    tmp_path: Path, lines: list[bytes], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A reader that read the state just before an ingest committed finds the parts that
+    compaction replaced deleted: it checks again on the newer state instead of crying damage."""
+    from a2a_lab.io import _store_state
+
+    logdir = _logdir(tmp_path, lines)
+    store = tmp_path / "store"
+    ingest(logdir, store)
+    old_state = _store_state.read_state(store)
+    _grow(logdir, lines)
+    assert ingest(logdir, store).parts_removed > 0  # compaction deleted committed parts
+    assert _store_state.state_problems(store, old_state)  # the old state no longer holds
+    real = _store_state.read_state
+    calls = iter([old_state])
+    monkeypatch.setattr(_store_state, "read_state", lambda s: next(calls, None) or real(s))
+    assert _store_state.verified_state(store).generation > old_state.generation

@@ -423,8 +423,22 @@ def state_problems(store: Path, state: _State, *, full: bool = False) -> list[st
 
 
 def verified_state(store: Path, *, full: bool = False) -> _State:
-    """The state, checked against the files: :class:`StoreError` on any mismatch."""
-    state = read_state(store)
+    """The state, checked against the files: :class:`StoreError` on any mismatch.
+
+    An ingest committing meanwhile deletes the parts its compaction replaced: a check that
+    fails is made again on the newer state before it counts as damage.
+    """
+    for _ in range(3):
+        state = read_state(store)
+        problems = state_problems(store, state, full=full)
+        if not problems:
+            return state
+        try:
+            newer = read_state(store).generation != state.generation
+        except StoreError:
+            newer = False
+        if not newer:
+            break
     check(store, state, full=full)
     return state
 
