@@ -11,6 +11,7 @@ import tempfile
 from pathlib import Path
 
 import polars as pl
+import pytest
 from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
@@ -294,6 +295,37 @@ class FollowMachine(RuleBasedStateMachine):
         self.partial = None
         self.live.write_bytes(b"".join(self._line() for _ in range(n)))
 
+    def _complete_lines(self) -> list[bytes]:
+        data = self.live.read_bytes()
+        return data.splitlines(keepends=True)[: data.count(b"\n")]
+
+    @precondition(lambda self: self.live.exists() and self.partial is None)
+    @rule(keep=st.integers(0, 40), n=st.integers(0, 10))
+    def shrink_in_place(self, keep: int, n: int) -> None:
+        """Rewritten shorter on its own inode, keeping its first lines, then new ones."""
+        lines = self._complete_lines()
+        with self.live.open("r+b") as fh:  # same inode
+            fh.truncate(0)
+            fh.write(b"".join(lines[:keep]) + b"".join(self._line() for _ in range(n)))
+
+    @precondition(lambda self: self.live.exists() and self.partial is None)
+    @rule(data=st.data(), n=st.integers(0, 5))
+    def rewrite_with_new_inode(self, data: st.DataObject, n: int) -> None:
+        """``sed -i``: one line deleted, written to a new file renamed over the live one."""
+        lines = self._complete_lines()
+        if lines:
+            del lines[data.draw(st.integers(0, len(lines) - 1))]
+        tmp = self.dir / "sedXYZ.tmp"
+        tmp.write_bytes(b"".join(lines) + b"".join(self._line() for _ in range(n)))
+        os.replace(tmp, self.live)
+
+    @precondition(lambda self: self.live.exists() and self.partial is None)
+    @rule(keep=st.integers(0, 40), n=st.integers(0, 10))
+    def rewrite_then_rotate(self, keep: int, n: int) -> None:
+        """Shrunk in place, then rotated before anyone reads (the hostile reproducer)."""
+        self.shrink_in_place(keep, n)
+        self.rotate_by_size()
+
     @rule()
     def follower_refresh(self) -> None:
         res = self.follower.refresh()
@@ -313,7 +345,7 @@ class FollowMachine(RuleBasedStateMachine):
         missing = self._complete_ids() - set(ids)
         assert not missing, f"lost from the store {sorted(missing)}"
         lines = store_lines(self.store)
-        assert set(lines["kind"].to_list()) <= {"event"}
+        assert set(lines["kind"].to_list()) <= {"event", "repeat"}
 
     @invariant()
     def nothing_invented(self) -> None:
@@ -322,3 +354,117 @@ class FollowMachine(RuleBasedStateMachine):
 
 FollowMachine.TestCase.settings = settings(max_examples=25, stateful_step_count=30, deadline=None)
 TestFollowMachine = FollowMachine.TestCase
+
+
+class SlowFollowMachine(FollowMachine):
+    """The same machine at the size issue 27 asks for: 100 examples of 40 steps."""
+
+
+SlowFollowMachine.TestCase.settings = settings(
+    max_examples=100, stateful_step_count=40, deadline=None
+)
+TestFollowMachineSlow = pytest.mark.slow(SlowFollowMachine.TestCase)
+
+
+def test_shrink_then_rotate_reproducer_returns_each_new_line_once(tmp_path: Path) -> None:
+    """../shared/conformance/hostile/follow-shrink-then-rotate.py (issue 27), as a test."""
+    live = tmp_path / "coordination-events.ndjson"
+
+    def line(i: int) -> str:
+        return (
+            json.dumps(
+                {"type": "a2a.send", "ts": i, "data": {"runId": f"r{i}", "message": "x" * 100}}
+            )
+            + "\n"
+        )
+
+    def run_ids(res: LoadResult) -> list[str]:
+        return res.events["data"].struct.field("runId").to_list()
+
+    live.write_text("".join(line(i) for i in range(200)))
+    fol = LogFollower(tmp_path)
+    seen = run_ids(fol.refresh())
+    assert len(seen) == 200
+    # rewritten in place: the same first 50 lines (over 4 KB) and 10 new ones
+    live.write_text(
+        "".join(line(i) for i in range(50)) + "".join(line(i) for i in range(1000, 1010))
+    )
+    seen += run_ids(fol.refresh())
+    os.rename(live, tmp_path / "coordination-events-2026-02-17T00-00-00-000Z.ndjson")
+    live.write_text(line(2000))
+    seen += run_ids(fol.refresh())
+    seen += run_ids(fol.refresh())
+    assert sorted(seen) == sorted(
+        [f"r{i}" for i in range(200)] + [f"r{i}" for i in range(1000, 1010)] + ["r2000"]
+    )
+    assert len(seen) == len(set(seen))
+
+
+@pytest.mark.parametrize("refresh_between", [True, False])
+def test_rewrite_then_rotate_is_read_once_by_the_follower_and_the_store(
+    tmp_path: Path, refresh_between: bool
+) -> None:
+    logdir = tmp_path / "logs"
+    logdir.mkdir()
+    live = logdir / "coordination-events.ndjson"
+    store = tmp_path / "store"
+    live.write_text("".join(_ev(i) for i in range(200)), encoding="utf-8")
+    fol = LogFollower(logdir)
+    seen = _messages(fol.refresh())
+    ingest(logdir, store)
+    live.write_text("".join(_ev(i) for i in range(50)) + "".join(_ev(i) for i in range(1000, 1010)))
+    if refresh_between:
+        seen += _messages(fol.refresh())
+        ingest(logdir, store)
+    os.rename(live, logdir / "coordination-events-2026-02-17T00-00-00-000Z.ndjson")
+    live.write_text(_ev(2000), encoding="utf-8")
+    seen += _messages(fol.refresh())
+    report = ingest(logdir, store)
+    want = sorted(f"m{i}" for i in [*range(200), *range(1000, 1010), 2000])
+    assert sorted(seen) == want
+    stored = load_store(store).events["data"].struct.field("message").to_list()
+    assert sorted(stored) == want
+    assert report.repeated == (0 if refresh_between else 50)
+    assert store_lines(store).filter(pl.col("kind") == "repeat").height == 50
+
+
+def test_sed_in_place_then_appends_returns_only_the_new_lines(tmp_path: Path) -> None:
+    live = tmp_path / "coordination-events.ndjson"
+    live.write_text("".join(_ev(i) for i in range(200)), encoding="utf-8")
+    fol = LogFollower(tmp_path)
+    assert len(_messages(fol.refresh())) == 200
+    lines = live.read_text(encoding="utf-8").splitlines(keepends=True)
+    del lines[0]  # even the first line: the file is matched by name
+    tmp = tmp_path / "sed.tmp"
+    tmp.write_text("".join(lines) + _ev(200) + _ev(201), encoding="utf-8")
+    os.replace(tmp, live)
+    assert _messages(fol.refresh()) == ["m200", "m201"]
+
+
+@pytest.mark.parametrize("how", ["copytruncate", "delete and recreate"])
+def test_copytruncate_and_delete_recreate_stay_right(tmp_path: Path, how: str) -> None:
+    """The cases that were right before issue 27 stay right with the rewrite rules: the
+    content moved to a copy (or deleted) is not a rewrite of the new live file."""
+    logdir = tmp_path / "logs"
+    logdir.mkdir()
+    live = logdir / "coordination-events.ndjson"
+    store = tmp_path / "store"
+    live.write_text("".join(_ev(i) for i in range(100)), encoding="utf-8")
+    fol = LogFollower(logdir)
+    seen = _messages(fol.refresh())
+    ingest(logdir, store)
+    _append(live, "".join(_ev(i) for i in range(100, 110)))
+    if how == "copytruncate":
+        shutil.copyfile(live, logdir / "coordination-events-2026-01.ndjson")
+        with live.open("r+b") as fh:
+            fh.truncate(0)
+        want: list[int] = list(range(115))
+    else:  # the lines appended since the last read go with the deleted file
+        live.unlink()
+        want = [*range(100), *range(110, 115)]
+    _append(live, "".join(_ev(i) for i in range(110, 115)))
+    seen += _messages(fol.refresh())
+    assert seen == [f"m{i}" for i in want]
+    ingest(logdir, store)
+    stored = load_store(store).events["data"].struct.field("message").to_list()
+    assert sorted(stored) == sorted(f"m{i}" for i in want)

@@ -200,10 +200,10 @@ def test_interrupted_ingest_leaves_the_store_as_it_was(
     with (logdir / LIVE).open("ab") as fh:
         fh.write(b"".join(log_lines[1000:2000]))
 
-    def crash(path: Path, data: bytes) -> None:
+    def crash(store: Path, state: object) -> None:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(_store, "_write_atomic", crash)
+    monkeypatch.setattr(_store, "write_state", crash)
     with pytest.raises(KeyboardInterrupt):
         ingest(logdir, store)
     monkeypatch.undo()
@@ -212,7 +212,7 @@ def test_interrupted_ingest_leaves_the_store_as_it_was(
     # the next ingest removes the leftovers and adds the lines exactly once
     assert ingest(logdir, store).lines == 1000
     _assert_same_as_directory(logdir, store)
-    listed = set(json.loads((store / _store.STATE_NAME).read_text())["parts"])
+    listed = {f["path"] for f in json.loads((store / _store.STATE_NAME).read_text())["files"]}
     on_disk = {p.relative_to(store).as_posix() for p in store.rglob("*.parquet")}
     assert on_disk == listed
 
@@ -227,7 +227,7 @@ def test_compaction_bounds_the_files_of_a_partition(tmp_path: Path, log_lines: l
         with live.open("ab") as fh:
             fh.write(b"".join(log_lines[i : i + 20]))
         ingest(logdir, store)
-        parts = json.loads((store / _store.STATE_NAME).read_text())["parts"]
+        parts = [f["path"] for f in json.loads((store / _store.STATE_NAME).read_text())["files"]]
         per_partition: dict[str, int] = {}
         for rel in parts:
             per_partition[rel.rsplit("/", 1)[0]] = per_partition.get(rel.rsplit("/", 1)[0], 0) + 1

@@ -12,6 +12,7 @@ from polars.testing import assert_frame_equal
 import a2a_lab as al
 from a2a_lab.cli import main
 from a2a_lab.io import _store, ingest, scan_store
+from a2a_lab.io._store_state import read_state, sealed, sha256_of
 from a2a_lab.samples import write_log
 from a2a_lab.schema import polars_schema
 
@@ -40,7 +41,11 @@ def _store_of(tmp_path: Path, lines: list[bytes]) -> tuple[Path, Path]:
 
 def _event_parts(store: Path) -> list[Path]:
     state = json.loads((store / _store.STATE_NAME).read_text())
-    return [store / rel for rel in sorted(state["parts"]) if rel.startswith("events/")]
+    return [
+        store / f["path"]
+        for f in sorted(state["files"], key=lambda f: f["path"])
+        if f["kind"] == "events"
+    ]
 
 
 def test_every_part_notes_exactly_the_data_fields_it_holds(
@@ -57,6 +62,17 @@ def test_every_part_notes_exactly_the_data_fields_it_holds(
         assert 0 < len(held) < len(data.columns)  # most of the 63 fields are unused
 
 
+def _reseal(store: Path) -> None:
+    """Record rewritten parts in the state (as if the store had written them so): a part
+    changed behind the state's back is damage (tests/test_io_store_integrity.py)."""
+    path = store / _store.STATE_NAME
+    state = json.loads(path.read_text())
+    for f in state["files"]:
+        st = (store / f["path"]).stat()
+        f.update(bytes=st.st_size, mtime_ns=st.st_mtime_ns, sha256=sha256_of(store / f["path"]))
+    path.write_text(json.dumps(sealed(state)))
+
+
 def test_the_scan_decodes_only_the_noted_fields(tmp_path: Path, lines: list[bytes]) -> None:
     """A part whose note leaves a field out reads it as null: the note decides what is read."""
     logdir, store = _store_of(tmp_path, lines)
@@ -69,6 +85,7 @@ def test_the_scan_decodes_only_the_noted_fields(tmp_path: Path, lines: list[byte
             part,
             metadata={_store.DATA_FIELDS_KEY: json.dumps([f for f in noted if f != "message"])},
         )
+    _reseal(store)
     scanned = scan_store(store).collect()
     # the frame keeps the full dtype, every other value is read
     assert scanned.schema == polars_schema(raw=False)
@@ -82,6 +99,7 @@ def test_parts_written_without_the_note_are_read_whole(tmp_path: Path, lines: li
     for part in _event_parts(store):
         pl.read_parquet(part).write_parquet(part)  # as an ingest before the note wrote it
         assert _store.DATA_FIELDS_KEY not in pl.read_parquet_metadata(part)
+    _reseal(store)
     assert_frame_equal(al.load(store).events, al.load(logdir.absolute()).events)
 
 
@@ -126,7 +144,7 @@ def test_parts_out_of_reading_order_are_sorted(tmp_path: Path, lines: list[bytes
 def _in_order(store: Path) -> bool:
     from a2a_lab.io._store_read import _in_reading_order
 
-    return _in_reading_order(store, _store._read_state(store))
+    return _in_reading_order(store, read_state(store))
 
 
 def test_graph_of_a_store_is_the_directory_graph(

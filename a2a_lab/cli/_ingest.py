@@ -17,11 +17,16 @@ def register(sub: argparse._SubParsersAction[OneLineArgumentParser]) -> None:
             "Convert the live and rotated logs of LOGDIR (.gz too) into the Parquet history "
             "STORE, reading only what is new since the last ingest; a partial last line "
             "waits for its newline. Every sub-command accepts STORE where it accepts a log "
-            "directory. One ingest at a time; an interrupted one leaves the store as it was."
+            "directory. One ingest at a time; an interrupted one leaves the store as it was "
+            "and the next one recovers it. A damaged store (a part missing, changed or "
+            "unlisted, a damaged state) is an error naming the file: --repair rebuilds the "
+            "state from the parts and their kept lines, reading lost lines again from LOGDIR, "
+            "and moves what it cannot use to STORE/damaged/ (it deletes nothing)."
         ),
         epilog=(
             "example:\n  a2a-lab ingest ~/.openclaw/logs ~/a2a-store --tz Asia/Seoul\n"
-            "  a2a-lab check ~/a2a-store --fail-on error"
+            "  a2a-lab check ~/a2a-store --fail-on error\n"
+            "  a2a-lab ingest ~/.openclaw/logs ~/a2a-store --repair"
         ),
         source=False,
     )
@@ -36,6 +41,16 @@ def register(sub: argparse._SubParsersAction[OneLineArgumentParser]) -> None:
     )
     p.add_argument("--json", action="store_true", help="print the ingest report as JSON")
     p.add_argument(
+        "--repair",
+        action="store_true",
+        help="rebuild a damaged store's state from its parts and kept lines, then ingest",
+    )
+    p.add_argument(
+        "--verify",
+        action="store_true",
+        help="check every part's checksum first (not only those whose size or time changed)",
+    )
+    p.add_argument(
         "--progress",
         action=argparse.BooleanOptionalAction,
         default=None,
@@ -49,7 +64,14 @@ def run(args: argparse.Namespace) -> int:
     if args.timezone is not None:
         _check_timezone(args.timezone)
     try:
-        report = ingest(args.logdir, args.store, tz=args.timezone, progress=args.progress)
+        report = ingest(
+            args.logdir,
+            args.store,
+            tz=args.timezone,
+            progress=args.progress,
+            repair=args.repair,
+            verify=args.verify,
+        )
     except StoreError as exc:
         raise CliError(str(exc)) from None
     except OSError as exc:
@@ -60,6 +82,8 @@ def run(args: argparse.Namespace) -> int:
         print_json(report.summary())
     else:
         print(report)
+        for note in report.recovered:
+            print(f"recovered: {note}")
     return 0
 
 

@@ -5,9 +5,11 @@ from __future__ import annotations
 from dataclasses import KW_ONLY, InitVar, dataclass, field
 from pathlib import Path
 
+import polars as pl
+
 from a2a_lab.io._result import LoadResult, _finish, decode_pieces
 from a2a_lab.io._sources import split_target
-from a2a_lab.io._tracking import Cursor, Piece, new_pieces
+from a2a_lab.io._tracking import Cursor, Piece, line_fingerprints, new_pieces
 from a2a_lab.timeparse import resolve_tz
 
 
@@ -39,6 +41,10 @@ class LogFollower:
       bytes and of the bytes before the point read (see ``a2a_lab.io._tracking``), so each
       line is returned once. Lines written and truncated away between two refreshes were
       never readable and are not returned.
+    * A file rewritten in place (shortened keeping its beginning, or edited into a new
+      inode as ``sed -i`` does, then perhaps rotated) is read again, without the lines it
+      repeats from what was already returned (matched by line fingerprint, counted). For
+      this the follower keeps 8 bytes per line returned.
     * ``file`` is the path a line was read from (a rotated file under its new name), and
       ``line`` its physical line number in that file's content.
 
@@ -64,6 +70,7 @@ class LogFollower:
     _single: str | None = field(init=False, repr=False)
     _cursors: list[Cursor] = field(default_factory=list, init=False, repr=False)
     _next_id: int = field(default=0, init=False, repr=False)
+    _prints: dict[int, pl.Series] = field(default_factory=dict, init=False, repr=False)
 
     def __post_init__(self, timezone: str | None) -> None:
         # tz's default is "UTC": only a tz given next to the old name can conflict with it
@@ -92,9 +99,31 @@ class LogFollower:
         return _finish(decode_pieces(self._pieces(), self.tz), self.tz, True)
 
     def _pieces(self) -> list[Piece]:
-        pieces = list(new_pieces(self._dir, self._cursors, self._next_id, single=self._single))
+        pieces = list(
+            new_pieces(
+                self._dir, self._cursors, self._next_id, single=self._single, seen=self._seen
+            )
+        )
         self._next_id = max((c.id for c in self._cursors), default=-1) + 1
-        return pieces
+        for p in pieces:
+            prints = line_fingerprints(p.data)
+            held = self._prints.get(p.cursor.id)
+            if held is not None:
+                # one Series per content, its chunks merged now and then: a follower
+                # refreshed every second must not keep a Series per refresh
+                prints = held.append(prints)
+                if prints.n_chunks() > 64:
+                    prints = prints.rechunk()
+            self._prints[p.cursor.id] = prints
+        return [p for p in pieces if not p.repeat]
+
+    def _seen(self, cursor: Cursor) -> pl.Series:
+        """Fingerprints of the lines read from ``cursor``'s content (a rewrite drops them).
+
+        The old content is gone once rewritten: its fingerprints are not needed again.
+        """
+        prints = self._prints.pop(cursor.id, None)
+        return prints if prints is not None else pl.Series("fp", [], dtype=pl.UInt64)
 
     def close(self) -> None:
         """Nothing stays open between refreshes; kept for code written against older versions."""

@@ -2,395 +2,105 @@
 
 Layout of a store directory::
 
-    a2a-store.json                       the state: marker, cursors, the list of parts
+    a2a-store.json                       the state: marker, cursors, every file with its checksum
     events/month=YYYY-MM/part-*.parquet  events, hive-partitioned by UTC month of event time
-    notes/part-*.parquet                 rejected and blank lines, problems in kept events
-    .lock                                held by a running ingest
+    notes/part-*.parquet                 rejected, blank and repeated lines, problems in kept events
+    .lock                                held (flock) by a running ingest, which writes its pid in it
+    .ingest-journal.json                 the generation a running ingest writes its parts under
+    damaged/                             files a repair set aside (never deleted)
 
-``a2a-store.json`` is the single source of truth: a part not listed there is not part of
-the store (it is the leftover of an interrupted ingest and is deleted by the next one).
-An ingest writes new parts under new names (to a temporary name, then renamed), replaces
-the state file atomically as its very last step, and only then deletes the parts that
-compaction replaced. Interrupted at any moment, it leaves the store as it was.
+``a2a-store.json`` is the single source of truth. It lists every file of the store with its
+kind, row count, size and SHA-256, and, per source (ingested file content), how many of the
+source's physical lines each part holds: every line is exactly one row of an events part or
+a line note (reject, blank, repeat), so the lines listed add up to each cursor's line count.
+Every read checks the files against the state (size and modification time; a file whose time
+changed is hashed), and the state against itself; a mismatch is a :class:`StoreError` naming
+the file and the repair (``a2a-lab ingest --repair LOGDIR STORE``, see :func:`ingest`).
+
+An ingest takes the lock, notes its generation ``g`` in the journal, writes new parts named
+``part-{g:08d}-*`` (to a temporary name, then renamed), replaces the state file atomically as
+its very last step, and only then deletes the parts that compaction replaced (which the state
+lists as ``retired``). Killed at any moment, it leaves the committed store as it was; the next
+ingest deletes the files the journal proves the killed one wrote and reads its lines again.
+No ingest deletes a file it cannot prove an ingest wrote: a part file the state does not list
+is reported, not deleted.
 
 Every event keeps its original line: ``raw`` (the trimmed text the loader keeps) and,
 only where the file's bytes differ from it (surrounding whitespace, CR, invalid UTF-8),
-``orig`` with the exact bytes. Rejected and blank lines keep theirs in ``notes``. So the
-ingested files can be written back byte for byte (:func:`export_store`).
+``orig`` with the exact bytes. Rejected, blank and repeated lines keep theirs in ``notes``. So
+the ingested files can be written back byte for byte (:func:`export_store`), and a repair can
+rebuild the state from the parts alone.
 """
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
-import json
 import os
 import sys
 import time
-from collections.abc import Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import polars as pl
 
 from a2a_lab.io._decode import DecodedText
-from a2a_lab.io._result import LoadResult, _finish, decode_piece, join_decoded
+from a2a_lab.io._result import _finish, join_decoded
 from a2a_lab.io._sources import split_target
-from a2a_lab.io._tracking import Cursor, Piece, new_pieces
+from a2a_lab.io._store_state import (
+    DAMAGED_DIR,
+    JOURNAL_NAME,
+    LINE_KINDS,
+    LINE_NOTES,
+    LOCK_NAME,
+    STATE_NAME,
+    STORE_ENTRIES,
+    FileEntry,
+    StoreError,
+    _State,
+    check,
+    crash_point,
+    ignore_unproven,
+    is_store,
+    locked,
+    next_generation,
+    part_files,
+    part_rows,
+    read_state,
+    remove_retired,
+    remove_uncommitted,
+    repair_hint,
+    sha256_of,
+    write_journal,
+    write_state,
+)
+from a2a_lab.io._store_write import (
+    DATA_FIELDS_KEY,
+    MAX_SMALL,
+    SEAL_ROWS,
+    IngestReport,
+    _ingest_piece,
+    _repeat_piece,
+    _Writer,
+    lines_held,
+)
+from a2a_lab.io._tracking import (
+    Cursor,
+    line_fingerprints,
+    new_pieces,
+)
 from a2a_lab.timeparse import resolve_tz
 
-#: The state file; its presence makes a directory a store.
-STATE_NAME = "a2a-store.json"
-_FORMAT = "a2a-lab-store"
-_VERSION = 1
-#: The Parquet footer key listing the ``data`` fields a part holds values of.
-DATA_FIELDS_KEY = "a2a_lab.data_fields"
-#: A part with at least this many rows is never rewritten by compaction.
-SEAL_ROWS = 1_000_000
-#: At most this many smaller parts per partition: more are merged into one.
-MAX_SMALL = 8
-#: Rows per Parquet row group of a part (what a reader decodes at once).
-ROW_GROUP_ROWS = 65_536
-
-_NOTES_SCHEMA = pl.Schema(
-    {
-        "source": pl.Int32(),
-        "line": pl.Int64(),
-        "nseq": pl.Int64(),
-        "kind": pl.String(),
-        "detail": pl.String(),
-        "raw": pl.String(),
-        "orig": pl.Binary(),
-    }
-)
-
-
-class StoreError(ValueError):
-    """A store that cannot be used as asked (not a store, busy, another log directory)."""
-
-
-def is_store(path: str | os.PathLike[str]) -> bool:
-    """Whether ``path`` is a history store (a directory holding ``a2a-store.json``)."""
-    return (Path(path).expanduser() / STATE_NAME).is_file()
-
-
-@dataclass(repr=False)
-class IngestReport:
-    """What one :func:`ingest` added to a store.
-
-    Attributes
-    ----------
-    store
-        The store directory.
-    files
-        Files that had new lines, in reading order.
-    bytes_read, lines, events, rejects, blank
-        What was read: content bytes (decompressed), physical lines and their fate.
-    parts_written, parts_removed
-        Parquet parts added (new data and compaction output) and removed by compaction.
-    seconds
-        Wall time of the ingest.
-    damaged
-        Compressed files whose data ended early or is corrupt (only their readable complete
-        lines were taken; the rest is read once the file is whole).
-    new
-        The new events and their load report, when asked for (``keep_events=True``).
-    """
-
-    store: Path
-    files: list[str] = field(default_factory=list)
-    bytes_read: int = 0
-    lines: int = 0
-    events: int = 0
-    rejects: int = 0
-    blank: int = 0
-    parts_written: int = 0
-    parts_removed: int = 0
-    seconds: float = 0.0
-    damaged: list[str] = field(default_factory=list)
-    new: LoadResult | None = None
-
-    def summary(self) -> dict[str, Any]:
-        """The report as JSON-able values (``a2a-lab ingest --json``)."""
-        return {
-            "store": str(self.store),
-            "files": list(self.files),
-            "bytes_read": self.bytes_read,
-            "lines": self.lines,
-            "events": self.events,
-            "rejects": self.rejects,
-            "blank": self.blank,
-            "parts_written": self.parts_written,
-            "parts_removed": self.parts_removed,
-            "seconds": round(self.seconds, 3),
-            "mb_per_s": round(self.bytes_read / 1e6 / self.seconds, 1)
-            if self.seconds > 0
-            else None,
-            "damaged": list(self.damaged),
-        }
-
-    def __str__(self) -> str:
-        return (
-            f"{len(self.files)} file(s), {self.bytes_read} bytes, {self.lines} lines: "
-            f"{self.events} events, {self.rejects} rejected, {self.blank} blank "
-            f"({self.parts_written} parts written, {self.parts_removed} removed)"
-        )
-
-    def __repr__(self) -> str:
-        return f"IngestReport({self})"
-
-
-# ---------------------------------------------------------------------------------------
-# state
-# ---------------------------------------------------------------------------------------
-
-
-@dataclass
-class _State:
-    logdir: str
-    timezone: str
-    cursors: list[Cursor]
-    parts: dict[str, int]  # relative path -> rows, events and notes alike
-    next_nseq: int = 0
-    generation: int = 0
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "format": _FORMAT,
-            "version": _VERSION,
-            "logdir": self.logdir,
-            "timezone": self.timezone,
-            "next_nseq": self.next_nseq,
-            "generation": self.generation,
-            "cursors": [c.to_json() for c in self.cursors],
-            "parts": self.parts,
-        }
-
-
-def _read_state(store: Path) -> _State:
-    try:
-        obj = json.loads((store / STATE_NAME).read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise StoreError(f"not a history store (no {STATE_NAME}): {store}") from None
-    except (OSError, ValueError) as exc:
-        raise StoreError(f"unreadable store state {store / STATE_NAME}: {exc}") from None
-    if not isinstance(obj, dict) or obj.get("format") != _FORMAT or obj.get("version") != _VERSION:
-        raise StoreError(f"{store / STATE_NAME}: not a version {_VERSION} a2a-lab store")
-    return _State(
-        logdir=obj["logdir"],
-        timezone=obj["timezone"],
-        cursors=[Cursor.from_json(c) for c in obj["cursors"]],
-        parts={str(k): int(v) for k, v in obj["parts"].items()},
-        next_nseq=int(obj["next_nseq"]),
-        generation=int(obj["generation"]),
-    )
-
-
-def _fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def _write_atomic(path: Path, data: bytes) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    with tmp.open("wb") as fh:
-        fh.write(data)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
-    _fsync_dir(path.parent)
-
-
-@contextlib.contextmanager
-def _locked(store: Path) -> Iterator[None]:
-    with (store / ".lock").open("a") as fh:
-        try:
-            fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            raise StoreError(f"store is busy: another ingest is running in {store}") from None
-        try:
-            yield
-        finally:
-            fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
-
-
-# ---------------------------------------------------------------------------------------
-# writing parts
-# ---------------------------------------------------------------------------------------
-
-
-def _write_part(
-    store: Path,
-    rel: str,
-    frame: pl.DataFrame | pl.LazyFrame,
-    metadata: dict[str, str] | None = None,
-) -> None:
-    """Write a part under a temporary name, flush it to disk, then give it its name."""
-    path = store / rel
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    # bounded row groups: a reader decodes a column a row group at a time, so a compacted
-    # part of a million rows must not be one group (its texts would be decoded at once)
-    if isinstance(frame, pl.LazyFrame):
-        frame.sink_parquet(tmp, metadata=metadata, row_group_size=ROW_GROUP_ROWS)
-    else:
-        frame.write_parquet(tmp, metadata=metadata, row_group_size=ROW_GROUP_ROWS)
-    with tmp.open("rb") as fh:
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
-
-
-def _data_fields_metadata(frame: pl.DataFrame) -> dict[str, str] | None:
-    """The part's footer note of the ``data`` fields holding a value in some row.
-
-    Readers then decode only these fields (:func:`_scan_events`): most of the event
-    struct's fields are null in every row of a real log.
-    """
-    if "data" not in frame.columns:
-        return None
-    present = frame.get_column("data").struct.unnest().select(pl.all().is_not_null().any())
-    names = [name for name, any_value in present.row(0, named=True).items() if any_value]
-    return {DATA_FIELDS_KEY: json.dumps(names)}
-
-
-def _part_data_fields(path: Path) -> set[str] | None:
-    """The ``data`` fields a part notes as used; None for a part written without the note."""
-    note = pl.read_parquet_metadata(path).get(DATA_FIELDS_KEY)
-    return None if note is None else set(json.loads(note))
-
-
-def _line_bounds(data: bytes) -> tuple[np.ndarray, np.ndarray]:
-    """Start and end (newline excluded) byte of every physical line of ``data``."""
-    nl = np.flatnonzero(np.frombuffer(data, dtype=np.uint8) == 10)
-    ends = nl if data.endswith(b"\n") else np.append(nl, len(data))
-    starts = np.concatenate(([0], nl + 1))[: len(ends)]
-    return starts, ends
-
-
-def _originals(data: bytes, first_line: int, events: pl.DataFrame, exact_text: bool) -> pl.Series:
-    """``orig`` of each event: its line's exact bytes where ``raw`` does not reproduce them.
-
-    With no CR and valid UTF-8 (``exact_text``), ``raw`` is the line itself or the line
-    trimmed, so equal byte lengths mean equal lines and only the others are compared.
-    """
-    starts, ends = _line_bounds(data)
-    idx = events["line"].to_numpy() - 1 - first_line
-    if exact_text:
-        differ = np.flatnonzero(
-            (ends[idx] - starts[idx]) != events["raw"].str.len_bytes().to_numpy()
-        )
-    else:
-        differ = np.arange(len(idx))
-    out: list[bytes | None] = [None] * len(idx)
-    raws = events["raw"]
-    for i in differ:
-        line = data[starts[idx[i]] : ends[idx[i]]]
-        if line != raws[int(i)].encode("utf-8", "surrogatepass"):
-            out[i] = line
-    return pl.Series("orig", out, dtype=pl.Binary)
-
-
-def _notes(
-    piece: Piece, dec: DecodedText, extra: pl.DataFrame, events_lines: np.ndarray, nseq: int
-) -> pl.DataFrame:
-    """Rejected and blank lines with their exact bytes, and the issue rows of kept events."""
-    data = piece.data
-    starts, ends = _line_bounds(data)
-    n = len(ends)
-    reject_lines = dec.rejects["line"].to_numpy() - 1 - piece.first_line
-    taken = np.zeros(n, dtype=bool)
-    taken[events_lines - 1 - piece.first_line] = True
-    taken[reject_lines] = True
-    blank_lines = np.flatnonzero(~taken)
-    rows = [
-        dec.rejects.select(
-            pl.col("line"),
-            pl.lit("reject").alias("kind"),
-            pl.col("reason").alias("detail"),
-            pl.col("raw"),
-            pl.Series("orig", [data[starts[i] : ends[i]] for i in reject_lines], dtype=pl.Binary),
-        ),
-        pl.DataFrame(
-            {
-                "line": blank_lines + 1 + piece.first_line,
-                "kind": ["blank"] * len(blank_lines),
-                "detail": pl.Series([None] * len(blank_lines), dtype=pl.String),
-                "raw": pl.Series([None] * len(blank_lines), dtype=pl.String),
-                "orig": pl.Series(
-                    [data[starts[i] : ends[i]] for i in blank_lines], dtype=pl.Binary
-                ),
-            },
-            schema_overrides={"line": pl.Int64},
-        ),
-        *(
-            issues.select(
-                pl.col("line"),
-                pl.col("kind"),
-                pl.col("field").alias("detail"),
-                pl.lit(None, pl.String).alias("raw"),
-                pl.lit(None, pl.Binary).alias("orig"),
-            )
-            for issues in (dec.issues, extra)
-        ),
-    ]
-    notes = pl.concat(rows, how="vertical")
-    return notes.with_columns(
-        pl.lit(piece.cursor.id, pl.Int32).alias("source"),
-        pl.int_range(nseq, nseq + notes.height, dtype=pl.Int64).alias("nseq"),
-    ).select(list(_NOTES_SCHEMA))
-
-
-def _month_expr() -> pl.Expr:
-    # event_time can be null (out of range): such events get their own partition
-    return pl.col("event_time").dt.strftime("%Y-%m").fill_null("none").alias("_month")
-
-
-class _Writer:
-    """New parts of one ingest, and compaction of the partitions they land in."""
-
-    def __init__(self, store: Path, state: _State) -> None:
-        self.store = store
-        self.state = state
-        self.parts = dict(state.parts)
-        self.removed: list[str] = []
-        self.written = 0
-        self.counter = 0
-
-    def _name(self, partition: str) -> str:
-        self.counter += 1
-        return f"{partition}/part-{self.state.generation:08d}-{self.counter:05d}.parquet"
-
-    def add(self, partition: str, frame: pl.DataFrame) -> None:
-        rel = self._name(partition)
-        _write_part(self.store, rel, frame, _data_fields_metadata(frame))
-        self.parts[rel] = frame.height
-        self.written += 1
-        self._compact(partition)
-
-    def _compact(self, partition: str) -> None:
-        prefix = partition + "/"
-        small = sorted(
-            p for p, rows in self.parts.items() if p.startswith(prefix) and rows < SEAL_ROWS
-        )
-        if len(small) <= MAX_SMALL:
-            return
-        rel = self._name(partition)
-        paths = [self.store / p for p in small]
-        fields = [_part_data_fields(p) for p in paths] if prefix.startswith("events/") else []
-        metadata = (
-            {DATA_FIELDS_KEY: json.dumps(sorted(set().union(*fields)))}  # type: ignore[arg-type]
-            if fields and all(f is not None for f in fields)
-            else None
-        )
-        _write_part(self.store, rel, pl.scan_parquet(paths), metadata)
-        self.parts[rel] = sum(self.parts.pop(p) for p in small)
-        self.removed.extend(small)
-        self.written += 1
+__all__ = [
+    "DAMAGED_DIR",
+    "DATA_FIELDS_KEY",
+    "LOCK_NAME",
+    "MAX_SMALL",
+    "SEAL_ROWS",
+    "STATE_NAME",
+    "IngestReport",
+    "StoreError",
+    "ingest",
+    "is_store",
+]
 
 
 # ---------------------------------------------------------------------------------------
@@ -407,30 +117,61 @@ def _progress(enabled: bool | None) -> Any:
     return tqdm(total=None, unit="B", unit_scale=True, desc="ingest", disable=not enabled)
 
 
-def _open_store(store: Path, logdir: Path, timezone: str | None) -> _State:
-    if is_store(store):
-        state = _read_state(store)
-        if state.logdir != str(logdir):
-            raise StoreError(f"logdir: the store {store} holds {state.logdir}, not {logdir}")
-        if timezone is not None and timezone != state.timezone:
-            raise StoreError(
-                f"timezone: the store {store} was ingested with {state.timezone!r}, not {timezone!r}"
-            )
-        return state
-    if store.exists() and (not store.is_dir() or any(store.iterdir())):
+def _prepare(store: Path) -> None:
+    """Create the store directory, or check that an existing one is (or was becoming) a store."""
+    if store.exists() and not store.is_dir():
+        raise StoreError(f"store: {store} exists and is not a directory")
+    store.mkdir(parents=True, exist_ok=True)
+    if not (store / STATE_NAME).exists() and set(os.listdir(store)) - STORE_ENTRIES:
         raise StoreError(f"store: {store} exists and is not an a2a-lab store (no {STATE_NAME})")
-    return _State(logdir=str(logdir), timezone=timezone or "UTC", cursors=[], parts={})
 
 
-def _remove_leftovers(store: Path, parts: dict[str, int]) -> None:
-    """Delete parts of interrupted ingests (not in the state) and temporary files."""
-    for sub in ("events", "notes"):
-        root = store / sub
-        if not root.is_dir():
+def _open_state(
+    store: Path, logdir: Path, timezone: str | None, report: IngestReport, *, full: bool
+) -> _State:
+    """The committed state, the leftovers of an interrupted ingest removed, checked whole.
+
+    A store without state gets an empty one at once (still under the lock): a first ingest
+    killed later leaves a store the next one recovers like any other.
+    """
+    if not (store / STATE_NAME).exists():
+        if part_files(store):
+            raise StoreError(
+                f"store damaged: {store} holds parts but no {STATE_NAME}; "
+                f"{repair_hint(str(logdir), store)}"
+            )
+        state = _State(logdir=str(logdir), timezone=timezone or "UTC", cursors=[])
+        write_state(store, state)
+    state = read_state(store)
+    if state.logdir != str(logdir):
+        raise StoreError(f"logdir: the store {store} holds {state.logdir}, not {logdir}")
+    if timezone is not None and timezone != state.timezone:
+        raise StoreError(
+            f"timezone: the store {store} was ingested with {state.timezone!r}, not {timezone!r}"
+        )
+    n = remove_uncommitted(store, state.generation)
+    if n:
+        report.recovered.append(f"deleted {n} uncommitted part file(s) of an interrupted ingest")
+    for rel in ignore_unproven(store, state):
+        report.recovered.append(f"left {rel} in place: no journal proves an ingest wrote it")
+    remove_retired(store, state)
+    _upgrade(store, state)
+    check(store, state, full=full)
+    return state
+
+
+def _upgrade(store: Path, state: _State) -> None:
+    """Give the entries of a version 1 state their size, checksum and line counts."""
+    for e in state.files:
+        path = store / e.path
+        if e.sha256 or e.kind not in LINE_KINDS or not path.is_file():
             continue
-        for path in root.rglob("*"):
-            if path.is_file() and path.relative_to(store).as_posix() not in parts:
-                path.unlink()
+        if part_rows(path) != e.rows:
+            continue  # the check reports it
+        cols = ["source", "kind"] if e.kind == "notes" else ["source"]
+        e.lines = lines_held(pl.read_parquet(path, columns=cols), e.kind)
+        st = path.stat()
+        e.bytes, e.mtime_ns, e.sha256 = st.st_size, st.st_mtime_ns, sha256_of(path)
 
 
 def ingest(
@@ -441,15 +182,22 @@ def ingest(
     keep_events: bool = False,
     progress: bool | None = None,
     timezone: str | None = None,
+    repair: bool = False,
+    verify: bool = False,
 ) -> IngestReport:
     """Add the new complete lines of a log directory to a history store.
 
     Reads the live ``coordination-events.ndjson`` and its rotated siblings (``.gz`` too)
-    from where the previous ingest stopped, following rotation, gzip and truncation
-    without loss or duplicates (see :class:`~a2a_lab.io.LogFollower`); a partial last line
-    of the live file waits for its newline. Safe to run from cron at any moment: one ingest
-    at a time (a second one fails with :class:`StoreError`), and an interrupted one leaves
-    the store as it was.
+    from where the previous ingest stopped, following rotation, gzip, truncation and
+    in-place rewrites without loss or duplicates (see :class:`~a2a_lab.io.LogFollower`); a
+    partial last line of the live file waits for its newline. Safe to run from cron at any
+    moment: one ingest at a time (a second one fails with :class:`StoreError` saying the
+    store is busy), and an interrupted one (killed at any point) leaves the store as it
+    was; the next ingest removes what it wrote and reads its lines again.
+
+    The store is checked before anything is added: a part missing, of another size or
+    checksum, a part the state does not list, or a damaged state is a :class:`StoreError`
+    naming the file; nothing is written then.
 
     Parameters
     ----------
@@ -466,6 +214,12 @@ def ingest(
         Show a progress bar (default: only when interactive and not in CI).
     timezone
         Deprecated name of ``tz`` (warns).
+    repair
+        First rebuild the state from the parts and their kept lines (``a2a-lab ingest
+        --repair``): damaged parts are moved to ``damaged/`` and their lines read again from
+        the log directory; see ``docs/api.md``. What was done is in ``report.recovered``.
+    verify
+        Check every part's checksum, not only those whose size or time changed.
 
     Returns
     -------
@@ -475,7 +229,7 @@ def ingest(
     ------
     StoreError
         If ``logdir`` is not a directory, ``store`` is another directory or holds another
-        log directory, the store is busy, or the timezone differs from the store's.
+        log directory, the store is busy or damaged, or the timezone differs from the store's.
 
     Examples
     --------
@@ -499,40 +253,76 @@ def ingest(
     store_path = Path(store).expanduser().absolute()
     if store_path == logdir_path:
         raise StoreError("store: the store cannot be the log directory itself")
-    state = _open_store(store_path, logdir_path, timezone)
-    store_path.mkdir(parents=True, exist_ok=True)
+    _prepare(store_path)
     report = IngestReport(store=store_path)
-    with _locked(store_path):
-        if is_store(store_path):
-            state = _read_state(store_path)  # another ingest may have committed meanwhile
-        _remove_leftovers(store_path, state.parts)
-        state.generation += 1
+    with locked(store_path) as stale:
+        if stale is not None:
+            report.recovered.append(stale)
+        crash_point("locked")
+        if repair:
+            from a2a_lab.io._store_repair import repair_store
+
+            repair_store(store_path, logdir_path, timezone, report)
+        state = _open_state(store_path, logdir_path, timezone, report, full=verify)
+        committed = list(state.files)
+        state.generation = next_generation(store_path, state)
+        write_journal(store_path, state.generation)
+        crash_point("journal")
         writer = _Writer(store_path, state)
         kept: list[tuple[str, DecodedText, pl.DataFrame]] = []
         bar = _progress(progress)
         try:
             for piece in new_pieces(
-                logdir_path, state.cursors, _next_id(state.cursors), single=None
+                logdir_path,
+                state.cursors,
+                _next_id(state.cursors),
+                single=None,
+                seen=lambda c: seen_lines(store_path, committed, c.id),
             ):
-                dec, extra = _ingest_piece(piece, state, writer, report)
+                if piece.repeat:
+                    _repeat_piece(piece, state, writer, report)
+                else:
+                    dec, extra = _ingest_piece(piece, state, writer, report)
+                    if keep_events:
+                        kept.append((str(piece.path), dec, extra))
+                    del dec, extra
                 bar.update(len(piece.data))
-                if keep_events:
-                    kept.append((str(piece.path), dec, extra))
-                del dec, extra
         finally:
             bar.close()
         report.damaged = _damaged(logdir_path, state.cursors)
-        state.parts = writer.parts
-        _write_atomic(
-            store_path / STATE_NAME, json.dumps(state.to_json(), indent=1).encode("utf-8")
-        )
-        for rel in writer.removed:
-            (store_path / rel).unlink(missing_ok=True)
-    report.parts_written, report.parts_removed = writer.written, len(writer.removed)
+        state.files = list(writer.files.values())
+        state.retired = state.retired + writer.retired
+        write_state(store_path, state)
+        remove_retired(store_path, state)
+        crash_point("done")
+        (store_path / JOURNAL_NAME).unlink(missing_ok=True)
+    report.parts_written, report.parts_removed = writer.written, len(writer.retired)
     if keep_events:
         report.new = _finish(join_decoded(kept), state.timezone, True)
     report.seconds = time.perf_counter() - started
     return report
+
+
+def seen_lines(store: Path, files: list[FileEntry], source: int) -> pl.Series:
+    """Fingerprints of the lines the store holds of one source (for a rewrite of it)."""
+    events = [store / e.path for e in files if e.kind == "events" and e.lines.get(source)]
+    notes = [store / e.path for e in files if e.kind == "notes" and e.lines.get(source)]
+    frames = []
+    if events:
+        frames.append(
+            pl.scan_parquet(events)
+            .filter(pl.col("source") == source)
+            .select(pl.coalesce("orig", pl.col("raw").cast(pl.Binary)).alias("b"))
+        )
+    if notes:
+        frames.append(
+            pl.scan_parquet(notes)
+            .filter((pl.col("source") == source) & pl.col("kind").is_in(LINE_NOTES))
+            .select(pl.col("orig").alias("b"))
+        )
+    if not frames:
+        return line_fingerprints(b"")
+    return pl.concat(frames).collect().to_series().hash(seed=0)
 
 
 def _next_id(cursors: list[Cursor]) -> int:
@@ -546,38 +336,3 @@ def _damaged(logdir: Path, cursors: list[Cursor]) -> list[str]:
         for c in cursors
         if c.name.endswith(".gz") and not c.complete and (logdir / c.name).exists()
     ]
-
-
-def _ingest_piece(
-    piece: Piece, state: _State, writer: _Writer, report: IngestReport
-) -> tuple[DecodedText, pl.DataFrame]:
-    """Decode a piece and write its events and notes; returns what ``decode_piece`` gave."""
-    dec, extra = decode_piece(piece, state.timezone)
-    events = dec.events
-    name = str(piece.path)
-    if not report.files or report.files[-1] != name:
-        report.files.append(name)
-    report.bytes_read += len(piece.data)
-    report.lines += dec.lines
-    report.events += events.height
-    report.rejects += dec.rejects.height
-    report.blank += dec.blank
-    piece.cursor.blank += dec.blank
-    piece.cursor.exact += dec.exact_lines
-    exact_text = extra.height == 0 and b"\r" not in piece.data
-    stored = events.drop("file").with_columns(
-        pl.lit(piece.cursor.id, pl.Int32).alias("source"),
-        _originals(piece.data, piece.first_line, events, exact_text),
-    )
-    stored = stored.select("source", *[c for c in stored.columns if c != "source"])
-    for (month,), part in (
-        stored.with_columns(_month_expr())
-        .partition_by("_month", as_dict=True, maintain_order=True)
-        .items()
-    ):
-        writer.add(f"events/month={month}", part.drop("_month"))
-    notes = _notes(piece, dec, extra, events["line"].to_numpy(), state.next_nseq)
-    state.next_nseq += notes.height
-    if notes.height:
-        writer.add("notes", notes)
-    return dec, extra

@@ -15,7 +15,8 @@ import polars as pl
 
 from a2a_lab.io._result import LoadReport, LoadResult, _counts, no_timestamp_issues
 from a2a_lab.io._sources import rotation_key
-from a2a_lab.io._store import _NOTES_SCHEMA, _part_data_fields, _read_state, _State
+from a2a_lab.io._store_state import LINE_NOTES, _State, verified_state
+from a2a_lab.io._store_write import _NOTES_SCHEMA, _part_data_fields
 from a2a_lab.io._tracking import Cursor
 from a2a_lab.schema import polars_schema
 from a2a_lab.timeparse import resolve_tz
@@ -135,7 +136,7 @@ def scan_store(
     """
     tz = _store_tz(tz, timezone, where="scan_store")
     store_path = Path(store).expanduser()
-    state = _read_state(store_path)
+    state = verified_state(store_path)
     frame = _events(store_path, state, tz)
     if not _in_reading_order(store_path, state):
         frame = frame.sort("_rank", "line")
@@ -176,7 +177,7 @@ def load_store(
     """
     tz = _store_tz(tz, timezone, where="load_store")
     store_path = Path(store).expanduser()
-    state = _read_state(store_path)
+    state = verified_state(store_path)
     tz = state.timezone if tz is None else tz
     events = _events(store_path, state, tz).select(*polars_schema(raw=raw), "_rank").collect()
     # parts usually hold the lines in reading order already: a sort copies every column
@@ -202,16 +203,18 @@ def load_store(
     no_time = no_timestamp_issues(events)
     issues = pl.concat(
         [
-            notes.filter(~pl.col("kind").is_in(["reject", "blank"])).select(
+            notes.filter(~pl.col("kind").is_in(LINE_NOTES)).select(
                 "file", "line", "kind", pl.col("detail").alias("field")
             ),
             no_time,
         ]
     ).sort(["file", "line"], maintain_order=True)
+    # lines of a rewritten file that repeat lines held already are not lines read again
+    repeats = dict(notes.filter(pl.col("kind") == "repeat").group_by("source").len().iter_rows())
     lines: dict[str, int] = {}
     blank: dict[str, int] = {}
     for c, name in zip(_ordered_cursors(state), names["file"], strict=True):
-        lines[name] = lines.get(name, 0) + c.lines
+        lines[name] = lines.get(name, 0) + c.lines - repeats.get(c.id, 0)
         blank[name] = blank.get(name, 0) + c.blank
     report = LoadReport(
         files=list(dict.fromkeys(names["file"])),
@@ -240,7 +243,7 @@ def _scan_lines(store: Path, state: _State) -> pl.LazyFrame:
     if notes_parts:
         frames.append(
             pl.scan_parquet(notes_parts)
-            .filter(pl.col("kind").is_in(["reject", "blank"]))
+            .filter(pl.col("kind").is_in(LINE_NOTES))
             .select("source", "line", "kind", pl.col("orig").alias("bytes"))
         )
     return pl.concat(frames)
@@ -249,10 +252,11 @@ def _scan_lines(store: Path, state: _State) -> pl.LazyFrame:
 def store_lines(store: str | os.PathLike[str]) -> pl.DataFrame:
     """Every line ingested, exactly as read: ``file, line, kind, bytes``, in reading order.
 
-    ``kind`` is ``event``, ``reject`` or ``blank``; ``bytes`` is the line without its newline.
+    ``kind`` is ``event``, ``reject``, ``blank`` or ``repeat`` (a line of a rewritten file
+    repeating a line held already); ``bytes`` is the line without its newline.
     """
     store_path = Path(store).expanduser()
-    state = _read_state(store_path)
+    state = verified_state(store_path)
     return (
         _scan_lines(store_path, state)
         .join(_file_names(state).lazy(), on="source", how="left")
@@ -274,7 +278,7 @@ def export_store(store: str | os.PathLike[str], directory: str | os.PathLike[str
     out_dir = Path(directory).expanduser()
     out_dir.mkdir(parents=True, exist_ok=True)
     store_path = Path(store).expanduser()
-    state = _read_state(store_path)
+    state = verified_state(store_path)
     lines = _scan_lines(store_path, state).sort("source", "line").collect()
     by_source = lines.partition_by("source", as_dict=True, include_key=False)
     written: list[Path] = []

@@ -12,6 +12,14 @@ written and is skipped. A file matching no cursor is new and read from its first
 which is how a truncated and rewritten live file is noticed even when the rewrite is
 longer than what was read before.
 
+A content can also be rewritten in place: shortened keeping its beginning (same inode, its
+bytes before the cursor changed), or replaced by an edited copy (``sed -i``: new inode,
+same name). Such a file is matched to the cursor it replaces (same inode, or same name, or
+same first line, while no file holds that cursor's content any more) and read again from
+its first byte as a new content, but its lines that repeat lines already read from the old
+content (by line fingerprint, counted: a line read once is dropped once) come as
+``repeat`` pieces, which a reader does not return again.
+
 Both :class:`~a2a_lab.io.LogFollower` and :func:`~a2a_lab.io.ingest` read through
 :func:`new_pieces`; the follower keeps its cursors in memory, the store in its state file.
 """
@@ -26,6 +34,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
+
+import polars as pl
 
 from a2a_lab.io._sources import LIVE_NAME, log_files_in_dir
 
@@ -101,12 +111,32 @@ class Piece:
     """Complete lines newly read from one file.
 
     ``first_line`` lines of the file precede ``data``; ``path`` is where they were read.
+    ``repeat``: these lines repeat lines already read from the content this file rewrote
+    (see the module notes); a reader counts them but does not return them again.
     """
 
     cursor: Cursor
     path: Path
     data: bytes
     first_line: int
+    repeat: bool = False
+
+
+#: Fingerprints of the lines already read from a content (see :func:`line_fingerprints`).
+SeenLines = Callable[[Cursor], pl.Series]
+
+
+def line_fingerprints(data: bytes) -> pl.Series:
+    """One 64-bit fingerprint per physical line of ``data`` (newline excluded).
+
+    A final fragment without newline is a line too (a rotated file's last line). The
+    fingerprint is Polars' hash with fixed seeds: stable within a process, which is all
+    a reader needs (it compares lines it holds now).
+    """
+    lines = data.split(b"\n")
+    if data.endswith(b"\n"):
+        lines.pop()
+    return pl.Series("fp", lines, dtype=pl.Binary).hash(seed=0)
 
 
 def is_gz(path: Path) -> bool:
@@ -205,8 +235,12 @@ def watched_files(directory: Path, single: str | None) -> list[Path]:
 
 def _assign(
     files: list[Path], cursors: list[Cursor], next_id: int
-) -> tuple[list[tuple[Path, Cursor, os.stat_result]], int]:
-    """Pair each file with its cursor (a new one for new content); copies are left out."""
+) -> tuple[list[tuple[Path, Cursor, os.stat_result]], int, dict[int, Cursor]]:
+    """Pair each file with its cursor (a new one for new content); copies are left out.
+
+    Also returns the new cursors that are rewrites of an old one (by new cursor id): a
+    file that replaced a content no other file holds any more (same name or first line), whose lines repeating the old content's are then not returned again.
+    """
     stats: dict[Path, os.stat_result] = {}
     for path in files:
         try:
@@ -234,6 +268,7 @@ def _assign(
             owner[path] = c
     # then content that moved to another inode (gzip, copy), or that is new
     fresh: list[Path] = []
+    shrunk: list[Path] = []  # starts like a known content, but shorter
     for path in stats:
         if path in owner:
             continue
@@ -244,12 +279,59 @@ def _assign(
             owner[path] = free[0]
         elif all(v == "other" for _, v in verdicts):
             fresh.append(path)
-        # else: a copy, or the beginning of one, of content already read: reading it again
-        # would duplicate those lines
-    for path in _originals_only(fresh, head_of, stats):
+        else:
+            # the beginning of a known content: a copy still being written (gzip, cp) while
+            # the original holds it, or, if no file holds that content any more, the
+            # content rewritten shorter (below)
+            shrunk.append(path)
+    candidates = [*shrunk, *_originals_only(fresh, head_of, stats)]
+    replaced: dict[Path, Cursor] = {}
+    # what a file replaced: first by content (its first line among the old content's first
+    # bytes), then by name, so that a new live file does not take the content a rotated
+    # rewrite holds
+    for by_name in (False, True):
+        for path in candidates:
+            if path not in replaced:
+                old = _replaced(path, cursors, claimed, head_of, by_name=by_name)
+                if old is not None:
+                    replaced[path] = old
+                    claimed[old.id] = path
+    rewrites: dict[int, Cursor] = {}
+    for path in candidates:
+        if path in shrunk and path not in replaced:
+            continue  # the beginning of a content still held elsewhere: a copy
         owner[path] = Cursor(id=next_id, name=path.name)
+        if path in replaced:
+            rewrites[next_id] = replaced[path]
         next_id += 1
-    return [(p, owner[p], stats[p]) for p in stats if p in owner], next_id
+    return [(p, owner[p], stats[p]) for p in stats if p in owner], next_id, rewrites
+
+
+def _replaced(
+    path: Path,
+    cursors: list[Cursor],
+    claimed: dict[int, Path],
+    head_of: Callable[[Path], bytes],
+    *,
+    by_name: bool,
+) -> Cursor | None:
+    """The content a new or shrunk file rewrote: a cursor no file holds any more whose first
+    bytes hold the file's first line as a whole line (a file shrunk or edited near its
+    start, then perhaps rotated), or (``by_name``) of the file's name (an edited or
+    recreated file). Not the inode: a deleted file's inode is soon reused by another."""
+    free = [c for c in cursors if c.id not in claimed and c.offset > 0]
+    if by_name:
+        same = [c for c in free if c.name == path.name]
+        return same[-1] if same else None
+    head = head_of(path)
+    if b"\n" not in head:
+        return None
+    first = head[: head.find(b"\n") + 1]
+    for c in reversed(free):
+        known = base64.b64decode(c.head)
+        if known.startswith(first) or b"\n" + first in known:
+            return c
+    return None
 
 
 def _originals_only(
@@ -280,7 +362,12 @@ def _originals_only(
 
 
 def new_pieces(
-    directory: Path, cursors: list[Cursor], next_id: int, *, single: str | None = None
+    directory: Path,
+    cursors: list[Cursor],
+    next_id: int,
+    *,
+    single: str | None = None,
+    seen: SeenLines | None = None,
 ) -> Iterator[Piece]:
     """Read what is new in the followed files, oldest file first, updating the cursors.
 
@@ -289,10 +376,14 @@ def new_pieces(
     its end, a last line without newline included. A damaged compressed file yields its
     readable complete lines. Each cursor is updated after its file's last piece is consumed,
     so a consumer that stops early must not keep the cursors.
+
+    ``seen`` gives the fingerprints of the lines already read from a content
+    (:func:`line_fingerprints` of them, in any order); a file that rewrote that content
+    yields its repeated lines as ``repeat`` pieces. Without it they are read as new.
     """
     files = watched_files(directory, single)
     known = {c.id for c in cursors}
-    assigned, _ = _assign(files, cursors, next_id)
+    assigned, _, rewrites = _assign(files, cursors, next_id)
     for path, cursor, st in assigned:
         final = single is None and path.name not in (LIVE_NAME, LIVE_NAME + ".gz")
         if (
@@ -303,7 +394,11 @@ def new_pieces(
         ):
             cursor.name = path.name
             continue
-        yield from _read_file(path, cursor, st, final)
+        old = rewrites.get(cursor.id)
+        if old is not None and seen is not None:
+            yield from _drop_repeats(_read_file(path, cursor, st, final), seen(old))
+        else:
+            yield from _read_file(path, cursor, st, final)
         if cursor.offset > 0 and cursor.id not in known:
             cursors.append(cursor)
             known.add(cursor.id)
@@ -364,3 +459,46 @@ def _read_file(path: Path, cursor: Cursor, st: os.stat_result, final: bool) -> I
     )
     cursor.tail_len, cursor.tail = tail_len, _digest(tail)
     _stamp(cursor, st, complete=ended and not pending and (is_gz(path) or offset >= st.st_size))
+
+
+def _drop_repeats(pieces: Iterator[Piece], seen: pl.Series) -> Iterator[Piece]:
+    """The pieces of a rewritten content, its lines already read (``seen``) as repeats.
+
+    Counted: a line read ``k`` times before is a repeat for its first ``k`` occurrences.
+    """
+    left: dict[int, int] = dict(seen.value_counts().iter_rows())
+    for piece in pieces:
+        prints = line_fingerprints(piece.data).to_list()
+        repeat = []
+        for fp in prints:
+            n = left.get(fp, 0)
+            repeat.append(n > 0)
+            if n:
+                left[fp] = n - 1
+        yield from _split_runs(piece, repeat)
+
+
+def _split_runs(piece: Piece, repeat: list[bool]) -> Iterator[Piece]:
+    """``piece`` cut into runs of lines that are all repeats or all new."""
+    if not any(repeat):
+        yield piece
+        return
+    data = piece.data
+    start = 0
+    run_start = 0
+    for i in range(1, len(repeat) + 1):
+        if i < len(repeat) and repeat[i] == repeat[run_start]:
+            continue
+        # the end of line i-1 (after its newline, or the data's end for a last open line)
+        end = start
+        for _ in range(i - run_start):
+            nl = data.find(b"\n", end)
+            end = len(data) if nl < 0 else nl + 1
+        yield Piece(
+            piece.cursor,
+            piece.path,
+            data[start:end],
+            piece.first_line + run_start,
+            repeat=repeat[run_start],
+        )
+        start, run_start = end, i
