@@ -2,7 +2,17 @@
 
 from __future__ import annotations
 
-from a2a_lab.cli import _check, _conversations, _enrich, _events, _ingest, _load, _report, _sessions
+from a2a_lab.cli import (
+    _check,
+    _conversations,
+    _enrich,
+    _events,
+    _ingest,
+    _load,
+    _report,
+    _serve,
+    _sessions,
+)
 
 REGISTRY = [
     _load.register,
@@ -13,4 +23,5 @@ REGISTRY = [
     _check.register,
     _ingest.register,
     _report.register,
+    _serve.register,
 ]

@@ -1,0 +1,195 @@
+"""The events a server answers from: a log or a history store, kept current by the follower.
+
+A log SOURCE (directory or file) is followed in memory: the first refresh reads it whole,
+later ones only what was appended. A store SOURCE is loaded once and each refresh ingests
+the new lines of the store's log directory into the store first (the follower with
+``store=``), so the store stays the record and the server never writes anywhere else.
+
+Only the new lines are enriched at each refresh: enrichment is computed row by row (see
+``a2a_lab.sessions._build._session_events``), so the enriched frame of the old rows plus
+that of the new ones is the enriched frame of all of them. When lines arrive from a file
+the server has not seen yet (the live file was rotated, and its remaining lines now come
+under the rotated name) everything is read again: the earlier rows still carry the old
+name, and the file order ``GET /api/events`` sorts by would be wrong.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Collection
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from a2a_lab.enrich import enrich
+from a2a_lab.io import LoadResult, LogFollower, is_store, load_store, rotation_key
+
+#: The ``data`` fields the handlers read after enrichment (sessions §7-§8); the page's
+#: event objects are written from ``raw``, the original line.
+KEPT_DATA_FIELDS = ("workSessionId", "conversationId", "status")
+
+
+def _narrow(enriched: pl.DataFrame) -> pl.DataFrame:
+    """Drop the ``data`` fields no handler reads (messages, previews: most of the memory)."""
+    data = pl.col("data")
+    kept = pl.struct([data.struct.field(name) for name in KEPT_DATA_FIELDS])
+    return enriched.with_columns(pl.when(data.is_not_null()).then(kept).alias("data"))
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """The enriched events at one refresh.
+
+    Attributes
+    ----------
+    events
+        Enriched events (``raw`` kept, ``data`` narrowed to :data:`KEPT_DATA_FIELDS`), in
+        the order they were read.
+    files
+        The files in reading order (rotated oldest first, the live file last).
+    version
+        Increases with every change of ``events``; cached bodies are keyed by it.
+    times
+        ``event_ms`` of every event, sorted, nulls dropped: the instants at which a session
+        may turn ARCHIVED are these plus the archive window.
+    """
+
+    events: pl.DataFrame
+    files: list[str]
+    version: int
+    times: pl.Series
+
+
+def _file_order(names: Collection[str]) -> list[str]:
+    """Files in the loader's reading order: per directory, rotated oldest first, live last."""
+    return sorted(names, key=lambda name: (str(Path(name).parent), rotation_key(Path(name))))
+
+
+@dataclass
+class LiveEvents:
+    """A source's enriched events, refreshed on demand, with a small cache of bodies.
+
+    Parameters
+    ----------
+    source
+        A log directory, a log file, or a history store (see :func:`a2a_lab.io.ingest`).
+    tz
+        Zone of ISO timestamps without an offset (a store: its own zone when None).
+    main_agents
+        As for :func:`a2a_lab.enrich` (None: the rule set's default).
+    cache_size
+        How many response bodies to keep (least recently used dropped first).
+    """
+
+    source: Path
+    tz: str | None = None
+    main_agents: frozenset[str] | None = None
+    cache_size: int = 64
+    _follower: LogFollower = field(init=False, repr=False)
+    _snapshot: Snapshot = field(init=False, repr=False)
+    _refresh_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    _cache_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    _cache: OrderedDict[Any, tuple[float, float, bytes]] = field(
+        default_factory=OrderedDict, repr=False
+    )
+
+    def __post_init__(self) -> None:
+        self.source = Path(self.source).expanduser()
+        self._snapshot = Snapshot(pl.DataFrame(), [], 0, pl.Series("event_ms", [], pl.Float64))
+        self._reload()
+
+    @property
+    def is_store(self) -> bool:
+        """Whether the source is a history store (refreshes ingest into it)."""
+        return is_store(self.source)
+
+    @property
+    def snapshot(self) -> Snapshot:
+        """The current events (an immutable value: a request keeps the one it started with)."""
+        return self._snapshot
+
+    def _new_follower(self) -> tuple[LogFollower, LoadResult | None]:
+        if self.is_store:
+            from a2a_lab.io._store import _read_state
+
+            state = _read_state(self.source)
+            follower = LogFollower(
+                Path(state.logdir), tz=self.tz or state.timezone, store=self.source
+            )
+            return follower, load_store(self.source, tz=self.tz, raw=True)
+        return LogFollower(self.source, tz=self.tz or "UTC"), None
+
+    def _reload(self) -> None:
+        """Read the whole source again (first start, or a file the server has not seen)."""
+        self._follower, loaded = self._new_follower()
+        first = loaded if loaded is not None else self._follower.refresh()
+        self._install(self._enriched(first.events), replace=True)
+        if loaded is not None:
+            self.refresh()  # lines written since the last ingest
+
+    def _enriched(self, events: pl.DataFrame) -> pl.DataFrame:
+        return _narrow(enrich(events, main_agents=self.main_agents))
+
+    def _install(self, enriched: pl.DataFrame, *, replace: bool) -> None:
+        old = self._snapshot
+        events = enriched if replace or old.events.width == 0 else pl.concat([old.events, enriched])
+        files = _file_order(set(events.get_column("file").unique().drop_nulls().to_list()))
+        times = events.get_column("event_ms").drop_nulls().sort()
+        self._snapshot = Snapshot(events.rechunk(), files, old.version + 1, times)
+        with self._cache_lock:
+            self._cache.clear()
+
+    def refresh(self) -> int:
+        """Read what was appended since the last refresh; returns how many events arrived."""
+        with self._refresh_lock:
+            new = self._follower.refresh().events
+            if new.height == 0:
+                return 0
+            known = set(self._snapshot.files)
+            if known and not set(new.get_column("file").unique().drop_nulls()) <= known:
+                self._reload()
+            else:
+                self._install(self._enriched(new), replace=False)
+            return new.height
+
+    def cached(
+        self,
+        key: Any,
+        now_ms: float | None,
+        archive_window_ms: float,
+        compute: Callable[[Snapshot], bytes],
+    ) -> bytes:
+        """The body for ``key`` at ``now_ms``, computed once per snapshot while valid.
+
+        A work-session body depends on the clock only through which sessions are ARCHIVED
+        (``now − last > window``), and every session's last time is an event time. A body
+        computed at ``t0`` therefore holds at ``t1 ≥ t0`` unless an event time lies in
+        ``[t0 − window, t1 − window)``; the cache checks exactly that, so a cached body is
+        never stale. ``now_ms=None``: the body does not depend on the clock.
+        """
+        snap = self._snapshot
+        full_key = (snap.version, key)
+        with self._cache_lock:
+            hit = self._cache.get(full_key)
+            if hit is not None:
+                t0, valid_until, body = hit
+                if now_ms is None or t0 <= now_ms < valid_until:
+                    self._cache.move_to_end(full_key)
+                    return body
+        body = compute(snap)
+        valid_until = float("inf")
+        if now_ms is not None:
+            # the first event time at or after now - window: at that time + window (and just
+            # after) a session may turn ARCHIVED
+            index = snap.times.search_sorted(now_ms - archive_window_ms, side="left")
+            if index < snap.times.len():
+                valid_until = float(snap.times[index]) + archive_window_ms
+        with self._cache_lock:
+            self._cache[full_key] = (now_ms if now_ms is not None else 0.0, valid_until, body)
+            self._cache.move_to_end(full_key)
+            while len(self._cache) > self.cache_size:
+                self._cache.popitem(last=False)
+        return body
