@@ -31,7 +31,7 @@ from starlette.routing import Route
 
 from a2a_lab.reference.rules import TASK_MONITOR_V1
 from a2a_lab.serve._json import js_json_bytes
-from a2a_lab.serve._live import LiveEvents, Snapshot
+from a2a_lab.serve._live import Body, LiveEvents, Snapshot
 from a2a_lab.sessions import events_query, load_overrides, work_sessions
 
 #: The reference's response headers (``peer-api/*.json`` ``meta.headers``).
@@ -54,6 +54,37 @@ def json_response(body: Any, status: int = 200) -> Response:
     """A response with the reference's headers and ``JSON.stringify(body, null, 2)``."""
     data = body if isinstance(body, bytes) else js_json_bytes(body)
     return Response(data, status_code=status, headers=HEADERS, media_type="application/json")
+
+
+def accepts_gzip(header: str) -> bool:
+    """Whether an ``Accept-Encoding`` value accepts gzip (listed, and not with ``q=0``)."""
+    for item in header.split(","):
+        coding, _, params = item.strip().partition(";")
+        if coding.strip().lower() in ("gzip", "*"):
+            q = params.strip().lower()
+            if q.startswith("q="):
+                try:
+                    return float(q[2:]) > 0
+                except ValueError:
+                    return False
+            return True
+    return False
+
+
+#: Bodies shorter than this are sent as they are (gzip would not pay for its header).
+GZIP_MIN_BYTES = 1400
+
+
+def body_response(body: Body, request: Request) -> Response:
+    """A 200 with ``body``, gzip-encoded when the client accepts it and it is large."""
+    if len(body.plain) >= GZIP_MIN_BYTES and accepts_gzip(
+        request.headers.get("accept-encoding", "")
+    ):
+        headers = {**HEADERS, "Content-Encoding": "gzip", "Vary": "Accept-Encoding"}
+        return Response(body.gzipped(), headers=headers, media_type="application/json")
+    return Response(
+        body.plain, headers={**HEADERS, "Vary": "Accept-Encoding"}, media_type="application/json"
+    )
 
 
 def error_response(status: int, message: str) -> Response:
@@ -196,18 +227,18 @@ def create_app(config: ServeConfig) -> Starlette:
         return time.time() * 1000 if config.now_ms is None else config.now_ms
 
     def endpoint(
-        allowed: tuple[str, ...], body: Callable[[dict[str, str]], bytes]
+        allowed: tuple[str, ...], body: Callable[[dict[str, str]], Body]
     ) -> Callable[[Request], Response]:
         def handle(request: Request) -> Response:
             try:
                 params = parse_query(request.scope.get("query_string", b""), allowed)
             except BadRequest as exc:
                 return error_response(400, str(exc))
-            return json_response(body(params))
+            return body_response(body(params), request)
 
         return handle
 
-    def sessions(params: dict[str, str]) -> bytes:
+    def sessions(params: dict[str, str]) -> Body:
         now = clock()
         key = ("ws", overrides.version, tuple(sorted(params.items())))
         return live.cached(
@@ -217,7 +248,7 @@ def create_app(config: ServeConfig) -> Starlette:
             lambda snap: _work_sessions_body(snap, params, now, overrides.value),
         )
 
-    def events(params: dict[str, str]) -> bytes:
+    def events(params: dict[str, str]) -> Body:
         key = ("ev", tuple(sorted(params.items())))
         return live.cached(key, None, window, lambda snap: _events_body(snap, params))
 

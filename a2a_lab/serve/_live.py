@@ -15,6 +15,7 @@ name, and the file order ``GET /api/events`` sorts by would be wrong.
 
 from __future__ import annotations
 
+import gzip
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Collection
@@ -37,6 +38,27 @@ def _narrow(enriched: pl.DataFrame) -> pl.DataFrame:
     data = pl.col("data")
     kept = pl.struct([data.struct.field(name) for name in KEPT_DATA_FIELDS])
     return enriched.with_columns(pl.when(data.is_not_null()).then(kept).alias("data"))
+
+
+class Body:
+    """A response body, and its gzip encoding made once, when first asked for.
+
+    A work-session body of the dashboard's default page holds every event of a hundred
+    sessions, tens of megabytes of indented JSON that gzip shrinks about tenfold: made once
+    per cached body, not once per request.
+    """
+
+    __slots__ = ("_gzip", "plain")
+
+    def __init__(self, plain: bytes) -> None:
+        self.plain = plain
+        self._gzip: bytes | None = None
+
+    def gzipped(self) -> bytes:
+        """The gzip encoding (level 6, no timestamp: the same bytes each time)."""
+        if self._gzip is None:  # two threads may both make it: the same bytes, harmless
+            self._gzip = gzip.compress(self.plain, compresslevel=6, mtime=0)
+        return self._gzip
 
 
 @dataclass(frozen=True)
@@ -92,9 +114,10 @@ class LiveEvents:
     _snapshot: Snapshot = field(init=False, repr=False)
     _refresh_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     _cache_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
-    _cache: OrderedDict[Any, tuple[float, float, bytes]] = field(
+    _cache: OrderedDict[Any, tuple[float, float, Body]] = field(
         default_factory=OrderedDict, repr=False
     )
+    _computing: dict[Any, threading.Lock] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
         self.source = Path(self.source).expanduser()
@@ -161,7 +184,7 @@ class LiveEvents:
         now_ms: float | None,
         archive_window_ms: float,
         compute: Callable[[Snapshot], bytes],
-    ) -> bytes:
+    ) -> Body:
         """The body for ``key`` at ``now_ms``, computed once per snapshot while valid.
 
         A work-session body depends on the clock only through which sessions are ARCHIVED
@@ -172,24 +195,47 @@ class LiveEvents:
         """
         snap = self._snapshot
         full_key = (snap.version, key)
+        body = self._lookup(full_key, now_ms)
+        if body is not None:
+            return body
+        # one computation per key at a time: clients asking the same thing while it is
+        # computed wait for it instead of computing it again each (8 clients, 2 cores)
+        with self._cache_lock:
+            gate = self._computing.setdefault(full_key, threading.Lock())
+        with gate:
+            try:
+                body = self._lookup(full_key, now_ms)
+                if body is not None:
+                    return body
+                body = Body(compute(snap))
+            except BaseException:
+                with self._cache_lock:
+                    self._computing.pop(full_key, None)
+                raise
+            valid_until = float("inf")
+            if now_ms is not None:
+                # the first event time at or after now - window: at that time + window (and
+                # just after) a session may turn ARCHIVED
+                index = snap.times.search_sorted(now_ms - archive_window_ms, side="left")
+                if index < snap.times.len():
+                    valid_until = float(snap.times[index]) + archive_window_ms
+            with self._cache_lock:
+                t0 = now_ms if now_ms is not None else 0.0
+                self._cache[full_key] = (t0, valid_until, body)
+                self._cache.move_to_end(full_key)
+                while len(self._cache) > self.cache_size:
+                    self._cache.popitem(last=False)
+                self._computing.pop(full_key, None)
+        return body
+
+    def _lookup(self, full_key: Any, now_ms: float | None) -> Body | None:
+        """The cached body of ``full_key`` if it holds at ``now_ms``."""
         with self._cache_lock:
             hit = self._cache.get(full_key)
-            if hit is not None:
-                t0, valid_until, body = hit
-                if now_ms is None or t0 <= now_ms < valid_until:
-                    self._cache.move_to_end(full_key)
-                    return body
-        body = compute(snap)
-        valid_until = float("inf")
-        if now_ms is not None:
-            # the first event time at or after now - window: at that time + window (and just
-            # after) a session may turn ARCHIVED
-            index = snap.times.search_sorted(now_ms - archive_window_ms, side="left")
-            if index < snap.times.len():
-                valid_until = float(snap.times[index]) + archive_window_ms
-        with self._cache_lock:
-            self._cache[full_key] = (now_ms if now_ms is not None else 0.0, valid_until, body)
-            self._cache.move_to_end(full_key)
-            while len(self._cache) > self.cache_size:
-                self._cache.popitem(last=False)
-        return body
+            if hit is None:
+                return None
+            t0, valid_until, body = hit
+            if now_ms is None or t0 <= now_ms < valid_until:
+                self._cache.move_to_end(full_key)
+                return body
+            return None
