@@ -296,3 +296,15 @@ def test_a_store_source_serves_what_its_log_serves(tmp_path: Path) -> None:
     assert bodies[0] == bodies[1]
     # and the store now holds the appended line: a new server from it reads it without the log
     assert LiveEvents(tmp_path / "store").snapshot.events.height == 1717
+
+
+@pytest.mark.parametrize("budget", [0, 20_000, 10**9])
+def test_bodies_from_kept_event_texts_equal_the_whole_body_written_at_once(budget: int) -> None:
+    """Texts kept, partly dropped (a small budget) or never kept (0): the same bytes."""
+    from a2a_lab.serve._bodies import EventTexts, work_sessions_bytes
+
+    events = LiveEvents(PEER / "gen300_s11_bad5.ndjson").snapshot.events
+    texts = EventTexts(budget_chars=budget)
+    for status, limit in ((None, "5"), ("ACTIVE,QUIET", None), (None, "5"), (None, "1e9")):
+        result = work_sessions(events, now=1771302796260, status=status, limit=limit)
+        assert work_sessions_bytes(result, events, texts) == js_json_bytes(result.to_api())

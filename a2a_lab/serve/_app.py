@@ -30,6 +30,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from a2a_lab.reference.rules import TASK_MONITOR_V1
+from a2a_lab.serve._bodies import EventTexts, work_sessions_bytes
 from a2a_lab.serve._json import js_json_bytes
 from a2a_lab.serve._live import Body, LiveEvents, Snapshot
 from a2a_lab.sessions import events_query, load_overrides, work_sessions
@@ -176,7 +177,7 @@ class _Overrides:
 
 
 def _work_sessions_body(
-    snap: Snapshot, params: dict[str, str], now_ms: float, overrides: Any
+    snap: Snapshot, params: dict[str, str], now_ms: float, overrides: Any, texts: EventTexts
 ) -> bytes:
     result = work_sessions(
         snap.events,
@@ -189,7 +190,7 @@ def _work_sessions_body(
         limit=params.get("limit"),
         overrides=overrides,
     )
-    return js_json_bytes(result.to_api())
+    return work_sessions_bytes(result, snap.events, texts)
 
 
 def _events_body(snap: Snapshot, params: dict[str, str]) -> bytes:
@@ -245,7 +246,7 @@ def create_app(config: ServeConfig) -> Starlette:
             key,
             now,
             window,
-            lambda snap: _work_sessions_body(snap, params, now, overrides.value),
+            lambda snap: _work_sessions_body(snap, params, now, overrides.value, live.texts),
         )
 
     def events(params: dict[str, str]) -> Body:

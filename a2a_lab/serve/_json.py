@@ -65,7 +65,31 @@ def js_number(value: float | int) -> str:
     return f"{sign}{head}e{exp_sign}{abs(exponent)}"
 
 
-def _write(value: Any, indent: str, out: list[str]) -> None:
+class Fragment:
+    """A value's JSON bytes made earlier, written as they are where they stand.
+
+    Parameters
+    ----------
+    data
+        The value's UTF-8 JSON text (lone surrogates escaped) as :func:`js_json_bytes`
+        writes it with every line after the first indented by ``indent``.
+    indent
+        The indentation the text was made for; at another place it is re-indented.
+    """
+
+    __slots__ = ("data", "indent")
+
+    def __init__(self, data: bytes, indent: str = "") -> None:
+        self.data = data
+        self.indent = indent
+
+    @classmethod
+    def of(cls, value: Any, indent: str) -> Fragment:
+        """The fragment of ``value`` to stand at ``indent``."""
+        return cls(_reindent(js_json_bytes(value), "", indent), indent)
+
+
+def _write(value: Any, indent: str, out: list[str | Fragment]) -> None:
     """Append ``value``'s JSON text at nesting ``indent`` to ``out``."""
     if isinstance(value, str):
         out.append(_encode_string(value))
@@ -103,14 +127,49 @@ def _write(value: Any, indent: str, out: list[str]) -> None:
             first = False
             _write(item, inner, out)
         out.append("\n" + indent + "]")
+    elif isinstance(value, Fragment):
+        out.append(
+            value
+            if value.indent == indent
+            else Fragment(_reindent(value.data, value.indent, indent), indent)
+        )
     else:
         raise TypeError(f"not JSON-able: {type(value).__name__}")
 
 
-def _text(value: Any) -> str:
-    out: list[str] = []
+def _reindent(data: bytes, old: str, new: str) -> bytes:
+    """JSON text made at indentation ``old`` moved to ``new`` (a string's newlines are
+    escaped in JSON text: every raw newline starts an indented line)."""
+    if old == new:
+        return data
+    text = data.decode("utf-8")
+    if old:
+        text = text.replace("\n" + old, "\n")
+    return text.replace("\n", "\n" + new).encode("utf-8")
+
+
+def _encode(text: str) -> bytes:
+    """UTF-8 of JSON text; a lone surrogate (rare) is written as its escape first."""
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        return js_well_formed_json(text).encode("utf-8")
+
+
+def _bytes(value: Any) -> bytes:
+    out: list[str | Fragment] = []
     _write(value, "", out)
-    return "".join(out)
+    parts: list[bytes] = []
+    run: list[str] = []
+    for piece in out:
+        if isinstance(piece, Fragment):
+            parts.append(_encode("".join(run)))
+            run.clear()
+            parts.append(piece.data)
+        else:
+            run.append(piece)
+    parts.append(_encode("".join(run)))
+    return b"".join(parts)
 
 
 def js_json_bytes(value: Any) -> bytes:
@@ -131,5 +190,4 @@ def js_json_bytes(value: Any) -> bytes:
     >>> js_json_bytes({"a": [1, 2.5e-7], "b": {}, "c": None})
     b'{\\n  "a": [\\n    1,\\n    2.5e-7\\n  ],\\n  "b": {},\\n  "c": null\\n}'
     """
-    text = deep_call(_text, value)
-    return js_well_formed_json(text).encode("utf-8")
+    return deep_call(_bytes, value)

@@ -27,6 +27,7 @@ import polars as pl
 
 from a2a_lab.enrich import enrich
 from a2a_lab.io import LoadResult, LogFollower, is_store, load_store, rotation_key
+from a2a_lab.serve._bodies import EventTexts
 
 #: The ``data`` fields the handlers read after enrichment (sessions §7-§8); the page's
 #: event objects are written from ``raw``, the original line.
@@ -48,17 +49,24 @@ class Body:
     per cached body, not once per request.
     """
 
-    __slots__ = ("_gzip", "plain")
+    __slots__ = ("_gzip", "_lock", "plain")
 
     def __init__(self, plain: bytes) -> None:
         self.plain = plain
         self._gzip: bytes | None = None
+        self._lock = threading.Lock()
 
     def gzipped(self) -> bytes:
-        """The gzip encoding (level 6, no timestamp: the same bytes each time)."""
-        if self._gzip is None:  # two threads may both make it: the same bytes, harmless
-            self._gzip = gzip.compress(self.plain, compresslevel=6, mtime=0)
-        return self._gzip
+        """The gzip encoding, made by the first request that asks (the others wait for it).
+
+        Level 1: on the dashboard's page it takes half the time of level 6 (0.29 s against
+        0.59 s for 25 MB) for 2.1 MB instead of 1.3 MB on loopback; no timestamp, so the
+        bytes are the same each time.
+        """
+        with self._lock:
+            if self._gzip is None:
+                self._gzip = gzip.compress(self.plain, compresslevel=1, mtime=0)
+            return self._gzip
 
 
 @dataclass(frozen=True)
@@ -104,12 +112,15 @@ class LiveEvents:
         As for :func:`a2a_lab.enrich` (None: the rule set's default).
     cache_size
         How many response bodies to keep (least recently used dropped first).
+    texts
+        The event object texts kept for the work-session bodies.
     """
 
     source: Path
     tz: str | None = None
     main_agents: frozenset[str] | None = None
     cache_size: int = 64
+    texts: EventTexts = field(default_factory=EventTexts, repr=False)
     _follower: LogFollower = field(init=False, repr=False)
     _snapshot: Snapshot = field(init=False, repr=False)
     _refresh_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
@@ -158,6 +169,8 @@ class LiveEvents:
 
     def _install(self, enriched: pl.DataFrame, *, replace: bool) -> None:
         old = self._snapshot
+        if replace:
+            self.texts.clear()
         events = enriched if replace or old.events.width == 0 else pl.concat([old.events, enriched])
         files = _file_order(set(events.get_column("file").unique().drop_nulls().to_list()))
         times = events.get_column("event_ms").drop_nulls().sort()
