@@ -6,6 +6,7 @@ Each server runs uvicorn in a thread on an ephemeral loopback port; requests go 
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import random
@@ -19,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import polars as pl
 import pytest
 import uvicorn
 from hypothesis import given, settings
@@ -27,6 +29,7 @@ from hypothesis import strategies as st
 from a2a_lab.enrich import enrich
 from a2a_lab.io import load
 from a2a_lab.serve import LiveEvents, ServeConfig, create_app, js_json_bytes, js_number
+from a2a_lab.serve._app import _work_sessions_body
 from a2a_lab.sessions import work_sessions
 from tests.node_js import needs_node, node_json
 
@@ -227,11 +230,24 @@ def test_a_cached_body_is_the_body_at_that_clock(offsets: list[float]) -> None:
     window = 86_400_000.0
     for now in sorted(base + o for o in offsets):
 
-        def compute(snap: Any, now: float = now) -> bytes:
-            return js_json_bytes(work_sessions(snap.events, now=now).to_api())
+        def compute(snap: Any, now: float = now) -> tuple[bytes, pl.Series]:
+            result = work_sessions(snap.events, now=now)
+            last = result.sessions.get_column("last_time").dt.epoch("ms").cast(pl.Float64)
+            return js_json_bytes(result.to_api()), last
 
         got = live.cached("ws", now, window, compute).plain
-        assert got == compute(live.snapshot)
+        assert got == compute(live.snapshot)[0]
+        for status in ("ARCHIVED", "ACTIVE,QUIET"):
+            # a status filter: the server's own body function, which must not narrow
+            body = _work_sessions_body(live.snapshot, {"status": status}, now, None, live.texts)
+            assert body[1] is None
+            got = live.cached(("s", status), now, window, functools.partial(_same, body)).plain
+            want = work_sessions(live.snapshot.events, now=now, status=status).to_api()
+            assert got == js_json_bytes(want)
+
+
+def _same(body: tuple[bytes, pl.Series | None], snap: Any) -> tuple[bytes, pl.Series | None]:
+    return body
 
 
 _LIVE: list[LiveEvents] = []

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl
 
+import polars as pl
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
@@ -178,7 +179,13 @@ class _Overrides:
 
 def _work_sessions_body(
     snap: Snapshot, params: dict[str, str], now_ms: float, overrides: Any, texts: EventTexts
-) -> bytes:
+) -> tuple[bytes, pl.Series | None]:
+    """The body, and the times at which a session of it may turn ARCHIVED (None: unknown).
+
+    Without a status filter every session built is in ``result.sessions`` (the other
+    filters drop sessions whatever their status), so only their last times matter; their
+    ``last_time`` is whole milliseconds, at or before the exact time: an earlier bound.
+    """
     result = work_sessions(
         snap.events,
         now=now_ms,
@@ -190,10 +197,13 @@ def _work_sessions_body(
         limit=params.get("limit"),
         overrides=overrides,
     )
-    return work_sessions_bytes(result, snap.events, texts)
+    candidates = None
+    if not result.query["status"]:
+        candidates = result.sessions.get_column("last_time").dt.epoch("ms").cast(pl.Float64)
+    return work_sessions_bytes(result, snap.events, texts), candidates
 
 
-def _events_body(snap: Snapshot, params: dict[str, str]) -> bytes:
+def _events_body(snap: Snapshot, params: dict[str, str]) -> tuple[bytes, None]:
     result = events_query(
         snap.events,
         since=params.get("since"),
@@ -203,7 +213,7 @@ def _events_body(snap: Snapshot, params: dict[str, str]) -> bytes:
         limit=params.get("limit"),
         files=snap.files,
     )
-    return js_json_bytes(result.to_api())
+    return js_json_bytes(result.to_api()), None
 
 
 def create_app(config: ServeConfig) -> Starlette:

@@ -196,7 +196,7 @@ class LiveEvents:
         key: Any,
         now_ms: float | None,
         archive_window_ms: float,
-        compute: Callable[[Snapshot], bytes],
+        compute: Callable[[Snapshot], tuple[bytes, pl.Series | None]],
     ) -> Body:
         """The body for ``key`` at ``now_ms``, computed once per snapshot while valid.
 
@@ -204,7 +204,9 @@ class LiveEvents:
         (``now − last > window``), and every session's last time is an event time. A body
         computed at ``t0`` therefore holds at ``t1 ≥ t0`` unless an event time lies in
         ``[t0 − window, t1 − window)``; the cache checks exactly that, so a cached body is
-        never stale. ``now_ms=None``: the body does not depend on the clock.
+        never stale. ``compute`` may narrow the event times to the only ones that can
+        matter (the sessions' last times, when no session is filtered out by its status);
+        None: every event time. ``now_ms=None``: the body does not depend on the clock.
         """
         snap = self._snapshot
         full_key = (snap.version, key)
@@ -220,7 +222,8 @@ class LiveEvents:
                 body = self._lookup(full_key, now_ms)
                 if body is not None:
                     return body
-                body = Body(compute(snap))
+                data, candidates = compute(snap)
+                body = Body(data)
             except BaseException:
                 with self._cache_lock:
                     self._computing.pop(full_key, None)
@@ -229,9 +232,10 @@ class LiveEvents:
             if now_ms is not None:
                 # the first event time at or after now - window: at that time + window (and
                 # just after) a session may turn ARCHIVED
-                index = snap.times.search_sorted(now_ms - archive_window_ms, side="left")
-                if index < snap.times.len():
-                    valid_until = float(snap.times[index]) + archive_window_ms
+                times = snap.times if candidates is None else candidates.drop_nulls().sort()
+                index = times.search_sorted(now_ms - archive_window_ms, side="left")
+                if index < times.len():
+                    valid_until = float(times[index]) + archive_window_ms
             with self._cache_lock:
                 t0 = now_ms if now_ms is not None else 0.0
                 self._cache[full_key] = (t0, valid_until, body)
