@@ -28,7 +28,7 @@ from typing import Any
 
 import polars as pl
 
-from a2a_lab.enrich import MainAgents, enrich, resolve_main_agents
+from a2a_lab.enrich import ENRICHMENT_COLUMNS, MainAgents, enrich, resolve_main_agents
 from a2a_lab.io._store import StoreError, _locked, _read_state, _State, _write_atomic
 from a2a_lab.io._store_read import _events, _file_names
 from a2a_lab.reference.rules import TASK_MONITOR_V1, RuleSet
@@ -42,20 +42,6 @@ _VERSION = 1
 
 #: The ``data`` fields the work-sessions query reads after enrichment (rules §7-§8).
 MATERIALIZED_DATA_FIELDS = ("workSessionId", "conversationId", "status")
-
-#: The enrichment columns :func:`a2a_lab.enrich` adds.
-ENRICHMENT_COLUMNS = (
-    "from_agent",
-    "to_agent",
-    "event_role",
-    "from_session_type",
-    "to_session_type",
-    "collab_category",
-    "collab_sub_tags",
-    "category_confidence",
-    "category_source",
-    "category_version",
-)
 
 
 @dataclass(frozen=True)
