@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -54,6 +55,12 @@ def _json_number(value: float | int | None) -> float | int | None:
     if isinstance(value, float) and value.is_integer() and abs(value) <= _MAX_SAFE_INTEGER:
         return int(value)
     return value
+
+
+#: A key made only of digits (some perhaps ``\u003X`` escapes) in a JSON text: where none
+#: matches, no object of the text has an array-index key. A string value cannot match (its
+#: quotes are escaped), and a false match only costs the walk.
+_INDEX_KEY = re.compile(r'"(?:[0-9]|\\u003[0-9])+"\s*:')
 
 
 def _is_array_index(key: str) -> bool:
@@ -121,6 +128,10 @@ def _enriched_object(row: Mapping[str, Any]) -> dict[str, Any]:
     record["type"] = js_trim(record["type"]) if isinstance(record.get("type"), str) else row["type"]
     record["data"] = data
     record.update(enrichment)
+    if raw is not None and _INDEX_KEY.search(raw) is None:
+        # no key of the line is an array index: JavaScript's order is the insertion order,
+        # and the walk (most of the time of a large page) would change nothing
+        return record
     return deep_call(_js_key_order, record, depth=None if raw is None else len(raw))
 
 
