@@ -5,7 +5,8 @@ ingested into a store with ``a2a_lab.io.ingest`` (no materialisation). Then, eac
 fresh process under ``/usr/bin/time -v`` (wall, user+system CPU seconds, peak RSS):
 
 * B21: bare ``pl.read_ndjson`` of the log with the lean 21-field schema (the baseline);
-* ``a2a-lab work-sessions STORE`` recomputing enrichment (no materialised columns);
+* ``a2a-lab work-sessions STORE`` recomputing enrichment (no materialised columns), the
+  default page (100 sessions with their event objects) and ``--limit 1``;
 * ``a2a_lab.materialize.materialize(STORE)`` (the whole store: what the first ingest adds);
 * ``a2a-lab work-sessions STORE`` reading the materialised columns (same stdout checked);
 * +1 % lines appended: ``a2a-lab ingest`` (ingest + materialising only the new events).
@@ -18,7 +19,6 @@ Usage::
 from __future__ import annotations
 
 import argparse
-import hashlib
 import re
 import shutil
 import subprocess
@@ -105,7 +105,11 @@ def main() -> None:
     result["b21"] = run_timed([py, "-c", f"PATH = {str(live)!r}\n" + B21])
     before, after = work / "before.json", work / "after.json"
     ws = [py, "-m", "a2a_lab", "work-sessions", str(store), now]
+    # the default page (100 sessions with every event object) and one session (--limit 1):
+    # the query alone, as the earlier store benchmarks measured it
+    one = ["--limit", "1"]
     result["work_sessions_recomputed"] = run_timed(ws, stdout=before)
+    result["work_sessions_recomputed_limit1"] = run_timed([*ws, *one], stdout=work / "before1")
     result["materialize_full"] = run_timed(
         [
             py,
@@ -114,8 +118,10 @@ def main() -> None:
         ]
     )
     result["work_sessions_materialized"] = run_timed(ws, stdout=after)
-    same = (
-        hashlib.sha256(before.read_bytes()).digest() == hashlib.sha256(after.read_bytes()).digest()
+    result["work_sessions_materialized_limit1"] = run_timed([*ws, *one], stdout=work / "after1")
+    result["page_mb"] = round(after.stat().st_size / 1e6, 1)
+    same = before.read_bytes() == after.read_bytes() and (
+        (work / "before1").read_bytes() == (work / "after1").read_bytes()
     )
     result["same_output"] = same
     with live.open("ab") as fh:
