@@ -324,3 +324,44 @@ def test_bodies_from_kept_event_texts_equal_the_whole_body_written_at_once(budge
     for status, limit in ((None, "5"), ("ACTIVE,QUIET", None), (None, "5"), (None, "1e9")):
         result = work_sessions(events, now=1771302796260, status=status, limit=limit)
         assert work_sessions_bytes(result, events, texts) == js_json_bytes(result.to_api())
+
+
+def test_the_command_binds_loopback_serves_and_refuses_a_busy_port() -> None:
+    import os
+    import re
+    import subprocess
+    import sys
+
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parent.parent)}
+    cmd = [
+        sys.executable,
+        "-m",
+        "a2a_lab",
+        "serve",
+        str(PEER / "tricky.ndjson"),
+        "--now",
+        "1771507200000",
+    ]
+    proc = subprocess.Popen([*cmd, "--port", "0"], env=env, stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stderr is not None
+        line = proc.stderr.readline()
+        found = re.search(r"http://127\.0\.0\.1:(\d+)/", line)
+        assert found, line
+        port = int(found.group(1))
+        reply = httpx.get(f"http://127.0.0.1:{port}/api/events", timeout=60)
+        meta = _case("tricky__ev__all.json")["meta"]
+        assert hashlib.sha256(reply.content).hexdigest() == meta["bodySha256"]
+        busy = subprocess.run(
+            [*cmd, "--port", str(port)], env=env, capture_output=True, text=True, timeout=120
+        )
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+    assert busy.returncode == 2
+    assert (
+        busy.stderr.strip()
+        .splitlines()[-1]
+        .startswith(f"a2a-lab: error: cannot listen on 127.0.0.1:{port}")
+    )
+    assert "Traceback" not in busy.stderr

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import socket
 import sys
 from pathlib import Path
 
@@ -93,10 +94,18 @@ def run(args: argparse.Namespace) -> int:
     app = create_app(
         ServeConfig(live=live, now_ms=args.now_ms, overrides=overrides, refresh_s=args.refresh)
     )
+    # the socket is bound here, so a port in use is one CLI error line like any other
+    family = socket.AF_INET6 if ":" in args.host else socket.AF_INET
+    try:
+        sock = socket.create_server((args.host, args.port), family=family)
+    except OSError as exc:
+        raise CliError(f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}") from None
+    host, port = sock.getsockname()[:2]
     events = live.snapshot.events.height
     print(
-        f"a2a-lab serve: {events} events from {source}; http://{args.host}:{args.port}/api/work-sessions",
+        f"a2a-lab serve: {events} events from {source}; http://{host}:{port}/api/work-sessions",
         file=sys.stderr,
     )
-    uvicorn.run(app, host=args.host, port=args.port, log_level="warning", access_log=False)
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False))
+    server.run(sockets=[sock])
     return 0
