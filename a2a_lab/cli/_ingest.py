@@ -60,7 +60,10 @@ def run(args: argparse.Namespace) -> int:
     from a2a_lab.materialize import materialize
 
     # the enriched columns work sessions read, for the new events only (issue 24)
-    materialized = materialize(args.store)
+    try:
+        materialized = materialize(args.store)
+    except StoreError as exc:
+        raise CliError(str(exc)) from None
     print(materialized, file=sys.stderr)
     if args.json:
         print_json(report.summary())
