@@ -312,6 +312,11 @@ def test_a_store_source_serves_what_its_log_serves(tmp_path: Path) -> None:
     assert bodies[0] == bodies[1]
     # and the store now holds the appended line: a new server from it reads it without the log
     assert LiveEvents(tmp_path / "store").snapshot.events.height == 1717
+    # with its materialised columns made, as `a2a-lab ingest` makes them
+    from a2a_lab.materialize import scan_materialized
+
+    materialized = scan_materialized(tmp_path / "store")
+    assert materialized is not None and materialized.collect().height == 1717
 
 
 @pytest.mark.parametrize("budget", [0, 20_000, 10**9])
@@ -365,3 +370,26 @@ def test_the_command_binds_loopback_serves_and_refuses_a_busy_port() -> None:
         .startswith(f"a2a-lab: error: cannot listen on 127.0.0.1:{port}")
     )
     assert "Traceback" not in busy.stderr
+
+
+@pytest.mark.parametrize("as_store", [False, True])
+def test_a_rotation_while_serving_reads_everything_again(tmp_path: Path, as_store: bool) -> None:
+    from a2a_lab.io import ingest
+
+    lines = (PEER / "gen300_s11_bad5.ndjson").read_bytes().split(b"\n")
+    logdir = tmp_path / "logs"
+    logdir.mkdir()
+    live_file = logdir / "coordination-events.ndjson"
+    live_file.write_bytes(b"\n".join(lines[:1000]) + b"\n")
+    if as_store:
+        ingest(logdir, tmp_path / "store")
+    live = LiveEvents(tmp_path / "store" if as_store else logdir)
+    # the writer rotates: the live file is renamed, a new one starts
+    live_file.rename(logdir / "coordination-events-2026-02-17T00-00-00-000Z.ndjson")
+    live_file.write_bytes(b"\n".join(lines[1000:]))
+    assert live.refresh() > 0
+    fresh = enrich(load(logdir, raw=True).events)
+    assert sorted(live.snapshot.files) == sorted(set(fresh["file"].to_list()))
+    got = work_sessions(live.snapshot.events, now=1.8e12, limit=1000).to_api()
+    want = work_sessions(fresh, now=1.8e12, limit=1000).to_api()
+    assert js_json_bytes(got) == js_json_bytes(want)

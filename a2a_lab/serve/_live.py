@@ -7,15 +7,16 @@ the new lines of the store's log directory into the store first (the follower wi
 
 Only the new lines are enriched at each refresh: enrichment is computed row by row (see
 ``a2a_lab.sessions._build._session_events``), so the enriched frame of the old rows plus
-that of the new ones is the enriched frame of all of them. When lines arrive from a file
-the server has not seen yet (the live file was rotated, and its remaining lines now come
-under the rotated name) everything is read again: the earlier rows still carry the old
-name, and the file order ``GET /api/events`` sorts by would be wrong.
+that of the new ones is the enriched frame of all of them. When a file the rows were read
+from is no longer there under its name (the live file was rotated) or lines arrive from a
+file not seen yet, everything is read again: the earlier rows would carry the old name,
+and the file order ``GET /api/events`` sorts by would be wrong.
 """
 
 from __future__ import annotations
 
 import gzip
+import sys
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Collection
@@ -123,12 +124,14 @@ class LiveEvents:
     texts: EventTexts = field(default_factory=EventTexts, repr=False)
     _follower: LogFollower = field(init=False, repr=False)
     _snapshot: Snapshot = field(init=False, repr=False)
-    _refresh_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    # re-entrant: a reload from inside refresh() refreshes a store source once more
+    _refresh_lock: threading.RLock = field(default_factory=threading.RLock, repr=False)
     _cache_lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
     _cache: OrderedDict[Any, tuple[float, float, Body]] = field(
         default_factory=OrderedDict, repr=False
     )
     _computing: dict[Any, threading.Lock] = field(default_factory=dict, repr=False)
+    _listing: set[str] = field(default_factory=set, repr=False)
 
     def __post_init__(self) -> None:
         self.source = Path(self.source).expanduser()
@@ -159,6 +162,7 @@ class LiveEvents:
     def _reload(self) -> None:
         """Read the whole source again (first start, or a file the server has not seen)."""
         self._follower, loaded = self._new_follower()
+        self._listing = self._current_files()
         first = loaded if loaded is not None else self._follower.refresh()
         self._install(self._enriched(first.events), replace=True)
         if loaded is not None:
@@ -182,14 +186,45 @@ class LiveEvents:
         """Read what was appended since the last refresh; returns how many events arrived."""
         with self._refresh_lock:
             new = self._follower.refresh().events
-            if new.height == 0:
+            held = set(self._snapshot.files)
+            # the source's files changed (the live file was rotated: its rows would keep the
+            # old name) or lines came from a file not seen: read everything again
+            listing = self._current_files()
+            changed = listing != self._listing
+            if new.height == 0 and not changed:
                 return 0
-            known = set(self._snapshot.files)
-            if known and not set(new.get_column("file").unique().drop_nulls()) <= known:
+            if changed or (held and not set(new.get_column("file").unique().drop_nulls()) <= held):
                 self._reload()
             else:
                 self._install(self._enriched(new), replace=False)
+            if self.is_store:
+                self._materialize()
             return new.height
+
+    def _current_files(self) -> set[str]:
+        """The files a fresh read of the source would name (as the ``file`` column does)."""
+        from a2a_lab.io import SourceError, StoreError, resolve_source
+
+        try:
+            if self.is_store:
+                from a2a_lab.io._store import _read_state
+
+                state = _read_state(self.source)
+                return {str(Path(state.logdir) / c.name) for c in state.cursors}
+            return {str(path) for path in resolve_source(self.source)}
+        except (SourceError, StoreError, OSError):
+            # the source is briefly unreadable (a rotation in progress): no decision now
+            return self._listing
+
+    def _materialize(self) -> None:
+        """Keep the store's materialised columns current, as ``a2a-lab ingest`` does."""
+        from a2a_lab.io import StoreError
+        from a2a_lab.materialize import materialize
+
+        try:
+            materialize(self.source)
+        except StoreError as exc:  # an ingest from cron holds the store: it materialises too
+            print(f"a2a-lab serve: not materialised this time: {exc}", file=sys.stderr)
 
     def cached(
         self,
