@@ -19,11 +19,11 @@ from a2a_lab.cli._common import (
     cli_tz,
     in_window,
     instant_option,
-    print_json,
     read_input,
     write_output,
 )
 from a2a_lab.cli._enrich import add_main_agent_options, main_agents
+from a2a_lab.cli._page import print_work_sessions
 
 
 def register(sub: argparse._SubParsersAction[OneLineArgumentParser]) -> None:
@@ -203,5 +203,5 @@ def run(args: argparse.Namespace) -> int:
                 file=sys.stderr,
             )
             return 0
-        print_json(result.to_api())
+        print_work_sessions(result)
     return 0

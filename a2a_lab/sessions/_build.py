@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -489,6 +489,15 @@ class WorkSessionsResult:
         return members.drop("_members").with_columns(
             _gathered(self._events, name, index) for name in ("file", "line", "ts", "type")
         )
+
+    def event_object_batches(self, count: int, batch_rows: int = 5000) -> Iterator[list[Any]]:
+        """The first ``count`` thread events' objects, in ``to_api()`` order, a batch at a time.
+
+        For a writer that streams the body: only one batch of objects is held at a time.
+        """
+        keys = self.thread_events.head(count).select("file", "line")
+        for start in range(0, keys.height, batch_rows):
+            yield _event_objects(self._enriched, keys.slice(start, batch_rows))
 
     def to_api(self, *, thread_events: Literal["full", "summary"] = "full") -> dict[str, Any]:
         """The JSON body of ``GET /api/work-sessions`` (rules §8.1), exactly.
