@@ -189,6 +189,15 @@ def _event_objects(enriched: pl.LazyFrame, keys: pl.DataFrame) -> list[dict[str,
     """The enriched event objects of the rows ``keys`` (file, line), in that order."""
     if keys.height == 0:
         return []
+    return event_objects(_event_rows(enriched, keys))
+
+
+def _event_rows(enriched: pl.LazyFrame, keys: pl.DataFrame) -> pl.DataFrame:
+    """The rows ``keys`` (file, line) of ``enriched``, in that order, with their ``raw`` line.
+
+    One pass over the source and, for rows without ``raw``, one over each log file: a
+    caller making the objects a batch at a time does not read the source once per batch.
+    """
     # the rows are picked out first (a filter streams; the join would build its table from
     # every event of a lazy source), then joined in ``keys`` order
     wanted = enriched.filter(
@@ -208,4 +217,8 @@ def _event_objects(enriched: pl.LazyFrame, keys: pl.DataFrame) -> list[dict[str,
         .sort("_order")
         .collect()
     )
-    return event_objects(rows)
+    if "raw" not in rows.columns:  # loaded without raw: read the original lines again
+        from a2a_lab.io import original_lines
+
+        rows = rows.with_columns(original_lines(rows.select("file", "line")))
+    return rows.drop("_order")
