@@ -11,6 +11,7 @@ from a2a_lab.cli import (
     _load,
     _otlp,
     _report,
+    _serve,
     _sessions,
 )
 
@@ -24,4 +25,5 @@ REGISTRY = [
     _ingest.register,
     _report.register,
     _otlp.register,
+    _serve.register,
 ]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 
 from a2a_lab.cli._common import CliError, OneLineArgumentParser, add_command, print_json
 
@@ -78,6 +79,14 @@ def run(args: argparse.Namespace) -> int:
         raise CliError(
             f"cannot ingest {args.logdir} into {args.store}: {exc.strerror or exc}"
         ) from None
+    from a2a_lab.materialize import materialize
+
+    # the enriched columns work sessions read, for the new events only (issue 24)
+    try:
+        materialized = materialize(args.store)
+    except StoreError as exc:
+        raise CliError(str(exc)) from None
+    print(materialized, file=sys.stderr)
     if args.json:
         print_json(report.summary())
     else:

@@ -19,11 +19,11 @@ from a2a_lab.cli._common import (
     cli_tz,
     in_window,
     instant_option,
-    print_json,
     read_input,
     write_output,
 )
 from a2a_lab.cli._enrich import add_main_agent_options, main_agents
+from a2a_lab.cli._page import print_work_sessions
 
 
 def register(sub: argparse._SubParsersAction[OneLineArgumentParser]) -> None:
@@ -136,6 +136,14 @@ def session_columns(enriched: pl.DataFrame) -> pl.DataFrame:
     return enriched.with_columns(pl.when(data.is_not_null()).then(narrow).alias("data"))
 
 
+def materialized_source(source: str, agents: frozenset[str] | None, tz: str) -> pl.LazyFrame | None:
+    """The materialised enriched frame of a store ``source`` (None: a log, or not current)."""
+    from a2a_lab.io import is_store
+    from a2a_lab.materialize import scan_materialized
+
+    return scan_materialized(source, main_agents=agents, tz=tz) if is_store(source) else None
+
+
 def run(args: argparse.Namespace) -> int:
     from a2a_lab.sessions import load_overrides, work_sessions
 
@@ -156,10 +164,19 @@ def run(args: argparse.Namespace) -> int:
     # a store is scanned lazily: only the columns and data fields work sessions select
     # are read, collected by the streaming engine (the page's event objects re-read their
     # lines from the log files, as for a loaded directory)
-    events = scan_source(args.source, tz=cli_tz(args), data_fields=loaded_data_fields())
     agents = main_agents(args)
     frame: pl.DataFrame | pl.LazyFrame
-    if isinstance(events, pl.LazyFrame):
+    # a store whose enriched columns were materialised for this rule set and these main
+    # agents (a2a_lab.materialize, made at ingest) is read as it is: nothing to enrich
+    materialized = materialized_source(args.source, agents, cli_tz(args))
+    events = (
+        scan_source(args.source, tz=cli_tz(args), data_fields=loaded_data_fields())
+        if materialized is None
+        else materialized
+    )
+    if materialized is not None:
+        frame = in_window(materialized, args)
+    elif isinstance(events, pl.LazyFrame):
         frame = in_window(enrich(events, main_agents=agents), args)
     else:
         # rebind: the full frame must not outlive the narrowing (it would keep every field)
@@ -186,5 +203,5 @@ def run(args: argparse.Namespace) -> int:
                 file=sys.stderr,
             )
             return 0
-        print_json(result.to_api())
+        print_work_sessions(result)
     return 0

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -18,7 +18,7 @@ from a2a_lab.reference.jsstr import js_lower, js_string_expr, utf16_sort_key_exp
 from a2a_lab.reference.rules import TASK_MONITOR_V1, RuleSet
 from a2a_lab.reference.strict_json import reject_constant as _reject_constant
 from a2a_lab.sessions._js import Filter, Limit, Now, _as_string, _csv_values, _limit_count, _now_ms
-from a2a_lab.sessions._objects import _event_objects, _json_number
+from a2a_lab.sessions._objects import _event_objects, _event_rows, _json_number, event_objects
 from a2a_lab.timeparse import Instant, in_window
 
 #: ``id`` of the session that ``unassigned=True`` builds from events without workSessionId
@@ -489,6 +489,18 @@ class WorkSessionsResult:
         return members.drop("_members").with_columns(
             _gathered(self._events, name, index) for name in ("file", "line", "ts", "type")
         )
+
+    def event_object_batches(self, count: int, batch_rows: int = 5000) -> Iterator[list[Any]]:
+        """The first ``count`` thread events' objects, in ``to_api()`` order, a batch at a time.
+
+        For a writer that streams the body: the page's rows (narrow columns and the original
+        lines) are read once, and only one batch of objects is held at a time.
+        """
+        keys = self.thread_events.head(count).select("file", "line")
+        rows = _event_rows(self._enriched, keys) if keys.height else None
+        for start in range(0, keys.height, batch_rows):
+            assert rows is not None
+            yield event_objects(rows.slice(start, batch_rows))
 
     def to_api(self, *, thread_events: Literal["full", "summary"] = "full") -> dict[str, Any]:
         """The JSON body of ``GET /api/work-sessions`` (rules §8.1), exactly.

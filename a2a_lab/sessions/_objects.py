@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -54,6 +55,12 @@ def _json_number(value: float | int | None) -> float | int | None:
     if isinstance(value, float) and value.is_integer() and abs(value) <= _MAX_SAFE_INTEGER:
         return int(value)
     return value
+
+
+#: A key made only of digits (some perhaps ``\u003X`` escapes) in a JSON text: where none
+#: matches, no object of the text has an array-index key. A string value cannot match (its
+#: quotes are escaped), and a false match only costs the walk.
+_INDEX_KEY = re.compile(r'"(?:[0-9]|\\u003[0-9])+"\s*:')
 
 
 def _is_array_index(key: str) -> bool:
@@ -121,6 +128,10 @@ def _enriched_object(row: Mapping[str, Any]) -> dict[str, Any]:
     record["type"] = js_trim(record["type"]) if isinstance(record.get("type"), str) else row["type"]
     record["data"] = data
     record.update(enrichment)
+    if raw is not None and _INDEX_KEY.search(raw) is None:
+        # no key of the line is an array index: JavaScript's order is the insertion order,
+        # and the walk (most of the time of a large page) would change nothing
+        return record
     return deep_call(_js_key_order, record, depth=None if raw is None else len(raw))
 
 
@@ -178,6 +189,15 @@ def _event_objects(enriched: pl.LazyFrame, keys: pl.DataFrame) -> list[dict[str,
     """The enriched event objects of the rows ``keys`` (file, line), in that order."""
     if keys.height == 0:
         return []
+    return event_objects(_event_rows(enriched, keys))
+
+
+def _event_rows(enriched: pl.LazyFrame, keys: pl.DataFrame) -> pl.DataFrame:
+    """The rows ``keys`` (file, line) of ``enriched``, in that order, with their ``raw`` line.
+
+    One pass over the source and, for rows without ``raw``, one over each log file: a
+    caller making the objects a batch at a time does not read the source once per batch.
+    """
     # the rows are picked out first (a filter streams; the join would build its table from
     # every event of a lazy source), then joined in ``keys`` order
     wanted = enriched.filter(
@@ -197,4 +217,8 @@ def _event_objects(enriched: pl.LazyFrame, keys: pl.DataFrame) -> list[dict[str,
         .sort("_order")
         .collect()
     )
-    return event_objects(rows)
+    if "raw" not in rows.columns:  # loaded without raw: read the original lines again
+        from a2a_lab.io import original_lines
+
+        rows = rows.with_columns(original_lines(rows.select("file", "line")))
+    return rows.drop("_order")

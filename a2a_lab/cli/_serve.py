@@ -1,0 +1,111 @@
+"""``a2a-lab serve SOURCE``: the dashboard's read-only HTTP API (``/api/work-sessions``, ``/api/events``)."""
+
+from __future__ import annotations
+
+import argparse
+import socket
+import sys
+from pathlib import Path
+
+from a2a_lab.cli._common import (
+    CliError,
+    OneLineArgumentParser,
+    add_command,
+    cli_tz,
+    instant_option,
+    int_option,
+    read_input,
+)
+from a2a_lab.cli._enrich import add_main_agent_options, main_agents
+
+
+def register(sub: argparse._SubParsersAction[OneLineArgumentParser]) -> None:
+    p = add_command(
+        sub,
+        "serve",
+        run,
+        help="serve GET /api/work-sessions and /api/events over HTTP (read-only)",
+        description=(
+            "Serve the Task-Monitor dashboard's GET /api/work-sessions and GET /api/events "
+            "for SOURCE, with the reference's query parameters and byte-identical JSON "
+            "bodies. A log (directory or file) is followed in memory; a history store is "
+            "loaded and each refresh ingests the new lines of its log directory into it. "
+            "Binds 127.0.0.1 unless --host says otherwise. An unknown or repeated parameter "
+            "gets a 400 JSON error."
+        ),
+        epilog=(
+            "example:\n  a2a-lab serve ~/.openclaw/logs --port 8787\n"
+            "  curl 'http://127.0.0.1:8787/api/work-sessions?status=ACTIVE,QUIET&limit=20'"
+        ),
+    )
+    p.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
+    p.add_argument(
+        "--port", type=int_option(0, 65535), default=8787, help="TCP port (default 8787; 0: any)"
+    )
+    p.add_argument(
+        "--now-ms",
+        "--now",
+        dest="now_ms",
+        type=instant_option,
+        metavar="TIME",
+        help="a fixed clock for the sessions' status (default: the wall clock at each request)",
+    )
+    p.add_argument(
+        "--overrides",
+        metavar="F",
+        help="category overrides file {workSessionId: {collabCategory, ...}}, re-read on change",
+    )
+    p.add_argument(
+        "--refresh",
+        type=float,
+        default=0.5,
+        metavar="S",
+        help="seconds between two reads of the live log (default 0.5)",
+    )
+    add_main_agent_options(p)
+
+
+def run(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    from a2a_lab.io import SourceError, StoreError
+    from a2a_lab.serve import LiveEvents, ServeConfig, create_app
+    from a2a_lab.sessions import load_overrides
+
+    if not args.refresh > 0:
+        raise CliError(f"--refresh must be a positive number of seconds, not {args.refresh}")
+    overrides = None
+    if args.overrides is not None:
+        overrides = Path(args.overrides)
+        read_input(
+            lambda: load_overrides(overrides),
+            unreadable=f"overrides file {args.overrides}",
+            invalid=f"overrides file {args.overrides}",
+        )
+    source = Path(args.source).expanduser()
+    if not source.exists():
+        raise CliError(f"no such log or store: {args.source}")
+    try:
+        live = LiveEvents(source, tz=cli_tz(args), main_agents=main_agents(args))
+    except (SourceError, StoreError) as exc:
+        raise CliError(str(exc)) from None
+    except OSError as exc:
+        raise CliError(f"cannot read {args.source}: {exc.strerror or exc}") from None
+    app = create_app(
+        ServeConfig(live=live, now_ms=args.now_ms, overrides=overrides, refresh_s=args.refresh)
+    )
+    # the socket is bound here, so a port in use is one CLI error line like any other
+    family = socket.AF_INET6 if ":" in args.host else socket.AF_INET
+    try:
+        sock = socket.create_server((args.host, args.port), family=family)
+    except OSError as exc:
+        raise CliError(f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}") from None
+    host, port = sock.getsockname()[:2]
+    events = live.snapshot.events.height
+    print(
+        f"a2a-lab serve: {events} events from {source}; http://{host}:{port}/api/work-sessions",
+        file=sys.stderr,
+    )
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False))
+    server.run(sockets=[sock])
+    return 0
