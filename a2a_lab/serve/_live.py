@@ -150,7 +150,7 @@ class LiveEvents:
 
     def _new_follower(self) -> tuple[LogFollower, LoadResult | None]:
         if self.is_store:
-            from a2a_lab.io._store import _read_state
+            from a2a_lab.io._store_state import read_state as _read_state
 
             state = _read_state(self.source)
             follower = LogFollower(
@@ -207,7 +207,7 @@ class LiveEvents:
 
         try:
             if self.is_store:
-                from a2a_lab.io._store import _read_state
+                from a2a_lab.io._store_state import read_state as _read_state
 
                 state = _read_state(self.source)
                 return {str(Path(state.logdir) / c.name) for c in state.cursors}
