@@ -49,7 +49,12 @@ def narrow(
         pl.exclude("_keep", "^_d_.*$"),
         pl.struct([pl.col("_d_" + f).alias(f) for f in data_fields]).alias("data"),
     )
-    return kept.collect() if isinstance(kept, pl.LazyFrame) else kept
+    out = kept.collect() if isinstance(kept, pl.LazyFrame) else kept
+    # an enriched frame's columns are split at different rows (enrich adds columns built
+    # whole); filtered, some come out with empty chunks, and Polars' ``pl.format`` panics on
+    # such misaligned chunks ("assertion failed: i < self.len()", js-date-max-depth.ndjson).
+    # The kept rows are few: one chunk each costs little.
+    return out.rechunk() if len(set(out.n_chunks("all"))) > 1 else out
 
 
 def data_text(field: str) -> pl.Expr:

@@ -11,6 +11,8 @@ from pathlib import Path
 import polars as pl
 import polars.selectors as cs
 
+from a2a_lab._timefmt import format_time
+
 __all__ = ["FORMATS", "flatten", "write_frame"]
 
 #: The suffixes :func:`write_frame` writes.
@@ -93,7 +95,10 @@ def write_frame(frame: pl.DataFrame | pl.LazyFrame, path: str | Path) -> Path:
     if out.suffix == ".parquet":
         data.write_parquet(out)
         return out
-    text_times = data.with_columns(cs.datetime().dt.strftime(_TIME_FORMAT))
+    # format_time: dt.strftime panics on instants beyond the years ±262142 (Date holds more)
+    text_times = data.with_columns(
+        format_time(pl.col(c), _TIME_FORMAT) for c in data.select(cs.datetime()).columns
+    )
     if out.suffix == ".csv":
         flat = flatten(text_times)
         assert isinstance(flat, pl.DataFrame)

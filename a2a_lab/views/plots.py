@@ -31,6 +31,7 @@ import networkx as nx
 import polars as pl
 
 from a2a_lab._frames import number
+from a2a_lab._timefmt import STRFTIME_MAX_MS, format_time
 from a2a_lab.timeparse import check_tz
 from a2a_lab.views.embed import chart_page, register_fonts, render_safe
 from a2a_lab.views.palette import EVENT_FAMILY_COLORS, OTHER_COLOR, OUTCOME_COLORS, SEVERITY_COLORS
@@ -123,9 +124,15 @@ def _wall_clock(col: str, tz: str | None, alias: str) -> list[pl.Expr]:
     local = pl.col(col).dt.convert_time_zone(
         tz or display_timezone()
     )  # works on any tz-aware column
+    # Beyond the years ±262142 (Date reaches ±275760) Polars has no zone rules and its
+    # strftime panics: such a time is shown in UTC, formatted by format_time.
+    utc_ms = pl.col(col).dt.epoch("ms")
+    inside = utc_ms.abs() <= STRFTIME_MAX_MS
     return [
-        local.dt.replace_time_zone(None).dt.epoch("ms").alias(alias),
-        local.dt.strftime("%Y-%m-%d %H:%M").alias(alias + "_label"),
+        pl.coalesce(
+            pl.when(inside).then(local).dt.replace_time_zone(None).dt.epoch("ms"), utc_ms
+        ).alias(alias),
+        format_time(local, "%Y-%m-%d %H:%M").alias(alias + "_label"),
     ]
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import altair as alt
 import polars as pl
 
+from a2a_lab._timefmt import format_time
 from a2a_lab.views.plots import MAX_ROWS
 
 __all__ = ["search_chart"]
@@ -53,7 +54,7 @@ def search_chart(
     data = messages.select(
         pl.int_range(pl.len()).alias("order"),
         pl.format("#{}", pl.col("n")).alias("num"),
-        pl.col("time").dt.strftime("%m-%d %H:%M:%S").alias("clock"),
+        format_time(pl.col("time"), "%m-%d %H:%M:%S").alias("clock"),
         pl.concat_str(
             pl.col("sender").fill_null("unknown"),
             pl.lit(" → ") + pl.col("receiver"),

@@ -13,6 +13,7 @@ from typing import Any
 import polars as pl
 
 from a2a_lab._frames import number
+from a2a_lab._timefmt import format_time
 from a2a_lab.analysis.checks import RULES, SEVERITIES
 from a2a_lab.views import plots
 from a2a_lab.views.embed import chart_figure
@@ -69,10 +70,13 @@ def _open(section: str, intro: str = "") -> str:
 def _time(ms: float | None, tz: str, fmt: str = "%Y-%m-%d %H:%M:%S") -> str:
     if ms is None:
         return "—"
-    out: str = pl.select(
-        pl.lit(int(ms)).cast(pl.Datetime("ms", "UTC")).dt.convert_time_zone(tz).dt.strftime(fmt)
+    # format_time: strftime panics beyond the years ±262142, which Date's range reaches
+    out: str | None = pl.select(
+        format_time(
+            pl.lit(int(ms)).cast(pl.Datetime("ms", "UTC")).dt.convert_time_zone(tz), fmt
+        )
     ).item()
-    return out
+    return "—" if out is None else out
 
 
 def _num(value: Any, fmt: str = "{:,}") -> str:
@@ -266,8 +270,8 @@ def _session_html(
     counts: dict[str, int],
 ) -> str:
     rows = msgs.with_columns(
-        pl.col("time").dt.strftime("%m-%d %H:%M:%S").alias("_clock"),
-        pl.col("time").dt.strftime("%Y-%m-%dT%H:%M:%S%.3f%:z").alias("_iso"),
+        format_time(pl.col("time"), "%m-%d %H:%M:%S").alias("_clock"),
+        format_time(pl.col("time"), "%Y-%m-%dT%H:%M:%S%.3f%:z").alias("_iso"),
         pl.col("time").dt.epoch("ms").alias("_ms"),
     )
     tags = ", ".join(row["collab_sub_tags"] or [])
