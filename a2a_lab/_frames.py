@@ -84,10 +84,21 @@ def number(value: object) -> float:
 def ms_to_time(ms: pl.Expr) -> pl.Expr:
     """Epoch milliseconds as a UTC ``Datetime("ms")``, as the event frame's ``event_time``.
 
-    Fractions of a millisecond are cut; a value no ``Datetime`` holds (non-finite, beyond
-    the Int64 range) is null.
+    Fractions of a millisecond are cut; a value that is no instant of JavaScript's ``Date``
+    (non-finite, beyond ±8.64e15 ms, as ``event_time`` has it) is null: a time of -2**63
+    would otherwise become the Int64 minimum, which no formatter can show.
     """
-    return ms.cast(pl.Int64, strict=False).cast(pl.Datetime("ms")).dt.replace_time_zone("UTC")
+    return (
+        pl.when(ms.abs() <= _MAX_TIME_MS)
+        .then(ms)
+        .cast(pl.Int64, strict=False)
+        .cast(pl.Datetime("ms"))
+        .dt.replace_time_zone("UTC")
+    )
+
+
+#: JavaScript's time range (ECMAScript TimeClip), as :data:`a2a_lab.io._timestamps.MAX_TIME_MS`.
+_MAX_TIME_MS = 8_640_000_000_000_000
 
 
 def ms_to_seconds(ms: pl.Expr) -> pl.Expr:

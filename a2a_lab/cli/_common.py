@@ -226,7 +226,13 @@ def printable(frame: Any) -> Any:
     from a2a_lab._timefmt import STRFTIME_MAX_MS, format_time
 
     cols = frame.select(cs.datetime()).columns
-    far = [c for c in cols if frame.select((pl.col(c).dt.epoch("ms").abs() > STRFTIME_MAX_MS).any()).item()]
+    far = [
+        c
+        for c in cols
+        if frame.select(
+            (~pl.col(c).dt.epoch("ms").is_between(-STRFTIME_MAX_MS, STRFTIME_MAX_MS)).any()
+        ).item()
+    ]
     if not far:
         return frame
     return frame.with_columns(format_time(pl.col(c), "%Y-%m-%d %H:%M:%S%.3f") for c in far)

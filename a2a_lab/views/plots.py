@@ -34,6 +34,7 @@ from a2a_lab._frames import number
 from a2a_lab._timefmt import STRFTIME_MAX_MS, format_time
 from a2a_lab.timeparse import check_tz
 from a2a_lab.views.embed import chart_page, register_fonts, render_safe
+from a2a_lab.views.safe_html import neutralize, neutralize_expr
 from a2a_lab.views.palette import EVENT_FAMILY_COLORS, OTHER_COLOR, OUTCOME_COLORS, SEVERITY_COLORS
 
 __all__ = [
@@ -112,11 +113,19 @@ def display_timezone() -> str:
 
 
 def _guard(frame: pl.DataFrame, what: str) -> pl.DataFrame:
+    """``frame`` as a chart's data: bounded rows, text with control and bidi characters
+    shown as ``⟨U+XXXX⟩`` (a chart spec is displayed as the HTML text is, issue 27)."""
     if frame.height > MAX_ROWS:
         raise ValueError(
             f"{what}: {frame.height} rows to draw (at most {MAX_ROWS}); aggregate or filter first"
         )
-    return frame
+    text = [c for c, t in frame.schema.items() if t == pl.String]
+    return frame.with_columns(neutralize_expr(pl.col(c)) for c in text) if text else frame
+
+
+def _shown(values: list[Any]) -> list[Any]:
+    """A sort order of chart values, neutralised as :func:`_guard` neutralises the data."""
+    return [neutralize(v) if isinstance(v, str) else v for v in values]
 
 
 def _wall_clock(col: str, tz: str | None, alias: str) -> list[pl.Expr]:
@@ -127,13 +136,52 @@ def _wall_clock(col: str, tz: str | None, alias: str) -> list[pl.Expr]:
     # Beyond the years ±262142 (Date reaches ±275760) Polars has no zone rules and its
     # strftime panics: such a time is shown in UTC, formatted by format_time.
     utc_ms = pl.col(col).dt.epoch("ms")
-    inside = utc_ms.abs() <= STRFTIME_MAX_MS
+    inside = utc_ms.is_between(-STRFTIME_MAX_MS, STRFTIME_MAX_MS)
     return [
         pl.coalesce(
             pl.when(inside).then(local).dt.replace_time_zone(None).dt.epoch("ms"), utc_ms
         ).alias(alias),
         format_time(local, "%Y-%m-%d %H:%M").alias(alias + "_label"),
     ]
+
+
+#: Bucket starts and ends are computed in the display zone within this distance (ms) of
+#: the epoch: Polars' calendar ends at the years ±262142 (Date's at ±275760), and a month's
+#: truncation or offset must stay inside it.
+_CALENDAR_MS = STRFTIME_MAX_MS - 400 * 86_400_000
+
+
+def _buckets(time: pl.Expr, every: str, tz: str) -> tuple[pl.Expr, pl.Expr]:
+    """Start and end (UTC datetimes) of the ``every`` bucket of ``time`` in ``tz``.
+
+    Beyond Polars' calendar (a time Date holds past the year 262142, fuzzed logs have them)
+    there are no zone rules and ``dt.truncate`` panics: such a time is bucketed in UTC by
+    the bucket's fixed width (a month as 31 days), so no time is lost from the chart and
+    the chart's size stays the number of buckets the events fill, never the span.
+    """
+    ms = time.dt.epoch("ms")
+    inside = ms.is_between(-_CALENDAR_MS, _CALENDAR_MS)
+    local = pl.when(inside).then(time).dt.convert_time_zone(tz).dt.truncate(every)
+    width = _every_ms(every)
+    far = pl.when(~inside).then((ms // width) * width)
+    start = pl.coalesce(
+        local.dt.convert_time_zone("UTC"), far.cast(pl.Datetime("ms")).dt.replace_time_zone("UTC")
+    )
+    end = pl.coalesce(
+        local.dt.offset_by(every).dt.convert_time_zone("UTC"),
+        (far + width).cast(pl.Datetime("ms")).dt.replace_time_zone("UTC"),
+    )
+    return start, end
+
+
+def _every_ms(every: str) -> int:
+    """The width of a bucket ``every`` in ms, counted from the epoch (``1mo``: 31 days)."""
+    width: int = pl.select(
+        pl.lit(0).cast(pl.Datetime("ms")).dt.offset_by(every).dt.epoch("ms")
+    ).item()
+    if width <= 0:
+        raise ValueError(f"every: {every!r} is no positive duration")
+    return width
 
 
 def swimlane(
@@ -149,14 +197,17 @@ def swimlane(
         if "from_agent" in events.columns
         else pl.coalesce(pl.col("data").struct.field("fromAgent"), pl.col("agent_id"))
     )
+    start, end = _buckets(pl.col("event_time"), every, tz)
     counts = (
         events.lazy()
-        .filter(pl.col("type").str.starts_with("a2a.") & (pl.col("event_ms") > 0))
-        .with_columns(
-            agent.alias("agent"),
-            pl.col("event_time").dt.convert_time_zone(tz).dt.truncate(every).alias("bucket"),
+        # a time beyond Date's range has no instant (a load warning): left out of the bins
+        .filter(
+            pl.col("type").str.starts_with("a2a.")
+            & (pl.col("event_ms") > 0)
+            & pl.col("event_time").is_not_null()
         )
-        .group_by("agent", "bucket")
+        .with_columns(agent.alias("agent"), start.alias("bucket"), end.alias("bucket_end"))
+        .group_by("agent", "bucket", "bucket_end")
         .len("events")
         .collect()
     )
@@ -168,7 +219,6 @@ def swimlane(
     )
     data = _guard(
         counts.join(keep.select("agent"), on="agent", how="semi")
-        .with_columns(pl.col("bucket").dt.offset_by(every).alias("bucket_end"))
         .with_columns(*_wall_clock("bucket", tz, "t"), *_wall_clock("bucket_end", tz, "t_end"))
         .drop("bucket", "bucket_end", "t_end_label")
         .sort("agent", "t"),
@@ -180,7 +230,7 @@ def swimlane(
         .encode(
             x=alt.X("t:T", title=f"time ({tz})", scale=alt.Scale(type="utc")),
             x2="t_end:T",
-            y=alt.Y("agent:N", sort=keep["agent"].to_list(), title=None),
+            y=alt.Y("agent:N", sort=_shown(keep["agent"].to_list()), title=None),
             color=alt.Color("events:Q", scale=alt.Scale(scheme="blues"), title="events"),
             tooltip=["agent:N", alt.Tooltip("t_label:N", title="from"), "events:Q"],
         )
@@ -470,8 +520,8 @@ def graph_chart(
             "p50_s": pl.Float64,
         },
     ).with_columns(pl.col("no_reply_share").fill_null(0.0))
-    _guard(nodes, "graph_chart nodes")
-    _guard(edges, "graph_chart edges")
+    nodes = _guard(nodes, "graph_chart nodes")
+    edges = _guard(edges, "graph_chart edges")
     axis = alt.Axis(title=None, labels=False, ticks=False, grid=False, domain=False)
     domain = [-_GRAPH_MARGIN, 1 + _GRAPH_MARGIN]
     x = alt.X("x:Q", axis=axis, scale=alt.Scale(domain=domain, nice=False, zero=False))
@@ -607,8 +657,8 @@ def graph_matrix(
     )
     top = cells["weight"].max()
     base = alt.Chart(cells, title=title).encode(
-        x=alt.X("to:N", sort=order, title="target", axis=alt.Axis(labelAngle=-40, orient="top")),
-        y=alt.Y("from:N", sort=order, title="requester"),
+        x=alt.X("to:N", sort=_shown(order), title="target", axis=alt.Axis(labelAngle=-40, orient="top")),
+        y=alt.Y("from:N", sort=_shown(order), title="requester"),
     )
     rect = base.mark_rect(stroke="#d0d0d0", strokeWidth=0.5).encode(
         color=alt.Color(
@@ -638,7 +688,7 @@ def dfg_chart(
     last); steps seen fewer than ``min_count`` times are left out.
     """
     kept = dfg.filter(pl.col("count") >= min_count)
-    _guard(kept, "dfg_chart")
+    kept = _guard(kept, "dfg_chart")
     # order activities by their distance from ▶ start (breadth-first over the steps kept),
     # busier activities first at equal distance; ■ end last
     g = nx.DiGraph()
@@ -684,15 +734,15 @@ def family_timeline(
     """Events per event family (``type`` before the first dot) per ``every``, stacked.
 
     Each family has its fixed colour (:data:`EVENT_FAMILY_COLORS`); events without a usable
-    time (``event_ms`` 0) are left out.
+    time (``event_ms`` 0, or beyond Date's ±8.64e15 ms: no instant) are left out.
     """
     tz = check_tz(tz or display_timezone())
+    start, _ = _buckets(pl.col("event_time"), every, tz)
     counts = (
         events.lazy()
-        .filter(pl.col("event_ms") > 0)
+        .filter((pl.col("event_ms") > 0) & pl.col("event_time").is_not_null())
         .with_columns(
-            pl.col("type").str.split(".").list.first().alias("family"),
-            pl.col("event_time").dt.convert_time_zone(tz).dt.truncate(every).alias("bucket"),
+            pl.col("type").str.split(".").list.first().alias("family"), start.alias("bucket")
         )
         .group_by("bucket", "family")
         .len("events")

@@ -7,6 +7,7 @@ import polars as pl
 
 from a2a_lab._timefmt import format_time
 from a2a_lab.views.plots import MAX_ROWS
+from a2a_lab.views.safe_html import neutralize_expr
 
 __all__ = ["search_chart"]
 
@@ -74,6 +75,10 @@ def search_chart(
         )
         .str.to_lowercase()
         .alias("haystack"),
+    )
+    # the spec shows control and bidi characters as ⟨U+XXXX⟩, as the HTML text does
+    data = data.with_columns(
+        neutralize_expr(pl.col(c)) for c, t in data.schema.items() if t == pl.String
     )
     search = alt.param(
         name="search",
