@@ -529,6 +529,8 @@ MAX_SIM_S: Final = 1e9
 MAX_CV: Final = 100.0
 #: The largest rate (per second) of one arrival stream.
 MAX_RATE_PER_S: Final = 1e6
+#: The smallest positive time and cv (a mean of 5e-324 s makes a lognormal's mu NaN).
+MIN_POSITIVE: Final = 1e-9
 #: Every other number of a configuration (counts, limits, windows) stays within this.
 MAX_NUMBER: Final = 1e12
 #: The most wait chunks one exchange may need (``wait.max_wait_s / wait.chunk_s``).
@@ -597,6 +599,10 @@ def _bound(where: str, name: str, value: float, max_sim_s: float) -> str | None:
     """Why a number cannot run (None: it can). Seconds by the field's ``_s`` suffix."""
     if not math.isfinite(value):
         return f"{where}: {value!r} is not a finite number"
+    if 0 < abs(value) < MIN_POSITIVE and (
+        name in ("cv", "samples_s") or name.endswith(("_cv", "_s", "_ms"))
+    ):
+        return f"{where}: {value:g} is below the smallest positive value {MIN_POSITIVE:g}"
     if name == "cv" or name.endswith("_cv"):
         if value > MAX_CV:
             return f"{where}: {value:g} exceeds the largest coefficient of variation {MAX_CV:g}"
