@@ -615,7 +615,7 @@ def check_source(
     ):
         spec = _each(name, lambda chart=chart: chart().to_dict(), failures)
         if spec is not None:
-            _each(name + ".json", lambda spec=spec: _chart_json(spec, name), failures)
+            _each(name + ".json", lambda spec=spec, name=name: _chart_json(spec, name), failures)
     found = _each("check", lambda: checks.check(enriched, report=rep), failures)
     if found is not None:
         _each("check.messages", lambda: _finding_texts(found), failures)
@@ -633,7 +633,9 @@ def _chart_json(spec: dict[str, Any], where: str) -> None:
     text = json.dumps(spec, ensure_ascii=False, allow_nan=False)
     bad = re.findall(r"[\u0000-\u0008\u000b\u000c\u000e-\u001f\u202a-\u202e\u2066-\u2069]", text)
     if bad:
-        raise AssertionError(f"{where}: raw control/bidi characters {sorted(set(bad))!r} in the spec")
+        raise AssertionError(
+            f"{where}: raw control/bidi characters {sorted(set(bad))!r} in the spec"
+        )
 
 
 def _finding_texts(found: pl.DataFrame) -> None:

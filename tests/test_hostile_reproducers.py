@@ -151,9 +151,9 @@ def test_integers_of_any_length_read_as_json_parse_does(tmp_path: Path) -> None:
     big = "9" * 4400
     src = tmp_path / "big.ndjson"
     src.write_text(
-        '{"type":"a2a.send","ts":1770000000000,"data":{"turn":%s,"fromAgent":"a",'
-        '"toAgent":"b","conversationId":"c"}}\n{"type":"a2a.send","ts":%s}\n'
-        '{"type":"a2a.send","ts":-%s}\n' % (big, big, big)
+        '{"type":"a2a.send","ts":1770000000000,"data":{"turn":' + big + ',"fromAgent":"a",'
+        '"toAgent":"b","conversationId":"c"}}\n{"type":"a2a.send","ts":' + big + "}\n"
+        '{"type":"a2a.send","ts":-' + big + "}\n"
     )
     res = al.load(src, raw=True)
     # JSON.parse reads Infinity: a number of the wrong range, as 1e400 is; never a reject

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from a2a_lab.sim import SimConfig, simulate
-from a2a_lab.sim.config import BudgetExceeded
+from a2a_lab.sim.budget import BudgetExceeded
 
 _POISSON = {"kind": "poisson", "agents": [{"agent": "main", "rate_per_s": 0.01}]}
 

@@ -78,7 +78,7 @@ def _check_openclaw_config(path: str) -> None:
     agents = parsed.get("agents") if isinstance(parsed, dict) else None
     if not isinstance(agents, dict):
         raise CliError(
-            f"--openclaw-config {path}: no \"agents\" object (expected "
+            f'--openclaw-config {path}: no "agents" object (expected '
             '{"agents": {"list": [{"id": ...}]}})'
         )
 

@@ -96,8 +96,8 @@ def run(args: argparse.Namespace) -> int:
     import pydantic
 
     from a2a_lab.cli._source import load_source
-    from a2a_lab.views.report import report
     from a2a_lab.io._decode import file_label
+    from a2a_lab.views.report import report
     from a2a_lab.views.report._data import check_tz, instant_ms
 
     out = Path(args.output)

@@ -34,8 +34,8 @@ from typing import Any
 
 import numpy as np
 import polars as pl
-from a2a_lab._timefmt import format_time
 
+from a2a_lab._timefmt import format_time
 from a2a_lab.io._decode import DecodedText
 from a2a_lab.io._result import LoadResult, _finish, decode_piece, join_decoded
 from a2a_lab.io._sources import split_target

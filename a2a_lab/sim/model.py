@@ -74,7 +74,8 @@ from simpy.events import Event, Timeout
 from a2a_lab.reference.runtime.skip_tokens import is_reply_skip
 from a2a_lab.reference.runtime.termination import TERMINATION_REASONS, should_terminate_ping_pong
 from a2a_lab.sim._texts import CONCLUSIONS, MINIMAL, TURNS
-from a2a_lab.sim.config import ENDINGS, BudgetExceeded, RunBudget, SimConfig
+from a2a_lab.sim.budget import BudgetExceeded, RunBudget
+from a2a_lab.sim.config import ENDINGS, SimConfig
 from a2a_lab.sim.failures import ERROR_KINDS, REQUEST_TIMEOUT
 from a2a_lab.sim.limits import BLOCK_REASONS, Delivery, SendGuards
 from a2a_lab.sim.plan import (

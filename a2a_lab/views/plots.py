@@ -31,10 +31,9 @@ import networkx as nx
 import polars as pl
 
 from a2a_lab._frames import number
-from a2a_lab._timefmt import STRFTIME_MAX_MS, format_time
 from a2a_lab.timeparse import check_tz
+from a2a_lab.views._chart_data import MAX_ROWS, _buckets, _guard, _shown, _wall_clock
 from a2a_lab.views.embed import chart_page, register_fonts, render_safe
-from a2a_lab.views.safe_html import neutralize, neutralize_expr
 from a2a_lab.views.palette import EVENT_FAMILY_COLORS, OTHER_COLOR, OUTCOME_COLORS, SEVERITY_COLORS
 
 __all__ = [
@@ -62,8 +61,6 @@ __all__ = [
     "swimlane",
 ]
 
-#: Most rows any chart embeds.
-MAX_ROWS = 5_000
 #: Name of the registered Altair theme.
 THEME = "a2a_lab"
 
@@ -110,78 +107,6 @@ def set_display_timezone(tz: str) -> None:
 def display_timezone() -> str:
     """The time zone charts show times in."""
     return _DISPLAY_TZ[0]
-
-
-def _guard(frame: pl.DataFrame, what: str) -> pl.DataFrame:
-    """``frame`` as a chart's data: bounded rows, text with control and bidi characters
-    shown as ``⟨U+XXXX⟩`` (a chart spec is displayed as the HTML text is, issue 27)."""
-    if frame.height > MAX_ROWS:
-        raise ValueError(
-            f"{what}: {frame.height} rows to draw (at most {MAX_ROWS}); aggregate or filter first"
-        )
-    text = [c for c, t in frame.schema.items() if t == pl.String]
-    return frame.with_columns(neutralize_expr(pl.col(c)) for c in text) if text else frame
-
-
-def _shown(values: list[Any]) -> list[Any]:
-    """A sort order of chart values, neutralised as :func:`_guard` neutralises the data."""
-    return [neutralize(v) if isinstance(v, str) else v for v in values]
-
-
-def _wall_clock(col: str, tz: str | None, alias: str) -> list[pl.Expr]:
-    """A UTC datetime column as wall-clock time in ``tz``, for a ``utc`` scale, and a label."""
-    local = pl.col(col).dt.convert_time_zone(
-        tz or display_timezone()
-    )  # works on any tz-aware column
-    # Beyond the years ±262142 (Date reaches ±275760) Polars has no zone rules and its
-    # strftime panics: such a time is shown in UTC, formatted by format_time.
-    utc_ms = pl.col(col).dt.epoch("ms")
-    inside = utc_ms.is_between(-STRFTIME_MAX_MS, STRFTIME_MAX_MS)
-    return [
-        pl.coalesce(
-            pl.when(inside).then(local).dt.replace_time_zone(None).dt.epoch("ms"), utc_ms
-        ).alias(alias),
-        format_time(local, "%Y-%m-%d %H:%M").alias(alias + "_label"),
-    ]
-
-
-#: Bucket starts and ends are computed in the display zone within this distance (ms) of
-#: the epoch: Polars' calendar ends at the years ±262142 (Date's at ±275760), and a month's
-#: truncation or offset must stay inside it.
-_CALENDAR_MS = STRFTIME_MAX_MS - 400 * 86_400_000
-
-
-def _buckets(time: pl.Expr, every: str, tz: str) -> tuple[pl.Expr, pl.Expr]:
-    """Start and end (UTC datetimes) of the ``every`` bucket of ``time`` in ``tz``.
-
-    Beyond Polars' calendar (a time Date holds past the year 262142, fuzzed logs have them)
-    there are no zone rules and ``dt.truncate`` panics: such a time is bucketed in UTC by
-    the bucket's fixed width (a month as 31 days), so no time is lost from the chart and
-    the chart's size stays the number of buckets the events fill, never the span.
-    """
-    ms = time.dt.epoch("ms")
-    inside = ms.is_between(-_CALENDAR_MS, _CALENDAR_MS)
-    local = pl.when(inside).then(time).dt.convert_time_zone(tz).dt.truncate(every)
-    width = _every_ms(every)
-    far = pl.when(~inside).then((ms // width) * width)
-    start = pl.coalesce(
-        local.dt.convert_time_zone("UTC"), far.cast(pl.Datetime("ms")).dt.replace_time_zone("UTC")
-    )
-    end = pl.coalesce(
-        local.dt.offset_by(every).dt.convert_time_zone("UTC"),
-        (far + width).cast(pl.Datetime("ms")).dt.replace_time_zone("UTC"),
-    )
-    return start, end
-
-
-def _every_ms(every: str) -> int:
-    """The width of a bucket ``every`` in ms, counted from the epoch (``1mo``: 31 days)."""
-    width: int = pl.select(
-        pl.lit(0).cast(pl.Datetime("ms")).dt.offset_by(every).dt.epoch("ms")
-    ).item()
-    if width <= 0:
-        raise ValueError(f"every: {every!r} is no positive duration")
-    return width
 
 
 def swimlane(
@@ -657,7 +582,9 @@ def graph_matrix(
     )
     top = cells["weight"].max()
     base = alt.Chart(cells, title=title).encode(
-        x=alt.X("to:N", sort=_shown(order), title="target", axis=alt.Axis(labelAngle=-40, orient="top")),
+        x=alt.X(
+            "to:N", sort=_shown(order), title="target", axis=alt.Axis(labelAngle=-40, orient="top")
+        ),
         y=alt.Y("from:N", sort=_shown(order), title="requester"),
     )
     rect = base.mark_rect(stroke="#d0d0d0", strokeWidth=0.5).encode(

@@ -72,9 +72,7 @@ def _time(ms: float | None, tz: str, fmt: str = "%Y-%m-%d %H:%M:%S") -> str:
         return "—"
     # format_time: strftime panics beyond the years ±262142, which Date's range reaches
     out: str | None = pl.select(
-        format_time(
-            pl.lit(int(ms)).cast(pl.Datetime("ms", "UTC")).dt.convert_time_zone(tz), fmt
-        )
+        format_time(pl.lit(int(ms)).cast(pl.Datetime("ms", "UTC")).dt.convert_time_zone(tz), fmt)
     ).item()
     return "—" if out is None else out
 
