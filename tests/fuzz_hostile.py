@@ -23,7 +23,7 @@ from event_types import REFERENCE_EVENT_TYPES
 import a2a_lab as al
 from a2a_lab._deep import deep_call
 from a2a_lab.analysis import checks, pm
-from a2a_lab.analysis.graph import conversation_tree, interaction_graph
+from a2a_lab.analysis.graph import conversation_tree, graph_metrics, interaction_graph
 from a2a_lab.reference.jsstr import js_trim, js_well_formed_json
 from a2a_lab.views import plots, threads
 
@@ -607,7 +607,22 @@ def check_source(
     conv = _each("conversations", lambda: al.conversations(enriched), failures)
     if conv is not None:
         _each("pair_stats", lambda: al.pair_stats(conv), failures)
-    _each("interaction_graph", lambda: interaction_graph(enriched), failures)
+        for name, chart in (
+            ("latency_by_pair", lambda: plots.latency_by_pair(conv, min_exchanges=1)),
+            ("pair_heatmap", lambda: plots.pair_heatmap(conv)),
+            ("outcome_bars", lambda: plots.outcome_bars(conv)),
+            ("category_bars", lambda: plots.category_bars(enriched)),
+        ):
+            spec = _each(name, lambda chart=chart: chart().to_dict(), failures)
+            if spec is not None:
+                _each(
+                    name + ".json", lambda spec=spec, name=name: _chart_json(spec, name), failures
+                )
+    graph = _each("interaction_graph", lambda: interaction_graph(enriched), failures)
+    if graph is not None:
+        _each("graph_metrics", lambda: graph_metrics(graph), failures)
+        _each("graph_chart", lambda: plots.graph_chart(graph).to_dict(), failures)
+        _each("graph_matrix", lambda: plots.graph_matrix(graph).to_dict(), failures)
     _each("conversation_tree", lambda: conversation_tree(enriched), failures)
     for name, chart in (
         ("family_timeline", lambda: plots.family_timeline(enriched, tz="Asia/Seoul")),
@@ -619,9 +634,12 @@ def check_source(
     found = _each("check", lambda: checks.check(enriched, report=rep), failures)
     if found is not None:
         _each("check.messages", lambda: _finding_texts(found), failures)
+        _each("findings_chart", lambda: plots.findings_chart(found).to_dict(), failures)
     if not lean:
         _each("check(raw events)", lambda: checks.check(ev), failures)
-        _each("pm.directly_follows", lambda: pm.directly_follows(enriched), failures)
+        dfg = _each("pm.directly_follows", lambda: pm.directly_follows(enriched), failures)
+        if dfg is not None:
+            _each("dfg_chart", lambda: plots.dfg_chart(dfg).to_dict(), failures)
         _each("pm.variants", lambda: pm.variants(enriched), failures)
         _each("pm.to_ocel2", lambda: json.dumps(pm.to_ocel2(enriched)), failures)
     _each("write_events", lambda: _roundtrip(ev, source, raw, failures), failures)
