@@ -86,6 +86,7 @@ def test_js_date_max_depth_check_names_the_depths() -> None:
     assert al.check(res.events).filter(pl.col("rule") == "guard.relay_depth").height == 3
 
 
+@pytest.mark.slow
 def test_far_future_report_is_written_with_a_warning(tmp_path: Path) -> None:
     out = tmp_path / "r.html"
     assert main(["report", str(HOSTILE / "far-future-report.ndjson"), "-o", str(out)]) == 0
@@ -114,6 +115,7 @@ def fuzzed() -> tuple[pl.DataFrame, al.WorkSessionsResult]:
     return ev, al.work_sessions(ev, now=datetime(2026, 6, 1, tzinfo=UTC))
 
 
+@pytest.mark.slow
 def test_fuzzed_views_run(fuzzed: tuple[pl.DataFrame, al.WorkSessionsResult]) -> None:
     ev, ws = fuzzed
     tree = conversation_tree(ev)
@@ -132,6 +134,7 @@ def test_fuzzed_views_run(fuzzed: tuple[pl.DataFrame, al.WorkSessionsResult]) ->
     assert "<table" in threads.sessions_table(ws, ev).to_html()
 
 
+@pytest.mark.slow
 def test_fuzzed_to_api_is_json(fuzzed: tuple[pl.DataFrame, al.WorkSessionsResult]) -> None:
     """The body is exact (parity): its event objects nest as deep as the log's lines. The
     summary body is plain ``json.dumps``; the full one nests ~3,000 levels, beyond CPython's
@@ -166,6 +169,7 @@ def test_integers_of_any_length_read_as_json_parse_does(tmp_path: Path) -> None:
     al.check(ev)
 
 
+@pytest.mark.slow
 def test_non_utf8_paths_in_every_command(tmp_path: Path) -> None:
     log = os.fsdecode(b"log\xff.ndjson")
     shutil.copy(HOSTILE / "far-future-fit.ndjson", tmp_path / log)
@@ -197,6 +201,19 @@ def test_non_utf8_paths_in_every_command(tmp_path: Path) -> None:
     assert res.events["file"][0].endswith("log\\xff.ndjson")
     ws = al.work_sessions(al.enrich(al.load(tmp_path / log).events), now=0)
     assert ws.to_api()["count"] > 0
+
+
+def test_a_non_utf8_path_loads_and_checks_in_process(tmp_path: Path) -> None:
+    """The fast variant of the process test: the file column labels the byte, the lines
+    are found again from it (the work-sessions body re-reads them)."""
+    log = tmp_path / os.fsdecode(b"log\xff.ndjson")
+    shutil.copy(HOSTILE / "js-date-max-depth.ndjson", log)
+    for command in (["load"], ["check"], ["work-sessions", "--now-ms", "1771400000000"]):
+        assert main([command[0], str(log), *command[1:]]) in (0, 1)
+    res = al.load(log, raw=False)
+    assert res.events["file"][0].endswith("log\\xff.ndjson")
+    body = al.work_sessions(al.enrich(res.events), now=0).to_api()
+    assert body["count"] > 0 and body["sessions"][0]["threads"][0]["events"][0]["type"]
 
 
 def test_chart_specs_show_bidi_and_control_characters(tmp_path: Path) -> None:
