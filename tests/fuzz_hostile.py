@@ -25,6 +25,7 @@ from a2a_lab._deep import deep_call
 from a2a_lab.analysis import checks, pm
 from a2a_lab.analysis.graph import conversation_tree, graph_metrics, interaction_graph
 from a2a_lab.reference.jsstr import js_trim, js_well_formed_json
+from a2a_lab.reference.strict_json import parse_int
 from a2a_lab.views import plots, threads
 
 TYPES = [
@@ -730,7 +731,13 @@ def _roundtrip(events: pl.DataFrame, source: Path, raw: bool, failures: list[str
     for i, line in enumerate(lines):
         # an original line is written as read: JSON after the trim the loader (and the
         # reference's String.trim) applies, e.g. of a BOM or a CR
-        deep_call(json.loads, js_trim(line), parse_constant=_reject_constant, depth=len(line))
+        deep_call(
+            json.loads,
+            js_trim(line),
+            parse_constant=_reject_constant,
+            parse_int=parse_int,  # integers of any length, as JSON.parse reads them
+            depth=len(line),
+        )
         if i > 2000:
             break
     target = source.parent / (source.name + "-roundtrip") / "coordination-events.ndjson"
