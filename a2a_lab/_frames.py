@@ -89,7 +89,7 @@ def ms_to_time(ms: pl.Expr) -> pl.Expr:
     would otherwise become the Int64 minimum, which no formatter can show.
     """
     return (
-        pl.when(ms.abs() <= _MAX_TIME_MS)
+        pl.when(ms.is_between(-_MAX_TIME_MS, _MAX_TIME_MS))  # not abs(): Int64 min overflows
         .then(ms)
         .cast(pl.Int64, strict=False)
         .cast(pl.Datetime("ms"))
