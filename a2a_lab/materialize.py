@@ -29,11 +29,11 @@ from typing import Any
 import polars as pl
 
 from a2a_lab.enrich import ENRICHMENT_COLUMNS, MainAgents, enrich, resolve_main_agents
+from a2a_lab.io._store_read import _events, _file_names
 from a2a_lab.io._store_state import StoreError, _State
 from a2a_lab.io._store_state import locked as _locked
 from a2a_lab.io._store_state import read_state as _read_state
 from a2a_lab.io._store_state import write_atomic as _write_atomic
-from a2a_lab.io._store_read import _events, _file_names
 from a2a_lab.reference.rules import TASK_MONITOR_V1, RuleSet
 from a2a_lab.schema import polars_schema
 
