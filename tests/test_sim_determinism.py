@@ -6,6 +6,13 @@ of issue 11 (draws keyed by message index, see CHANGELOG), and equal those of th
 with that change (branch ``twin``), byte for byte: a change of the model's internals must not
 change a single byte of the log a seed gives. A deliberate change of the simulated behaviour updates them AND says why in
 CHANGELOG.md.
+
+Issue 22 made the reference gateway's lanes the default topology (conversation-scoped A2A
+sessions, the gateway-wide ``nested`` lane pool, one conversation id per work session and
+unordered pair): the hashes of the cases that run the default topology changed once. The
+previous model is kept as ``topology="agent_main"`` and still writes the previous hashes,
+byte for byte (:data:`AGENT_MAIN`); ``mm1`` and ``sync_fixed_a2a`` pin their topology
+(the textbook preset, the deprecated ``target_session``) and did not change.
 """
 
 from __future__ import annotations
@@ -25,14 +32,14 @@ CASES = {
     "default": (
         lambda: SimConfig(n_messages=400),
         777,
-        "12558d82effb97c392faf613c7ed179f121d9e63a7681df72e8276af247f0eb8",
-        1833,
+        "8f361e2dc69e34089fa81f5865e62f4c7fb80915259ae93da137ac5651f6187a",
+        1865,
     ),
     "default_x3": (
         lambda: scale_arrivals(SimConfig(n_messages=400), 3.0),
         5,
-        "2e243b06ae347402b976f6913eea4d46f9fd6ffa878c86c69824840859bce62e",
-        1612,
+        "1129daa0acd77cdc623e7c28f4694d019b6be84800c2ec83487f936dd9be4260",
+        1788,
     ),
     "mm1": (
         lambda: presets.mm1(0.8, 1.0, n_messages=1000),
@@ -43,20 +50,20 @@ CASES = {
     "policies": (
         lambda: every_policy(600),
         11,
-        "5bbc9d394a1e1bd8977dcf6044d9a2834fd6821d9adf35800cebba2e7c7d8595",
-        2331,
+        "f93e03b6e086d9f7c7f0981d67e6382e0585efeabb2028f9626513ea26cee12f",
+        2344,
     ),
     "reference_retry": (
         lambda: reference_retry(400),
         3,
-        "51b91db5a63347bd224bdb21500c64a46ad1de2899013d0ab7a2ddb9dcbd98fe",
-        2052,
+        "5e73001b3bbc7d459f1330225a686f8af42c9b385681c9fc6ec08d74b3fc5274",
+        2073,
     ),
     "sync": (
         lambda: SimConfig.model_validate({"n_messages": 300, "sync": {"timeout_s": 20}}),
         4,
-        "e80b8997ddf9485a047afaeef7338b8acb11135cdf86be8992bff61d67c2ff69",
-        435,
+        "2ff4dffe46b75386e6871eb9cfb8c4a2e2cb68b14ed9cfc4d7b8546a9a40615a",
+        462,
     ),
     "sync_fixed_a2a": (
         lambda: SimConfig.model_validate(
@@ -80,10 +87,49 @@ CASES = {
             }
         ),
         8,
+        "4e310d392e8f54dec2e9c7020b0dd01b0172f1df3348bafaddd0bbcfef432f1f",
+        1577,
+    ),
+}
+
+#: name → (sha256, lines) of the case under ``topology="agent_main"``: the hashes pinned
+#: before issue 22, when that was the only model
+AGENT_MAIN = {
+    "collab_retry": (
         "75fcd39495a143a2a7ad3e632f65deaedd5c3ef1ba821d8bb131ce4476c66a4a",
         1608,
     ),
+    "default": (
+        "12558d82effb97c392faf613c7ed179f121d9e63a7681df72e8276af247f0eb8",
+        1833,
+    ),
+    "default_x3": (
+        "2e243b06ae347402b976f6913eea4d46f9fd6ffa878c86c69824840859bce62e",
+        1612,
+    ),
+    "policies": (
+        "5bbc9d394a1e1bd8977dcf6044d9a2834fd6821d9adf35800cebba2e7c7d8595",
+        2331,
+    ),
+    "reference_retry": (
+        "51b91db5a63347bd224bdb21500c64a46ad1de2899013d0ab7a2ddb9dcbd98fe",
+        2052,
+    ),
+    "sync": (
+        "e80b8997ddf9485a047afaeef7338b8acb11135cdf86be8992bff61d67c2ff69",
+        435,
+    ),
 }
+
+
+@pytest.mark.parametrize("name", sorted(AGENT_MAIN))
+def test_the_agent_main_topology_still_writes_the_logs_it_wrote_before_the_lanes(name: str) -> None:
+    make, seed, _, _ = CASES[name]
+    digest, lines = AGENT_MAIN[name]
+    text = write_events(simulate(make().model_copy(update={"topology": "agent_main"}), seed=seed).events)
+    assert text is not None
+    assert text.count("\n") == lines
+    assert hashlib.sha256(text.encode("utf-8")).hexdigest() == digest
 
 
 @pytest.mark.parametrize("name", sorted(CASES))

@@ -67,6 +67,8 @@ def single_queue(
     >>> cfg = single_queue(0.5, Deterministic(value_s=1.0), 2, n_messages=100)
     >>> cfg.gate, cfg.wait, cfg.announce, cfg.tasks, cfg.ping_pong.max_turns, cfg.agents[1].session_concurrency
     (None, None, None, None, 0, 2)
+    >>> cfg.topology
+    'agent_main'
     """
     return SimConfig(
         agents=[
@@ -84,6 +86,9 @@ def single_queue(
         ping_pong=PingPongPolicy(max_turns=0),
         announce=None,
         tasks=None,
+        # one FIFO on the server's main session: the textbook queue (under the default
+        # topology every send would be its own conversation, hence its own session)
+        topology="agent_main",
     )
 
 
