@@ -32,14 +32,14 @@ CASES = {
     "default": (
         lambda: SimConfig(n_messages=400),
         777,
-        "8f361e2dc69e34089fa81f5865e62f4c7fb80915259ae93da137ac5651f6187a",
-        1865,
+        "bc0b7c26902ca9b9b453e17d8c586174ee5654b67a4b203db984b0f6fa855cb6",
+        1845,
     ),
     "default_x3": (
         lambda: scale_arrivals(SimConfig(n_messages=400), 3.0),
         5,
-        "1129daa0acd77cdc623e7c28f4694d019b6be84800c2ec83487f936dd9be4260",
-        1788,
+        "cf068944527120ed5ea93583ec76c5b772ed7956e400fb6ba0e33c53587965bb",
+        1685,
     ),
     "mm1": (
         lambda: presets.mm1(0.8, 1.0, n_messages=1000),
@@ -50,19 +50,19 @@ CASES = {
     "policies": (
         lambda: every_policy(600),
         11,
-        "f93e03b6e086d9f7c7f0981d67e6382e0585efeabb2028f9626513ea26cee12f",
-        2344,
+        "5f065ff2f6f8f376374cba239e1306db07a3a7256bce88dcea7272726a873677",
+        2340,
     ),
     "reference_retry": (
         lambda: reference_retry(400),
         3,
-        "5e73001b3bbc7d459f1330225a686f8af42c9b385681c9fc6ec08d74b3fc5274",
-        2073,
+        "471b1323f92ebd2de4c8ab61f681a3ea3e98d2e7cc0c24aba103c1a0d9d1e849",
+        2057,
     ),
     "sync": (
         lambda: SimConfig.model_validate({"n_messages": 300, "sync": {"timeout_s": 20}}),
         4,
-        "2ff4dffe46b75386e6871eb9cfb8c4a2e2cb68b14ed9cfc4d7b8546a9a40615a",
+        "7f07ecd48e20ae9ba6ae5eaa71574d6540456c6c34bcfaa319aa0e7cd1180f74",
         462,
     ),
     "sync_fixed_a2a": (
@@ -87,8 +87,8 @@ CASES = {
             }
         ),
         8,
-        "4e310d392e8f54dec2e9c7020b0dd01b0172f1df3348bafaddd0bbcfef432f1f",
-        1577,
+        "24a34e548c4084e14f24c67d836dda378f13d4b9c17f624832d7116193dcc4b4",
+        1592,
     ),
 }
 

@@ -427,6 +427,10 @@ def draw_plan(config: SimConfig, seed: int | np.random.SeedSequence = 0) -> Plan
         if config.target_session_kind == "a2a"
         else np.zeros(n, dtype=bool)
     )
+    if config.topology == "lanes":
+        # a send to a spawned sub-agent addresses its sub-agent session (a delegation, its
+        # events' role delegation.subagent); only agent-to-agent sends get a conversation lane
+        a2a &= agent_main[target]
     req_kind = np.where(via_channel, 2, main_kind[sender])
     tgt_kind = np.where(a2a, 3, main_kind[target])
     sessions_agent, sessions_kind, sessions_ref, requester_session, target_session = _sessions(
