@@ -126,7 +126,9 @@ AGENT_MAIN = {
 def test_the_agent_main_topology_still_writes_the_logs_it_wrote_before_the_lanes(name: str) -> None:
     make, seed, _, _ = CASES[name]
     digest, lines = AGENT_MAIN[name]
-    text = write_events(simulate(make().model_copy(update={"topology": "agent_main"}), seed=seed).events)
+    text = write_events(
+        simulate(make().model_copy(update={"topology": "agent_main"}), seed=seed).events
+    )
     assert text is not None
     assert text.count("\n") == lines
     assert hashlib.sha256(text.encode("utf-8")).hexdigest() == digest

@@ -640,9 +640,12 @@ class SimConfig(BaseModel):
     def _legacy_target_session(cls, data: Any) -> Any:
         # the deprecation path: a configuration written before `topology` existed names
         # only `target_session`; it meant the per-agent model, so it keeps running as it did
-        if isinstance(data, dict) and data.get("target_session") is not None:
-            if "topology" not in data:
-                return {**data, "topology": "agent_main"}
+        if (
+            isinstance(data, dict)
+            and data.get("target_session") is not None
+            and "topology" not in data
+        ):
+            return {**data, "topology": "agent_main"}
         return data
 
     @property

@@ -418,15 +418,13 @@ def draw_plan(config: SimConfig, seed: int | np.random.SeedSequence = 0) -> Plan
     if config.topology == "lanes":
         # one conversation per work session and UNORDERED pair, in both directions: a
         # requester that is not in a task of its own continues its peer's work session
-        task = np.where(task >= 0, task, _task_of(target, arrival, task_agent, task_start, task_end))
+        task = np.where(
+            task >= 0, task, _task_of(target, arrival, task_agent, task_start, task_end)
+        )
     conversation = _conversations(agents, sender, target, task)
 
     main_kind = np.where(agent_main, 0, 1)
-    a2a = (
-        (sender != target)
-        if config.target_session_kind == "a2a"
-        else np.zeros(n, dtype=bool)
-    )
+    a2a = (sender != target) if config.target_session_kind == "a2a" else np.zeros(n, dtype=bool)
     if config.topology == "lanes":
         # a send to a spawned sub-agent addresses its sub-agent session (a delegation, its
         # events' role delegation.subagent); only agent-to-agent sends get a conversation lane

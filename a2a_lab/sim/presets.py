@@ -41,6 +41,7 @@ __all__ = [
     "mg1_lognormal",
     "mm1",
     "mmc",
+    "mmc_lanes",
     "sample_like",
     "single_queue",
 ]
@@ -112,6 +113,25 @@ def mmc(arrival_rate: float, service_rate: float, servers: int, n_messages: int)
     3
     """
     return single_queue(arrival_rate, Exponential(mean_s=1.0 / service_rate), servers, n_messages)
+
+
+def mmc_lanes(arrival_rate: float, service_rate: float, slots: int, n_messages: int) -> SimConfig:
+    """M/M/c through the reference's lanes: every send its own conversation, ``slots`` in the pool.
+
+    Under the ``lanes`` topology without work sessions every send gets a new conversation
+    id, so its run is alone on its conversation lane and only the gateway-wide ``nested``
+    pool makes it wait: a FIFO queue of ``slots`` servers.
+
+    Examples
+    --------
+    >>> cfg = mmc_lanes(2.4, 1.0, 3, n_messages=10)
+    >>> cfg.topology, cfg.lanes.nested, cfg.target_session_kind
+    ('lanes', 3, 'a2a')
+    """
+    cfg = single_queue(arrival_rate, Exponential(mean_s=1.0 / service_rate), 1, n_messages)
+    return cfg.model_copy(
+        update={"topology": "lanes", "lanes": cfg.lanes.model_copy(update={"nested": slots})}
+    )
 
 
 def md1(arrival_rate: float, service_time: float, n_messages: int) -> SimConfig:

@@ -332,9 +332,7 @@ class SimResult:
             "to_agent",
             pl.col("target_session").alias("session_key"),
             ("session:" + pl.col("target_session")).alias("session_lane"),
-            pl.lit("nested" if self.config.topology == "lanes" else None, pl.String).alias(
-                "lane"
-            ),
+            pl.lit("nested" if self.config.topology == "lanes" else None, pl.String).alias("lane"),
             pl.col("requester_session").alias("requester_session_key"),
             pl.col("send_time").alias("start_time"),
             pl.col("outcome").replace({"guard_blocked": "no_reply"}),
@@ -601,7 +599,8 @@ class SimResult:
             that waited at all), ``mean_service_s``, ``mean_sojourn_s`` and its
             ``p95`` / ``p99`` (arrival → the run ends), ``mean`` / ``p50`` / ``p95`` /
             ``p99_latency_s`` (arrival → reply, over replied messages), ``utilization``
-            (busy server-time over capacity-time of the sessions that ran anything),
+            (busy server-time over capacity-time of the sessions that ran anything; under
+            the ``lanes`` topology the capacity is at most the ``nested`` pool's slots),
             ``mean_in_system`` (time-average runs queued or running, all sessions),
             ``replied_rate``, ``no_reply_rate``, ``blocked_rate``, ``mean_turns``,
             ``invisible_conversations`` (exchanges that took place but left no event in the
@@ -626,6 +625,9 @@ class SimResult:
         in_system = np.clip(t.job_end, warmup_s, None) - np.clip(t.job_enqueue, warmup_s, None)
         used = np.unique(t.job_session[~np.isnan(t.job_start)])
         capacity = float(p.session_capacity[used].sum()) if used.size else float("nan")
+        if self.config.topology == "lanes":
+            # runs at once: no more than the gateway-wide pool lets run
+            capacity = min(capacity, float(self.config.lanes.nested))
         completed = int(((t.complete_s >= warmup_s) & (t.complete_s <= end)).sum())
 
         def rate(x: float) -> float:
