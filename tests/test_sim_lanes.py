@@ -266,8 +266,8 @@ def inside_95(values: pl.Series, expected: float) -> None:
 @pytest.mark.slow
 def test_with_every_conversation_distinct_the_pool_is_an_mmc(executor) -> None:
     # λ = 2.4, μ = 1, c = 3 slots: every send its own conversation lane
-    cfg = presets.mmc_lanes(2.4, 1.0, 3, n_messages=40_000)
-    reps = replicate(cfg, 10, seed=2201, warmup_s=500.0, executor=executor)
+    cfg = presets.mmc_lanes(2.4, 1.0, 3, n_messages=30_000)
+    reps = replicate(cfg, 8, seed=2201, warmup_s=500.0, executor=executor)
     inside_95(reps["mean_wait_s"], theory.mmc_mean_wait(2.4, 1.0, 3))
     inside_95(reps["p_wait"], theory.erlang_c(2.4, 1.0, 3))
     inside_95(reps["utilization"], 0.8)
@@ -281,7 +281,7 @@ def test_two_session_lanes_into_a_one_slot_pool_wait_as_mm1(executor) -> None:
     # two targets' main sessions (two session lanes) feed ONE pool slot: the pool serves in
     # an order that does not depend on the service times, so the number in the system is
     # M/M/1's and so is the mean wait (λ = 0.8, μ = 1: W_q = 4)
-    cfg = presets.mm1(0.4, 1.0, n_messages=60_000)
+    cfg = presets.mm1(0.4, 1.0, n_messages=40_000)
     cfg = cfg.model_copy(
         update={
             "agents": [
@@ -299,6 +299,6 @@ def test_two_session_lanes_into_a_one_slot_pool_wait_as_mm1(executor) -> None:
             "lanes": LanePools(nested=1),
         }
     )
-    reps = replicate(cfg, 10, seed=2202, warmup_s=2_000.0, executor=executor)
+    reps = replicate(cfg, 8, seed=2202, warmup_s=2_000.0, executor=executor)
     inside_95(reps["mean_wait_s"], theory.mm1_mean_wait(0.8, 1.0))
     inside_95(reps["utilization"], 0.8)
