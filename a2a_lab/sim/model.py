@@ -403,7 +403,8 @@ class Model:
         if self.capacity is not None:
             session = self.job_session[i]
             s = self.sessions[session]
-            if s.busy + len(s.queue) + self.pending[session] >= self.capacity:
+            waiting = len(s.queue) if s.queue is not None else 0
+            if s.busy + waiting + self.pending[session] >= self.capacity:
                 self._refuse(i, _CAPACITY, BLOCKED)
                 return False
         return True
