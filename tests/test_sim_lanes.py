@@ -217,6 +217,7 @@ def test_the_two_level_queue_equals_a_brute_force_model_on_the_same_draws(
                 "gate": None,
                 "wait": None,
                 "failures": None,
+                "topology": "lanes",
                 "lanes": LanePools(nested=slots),
             }
         ),

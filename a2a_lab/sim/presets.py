@@ -217,6 +217,8 @@ def sample_like(
     >>> busy = sample_like(20_000, duration_s=3600)
     >>> busy.agents[0].session_concurrency, busy.gate.max_concurrent_flows
     (20, 60)
+    >>> cfg.topology
+    'agent_main'
     """
     if n_messages is None and duration_s is None:
         duration_s = 86_400.0
@@ -258,4 +260,8 @@ def sample_like(
         gate=GatePolicy(max_concurrent_flows=3 * concurrency),
         tasks=TaskPolicy(mean_duration_s=7200.0, mean_gap_s=1800.0),
         start=start,
+        # the bundled sample was recorded on an older gateway: its sends target
+        # `agent:<id>:main` (no conversation lanes), so its deployment is the per-agent one
+        # (and the benchmark logs made from it stay as they were)
+        topology="agent_main",
     )
