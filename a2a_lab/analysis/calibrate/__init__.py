@@ -75,11 +75,13 @@ from a2a_lab.analysis.calibrate._compare import Comparison, compare, comparison_
 from a2a_lab.analysis.calibrate._exchanges import SPAWN_WINDOW_MS, exchanges
 from a2a_lab.analysis.calibrate._fits import fit_service_time
 from a2a_lab.analysis.calibrate._log import Calibration, calibrate, fit_log
+from a2a_lab.analysis.calibrate._window import FitWarning
 
 __all__ = [
     "SPAWN_WINDOW_MS",
     "Calibration",
     "Comparison",
+    "FitWarning",
     "calibrate",
     "compare",
     "comparison_chart",

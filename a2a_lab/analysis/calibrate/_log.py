@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import math
+import warnings
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Final
@@ -17,6 +17,7 @@ from a2a_lab.analysis.calibrate._fits import Family, _median, fit_service_time
 from a2a_lab.analysis.calibrate._hidden import behind_hidden, refit_behind_hidden
 from a2a_lab.analysis.calibrate._occupancy import run_jobs, with_idle
 from a2a_lab.analysis.calibrate._settings import fit_failures, fit_retry, fit_tasks
+from a2a_lab.analysis.calibrate._window import FAR_GAP_MS, FitWarning, core_window, hour_exposure
 from a2a_lab.analysis.conversations import exchange_events
 from a2a_lab.reference.jsstr import js_trim_expr
 from a2a_lab.sim.config import (
@@ -98,6 +99,10 @@ class Calibration:
     tasks
         Per task of the log: ``agent_id``, ``task_id``, ``start_time``, ``end_time``,
         ``last_time`` (:func:`~a2a_lab.analysis.calibrate._settings.fit_tasks`).
+    warnings
+        What makes part of the fit unreliable or left data out of it (each also raised as
+        a :class:`FitWarning`): events far outside the log's span, an agent at or above
+        saturation.
     outcomes
         Per target agent and overall (``to_agent`` = ``*``): exchanges and shares
         ``replied``, ``timeout``, ``error`` (no reply for another reason), ``blocked``,
@@ -119,6 +124,7 @@ class Calibration:
     turn_times: pl.DataFrame = field(repr=False)
     failures: pl.DataFrame = field(repr=False)
     tasks: pl.DataFrame = field(repr=False)
+    warnings: tuple[str, ...] = ()
 
     @property
     def span_s(self) -> float:
@@ -129,26 +135,6 @@ class Calibration:
     def observed_median_latency_s(self) -> float:
         """Median send → first-reply time of the fitted exchanges that got a reply."""
         return float(self.exchanges.filter(pl.col("outcome") == "replied")["latency_s"].median())  # type: ignore[arg-type]
-
-
-def _hour_exposure(start_ms: float, end_ms: float, tz: str) -> np.ndarray:
-    """Hours of ``[start_ms, end_ms]`` spent in each local hour of the day (24 values).
-
-    The log is cut at whole UTC hours, each piece labelled with its local hour: exact in
-    every time zone whose offset is a whole number of hours.
-    """
-    first = math.floor(start_ms / 3_600_000.0) * 3_600_000.0
-    bounds = np.arange(first, end_ms, 3_600_000.0)
-    spans = (np.minimum(bounds + 3_600_000.0, end_ms) - np.maximum(bounds, start_ms)) / 3_600_000.0
-    hours = (
-        pl.Series(bounds)
-        .cast(pl.Int64)
-        .cast(pl.Datetime("ms", "UTC"))
-        .dt.convert_time_zone(tz)
-        .dt.hour()
-        .to_numpy()
-    )
-    return np.bincount(hours, weights=spans, minlength=24)
 
 
 def _fit_table(
@@ -369,7 +355,18 @@ def fit_log(
     times = ev.filter(pl.col("event_ms") > 0)["event_ms"]
     if times.is_empty():
         raise ValueError("the log has no timed events")
-    log_start, log_end = float(times.min()), float(times.max())  # type: ignore[arg-type]
+    notes: list[str] = []
+    log_start, log_end, _ = core_window(times)
+    inside = pl.col("event_ms").is_between(log_start, log_end) | pl.col("event_ms").is_null()
+    far = ev.height - ev.filter(inside).height
+    if far:
+        # left out of spans, rates and fits: one far-off time would stretch them to nothing
+        notes.append(
+            f"{far} event(s) lie outside the log's time span (more than"
+            f" {FAR_GAP_MS / 86_400_000.0:.0f} days from the rest, or at or before 1970)"
+            " and were left out of the fit"
+        )
+        ev = ev.filter(inside)
     span_s = (log_end - log_start) / 1000.0
     all_ex = _exchanges(ev).with_row_index("_row")
     spawned = int(all_ex["spawned"].sum())
@@ -423,7 +420,7 @@ def fit_log(
         .with_columns((pl.col("rate_per_s") * 3600.0).alias("rate_per_h"))
         .sort("from_agent", "to_agent")
     )
-    exposure = _hour_exposure(log_start, log_end, timezone)
+    exposure = hour_exposure(log_start, log_end, timezone)
     local_hour = (
         pl.col("start_time").dt.convert_time_zone(timezone).dt.hour().cast(pl.Int64).alias("hour")
     )
@@ -667,6 +664,8 @@ def fit_log(
         failures=failure_policy,
         retry=fit_retry(retry_events["max_attempts"]),
     )
+    for note in notes:
+        warnings.warn(note, FitWarning, stacklevel=2)
     return Calibration(
         config=config,
         exchanges=conv.drop(MS_COLUMNS),
@@ -687,6 +686,7 @@ def fit_log(
         else turn_times,
         failures=failures,
         tasks=tasks,
+        warnings=tuple(notes),
     )
 
 
