@@ -84,8 +84,12 @@ def test_hour_exposure_is_bounded_and_sums_to_the_span() -> None:
 @pytest.mark.slow
 def test_fit_log_warns_with_the_far_events_counted() -> None:
     sample = al.load(al.samples.sample_dir()).events
-    far = sample.filter(pl.col("type") == "a2a.send").head(2).with_columns(
-        pl.lit(8.64e15).alias("event_ms"),
+    far = (
+        sample.filter(pl.col("type") == "a2a.send")
+        .head(2)
+        .with_columns(
+            pl.lit(8.64e15).alias("event_ms"),
+        )
     )
     with pytest.warns(FitWarning, match="2 event"):
         cal = fit_log(pl.concat([sample, far], how="vertical_relaxed"))

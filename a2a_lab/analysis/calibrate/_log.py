@@ -13,9 +13,18 @@ import polars as pl
 
 from a2a_lab._frames import number
 from a2a_lab.analysis.calibrate._exchanges import MS_COLUMNS, _enriched, _exchanges
-from a2a_lab.analysis.calibrate._fits import Family, _median, fit_service_time
-from a2a_lab.analysis.calibrate._hidden import behind_hidden, refit_behind_hidden
-from a2a_lab.analysis.calibrate._occupancy import run_jobs, with_idle
+from a2a_lab.analysis.calibrate._fits import (
+    FAMILIES,
+    FitFamily,
+    TimeData,
+    TimeFit,
+    _median,
+    fit_best,
+    fit_family,
+)
+from a2a_lab.analysis.calibrate._hidden import behind_hidden, hidden_data
+from a2a_lab.analysis.calibrate._occupancy import NESTED_LIMIT, run_jobs, with_idle, with_pool
+from a2a_lab.analysis.calibrate._saturation import lane_load
 from a2a_lab.analysis.calibrate._settings import fit_failures, fit_retry, fit_tasks
 from a2a_lab.analysis.calibrate._window import FAR_GAP_MS, FitWarning, core_window, hour_exposure
 from a2a_lab.analysis.conversations import exchange_events
@@ -48,6 +57,11 @@ ENDING_REASONS: Final = {
 _UNLOGGED_ENDINGS: Final = ("explicit_skip", "empty_reply", "agent_error")
 
 _KEY = ["conversation_id", "from_agent", "to_agent", "exchange"]
+#: The columns of a fit in :attr:`Calibration.service` and :attr:`Calibration.turn_times`.
+_FIT_COLUMNS: Final = (
+    *("family", "mean_s", "mean_lo", "mean_hi", "cv", "cv_lo", "cv_hi", "median_s"),
+    *(f"aic_{f}" for f in FAMILIES),
+)
 
 
 # ----------------------------------------------------------------------------------------
@@ -83,8 +97,13 @@ class Calibration:
         ``min_samples`` idle replies), ``exchanges`` (as target), ``idle``, ``observed``,
         ``censored`` (idle exchanges used: seen to the end, censored), ``hidden`` (runs
         used with their start in distribution, behind a hidden run: :mod:`._hidden`),
-        ``family``,
-        ``mean_s``, ``cv``, ``median_s``.
+        ``family`` (the least AIC of exponential, gamma and lognormal unless one is
+        asked for), ``mean_s`` and ``cv`` each with its 95 % profile-likelihood interval
+        (``mean_lo``, ``mean_hi``, ``cv_lo``, ``cv_hi``), ``median_s``, the AIC of each
+        family tried (``aic_<family>``); and the agent's most loaded session ``lane``
+        with its ``busy`` share of the span, its offered load ``rho`` and ``saturated``
+        (either at or above 0.95: the fit is not to be trusted, and a warning says so;
+        :mod:`._saturation`).
     turns
         Per early ending: ``reason`` (as logged), ``count``, ``turns`` (attempted turns
         that could end so), ``probability``.
@@ -137,15 +156,37 @@ class Calibration:
         return float(self.exchanges.filter(pl.col("outcome") == "replied")["latency_s"].median())  # type: ignore[arg-type]
 
 
-def _fit_table(
-    obs: pl.DataFrame, agents: list[str], kinds: dict[str, str], family: Family, min_samples: int
-) -> tuple[pl.DataFrame, dict[str, ServiceTime], ServiceTime]:
-    """Fits per agent from ``obs`` (to_agent, time_s, censored), pooled where sparse; and the pooled fit."""
-    pooled = fit_service_time(
-        obs.filter(~pl.col("censored"))["time_s"].to_numpy(),
-        obs.filter(pl.col("censored"))["time_s"].to_numpy(),
-        family,
+def _select(family: FitFamily, data: TimeData) -> tuple[TimeFit, dict[str, float]]:
+    """The fit of ``family`` (``auto``: the least AIC of :data:`FAMILIES`) and the AICs."""
+    if family == "auto":
+        return fit_best(data)
+    fit = fit_family(family, data)
+    return fit, {family: fit.aic}
+
+
+def _data(obs: pl.DataFrame) -> TimeData:
+    """Exact and censored times of ``obs`` (``time_s``, ``censored``)."""
+    return TimeData(
+        obs.filter(~pl.col("censored"))["time_s"].to_numpy().astype(float),
+        obs.filter(pl.col("censored"))["time_s"].to_numpy().astype(float),
     )
+
+
+def _fit_table(
+    obs: pl.DataFrame,
+    agents: list[str],
+    kinds: dict[str, str],
+    family: FitFamily,
+    min_samples: int,
+    extra: dict[str, TimeData] | None = None,
+) -> tuple[pl.DataFrame, dict[str, ServiceTime], ServiceTime]:
+    """Fits per agent from ``obs`` (to_agent, time_s, censored), pooled where sparse; and the pooled fit.
+
+    ``extra`` replaces an agent's data (runs with a start known in distribution added). The
+    table has each agent's family (the least AIC when ``family`` is ``auto``), its mean and
+    cv with 95 % profile-likelihood intervals, and the AIC of every family tried.
+    """
+    pooled_fit, pooled_aic = _select(family, _data(obs))
     counts = obs.group_by("to_agent").agg(
         (~pl.col("censored")).sum().cast(pl.Int64).alias("observed"),
         pl.col("censored").sum().cast(pl.Int64).alias("censored"),
@@ -155,36 +196,41 @@ def _fit_table(
     rows = []
     for agent in agents:
         if agent in enough:
-            mine = obs.filter(pl.col("to_agent") == agent)
-            d = fit_service_time(
-                mine.filter(~pl.col("censored"))["time_s"].to_numpy(),
-                mine.filter(pl.col("censored"))["time_s"].to_numpy(),
-                family,
-            )
+            data = (extra or {}).get(agent) or _data(obs.filter(pl.col("to_agent") == agent))
+            fit, aic = _select(family, data)
         else:
-            d = pooled
+            fit, aic = pooled_fit, pooled_aic
+        d = fit.dist
         fitted[agent] = d
         rows.append(
             {
                 "agent": agent,
                 "kind": kinds[agent],
                 "fit": "agent" if agent in enough else "pooled",
-                "family": family,
+                "family": fit.family,
                 "mean_s": d.mean,
-                "cv": getattr(d, "cv", 1.0),
+                "mean_lo": fit.mean_ci[0],
+                "mean_hi": fit.mean_ci[1],
+                "cv": float(getattr(d, "cv", 1.0)),
+                "cv_lo": fit.cv_ci[0],
+                "cv_hi": fit.cv_ci[1],
                 "median_s": _median(d),
+                **{f"aic_{f}": aic.get(f) for f in FAMILIES},
             }
         )
     table = (
-        pl.DataFrame(rows)
+        pl.DataFrame(rows, schema_overrides={f"aic_{f}": pl.Float64 for f in FAMILIES})
         .join(counts.rename({"to_agent": "agent"}), on="agent", how="left")
         .with_columns(pl.col("observed", "censored").fill_null(0))
     )
-    return table, fitted, pooled
+    return table, fitted, pooled_fit.dist
 
 
 def _jobs(
-    ev: pl.DataFrame, all_ex: pl.DataFrame, turn_timeout_ms: float = 120_000.0
+    ev: pl.DataFrame,
+    all_ex: pl.DataFrame,
+    turn_timeout_ms: float = 120_000.0,
+    nested_limit: int | None = NESTED_LIMIT,
 ) -> pl.DataFrame:
     """Every run the log shows, with whether it started on an idle session (:mod:`._occupancy`).
 
@@ -193,28 +239,23 @@ def _jobs(
     """
     turn = pl.col("data").struct.field("turn")
     xe = exchange_events(ev.lazy()).collect()
-    # where the requester's side of an exchange runs (its turns): the send's fromSessionType
-    # names the session; an agent whose incoming sends all run on its main session shares
-    # that session with its requester side only when the requester side is `main` too
-    types = xe.filter(pl.col("type") == "a2a.send").select(
-        "conversation_id",
-        pl.col("requester").alias("from_agent"),
-        pl.col("target").alias("to_agent"),
-        "exchange",
-        js_trim_expr(pl.col("data").struct.field("fromSessionType")).alias("_from_type"),
-        js_trim_expr(pl.col("data").struct.field("toSessionType")).alias("_to_type"),
-    )
-    main_targets = (
-        types.group_by("to_agent")
-        .agg((pl.col("_to_type") == "main").all().alias("_main"))
-        .filter("_main")
-        .select(pl.col("to_agent").alias("from_agent"), "_main")
-    )
+    # the lanes (runtime §1): the target's runs queue on the session the send names
+    # (`targetSessionKey`: `agent:<target>:a2a:<conversation>` on today's gateway, the
+    # target's main session on older ones), the requester's turns on the session it sent
+    # from (`fromSessionType` main: `agent:<requester>:main`; a channel: one of its channel
+    # sessions; unknown: perhaps its main session)
     sides = (
-        types.join(main_targets, on="from_agent", how="left")
+        xe.filter(pl.col("type") == "a2a.send")
+        .select(
+            "conversation_id",
+            pl.col("requester").alias("from_agent"),
+            pl.col("target").alias("to_agent"),
+            "exchange",
+            js_trim_expr(pl.col("data").struct.field("fromSessionType")).alias("_from_type"),
+        )
         .select(
             *_KEY,
-            pl.when(pl.col("_main").is_null() | pl.col("_from_type").is_null())
+            pl.when(pl.col("_from_type").is_null() | (pl.col("_from_type") == "unknown"))
             .then(pl.lit(None, pl.String))
             .when(pl.col("_from_type") == "main")
             .then(pl.lit("target"))
@@ -222,6 +263,28 @@ def _jobs(
             .alias("requester_side"),
         )
         .unique(_KEY, keep="first", maintain_order=True)
+    )
+    fields = {f.name for f in ev.schema["data"].fields} if "data" in ev.columns else set()  # type: ignore[attr-defined]
+    lane = (
+        js_trim_expr(pl.col("data").struct.field("targetSessionKey"))
+        if "targetSessionKey" in fields
+        else pl.lit(None, pl.String)
+    )
+    lanes = (
+        ev.filter(pl.col("type") == "a2a.send")
+        .select(
+            js_trim_expr(pl.col("data").struct.field("conversationId")).alias("conversation_id"),
+            "from_agent",
+            "to_agent",
+            pl.col("event_ms").cast(pl.Float64).alias("_start_ms"),
+            pl.when(lane.str.starts_with("agent:")).then(lane).alias("target_lane"),
+        )
+        .unique(["conversation_id", "from_agent", "to_agent", "_start_ms"], keep="first")
+    )
+    all_ex = all_ex.join(
+        lanes,
+        on=["conversation_id", "from_agent", "to_agent", "_start_ms"],
+        how="left",
     )
     all_ex = all_ex.join(sides, on=_KEY, how="left")
     replies = (
@@ -261,7 +324,10 @@ def _jobs(
             .alias("announce_ran")
         )
     )
-    return with_idle(run_jobs(with_announce, replies, turn_timeout_ms))
+    jobs = with_idle(run_jobs(with_announce, replies, turn_timeout_ms))
+    # a hidden run holds its pool slot at most this long: thrice the longest run seen
+    seen = jobs.select((pl.col("end") - pl.col("request")).max()).item()
+    return with_pool(jobs, nested_limit, 3.0 * float(seen or 0.0) + turn_timeout_ms)
 
 
 def _endings(conv: pl.DataFrame) -> pl.DataFrame:
@@ -300,13 +366,14 @@ def fit_log(
     events: pl.DataFrame | pl.LazyFrame,
     *,
     tz: str | None = None,
-    family: Family = "lognormal",
+    family: FitFamily = "auto",
     min_samples: int = 8,
     hourly: bool | None = None,
     only_idle: bool = True,
     wait: WaitPolicy | None = None,
     ping_pong: PingPongPolicy | None = None,
     timezone: str | None = None,
+    nested_limit: int | None = NESTED_LIMIT,
 ) -> Calibration:
     """Fit the simulator to a recorded log and return the twin with every fitted table.
 
@@ -320,7 +387,9 @@ def fit_log(
         (the fitted hourly profile is in this zone). Default UTC, like every ``tz`` of the
         package; ``timezone`` is its deprecated name.
     family
-        Service and turn time family (:func:`fit_service_time`).
+        Service and turn time family: ``auto`` (default) picks, per agent, the family of
+        least AIC among :data:`~._fits.FAMILIES` (exponential, gamma, lognormal: the
+        simulator's); or one family for every agent.
     min_samples
         Fewest uncensored idle replies for a target's own service fit.
     hourly
@@ -330,6 +399,11 @@ def fit_log(
     wait, ping_pong
         The wait and ping-pong policies the log was written under (default: today's); their
         limits are the censoring points of the service and turn times.
+    nested_limit
+        The gateway-wide ``nested`` lane's limit the log was written under (runtime §1:
+        every A2A run holds one of its slots; the reference's 8); a run is measured only
+        where the log shows a slot was free when its session lane was (None: no such
+        limit).
 
     Returns
     -------
@@ -378,7 +452,7 @@ def fit_log(
     )
     if conv.is_empty() or span_s <= 0:
         raise ValueError("the log has no sessions_send exchanges over a positive span to fit")
-    jobs = _jobs(ev, all_ex, ping_pong.turn_timeout_s * 1000.0)
+    jobs = _jobs(ev, all_ex, ping_pong.turn_timeout_s * 1000.0, nested_limit)
     first_run = jobs.filter(pl.col("job") == "first").select("_row", "idle", "run_start")
     conv = conv.join(first_run, on="_row", how="left").with_columns(pl.col("idle").fill_null(False))
 
@@ -489,31 +563,6 @@ def fit_log(
             ),
         ]
     ).filter(pl.col("time_s") > 0)
-    service, service_of, _ = _fit_table(obs, agents, kinds, family, min_samples)
-    service = (
-        conv.group_by(pl.col("to_agent").alias("agent"))
-        .agg(
-            pl.len().cast(pl.Int64).alias("exchanges"),
-            pl.col("idle").sum().cast(pl.Int64).alias("idle"),
-        )
-        .join(service, on="agent", how="right")
-        .with_columns(pl.col("exchanges", "idle").fill_null(0))
-        .select(
-            "agent",
-            "kind",
-            "fit",
-            "exchanges",
-            "idle",
-            "observed",
-            "censored",
-            "family",
-            "mean_s",
-            "cv",
-            "median_s",
-        )
-        .sort("agent")
-    )
-
     # -- turns -----------------------------------------------------------------------------------
     began = (
         pl.coalesce("run_start", pl.when(pl.col("idle")).then("request"))
@@ -541,31 +590,58 @@ def fit_log(
     turn_times, turn_of, turn_time = (
         _fit_table(turn_obs, agents, kinds, family, min_samples)
         if not turn_obs.filter(~pl.col("censored")).is_empty()
-        else (turn_obs.clear(), dict(service_of), None)
+        else (turn_obs.clear(), _fit_table(obs, agents, kinds, family, min_samples)[1], None)
     )
     # -- runs queued behind a turn that timed out: their start in distribution (:mod:`._hidden`) --
-    refit = service.filter(pl.col("fit") == "agent")["agent"].to_list() if only_idle else []
+    own_fit = (
+        set(
+            obs.filter(~pl.col("censored"))
+            .group_by("to_agent")
+            .len()
+            .filter(pl.col("len") >= min_samples)["to_agent"]
+            .to_list()
+        )
+        if only_idle
+        else set()
+    )
     hidden = behind_hidden(jobs, all_ex, ping_pong.turn_timeout_s * 1000.0).filter(
         pl.col("_row").is_in(conv["_row"].implode())
     )
-    used = refit_behind_hidden(
-        hidden, obs, service_of, turn_of, refit, family, wait.max_wait_s * 1000.0
+    extra, used = hidden_data(
+        hidden, obs, turn_of, [a for a in agents if a in own_fit], wait.max_wait_s * 1000.0
     )
-    refitted = pl.DataFrame(
-        {
-            "agent": agents,
-            "hidden": [used.get(a, 0) for a in agents],
-            "mean_s": [service_of[a].mean for a in agents],
-            "cv": [float(getattr(service_of[a], "cv", 1.0)) for a in agents],
-            "median_s": [_median(service_of[a]) for a in agents],
-        },
-        schema_overrides={"hidden": pl.Int64},
+    service, service_of, _ = _fit_table(obs, agents, kinds, family, min_samples, extra)
+    service = (
+        conv.group_by(pl.col("to_agent").alias("agent"))
+        .agg(
+            pl.len().cast(pl.Int64).alias("exchanges"),
+            pl.col("idle").sum().cast(pl.Int64).alias("idle"),
+        )
+        .join(service, on="agent", how="right")
+        .with_columns(
+            pl.col("exchanges", "idle").fill_null(0),
+            pl.col("agent").replace_strict(used, default=0, return_dtype=pl.Int64).alias("hidden"),
+        )
+        .select(
+            *("agent", "kind", "fit", "exchanges", "idle", "observed", "censored", "hidden"),
+            *_FIT_COLUMNS,
+        )
+        .sort("agent")
     )
-    service = service.drop("mean_s", "cv", "median_s").join(refitted, on="agent", how="left")
-    service = service.select(
-        *("agent", "kind", "fit", "exchanges", "idle", "observed", "censored", "hidden"),
-        *("family", "mean_s", "cv", "median_s"),
+    # -- saturation: a lane never idle leaves no safe fit (:mod:`._saturation`) -------------
+    load = lane_load(jobs, service_of, turn_of, span_s * 1000.0)
+    service = service.join(load, on="agent", how="left").with_columns(
+        pl.col("saturated").fill_null(False)
     )
+    for agent, lane, busy, rho in (
+        service.filter("saturated").select("agent", "lane", "busy", "rho").iter_rows()
+    ):
+        notes.append(
+            f"agent {agent} is at or above saturation: its session {lane} is busy"
+            f" {busy:.0%} of the log with an offered load of {rho:.2f} (rho >= ~1); its"
+            " service-time fit rests on the few runs that found the session idle and may"
+            " be far off"
+        )
     endings = _endings(conv)
     logged_max = conv["configured_max_turns"].drop_nulls()
     max_turns = int(logged_max.mode().sort()[-1]) if logged_max.len() else ping_pong.max_turns
@@ -679,9 +755,7 @@ def fit_log(
         turns=endings,
         turn_service=turn_time,
         outcomes=outcomes,
-        turn_times=turn_times.select(
-            "agent", "kind", "fit", "observed", "censored", "family", "mean_s", "cv", "median_s"
-        )
+        turn_times=turn_times.select("agent", "kind", "fit", "observed", "censored", *_FIT_COLUMNS)
         if turn_times.height
         else turn_times,
         failures=failures,
