@@ -629,7 +629,17 @@ def fit_log(
         .sort("agent")
     )
     # -- saturation: a lane never idle leaves no safe fit (:mod:`._saturation`) -------------
-    load = lane_load(jobs, service_of, turn_of, span_s * 1000.0)
+    timed_out_sends = conv.filter(
+        (pl.col("outcome") == "no_reply") & (pl.col("outcome_reason") == "timeout")
+    )["_row"]
+    floors = jobs.with_columns(
+        pl.when((pl.col("job") == "first") & pl.col("_row").is_in(timed_out_sends.implode()))
+        .then(pl.col("request") + wait.max_wait_s * 1000.0)
+        .when(pl.col("timed_out"))
+        .then(pl.col("request") + ping_pong.turn_timeout_s * 1000.0)
+        .alias("floor")
+    )
+    load = lane_load(floors, service_of, turn_of, span_s * 1000.0)
     service = service.join(load, on="agent", how="left").with_columns(
         pl.col("saturated").fill_null(False)
     )

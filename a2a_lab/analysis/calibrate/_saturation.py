@@ -7,7 +7,8 @@ the log's own picture of the agent unreliable: the issue's overloaded agent (ρ 
 fitted −50 … +41 % off. So every lane's load is estimated from the log in two ways:
 
 - ``busy``: the share of the log's span the lane had a run in it (the union of every
-  run's ``[request, end]``, a hidden run counted to its request at least): a queue at
+  run's ``[request, end]``, a hidden run counted to what the log says it outlived: the
+  wait limit of a send that timed out, the timeout of a turn): a queue at
   ρ ≥ 1 is busy all the time, a stable one a share ρ of it;
 - ``rho``: the offered load, the work the lane was asked for (its runs times the fitted
   mean of their kind: service for a send's run and an announce step, turn time for a
@@ -44,7 +45,8 @@ def lane_load(
     ----------
     jobs
         Every run (:func:`~._occupancy.run_jobs`): ``agent``, ``timeline``, ``job``,
-        ``request``, ``end`` (ms).
+        ``request``, ``end`` (ms), and optionally ``floor`` (ms: a hidden run went on at
+        least this long, e.g. past the wait limit its requester gave up at).
     service_of, turn_of
         The fitted service and turn times per agent.
     span_ms
@@ -86,7 +88,10 @@ def lane_load(
             pl.col("agent").replace_strict(service_ms, default=None, return_dtype=pl.Float64)
         )
     )
-    end = pl.max_horizontal("request", pl.col("end").fill_null(pl.col("request")))
+    # a hidden run lasted at least to its floor (a run its requester stopped waiting for
+    # went on past the wait limit), else to its request
+    floor = pl.col("floor") if "floor" in jobs.columns else pl.lit(None, pl.Float64)
+    end = pl.max_horizontal("request", pl.coalesce("end", floor, "request"))
     reach = pl.col("_end").cum_max().shift(1).over("timeline")
     per_lane = (
         jobs.filter(pl.col("request").is_not_null())
