@@ -1,9 +1,8 @@
 """Ground truth of simulated exchanges, and the log-derived table compared with it.
 
-The one place the tests read what the simulator did per message: today from
-:attr:`SimResult.messages` and the run's ``runId`` per message (``SimResult.ids``); when
-``SimResult`` carries per-message ground-truth columns (conversation id, runId, outcome,
-first-reply latency), only :func:`truth` changes.
+The one place the tests read what the simulator did per message: :attr:`SimResult.truth`
+(per logged exchange, keyed by the send's ``runId``: conversation id, the session lane it
+ran on, outcome, first reply, the complete's time, turns).
 """
 
 from __future__ import annotations
@@ -18,18 +17,10 @@ from a2a_lab.sim.run import SimResult
 
 def truth(res: SimResult) -> pl.DataFrame:
     """Per logged message: ``run_id``, ``conversation_id``, ``outcome`` (replied, no_reply,
-    concurrency_blocked; a logged guard refusal reads as ``no_reply``, runtime §3b) and
-    ``first_reply_s`` (the send as logged → the reply)."""
-    m = res.messages.with_columns(pl.Series("run_id", res.ids.run_id, dtype=pl.String))
-    send = pl.col("send_s") if "send_s" in m.columns else pl.col("arrival_s")
-    logged = pl.col("logged") if "logged" in m.columns else pl.lit(True)
-    return m.filter(logged).select(
-        "message",
-        "run_id",
-        "conversation_id",
-        pl.col("outcome").replace({"guard_blocked": "no_reply"}).alias("outcome"),
-        (pl.col("reply_s") - send).alias("first_reply_s"),
-    )
+    concurrency_blocked; a logged guard refusal reads as ``no_reply``, runtime §3b),
+    ``first_reply_s`` (the send as logged → the reply, by the log's timestamps), ``end_time``
+    (its ``a2a.complete``), ``turns`` and the lane it ran on."""
+    return res.truth
 
 
 @dataclass(frozen=True)
@@ -38,6 +29,8 @@ class Agreement:
 
     messages: int
     wrong_outcome: int
+    wrong_first_reply: int
+    wrong_complete: int
     ambiguous: int
     incomplete_but_completed: int
     missing: int
@@ -58,11 +51,21 @@ def compare(res: SimResult, conv: pl.DataFrame) -> Agreement:
         pl.col("run_id"),
         pl.col("outcome").alias("got"),
         pl.col("first_reply_s").alias("got_first_reply_s"),
+        pl.col("end_time").alias("got_end_time"),
         pl.col("ambiguous").alias("_amb"),
     )
     rows = t.join(got, on="run_id", how="left").with_columns(
         pl.col("got").is_null().alias("_missing"),
         (pl.col("got") != pl.col("outcome")).fill_null(False).alias("_wrong"),
+        # both in whole milliseconds of the log: equal or wrong, no tolerance
+        pl.col("got_first_reply_s")
+        .ne_missing(pl.col("first_reply_s"))
+        .and_(pl.col("got").is_not_null())
+        .alias("_wrong_first_reply"),
+        pl.col("got_end_time")
+        .ne_missing(pl.col("end_time"))
+        .and_(pl.col("got").is_not_null())
+        .alias("_wrong_complete"),
         pl.col("_amb").fill_null(False),
     )
     replied = rows.filter(pl.col("outcome") == "replied")
@@ -75,6 +78,8 @@ def compare(res: SimResult, conv: pl.DataFrame) -> Agreement:
     return Agreement(
         messages=t.height,
         wrong_outcome=int(rows["_wrong"].sum()),
+        wrong_first_reply=int(rows["_wrong_first_reply"].sum()),
+        wrong_complete=int(rows["_wrong_complete"].sum()),
         ambiguous=int(rows["_amb"].sum()),
         incomplete_but_completed=int(rows.filter(pl.col("got") == "incomplete").height),
         missing=int(rows["_missing"].sum()),

@@ -42,7 +42,10 @@ def test_defaults_are_todays_reference_values() -> None:
     assert cfg.ping_pong.max_turns == PING_PONG_LIMITS_MAIN.default == 5
     assert cfg.ping_pong.turn_timeout_s == 120
     assert cfg.announce.timeout_s == 30
-    assert cfg.target_session == "main"
+    # the reference gateway today: conversation-scoped A2A sessions and lane pools (runtime §1)
+    assert cfg.topology == "lanes" and cfg.target_session is None
+    assert cfg.target_session_kind == "a2a"
+    assert (cfg.lanes.nested, cfg.lanes.main, cfg.lanes.subagent, cfg.lanes.cron) == (8, 4, 8, 1)
     assert cfg.mix.payload_turns == "reference_caller"
     assert all(a.session_concurrency == 1 for a in cfg.agents)
     assert {a.kind for a in cfg.agents} == {"main", "subagent"}
@@ -240,10 +243,46 @@ def test_presets_are_the_full_model_with_every_other_policy_off(
 ) -> None:
     assert (cfg.gate, cfg.wait, cfg.announce, cfg.tasks) == (None, None, None, None)
     assert (
-        cfg.ping_pong.max_turns == 0 and cfg.channel_share == 0.0 and cfg.target_session == "main"
+        cfg.ping_pong.max_turns == 0
+        and cfg.channel_share == 0.0
+        and cfg.topology == "agent_main"
+        and cfg.target_session_kind == "main"
     )
     server = cfg.agent("server")
     assert server.service == service and server.session_concurrency == servers
     assert isinstance(cfg.workload, PoissonArrivals)
     assert [(p.from_agent, p.to_agent) for p in cfg.workload.pairs] == [("client", "server")]
     assert cfg.n_messages == 10
+
+
+# -- topology ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("given", "topology", "kind"),
+    [
+        ({}, "lanes", "a2a"),
+        ({"topology": "agent_main"}, "agent_main", "main"),
+        # the deprecated knob alone keeps a configuration written before `topology` as it ran
+        ({"target_session": "main"}, "agent_main", "main"),
+        ({"target_session": "a2a"}, "agent_main", "a2a"),
+        # both given: the topology's pools with the sessions asked for
+        ({"topology": "lanes", "target_session": "main"}, "lanes", "main"),
+    ],
+)
+def test_topology_and_the_deprecated_target_session(
+    given: dict[str, str], topology: str, kind: str
+) -> None:
+    cfg = SimConfig.model_validate(given)
+    assert (cfg.topology, cfg.target_session_kind) == (topology, kind)
+    assert SimConfig.from_json(cfg.to_json()) == cfg
+
+
+def test_lane_limits_are_validated() -> None:
+    assert SimConfig.model_validate({"lanes": {"nested": 2}}).lanes.nested == 2
+    with pytest.raises(ValueError, match="lanes.nested"):
+        SimConfig.model_validate({"lanes": {"nested": 0}})
+    with pytest.raises(ValueError, match="lanes.lane"):
+        SimConfig.model_validate({"lanes": {"lane": 3}})
+    with pytest.raises(ValueError, match="topology"):
+        SimConfig.model_validate({"topology": "main"})

@@ -90,14 +90,19 @@ def test_ids_are_uuid4_and_conversations_follow_runtime_6(default_run) -> None:
     without = m.filter(pl.col("work_session_id").is_null())
     assert without.height > 0 and without["conversation_id"].n_unique() == without.height
     assert not set(without["conversation_id"]) & set(with_ws["conversation_id"])
-    # the ws comes from the sender's task: a task.started of that agent precedes the send
+    # the ws comes from the sender's task or, when the sender has none, from its peer's (the
+    # default lanes topology: one id serves both directions): a task.started of that agent
+    # precedes the send
     tasks = default_run.events.filter(pl.col("type") == "task.started").select(
         pl.col("agent_id"),
         D.struct.field("workSessionId").alias("work_session_id"),
         pl.col("event_ms").alias("started"),
     )
     joined = with_ws.join(tasks, on="work_session_id")
-    assert joined.height == with_ws.height and (joined["agent_id"] == joined["from_agent"]).all()
+    assert joined.height == with_ws.height
+    own = joined["agent_id"] == joined["from_agent"]
+    assert (own | (joined["agent_id"] == joined["to_agent"])).all()
+    assert 0 < int((~own).sum()) < joined.height
 
 
 def test_payloads_are_valid_and_agree_with_their_type(default_run) -> None:

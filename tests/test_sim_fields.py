@@ -16,6 +16,7 @@ import pytest
 
 from a2a_lab.io import write_events
 from a2a_lab.sim import SimConfig, simulate
+from a2a_lab.sim.sweep import scale_arrivals
 from tests.sim_cases import every_policy, reference_retry
 
 SHARED = {"conversationId", "taskId", "workSessionId", "depth"}
@@ -88,6 +89,9 @@ EXPECTED = {
 
 CONFIGS = {
     "default": (SimConfig(n_messages=600), 777),
+    # three times the load: the concurrency gate refuses flows (the lanes spread the load,
+    # so the default load rarely reaches the gate)
+    "busy": (scale_arrivals(SimConfig(n_messages=600), 3.0), 5),
     "policies": (every_policy(800), 11),
     "reference_retry": (reference_retry(600), 3),
 }

@@ -117,3 +117,36 @@ def test_the_conversation_table_agrees_message_by_message_where_the_log_is_unamb
     replied = both.filter(pl.col("outcome") == "replied")
     assert (replied["log_turns"] == replied["turns"]).all()
     assert truth["outcome"].n_unique() >= (1 if scale == 1.0 else 2)
+
+
+@pytest.mark.parametrize(("scale", "seed"), [(1.0, 1), (3.0, 2)])
+def test_the_truth_names_each_exchanges_own_complete(scale: float, seed: int) -> None:
+    # issue 22: tasks on under the default lanes, several exchanges share a conversation id
+    # (both directions); the truth's complete times are, per conversation id, exactly the
+    # ts of the log's a2a.complete events, and its first replies those of the replies
+    res = simulate(scale_arrivals(SimConfig(n_messages=600), scale), seed=seed)
+    truth = res.truth
+    assert truth["run_id"].n_unique() == truth.height
+    per_conversation = truth.group_by("conversation_id").len()
+    assert per_conversation["len"].max() > 1  # the log alone does not pair them
+    assert (truth["lane"] == "nested").all()
+    assert (truth["session_lane"] == "session:" + truth["session_key"]).all()
+    completes = (
+        res.events.filter(pl.col("type") == "a2a.complete")
+        .select(
+            pl.col("data").struct.field("conversationId").alias("conversation_id"),
+            pl.col("event_time").alias("end_time"),
+        )
+        .sort(pl.all())
+    )
+    expected = (
+        truth.filter(pl.col("end_time").is_not_null())
+        .select("conversation_id", "end_time")
+        .sort(pl.all())
+    )
+    assert completes.equals(expected)
+    # every exchange's complete comes after its send and its first reply
+    assert (truth["end_time"] >= truth["start_time"]).all()
+    replied = truth.filter(pl.col("outcome") == "replied")
+    assert (replied["end_time"] >= replied["reply_time"]).all()
+    assert (replied["first_reply_s"] >= 0).all()

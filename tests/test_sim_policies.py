@@ -629,7 +629,9 @@ def test_collaborate_limit_and_relay_depth() -> None:
 
 
 def test_queue_capacity_refuses_as_concurrency_blocked() -> None:
-    res = simulate(_pair([0.0, 1.0, 2.0, 3.0], queue_capacity=2), seed=1)
+    # one session receives every send: the per-agent model (under the default lanes each
+    # send without a work session has its own conversation lane)
+    res = simulate(_pair([0.0, 1.0, 2.0, 3.0], queue_capacity=2, topology="agent_main"), seed=1)
     m = res.messages
     assert m["outcome"].to_list() == [
         "replied",

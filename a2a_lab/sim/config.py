@@ -84,10 +84,12 @@ __all__ = [
     "ENDINGS",
     "INTENTS",
     "PAYLOAD_TYPES",
+    "TOPOLOGIES",
     "AgentConfig",
     "AgentRate",
     "AnnouncePolicy",
     "GatePolicy",
+    "LanePools",
     "MessageMix",
     "PairRate",
     "PingPongPolicy",
@@ -413,6 +415,41 @@ class GatePolicy(BaseModel):
         )
 
 
+#: The simulator's queueing topologies (:attr:`SimConfig.topology`).
+TOPOLOGIES: Final = ("lanes", "agent_main")
+
+
+class LanePools(BaseModel):
+    """The gateway-wide lane pools (runtime §1): how many runs of each lane run at once.
+
+    The reference queues every agent run twice: first on its session lane
+    (``session:<sessionKey>``, one run at a time, FIFO), then on a gateway-wide command lane
+    with a concurrency limit, also FIFO. A run holds its session lane while it waits for a
+    slot of its pool. ``sessions_send`` runs, ping-pong steps and announce steps all run on
+    the ``nested`` lane, so in the simulator (which models A2A runs only) every job queues
+    on ``nested``; the other limits are kept so that a configuration states the whole
+    policy (channel runs use ``main``, ``agents.defaults.maxConcurrent``; spawned
+    sub-agent runs ``subagent``; cron jobs ``cron``).
+
+    Attributes
+    ----------
+    nested, main, subagent, cron
+        The concurrency limit of each lane (the spec's defaults: 8, 4, 8, 1).
+
+    Examples
+    --------
+    >>> LanePools().nested, LanePools(nested=2).main
+    (8, 4)
+    """
+
+    model_config = _CONFIG
+
+    nested: PositiveInt = 8
+    main: PositiveInt = 4
+    subagent: PositiveInt = 8
+    cron: PositiveInt = 1
+
+
 class WaitPolicy(BaseModel):
     """How long the requester waits for the target's run (runtime §2 step 2).
 
@@ -546,11 +583,24 @@ class SimConfig(BaseModel):
     queue_capacity
         The most runs a session holds, queued or running (None: unlimited); an arrival that
         finds it full is refused as ``concurrency_blocked``.
+    topology
+        How runs queue (runtime §1). ``"lanes"`` (default: the reference gateway today):
+        a cross-agent send runs on the conversation-scoped session
+        ``agent:<target>:a2a:<conversationId>``; every run queues on its session lane, then
+        for a slot of the gateway-wide ``nested`` lane (:attr:`lanes`); one conversation id
+        serves a work session and an UNORDERED pair in both directions (a requester without
+        a task of its own sends in its peer's work session). ``"agent_main"`` (older
+        gateways, the design notes' picture): a message queues on the target's main session
+        (messages from different senders add up), no gateway-wide limit, and a work session
+        is always the requester's own.
+    lanes
+        The lane pools' limits (used by the ``"lanes"`` topology).
     target_session
-        ``"main"`` (runtime §1): a message queues on the target's main session, so messages
-        from different senders add up; ``"a2a"``: on a per-conversation session
-        ``agent:<id>:a2a:<conversationId>`` (what commit ``0b3325a28`` does for cross-agent
-        sends: only one conversation's exchanges queue behind each other).
+        Deprecated, use :attr:`topology`. None (default): the topology's own (``"a2a"``
+        under ``"lanes"``, ``"main"`` under ``"agent_main"``). A configuration that sets it
+        without a ``topology`` gets ``topology="agent_main"``, so it runs as before
+        (``"a2a"`` there: per-conversation sessions without lane pools, commit
+        ``0b3325a28``).
     start
         Wall-clock time of simulated time 0 (time-zone aware).
     """
@@ -580,8 +630,30 @@ class SimConfig(BaseModel):
     idempotency: Annotated[IdempotencyPolicy | None, Off] = Field(default_factory=IdempotencyPolicy)
     sync: Annotated[SyncPath | None, Off] = None
     relays: Annotated[RelayPolicy | None, Off] = None
-    target_session: Literal["main", "a2a"] = "main"
+    topology: Literal["lanes", "agent_main"] = "lanes"
+    lanes: LanePools = Field(default_factory=LanePools)
+    target_session: Literal["main", "a2a"] | None = None
     start: Annotated[AwareDatetime, BeforeValidator(iso_datetime)] = DEFAULT_START
+
+    @model_validator(mode="before")
+    @classmethod
+    def _legacy_target_session(cls, data: Any) -> Any:
+        # the deprecation path: a configuration written before `topology` existed names
+        # only `target_session`; it meant the per-agent model, so it keeps running as it did
+        if (
+            isinstance(data, dict)
+            and data.get("target_session") is not None
+            and "topology" not in data
+        ):
+            return {**data, "topology": "agent_main"}
+        return data
+
+    @property
+    def target_session_kind(self) -> Literal["main", "a2a"]:
+        """Where a cross-agent send runs: the target's ``main`` session or an ``a2a`` one."""
+        if self.target_session is not None:
+            return self.target_session
+        return "a2a" if self.topology == "lanes" else "main"
 
     @model_validator(mode="after")
     def _consistent(self) -> Self:

@@ -3,7 +3,14 @@
 **Sessions** (runtime §1). Every session is a FIFO station with ``session_concurrency``
 servers (:class:`~a2a_lab.sim.stations.Session`): a *job* (an agent run: a received
 message, a re-sent run, a ping-pong turn or the announce step) waits for a free server,
-holds it for its service time and leaves.
+holds it for its service time and leaves. Under the ``lanes`` topology (the default, the
+reference gateway today) the session is the run's session lane and, holding it, the job
+then waits for a slot of the gateway-wide ``nested`` lane pool (:attr:`Model.pool`, a
+:class:`simpy.Resource` of :attr:`~a2a_lab.sim.config.LanePools.nested` slots): every
+run is queued twice, as the reference queues it. The concurrency gate stays in the flow
+(step 1 below), after the run was queued, as the reference orders them (the ``agent`` call
+queues the run, then the flow asks the gate); so the gate limits a target's flows, the
+lanes its runs.
 
 **An exchange** (runtime §2). At arrival (:meth:`Model._arrive`) the message meets the send
 hooks, then its run is queued on the target's session (the reference calls ``agent``
@@ -198,6 +205,7 @@ class Model:
         "job_enqueue",
         "job_error",
         "job_kind",
+        "job_lane",
         "job_message",
         "job_service",
         "job_session",
@@ -208,6 +216,7 @@ class Model:
         "outcome",
         "pending",
         "plan",
+        "pool",
         "pplan",
         "replied_in_call",
         "reply_s",
@@ -261,8 +270,16 @@ class Model:
             lean[:] = False
         self.lean: list[bool] = lean.tolist()
         self.env = simpy.Environment()
+        #: the gateway-wide ``nested`` lane (A2A sends, ping-pong and announce steps all
+        #: run there); None under the ``agent_main`` topology (no gateway-wide limit)
+        self.pool = (
+            simpy.Resource(self.env, capacity=config.lanes.nested)
+            if config.topology == "lanes"
+            else None
+        )
         self.sessions = [
-            Session(self, s, int(c)) for s, c in enumerate(plan.session_capacity.tolist())
+            Session(self, s, int(c), self.pool)
+            for s, c in enumerate(plan.session_capacity.tolist())
         ]
         self.gate = (
             GateDriver(
@@ -303,6 +320,7 @@ class Model:
             "d", policy_plan.run_service[0] if policy_plan is not None else plan.service_s
         )
         self.job_enqueue: array[float] = filled("d", _NAN, n)
+        self.job_lane: array[float] = filled("d", _NAN, n)
         self.job_start: array[float] = filled("d", _NAN, n)
         self.job_end: array[float] = filled("d", _NAN, n)
         #: the error a job's run ends in (only failing jobs are listed)
@@ -385,7 +403,8 @@ class Model:
         if self.capacity is not None:
             session = self.job_session[i]
             s = self.sessions[session]
-            if s.busy + len(s.queue) + self.pending[session] >= self.capacity:
+            waiting = len(s.queue) if s.queue is not None else 0
+            if s.busy + waiting + self.pending[session] >= self.capacity:
                 self._refuse(i, _CAPACITY, BLOCKED)
                 return False
         return True
@@ -434,6 +453,7 @@ class Model:
         self.job_message.append(message)
         self.job_service.append(service)
         self.job_enqueue.append(_NAN)
+        self.job_lane.append(_NAN)
         self.job_start.append(_NAN)
         self.job_end.append(_NAN)
         return job
@@ -696,6 +716,7 @@ class Model:
             job_kind=as_numpy(self.job_kind),
             job_message=as_numpy(self.job_message),
             job_enqueue=as_numpy(self.job_enqueue),
+            job_lane=as_numpy(self.job_lane),
             job_start=as_numpy(self.job_start),
             job_end=as_numpy(self.job_end),
             job_service=as_numpy(self.job_service),

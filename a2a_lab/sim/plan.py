@@ -176,8 +176,10 @@ class Plan:
         Whether the reference would run the announce step, its run time, and whether its
         reply is ``ANNOUNCE_SKIP``.
     task, task_agent, task_start_s, task_end_s
-        The sender's task at the send (index into the task arrays, -1 = none) and the task
-        timelines.
+        The work session the message is sent in (index into the task arrays, -1 = none):
+        the sender's running task; under the ``lanes`` topology a sender without one sends
+        in its target's running task (the message context it answers carries the peer's
+        work session, runtime §6); and the task timelines.
     conversation
         Message index of the first message of the message's conversation (runtime §6: same
         work session and agent pair), the message's own index without a work session.
@@ -413,10 +415,20 @@ def draw_plan(config: SimConfig, seed: int | np.random.SeedSequence = 0) -> Plan
     horizon = float(arrival[-1]) if n else 0.0
     task_agent, task_start, task_end = _tasks(config, seeds["tasks"], kinds, horizon)
     task = _task_of(sender, arrival, task_agent, task_start, task_end)
+    if config.topology == "lanes":
+        # one conversation per work session and UNORDERED pair, in both directions: a
+        # requester that is not in a task of its own continues its peer's work session
+        task = np.where(
+            task >= 0, task, _task_of(target, arrival, task_agent, task_start, task_end)
+        )
     conversation = _conversations(agents, sender, target, task)
 
     main_kind = np.where(agent_main, 0, 1)
-    a2a = (sender != target) if config.target_session == "a2a" else np.zeros(n, dtype=bool)
+    a2a = (sender != target) if config.target_session_kind == "a2a" else np.zeros(n, dtype=bool)
+    if config.topology == "lanes":
+        # a send to a spawned sub-agent addresses its sub-agent session (a delegation, its
+        # events' role delegation.subagent); only agent-to-agent sends get a conversation lane
+        a2a &= agent_main[target]
     req_kind = np.where(via_channel, 2, main_kind[sender])
     tgt_kind = np.where(a2a, 3, main_kind[target])
     sessions_agent, sessions_kind, sessions_ref, requester_session, target_session = _sessions(

@@ -41,6 +41,7 @@ __all__ = [
     "mg1_lognormal",
     "mm1",
     "mmc",
+    "mmc_lanes",
     "sample_like",
     "single_queue",
 ]
@@ -67,6 +68,8 @@ def single_queue(
     >>> cfg = single_queue(0.5, Deterministic(value_s=1.0), 2, n_messages=100)
     >>> cfg.gate, cfg.wait, cfg.announce, cfg.tasks, cfg.ping_pong.max_turns, cfg.agents[1].session_concurrency
     (None, None, None, None, 0, 2)
+    >>> cfg.topology
+    'agent_main'
     """
     return SimConfig(
         agents=[
@@ -84,6 +87,9 @@ def single_queue(
         ping_pong=PingPongPolicy(max_turns=0),
         announce=None,
         tasks=None,
+        # one FIFO on the server's main session: the textbook queue (under the default
+        # topology every send would be its own conversation, hence its own session)
+        topology="agent_main",
     )
 
 
@@ -107,6 +113,25 @@ def mmc(arrival_rate: float, service_rate: float, servers: int, n_messages: int)
     3
     """
     return single_queue(arrival_rate, Exponential(mean_s=1.0 / service_rate), servers, n_messages)
+
+
+def mmc_lanes(arrival_rate: float, service_rate: float, slots: int, n_messages: int) -> SimConfig:
+    """M/M/c through the reference's lanes: every send its own conversation, ``slots`` in the pool.
+
+    Under the ``lanes`` topology without work sessions every send gets a new conversation
+    id, so its run is alone on its conversation lane and only the gateway-wide ``nested``
+    pool makes it wait: a FIFO queue of ``slots`` servers.
+
+    Examples
+    --------
+    >>> cfg = mmc_lanes(2.4, 1.0, 3, n_messages=10)
+    >>> cfg.topology, cfg.lanes.nested, cfg.target_session_kind
+    ('lanes', 3, 'a2a')
+    """
+    cfg = single_queue(arrival_rate, Exponential(mean_s=1.0 / service_rate), 1, n_messages)
+    return cfg.model_copy(
+        update={"topology": "lanes", "lanes": cfg.lanes.model_copy(update={"nested": slots})}
+    )
 
 
 def md1(arrival_rate: float, service_time: float, n_messages: int) -> SimConfig:
@@ -192,6 +217,8 @@ def sample_like(
     >>> busy = sample_like(20_000, duration_s=3600)
     >>> busy.agents[0].session_concurrency, busy.gate.max_concurrent_flows
     (20, 60)
+    >>> cfg.topology
+    'agent_main'
     """
     if n_messages is None and duration_s is None:
         duration_s = 86_400.0
@@ -233,4 +260,8 @@ def sample_like(
         gate=GatePolicy(max_concurrent_flows=3 * concurrency),
         tasks=TaskPolicy(mean_duration_s=7200.0, mean_gap_s=1800.0),
         start=start,
+        # the bundled sample was recorded on an older gateway: its sends target
+        # `agent:<id>:main` (no conversation lanes), so its deployment is the per-agent one
+        # (and the benchmark logs made from it stay as they were)
+        topology="agent_main",
     )

@@ -292,6 +292,57 @@ class SimResult:
         )
 
     @cached_property
+    def truth(self) -> pl.DataFrame:
+        """Per logged exchange, what the model did, keyed by the send's ``runId``.
+
+        The ground truth an exchange matcher (:func:`a2a_lab.conversations`) is held
+        against: join its rows on ``run_id`` and compare ``outcome``, ``first_reply_s``,
+        ``end_time`` (the ``a2a.complete`` the exchange logged) and ``turns``. Column names
+        are the conversation table's.
+
+        Columns
+        -------
+        run_id, conversation_id, from_agent, to_agent
+            As the log writes them (``runId``, ``conversationId``).
+        session_key, session_lane, lane
+            The session the target's run ran on (what ``a2a.send`` logs as
+            ``targetSessionKey``), its session lane (``session:<key>``) and the
+            gateway-wide lane (``nested``; null under the ``agent_main`` topology, which
+            has none).
+        requester_session_key
+            The requester's session (its ping-pong steps run there).
+        start_time
+            The ``a2a.send``'s ``ts``.
+        outcome
+            As the log reads it (runtime §3b): ``replied``, ``no_reply`` (a refusal by a
+            safety limit that is logged reads as no_reply) or ``concurrency_blocked``.
+        first_reply_s, reply_time
+            ``a2a.send`` → the first reply, by the log's millisecond timestamps, and the
+            reply's ``ts`` (null without a reply).
+        end_time
+            The ``ts`` of the exchange's ``a2a.complete``.
+        turns
+            Ping-pong replies logged (the complete's ``actualTurns``).
+        """
+        m = self.messages.filter("logged")
+        return m.select(
+            "run_id",
+            "conversation_id",
+            "from_agent",
+            "to_agent",
+            pl.col("target_session").alias("session_key"),
+            ("session:" + pl.col("target_session")).alias("session_lane"),
+            pl.lit("nested" if self.config.topology == "lanes" else None, pl.String).alias("lane"),
+            pl.col("requester_session").alias("requester_session_key"),
+            pl.col("send_time").alias("start_time"),
+            pl.col("outcome").replace({"guard_blocked": "no_reply"}),
+            "first_reply_s",
+            "reply_time",
+            pl.col("complete_time").alias("end_time"),
+            "turns",
+        )
+
+    @cached_property
     def events(self) -> pl.DataFrame:
         """The run as a coordination log, in the event-frame schema of :func:`a2a_lab.load`.
 
@@ -328,8 +379,10 @@ class SimResult:
         """One row per agent run on a session: messages, ping-pong turns and announce steps.
 
         Columns: ``session`` (key), ``agent``, ``kind`` (message, turn, announce),
-        ``message``, ``enqueue_s``, ``start_s``, ``end_s``, ``wait_s``, ``service_s`` (a
-        message refused before it reached its target has none).
+        ``message``, ``enqueue_s``, ``lane_s`` (when the run got its session lane; under
+        the ``lanes`` topology it then waits for a slot of the ``nested`` pool until
+        ``start_s``), ``start_s``, ``end_s``, ``wait_s``, ``service_s`` (a message refused
+        before it reached its target has none).
         """
         t = self.trace
         return pl.DataFrame(
@@ -339,6 +392,7 @@ class SimResult:
                 "kind": _labels(JOB_KINDS, t.job_kind),
                 "message": t.job_message,
                 "enqueue_s": t.job_enqueue,
+                "lane_s": t.job_lane,
                 "start_s": t.job_start,
                 "end_s": t.job_end,
                 "wait_s": t.job_start - t.job_enqueue,
@@ -545,7 +599,8 @@ class SimResult:
             that waited at all), ``mean_service_s``, ``mean_sojourn_s`` and its
             ``p95`` / ``p99`` (arrival → the run ends), ``mean`` / ``p50`` / ``p95`` /
             ``p99_latency_s`` (arrival → reply, over replied messages), ``utilization``
-            (busy server-time over capacity-time of the sessions that ran anything),
+            (busy server-time over capacity-time of the sessions that ran anything; under
+            the ``lanes`` topology the capacity is at most the ``nested`` pool's slots),
             ``mean_in_system`` (time-average runs queued or running, all sessions),
             ``replied_rate``, ``no_reply_rate``, ``blocked_rate``, ``mean_turns``,
             ``invisible_conversations`` (exchanges that took place but left no event in the
@@ -570,6 +625,9 @@ class SimResult:
         in_system = np.clip(t.job_end, warmup_s, None) - np.clip(t.job_enqueue, warmup_s, None)
         used = np.unique(t.job_session[~np.isnan(t.job_start)])
         capacity = float(p.session_capacity[used].sum()) if used.size else float("nan")
+        if self.config.topology == "lanes":
+            # runs at once: no more than the gateway-wide pool lets run
+            capacity = min(capacity, float(self.config.lanes.nested))
         completed = int(((t.complete_s >= warmup_s) & (t.complete_s <= end)).sum())
 
         def rate(x: float) -> float:

@@ -2,7 +2,10 @@
 
 - :class:`Session`: a FIFO station with ``capacity`` servers, driven by SimPy event
   callbacks rather than one process per job, which keeps a message that needs no decisions
-  down to two scheduled events (its arrival and its service end).
+  down to two scheduled events (its arrival and its service end). Under the ``lanes``
+  topology a job that holds its session lane then queues for a slot of a gateway-wide lane
+  pool (a :class:`simpy.Resource`, FIFO like the reference's command lane), still holding
+  the session lane, as the reference's ``enqueueSession(() => enqueueGlobal(run))`` does.
 - :class:`GateDriver`: the reference concurrency gate
   (:class:`~a2a_lab.reference.runtime.ConcurrencyGate`) on SimPy time.
 - :func:`race`: a wait that races a timeout, where a completion at the deadline's very
@@ -44,6 +47,7 @@ class JobTable(Protocol):
     lean: list[bool]
     job_service: array[float]
     job_enqueue: array[float]
+    job_lane: array[float]
     job_start: array[float]
     job_end: array[float]
     reply_s: array[float]
@@ -112,17 +116,26 @@ class Session:
     Jobs are integers indexing the model's job arrays (service time, enqueue, start, end).
     A job of a message that takes the model's shortcut (``lean``) records the reply and the
     completion at its end; any other job's end wakes the event its flow waits on.
+
+    With a ``pool`` (the ``lanes`` topology) a job that gets a server of the session (its
+    session lane: ``job_lane``) asks the pool for a slot and runs when granted
+    (``job_start``); it gives the slot back, then the session lane, at its end.
     """
 
-    __slots__ = ("_env", "_model", "busy", "capacity", "index", "queue")
+    __slots__ = ("_env", "_model", "busy", "capacity", "index", "pool", "queue")
 
-    def __init__(self, model: JobTable, index: int, capacity: int) -> None:
+    def __init__(
+        self, model: JobTable, index: int, capacity: int, pool: simpy.Resource | None = None
+    ) -> None:
         self._model = model
         self._env = model.env
         self.index = index
         self.capacity = capacity
+        self.pool = pool
         self.busy = 0
-        self.queue: deque[int] = deque()
+        # made on the first job that has to wait: under the lanes topology most
+        # conversation lanes never queue, and an empty deque costs ~600 bytes
+        self.queue: deque[int] | None = None
 
     def submit(self, job: int) -> None:
         """A job arrives now: it starts at once if a server is free, else queues."""
@@ -131,18 +144,40 @@ class Session:
             self.busy += 1
             self._begin(job, now)
         else:
+            if self.queue is None:
+                self.queue = deque()
             self.queue.append(job)
 
     def _begin(self, job: int, now: float) -> None:
         m = self._model
-        m.job_start[job] = now
-        Timeout(self._env, m.job_service[job], job).callbacks.append(self._finish)
+        m.job_lane[job] = now
+        if self.pool is None:
+            m.job_start[job] = now
+            Timeout(self._env, m.job_service[job], job).callbacks.append(self._finish)
+            return
+        slot = self.pool.request()
+        slot.callbacks.append(lambda granted: self._run(job, granted))
+
+    def _run(self, job: int, slot: Event) -> None:
+        """The pool granted ``slot``: the job runs now."""
+        m = self._model
+        m.job_start[job] = self._env.now
+        Timeout(self._env, m.job_service[job], (job, slot)).callbacks.append(self._finish)
 
     def _finish(self, event: Event) -> None:
-        job = cast(int, event.value)  # SimPy types an event's value as Optional[Any]
+        # SimPy types an event's value as Optional[Any]: a job, or (job, its pool slot)
+        value = cast("int | tuple[int, simpy.resources.resource.Request]", event.value)
+        if isinstance(value, tuple):
+            job, slot = value
+            assert self.pool is not None
+            # the slot first: a job waiting in the pool was queued before any this session
+            # lane's next run can ask (FIFO over the whole gateway)
+            self.pool.release(slot)
+        else:
+            job = value
         m = self._model
         now = m.job_end[job] = self._env.now
-        if self.queue:
+        if self.queue:  # None or empty: nobody waits
             self._begin(self.queue.popleft(), now)
         else:
             self.busy -= 1

@@ -71,6 +71,9 @@ class Trace:
         Per job (an agent run on a session; messages are jobs ``0 … n-1``, re-sent runs,
         ping-pong turns and announce steps follow): session, kind (:data:`JOB_KINDS`),
         message, enqueue / start / end time (NaN: never queued or never ran), service time.
+    job_lane
+        Per job, when it got its session lane (under the ``lanes`` topology it then waits
+        for a pool slot until ``job_start``; else equal to ``job_start``).
     gate_s, reply_s, complete_s
         Per message: when the gate admitted or refused it (or a limit refused it; NaN
         without either), the reply (NaN without one), ``a2a.complete``.
@@ -114,6 +117,7 @@ class Trace:
     job_kind: np.ndarray
     job_message: np.ndarray
     job_enqueue: np.ndarray
+    job_lane: np.ndarray
     job_start: np.ndarray
     job_end: np.ndarray
     job_service: np.ndarray
