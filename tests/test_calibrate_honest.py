@@ -2,7 +2,8 @@
 
 Four agents, two with gamma and two with lognormal service times, exchange messages over
 two simulated days on the reference's conversation-scoped session lanes
-(``target_session="a2a"``). Over 20 seeds × 4 agents the fit must:
+(the simulator's default ``topology="lanes"``: every run on its session lane, then on the
+gateway-wide nested lane of 8 slots). Over 20 seeds × 4 agents the fit must:
 
 - put the configured mean inside its reported 95 % interval for 90–98 % of the pairs;
 - put the point estimate within 10 % of it for at least 95 %;
@@ -23,6 +24,7 @@ from a2a_lab.analysis.calibrate import Calibration, FitWarning, fit_log
 from a2a_lab.sim import (
     AgentConfig,
     Gamma,
+    LanePools,
     Lognormal,
     PairRate,
     PingPongPolicy,
@@ -48,7 +50,7 @@ PAIRS = [
 ]
 
 
-def config(target_session: str = "a2a") -> SimConfig:
+def config() -> SimConfig:
     """The four-agent gateway of the validation, 36 hours long."""
     return SimConfig(
         agents=[AgentConfig(id=a, service=d) for a, d in AGENTS.items()],
@@ -58,13 +60,11 @@ def config(target_session: str = "a2a") -> SimConfig:
         n_messages=None,
         duration_s=1.5 * 86_400.0,
         tasks=None,
-        target_session=target_session,  # type: ignore[arg-type]
     )
 
 
 def _fit(seed: int) -> Calibration:
-    # today's simulator has no gateway-wide lane limit: the fit is told so
-    return fit_log(simulate(config(), seed=seed).events, hourly=False, nested_limit=None)
+    return fit_log(simulate(config(), seed=seed).events, hourly=False)
 
 
 @pytest.fixture(scope="module")
@@ -127,7 +127,7 @@ def overloaded() -> SimConfig:
         tasks=None,
         announce=None,
         ping_pong=PingPongPolicy(max_turns=0),
-        target_session="main",
+        topology="agent_main",
     )
 
 
@@ -144,3 +144,31 @@ def test_an_overloaded_agent_is_named_and_flagged_not_fitted_silently() -> None:
     assert messages == list(cal.warnings)
     b = cal.service.filter(pl.col("agent") == "b").row(0, named=True)
     assert b["busy"] >= 0.95
+
+
+@pytest.mark.slow
+def test_runs_are_measured_from_max_of_request_lane_and_pool_slot() -> None:
+    """On the reference topology with a pool that binds (5 nested slots: 16 % of the
+    messages wait for one), every first run whose start the fit reads from the log
+    (``run_start``: its lane and a pool slot free) is measured exactly: reply - run start
+    is the run's simulated service time, to the log's millisecond."""
+    cfg = config().model_copy(update={"lanes": LanePools(nested=5), "duration_s": 43_200.0})
+    result = simulate(cfg, seed=7)
+    cal = fit_log(result.events, hourly=False, nested_limit=5)
+    used = cal.exchanges.filter(
+        pl.col("run_start").is_not_null() & pl.col("first_reply_s").is_not_null()
+    ).with_columns(
+        (
+            (pl.col("start_time").dt.epoch("ms") + pl.col("first_reply_s") * 1000.0)
+            - pl.col("run_start")
+        ).alias("measured_ms")
+    )
+    truth = result.messages.select(
+        "run_id",
+        (pl.col("service_s") * 1000.0).alias("service_ms"),
+    )
+    joined = used.join(truth, on="run_id", how="inner")
+    assert joined.height == used.height > 300
+    off = joined.filter((pl.col("measured_ms") - pl.col("service_ms")).abs() > 2.0)
+    assert off.height <= 0.005 * joined.height, off
+    assert result.messages["queue_wait_s"].gt(0).mean() > 0.10  # the pool did bind

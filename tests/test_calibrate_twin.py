@@ -36,6 +36,7 @@ def _config() -> SimConfig:
         n_messages=None,
         duration_s=3 * 86400.0,
         failures=FailurePolicy(rates={"server_overload": FAILURE}),
+        topology="agent_main",  # runs queued behind hidden turns on each agent's main session
     )
 
 

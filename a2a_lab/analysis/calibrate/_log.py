@@ -32,6 +32,7 @@ from a2a_lab.reference.jsstr import js_trim_expr
 from a2a_lab.sim.config import (
     ENDINGS,
     AgentConfig,
+    LanePools,
     MessageMix,
     PairRate,
     PingPongPolicy,
@@ -325,9 +326,10 @@ def _jobs(
         )
     )
     jobs = with_idle(run_jobs(with_announce, replies, turn_timeout_ms))
-    # a hidden run holds its pool slot at most this long: thrice the longest run seen
+    # a hidden run is taken to hold its pool slot no longer than the longest run the log
+    # shows from request to end (a plug-in: a longer one could make a slot look free)
     seen = jobs.select((pl.col("end") - pl.col("request")).max()).item()
-    return with_pool(jobs, nested_limit, 3.0 * float(seen or 0.0) + turn_timeout_ms)
+    return with_pool(jobs, nested_limit, float(seen or turn_timeout_ms))
 
 
 def _endings(conv: pl.DataFrame) -> pl.DataFrame:
@@ -415,8 +417,8 @@ def fit_log(
     --------
     >>> import a2a_lab as al
     >>> cal = fit_log(al.load(al.samples.sample_dir()).events)
-    >>> cal.spawned, cal.exchanges.height, cal.config.target_session
-    (131, 496, 'main')
+    >>> cal.spawned, cal.exchanges.height, cal.config.topology
+    (131, 496, 'agent_main')
     >>> round(cal.config.total_rate_per_s * cal.span_s) == cal.exchanges.height
     True
     """
@@ -744,7 +746,9 @@ def fit_log(
         channel_share=channel_share,
         wait=wait,
         ping_pong=pp,
-        target_session="a2a" if a2a_share > 0.5 else "main",
+        # the reference's topology when most sends name a conversation-scoped session
+        topology="lanes" if a2a_share > 0.5 else "agent_main",
+        lanes=LanePools(nested=nested_limit) if nested_limit is not None else LanePools(),
         start=start.astimezone(zone),
         tasks=task_policy,
         failures=failure_policy,
