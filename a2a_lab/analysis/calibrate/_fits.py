@@ -23,6 +23,7 @@ __all__ = [
     "fit_family",
     "fit_service_time",
     "frozen",
+    "with_intervals",
 ]
 
 Family = Literal["lognormal", "gamma", "exponential"]
@@ -174,30 +175,43 @@ def _service(family: str, log_mean: float, log_cv: float) -> ServiceTime:
     return Exponential(mean_s=mean)
 
 
-def _log_density_survival(
-    family: str, log_mean: float, log_cv: float, t: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
-    """``(log pdf, log sf)`` at ``t > 0``: :mod:`scipy.special` directly, since a frozen
-    :mod:`scipy.stats` distribution costs ~0.1 ms to build and the profiles evaluate
-    thousands of them (same functions scipy.stats uses: ``log_ndtr``, ``gammaincc``)."""
+def _params(family: str, log_mean: float, log_cv: float) -> tuple[float, float]:
+    """(mu, sigma) of a lognormal, (shape, scale) of a gamma, (mean, 0) of an exponential."""
     if family == "lognormal":
         sigma2 = math.log1p(math.exp(2.0 * log_cv))
-        sigma = math.sqrt(sigma2)
-        mu = log_mean - sigma2 / 2.0
-        lt = np.log(t)
-        z = (lt - mu) / sigma
-        logpdf = -0.5 * z * z - lt - math.log(sigma) - 0.5 * math.log(2.0 * math.pi)
-        return logpdf, special.log_ndtr(-z)
+        return log_mean - sigma2 / 2.0, math.sqrt(sigma2)
     if family == "gamma":
         cv2 = math.exp(2.0 * log_cv)
-        k = 1.0 / cv2
-        theta = math.exp(log_mean) * cv2
-        y = t / theta
-        logpdf = (k - 1.0) * np.log(y) - y - special.gammaln(k) - math.log(theta)
+        return 1.0 / cv2, math.exp(log_mean) * cv2
+    return math.exp(log_mean), 0.0
+
+
+def _logpdf(family: str, p: tuple[float, float], t: np.ndarray) -> np.ndarray:
+    """The log density at ``t > 0``: :mod:`scipy.special` directly, since a frozen
+    :mod:`scipy.stats` distribution costs ~0.1 ms to build and the profiles evaluate
+    thousands (the doctest of :func:`negative_log_likelihood` holds it to scipy.stats)."""
+    if family == "lognormal":
+        lt = np.log(t)
+        z = (lt - p[0]) / p[1]
+        out: np.ndarray = -0.5 * z * z - lt - math.log(p[1]) - 0.5 * math.log(2.0 * math.pi)
+        return out
+    if family == "gamma":
+        y = t / p[1]
+        out = (p[0] - 1.0) * np.log(y) - y - float(special.gammaln(p[0])) - math.log(p[1])
+        return out
+    return -t / p[0] - math.log(p[0])
+
+
+def _logsf(family: str, p: tuple[float, float], t: np.ndarray) -> np.ndarray:
+    """The log survival at ``t > 0`` (``log_ndtr``, ``gammaincc``: scipy.stats' own)."""
+    if family == "lognormal":
+        out: np.ndarray = special.log_ndtr(-(np.log(t) - p[0]) / p[1])
+        return out
+    if family == "gamma":
         with np.errstate(divide="ignore"):
-            return logpdf, np.log(special.gammaincc(k, y))
-    mean = math.exp(log_mean)
-    return -t / mean - log_mean, -t / mean
+            out = np.log(special.gammaincc(p[0], t / p[1]))
+        return out
+    return -t / p[0]
 
 
 def negative_log_likelihood(family: str, data: TimeData, log_mean: float, log_cv: float) -> float:
@@ -220,22 +234,17 @@ def negative_log_likelihood(family: str, data: TimeData, log_mean: float, log_cv
         return math.inf
     if abs(log_mean) > 700.0:
         return math.inf
+    p = _params(family, log_mean, log_cv)
     with np.errstate(all="ignore"):
-        lpdf, _ = _log_density_survival(family, log_mean, log_cv, data.observed)
-        _, lsf = _log_density_survival(family, log_mean, log_cv, data.censored)
-        ll = float(lpdf.sum() + lsf.sum())
+        ll = float(_logpdf(family, p, data.observed).sum() + _logsf(family, p, data.censored).sum())
         if len(data.replied):
             pos = data.replied > 0
-            lp, _ = _log_density_survival(
-                family, log_mean, log_cv, np.where(pos, data.replied, 1.0)
-            )
-            dens = np.where(pos, np.exp(lp), 0.0)
+            dens = np.where(pos, np.exp(_logpdf(family, p, np.where(pos, data.replied, 1.0))), 0.0)
             mix = (dens * data.replied_w).sum(axis=1) / data.replied_w.sum(axis=1)
             ll += float(np.log(np.maximum(mix, 1e-300)).sum())
         if len(data.waited):
             pos = data.waited > 0
-            _, ls = _log_density_survival(family, log_mean, log_cv, np.where(pos, data.waited, 1.0))
-            surv = np.where(pos, np.exp(ls), 1.0)
+            surv = np.where(pos, np.exp(_logsf(family, p, np.where(pos, data.waited, 1.0))), 1.0)
             mix = (surv * data.waited_w).sum(axis=1) / data.waited_w.sum(axis=1)
             ll += float(np.log(np.maximum(mix, 1e-300)).sum())
     return -ll if math.isfinite(ll) else math.inf
@@ -294,16 +303,25 @@ def fit_family(family: str, data: TimeData, intervals: bool = True) -> TimeFit:
             options={"xatol": 1e-6, "fatol": 1e-7, "maxiter": 4000},
         )
         m_hat, c_hat, nll = float(best.x[0]), float(best.x[1]), float(best.fun)
-    dist = _service(family, m_hat, c_hat)
-    if not intervals or not math.isfinite(nll):
-        return TimeFit(dist, family, nll, data.rows, (math.nan, math.nan), (math.nan, math.nan))
-    mean_ci = _profile_interval(family, data, nll, 0, (m_hat, c_hat))
+    fit = TimeFit(
+        _service(family, m_hat, c_hat), family, nll, data.rows, (math.nan,) * 2, (math.nan,) * 2
+    )
+    return with_intervals(fit, data) if intervals else fit
+
+
+def with_intervals(fit: TimeFit, data: TimeData) -> TimeFit:
+    """``fit`` (a maximum of its family's likelihood on ``data``) with its 95 % profile intervals."""
+    if not math.isfinite(fit.nll):
+        return fit
+    d = fit.dist
+    at = (math.log(d.mean), math.log(float(getattr(d, "cv", 1.0))))
+    mean_ci = _profile_interval(fit.family, data, fit.nll, 0, at)
     cv_ci = (
         (1.0, 1.0)
-        if family == "exponential"
-        else _profile_interval(family, data, nll, 1, (m_hat, c_hat))
+        if fit.family == "exponential"
+        else _profile_interval(fit.family, data, fit.nll, 1, at)
     )
-    return TimeFit(dist, family, nll, data.rows, mean_ci, cv_ci)
+    return TimeFit(d, fit.family, fit.nll, fit.rows, mean_ci, cv_ci)
 
 
 def _profile_interval(
@@ -363,7 +381,7 @@ def fit_best(
     fits = {f: fit_family(f, data, intervals=False) for f in families}
     aic = {f: fit.aic for f, fit in fits.items()}
     chosen = min(aic, key=lambda f: (aic[f], FAMILIES[f]))
-    return fit_family(chosen, data), aic
+    return with_intervals(fits[chosen], data), aic
 
 
 def fit_with_unknown_starts(

@@ -165,6 +165,10 @@ def _select(family: FitFamily, data: TimeData) -> tuple[TimeFit, dict[str, float
     return fit, {family: fit.aic}
 
 
+def _families(family: FitFamily) -> tuple[str, ...]:
+    return tuple(FAMILIES) if family == "auto" else (family,)
+
+
 def _data(obs: pl.DataFrame) -> TimeData:
     """Exact and censored times of ``obs`` (``time_s``, ``censored``)."""
     return TimeData(
@@ -187,12 +191,20 @@ def _fit_table(
     table has each agent's family (the least AIC when ``family`` is ``auto``), its mean and
     cv with 95 % profile-likelihood intervals, and the AIC of every family tried.
     """
-    pooled_fit, pooled_aic = _select(family, _data(obs))
     counts = obs.group_by("to_agent").agg(
         (~pl.col("censored")).sum().cast(pl.Int64).alias("observed"),
         pl.col("censored").sum().cast(pl.Int64).alias("censored"),
     )
     enough = set(counts.filter(pl.col("observed") >= min_samples)["to_agent"].to_list())
+    if set(agents) <= enough:
+        # no agent takes the pooled fit: its point estimate is enough (no intervals)
+        pooled_fit = min(
+            (fit_family(f, _data(obs), intervals=False) for f in _families(family)),
+            key=lambda fit: fit.aic,
+        )
+        pooled_aic: dict[str, float] = {}
+    else:
+        pooled_fit, pooled_aic = _select(family, _data(obs))
     fitted: dict[str, ServiceTime] = {}
     rows = []
     for agent in agents:
@@ -240,31 +252,14 @@ def _jobs(
     """
     turn = pl.col("data").struct.field("turn")
     xe = exchange_events(ev.lazy()).collect()
-    # the lanes (runtime §1): the target's runs queue on the session the send names
-    # (`targetSessionKey`: `agent:<target>:a2a:<conversation>` on today's gateway, the
-    # target's main session on older ones), the requester's turns on the session it sent
+    # the lanes (runtime §1). On today's gateway (most sends name a conversation-scoped
+    # `agent:<target>:a2a:<conversation>` session) the target's runs queue on the session
+    # the send names (`targetSessionKey`) and the requester's turns on the session it sent
     # from (`fromSessionType` main: `agent:<requester>:main`; a channel: one of its channel
-    # sessions; unknown: perhaps its main session)
-    sides = (
-        xe.filter(pl.col("type") == "a2a.send")
-        .select(
-            "conversation_id",
-            pl.col("requester").alias("from_agent"),
-            pl.col("target").alias("to_agent"),
-            "exchange",
-            js_trim_expr(pl.col("data").struct.field("fromSessionType")).alias("_from_type"),
-        )
-        .select(
-            *_KEY,
-            pl.when(pl.col("_from_type").is_null() | (pl.col("_from_type") == "unknown"))
-            .then(pl.lit(None, pl.String))
-            .when(pl.col("_from_type") == "main")
-            .then(pl.lit("target"))
-            .otherwise(pl.lit("elsewhere"))
-            .alias("requester_side"),
-        )
-        .unique(_KEY, keep="first", maintain_order=True)
-    )
+    # sessions; unknown: perhaps its main session). On an older gateway every run of an
+    # agent queues on its main session (the design notes' picture, `agent_main`), so the
+    # target's lane is its main session, which its requester side shares only when it
+    # sent from `main` and every send to it ran on `main`
     fields = {f.name for f in ev.schema["data"].fields} if "data" in ev.columns else set()  # type: ignore[attr-defined]
     lane = (
         js_trim_expr(pl.col("data").struct.field("targetSessionKey"))
@@ -282,11 +277,41 @@ def _jobs(
         )
         .unique(["conversation_id", "from_agent", "to_agent", "_start_ms"], keep="first")
     )
-    all_ex = all_ex.join(
-        lanes,
-        on=["conversation_id", "from_agent", "to_agent", "_start_ms"],
-        how="left",
+    keyed = lanes["target_lane"].drop_nulls()
+    by_key = keyed.len() > 0 and float(keyed.str.contains(":a2a:", literal=True).mean()) > 0.5  # type: ignore[arg-type]
+    types = xe.filter(pl.col("type") == "a2a.send").select(
+        "conversation_id",
+        pl.col("requester").alias("from_agent"),
+        pl.col("target").alias("to_agent"),
+        "exchange",
+        js_trim_expr(pl.col("data").struct.field("fromSessionType")).alias("_from_type"),
+        js_trim_expr(pl.col("data").struct.field("toSessionType")).alias("_to_type"),
     )
+    main_targets = (
+        types.group_by("to_agent")
+        .agg((pl.col("_to_type") == "main").all().alias("_main"))
+        .filter("_main")
+        .select(pl.col("to_agent").alias("from_agent"), "_main")
+    )
+    from_type = pl.col("_from_type")
+    shares_main = pl.lit(True) if by_key else pl.col("_main").is_not_null()
+    sides = (
+        types.join(main_targets, on="from_agent", how="left")
+        .select(
+            *_KEY,
+            pl.when(from_type.is_null() | (from_type == "unknown") | ~shares_main)
+            .then(pl.lit(None, pl.String))
+            .when(from_type == "main")
+            .then(pl.lit("target"))
+            .otherwise(pl.lit("elsewhere"))
+            .alias("requester_side"),
+        )
+        .unique(_KEY, keep="first", maintain_order=True)
+    )
+    if by_key:
+        all_ex = all_ex.join(
+            lanes, on=["conversation_id", "from_agent", "to_agent", "_start_ms"], how="left"
+        )
     all_ex = all_ex.join(sides, on=_KEY, how="left")
     replies = (
         xe.lazy()
