@@ -172,3 +172,19 @@ def test_runs_are_measured_from_max_of_request_lane_and_pool_slot() -> None:
     off = joined.filter((pl.col("measured_ms") - pl.col("service_ms")).abs() > 2.0)
     assert off.height <= 0.005 * joined.height, off
     assert result.messages["queue_wait_s"].gt(0).mean() > 0.10  # the pool did bind
+
+
+@pytest.mark.slow
+def test_a_saturated_nested_pool_is_named_in_a_warning() -> None:
+    """Two nested slots for the four agents' runs: the gateway's lane is saturated and the
+    fit says so; five slots (16 % of the messages wait) are not."""
+    for slots, saturated in ((2, True), (5, False)):
+        cfg = config().model_copy(update={"lanes": LanePools(nested=slots), "duration_s": 43_200.0})
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            cal = fit_log(simulate(cfg, seed=7).events, hourly=False, nested_limit=slots)
+        pool = [w for w in cal.warnings if w.startswith("the gateway-wide nested lane")]
+        assert bool(pool) is saturated, cal.warnings
+        assert [str(w.message) for w in caught if issubclass(w.category, FitWarning)] == list(
+            cal.warnings
+        )

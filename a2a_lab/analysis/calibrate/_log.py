@@ -25,7 +25,7 @@ from a2a_lab.analysis.calibrate._fits import (
 from a2a_lab.analysis.calibrate._hidden import behind_hidden, hidden_data
 from a2a_lab.analysis.calibrate._lanes import run_lanes
 from a2a_lab.analysis.calibrate._occupancy import NESTED_LIMIT
-from a2a_lab.analysis.calibrate._saturation import lane_load
+from a2a_lab.analysis.calibrate._saturation import SATURATION, lane_load, pool_load
 from a2a_lab.analysis.calibrate._settings import fit_failures, fit_retry, fit_tasks
 from a2a_lab.analysis.calibrate._window import FAR_GAP_MS, FitWarning, core_window, hour_exposure
 from a2a_lab.reference.jsstr import js_trim_expr
@@ -121,8 +121,8 @@ class Calibration:
         ``last_time`` (:func:`~a2a_lab.analysis.calibrate._settings.fit_tasks`).
     warnings
         What makes part of the fit unreliable or left data out of it (each also raised as
-        a :class:`FitWarning`): events far outside the log's span, an agent at or above
-        saturation.
+        a :class:`FitWarning`): events far outside the log's span, an agent (its busiest
+        session lane) or the gateway-wide nested lane at or above saturation.
     outcomes
         Per target agent and overall (``to_agent`` = ``*``): exchanges and shares
         ``replied``, ``timeout``, ``error`` (no reply for another reason), ``blocked``,
@@ -552,6 +552,13 @@ def fit_log(
     service = service.join(load, on="agent", how="left").with_columns(
         pl.col("saturated").fill_null(False)
     )
+    pool_rho = pool_load(jobs, service_of, turn_of, span_s * 1000.0, nested_limit)
+    if pool_rho is not None and pool_rho >= SATURATION:
+        notes.append(
+            f"the gateway-wide nested lane ({nested_limit} slots) is at or above saturation:"
+            f" offered load {pool_rho:.2f} (rho >= ~1); few runs found a slot free, and the"
+            " service-time fits rest on those"
+        )
     for agent, lane, busy, rho in (
         service.filter("saturated").select("agent", "lane", "busy", "rho").iter_rows()
     ):

@@ -15,7 +15,9 @@ fitted −50 … +41 % off. So every lane's load is estimated from the log in tw
   ping-pong step) over the span.
 
 A lane with either at or above :data:`SATURATION` is saturated; its agent is named in a
-:class:`~._window.FitWarning` and flagged in :attr:`Calibration.service`.
+:class:`~._window.FitWarning` and flagged in :attr:`Calibration.service`. The gateway-wide
+``nested`` lane gets the same test on its offered load (:func:`pool_load`): every run's
+work over its slots.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ import polars as pl
 
 from a2a_lab.sim.distributions import ServiceTime
 
-__all__ = ["SATURATION", "lane_load"]
+__all__ = ["SATURATION", "lane_load", "pool_load"]
 
 #: Busy share or offered load at which a lane counts as saturated (ρ ≥ ~1: a stable
 #: queue at ρ = 0.95 is already dominated by its backlog).
@@ -129,3 +131,35 @@ def lane_load(
             ((pl.col("busy") >= SATURATION) | (pl.col("rho") >= SATURATION)).alias("saturated")
         )
     )
+
+
+def pool_load(
+    jobs: pl.DataFrame,
+    service_of: dict[str, ServiceTime],
+    turn_of: dict[str, ServiceTime],
+    span_ms: float,
+    slots: int | None,
+) -> float | None:
+    """The offered load of the gateway-wide ``nested`` lane: every run's fitted mean work
+    over ``slots`` times the span (None without a limit or a span).
+
+    Examples
+    --------
+    >>> from a2a_lab.sim import Exponential
+    >>> jobs = pl.DataFrame({"agent": ["b"] * 4, "job": ["first", "turn", "first", "tail"]})
+    >>> pool_load(jobs, {"b": Exponential(mean_s=0.03)}, {"b": Exponential(mean_s=0.01)}, 100.0, 2)
+    0.5
+    """
+    if slots is None or span_ms <= 0 or jobs.is_empty():
+        return None
+    service_ms = {a: d.mean * 1000.0 for a, d in service_of.items()}
+    turn_ms = {a: d.mean * 1000.0 for a, d in turn_of.items()}
+    work = jobs.select(
+        pl.when(pl.col("job") == "turn")
+        .then(pl.col("agent").replace_strict(turn_ms, default=None, return_dtype=pl.Float64))
+        .otherwise(
+            pl.col("agent").replace_strict(service_ms, default=None, return_dtype=pl.Float64)
+        )
+        .sum()
+    ).item()
+    return float(work or 0.0) / (slots * span_ms)
