@@ -60,6 +60,7 @@ KNOWN = SimConfig(
     tasks=None,
     wait=WaitPolicy(max_wait_s=120.0),
     ping_pong=PingPongPolicy(max_turns=3, endings=ENDINGS),
+    topology="agent_main",  # the per-agent picture: b's sends queue on its main session
 )
 
 
@@ -264,7 +265,7 @@ def test_sample_fit_tables(sample_fit: Calibration) -> None:
         "haneul",
     }
     assert cal.config.start.utcoffset().total_seconds() == 9 * 3600  # type: ignore[union-attr]
-    assert 0.0 < cal.config.channel_share < 0.5 and cal.config.target_session == "main"
+    assert 0.0 < cal.config.channel_share < 0.5 and cal.config.topology == "agent_main"
     assert (
         cal.config.gate == SimConfig().gate and cal.config.wait == SimConfig().wait
     )  # today's policies

@@ -18,7 +18,7 @@ import pytest
 from a2a_lab.analysis.calibrate import Calibration, Comparison, compare, exchanges, fit_log
 from a2a_lab.analysis.calibrate._exchanges import _enriched, _exchanges
 from a2a_lab.analysis.calibrate._hidden import behind_hidden
-from a2a_lab.analysis.calibrate._log import _jobs
+from a2a_lab.analysis.calibrate._lanes import run_lanes
 from a2a_lab.sim import AgentConfig, FailurePolicy, Lognormal, SimConfig, SimResult, simulate
 from a2a_lab.sim.arrivals import poisson_routes
 
@@ -39,6 +39,7 @@ def _config() -> SimConfig:
         n_messages=None,
         duration_s=3 * 86400.0,
         failures=FailurePolicy(rates={"server_overload": FAILURE}),
+        topology="agent_main",  # runs queued behind hidden turns on each agent's main session
     )
 
 
@@ -114,7 +115,7 @@ def test_runs_behind_a_hidden_turn_are_modelled_exactly(log: SimResult) -> None:
     exactly these constraints, so every constraint it uses is true of every run it uses."""
     ev = _enriched(log.events)
     all_ex = _exchanges(ev).with_row_index("_row")
-    jobs = _jobs(ev, all_ex)
+    jobs = run_lanes(ev, all_ex)
     hidden = behind_hidden(jobs, all_ex, CONFIG.ping_pong.turn_timeout_s * 1000.0)
     assert hidden.height > 150 and hidden["announced"].sum() > 5
     assert (hidden["hidden_limit"] > hidden["hidden_start"]).mean() > 0.5

@@ -28,12 +28,21 @@ wait limit, a path the simulator does not model (:attr:`Calibration.spawned` cou
   as multipliers of mean 1 (:attr:`Calibration.hourly`, and per pair
   :attr:`Calibration.pair_hours`).
 - *Service time per target agent* (the agent's run for a received message), fitted by
-  maximum likelihood with :class:`scipy.stats.CensoredData`. **Queueing is taken out by
-  measuring each run from its start, where the log tells it**
-  (:mod:`~a2a_lab.analysis.calibrate._occupancy`): a session runs one message at a time,
-  first come first served, and every run the log shows (first replies, ping-pong turns on
-  either side, announce steps) is a job with a request time and mostly an end; a run starts
-  at its send or when the last earlier run on the session ends. Runs that end unseen (a
+  maximum likelihood on exact and right-censored times (:mod:`._fits`). **Each agent's
+  family is chosen by AIC** among the simulator's (exponential, gamma, lognormal;
+  ``family=`` forces one), and its mean and cv come with **95 % profile-likelihood
+  intervals** (:attr:`Calibration.service`: ``mean_lo``, ``mean_hi``, ``cv_lo``,
+  ``cv_hi``, ``aic_<family>``). **Queueing is taken out by measuring each run from its
+  start, where the log tells it** (:mod:`~a2a_lab.analysis.calibrate._occupancy`), on the
+  reference's two-level queue (runtime §1): a run queues on its session lane (the
+  send's ``targetSessionKey``, ``agent:<target>:a2a:<conversationId>`` on today's gateway,
+  the target's main session on older ones; a requester's turns on the session it sent
+  from), one run at a time, first come first served, then for a slot of the gateway-wide
+  ``nested`` lane (``nested_limit``, 8). A run starts at ``max(request, lane free, pool
+  slot free)``; the fit uses it where the log shows the slot free (fewer than
+  ``nested_limit`` runs requested and not yet over). Every run the log shows (first
+  replies, ping-pong turns on either side, announce steps) is a job with a request time
+  and mostly an end. Runs that end unseen (a
   flow that got no reply or was refused does not cancel its run; a timed-out turn and the
   announce step go on) hold the session until a later run there has ended. A run queued
   just behind a turn that timed out or an announce step that outlived its timeout (whose
@@ -66,20 +75,29 @@ wait limit, a path the simulator does not model (:attr:`Calibration.spawned` cou
   values; outcome shares (:attr:`Calibration.outcomes`) are reported, and the twin's
   timeouts and refusals come from its fitted times and its gate.
 
-The session bookkeeping takes an agent's sessions as one (a main agent's channel sessions
-and its main session), which can only make a run look busy, and assumes sends go to the
-agent's main session (``target_session="main"``).
+**Saturation.** A lane that is never idle leaves only the few runs that found it idle to
+fit, so each agent's most loaded lane is reported with its busy share and offered load
+(:mod:`._saturation`); at or above 0.95 the agent is flagged ``saturated`` and named in a
+:class:`FitWarning` (also in :attr:`Calibration.warnings`). Events more than a year from
+the rest of the log are left out of every span and fit, with a warning
+(:mod:`._window`).
+
+The session bookkeeping takes a requester's channel sessions as one (which can only make
+a run look busy), and assumes a send without ``targetSessionKey`` goes to the target's
+main session.
 """
 
 from a2a_lab.analysis.calibrate._compare import Comparison, compare, comparison_chart
 from a2a_lab.analysis.calibrate._exchanges import SPAWN_WINDOW_MS, exchanges
 from a2a_lab.analysis.calibrate._fits import fit_service_time
 from a2a_lab.analysis.calibrate._log import Calibration, calibrate, fit_log
+from a2a_lab.analysis.calibrate._window import FitWarning
 
 __all__ = [
     "SPAWN_WINDOW_MS",
     "Calibration",
     "Comparison",
+    "FitWarning",
     "calibrate",
     "compare",
     "comparison_chart",

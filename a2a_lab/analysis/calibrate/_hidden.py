@@ -36,11 +36,11 @@ from typing import Final
 import numpy as np
 import polars as pl
 
-from a2a_lab.analysis.calibrate._fits import Family, Frozen, fit_with_unknown_starts, frozen
+from a2a_lab.analysis.calibrate._fits import Frozen, TimeData, frozen
 from a2a_lab.analysis.calibrate._occupancy import ANNOUNCE_TIMEOUT_MS
 from a2a_lab.sim.distributions import ServiceTime
 
-__all__ = ["DRAWS", "behind_hidden", "refit_behind_hidden", "start_draws"]
+__all__ = ["DRAWS", "behind_hidden", "hidden_data", "start_draws"]
 
 #: Draws of the hidden end per run.
 DRAWS: Final = 256
@@ -197,20 +197,21 @@ def start_draws(
     return np.maximum(request[:, None], end), weight
 
 
-def refit_behind_hidden(
+def hidden_data(
     runs: pl.DataFrame,
     obs: pl.DataFrame,
-    fitted: dict[str, ServiceTime],
     turn_of: dict[str, ServiceTime],
     agents: list[str],
-    family: Family,
     max_wait_ms: float,
-) -> dict[str, int]:
-    """Refit, in place in ``fitted``, each listed agent with its runs behind a hidden turn.
+) -> tuple[dict[str, TimeData], dict[str, int]]:
+    """Each listed agent's run times with its runs behind a hidden run added.
 
     ``runs``: :func:`behind_hidden`; ``obs``: the exact and censored times (``to_agent``,
-    ``time_s``, ``censored``) of the first fit. Returns the runs used per agent.
+    ``time_s``, ``censored``) of the first fit; ``turn_of``: the fitted turn times (the
+    hidden run's length). Returns the likelihood data per agent that has such runs, and
+    the runs used per agent.
     """
+    data: dict[str, TimeData] = {}
     used: dict[str, int] = {}
     for agent in agents:
         mine = runs.filter(pl.col("agent") == agent)
@@ -225,14 +226,13 @@ def refit_behind_hidden(
         limit = mine["request"].to_numpy()[:, None] + max_wait_ms
         waited = ~replied & (weight.sum(axis=1) > 0)
         own = obs.filter(pl.col("to_agent") == agent)
-        fitted[agent] = fit_with_unknown_starts(
-            own.filter(~pl.col("censored"))["time_s"].to_numpy(),
-            own.filter(pl.col("censored"))["time_s"].to_numpy(),
+        data[agent] = TimeData(
+            own.filter(~pl.col("censored"))["time_s"].to_numpy().astype(float),
+            own.filter(pl.col("censored"))["time_s"].to_numpy().astype(float),
             gap_r[keep],
             weight[replied][keep],
             (limit[waited] - start[waited]) / 1000.0,
             weight[waited],
-            family,
         )
         used[agent] = int(keep.sum() + waited.sum())
-    return used
+    return data, used

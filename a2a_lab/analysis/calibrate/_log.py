@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import math
+import warnings
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Final
@@ -13,15 +13,26 @@ import polars as pl
 
 from a2a_lab._frames import number
 from a2a_lab.analysis.calibrate._exchanges import MS_COLUMNS, _enriched, _exchanges
-from a2a_lab.analysis.calibrate._fits import Family, _median, fit_service_time
-from a2a_lab.analysis.calibrate._hidden import behind_hidden, refit_behind_hidden
-from a2a_lab.analysis.calibrate._occupancy import run_jobs, with_idle
+from a2a_lab.analysis.calibrate._fits import (
+    FAMILIES,
+    FitFamily,
+    TimeData,
+    TimeFit,
+    _median,
+    fit_best,
+    fit_family,
+)
+from a2a_lab.analysis.calibrate._hidden import behind_hidden, hidden_data
+from a2a_lab.analysis.calibrate._lanes import run_lanes
+from a2a_lab.analysis.calibrate._occupancy import NESTED_LIMIT
+from a2a_lab.analysis.calibrate._saturation import SATURATION, lane_load, pool_load
 from a2a_lab.analysis.calibrate._settings import fit_failures, fit_retry, fit_tasks
-from a2a_lab.analysis.conversations import exchange_events
+from a2a_lab.analysis.calibrate._window import FAR_GAP_MS, FitWarning, core_window, hour_exposure
 from a2a_lab.reference.jsstr import js_trim_expr
 from a2a_lab.sim.config import (
     ENDINGS,
     AgentConfig,
+    LanePools,
     MessageMix,
     PairRate,
     PingPongPolicy,
@@ -47,6 +58,11 @@ ENDING_REASONS: Final = {
 _UNLOGGED_ENDINGS: Final = ("explicit_skip", "empty_reply", "agent_error")
 
 _KEY = ["conversation_id", "from_agent", "to_agent", "exchange"]
+#: The columns of a fit in :attr:`Calibration.service` and :attr:`Calibration.turn_times`.
+_FIT_COLUMNS: Final = (
+    *("family", "mean_s", "mean_lo", "mean_hi", "cv", "cv_lo", "cv_hi", "median_s"),
+    *(f"aic_{f}" for f in FAMILIES),
+)
 
 
 # ----------------------------------------------------------------------------------------
@@ -82,8 +98,13 @@ class Calibration:
         ``min_samples`` idle replies), ``exchanges`` (as target), ``idle``, ``observed``,
         ``censored`` (idle exchanges used: seen to the end, censored), ``hidden`` (runs
         used with their start in distribution, behind a hidden run: :mod:`._hidden`),
-        ``family``,
-        ``mean_s``, ``cv``, ``median_s``.
+        ``family`` (the least AIC of exponential, gamma and lognormal unless one is
+        asked for), ``mean_s`` and ``cv`` each with its 95 % profile-likelihood interval
+        (``mean_lo``, ``mean_hi``, ``cv_lo``, ``cv_hi``), ``median_s``, the AIC of each
+        family tried (``aic_<family>``); and the agent's most loaded session ``lane``
+        with its ``busy`` share of the span, its offered load ``rho`` and ``saturated``
+        (either at or above 0.95: the fit is not to be trusted, and a warning says so;
+        :mod:`._saturation`).
     turns
         Per early ending: ``reason`` (as logged), ``count``, ``turns`` (attempted turns
         that could end so), ``probability``.
@@ -98,6 +119,10 @@ class Calibration:
     tasks
         Per task of the log: ``agent_id``, ``task_id``, ``start_time``, ``end_time``,
         ``last_time`` (:func:`~a2a_lab.analysis.calibrate._settings.fit_tasks`).
+    warnings
+        What makes part of the fit unreliable or left data out of it (each also raised as
+        a :class:`FitWarning`): events far outside the log's span, an agent (its busiest
+        session lane) or the gateway-wide nested lane at or above saturation.
     outcomes
         Per target agent and overall (``to_agent`` = ``*``): exchanges and shares
         ``replied``, ``timeout``, ``error`` (no reply for another reason), ``blocked``,
@@ -119,6 +144,7 @@ class Calibration:
     turn_times: pl.DataFrame = field(repr=False)
     failures: pl.DataFrame = field(repr=False)
     tasks: pl.DataFrame = field(repr=False)
+    warnings: tuple[str, ...] = ()
 
     @property
     def span_s(self) -> float:
@@ -131,151 +157,86 @@ class Calibration:
         return float(self.exchanges.filter(pl.col("outcome") == "replied")["latency_s"].median())  # type: ignore[arg-type]
 
 
-def _hour_exposure(start_ms: float, end_ms: float, tz: str) -> np.ndarray:
-    """Hours of ``[start_ms, end_ms]`` spent in each local hour of the day (24 values).
+def _select(family: FitFamily, data: TimeData) -> tuple[TimeFit, dict[str, float]]:
+    """The fit of ``family`` (``auto``: the least AIC of :data:`FAMILIES`) and the AICs."""
+    if family == "auto":
+        return fit_best(data)
+    fit = fit_family(family, data)
+    return fit, {family: fit.aic}
 
-    The log is cut at whole UTC hours, each piece labelled with its local hour: exact in
-    every time zone whose offset is a whole number of hours.
-    """
-    first = math.floor(start_ms / 3_600_000.0) * 3_600_000.0
-    bounds = np.arange(first, end_ms, 3_600_000.0)
-    spans = (np.minimum(bounds + 3_600_000.0, end_ms) - np.maximum(bounds, start_ms)) / 3_600_000.0
-    hours = (
-        pl.Series(bounds)
-        .cast(pl.Int64)
-        .cast(pl.Datetime("ms", "UTC"))
-        .dt.convert_time_zone(tz)
-        .dt.hour()
-        .to_numpy()
+
+def _families(family: FitFamily) -> tuple[str, ...]:
+    return tuple(FAMILIES) if family == "auto" else (family,)
+
+
+def _data(obs: pl.DataFrame) -> TimeData:
+    """Exact and censored times of ``obs`` (``time_s``, ``censored``)."""
+    return TimeData(
+        obs.filter(~pl.col("censored"))["time_s"].to_numpy().astype(float),
+        obs.filter(pl.col("censored"))["time_s"].to_numpy().astype(float),
     )
-    return np.bincount(hours, weights=spans, minlength=24)
 
 
 def _fit_table(
-    obs: pl.DataFrame, agents: list[str], kinds: dict[str, str], family: Family, min_samples: int
+    obs: pl.DataFrame,
+    agents: list[str],
+    kinds: dict[str, str],
+    family: FitFamily,
+    min_samples: int,
+    extra: dict[str, TimeData] | None = None,
 ) -> tuple[pl.DataFrame, dict[str, ServiceTime], ServiceTime]:
-    """Fits per agent from ``obs`` (to_agent, time_s, censored), pooled where sparse; and the pooled fit."""
-    pooled = fit_service_time(
-        obs.filter(~pl.col("censored"))["time_s"].to_numpy(),
-        obs.filter(pl.col("censored"))["time_s"].to_numpy(),
-        family,
-    )
+    """Fits per agent from ``obs`` (to_agent, time_s, censored), pooled where sparse; and the pooled fit.
+
+    ``extra`` replaces an agent's data (runs with a start known in distribution added). The
+    table has each agent's family (the least AIC when ``family`` is ``auto``), its mean and
+    cv with 95 % profile-likelihood intervals, and the AIC of every family tried.
+    """
     counts = obs.group_by("to_agent").agg(
         (~pl.col("censored")).sum().cast(pl.Int64).alias("observed"),
         pl.col("censored").sum().cast(pl.Int64).alias("censored"),
     )
     enough = set(counts.filter(pl.col("observed") >= min_samples)["to_agent"].to_list())
+    if set(agents) <= enough:
+        # no agent takes the pooled fit: its point estimate is enough (no intervals)
+        pooled_fit = min(
+            (fit_family(f, _data(obs), intervals=False) for f in _families(family)),
+            key=lambda fit: fit.aic,
+        )
+        pooled_aic: dict[str, float] = {}
+    else:
+        pooled_fit, pooled_aic = _select(family, _data(obs))
     fitted: dict[str, ServiceTime] = {}
     rows = []
     for agent in agents:
         if agent in enough:
-            mine = obs.filter(pl.col("to_agent") == agent)
-            d = fit_service_time(
-                mine.filter(~pl.col("censored"))["time_s"].to_numpy(),
-                mine.filter(pl.col("censored"))["time_s"].to_numpy(),
-                family,
-            )
+            data = (extra or {}).get(agent) or _data(obs.filter(pl.col("to_agent") == agent))
+            fit, aic = _select(family, data)
         else:
-            d = pooled
+            fit, aic = pooled_fit, pooled_aic
+        d = fit.dist
         fitted[agent] = d
         rows.append(
             {
                 "agent": agent,
                 "kind": kinds[agent],
                 "fit": "agent" if agent in enough else "pooled",
-                "family": family,
+                "family": fit.family,
                 "mean_s": d.mean,
-                "cv": getattr(d, "cv", 1.0),
+                "mean_lo": fit.mean_ci[0],
+                "mean_hi": fit.mean_ci[1],
+                "cv": float(getattr(d, "cv", 1.0)),
+                "cv_lo": fit.cv_ci[0],
+                "cv_hi": fit.cv_ci[1],
                 "median_s": _median(d),
+                **{f"aic_{f}": aic.get(f) for f in FAMILIES},
             }
         )
     table = (
-        pl.DataFrame(rows)
+        pl.DataFrame(rows, schema_overrides={f"aic_{f}": pl.Float64 for f in FAMILIES})
         .join(counts.rename({"to_agent": "agent"}), on="agent", how="left")
         .with_columns(pl.col("observed", "censored").fill_null(0))
     )
-    return table, fitted, pooled
-
-
-def _jobs(
-    ev: pl.DataFrame, all_ex: pl.DataFrame, turn_timeout_ms: float = 120_000.0
-) -> pl.DataFrame:
-    """Every run the log shows, with whether it started on an idle session (:mod:`._occupancy`).
-
-    ``all_ex`` holds every exchange (spawns too: they occupy sessions all the same), with
-    ``_row``.
-    """
-    turn = pl.col("data").struct.field("turn")
-    xe = exchange_events(ev.lazy()).collect()
-    # where the requester's side of an exchange runs (its turns): the send's fromSessionType
-    # names the session; an agent whose incoming sends all run on its main session shares
-    # that session with its requester side only when the requester side is `main` too
-    types = xe.filter(pl.col("type") == "a2a.send").select(
-        "conversation_id",
-        pl.col("requester").alias("from_agent"),
-        pl.col("target").alias("to_agent"),
-        "exchange",
-        js_trim_expr(pl.col("data").struct.field("fromSessionType")).alias("_from_type"),
-        js_trim_expr(pl.col("data").struct.field("toSessionType")).alias("_to_type"),
-    )
-    main_targets = (
-        types.group_by("to_agent")
-        .agg((pl.col("_to_type") == "main").all().alias("_main"))
-        .filter("_main")
-        .select(pl.col("to_agent").alias("from_agent"), "_main")
-    )
-    sides = (
-        types.join(main_targets, on="from_agent", how="left")
-        .select(
-            *_KEY,
-            pl.when(pl.col("_main").is_null() | pl.col("_from_type").is_null())
-            .then(pl.lit(None, pl.String))
-            .when(pl.col("_from_type") == "main")
-            .then(pl.lit("target"))
-            .otherwise(pl.lit("elsewhere"))
-            .alias("requester_side"),
-        )
-        .unique(_KEY, keep="first", maintain_order=True)
-    )
-    all_ex = all_ex.join(sides, on=_KEY, how="left")
-    replies = (
-        xe.lazy()
-        .filter((pl.col("type") == "a2a.response") & turn.is_not_null())
-        .select(
-            "conversation_id",
-            pl.col("requester").alias("from_agent"),
-            pl.col("target").alias("to_agent"),
-            "exchange",
-            turn.cast(pl.Int64).alias("turn"),
-            "event_ms",
-        )
-        .collect()
-        .join(all_ex.select(*_KEY, "_row"), on=_KEY, how="inner")
-        .select("_row", "turn", "event_ms")
-    )
-    d = pl.col("data")
-    skipped = (
-        ev.filter(pl.col("type") == "a2a.complete")
-        .select(
-            js_trim_expr(d.struct.field("conversationId")).alias("conversation_id"),
-            "from_agent",
-            "to_agent",
-            pl.col("event_ms").cast(pl.Float64).alias("_end_ms"),
-            (~d.struct.field("announceSkipped")).alias("announce_ran"),
-        )
-        .unique(["conversation_id", "from_agent", "to_agent", "_end_ms"], keep="first")
-    )
-    with_announce = (
-        all_ex.with_columns(pl.col("_end_ms").cast(pl.Float64))
-        .join(skipped, on=["conversation_id", "from_agent", "to_agent", "_end_ms"], how="left")
-        .with_columns(
-            pl.when(pl.col("announced") == True)  # noqa: E712 (a Polars expression)
-            .then(True)
-            .otherwise("announce_ran")
-            .alias("announce_ran")
-        )
-    )
-    return with_idle(run_jobs(with_announce, replies, turn_timeout_ms))
+    return table, fitted, pooled_fit.dist
 
 
 def _endings(conv: pl.DataFrame) -> pl.DataFrame:
@@ -314,13 +275,14 @@ def fit_log(
     events: pl.DataFrame | pl.LazyFrame,
     *,
     tz: str | None = None,
-    family: Family = "lognormal",
+    family: FitFamily = "auto",
     min_samples: int = 8,
     hourly: bool | None = None,
     only_idle: bool = True,
     wait: WaitPolicy | None = None,
     ping_pong: PingPongPolicy | None = None,
     timezone: str | None = None,
+    nested_limit: int | None = NESTED_LIMIT,
 ) -> Calibration:
     """Fit the simulator to a recorded log and return the twin with every fitted table.
 
@@ -334,7 +296,9 @@ def fit_log(
         (the fitted hourly profile is in this zone). Default UTC, like every ``tz`` of the
         package; ``timezone`` is its deprecated name.
     family
-        Service and turn time family (:func:`fit_service_time`).
+        Service and turn time family: ``auto`` (default) picks, per agent, the family of
+        least AIC among :data:`~._fits.FAMILIES` (exponential, gamma, lognormal: the
+        simulator's); or one family for every agent.
     min_samples
         Fewest uncensored idle replies for a target's own service fit.
     hourly
@@ -344,6 +308,11 @@ def fit_log(
     wait, ping_pong
         The wait and ping-pong policies the log was written under (default: today's); their
         limits are the censoring points of the service and turn times.
+    nested_limit
+        The gateway-wide ``nested`` lane's limit the log was written under (runtime §1:
+        every A2A run holds one of its slots; the reference's 8); a run is measured only
+        where the log shows a slot was free when its session lane was (None: no such
+        limit).
 
     Returns
     -------
@@ -355,8 +324,8 @@ def fit_log(
     --------
     >>> import a2a_lab as al
     >>> cal = fit_log(al.load(al.samples.sample_dir()).events)
-    >>> cal.spawned, cal.exchanges.height, cal.config.target_session
-    (131, 496, 'main')
+    >>> cal.spawned, cal.exchanges.height, cal.config.topology
+    (131, 496, 'agent_main')
     >>> round(cal.config.total_rate_per_s * cal.span_s) == cal.exchanges.height
     True
     """
@@ -369,7 +338,18 @@ def fit_log(
     times = ev.filter(pl.col("event_ms") > 0)["event_ms"]
     if times.is_empty():
         raise ValueError("the log has no timed events")
-    log_start, log_end = float(times.min()), float(times.max())  # type: ignore[arg-type]
+    notes: list[str] = []
+    log_start, log_end, _ = core_window(times)
+    inside = pl.col("event_ms").is_between(log_start, log_end) | pl.col("event_ms").is_null()
+    far = ev.height - ev.filter(inside).height
+    if far:
+        # left out of spans, rates and fits: one far-off time would stretch them to nothing
+        notes.append(
+            f"{far} event(s) lie outside the log's time span (more than"
+            f" {FAR_GAP_MS / 86_400_000.0:.0f} days from the rest, or at or before 1970)"
+            " and were left out of the fit"
+        )
+        ev = ev.filter(inside)
     span_s = (log_end - log_start) / 1000.0
     all_ex = _exchanges(ev).with_row_index("_row")
     spawned = int(all_ex["spawned"].sum())
@@ -381,7 +361,7 @@ def fit_log(
     )
     if conv.is_empty() or span_s <= 0:
         raise ValueError("the log has no sessions_send exchanges over a positive span to fit")
-    jobs = _jobs(ev, all_ex, ping_pong.turn_timeout_s * 1000.0)
+    jobs = run_lanes(ev, all_ex, ping_pong.turn_timeout_s * 1000.0, nested_limit)
     first_run = jobs.filter(pl.col("job") == "first").select("_row", "idle", "run_start")
     conv = conv.join(first_run, on="_row", how="left").with_columns(pl.col("idle").fill_null(False))
 
@@ -423,7 +403,7 @@ def fit_log(
         .with_columns((pl.col("rate_per_s") * 3600.0).alias("rate_per_h"))
         .sort("from_agent", "to_agent")
     )
-    exposure = _hour_exposure(log_start, log_end, timezone)
+    exposure = hour_exposure(log_start, log_end, timezone)
     local_hour = (
         pl.col("start_time").dt.convert_time_zone(timezone).dt.hour().cast(pl.Int64).alias("hour")
     )
@@ -492,31 +472,6 @@ def fit_log(
             ),
         ]
     ).filter(pl.col("time_s") > 0)
-    service, service_of, _ = _fit_table(obs, agents, kinds, family, min_samples)
-    service = (
-        conv.group_by(pl.col("to_agent").alias("agent"))
-        .agg(
-            pl.len().cast(pl.Int64).alias("exchanges"),
-            pl.col("idle").sum().cast(pl.Int64).alias("idle"),
-        )
-        .join(service, on="agent", how="right")
-        .with_columns(pl.col("exchanges", "idle").fill_null(0))
-        .select(
-            "agent",
-            "kind",
-            "fit",
-            "exchanges",
-            "idle",
-            "observed",
-            "censored",
-            "family",
-            "mean_s",
-            "cv",
-            "median_s",
-        )
-        .sort("agent")
-    )
-
     # -- turns -----------------------------------------------------------------------------------
     began = (
         pl.coalesce("run_start", pl.when(pl.col("idle")).then("request"))
@@ -544,31 +499,75 @@ def fit_log(
     turn_times, turn_of, turn_time = (
         _fit_table(turn_obs, agents, kinds, family, min_samples)
         if not turn_obs.filter(~pl.col("censored")).is_empty()
-        else (turn_obs.clear(), dict(service_of), None)
+        else (turn_obs.clear(), _fit_table(obs, agents, kinds, family, min_samples)[1], None)
     )
     # -- runs queued behind a turn that timed out: their start in distribution (:mod:`._hidden`) --
-    refit = service.filter(pl.col("fit") == "agent")["agent"].to_list() if only_idle else []
+    own_fit = (
+        set(
+            obs.filter(~pl.col("censored"))
+            .group_by("to_agent")
+            .len()
+            .filter(pl.col("len") >= min_samples)["to_agent"]
+            .to_list()
+        )
+        if only_idle
+        else set()
+    )
     hidden = behind_hidden(jobs, all_ex, ping_pong.turn_timeout_s * 1000.0).filter(
         pl.col("_row").is_in(conv["_row"].implode())
     )
-    used = refit_behind_hidden(
-        hidden, obs, service_of, turn_of, refit, family, wait.max_wait_s * 1000.0
+    extra, used = hidden_data(
+        hidden, obs, turn_of, [a for a in agents if a in own_fit], wait.max_wait_s * 1000.0
     )
-    refitted = pl.DataFrame(
-        {
-            "agent": agents,
-            "hidden": [used.get(a, 0) for a in agents],
-            "mean_s": [service_of[a].mean for a in agents],
-            "cv": [float(getattr(service_of[a], "cv", 1.0)) for a in agents],
-            "median_s": [_median(service_of[a]) for a in agents],
-        },
-        schema_overrides={"hidden": pl.Int64},
+    service, service_of, _ = _fit_table(obs, agents, kinds, family, min_samples, extra)
+    service = (
+        conv.group_by(pl.col("to_agent").alias("agent"))
+        .agg(
+            pl.len().cast(pl.Int64).alias("exchanges"),
+            pl.col("idle").sum().cast(pl.Int64).alias("idle"),
+        )
+        .join(service, on="agent", how="right")
+        .with_columns(
+            pl.col("exchanges", "idle").fill_null(0),
+            pl.col("agent").replace_strict(used, default=0, return_dtype=pl.Int64).alias("hidden"),
+        )
+        .select(
+            *("agent", "kind", "fit", "exchanges", "idle", "observed", "censored", "hidden"),
+            *_FIT_COLUMNS,
+        )
+        .sort("agent")
     )
-    service = service.drop("mean_s", "cv", "median_s").join(refitted, on="agent", how="left")
-    service = service.select(
-        *("agent", "kind", "fit", "exchanges", "idle", "observed", "censored", "hidden"),
-        *("family", "mean_s", "cv", "median_s"),
+    # -- saturation: a lane never idle leaves no safe fit (:mod:`._saturation`) -------------
+    timed_out_sends = conv.filter(
+        (pl.col("outcome") == "no_reply") & (pl.col("outcome_reason") == "timeout")
+    )["_row"]
+    floors = jobs.with_columns(
+        pl.when((pl.col("job") == "first") & pl.col("_row").is_in(timed_out_sends.implode()))
+        .then(pl.col("request") + wait.max_wait_s * 1000.0)
+        .when(pl.col("timed_out"))
+        .then(pl.col("request") + ping_pong.turn_timeout_s * 1000.0)
+        .alias("floor")
     )
+    load = lane_load(floors, service_of, turn_of, span_s * 1000.0)
+    service = service.join(load, on="agent", how="left").with_columns(
+        pl.col("saturated").fill_null(False)
+    )
+    pool_rho = pool_load(jobs, service_of, turn_of, span_s * 1000.0, nested_limit)
+    if pool_rho is not None and pool_rho >= SATURATION:
+        notes.append(
+            f"the gateway-wide nested lane ({nested_limit} slots) is at or above saturation:"
+            f" offered load {pool_rho:.2f} (rho >= ~1); few runs found a slot free, and the"
+            " service-time fits rest on those"
+        )
+    for agent, lane, busy, rho in (
+        service.filter("saturated").select("agent", "lane", "busy", "rho").iter_rows()
+    ):
+        notes.append(
+            f"agent {agent} is at or above saturation: its session {lane} is busy"
+            f" {busy:.0%} of the log with an offered load of {rho:.2f} (rho >= ~1); its"
+            " service-time fit rests on the few runs that found the session idle and may"
+            " be far off"
+        )
     endings = _endings(conv)
     logged_max = conv["configured_max_turns"].drop_nulls()
     max_turns = int(logged_max.mode().sort()[-1]) if logged_max.len() else ping_pong.max_turns
@@ -661,12 +660,16 @@ def fit_log(
         channel_share=channel_share,
         wait=wait,
         ping_pong=pp,
-        target_session="a2a" if a2a_share > 0.5 else "main",
+        # the reference's topology when most sends name a conversation-scoped session
+        topology="lanes" if a2a_share > 0.5 else "agent_main",
+        lanes=LanePools(nested=nested_limit) if nested_limit is not None else LanePools(),
         start=start.astimezone(zone),
         tasks=task_policy,
         failures=failure_policy,
         retry=fit_retry(retry_events["max_attempts"]),
     )
+    for note in notes:
+        warnings.warn(note, FitWarning, stacklevel=2)
     return Calibration(
         config=config,
         exchanges=conv.drop(MS_COLUMNS),
@@ -680,13 +683,12 @@ def fit_log(
         turns=endings,
         turn_service=turn_time,
         outcomes=outcomes,
-        turn_times=turn_times.select(
-            "agent", "kind", "fit", "observed", "censored", "family", "mean_s", "cv", "median_s"
-        )
+        turn_times=turn_times.select("agent", "kind", "fit", "observed", "censored", *_FIT_COLUMNS)
         if turn_times.height
         else turn_times,
         failures=failures,
         tasks=tasks,
+        warnings=tuple(notes),
     )
 
 

@@ -36,11 +36,21 @@ from typing import Final
 
 import polars as pl
 
-__all__ = ["ANNOUNCE_TIMEOUT_MS", "UNLOGGED_TURN_REASONS", "run_jobs", "with_idle"]
+__all__ = [
+    "ANNOUNCE_TIMEOUT_MS",
+    "NESTED_LIMIT",
+    "UNLOGGED_TURN_REASONS",
+    "run_jobs",
+    "with_idle",
+    "with_pool",
+]
 
 #: The announce step's timeout on the asynchronous path (the reference's
 #: ``announceTimeoutMs``: 30 s when ``timeoutSeconds`` is 0); the complete follows the step.
 ANNOUNCE_TIMEOUT_MS: Final = 30_000.0
+#: The reference's gateway-wide `nested` lane limit (`DEFAULT_NESTED_MAX_CONCURRENT`):
+#: every A2A run (send, ping-pong step, announce step) holds one of these slots.
+NESTED_LIMIT: Final = 8
 #: Clock slack of the log (ms timestamps, a complete written just after the step's end).
 _SLACK_MS: Final = 1_000.0
 
@@ -78,6 +88,14 @@ def run_jobs(
         and ``on_target`` (the run is on the agent's target session, where sends to it run;
         a requester's turns may run on one of its channel sessions instead).
     """
+    if "target_lane" not in conv.columns:
+        conv = conv.with_columns(pl.lit(None, pl.String).alias("target_lane"))
+    # the target's runs: on the session the send names (`targetSessionKey`), else its main one
+    conv = conv.with_columns(
+        pl.coalesce("target_lane", pl.lit("agent:") + pl.col("to_agent") + pl.lit(":main")).alias(
+            "target_lane"
+        )
+    )
     reply = pl.col("_start_ms") + pl.col("_first_reply_ms")
     first = conv.filter(pl.col("_start_ms").is_not_null()).select(
         "_row",
@@ -88,6 +106,7 @@ def run_jobs(
         reply.cast(pl.Float64).alias("end"),
         pl.lit(False).alias("timed_out"),
         pl.lit(True).alias("on_target"),
+        pl.col("target_lane").alias("timeline"),
     )
     if "requester_side" not in conv.columns:
         conv = conv.with_columns(pl.lit(None, pl.String).alias("requester_side"))
@@ -99,13 +118,18 @@ def run_jobs(
         "termination_reason",
         "announce_ran",
         "requester_side",
+        "target_lane",
         reply.alias("_reply"),
     )
     # a requester-side run: on the agent's target session (`target`), certainly on another
     # of its sessions (`elsewhere`: its own timeline), or unknown (null: may be either)
     side = pl.col("requester_side")
     req_on_target = (side == "target").fill_null(False)
-    req_line = pl.when(side == "elsewhere").then(pl.col("from_agent") + _ELSEWHERE)
+    req_line = (
+        pl.when(side == "elsewhere")
+        .then(pl.col("from_agent") + _ELSEWHERE)
+        .otherwise(pl.lit("agent:") + pl.col("from_agent") + pl.lit(":main"))
+    )
     turns = (
         turn_replies.join(answered, on="_row", how="inner")
         .filter(pl.col("event_ms") >= pl.col("_reply"))
@@ -125,7 +149,7 @@ def run_jobs(
         pl.col("event_ms").cast(pl.Float64).alias("end"),
         pl.lit(False).alias("timed_out"),
         pl.when(odd).then(req_on_target).otherwise(True).alias("on_target"),
-        pl.when(odd).then(req_line).alias("timeline"),
+        pl.when(odd).then(req_line).otherwise("target_lane").alias("timeline"),
     )
     last = turns.group_by("_row").agg(
         pl.col("turn").max().alias("_last_turn"), pl.col("event_ms").max().alias("_last")
@@ -153,6 +177,7 @@ def run_jobs(
         pl.when(in_time).then(pl.col("end")).cast(pl.Float64).alias("end"),
         pl.lit(False).alias("timed_out"),
         pl.lit(True).alias("on_target"),
+        pl.col("target_lane").alias("timeline"),
     )
     # a turn that logged no reply ran on the next speaker's session; one that timed out goes on unseen
     turn_tail = tails.filter(unlogged).select(
@@ -163,7 +188,7 @@ def run_jobs(
         pl.when(timed_out).then(None).otherwise(pl.col("end")).cast(pl.Float64).alias("end"),
         timed_out.alias("timed_out"),
         pl.when(requester_next).then(req_on_target).otherwise(True).alias("on_target"),
-        pl.when(requester_next).then(req_line).alias("timeline"),
+        pl.when(requester_next).then(req_line).otherwise("target_lane").alias("timeline"),
     )
     # without a complete, what followed the reply is unknown: it may hold the requester too
     open_end = tails.filter(pl.col("end").is_null()).select(
@@ -177,9 +202,7 @@ def run_jobs(
         req_line.alias("timeline"),
     )
     jobs = pl.concat([first, turn_jobs, announce, turn_tail, open_end], how="diagonal_relaxed")
-    return jobs.filter(pl.col("agent").is_not_null()).with_columns(
-        pl.coalesce("timeline", "agent").alias("timeline")
-    )
+    return jobs.filter(pl.col("agent").is_not_null())
 
 
 def with_idle(jobs: pl.DataFrame) -> pl.DataFrame:
@@ -247,3 +270,65 @@ def with_idle(jobs: pl.DataFrame) -> pl.DataFrame:
         .sort("_order")
         .drop("_order", "_target_end", "_other_end", "_hold", "_held")
     )
+
+
+def with_pool(jobs: pl.DataFrame, slots: int | None, hidden_cap_ms: float) -> pl.DataFrame:
+    """``jobs`` (:func:`with_idle`) with the runs that may have waited for a pool slot unset.
+
+    Every A2A run (a send's run, a ping-pong step, an announce step) is queued twice: on
+    its session lane, then on the gateway-wide ``nested`` lane with ``slots`` runs at a time
+    (runtime §1). A run that became ready (its lane free: ``run_start``) at ``r`` started
+    then if fewer than ``slots`` other runs were in that lane at ``r``, queued or running;
+    a run is there at most from its request to its end. So where the runs requested by
+    ``r`` less those over by ``r`` number fewer than ``slots``, ``run_start`` stands: the
+    start is ``max(request, lane free, pool slot free)`` with the pool free. Elsewhere the
+    start is not told by the log, and ``run_start`` and ``idle`` are unset.
+
+    A hidden run (null end) is over by the first end of a run requested after it on its
+    lane (:func:`with_idle`), and at the latest ``hidden_cap_ms`` after its request.
+
+    Examples
+    --------
+    >>> jobs = pl.DataFrame({
+    ...     "timeline": ["x", "y", "z"], "on_target": [True] * 3,
+    ...     "request": [0.0, 1.0, 2.0], "end": [10.0, 12.0, 14.0],
+    ...     "run_start": [0.0, 1.0, 2.0], "idle": [True] * 3,
+    ... })
+    >>> with_pool(jobs, 2, 1e9)["run_start"].to_list()  # the third found both slots taken
+    [0.0, 1.0, None]
+    >>> with_pool(jobs, 3, 1e9)["run_start"].to_list()
+    [0.0, 1.0, 2.0]
+    """
+    if slots is None or jobs.is_empty():
+        return jobs
+    inf = float("inf")
+    end = pl.col("end")
+    proof = pl.when(pl.col("on_target")).then(end).otherwise(None).fill_null(inf)
+    bounded = (
+        jobs.with_row_index("_order")
+        .sort("timeline", "request", "_order")
+        .with_columns(
+            pl.when(end.is_null())
+            .then(
+                pl.min_horizontal(
+                    proof.reverse().cum_min().reverse().shift(-1).over("timeline").fill_null(inf),
+                    pl.col("request") + hidden_cap_ms,
+                )
+            )
+            .otherwise(end)
+            .alias("_out")
+        )
+        .sort("_order")
+    )
+    requests = bounded["request"].sort()
+    outs = bounded["_out"].sort()
+    at = bounded.select(
+        pl.coalesce("run_start", pl.when("idle").then("request")).fill_null(-inf)
+    ).to_series()
+    # runs in the pool at r: requested by r and not over by r (the run itself included)
+    present = requests.search_sorted(at, side="right") - outs.search_sorted(at, side="right")
+    free = (present - 1) < slots
+    return bounded.with_columns(
+        pl.when(free).then(pl.col("run_start")).alias("run_start"),
+        (pl.col("idle") & free).alias("idle"),
+    ).drop("_order", "_out")
