@@ -141,6 +141,10 @@ _HELPERS: Final = (
     "_actual",
     "_eff",
     "_status",
+    "_to_type",
+    "_cfg",
+    "_wait",
+    "_failed",
 )
 
 
@@ -434,6 +438,10 @@ def exchange_events(
             _D.struct.field("actualTurns").alias("_actual"),
             _D.struct.field("effectiveTurns").alias("_eff"),
             _text("waitStatus").alias("_status"),
+            _text("toSessionType").alias("_to_type"),
+            _D.struct.field("configuredMaxTurns").alias("_cfg"),
+            (_text("waitStatus").is_not_null() | _text("waitError").is_not_null()).alias("_wait"),
+            (_text("outcome") == "failed").fill_null(False).alias("_failed"),
         )
         .collect()
     )
@@ -460,7 +468,9 @@ def exchange_events(
         .otherwise(suggested_turns_expr(pl.col("_class_intent"), intent_rules))
         .alias("_suggested"),
     ).drop("data")
-    x = sends.select(*_DIR, "exchange", "_send_ms", "_run", "_intent", "_suggested", "_req_type")
+    x = sends.select(
+        *_DIR, "exchange", "_send_ms", "_run", "_intent", "_suggested", "_req_type", "_to_type"
+    )
     placed: list[pl.DataFrame] = [sends.select("_seq", "exchange", pl.lit(False).alias("_amb"))]
 
     # retries carry the send's runId
@@ -613,7 +623,8 @@ def exchange_events(
     )
     placed.append(turn_match)
 
-    # completes: refusals, replied exchanges by their turns, then the rest
+    # completes: every complete with the exchanges it may close (hard constraints), then
+    # the most likely consistent assignment per direction (:func:`_match_completes`)
     completes = ex.filter(t == "a2a.complete")
     last_turn = (
         turn_match.join(turns.select("_seq", *_DIR, "event_ms", "_term", "_max"), on="_seq")
@@ -629,7 +640,7 @@ def exchange_events(
     ready = (
         outcome_of.join(last_turn, on=[*_DIR, "exchange"], how="left", nulls_equal=True)
         .join(
-            x.select(*_DIR, "exchange", "_suggested"),
+            x.select(*_DIR, "exchange", "_intent", "_suggested", "_req_type", "_to_type"),
             on=[*_DIR, "exchange"],
             how="left",
             nulls_equal=True,
@@ -638,67 +649,372 @@ def exchange_events(
             pl.max_horizontal("event_ms", "_last_turn").alias("_ready"),
             pl.col("_turns").fill_null(0.0),
         )
-        .with_columns(
-            # the loop still expected a turn: it ended by a timeout, an error or a skip
-            (
-                pl.col("_last_term").is_null()
-                & pl.when(pl.col("_turns") == 0)
-                .then(pl.col("_suggested") != 0)
-                .otherwise(pl.col("_last_max").is_null() | (pl.col("_turns") < pl.col("_last_max")))
-            ).alias("_pending"),
-        )
     )
-    conc = completes.filter("_conc")
-    gate_refused = ready.filter(pl.col("_kind") == "blocked")
-    in_order = _Pairing(_DIR, _READY_ORDER)
-    m_conc = _rank_match(conc, gate_refused, in_order)
-    term = pl.col("_term")
-    counted = completes.filter(~pl.col("_conc") & pl.col("_actual").is_not_null()).with_columns(
-        pl.when(term.is_in(list(_REPLY_REASONS))).then(term).alias("_last_term"),
-        (
-            ~term.is_in(list(_REPLY_REASONS)).fill_null(False)
-            & pl.when(pl.col("_eff").is_not_null())
-            .then(pl.col("_actual") < pl.col("_eff"))
-            .otherwise(term.is_not_null())
-        ).alias("_pending"),
-    )
-    with_turns = ready.filter(pl.col("_kind") == "reply").rename({"_turns": "_actual"})
-    m_turns, gone = _rank_match_within(
-        counted,
-        with_turns,
-        _Pairing([*_DIR, "_actual", "_last_term", "_pending"], _READY_ORDER),
-        TURN_TIMEOUT_MS + GATE_TIMEOUT_MS + _SLACK_MS,
-    )
-    amb_ex.append(gone.filter("_amb").select(*_DIR, "exchange"))
-    done = pl.concat([m_conc, m_turns])
-    # a direction whose completes count turns closes its replied exchanges only with those
-    counting = counted.select(_DIR).unique().with_columns(pl.lit(True).alias("_counting"))
-    rest_cand = (
-        ready.join(
-            done.select("exchange", "_seq").join(ex.select("_seq", *_DIR), on="_seq"),
-            on=[*_DIR, "exchange"],
-            how="anti",
-            nulls_equal=True,
-        )
-        .join(counting, on=_DIR, how="left", nulls_equal=True)
-        .filter((pl.col("_kind") != "reply") | pl.col("_counting").is_null())
-    )
-    rest = completes.join(done.select("_seq"), on="_seq", how="anti")
-    m_rest = _rank_match(rest, rest_cand, in_order)
-    # second chance: a complete no rule placed closes an exchange of its direction that has
-    # none, in order; the log did not say which, so both are ambiguous
-    closed = pl.concat([m_conc, m_turns, m_rest])
-    left = completes.join(closed.select("_seq"), on="_seq", how="anti")
-    open_ends = ready.join(
-        closed.select("exchange", "_seq").join(ex.select("_seq", *_DIR), on="_seq"),
-        on=[*_DIR, "exchange"],
-        how="anti",
-        nulls_equal=True,
-    )
-    m_left = _rank_match(left, open_ends, in_order).with_columns(pl.lit(True).alias("_amb"))
-    placed += [m_conc, m_turns, m_rest, m_left]
+    m_done, amb_done = _match_completes(completes, ready, x)
+    placed.append(m_done)
+    amb_ex.append(amb_done)
 
     return _place(full, x, placed, amb_ex)
+
+
+#: How many search steps one direction's completes may take before the matcher stops
+#: deciding and flags the undecided completes (a guard against pathological logs).
+_SEARCH_STEPS: Final = 20_000
+
+
+def _done_by_event() -> pl.Expr:
+    """A replied exchange whose ping-pong loop ended with its last logged event (a turn
+    giving a termination reason, the last allowed turn, or no loop at all): its announce
+    step was queued then, whatever complete closes it."""
+    turns = pl.col("_turns")
+    return (pl.col("_kind") == "reply") & (
+        pl.col("_last_term").is_not_null()
+        | ((turns >= 1) & (turns >= pl.col("_last_max")).fill_null(False))
+        | ((turns == 0) & (pl.col("_suggested") == 0).fill_null(False))
+    )
+
+
+def _tight_ends(ready: pl.DataFrame) -> pl.DataFrame:
+    """The replied exchanges of ``ready`` ended by an event: direction, ``exchange``,
+    ``_at`` (when their announce was queued)."""
+    return ready.filter(_done_by_event()).select(
+        *_DIR, "exchange", pl.col("_ready").cast(pl.Float64).alias("_at")
+    )
+
+
+#: One allowed pair in the search: (cost, exchange, on the lane, queued at the earliest,
+#: queued at the latest).
+_Edge = tuple[float, int, bool, float, float]
+
+
+def _solve_direction(
+    comps: dict[int, list[_Edge]], times: dict[int, float], tights: dict[int, float]
+) -> tuple[dict[int, int], set[int], set[int]]:
+    """The cheapest consistent assignment of one direction's completes, and what another
+    consistent one would change.
+
+    ``comps`` maps each complete (``_seq``) to its allowed pairs, cheapest first;
+    ``times`` its time; ``tights`` the exchanges whose announce was queued at a known
+    time. An assignment is consistent when every complete closes a different exchange
+    and the lane order holds: of two announces, the one queued strictly earlier (latest
+    queue time before the other's earliest) has the earlier complete; and an exchange
+    left open was queued no earlier than any closed one. As few completes as possible stay
+    unplaced. Returns the assignment, the ambiguous exchanges and completes.
+
+    A depth-first search in time order, cheapest pair first, with branch and bound; the
+    lane order prunes it to a few steps per complete. After :data:`_SEARCH_STEPS` steps
+    it stops deciding: what it has not proven is flagged.
+    """
+    order = sorted(comps, key=lambda q: (times[q], q))
+    n = len(order)
+    steps = [0]
+
+    def search(
+        forbid: tuple[int, int] | None, max_free: int, first_only: bool
+    ) -> tuple[float, dict[int, int] | None, bool]:
+        best_cost, best = float("inf"), None
+        assign: dict[int, int] = {}
+        lanes: list[tuple[float, float, float]] = []  # (lo, hi, complete time)
+        used: set[int] = set()
+        capped = False
+
+        def ok_lane(lo: float, hi: float, t: float) -> bool:
+            # an earlier complete's announce queued strictly after this one's: out of order
+            if any(lo2 > hi and t2 < t for lo2, _hi2, t2 in lanes):
+                return False
+            # an exchange still open was queued before this announce: it can no longer close
+            return not any(at < lo and xn not in used for xn, at in tights.items())
+
+        def rec(i: int, cost: float, free: int) -> bool:
+            nonlocal best_cost, best, capped
+            steps[0] += 1
+            if steps[0] > _SEARCH_STEPS:
+                capped = True
+                return True
+            if cost >= best_cost:
+                return False
+            if i == n:
+                best_cost, best = cost, dict(assign)
+                return first_only
+            q = order[i]
+            t = times[q]
+            for c, xn, lane, lo, hi in comps[q]:
+                if xn in used or (forbid is not None and forbid == (q, xn)):
+                    continue
+                if lane and not ok_lane(lo, hi, t):
+                    continue
+                used.add(xn)
+                assign[q] = xn
+                if lane:
+                    lanes.append((lo, hi, t))
+                stop = rec(i + 1, cost + c, free)
+                if lane:
+                    lanes.pop()
+                used.discard(xn)
+                del assign[q]
+                if stop:
+                    return True
+            if free < max_free:
+                return rec(i + 1, cost + 1e18, free + 1)
+            return False
+
+        rec(0, 0.0, 0)
+        return best_cost, best, capped
+
+    best: dict[int, int] | None = None
+    capped = False
+    for max_free in range(n + 1):
+        steps[0] = 0
+        _cost, best, capped = search(None, max_free, False)
+        if best is not None or capped:
+            break
+        # no assignment places every complete: allow one more unplaced
+    amb_x: set[int] = set()
+    amb_seq: set[int] = set()
+    if best is None:
+        return {}, amb_x, set(order)
+    free_n = sum(1 for q in order if q not in best)
+    if capped:
+        amb_seq = set(order)
+        amb_x = set(best.values())
+    for q in order:
+        if q not in best or len(comps[q]) < 2 or capped:
+            continue
+        steps[0] = 0
+        _c, alt, alt_capped = search((q, best[q]), free_n, True)
+        if alt_capped or alt is not None:
+            amb_seq.add(q)
+            amb_x.add(best[q])
+        if alt is not None:
+            for q2 in order:
+                if alt.get(q2) != best.get(q2):
+                    amb_seq.add(q2)
+                    amb_x.update(v for v in (alt.get(q2), best.get(q2)) if v is not None)
+    return best, amb_x, amb_seq
+
+
+def _complete_edges(completes: pl.DataFrame, ready: pl.DataFrame, x: pl.DataFrame) -> pl.DataFrame:
+    """Every (complete, exchange) pair of one direction that the log allows (runtime §2-§3).
+
+    A complete closes an exchange only if it comes after the exchange's last reply or turn
+    (120 s after it when the loop ended on a turn timeout: that step ran first); a
+    concurrency-blocked complete closes a refusal, one with wait fields a no-reply, one
+    counting turns a replied exchange with that many turns and the same reply-given
+    termination; its ``messageIntent`` and session types are the send's, its
+    ``effectiveTurns`` the turns' ``maxTurns`` (or what the intent allows under
+    ``configuredMaxTurns``); a complete with ``outcome: "failed"`` (the flow died) may
+    close an exchange with no outcome. Columns: ``_seq, exchange``, the direction,
+    ``_c_ms``, ``_cost`` (squared lag in s², the likelihood: sorting completes and
+    exchanges in time order minimises it), ``_lane`` (the announce ran on the target's
+    lane: first come first served applies), ``_lo``/``_hi`` (when that announce was
+    queued, at the earliest / latest) and ``_tight`` (the exchange's announce was queued
+    at its last event, whatever closes it).
+    """
+    unanswered = x.join(
+        ready.select(*_DIR, "exchange"), on=[*_DIR, "exchange"], how="anti", nulls_equal=True
+    ).select(
+        *_DIR,
+        "exchange",
+        pl.lit(None, pl.String).alias("_kind"),
+        pl.col("_send_ms").alias("_ready"),
+        pl.lit(0.0).alias("_turns"),
+        pl.lit(None, pl.String).alias("_last_term"),
+        pl.lit(None, pl.Float64).alias("_last_max"),
+        "_intent",
+        "_suggested",
+        "_req_type",
+        "_to_type",
+    )
+    cands = pl.concat(
+        [
+            ready.select(
+                *_DIR,
+                "exchange",
+                "_kind",
+                pl.col("_ready").cast(pl.Float64),
+                pl.col("_turns").cast(pl.Float64),
+                "_last_term",
+                pl.col("_last_max").cast(pl.Float64),
+                "_intent",
+                "_suggested",
+                "_req_type",
+                "_to_type",
+            ),
+            unanswered,
+        ],
+        how="vertical_relaxed",
+    )
+    c = completes.select(
+        "_seq",
+        *_DIR,
+        pl.col("event_ms").alias("_c_ms"),
+        "_conc",
+        pl.col("_actual").cast(pl.Float64, strict=False),
+        pl.col("_eff").cast(pl.Float64, strict=False),
+        pl.col("_cfg").cast(pl.Float64, strict=False),
+        "_term",
+        pl.col("_mi").alias("_c_intent"),
+        pl.col("_req_type").alias("_c_from"),
+        pl.col("_to_type").alias("_c_to"),
+        "_wait",
+        "_failed",
+    )
+    kind, term = pl.col("_kind"), pl.col("_term")
+    replied = kind == "reply"
+    reply_term = pl.when(term.is_in(list(_REPLY_REASONS))).then(term)
+    extra = term.is_not_null() & ~term.is_in(list(_REPLY_REASONS))
+    mu = pl.when(term == "turn_timeout").then(TURN_TIMEOUT_MS).otherwise(0.0)
+    sugg, cfg = pl.col("_suggested").cast(pl.Float64), pl.col("_cfg")
+    allowed_eff = (
+        pl.when(sugg == 0)
+        .then(0.0)
+        .when(sugg < 0)
+        .then(cfg)
+        .otherwise(pl.min_horizontal(sugg, cfg))
+    )
+    turns = pl.col("_turns")
+    done_by_event = _done_by_event()
+
+    def agree(a: str, b: str) -> pl.Expr:
+        return (pl.col(a) == pl.col(b)).fill_null(True)
+
+    ok = (
+        (pl.col("_c_ms") >= pl.col("_ready"))
+        & (kind.is_not_null() | pl.col("_failed"))
+        & (~pl.col("_conc") | (kind == "blocked"))
+        & (
+            (kind != "blocked") | pl.col("_conc") | (pl.col("_actual").is_null() & ~pl.col("_wait"))
+        ).fill_null(True)
+        & (~pl.col("_wait") | (kind == "no_reply")).fill_null(False)
+        & pl.when(pl.col("_actual").is_null() | kind.is_null())
+        .then(True)
+        .when(replied)
+        .then(pl.col("_actual") == turns)
+        .otherwise(pl.col("_actual") == 0)
+        & agree("_c_intent", "_intent")
+        & agree("_c_from", "_req_type")
+        & agree("_c_to", "_to_type")
+        & pl.when(~replied.fill_null(False) | pl.col("_eff").is_null())
+        .then(True)
+        .when((turns >= 1) & pl.col("_last_max").is_not_null())
+        .then(pl.col("_eff") == pl.col("_last_max"))
+        .otherwise(((pl.col("_eff") == allowed_eff) | (pl.col("_eff") == 0)).fill_null(True))
+        & pl.when(replied.fill_null(False))
+        .then(
+            reply_term.eq_missing(pl.col("_last_term"))
+            & ~(extra & done_by_event)
+            & (~extra | (pl.col("_c_ms") >= pl.col("_ready") + mu - _SLACK_MS))
+        )
+        .otherwise(True)
+    )
+    lane = replied.fill_null(False)
+    return (
+        c.join(cands, on=_DIR, how="inner", nulls_equal=True)
+        .filter(ok)
+        .select(
+            "_seq",
+            *_DIR,
+            "exchange",
+            "_c_ms",
+            (
+                (
+                    (
+                        pl.col("_c_ms")
+                        - pl.col("_ready")
+                        - pl.when(lane & extra).then(mu).otherwise(0.0)
+                    )
+                    / 1000.0
+                ).pow(2)
+            ).alias("_cost"),
+            lane.alias("_lane"),
+            (pl.col("_ready") + pl.when(extra).then(mu).otherwise(0.0)).alias("_lo"),
+            pl.when(extra).then(pl.col("_c_ms")).otherwise(pl.col("_ready")).alias("_hi"),
+            pl.when(done_by_event.fill_null(False)).then(pl.col("_ready")).alias("_tight"),
+        )
+    )
+
+
+def _match_completes(
+    completes: pl.DataFrame, ready: pl.DataFrame, x: pl.DataFrame
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """Close exchanges with their completes: the most likely assignment consistent with
+    everything the log records, and the exchanges another consistent assignment would
+    change (ambiguous).
+
+    Hard constraints are the allowed pairs (:func:`_complete_edges`) and first come first
+    served on the target's lane: the announce step that precedes a replied exchange's
+    complete runs on the conversation's session, so an announce queued strictly earlier
+    ends (and its complete is logged) first, and an exchange whose announce was queued
+    before another's cannot still be waiting when that one has closed. A direction whose
+    completes each allow one exchange, all different, is settled in Polars; the rest
+    (overlapping exchanges) by :func:`_solve_direction`, an exact search: the pairwise
+    lane order is a side constraint no assignment solver (scipy's, networkx's) takes.
+
+    Returns the placed completes (``_seq, exchange, _amb``) and the ambiguous exchanges
+    (direction, ``exchange``).
+    """
+    empty_amb = pl.DataFrame(schema={**{k: pl.String for k in _DIR}, "exchange": pl.Int64})
+    if completes.height == 0:
+        return pl.DataFrame(
+            schema={"_seq": pl.UInt32, "exchange": pl.Int64, "_amb": pl.Boolean}
+        ), empty_amb
+    edges = _complete_edges(completes, ready, x)
+    deg = edges.group_by("_seq").len("_deg")
+    e = edges.join(deg, on="_seq").with_columns(pl.len().over(*_DIR, "exchange").alias("_xdeg"))
+    # a direction is settled when each of its completes allows one exchange, no exchange
+    # is allowed by two, and no exchange is left open that the lane order would need closed
+    hard = e.group_by(_DIR).agg(((pl.col("_deg") > 1) | (pl.col("_xdeg") > 1)).any().alias("_hard"))
+    open_tight = (
+        ready.filter(pl.col("_kind") == "reply")
+        .join(e.select(*_DIR, "exchange"), on=[*_DIR, "exchange"], how="anti", nulls_equal=True)
+        .select(_DIR)
+        .unique()
+    )
+    hard = hard.join(
+        open_tight.with_columns(pl.lit(True).alias("_open")), on=_DIR, how="left", nulls_equal=True
+    ).with_columns((pl.col("_hard") | pl.col("_open").fill_null(False)).alias("_hard"))
+    e = e.join(hard.select(*_DIR, "_hard"), on=_DIR, how="left", nulls_equal=True)
+    easy = e.filter(~pl.col("_hard")).select("_seq", "exchange", pl.lit(False).alias("_amb"))
+    rest = e.filter(pl.col("_hard"))
+    if rest.height == 0:
+        return easy, empty_amb
+    # replied exchanges ended by an event (their announce was queued then), per direction:
+    # even one no complete may close stays bound by the lane order
+    hard_dirs = rest.select(_DIR).unique()
+    rt = _tight_ends(
+        ready.filter(pl.col("_kind") == "reply").join(
+            hard_dirs, on=_DIR, how="semi", nulls_equal=True
+        )
+    )
+    tights: dict[tuple[object, ...], dict[int, float]] = {}
+    for *key, xn, at in rt.select(*_DIR, "exchange", "_at").iter_rows():
+        tights.setdefault(tuple(key), {})[xn] = at
+    placed_rows: list[tuple[int, int, bool]] = []
+    amb_rows: list[tuple[object, ...]] = []
+    groups = rest.sort(*_DIR, "_c_ms", "_seq", "_cost", "exchange").partition_by(
+        _DIR, as_dict=True, maintain_order=True
+    )
+    for key, g in groups.items():
+        comps: dict[int, list[_Edge]] = {}
+        times: dict[int, float] = {}
+        for seq, xn, cms, cost, lane, lo, hi in g.select(
+            "_seq", "exchange", "_c_ms", "_cost", "_lane", "_lo", "_hi"
+        ).iter_rows():
+            comps.setdefault(seq, []).append((cost, xn, lane, lo, hi))
+            times[seq] = cms
+        best, amb_x, amb_seq = _solve_direction(comps, times, tights.get(tuple(key), {}))
+        for seq, xn in best.items():
+            placed_rows.append((seq, xn, seq in amb_seq))
+        amb_rows += [(*key, xn) for xn in amb_x]
+    solved = pl.DataFrame(
+        placed_rows,
+        schema={"_seq": pl.UInt32, "exchange": pl.Int64, "_amb": pl.Boolean},
+        orient="row",
+    )
+    amb = pl.DataFrame(
+        amb_rows, schema={**{k: pl.String for k in _DIR}, "exchange": pl.Int64}, orient="row"
+    )
+    return pl.concat([easy.cast({"_seq": pl.UInt32, "exchange": pl.Int64}), solved]), amb
 
 
 def _place(
