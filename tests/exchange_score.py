@@ -29,16 +29,18 @@ Metrics (:func:`score`; every count is over the truth's exchanges unless said ot
 
 from __future__ import annotations
 
+import functools
 import tempfile
 from pathlib import Path
 from typing import Any
 
 import polars as pl
+from scipy.stats import binomtest
 
 import a2a_lab as al
-from tests.reference_model import ModelRun
+from tests.reference_model import ModelConfig, ModelRun, simulate
 
-__all__ = ["GOALS", "line_roles", "score", "score_lines"]
+__all__ = ["GOALS", "line_roles", "measure", "pooled", "score", "score_lines", "summary"]
 
 #: Issue 22's goals on the reference's traffic shape, as (metric, bound, kind).
 GOALS: tuple[tuple[str, float, str], ...] = (
@@ -226,3 +228,44 @@ def _false_findings(
 def summary(metrics: dict[str, Any]) -> dict[str, Any]:
     """The metrics without the ``rows`` frame (for printing)."""
     return {k: v for k, v in metrics.items() if k != "rows"}
+
+
+#: The issue's measurement: loads 1x and 3x, three seeds each, about 1,000 sends per run.
+LOADS: tuple[float, ...] = (1.0, 3.0)
+SEEDS: tuple[int, ...] = (1, 2, 3)
+
+
+@functools.cache
+def measure(
+    loads: tuple[float, ...] = LOADS, seeds: tuple[int, ...] = SEEDS, n_sends: int = 1000
+) -> pl.DataFrame:
+    """Score every (load, seed) run of the held-out model; one row of metrics per run.
+
+    Cached, so the measurement and the goal tests of one pytest process share the runs.
+    """
+    rows = []
+    for load in loads:
+        for seed in seeds:
+            run = simulate(ModelConfig(load=load, n_sends=n_sends), seed=seed)
+            m = summary(score(run))
+            rows.append(
+                {
+                    "load": load,
+                    "seed": seed,
+                    "overlapped": int(run.truth["overlapped"].sum()),
+                    "blocked": int((run.truth["outcome"] == "concurrency_blocked").sum()),
+                    **m,
+                }
+            )
+    return pl.DataFrame(rows)
+
+
+def pooled(table: pl.DataFrame, metric: str) -> dict[str, Any]:
+    """``metric`` summed over the runs of each load, as a share of the exchanges, with its
+    exact (Clopper-Pearson) 95 % interval."""
+    out = {}
+    for (load,), part in table.group_by("load", maintain_order=True):
+        k, n = int(part[metric].sum()), int(part["exchanges"].sum())
+        ci = binomtest(k, n).proportion_ci(confidence_level=0.95, method="exact")
+        out[f"{load:g}x"] = {"count": k, "n": n, "share": k / n, "ci95": (ci.low, ci.high)}
+    return out

@@ -270,7 +270,8 @@ class ModelConfig:
     sends_per_hour
         Mean send rate of one ordered pair at load 1 (pair weights vary around it).
     n_sends
-        How many sends (``sessions_send`` calls) the run makes.
+        Requester runs start until this many sends were made (a few more may follow from
+        runs already going).
     work_sessions
         Work sessions active at a time; each send picks one (so one conversation id carries
         both directions of a pair, and several exchanges of a pair overlap).
@@ -280,7 +281,13 @@ class ModelConfig:
         Channel runs per agent on its ``main`` session (lane ``main``): load on the session
         the requester's ping-pong turns queue on.
     p_subagent_requester
-        Share of sends made from a sub-agent session (``agent:<id>:subagent:<uuid>``).
+        Share of requester runs on a sub-agent session (``agent:<id>:subagent:<uuid>``).
+    p_extra_send
+        A requester run makes 1 + Geometric more ``sessions_send`` calls to its target:
+        the chance of each further call (same work session, so same conversation id).
+    p_send_back
+        Chance that the target's run, on the conversation lane, calls ``sessions_send``
+        back to the requester (the reverse direction under the same conversation id).
     service
         Mean service time, seconds, per step kind: ``first`` (target's run), ``turn``,
         ``announce``, ``requester`` (the requester's own run around the tool call),
@@ -315,12 +322,14 @@ class ModelConfig:
 
     agents: tuple[str, ...] = ("hana", "ieum", "eden", "ruda", "bada")
     load: float = 1.0
-    sends_per_hour: float = 3.0
+    sends_per_hour: float = 1.5
     n_sends: int = 1000
     work_sessions: int = 3
     work_session_life_s: float = 3600.0
     background_runs_per_hour: float = 12.0
-    p_subagent_requester: float = 0.25
+    p_subagent_requester: float = 0.1
+    p_extra_send: float = 0.25
+    p_send_back: float = 0.2
     service: dict[str, float] = field(
         default_factory=lambda: {
             "first": 45.0,
@@ -414,6 +423,7 @@ class _Gateway:
         self.ws_slots: list[tuple[str, float]] = []
         self.conv_cache: dict[str, str] = {}
         self.last_send_s = 0.0
+        self.cut_s = 0.0
 
     # ----------------------------------------------------------------------------- helpers
     def uid(self) -> str:
@@ -472,14 +482,31 @@ class _Gateway:
 
     # ----------------------------------------------------------------------------- runs
     def lane_run(
-        self, key: str, lane: str, kind: str, done: simpy.Event | None, outcome: str = "ok"
+        self,
+        key: str,
+        lane: str,
+        kind: str,
+        done: simpy.Event | None,
+        outcome: str = "ok",
+        during: Callable[[], None] | None = None,
     ) -> Generator[simpy.Event, Any, None]:
-        """One agent run: session lane (FIFO, one at a time), then the global lane."""
+        """One agent run: session lane (FIFO, one at a time), then the global lane.
+
+        ``during`` is called at a uniform point of the run's service (a tool call the run
+        makes, e.g. a ``sessions_send`` back to its requester).
+        """
         with self.session(key).request() as s:
             yield s
             with self.pools[lane].request() as p:
                 yield p
-                yield self.env.timeout(self.service(kind))
+                total = self.service(kind)
+                if during is None:
+                    yield self.env.timeout(total)
+                else:
+                    before = total * float(self.rng.uniform(0.1, 0.9))
+                    yield self.env.timeout(before)
+                    during()
+                    yield self.env.timeout(total - before)
         if done is not None:
             done.succeed(outcome)
 
@@ -497,7 +524,7 @@ class _Gateway:
         w = self.rng.gamma(2.0, 0.5, size=len(pairs))
         w = w / w.sum()
         total = cfg.sends_per_hour * cfg.load * len(pairs) / 3600.0
-        for _ in range(cfg.n_sends):
+        while len(self.exchanges) < cfg.n_sends:
             yield self.env.timeout(self.rng.exponential(1.0 / total))
             req, tgt = pairs[int(self.rng.choice(len(pairs), p=w))]
             self.env.process(self.requester_run(req, tgt))
@@ -508,15 +535,21 @@ class _Gateway:
             key, lane, stype = f"agent:{req}:subagent:{self.uid()}", "subagent", "subagent"
         else:
             key, lane, stype = f"agent:{req}:main", "main", "main"
+        ws = self.work_session()
         with self.session(key).request() as s:
             yield s
             with self.pools[lane].request() as p:
                 yield p
                 total = self.service("requester")
-                before = total * float(self.rng.uniform(0.2, 0.8))
-                yield self.env.timeout(before)
-                self.env.process(self.flow(req, tgt, key, stype))
-                yield self.env.timeout(total - before)
+                # the tool calls fall inside the run; a run may send more than once
+                calls = int(self.rng.geometric(1.0 - self.cfg.p_extra_send))
+                points = np.sort(self.rng.uniform(0.1, 0.9, size=calls)) * total
+                elapsed = 0.0
+                for at in points:
+                    yield self.env.timeout(float(at) - elapsed)
+                    elapsed = float(at)
+                    self.env.process(self.flow(req, tgt, key, stype, ws))
+                yield self.env.timeout(total - elapsed)
 
     def step(
         self, key: str, kind: str, p_error: float, p_empty: float, p_skip: float
@@ -538,10 +571,9 @@ class _Gateway:
 
     # ----------------------------------------------------------------------------- flow
     def flow(
-        self, req: str, tgt: str, req_key: str, req_type: str
+        self, req: str, tgt: str, req_key: str, req_type: str, ws: str
     ) -> Generator[simpy.Event, Any, None]:
         cfg, env, rng = self.cfg, self.env, self.rng
-        ws = self.work_session()
         conv = self.conversation(ws, req, tgt)
         tkey = f"agent:{tgt}:a2a:{conv}"
         tgt_type = "main"  # as written by every conformance log for the a2a session
@@ -559,7 +591,15 @@ class _Gateway:
         # the target's run is submitted before the flow starts (sessions-send-tool.ts)
         first_done = env.event()
         first_status = "error" if rng.random() < cfg.p_wait_error else "ok"
-        env.process(self.lane_run(tkey, "nested", "first", first_done, first_status))
+        # the target, inside this run (on the conversation lane), may send back to the
+        # requester: same work session and pair, so the same conversation id (spec §6)
+        back = None
+        if rng.random() < cfg.p_send_back:
+
+            def back() -> None:
+                env.process(self.flow(tgt, req, tkey, tgt_type, ws))
+
+        env.process(self.lane_run(tkey, "nested", "first", first_done, first_status, back))
         base = {
             "conversationId": conv,
             "workSessionId": ws,
@@ -754,6 +794,7 @@ class _Gateway:
         arrivals = self.env.process(self.arrivals())
         self.env.run(until=arrivals)
         cut = self.last_send_s + self.cfg.tail_s
+        self.cut_s = cut
         self.env.run(until=max(cut, self.env.now) + 1e-9)
         cut_ms = self.cfg.start_ms + round(cut * 1000.0)
         kept = [i for i, (ts, _) in enumerate(self.log) if ts <= cut_ms]
@@ -810,6 +851,8 @@ class _Gateway:
                     "first_reply_s": None if reply[1] is None else (reply[1] - send_ts) / 1000.0,
                     "duration_s": None if comp[1] is None else (comp[1] - send_ts) / 1000.0,
                     "actual_turns": len(turns),
+                    "_send_ts": send_ts,
+                    "_end_ts": comp[1],
                 }
             )
         schema = {
@@ -829,7 +872,28 @@ class _Gateway:
             "duration_s": pl.Float64,
             "actual_turns": pl.Int64,
         }
-        return pl.DataFrame(rows, schema=schema)
+        end = pl.col("_end_ts").fill_null(self.cfg.start_ms + round(self.cut_s * 1000.0))
+        frame = pl.DataFrame(
+            rows, schema={**schema, "_send_ts": pl.Int64, "_end_ts": pl.Int64}
+        ).with_columns(end.alias("_end_ts"))
+        # another exchange of the same conversation id is in flight during this one
+        pairs = frame.select("conversation_id", "run_id", "_send_ts", "_end_ts").join(
+            frame.select("conversation_id", "run_id", "_send_ts", "_end_ts"),
+            on="conversation_id",
+            suffix="_o",
+        )
+        busy = (
+            pairs.filter(
+                (pl.col("run_id") != pl.col("run_id_o"))
+                & (pl.col("_send_ts_o") <= pl.col("_end_ts"))
+                & (pl.col("_send_ts") <= pl.col("_end_ts_o"))
+            )
+            .select("run_id")
+            .unique()
+        )
+        return frame.with_columns(
+            pl.col("run_id").is_in(busy["run_id"].implode()).alias("overlapped")
+        ).drop("_send_ts", "_end_ts")
 
 
 def simulate(cfg: ModelConfig | None = None, *, seed: int = 0) -> ModelRun:
@@ -851,7 +915,9 @@ def simulate(cfg: ModelConfig | None = None, *, seed: int = 0) -> ModelRun:
         ``turn_lines`` (in turn order), ``complete_line`` (null when the log was cut first),
         ``outcome`` (replied, no_reply, concurrency_blocked, incomplete — as spec §3b reads
         the cut log), ``first_reply_s``, ``duration_s`` (send → complete) and
-        ``actual_turns`` (turn events in the log). Lines are 1-based.
+        ``actual_turns`` (turn events in the log), ``overlapped`` (another exchange of the same
+        conversation id is in flight at some time between this one's send and its complete,
+        or the end of the log). Lines are 1-based.
     """
     cfg = cfg or ModelConfig()
     return _Gateway(cfg, np.random.default_rng(seed)).run()
