@@ -1,0 +1,923 @@
+"""A held-out model of the reference gateway's A2A traffic (issue 22), for scoring the matcher.
+
+Written independently of :mod:`a2a_lab.sim` and :mod:`a2a_lab.exchanges` (neither was read):
+only from the runtime spec (``shared/spec/a2a-runtime.md``), the exchange conformance cases
+(``shared/conformance/exchanges/``), the peer logs (``shared/conformance/peer/*.ndjson``) and
+the reference source (Pronto-Lab/prontoclaw, checked out at ``/work/ref/src``). It is a SimPy
+discrete-event model (the project's locked simulation library; no hand-rolled event loop) that
+writes the NDJSON lines the reference writes and, beside them, the truth of every exchange:
+which line is its send, first reply, each turn and its complete.
+
+Facts used, and where each comes from
+-------------------------------------
+Lanes and queueing
+  - Every run is queued twice: first on its session lane ``session:<sessionKey>`` (one run at a
+    time, FIFO), then on a gateway-wide lane with a concurrency limit
+    (``src/agents/pi-embedded-runner/lanes.ts`` ``resolveSessionLane`` / ``resolveGlobalLane``;
+    spec §1). The session lane is held while the run waits for its global lane (nested
+    enqueue, spec §1 "queued twice").
+  - Global limits: ``main`` = ``agents.defaults.maxConcurrent``, default 4; ``subagent`` 8
+    (``src/config/agent-limits.ts`` ``DEFAULT_AGENT_MAX_CONCURRENT`` /
+    ``DEFAULT_SUBAGENT_MAX_CONCURRENT``, applied in ``src/gateway/server-lanes.ts``);
+    ``nested`` 8 (spec §1, ``DEFAULT_NESTED_MAX_CONCURRENT``; not set in server-lanes.ts of this
+    checkout, so taken from the spec). ``cron`` 1 is not modelled (no cron traffic here).
+  - The target's first run of a ``sessions_send`` is submitted with ``lane: AGENT_LANE_NESTED``
+    on the resolved target session (``src/agents/tools/sessions-send-tool.ts`` ``sendParams``),
+    which for a cross-agent send is ``agent:<target>:a2a:<conversationId>`` (spec §1, the
+    conformance logs' ``targetSessionKey``).
+  - Ping-pong steps and the announce step are ``runAgentStep(..., lane: AGENT_LANE_NESTED)``
+    (``src/agents/tools/sessions-send-tool.a2a.ts``). The loop starts with
+    ``currentSessionKey = requesterSessionKey`` and swaps after every turn, so turn 1 runs on
+    the requester's own session, turn 2 on the target session, ... (same file; the
+    conformance case ``alternating-directions`` shows turn 1 spoken by the requester). The
+    announce step runs on ``targetSessionKey`` (same file).
+  - The asynchronous path (``timeoutSeconds = 0``) submits the target run, returns
+    ``accepted`` and starts the flow in the background (``sessions-send-tool.ts``); the tool
+    call itself happens inside the requester's own run, which goes on after the call (so the
+    requester's turn 1 queues behind it on the requester's session lane).
+Concurrency gate (``src/agents/a2a-concurrency.ts``)
+  - Per agent, at most ``maxConcurrentFlows`` = 3 flows, FIFO wait queue, refused after
+    ``queueTimeoutMs`` = 30,000 ms. The gate is keyed by the TARGET agent (spec §1). A refused
+    flow emits ``a2a.response {outcome: "blocked"}`` then ``a2a.complete {concurrencyBlocked:
+    true, announced: false}`` and runs no agent step
+    (``sessions-send-tool.a2a.test.ts`` "handles concurrency gate timeout as blocked outcome";
+    spec §1). The target's run was already submitted before the flow started, so it still
+    occupies its lanes (``sessions-send-tool.ts``: the ``agent`` call precedes
+    ``startA2AFlow``).
+Waiting, turns, announce (spec §2-§3, ``sessions-send-tool.a2a.test.ts``)
+  - ``agent.wait`` in 30 s chunks up to 300 s in total; a chunk timeout is not a retry; no
+    reply → ``a2a.response {outcome: "no_reply", waitStatus, waitError?}`` whose ``message``
+    is ``[outcome] no_reply: 메시지가 전달되었으나 응답을 수신하지 못했습니다`` plus the reason
+    suffix, then ``a2a.complete`` (spec §2.3; the test "emits outcome A2A_RESPONSE when
+    waitRunId path times out without reply" checks the text and ``outcome``).
+  - The reply: ``a2a.response`` from the target to the requester with ``message`` (full) and
+    ``replyPreview`` (cut to 200 characters) (test "keeps full response text in message while
+    clipping preview"; initial response ``fromAgent`` = target, ``toAgent`` = requester: test
+    "emits initial A2A_RESPONSE even when ping-pong is skipped").
+  - Each ping-pong turn emits ``a2a.response {turn, maxTurns, messageIntent,
+    terminationReason?}`` (spec §2.4); a turn times out after 120 s (test "uses per-turn
+    timeout for ping-pong": ``timeoutMs`` 120,000) and ends the loop with ``turn_timeout``;
+    a failing step ends it with ``agent_error``, an empty one with ``empty_reply``, a
+    ``REPLY_SKIP`` with ``explicit_skip`` (tests "ping-pong terminates with ..."), and the
+    complete then carries ``terminationReason`` and the ``actualTurns`` done.
+  - The announce step always runs, also when ping-pong is skipped (test "announce always runs
+    even with skipPingPong"); its timeout is ``announceTimeoutMs`` = 30 s on the asynchronous
+    path (``sessions-send-tool.ts``: ``timeoutSeconds === 0 ? 30_000``).
+  - ``a2a.complete`` is emitted by the requester's flow, ``fromAgent`` = requester
+    (test "emits A2A_COMPLETE event at end"), with ``announced, messageIntent,
+    configuredMaxTurns, effectiveTurns, actualTurns, earlyTermination, terminationReason,
+    announceSkipped`` (spec §2.5; the conformance case ``overlapping-same-direction``).
+  - Intents and effective turns (spec §3): notification 0, escalation 0, result_report 1,
+    request 3, collaboration -1 (= configured maximum, 5), question 1; effective =
+    min(suggested, configured) or configured for -1. Early termination reasons and their
+    textual triggers (repetition > 0.85 Jaccard, under 20 characters without ``?``,
+    conclusion openers) from spec §3; the generated turn texts really trigger them.
+Ids and line shape
+  - ``conversationId``: one per ``workSessionId::sorted lower-cased pair`` (spec §6,
+    ``src/infra/events/a2a-index.ts`` ``buildRouteKeyFromEvent``), shared by both
+    directions. ``workSessionId = "ws_" + uuid`` (spec §6).
+  - Line shape ``{"type", "agentId", "ts" (epoch ms), "data": {...}}`` and field order as in
+    the conformance logs; ``runId`` only on ``a2a.send`` (no response or complete in the
+    conformance logs carries one); ``targetSessionKey`` on the send and the complete
+    (``overlapping-same-direction``); session types swap with the speaking side on responses
+    (``overlapping-same-direction``: the reply's ``toSessionType`` is the requester's).
+  - ``toSessionType`` of a conversation-scoped target session is written ``"main"``, as in
+    every conformance log (the reference's session-type derivation is not in this checkout).
+
+Assumptions (no source decides them; each is a parameter or stated here)
+  - A turn whose reply triggers an early-termination rule is emitted (with
+    ``terminationReason``) and counted in ``actualTurns``; the loop then stops.
+  - A normal end of the loop writes ``earlyTermination: false`` and no ``terminationReason``.
+  - A no-reply or blocked ``a2a.response`` is written ``target → requester`` like the reply.
+  - The synchronous path (``timeoutSeconds > 0``) and ``a2a.retry`` are not modelled.
+
+Public entry point: :func:`simulate`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import uuid
+from collections.abc import Callable, Generator
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import polars as pl
+import simpy
+
+__all__ = [
+    "EFFECTIVE_TURNS",
+    "ModelConfig",
+    "ModelRun",
+    "classify_intent",
+    "simulate",
+]
+
+#: Suggested turns per intent (spec §3); -1 means the configured maximum.
+SUGGESTED_TURNS: dict[str, int] = {
+    "notification": 0,
+    "escalation": 0,
+    "result_report": 1,
+    "request": 3,
+    "collaboration": -1,
+    "question": 1,
+}
+
+#: Effective turns per intent under the default configured maximum of 5 (spec §3).
+EFFECTIVE_TURNS: dict[str, int] = {
+    k: (5 if v == -1 else min(v, 5)) for k, v in SUGGESTED_TURNS.items()
+}
+
+# The intent classifier of spec §3, first rule wins, case-insensitive. Used only to check
+# that the generated messages carry the intent the model says they do.
+_INTENT_RULES: tuple[tuple[str, tuple[str, ...]], ...] = (
+    (
+        "notification",
+        (r"\[NO_REPLY_NEEDED\]", r"\[NOTIFICATION\]", "전달합니다", "공유합니다", "알림:"),
+    ),
+    ("escalation", (r"\[URGENT\]", r"\[ESCALATION\]")),
+    (
+        "result_report",
+        (
+            r"\[outcome\]",
+            r"\[result\]",
+            "작업.*완료",
+            "결과.*보고",
+            "분석.*결과",
+            "completed",
+            "finished",
+            "done",
+        ),
+    ),
+    (
+        "request",
+        (
+            "해줘",
+            "해주세요",
+            "해줄래",
+            "봐줘",
+            "봐주세요",
+            "처리해",
+            "부탁해",
+            "부탁드",
+            "진행해줘",
+            "작성해줘",
+            "분석해줘",
+            "검토해줘",
+            "수정해줘",
+            "생성해줘",
+            "만들어줘",
+            "보내줘",
+            "알아봐줘",
+        ),
+    ),
+    (
+        "collaboration",
+        (
+            "논의",
+            "토론",
+            "설계하자",
+            "같이",
+            "함께",
+            "의견.*줘",
+            "의견.*들려",
+            "의견.*말해",
+            "피드백",
+            "리뷰",
+            "검토",
+            "합의",
+            "조율",
+            "상의",
+            "브레인스토밍",
+            "let'?s discuss",
+            "review together",
+            "brainstorm",
+            "collaborate",
+            "work together",
+            "let'?s figure out",
+            "what do you think",
+        ),
+    ),
+    ("question", (r"\?$", "어떻게", "어디에", "뭐가", "알려줘", "can you", "could you", "please")),
+)
+
+
+def classify_intent(message: str) -> str:
+    """The message intent by the rules of spec §3 (first rule wins; default collaboration).
+
+    Parameters
+    ----------
+    message
+        The sent text.
+
+    Returns
+    -------
+    str
+        One of the keys of :data:`SUGGESTED_TURNS`.
+    """
+    for intent, patterns in _INTENT_RULES:
+        if any(re.search(p, message, flags=re.IGNORECASE) for p in patterns):
+            return intent
+    return "collaboration"
+
+
+# Message templates per intent; each classifies to its intent (checked by the tests).
+_MESSAGES: dict[str, tuple[str, ...]] = {
+    "notification": (
+        "[NOTIFICATION] 빌드 상태 공유합니다",
+        "알림: 배포 창이 오늘 저녁으로 옮겨졌어요",
+    ),
+    "escalation": ("[URGENT] 결제 서버 응답이 느려졌어요", "[ESCALATION] 고객 문의가 급증했어요"),
+    "result_report": ("[result] 로그 정리 작업 완료", "회귀 테스트 결과 보고 드려요"),
+    "request": ("회귀 테스트 정리해줘", "API 문서 초안 작성해줘", "이 PR 검토해줘"),
+    "collaboration": ("API 설계 같이 논의해봐요", "릴리스 일정 조율이 필요해요"),
+    "question": ("배포 일정이 어떻게 되나요", "스테이징 서버 주소 알려줘"),
+}
+
+# Turn texts: long, mutually dissimilar sentences (word Jaccard well below 0.85), none
+# starting with a conclusion opener, so they never end the loop by themselves.
+_TURN_TEXTS: tuple[str, ...] = (
+    "첫 번째 항목은 지금 구조로 두고 두 번째 항목만 나눠서 정리하면 될 것 같습니다",
+    "로그를 다시 보니 타임아웃은 게이트웨이 쪽에서 먼저 난 걸로 보여요 확인 부탁해요",
+    "테스트 케이스 세 개를 추가했고 남은 건 문서화와 릴리스 노트 정리입니다",
+    "지난주 지표와 비교하면 오류율이 절반으로 줄었는데 원인은 재시도 정책 같아요",
+    "배포 전에 스키마 변경을 먼저 반영해야 해서 순서를 바꾸는 게 좋겠습니다",
+    "고객 문의 분류 기준을 제품 영역별로 나누면 청구 관련 문의가 가장 많습니다",
+)
+_CONCLUSIONS: tuple[str, ...] = (
+    "알겠습니다, 그렇게 진행하겠습니다 감사해요",
+    "확인했습니다. 말씀하신 대로 반영할게요",
+)
+_MINIMAL: tuple[str, ...] = ("네 좋아요", "ok 진행")
+_REPLY_FIRST = "응답: 확인 후 정리해서 드릴게요, 필요한 자료가 있으면 말씀해 주세요"
+
+_NO_REPLY_PREFIX = "[outcome] no_reply: 메시지가 전달되었으나 응답을 수신하지 못했습니다"
+_BLOCKED_TEXT = "[outcome] blocked: 동시 처리 한도를 초과해 요청이 거절되었습니다"
+
+
+@dataclass(frozen=True)
+class ModelConfig:
+    """Parameters of one held-out run (every policy number is a parameter).
+
+    Parameters
+    ----------
+    agents
+        Agent ids; every ordered pair of distinct agents sends.
+    load
+        Load factor multiplying every pair's send rate (1x .. 3x in the issue).
+    sends_per_hour
+        Mean send rate of one ordered pair at load 1 (pair weights vary around it).
+    n_sends
+        Requester runs start until this many sends were made (a few more may follow from
+        runs already going).
+    work_sessions
+        Work sessions active at a time; each send picks one (so one conversation id carries
+        both directions of a pair, and several exchanges of a pair overlap).
+    work_session_life_s
+        Mean life of a work session (exponential); an expired one is replaced by a new id.
+    background_runs_per_hour
+        Channel runs per agent on its ``main`` session (lane ``main``): load on the session
+        the requester's ping-pong turns queue on.
+    p_subagent_requester
+        Share of requester runs on a sub-agent session (``agent:<id>:subagent:<uuid>``).
+    p_extra_send
+        A requester run makes 1 + Geometric more ``sessions_send`` calls to its target:
+        the chance of each further call (same work session, so same conversation id).
+    p_send_back
+        Chance that the target's run, on the conversation lane, calls ``sessions_send``
+        back to the requester (the reverse direction under the same conversation id).
+    service
+        Mean service time, seconds, per step kind: ``first`` (target's run), ``turn``,
+        ``announce``, ``requester`` (the requester's own run around the tool call),
+        ``background``.
+    family
+        Service-time distribution: ``"gamma"``, ``"lognormal"`` or ``"exponential"``.
+    cv
+        Coefficient of variation of the service times (gamma and lognormal).
+    nested_limit, main_limit, subagent_limit
+        Gateway-wide lane limits (8, 4, 8).
+    gate_flows, gate_timeout_s
+        Per-target concurrency gate (3 flows, 30 s).
+    wait_limit_s, turn_timeout_s, announce_timeout_s
+        Wait for the first reply (300 s), one ping-pong turn (120 s), the announce step (30 s).
+    configured_max_turns
+        ``maxPingPongTurns`` (5).
+    intent_mix
+        Probability of each intent of the sent message.
+    p_wait_error
+        Chance that the target's run ends in an error (``waitStatus: "error"``).
+    p_step_error, p_step_empty, p_step_skip
+        Chance that a ping-pong step fails, replies nothing, or replies ``REPLY_SKIP``.
+    p_early
+        Chance that a turn's reply triggers an early-termination rule.
+    p_announce_skip
+        Chance that the announce step replies ``ANNOUNCE_SKIP``.
+    tail_s
+        The log is cut this long after the last send; exchanges still running are incomplete.
+    start_ms
+        Epoch ms of simulation time 0.
+    """
+
+    agents: tuple[str, ...] = ("hana", "ieum", "eden", "ruda", "bada")
+    load: float = 1.0
+    sends_per_hour: float = 1.5
+    n_sends: int = 1000
+    work_sessions: int = 3
+    work_session_life_s: float = 3600.0
+    background_runs_per_hour: float = 12.0
+    p_subagent_requester: float = 0.1
+    p_extra_send: float = 0.25
+    p_send_back: float = 0.2
+    service: dict[str, float] = field(
+        default_factory=lambda: {
+            "first": 45.0,
+            "turn": 20.0,
+            "announce": 6.0,
+            "requester": 30.0,
+            "background": 40.0,
+        }
+    )
+    family: str = "gamma"
+    cv: float = 0.8
+    nested_limit: int = 8
+    main_limit: int = 4
+    subagent_limit: int = 8
+    gate_flows: int = 3
+    gate_timeout_s: float = 30.0
+    wait_limit_s: float = 300.0
+    turn_timeout_s: float = 120.0
+    announce_timeout_s: float = 30.0
+    configured_max_turns: int = 5
+    intent_mix: dict[str, float] = field(
+        default_factory=lambda: {
+            "notification": 0.12,
+            "escalation": 0.05,
+            "result_report": 0.15,
+            "request": 0.35,
+            "collaboration": 0.18,
+            "question": 0.15,
+        }
+    )
+    p_wait_error: float = 0.02
+    p_step_error: float = 0.01
+    p_step_empty: float = 0.01
+    p_step_skip: float = 0.03
+    p_early: float = 0.12
+    p_announce_skip: float = 0.3
+    tail_s: float = 90.0
+    start_ms: int = 1_771_286_400_000
+
+
+@dataclass
+class ModelRun:
+    """What :func:`simulate` returns.
+
+    Attributes
+    ----------
+    lines
+        The NDJSON lines, in file (= emission = time) order.
+    truth
+        One row per exchange whose ``a2a.send`` is in the log (see :func:`simulate`).
+    """
+
+    lines: list[str]
+    truth: pl.DataFrame
+
+    def write(self, path: Any) -> None:
+        """Write the lines to ``path`` (one event per line)."""
+        with open(path, "w", encoding="utf-8") as fh:
+            fh.write("\n".join(self.lines) + "\n")
+
+
+@dataclass
+class _Exchange:
+    run_id: str
+    conversation_id: str
+    requester: str
+    target: str
+    work_session_id: str
+    intent: str
+    events: list[tuple[int, str]] = field(default_factory=list)  # (emission seq, role)
+    actual_turns: int = 0
+
+
+class _Gateway:
+    """The lanes, the gate and the event log of one simulated gateway."""
+
+    def __init__(self, cfg: ModelConfig, rng: np.random.Generator) -> None:
+        self.cfg = cfg
+        self.rng = rng
+        self.env = simpy.Environment()
+        self.pools = {
+            "nested": simpy.Resource(self.env, cfg.nested_limit),
+            "main": simpy.Resource(self.env, cfg.main_limit),
+            "subagent": simpy.Resource(self.env, cfg.subagent_limit),
+        }
+        self.sessions: dict[str, simpy.Resource] = {}
+        self.gates = {a: simpy.Resource(self.env, cfg.gate_flows) for a in cfg.agents}
+        self.log: list[tuple[int, dict[str, Any]]] = []  # (ts ms, event), emission order
+        self.exchanges: list[_Exchange] = []
+        self.roles: list[tuple[int, str] | None] = []  # per emitted event: (exchange idx, role)
+        self.ws_slots: list[tuple[str, float]] = []
+        self.conv_cache: dict[str, str] = {}
+        self.last_send_s = 0.0
+        self.cut_s = 0.0
+
+    # ----------------------------------------------------------------------------- helpers
+    def uid(self) -> str:
+        return str(uuid.UUID(bytes=self.rng.bytes(16), version=4))
+
+    def service(self, kind: str) -> float:
+        mean = self.cfg.service[kind]
+        fam, cv = self.cfg.family, self.cfg.cv
+        if fam == "exponential":
+            return float(self.rng.exponential(mean))
+        if fam == "gamma":
+            shape = 1.0 / cv**2
+            return float(self.rng.gamma(shape, mean / shape))
+        if fam == "lognormal":
+            sigma2 = np.log1p(cv**2)
+            return float(self.rng.lognormal(np.log(mean) - sigma2 / 2, np.sqrt(sigma2)))
+        raise ValueError(f"unknown service family {fam!r}")
+
+    def session(self, key: str) -> simpy.Resource:
+        if key not in self.sessions:
+            self.sessions[key] = simpy.Resource(self.env, 1)
+        return self.sessions[key]
+
+    def ts(self) -> int:
+        return self.cfg.start_ms + round(self.env.now * 1000.0)
+
+    def emit(
+        self, type_: str, agent: str, data: dict[str, Any], ex: int | None = None, role: str = ""
+    ) -> None:
+        clean = {k: v for k, v in data.items() if v is not None}
+        self.log.append(
+            (self.ts(), {"type": type_, "agentId": agent, "ts": self.ts(), "data": clean})
+        )
+        self.roles.append((ex, role) if ex is not None else None)
+
+    def work_session(self) -> str:
+        now = self.env.now
+        if not self.ws_slots:
+            self.ws_slots = [
+                ("ws_" + self.uid(), now + self.rng.exponential(self.cfg.work_session_life_s))
+                for _ in range(self.cfg.work_sessions)
+            ]
+        i = int(self.rng.integers(len(self.ws_slots)))
+        ws, expiry = self.ws_slots[i]
+        if expiry < now:
+            ws = "ws_" + self.uid()
+            self.ws_slots[i] = (ws, now + self.rng.exponential(self.cfg.work_session_life_s))
+        return ws
+
+    def conversation(self, ws: str, a: str, b: str) -> str:
+        # spec §6 / a2a-index.ts: workSessionId::sorted lower-cased pair, both directions
+        key = ws + "::" + "|".join(sorted((a.lower(), b.lower())))
+        if key not in self.conv_cache:
+            self.conv_cache[key] = self.uid()
+        return self.conv_cache[key]
+
+    # ----------------------------------------------------------------------------- runs
+    def lane_run(
+        self,
+        key: str,
+        lane: str,
+        kind: str,
+        done: simpy.Event | None,
+        outcome: str = "ok",
+        during: Callable[[], None] | None = None,
+    ) -> Generator[simpy.Event, Any, None]:
+        """One agent run: session lane (FIFO, one at a time), then the global lane.
+
+        ``during`` is called at a uniform point of the run's service (a tool call the run
+        makes, e.g. a ``sessions_send`` back to its requester).
+        """
+        with self.session(key).request() as s:
+            yield s
+            with self.pools[lane].request() as p:
+                yield p
+                total = self.service(kind)
+                if during is None:
+                    yield self.env.timeout(total)
+                else:
+                    before = total * float(self.rng.uniform(0.1, 0.9))
+                    yield self.env.timeout(before)
+                    during()
+                    yield self.env.timeout(total - before)
+        if done is not None:
+            done.succeed(outcome)
+
+    def background(self, agent: str) -> Generator[simpy.Event, Any, None]:
+        rate = self.cfg.background_runs_per_hour / 3600.0
+        if rate <= 0:
+            return
+        while True:
+            yield self.env.timeout(self.rng.exponential(1.0 / rate))
+            self.env.process(self.lane_run(f"agent:{agent}:main", "main", "background", None))
+
+    def arrivals(self) -> Generator[simpy.Event, Any, None]:
+        cfg = self.cfg
+        pairs = [(a, b) for a in cfg.agents for b in cfg.agents if a != b]
+        w = self.rng.gamma(2.0, 0.5, size=len(pairs))
+        w = w / w.sum()
+        total = cfg.sends_per_hour * cfg.load * len(pairs) / 3600.0
+        while len(self.exchanges) < cfg.n_sends:
+            yield self.env.timeout(self.rng.exponential(1.0 / total))
+            req, tgt = pairs[int(self.rng.choice(len(pairs), p=w))]
+            self.env.process(self.requester_run(req, tgt))
+
+    def requester_run(self, req: str, tgt: str) -> Generator[simpy.Event, Any, None]:
+        """The requester's own run in which it calls ``sessions_send`` (asynchronous path)."""
+        if self.rng.random() < self.cfg.p_subagent_requester:
+            key, lane, stype = f"agent:{req}:subagent:{self.uid()}", "subagent", "subagent"
+        else:
+            key, lane, stype = f"agent:{req}:main", "main", "main"
+        ws = self.work_session()
+        with self.session(key).request() as s:
+            yield s
+            with self.pools[lane].request() as p:
+                yield p
+                total = self.service("requester")
+                # the tool calls fall inside the run; a run may send more than once
+                calls = int(self.rng.geometric(1.0 - self.cfg.p_extra_send))
+                points = np.sort(self.rng.uniform(0.1, 0.9, size=calls)) * total
+                elapsed = 0.0
+                for at in points:
+                    yield self.env.timeout(float(at) - elapsed)
+                    elapsed = float(at)
+                    self.env.process(self.flow(req, tgt, key, stype, ws))
+                yield self.env.timeout(total - elapsed)
+
+    def step(
+        self, key: str, kind: str, p_error: float, p_empty: float, p_skip: float
+    ) -> tuple[simpy.Event, str]:
+        """Submit a ping-pong / announce step on ``key`` (lane nested); its result event."""
+        done = self.env.event()
+        u = self.rng.random()
+        status = (
+            "error"
+            if u < p_error
+            else "empty"
+            if u < p_error + p_empty
+            else "skip"
+            if u < p_error + p_empty + p_skip
+            else "ok"
+        )
+        self.env.process(self.lane_run(key, "nested", kind, done, status))
+        return done, status
+
+    # ----------------------------------------------------------------------------- flow
+    def flow(
+        self, req: str, tgt: str, req_key: str, req_type: str, ws: str
+    ) -> Generator[simpy.Event, Any, None]:
+        cfg, env, rng = self.cfg, self.env, self.rng
+        conv = self.conversation(ws, req, tgt)
+        tkey = f"agent:{tgt}:a2a:{conv}"
+        tgt_type = "main"  # as written by every conformance log for the a2a session
+        intent = str(rng.choice(list(cfg.intent_mix), p=np.array(list(cfg.intent_mix.values()))))
+        message = str(rng.choice(_MESSAGES[intent]))
+        run_id = self.uid()
+        ex = len(self.exchanges)
+        self.exchanges.append(_Exchange(run_id, conv, req, tgt, ws, intent))
+        suggested = SUGGESTED_TURNS[intent]
+        eff = (
+            cfg.configured_max_turns
+            if suggested == -1
+            else min(suggested, cfg.configured_max_turns)
+        )
+        # the target's run is submitted before the flow starts (sessions-send-tool.ts)
+        first_done = env.event()
+        first_status = "error" if rng.random() < cfg.p_wait_error else "ok"
+        # the target, inside this run (on the conversation lane), may send back to the
+        # requester: same work session and pair, so the same conversation id (spec §6)
+        back = None
+        if rng.random() < cfg.p_send_back:
+
+            def back() -> None:
+                env.process(self.flow(tgt, req, tkey, tgt_type, ws))
+
+        env.process(self.lane_run(tkey, "nested", "first", first_done, first_status, back))
+        base = {
+            "conversationId": conv,
+            "workSessionId": ws,
+            "eventRole": "conversation.main",
+        }
+
+        def to_req(**d: Any) -> dict[str, Any]:  # target speaking to requester
+            return {
+                "fromAgent": tgt,
+                "toAgent": req,
+                **base,
+                "fromSessionType": tgt_type,
+                "toSessionType": req_type,
+                **d,
+            }
+
+        def to_tgt(**d: Any) -> dict[str, Any]:  # requester speaking to target
+            return {
+                "fromAgent": req,
+                "toAgent": tgt,
+                **base,
+                "fromSessionType": req_type,
+                "toSessionType": tgt_type,
+                **d,
+            }
+
+        self.last_send_s = env.now
+        self.emit(
+            "a2a.send",
+            req,
+            to_tgt(message=message, targetSessionKey=tkey, runId=run_id),
+            ex,
+            "send",
+        )
+
+        def complete(**d: Any) -> dict[str, Any]:
+            return to_tgt(
+                targetSessionKey=tkey,
+                messageIntent=intent,
+                configuredMaxTurns=cfg.configured_max_turns,
+                effectiveTurns=eff,
+                **d,
+            )
+
+        gate = self.gates[tgt]
+        permit = gate.request()
+        yield permit | env.timeout(cfg.gate_timeout_s)
+        if not permit.triggered:
+            permit.cancel()
+            self.emit(
+                "a2a.response",
+                tgt,
+                to_req(message=_BLOCKED_TEXT, replyPreview="", outcome="blocked"),
+                ex,
+                "blocked",
+            )
+            self.emit(
+                "a2a.complete",
+                req,
+                complete(announced=False, actualTurns=0, concurrencyBlocked=True),
+                ex,
+                "complete",
+            )
+            return
+        try:
+            yield from self._after_permit(
+                ex, req_key, tkey, eff, intent, first_done, to_req, to_tgt, complete
+            )
+        finally:
+            gate.release(permit)
+
+    def _after_permit(
+        self,
+        ex: int,
+        req_key: str,
+        tkey: str,
+        eff: int,
+        intent: str,
+        first_done: simpy.Event,
+        to_req: Callable[..., dict[str, Any]],
+        to_tgt: Callable[..., dict[str, Any]],
+        complete: Callable[..., dict[str, Any]],
+    ) -> Generator[simpy.Event, Any, None]:
+        cfg, env, rng = self.cfg, self.env, self.rng
+        xc = self.exchanges[ex]
+        req, tgt = xc.requester, xc.target
+        yield first_done | env.timeout(cfg.wait_limit_s)
+        # the wait returns a few ms after the run ends (agent.wait + readLatestAssistantReply)
+        yield env.timeout(float(rng.uniform(0.005, 0.08)))
+        if not first_done.triggered or first_done.value == "error":
+            if not first_done.triggered:
+                status, err, suffix = "timeout", None, " (대기 시간 300초 초과)"
+            else:
+                status, err = "error", "rate limit exceeded"
+                suffix = f" ({err})"
+            self.emit(
+                "a2a.response",
+                tgt,
+                to_req(
+                    message=_NO_REPLY_PREFIX + suffix,
+                    replyPreview="",
+                    outcome="no_reply",
+                    waitStatus=status,
+                    waitError=err,
+                ),
+                ex,
+                "no_reply",
+            )
+            yield env.timeout(float(rng.uniform(0.005, 0.05)))
+            self.emit("a2a.complete", req, complete(announced=False, actualTurns=0), ex, "complete")
+            return
+        self.emit(
+            "a2a.response",
+            tgt,
+            to_req(message=_REPLY_FIRST, replyPreview=_REPLY_FIRST[:200]),
+            ex,
+            "reply",
+        )
+        actual, reason = 0, None
+        speaker_key, other_key = req_key, tkey
+        speaker = req
+        previous = _REPLY_FIRST
+        for turn in range(1, eff + 1):
+            done, status = self.step(
+                speaker_key, "turn", cfg.p_step_error, cfg.p_step_empty, cfg.p_step_skip
+            )
+            yield done | env.timeout(cfg.turn_timeout_s)
+            if not done.triggered:
+                reason = "turn_timeout"
+                break
+            if status != "ok":
+                reason = {"error": "agent_error", "empty": "empty_reply", "skip": "explicit_skip"}[
+                    status
+                ]
+                break
+            yield env.timeout(float(rng.uniform(0.005, 0.05)))
+            early = None
+            if rng.random() < cfg.p_early:
+                early = str(
+                    rng.choice(["repetition_detected", "minimal_content", "conclusion_detected"])
+                )
+            text = (
+                previous
+                if early == "repetition_detected"
+                else str(rng.choice(_MINIMAL))
+                if early == "minimal_content"
+                else str(rng.choice(_CONCLUSIONS))
+                if early == "conclusion_detected"
+                else str(rng.choice([t for t in _TURN_TEXTS if t != previous]))
+            )
+            actual += 1
+            say = to_req if speaker == tgt else to_tgt
+            data = say(
+                message=text,
+                replyPreview=text[:200],
+                turn=turn,
+                maxTurns=eff,
+                messageIntent=intent,
+                terminationReason=early,
+            )
+            self.emit("a2a.response", speaker, data, ex, "turn")
+            previous = text
+            if early is not None:
+                reason = early
+                break
+            speaker_key, other_key = other_key, speaker_key
+            speaker = tgt if speaker == req else req
+        xc.actual_turns = actual
+        done, status = self.step(tkey, "announce", 0.0, 0.0, cfg.p_announce_skip)
+        yield done | env.timeout(cfg.announce_timeout_s)
+        skipped = done.triggered and status == "skip"
+        announced = done.triggered and not skipped
+        yield env.timeout(float(rng.uniform(0.005, 0.05)))
+        self.emit(
+            "a2a.complete",
+            req,
+            complete(
+                announced=announced,
+                announceSkipped=skipped,
+                actualTurns=actual,
+                earlyTermination=reason is not None,
+                terminationReason=reason,
+            ),
+            ex,
+            "complete",
+        )
+
+    # ----------------------------------------------------------------------------- run
+    def run(self) -> ModelRun:
+        for a in self.cfg.agents:
+            self.env.process(self.background(a))
+        arrivals = self.env.process(self.arrivals())
+        self.env.run(until=arrivals)
+        cut = self.last_send_s + self.cfg.tail_s
+        self.cut_s = cut
+        self.env.run(until=max(cut, self.env.now) + 1e-9)
+        cut_ms = self.cfg.start_ms + round(cut * 1000.0)
+        kept = [i for i, (ts, _) in enumerate(self.log) if ts <= cut_ms]
+        lines = [
+            json.dumps(self.log[i][1], ensure_ascii=False, separators=(",", ":")) for i in kept
+        ]
+        return ModelRun(lines, self._truth(kept))
+
+    def _truth(self, kept: list[int]) -> pl.DataFrame:
+        per: dict[int, dict[str, list[tuple[int, int]]]] = {}
+        for line, i in enumerate(kept, start=1):
+            tag = self.roles[i]
+            if tag is None:
+                continue
+            ex, role = tag
+            per.setdefault(ex, {}).setdefault(role, []).append((line, self.log[i][0]))
+        rows = []
+        for ex, roles in sorted(per.items()):
+            if "send" not in roles:
+                continue
+            xc = self.exchanges[ex]
+            ((send_line, send_ts),) = roles["send"]
+            reply = roles.get("reply", [(None, None)])[0]
+            comp = roles.get("complete", [(None, None)])[0]
+            turns = roles.get("turn", [])
+            if "blocked" in roles and comp[0] is not None:
+                outcome = "concurrency_blocked"
+            elif "no_reply" in roles or "blocked" in roles:
+                # spec §3b: a blocked response with no concurrency-blocked complete (log cut)
+                # reads as a legacy no_reply
+                outcome = "no_reply"
+            elif comp[0] is None:
+                outcome = "incomplete"
+            elif reply[0] is not None:
+                outcome = "replied"
+            else:
+                outcome = "incomplete"
+            rows.append(
+                {
+                    "run_id": xc.run_id,
+                    "conversation_id": xc.conversation_id,
+                    "requester": xc.requester,
+                    "target": xc.target,
+                    "work_session_id": xc.work_session_id,
+                    "intent": xc.intent,
+                    "send_line": send_line,
+                    "first_reply_line": reply[0],
+                    "outcome_line": (roles.get("no_reply") or roles.get("blocked") or [(None,)])[0][
+                        0
+                    ],
+                    "turn_lines": [t[0] for t in turns],
+                    "complete_line": comp[0],
+                    "outcome": outcome,
+                    "first_reply_s": None if reply[1] is None else (reply[1] - send_ts) / 1000.0,
+                    "duration_s": None if comp[1] is None else (comp[1] - send_ts) / 1000.0,
+                    "actual_turns": len(turns),
+                    "_send_ts": send_ts,
+                    "_end_ts": comp[1],
+                }
+            )
+        schema = {
+            "run_id": pl.String,
+            "conversation_id": pl.String,
+            "requester": pl.String,
+            "target": pl.String,
+            "work_session_id": pl.String,
+            "intent": pl.String,
+            "send_line": pl.Int64,
+            "first_reply_line": pl.Int64,
+            "outcome_line": pl.Int64,
+            "turn_lines": pl.List(pl.Int64),
+            "complete_line": pl.Int64,
+            "outcome": pl.String,
+            "first_reply_s": pl.Float64,
+            "duration_s": pl.Float64,
+            "actual_turns": pl.Int64,
+        }
+        end = pl.col("_end_ts").fill_null(self.cfg.start_ms + round(self.cut_s * 1000.0))
+        frame = pl.DataFrame(
+            rows, schema={**schema, "_send_ts": pl.Int64, "_end_ts": pl.Int64}
+        ).with_columns(end.alias("_end_ts"))
+        # another exchange of the same conversation id is in flight during this one
+        pairs = frame.select("conversation_id", "run_id", "_send_ts", "_end_ts").join(
+            frame.select("conversation_id", "run_id", "_send_ts", "_end_ts"),
+            on="conversation_id",
+            suffix="_o",
+        )
+        busy = (
+            pairs.filter(
+                (pl.col("run_id") != pl.col("run_id_o"))
+                & (pl.col("_send_ts_o") <= pl.col("_end_ts"))
+                & (pl.col("_send_ts") <= pl.col("_end_ts_o"))
+            )
+            .select("run_id")
+            .unique()
+        )
+        return frame.with_columns(
+            pl.col("run_id").is_in(busy["run_id"].implode()).alias("overlapped")
+        ).drop("_send_ts", "_end_ts")
+
+
+def simulate(cfg: ModelConfig | None = None, *, seed: int = 0) -> ModelRun:
+    """Run the held-out model once.
+
+    Parameters
+    ----------
+    cfg
+        The parameters (default :class:`ModelConfig`).
+    seed
+        Seed of the run's ``numpy.random.Generator`` (nothing global is used).
+
+    Returns
+    -------
+    ModelRun
+        ``lines`` (NDJSON, file order) and ``truth``: one row per exchange whose send is in
+        the log, with ``run_id, conversation_id, requester, target, work_session_id, intent,
+        send_line, first_reply_line, outcome_line`` (a no-reply or blocked response),
+        ``turn_lines`` (in turn order), ``complete_line`` (null when the log was cut first),
+        ``outcome`` (replied, no_reply, concurrency_blocked, incomplete — as spec §3b reads
+        the cut log), ``first_reply_s``, ``duration_s`` (send → complete) and
+        ``actual_turns`` (turn events in the log), ``overlapped`` (another exchange of the same
+        conversation id is in flight at some time between this one's send and its complete,
+        or the end of the log). Lines are 1-based.
+    """
+    cfg = cfg or ModelConfig()
+    return _Gateway(cfg, np.random.default_rng(seed)).run()
