@@ -46,7 +46,7 @@ import polars as pl
 
 from a2a_lab import event_rules as _event_rules
 from a2a_lab._frames import data_text as _text
-from a2a_lab._frames import narrow, number, same_kind
+from a2a_lab._frames import narrow, same_kind
 from a2a_lab.event_rules import _D
 
 # the per-event readers, re-exported (``name as name``)
@@ -469,7 +469,15 @@ def exchange_events(
         .alias("_suggested"),
     ).drop("data")
     x = sends.select(
-        *_DIR, "exchange", "_send_ms", "_run", "_intent", "_suggested", "_req_type", "_to_type"
+        *_DIR,
+        "exchange",
+        "_send_ms",
+        "_run",
+        "_intent",
+        "_suggested",
+        "_req_type",
+        "_to_type",
+        pl.col("_seq").alias("_send_seq"),
     )
     placed: list[pl.DataFrame] = [sends.select("_seq", "exchange", pl.lit(False).alias("_amb"))]
 
@@ -556,465 +564,366 @@ def exchange_events(
         ]
     ).join(ex.select("_seq", *_DIR), on="_seq")
 
-    # ping-pong turns, level by level
-    turns = ex.filter(pl.col("_kind") == "turn")
-    replied = outcome_of.filter(pl.col("_kind") == "reply").join(
-        x, on=[*_DIR, "exchange"], nulls_equal=True
-    )
-    cand = replied.filter(pl.col("_suggested") != 0).select(
-        *_DIR,
-        "exchange",
-        pl.col("event_ms").alias("_ready"),
-        "_intent",
-        "_req_type",
-        pl.lit(None, pl.Float64).alias("_max"),
-    )
-    turn_rows: list[pl.DataFrame] = []
-    level = 1
-    max_level = int(number(turns["_turn"].max() or 0)) if turns.height else 0
-    while level <= max_level and cand.height:
-        at = turns.filter(pl.col("_turn") == level)
-        # a key is used only in the directions where every turn of this level carries it
-        at = at.with_columns(
-            pl.when(pl.col("_mi").is_not_null().all().over(_DIR))
-            .then(pl.col("_mi"))
-            .alias("_k_intent"),
-            pl.when(pl.col("_st").is_not_null().all().over(_DIR))
-            .then(pl.col("_st"))
-            .alias("_k_type"),
-            pl.when(pl.col("_max").is_not_null().all().over(_DIR) & pl.lit(level > 1))
-            .then(pl.col("_max"))
-            .alias("_k_max"),
-        )
-        use = at.group_by(_DIR).agg(
-            pl.col("_k_intent").is_not_null().any().alias("_u_intent"),
-            pl.col("_k_type").is_not_null().any().alias("_u_type"),
-            pl.col("_k_max").is_not_null().any().alias("_u_max"),
-        )
-        c = cand.join(use, on=_DIR, how="inner", nulls_equal=True).with_columns(
-            pl.when("_u_intent").then(pl.col("_intent")).alias("_k_intent"),
-            pl.when("_u_type").then(pl.col("_req_type")).alias("_k_type"),
-            pl.when("_u_max").then(pl.col("_max")).alias("_k_max"),
-        )
-        keys = [*_DIR, "_k_intent", "_k_type", "_k_max"]
-        matched, gone = _rank_match_within(
-            at, c, _Pairing(keys, _READY_ORDER), TURN_TIMEOUT_MS + _SLACK_MS
-        )
-        turn_rows.append(matched)
-        amb_ex.append(gone.filter("_amb").select(*_DIR, "exchange"))
-        nxt = matched.join(at.select("_seq", "event_ms", "_max", "_term", *_DIR), on="_seq").join(
-            x, on=[*_DIR, "exchange"], nulls_equal=True
-        )
-        cand = nxt.filter(
-            pl.col("_term").is_null() & (pl.col("_max").is_null() | (pl.col("_max") > level))
-        ).select(
-            *_DIR,
-            "exchange",
-            pl.col("event_ms").alias("_ready"),
-            "_intent",
-            "_req_type",
-            "_max",
-        )
-        level += 1
-    turn_match = (
-        pl.concat(turn_rows)
-        if turn_rows
-        else pl.DataFrame(schema={"_seq": pl.UInt32, "exchange": pl.Int64, "_amb": pl.Boolean})
-    )
-    placed.append(turn_match)
-
-    # completes: every complete with the exchanges it may close (hard constraints), then
-    # the most likely consistent assignment per direction (:func:`_match_completes`)
-    completes = ex.filter(t == "a2a.complete")
-    last_turn = (
-        turn_match.join(turns.select("_seq", *_DIR, "event_ms", "_term", "_max"), on="_seq")
-        .sort("event_ms", "_seq")
-        .group_by(*_DIR, "exchange")
-        .agg(
-            pl.col("event_ms").last().alias("_last_turn"),
-            pl.len().cast(pl.Float64).alias("_turns"),
-            pl.col("_term").last().alias("_last_term"),
-            pl.col("_max").last().alias("_last_max"),
-        )
-    )
-    ready = (
-        outcome_of.join(last_turn, on=[*_DIR, "exchange"], how="left", nulls_equal=True)
-        .join(
-            x.select(*_DIR, "exchange", "_intent", "_suggested", "_req_type", "_to_type"),
-            on=[*_DIR, "exchange"],
-            how="left",
-            nulls_equal=True,
-        )
-        .with_columns(
-            pl.max_horizontal("event_ms", "_last_turn").alias("_ready"),
-            pl.col("_turns").fill_null(0.0),
-        )
-    )
-    m_done, amb_done = _match_completes(completes, ready, x)
-    placed.append(m_done)
-    amb_ex.append(amb_done)
+    # ping-pong turns and completes: per segment of a direction (see _tails)
+    tails, amb_tails = _tails(ex, x, outcome_of)
+    placed.append(tails)
+    amb_ex.append(amb_tails)
 
     return _place(full, x, placed, amb_ex)
 
 
-#: How many search steps one direction's completes may take before the matcher stops
-#: deciding and flags the undecided completes (a guard against pathological logs).
+#: How many search steps one segment may take before the matcher stops deciding and flags
+#: what it has not proven (a guard against pathological logs; a segment of the reference's
+#: traffic takes a few steps per event).
 _SEARCH_STEPS: Final = 20_000
+#: A ping-pong turn comes at most this long after the event before it in its exchange.
+_TURN_WINDOW_MS: Final = TURN_TIMEOUT_MS + _SLACK_MS
+
+#: What the search reads of an exchange: (kind of first outcome, its time, intent,
+#: suggested turns, the send's fromSessionType and toSessionType).
+_XInfo = tuple[str | None, float, str | None, int | None, str | None, str | None]
+#: What the search reads of a turn: ("t", seq, time, turn, messageIntent, requester's session
+#: type, maxTurns, terminationReason) and of a complete: ("c", seq, time, concurrencyBlocked,
+#: actualTurns, effectiveTurns, configuredMaxTurns, terminationReason, messageIntent,
+#: fromSessionType, toSessionType, wait fields, outcome failed).
+_Event = tuple[object, ...]
 
 
-def _done_by_event() -> pl.Expr:
-    """A replied exchange whose ping-pong loop ended with its last logged event (a turn
-    giving a termination reason, the last allowed turn, or no loop at all): its announce
-    step was queued then, whatever complete closes it."""
-    turns = pl.col("_turns")
-    return (pl.col("_kind") == "reply") & (
-        pl.col("_last_term").is_not_null()
-        | ((turns >= 1) & (turns >= pl.col("_last_max")).fill_null(False))
-        | ((turns == 0) & (pl.col("_suggested") == 0).fill_null(False))
-    )
+def _tails(
+    ex: pl.DataFrame, x: pl.DataFrame, outcome_of: pl.DataFrame
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """Place the ping-pong turns and completes (runtime §2.4-§3).
 
+    A direction's events are cut into segments: a segment starts at a send when every
+    earlier send of the direction has had its complete (counting sends and completes in
+    log order). Every complete closes one exchange sent before it, so no exchange of one
+    segment is open in the next and the segments are independent. A segment with one send
+    is settled in Polars (its turns and complete are that exchange's); a segment with
+    several (overlapping flows) is solved exactly by :func:`_solve_segment`.
 
-def _tight_ends(ready: pl.DataFrame) -> pl.DataFrame:
-    """The replied exchanges of ``ready`` ended by an event: direction, ``exchange``,
-    ``_at`` (when their announce was queued)."""
-    return ready.filter(_done_by_event()).select(
-        *_DIR, "exchange", pl.col("_ready").cast(pl.Float64).alias("_at")
-    )
-
-
-#: One allowed pair in the search: (cost, exchange, on the lane, queued at the earliest,
-#: queued at the latest).
-_Edge = tuple[float, int, bool, float, float]
-
-
-def _solve_direction(
-    comps: dict[int, list[_Edge]], times: dict[int, float], tights: dict[int, float]
-) -> tuple[dict[int, int], set[int], set[int]]:
-    """The cheapest consistent assignment of one direction's completes, and what another
-    consistent one would change.
-
-    ``comps`` maps each complete (``_seq``) to its allowed pairs, cheapest first;
-    ``times`` its time; ``tights`` the exchanges whose announce was queued at a known
-    time. An assignment is consistent when every complete closes a different exchange
-    and the lane order holds: of two announces, the one queued strictly earlier (latest
-    queue time before the other's earliest) has the earlier complete; and an exchange
-    left open was queued no earlier than any closed one. As few completes as possible stay
-    unplaced. Returns the assignment, the ambiguous exchanges and completes.
-
-    A depth-first search in time order, cheapest pair first, with branch and bound; the
-    lane order prunes it to a few steps per complete. After :data:`_SEARCH_STEPS` steps
-    it stops deciding: what it has not proven is flagged.
+    Returns the placed events (``_seq, exchange, _amb``) and the ambiguous exchanges
+    (direction, ``exchange``).
     """
-    order = sorted(comps, key=lambda q: (times[q], q))
-    n = len(order)
-    steps = [0]
-
-    def search(
-        forbid: tuple[int, int] | None, max_free: int, first_only: bool
-    ) -> tuple[float, dict[int, int] | None, bool]:
-        best_cost, best = float("inf"), None
-        assign: dict[int, int] = {}
-        lanes: list[tuple[float, float, float]] = []  # (lo, hi, complete time)
-        used: set[int] = set()
-        capped = False
-
-        def ok_lane(lo: float, hi: float, t: float) -> bool:
-            # an earlier complete's announce queued strictly after this one's: out of order
-            if any(lo2 > hi and t2 < t for lo2, _hi2, t2 in lanes):
-                return False
-            # an exchange still open was queued before this announce: it can no longer close
-            return not any(at < lo and xn not in used for xn, at in tights.items())
-
-        def rec(i: int, cost: float, free: int) -> bool:
-            nonlocal best_cost, best, capped
-            steps[0] += 1
-            if steps[0] > _SEARCH_STEPS:
-                capped = True
-                return True
-            if cost >= best_cost:
-                return False
-            if i == n:
-                best_cost, best = cost, dict(assign)
-                return first_only
-            q = order[i]
-            t = times[q]
-            for c, xn, lane, lo, hi in comps[q]:
-                if xn in used or (forbid is not None and forbid == (q, xn)):
-                    continue
-                if lane and not ok_lane(lo, hi, t):
-                    continue
-                used.add(xn)
-                assign[q] = xn
-                if lane:
-                    lanes.append((lo, hi, t))
-                stop = rec(i + 1, cost + c, free)
-                if lane:
-                    lanes.pop()
-                used.discard(xn)
-                del assign[q]
-                if stop:
-                    return True
-            if free < max_free:
-                return rec(i + 1, cost + 1e18, free + 1)
-            return False
-
-        rec(0, 0.0, 0)
-        return best_cost, best, capped
-
-    best: dict[int, int] | None = None
-    capped = False
-    for max_free in range(n + 1):
-        steps[0] = 0
-        _cost, best, capped = search(None, max_free, False)
-        if best is not None or capped:
-            break
-        # no assignment places every complete: allow one more unplaced
-    amb_x: set[int] = set()
-    amb_seq: set[int] = set()
-    if best is None:
-        return {}, amb_x, set(order)
-    free_n = sum(1 for q in order if q not in best)
-    if capped:
-        amb_seq = set(order)
-        amb_x = set(best.values())
-    for q in order:
-        if q not in best or len(comps[q]) < 2 or capped:
-            continue
-        steps[0] = 0
-        _c, alt, alt_capped = search((q, best[q]), free_n, True)
-        if alt_capped or alt is not None:
-            amb_seq.add(q)
-            amb_x.add(best[q])
-        if alt is not None:
-            for q2 in order:
-                if alt.get(q2) != best.get(q2):
-                    amb_seq.add(q2)
-                    amb_x.update(v for v in (alt.get(q2), best.get(q2)) if v is not None)
-    return best, amb_x, amb_seq
-
-
-def _complete_edges(completes: pl.DataFrame, ready: pl.DataFrame, x: pl.DataFrame) -> pl.DataFrame:
-    """Every (complete, exchange) pair of one direction that the log allows (runtime §2-§3).
-
-    A complete closes an exchange only if it comes after the exchange's last reply or turn
-    (120 s after it when the loop ended on a turn timeout: that step ran first); a
-    concurrency-blocked complete closes a refusal, one with wait fields a no-reply, one
-    counting turns a replied exchange with that many turns and the same reply-given
-    termination; its ``messageIntent`` and session types are the send's, its
-    ``effectiveTurns`` the turns' ``maxTurns`` (or what the intent allows under
-    ``configuredMaxTurns``); a complete with ``outcome: "failed"`` (the flow died) may
-    close an exchange with no outcome. Columns: ``_seq, exchange``, the direction,
-    ``_c_ms``, ``_cost`` (squared lag in s², the likelihood: sorting completes and
-    exchanges in time order minimises it), ``_lane`` (the announce ran on the target's
-    lane: first come first served applies), ``_lo``/``_hi`` (when that announce was
-    queued, at the earliest / latest) and ``_tight`` (the exchange's announce was queued
-    at its last event, whatever closes it).
-    """
-    unanswered = x.join(
-        ready.select(*_DIR, "exchange"), on=[*_DIR, "exchange"], how="anti", nulls_equal=True
-    ).select(
-        *_DIR,
-        "exchange",
-        pl.lit(None, pl.String).alias("_kind"),
-        pl.col("_send_ms").alias("_ready"),
-        pl.lit(0.0).alias("_turns"),
-        pl.lit(None, pl.String).alias("_last_term"),
-        pl.lit(None, pl.Float64).alias("_last_max"),
-        "_intent",
-        "_suggested",
-        "_req_type",
-        "_to_type",
+    t = pl.col("type")
+    step = pl.when(t == "a2a.send").then(1).when(t == "a2a.complete").then(-1).otherwise(0)
+    segs = (
+        ex.filter(t.is_in(["a2a.send", "a2a.complete"]) | (pl.col("_kind") == "turn"))
+        .select("_seq", *_DIR, "event_ms", "type")
+        .sort([*_DIR, "event_ms", "_seq"], nulls_last=True)
+        .with_columns(step.cast(pl.Int64).alias("_step"))
+        .with_columns((pl.col("_step").cum_sum().over(_DIR) - pl.col("_step")).alias("_open"))
+        .with_columns(
+            ((t == "a2a.send") & (pl.col("_open") <= 0)).cum_sum().over(_DIR).alias("_segment")
+        )
     )
-    cands = pl.concat(
-        [
-            ready.select(
-                *_DIR,
-                "exchange",
-                "_kind",
-                pl.col("_ready").cast(pl.Float64),
-                pl.col("_turns").cast(pl.Float64),
-                "_last_term",
-                pl.col("_last_max").cast(pl.Float64),
-                "_intent",
-                "_suggested",
-                "_req_type",
-                "_to_type",
-            ),
-            unanswered,
-        ],
-        how="vertical_relaxed",
+    seg_x = segs.join(x.select(pl.col("_send_seq").alias("_seq"), "exchange"), on="_seq").select(
+        *_DIR, "_segment", "exchange"
     )
-    c = completes.select(
+    sizes = seg_x.group_by(*_DIR, "_segment").agg(
+        pl.len().alias("_sends"), pl.col("exchange").min().alias("_only")
+    )
+    events = segs.filter(t != "a2a.send").join(
+        sizes, on=[*_DIR, "_segment"], how="inner", nulls_equal=True
+    )
+    easy = events.filter(pl.col("_sends") == 1).select(
+        "_seq", pl.col("_only").alias("exchange"), pl.lit(False).alias("_amb")
+    )
+    amb_schema = {**dict.fromkeys(_DIR, pl.String), "exchange": pl.Int64}
+    hard = events.filter(pl.col("_sends") > 1)
+    if hard.height == 0:
+        return easy, pl.DataFrame(schema=amb_schema)
+    hard_x = (
+        seg_x.join(
+            hard.select(*_DIR, "_segment").unique(), on=[*_DIR, "_segment"], nulls_equal=True
+        )
+        .join(
+            outcome_of.select(*_DIR, "exchange", "_kind", pl.col("event_ms").alias("_first_ms")),
+            on=[*_DIR, "exchange"],
+            how="left",
+            nulls_equal=True,
+        )
+        .join(x, on=[*_DIR, "exchange"], how="left", nulls_equal=True)
+        .select(
+            *_DIR,
+            "_segment",
+            "exchange",
+            "_kind",
+            pl.coalesce("_first_ms", "_send_ms").cast(pl.Float64),
+            "_intent",
+            pl.col("_suggested").cast(pl.Int64),
+            "_req_type",
+            "_to_type",
+        )
+        .sort([*_DIR, "_segment", "exchange"], nulls_last=True)
+    )
+    cols = ex.select(
         "_seq",
-        *_DIR,
-        pl.col("event_ms").alias("_c_ms"),
+        pl.col("_turn").cast(pl.Float64, strict=False),
+        "_mi",
+        "_st",
+        pl.col("_max").cast(pl.Float64, strict=False),
+        "_term",
         "_conc",
         pl.col("_actual").cast(pl.Float64, strict=False),
         pl.col("_eff").cast(pl.Float64, strict=False),
         pl.col("_cfg").cast(pl.Float64, strict=False),
-        "_term",
-        pl.col("_mi").alias("_c_intent"),
-        pl.col("_req_type").alias("_c_from"),
-        pl.col("_to_type").alias("_c_to"),
+        "_req_type",
+        "_to_type",
         "_wait",
         "_failed",
     )
-    kind, term = pl.col("_kind"), pl.col("_term")
-    replied = kind == "reply"
-    reply_term = pl.when(term.is_in(list(_REPLY_REASONS))).then(term)
-    extra = term.is_not_null() & ~term.is_in(list(_REPLY_REASONS))
-    mu = pl.when(term == "turn_timeout").then(TURN_TIMEOUT_MS).otherwise(0.0)
-    sugg, cfg = pl.col("_suggested").cast(pl.Float64), pl.col("_cfg")
-    allowed_eff = (
-        pl.when(sugg == 0)
-        .then(0.0)
-        .when(sugg < 0)
-        .then(cfg)
-        .otherwise(pl.min_horizontal(sugg, cfg))
+    hard_ev = (
+        hard.select(*_DIR, "_segment", "_seq", "event_ms", "type")
+        .join(cols, on="_seq", how="left")
+        .sort([*_DIR, "_segment", "event_ms", "_seq"], nulls_last=True)
     )
-    turns = pl.col("_turns")
-    done_by_event = _done_by_event()
-
-    def agree(a: str, b: str) -> pl.Expr:
-        return (pl.col(a) == pl.col(b)).fill_null(True)
-
-    ok = (
-        (pl.col("_c_ms") >= pl.col("_ready"))
-        & (kind.is_not_null() | pl.col("_failed"))
-        & (~pl.col("_conc") | (kind == "blocked"))
-        & (
-            (kind != "blocked") | pl.col("_conc") | (pl.col("_actual").is_null() & ~pl.col("_wait"))
-        ).fill_null(True)
-        & (~pl.col("_wait") | (kind == "no_reply")).fill_null(False)
-        & pl.when(pl.col("_actual").is_null() | kind.is_null())
-        .then(True)
-        .when(replied)
-        .then(pl.col("_actual") == turns)
-        .otherwise(pl.col("_actual") == 0)
-        & agree("_c_intent", "_intent")
-        & agree("_c_from", "_req_type")
-        & agree("_c_to", "_to_type")
-        & pl.when(~replied.fill_null(False) | pl.col("_eff").is_null())
-        .then(True)
-        .when((turns >= 1) & pl.col("_last_max").is_not_null())
-        .then(pl.col("_eff") == pl.col("_last_max"))
-        .otherwise(((pl.col("_eff") == allowed_eff) | (pl.col("_eff") == 0)).fill_null(True))
-        & pl.when(replied.fill_null(False))
-        .then(
-            reply_term.eq_missing(pl.col("_last_term"))
-            & ~(extra & done_by_event)
-            & (~extra | (pl.col("_c_ms") >= pl.col("_ready") + mu - _SLACK_MS))
-        )
-        .otherwise(True)
-    )
-    lane = replied.fill_null(False)
-    return (
-        c.join(cands, on=_DIR, how="inner", nulls_equal=True)
-        .filter(ok)
-        .select(
-            "_seq",
-            *_DIR,
-            "exchange",
-            "_c_ms",
-            (
-                (
-                    (
-                        pl.col("_c_ms")
-                        - pl.col("_ready")
-                        - pl.when(lane & extra).then(mu).otherwise(0.0)
-                    )
-                    / 1000.0
-                ).pow(2)
-            ).alias("_cost"),
-            lane.alias("_lane"),
-            (pl.col("_ready") + pl.when(extra).then(mu).otherwise(0.0)).alias("_lo"),
-            pl.when(extra).then(pl.col("_c_ms")).otherwise(pl.col("_ready")).alias("_hi"),
-            pl.when(done_by_event.fill_null(False)).then(pl.col("_ready")).alias("_tight"),
-        )
-    )
-
-
-def _match_completes(
-    completes: pl.DataFrame, ready: pl.DataFrame, x: pl.DataFrame
-) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """Close exchanges with their completes: the most likely assignment consistent with
-    everything the log records, and the exchanges another consistent assignment would
-    change (ambiguous).
-
-    Hard constraints are the allowed pairs (:func:`_complete_edges`) and first come first
-    served on the target's lane: the announce step that precedes a replied exchange's
-    complete runs on the conversation's session, so an announce queued strictly earlier
-    ends (and its complete is logged) first, and an exchange whose announce was queued
-    before another's cannot still be waiting when that one has closed. A direction whose
-    completes each allow one exchange, all different, is settled in Polars; the rest
-    (overlapping exchanges) by :func:`_solve_direction`, an exact search: the pairwise
-    lane order is a side constraint no assignment solver (scipy's, networkx's) takes.
-
-    Returns the placed completes (``_seq, exchange, _amb``) and the ambiguous exchanges
-    (direction, ``exchange``).
-    """
-    empty_amb = pl.DataFrame(schema={**{k: pl.String for k in _DIR}, "exchange": pl.Int64})
-    if completes.height == 0:
-        return pl.DataFrame(
-            schema={"_seq": pl.UInt32, "exchange": pl.Int64, "_amb": pl.Boolean}
-        ), empty_amb
-    edges = _complete_edges(completes, ready, x)
-    deg = edges.group_by("_seq").len("_deg")
-    e = edges.join(deg, on="_seq").with_columns(pl.len().over(*_DIR, "exchange").alias("_xdeg"))
-    # a direction is settled when each of its completes allows one exchange, no exchange
-    # is allowed by two, and no exchange is left open that the lane order would need closed
-    hard = e.group_by(_DIR).agg(((pl.col("_deg") > 1) | (pl.col("_xdeg") > 1)).any().alias("_hard"))
-    open_tight = (
-        ready.filter(pl.col("_kind") == "reply")
-        .join(e.select(*_DIR, "exchange"), on=[*_DIR, "exchange"], how="anti", nulls_equal=True)
-        .select(_DIR)
-        .unique()
-    )
-    hard = hard.join(
-        open_tight.with_columns(pl.lit(True).alias("_open")), on=_DIR, how="left", nulls_equal=True
-    ).with_columns((pl.col("_hard") | pl.col("_open").fill_null(False)).alias("_hard"))
-    e = e.join(hard.select(*_DIR, "_hard"), on=_DIR, how="left", nulls_equal=True)
-    easy = e.filter(~pl.col("_hard")).select("_seq", "exchange", pl.lit(False).alias("_amb"))
-    rest = e.filter(pl.col("_hard"))
-    if rest.height == 0:
-        return easy, empty_amb
-    # replied exchanges ended by an event (their announce was queued then), per direction:
-    # even one no complete may close stays bound by the lane order
-    hard_dirs = rest.select(_DIR).unique()
-    rt = _tight_ends(
-        ready.filter(pl.col("_kind") == "reply").join(
-            hard_dirs, on=_DIR, how="semi", nulls_equal=True
-        )
-    )
-    tights: dict[tuple[object, ...], dict[int, float]] = {}
-    for *key, xn, at in rt.select(*_DIR, "exchange", "_at").iter_rows():
-        tights.setdefault(tuple(key), {})[xn] = at
+    xs_of: dict[tuple[object, ...], dict[int, _XInfo]] = {}
+    for *key, seg, xn, kind, first, intent, sugg, rt, tt in hard_x.iter_rows():
+        xs_of.setdefault((*key, seg), {})[xn] = (kind, first, intent, sugg, rt, tt)
+    evs_of: dict[tuple[object, ...], list[_Event]] = {}
+    for row in hard_ev.iter_rows():
+        c, r, g, seg, seq, ms, typ = row[:7]
+        turn, mi, st, mx, term, conc, actual, eff, cfg, frm, to, wait, failed = row[7:]
+        ev: _Event
+        if typ == "a2a.complete":
+            ev = ("c", seq, ms, bool(conc), actual, eff, cfg, term, mi, frm, to, wait, failed)
+        else:
+            ev = ("t", seq, ms, turn, mi, st, mx, term)
+        evs_of.setdefault((c, r, g, seg), []).append(ev)
     placed_rows: list[tuple[int, int, bool]] = []
     amb_rows: list[tuple[object, ...]] = []
-    groups = rest.sort(*_DIR, "_c_ms", "_seq", "_cost", "exchange").partition_by(
-        _DIR, as_dict=True, maintain_order=True
-    )
-    for key, g in groups.items():
-        comps: dict[int, list[_Edge]] = {}
-        times: dict[int, float] = {}
-        for seq, xn, cms, cost, lane, lo, hi in g.select(
-            "_seq", "exchange", "_c_ms", "_cost", "_lane", "_lo", "_hi"
-        ).iter_rows():
-            comps.setdefault(seq, []).append((cost, xn, lane, lo, hi))
-            times[seq] = cms
-        best, amb_x, amb_seq = _solve_direction(comps, times, tights.get(tuple(key), {}))
-        for seq, xn in best.items():
-            placed_rows.append((seq, xn, seq in amb_seq))
-        amb_rows += [(*key, xn) for xn in amb_x]
+    for key, evs in evs_of.items():
+        best, amb_x, amb_seq = _solve_segment(xs_of.get(key, {}), evs)
+        placed_rows += [(seq, xn, seq in amb_seq) for seq, xn in best.items()]
+        amb_rows += [(*key[:3], xn) for xn in amb_x]
     solved = pl.DataFrame(
         placed_rows,
         schema={"_seq": pl.UInt32, "exchange": pl.Int64, "_amb": pl.Boolean},
         orient="row",
     )
-    amb = pl.DataFrame(
-        amb_rows, schema={**{k: pl.String for k in _DIR}, "exchange": pl.Int64}, orient="row"
-    )
+    amb = pl.DataFrame(amb_rows, schema=amb_schema, orient="row")
     return pl.concat([easy.cast({"_seq": pl.UInt32, "exchange": pl.Int64}), solved]), amb
+
+
+def _allowed_eff(suggested: int | None, cfg: float | None) -> float | None:
+    """The effective turns the intent allows under ``configuredMaxTurns`` (runtime §3)."""
+    if suggested is None or cfg is None:
+        return None
+    if suggested == 0:
+        return 0.0
+    return cfg if suggested < 0 else min(float(suggested), cfg)
+
+
+def _agree(a: object, b: object) -> bool:
+    """Two logged keys agree, or one of them is not logged."""
+    return a is None or b is None or a == b
+
+
+def _solve_segment(
+    xs: dict[int, _XInfo], evs: list[_Event]
+) -> tuple[dict[int, int], set[int], set[int]]:
+    """The most likely consistent placement of one segment's turns and completes, and what
+    another consistent placement would change.
+
+    ``xs``: the segment's exchanges (their first outcomes are placed already); ``evs``:
+    its turns and completes in log order. Consistent means, for every exchange:
+
+    - turn *k* follows turn *k - 1* (or the reply), within :data:`_TURN_WINDOW_MS`, while
+      the loop goes on (no termination reason yet, *k* ≤ ``maxTurns``, an intent that
+      allows turns), with the exchange's ``messageIntent``, requester session type and
+      ``maxTurns``;
+    - one complete, after its last reply or turn (120 s after it when the loop ended on a
+      turn timeout: that step ran first), nothing after it; a concurrency-blocked complete
+      closes a refusal, one with wait fields a no-reply, one counting turns a replied
+      exchange with that many turns and the same reply-given termination, with the send's
+      ``messageIntent`` and session types and ``effectiveTurns`` equal to the turns'
+      ``maxTurns`` (or what the intent allows under ``configuredMaxTurns``); a complete
+      with ``outcome: "failed"`` may close an exchange without an outcome;
+    - first come first served on the target's lane: the announce step before a replied
+      exchange's complete runs on the conversation's session, so an announce queued
+      strictly earlier is logged complete first, and an exchange whose loop ended (announce
+      queued) before another's announce cannot still be open when that one closes.
+
+    As few events as possible stay unplaced. Most likely = the least sum of squared lags
+    (each event after the exchange's previous one, less 120 s after a turn timeout): for
+    interchangeable exchanges it pairs them first come first served. An event is
+    ambiguous when some consistent placement gives it another exchange; the exchanges such
+    a placement changes are flagged.
+
+    A depth-first search in log order with branch and bound (the lane order is a pairwise
+    side constraint no assignment solver takes); after :data:`_SEARCH_STEPS` steps it stops
+    deciding and flags what it has not proven.
+    """
+    n = len(evs)
+    xns = sorted(xs)
+    steps = [0]
+
+    def search(
+        forbid: tuple[int, int] | None, max_free: int, first_only: bool
+    ) -> tuple[dict[int, int] | None, bool]:
+        turns = dict.fromkeys(xns, 0)
+        last = {xn: xs[xn][1] for xn in xns}
+        lterm: dict[int, object] = dict.fromkeys(xns)
+        lmax: dict[int, object] = dict.fromkeys(xns)
+        closed: set[int] = set()
+        lanes: list[tuple[float, float, float]] = []
+        assign: dict[int, int] = {}
+        best: list[object] = [float("inf"), None]
+        capped = [False]
+
+        def done(xn: int) -> bool:
+            kind, _f, _i, sugg, _r, _t = xs[xn]
+            if kind != "reply":
+                return False
+            k, mx = turns[xn], lmax[xn]
+            return (
+                lterm[xn] is not None
+                or (k >= 1 and isinstance(mx, float) and k >= mx)
+                or (k == 0 and sugg == 0)
+            )
+
+        def options(ev: _Event) -> list[tuple[float, int, tuple[float, float] | None]]:
+            out: list[tuple[float, int, tuple[float, float] | None]] = []
+            ms = float(ev[2])  # type: ignore[arg-type]
+            for xn in xns:
+                if xn in closed or (forbid is not None and forbid == (ev[1], xn)):
+                    continue
+                kind, _first, intent, sugg, rtype, ttype = xs[xn]
+                k, lt, mx, prev = turns[xn], lterm[xn], lmax[xn], last[xn]
+                if ms < prev:
+                    continue
+                if ev[0] == "t":
+                    _t, _s, _m, level, mi, st, tmax, _term = ev
+                    if (
+                        kind != "reply"
+                        or level != k + 1
+                        or lt is not None
+                        or (isinstance(mx, float) and k + 1 > mx)
+                        or (k == 0 and sugg == 0)
+                        or ms > prev + _TURN_WINDOW_MS
+                        or not _agree(mi, intent)
+                        or not _agree(st, rtype)
+                        or (k >= 1 and not _agree(tmax, mx))
+                    ):
+                        continue
+                    out.append((((ms - prev) / 1000.0) ** 2, xn, None))
+                    continue
+                _c, _s, _m, conc, actual, eff, cfg, term, mi, cf, ct, wait, failed = ev
+                if kind is None and not failed:
+                    continue
+                if (conc and kind != "blocked") or (wait and kind != "no_reply"):
+                    continue
+                if kind == "blocked" and not conc and (actual is not None or wait):
+                    continue
+                if (
+                    actual is not None
+                    and kind is not None
+                    and actual != (k if kind == "reply" else 0)
+                ):
+                    continue
+                if not (_agree(mi, intent) and _agree(cf, rtype) and _agree(ct, ttype)):
+                    continue
+                lane: tuple[float, float] | None = None
+                mu = 0.0
+                if kind == "reply":
+                    if eff is not None:
+                        if k >= 1 and mx is not None:
+                            if eff != mx:
+                                continue
+                        else:
+                            allowed = _allowed_eff(sugg, cfg)  # type: ignore[arg-type]
+                            if allowed is not None and eff not in (allowed, 0.0):
+                                continue
+                    reply_term = term if term in _REPLY_REASONS else None
+                    if reply_term != lt:
+                        continue
+                    extra = term is not None and term not in _REPLY_REASONS
+                    if extra:
+                        if done(xn):
+                            continue
+                        mu = TURN_TIMEOUT_MS if term == "turn_timeout" else 0.0
+                        if ms < prev + mu - _SLACK_MS:
+                            continue
+                    lane = (prev + mu, ms) if extra else (prev, prev)
+                out.append((((ms - prev - mu) / 1000.0) ** 2, xn, lane))
+            out.sort(key=lambda o: (o[0], o[1]))
+            return out
+
+        def lane_ok(lo: float, hi: float, ms: float, xn: int) -> bool:
+            if any(lo2 > hi and t2 < ms for lo2, _h, t2 in lanes):
+                return False
+            return not any(y != xn and y not in closed and done(y) and last[y] < lo for y in xns)
+
+        def rec(i: int, cost: float, free: int) -> bool:
+            steps[0] += 1
+            if steps[0] > _SEARCH_STEPS:
+                capped[0] = True
+                return True
+            if cost >= best[0]:  # type: ignore[operator]
+                return False
+            if i == n:
+                best[0], best[1] = cost, dict(assign)
+                return first_only
+            ev = evs[i]
+            seq, ms = int(ev[1]), float(ev[2])  # type: ignore[call-overload, arg-type]
+            for c, xn, lane in options(ev):
+                if lane is not None and not lane_ok(lane[0], lane[1], ms, xn):
+                    continue
+                saved = (turns[xn], last[xn], lterm[xn], lmax[xn])
+                assign[seq] = xn
+                last[xn] = ms
+                if ev[0] == "t":
+                    turns[xn] += 1
+                    lterm[xn], lmax[xn] = ev[7], ev[6]
+                else:
+                    closed.add(xn)
+                    if lane is not None:
+                        lanes.append((lane[0], lane[1], ms))
+                stop = rec(i + 1, cost + c, free)
+                if ev[0] == "c":
+                    closed.discard(xn)
+                    if lane is not None:
+                        lanes.pop()
+                turns[xn], last[xn], lterm[xn], lmax[xn] = saved
+                del assign[seq]
+                if stop:
+                    return True
+            if free < max_free:
+                return rec(i + 1, cost + 1e12, free + 1)
+            return False
+
+        rec(0, 0.0, 0)
+        return best[1], capped[0]  # type: ignore[return-value]
+
+    best: dict[int, int] | None = None
+    capped = False
+    for max_free in range(n + 1):
+        steps[0] = 0
+        best, capped = search(None, max_free, False)
+        if best is not None or capped:
+            break
+    seqs = [int(ev[1]) for ev in evs]  # type: ignore[call-overload]
+    if best is None:
+        return {}, set(), set(seqs)
+    if capped:
+        return best, set(best.values()), set(seqs)
+    free_n = n - len(best)
+    amb_x: set[int] = set()
+    amb_seq: set[int] = set()
+    for seq in seqs:
+        if seq not in best or seq in amb_seq:
+            continue
+        steps[0] = 0
+        alt, alt_capped = search((seq, best[seq]), free_n, True)
+        if alt is None and not alt_capped:
+            continue
+        amb_seq.add(seq)
+        amb_x.add(best[seq])
+        for q in seqs:
+            if alt is not None and alt.get(q) != best.get(q):
+                amb_seq.add(q)
+                amb_x.update(v for v in (alt.get(q), best.get(q)) if v is not None)
+    return best, amb_x, amb_seq
 
 
 def _place(
