@@ -578,6 +578,9 @@ def exchange_events(
 _SEARCH_STEPS: Final = 20_000
 #: A ping-pong turn comes at most this long after the event before it in its exchange.
 _TURN_WINDOW_MS: Final = TURN_TIMEOUT_MS + _SLACK_MS
+#: How many consistent placements of one segment the search collects before it stops
+#: deciding (then every event of the segment is flagged).
+_MAX_PLACEMENTS: Final = 1_000
 
 #: What the search reads of an exchange: (kind of first outcome, its time, intent,
 #: suggested turns, the send's fromSessionType and toSessionType).
@@ -757,10 +760,35 @@ def _solve_segment(
     n = len(evs)
     xns = sorted(xs)
     steps = [0]
+    # the exchanges each event could take by its time and keys alone (the search only
+    # looks at these, and an event with one has no alternative)
+    static: dict[object, list[int]] = {}
+    for ev in evs:
+        ms = float(ev[2])  # type: ignore[arg-type]
+        cands = []
+        for xn in xns:
+            kind, first, intent, sugg, rtype, ttype = xs[xn]
+            if first > ms:
+                continue
+            if ev[0] == "t":
+                if kind != "reply" or not (_agree(ev[4], intent) and _agree(ev[5], rtype)):
+                    continue
+                if ev[3] == 1 and sugg == 0:
+                    continue
+            else:
+                conc, wait, failed = ev[3], ev[11], ev[12]
+                if (kind is None and not failed) or (conc and kind != "blocked"):
+                    continue
+                if wait and kind != "no_reply":
+                    continue
+                if not (_agree(ev[8], intent) and _agree(ev[9], rtype) and _agree(ev[10], ttype)):
+                    continue
+            cands.append(xn)
+        static[ev[1]] = cands
 
-    def search(
-        forbid: tuple[int, int] | None, max_free: int, first_only: bool
-    ) -> tuple[dict[int, int] | None, bool]:
+    def search(max_free: int, sols: list[tuple[float, dict[int, int]]]) -> bool:
+        """Every consistent placement with ``max_free`` events left out, into ``sols``;
+        whether the search stopped at its step budget."""
         turns = dict.fromkeys(xns, 0)
         last = {xn: xs[xn][1] for xn in xns}
         lterm: dict[int, object] = dict.fromkeys(xns)
@@ -768,7 +796,6 @@ def _solve_segment(
         closed: set[int] = set()
         lanes: list[tuple[float, float, float]] = []
         assign: dict[int, int] = {}
-        best: list[object] = [float("inf"), None]
         capped = [False]
 
         def done(xn: int) -> bool:
@@ -785,8 +812,8 @@ def _solve_segment(
         def options(ev: _Event) -> list[tuple[float, int, tuple[float, float] | None]]:
             out: list[tuple[float, int, tuple[float, float] | None]] = []
             ms = float(ev[2])  # type: ignore[arg-type]
-            for xn in xns:
-                if xn in closed or (forbid is not None and forbid == (ev[1], xn)):
+            for xn in static[ev[1]]:
+                if xn in closed:
                     continue
                 kind, _first, intent, sugg, rtype, ttype = xs[xn]
                 k, lt, mx, prev = turns[xn], lterm[xn], lmax[xn], last[xn]
@@ -859,11 +886,12 @@ def _solve_segment(
             if steps[0] > _SEARCH_STEPS:
                 capped[0] = True
                 return True
-            if cost >= best[0]:  # type: ignore[operator]
-                return False
             if i == n:
-                best[0], best[1] = cost, dict(assign)
-                return first_only
+                sols.append((cost, dict(assign)))
+                if len(sols) > _MAX_PLACEMENTS:
+                    capped[0] = True
+                    return True
+                return False
             ev = evs[i]
             seq, ms = int(ev[1]), float(ev[2])  # type: ignore[call-overload, arg-type]
             for c, xn, lane in options(ev):
@@ -893,36 +921,29 @@ def _solve_segment(
             return False
 
         rec(0, 0.0, 0)
-        return best[1], capped[0]  # type: ignore[return-value]
+        return capped[0]
 
-    best: dict[int, int] | None = None
+    sols: list[tuple[float, dict[int, int]]] = []
     capped = False
     for max_free in range(n + 1):
         steps[0] = 0
-        best, capped = search(None, max_free, False)
-        if best is not None or capped:
+        capped = search(max_free, sols)
+        if sols or capped:
             break
     seqs = [int(ev[1]) for ev in evs]  # type: ignore[call-overload]
-    if best is None:
+    if not sols:
         return {}, set(), set(seqs)
+    # the most likely: least cost, ties to the earlier exchanges in log order
+    best = min(sols, key=lambda sol: (sol[0], [sol[1].get(q, 0) for q in seqs]))[1]
     if capped:
         return best, set(best.values()), set(seqs)
-    free_n = n - len(best)
     amb_x: set[int] = set()
     amb_seq: set[int] = set()
-    for seq in seqs:
-        if seq not in best or seq in amb_seq:
-            continue
-        steps[0] = 0
-        alt, alt_capped = search((seq, best[seq]), free_n, True)
-        if alt is None and not alt_capped:
-            continue
-        amb_seq.add(seq)
-        amb_x.add(best[seq])
-        for q in seqs:
-            if alt is not None and alt.get(q) != best.get(q):
-                amb_seq.add(q)
-                amb_x.update(v for v in (alt.get(q), best.get(q)) if v is not None)
+    for q in seqs:
+        taken = {sol.get(q) for _c, sol in sols}
+        if len(taken) > 1:
+            amb_seq.add(q)
+            amb_x.update(xn for xn in taken if xn is not None)
     return best, amb_x, amb_seq
 
 
