@@ -722,6 +722,13 @@ def _agree(a: object, b: object) -> bool:
     return a is None or b is None or a == b
 
 
+def _fifo(runs: list[tuple[float, float]], queued: float, logged: float) -> bool:
+    """A run queued at ``queued`` and logged at ``logged`` keeps first come first served
+    with the ``runs`` (queued, logged) of its session lane: none queued earlier is logged
+    later, none queued later is logged earlier."""
+    return not any((q < queued and t > logged) or (q > queued and t < logged) for q, t in runs)
+
+
 def _solve_segment(
     xs: dict[int, _XInfo], evs: list[_Event]
 ) -> tuple[dict[int, int], set[int], set[int]]:
@@ -742,10 +749,15 @@ def _solve_segment(
       ``messageIntent`` and session types and ``effectiveTurns`` equal to the turns'
       ``maxTurns`` (or what the intent allows under ``configuredMaxTurns``); a complete
       with ``outcome: "failed"`` may close an exchange without an outcome;
-    - first come first served on the target's lane: the announce step before a replied
-      exchange's complete runs on the conversation's session, so an announce queued
+    - first come first served on the target's lane (the direction's ``targetSessionKey``):
+      the target's ping-pong steps (even turns) run there, each queued when the exchange's
+      event before it was logged, so one queued earlier is logged no later; the announce
+      step before a replied exchange's complete runs there too, so an announce queued
       strictly earlier is logged complete first, and an exchange whose loop ended (announce
-      queued) before another's announce cannot still be open when that one closes.
+      queued) before another's announce cannot still be open when that one closes. (The
+      requester's steps, odd turns, run on the requester's own session, which the log does
+      not name: ``fromSessionType`` "main" may be a send from the requester's conversation
+      lane, so no order is assumed there.)
 
     As few events as possible stay unplaced. Most likely = the least sum of squared lags
     (each event after the exchange's previous one, less 120 s after a turn timeout): for
@@ -753,9 +765,10 @@ def _solve_segment(
     ambiguous when some consistent placement gives it another exchange; the exchanges such
     a placement changes are flagged.
 
-    A depth-first search in log order with branch and bound (the lane order is a pairwise
-    side constraint no assignment solver takes); after :data:`_SEARCH_STEPS` steps it stops
-    deciding and flags what it has not proven.
+    A depth-first search in log order that collects every consistent placement (the lane
+    order is a pairwise side constraint no assignment solver, scipy's or networkx's, takes;
+    a segment has a few exchanges, so the placements are few); after :data:`_SEARCH_STEPS`
+    steps or :data:`_MAX_PLACEMENTS` placements it stops deciding and flags the segment.
     """
     n = len(evs)
     xns = sorted(xs)
@@ -795,6 +808,9 @@ def _solve_segment(
         lmax: dict[int, object] = dict.fromkeys(xns)
         closed: set[int] = set()
         lanes: list[tuple[float, float, float]] = []
+        # the target's ping-pong steps (even turns) placed on its conversation lane:
+        # (queued = the exchange's event before, logged)
+        steps_on_lane: list[tuple[float, float]] = []
         assign: dict[int, int] = {}
         capped = [False]
 
@@ -897,6 +913,11 @@ def _solve_segment(
             for c, xn, lane in options(ev):
                 if lane is not None and not lane_ok(lane[0], lane[1], ms, xn):
                     continue
+                on_lane = ev[0] == "t" and int(ev[3]) % 2 == 0  # type: ignore[call-overload]
+                if on_lane and not _fifo(steps_on_lane, last[xn], ms):
+                    continue
+                if on_lane:
+                    steps_on_lane.append((last[xn], ms))
                 saved = (turns[xn], last[xn], lterm[xn], lmax[xn])
                 assign[seq] = xn
                 last[xn] = ms
@@ -913,6 +934,8 @@ def _solve_segment(
                     if lane is not None:
                         lanes.pop()
                 turns[xn], last[xn], lterm[xn], lmax[xn] = saved
+                if on_lane:
+                    steps_on_lane.pop()
                 del assign[seq]
                 if stop:
                     return True
@@ -984,8 +1007,9 @@ def _place(
             )
             .with_columns(
                 pl.col("exchange").fill_null(0),
-                # an orphan before the first send is plain; anything else is a guess
-                pl.col("exchange").is_not_null().alias("_amb"),
+                # an orphan before the first send is plain, and so is an event only the
+                # first send could have had; after later sends it is a guess
+                (pl.col("exchange") > 1).fill_null(False).alias("_amb"),
             )
             .drop("_send_ms")
         )

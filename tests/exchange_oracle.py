@@ -16,8 +16,9 @@ before it (within 121 s), while the loop goes on, with its intent, requester ses
 ``maxTurns``; at most one complete, after every other event of it (and 120 s after the last on a
 turn timeout), agreeing with its outcome (refusal, no-reply, replied with that many turns and
 that reply-given termination), intent, session types and effective turns; and across
-exchanges, announces (replied exchanges' completes) queued strictly earlier complete no later,
-and a replied exchange whose loop ended before another's announce was queued is closed by then.
+exchanges, on the target's lane, the target's steps (even turns) queued earlier are logged no
+later, announces (replied exchanges' completes) queued strictly earlier complete no later, and
+a replied exchange whose loop ended before another's announce was queued is closed by then.
 
 Direction and the per-event outcome kind come from :mod:`a2a_lab.exchanges` (they are
 property-tested against the reference functions on their own).
@@ -87,6 +88,7 @@ def _consistent(exs: list[_Exchange], tails: list[dict], pick: tuple[int | None,
         if xn is not None:
             by_x.setdefault(xn, []).append(ev)
     announces = []  # (queued at the earliest, at the latest, complete time)
+    lane_steps = []  # the target's steps (even turns): (queued, logged)
     loop_end = {}  # replied exchange -> when its loop ended with an event (announce queued)
     closed_at = {}
     for e in exs:
@@ -115,6 +117,8 @@ def _consistent(exs: list[_Exchange], tails: list[dict], pick: tuple[int | None,
                     or (k > 1 and not _agree(r["max"], lmax))
                 ):
                     return False
+                if k % 2 == 0:
+                    lane_steps.append((prev, r["ms"]))
                 turns, lterm, lmax, prev = k, r["term"], r["max"], r["ms"]
                 continue
             kind, term = e.first_kind, r["term"]
@@ -169,6 +173,9 @@ def _consistent(exs: list[_Exchange], tails: list[dict], pick: tuple[int | None,
             )
             if ended:
                 loop_end[e.number] = prev
+    for a, b in itertools.permutations(lane_steps, 2):
+        if a[0] < b[0] and a[1] > b[1]:
+            return False
     for a, b in itertools.permutations(announces, 2):
         if a[1] < b[0] and a[2] > b[2]:
             return False
