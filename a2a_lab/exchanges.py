@@ -799,9 +799,9 @@ def _solve_segment(
             cands.append(xn)
         static[ev[1]] = cands
 
-    def search(max_free: int, sols: list[tuple[float, dict[int, int]]]) -> bool:
-        """Every consistent placement with ``max_free`` events left out, into ``sols``;
-        whether the search stopped at its step budget."""
+    def search(max_free: int, sols: list[tuple[float, dict[int, int]]], lane_order: bool) -> bool:
+        """Every consistent placement with ``max_free`` events left out (with or without
+        the lane order), into ``sols``; whether the search stopped at its step budget."""
         turns = dict.fromkeys(xns, 0)
         last = {xn: xs[xn][1] for xn in xns}
         lterm: dict[int, object] = dict.fromkeys(xns)
@@ -911,9 +911,9 @@ def _solve_segment(
             ev = evs[i]
             seq, ms = int(ev[1]), float(ev[2])  # type: ignore[call-overload, arg-type]
             for c, xn, lane in options(ev):
-                if lane is not None and not lane_ok(lane[0], lane[1], ms, xn):
+                if lane_order and lane is not None and not lane_ok(lane[0], lane[1], ms, xn):
                     continue
-                on_lane = ev[0] == "t" and int(ev[3]) % 2 == 0  # type: ignore[call-overload]
+                on_lane = lane_order and ev[0] == "t" and int(ev[3]) % 2 == 0  # type: ignore[call-overload]
                 if on_lane and not _fifo(steps_on_lane, last[xn], ms):
                     continue
                 if on_lane:
@@ -946,13 +946,23 @@ def _solve_segment(
         rec(0, 0.0, 0)
         return capped[0]
 
-    sols: list[tuple[float, dict[int, int]]] = []
-    capped = False
-    for max_free in range(n + 1):
-        steps[0] = 0
-        capped = search(max_free, sols)
-        if sols or capped:
-            break
+    def placements(lane_order: bool) -> tuple[list[tuple[float, dict[int, int]]], bool]:
+        sols: list[tuple[float, dict[int, int]]] = []
+        capped = False
+        for max_free in range(n + 1):
+            steps[0] = 0
+            capped = search(max_free, sols, lane_order)
+            if sols or capped:
+                break
+        return sols, capped
+
+    sols, capped = placements(True)
+    if not capped and (not sols or len(sols[0][1]) < n):
+        # the log breaks the lane order (a gateway that does not queue this way): place
+        # without it, and flag the whole segment, the log cannot decide between readings
+        loose, _capped = placements(False)
+        if loose and len(loose[0][1]) > (len(sols[0][1]) if sols else -1):
+            sols, capped = loose, True
     seqs = [int(ev[1]) for ev in evs]  # type: ignore[call-overload]
     if not sols:
         return {}, set(), set(seqs)

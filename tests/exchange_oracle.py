@@ -128,9 +128,9 @@ def _consistent(exs: list[_Exchange], tails: list[dict], pick: tuple[int | None,
                 return False
             if kind == "blocked" and not r["conc"] and (r["actual"] is not None or r["wait"]):
                 return False
-            if r["actual"] is not None and kind is not None:
-                if r["actual"] != (turns if kind == "reply" else 0):
-                    return False
+            counted = turns if kind == "reply" else 0
+            if r["actual"] is not None and kind is not None and r["actual"] != counted:
+                return False
             if not (
                 _agree(r["mi"], e.intent)
                 and _agree(r["from"], e.req_type)
@@ -298,9 +298,7 @@ def oracle(events: pl.DataFrame, max_tails: int = 8) -> dict[tuple, Placement]:
                 )
         if not tails or len(tails) > max_tails:
             continue
-        choices = [
-            [None, *[e.number for e in exs if e.send_ms <= ev["ms"]]] for ev in tails
-        ]
+        choices = [[None, *[e.number for e in exs if e.send_ms <= ev["ms"]]] for ev in tails]
         kept: list[tuple[int, float, tuple[int | None, ...]]] = []
         for pick in itertools.product(*choices):
             if _consistent(exs, tails, pick):
@@ -312,11 +310,7 @@ def oracle(events: pl.DataFrame, max_tails: int = 8) -> dict[tuple, Placement]:
         fewest = min(k[0] for k in kept)
         kept = [k for k in kept if k[0] == fewest]
         best = min(kept, key=lambda k: (k[1], k[2] and tuple(p or 0 for p in k[2])))[2]
-        amb = {
-            ev["seq"]
-            for i, ev in enumerate(tails)
-            if len({k[2][i] for k in kept}) > 1
-        }
+        amb = {ev["seq"] for i, ev in enumerate(tails) if len({k[2][i] for k in kept}) > 1}
         out[key] = Placement(
             {ev["seq"]: p for ev, p in zip(tails, best, strict=True) if p is not None},
             amb,
