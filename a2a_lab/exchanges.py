@@ -10,9 +10,10 @@ The one place the analytics read an A2A event the way the reference wrote it:
 
 Exchanges
 ---------
-The reference reuses one ``conversationId`` for every exchange of a work session and agent
-pair (runtime §6), so the exchanges of one conversation id and direction overlap. Each
-event is matched to its send with what the reference writes, and only that:
+The reference reuses one ``conversationId`` for every exchange of a work session and
+unordered agent pair (runtime §6), in both directions, so the exchanges of one conversation
+id and direction overlap. Each event is matched to its send with what the reference writes,
+and only that:
 
 1. ``a2a.send`` opens exchange *n* (the *n*-th send of its conversation and direction);
 2. ``a2a.retry`` carries the send's ``runId``;
@@ -20,21 +21,26 @@ event is matched to its send with what the reference writes, and only that:
    concurrency gate gives up, :data:`GATE_TIMEOUT_MS` after its send, or at once when a
    safety limit refuses it;
 4. every other first outcome (the reply, or a no-reply) ends the target's run or the
-   requester's wait, and the target's session runs one message at a time, first come first
-   served (runtime §1), so they come in the order of their sends; a reply comes within the
-   :data:`MAX_WAIT_MS` wait (plus the gate's wait), a timed-out no-reply after it;
-5. ping-pong turn *k* follows turn *k - 1* of its exchange on the same sessions (again first
-   come first served), with the exchange's ``messageIntent``, ``maxTurns`` and requester
-   session type; a turn with a ``terminationReason``, or the last allowed one, ends the loop;
-6. ``a2a.complete`` closes it: ``concurrencyBlocked`` completes close refusals, completes
-   with ``actualTurns`` close replied exchanges with that many turns, the others close the
-   rest, each in the order their exchanges became ready.
+   requester's wait; the target's session (``targetSessionKey``, the conversation's lane)
+   runs one message at a time, first come first served (runtime §1), so they come in the
+   order of their sends (a rank join in Polars);
+5. ping-pong turns and completes are placed together, per *segment* of a direction (a
+   segment starts at a send once every earlier send has had its complete, so segments are
+   independent): a segment with one send is settled in Polars, one with overlapping flows
+   by an exact search over every placement consistent with the rules (turn *k* after turn
+   *k - 1* of its exchange within the turn timeout, with its intent, requester session type
+   and ``maxTurns``; one complete after the exchange's last reply or turn, agreeing with its
+   outcome, ``actualTurns``, termination, ``messageIntent``, session types and effective
+   turns; first come first served on the target's lane for its ping-pong steps and announce
+   steps). The most likely placement (least squared lags) is kept.
 
-Steps 3-6 are rank joins (the *r*-th event of a group with the *r*-th candidate) in Polars.
-Where the log cannot tell two exchanges apart (a group whose events and candidates do not
-pair up, an event earlier than its candidate, a retry without ``runId`` among open sends,
-two sends a refusal fits), the exchange is marked ``ambiguous``; an event no rule places
-falls back to the latest send before it, and marks its exchange ambiguous too.
+Causality holds by construction: a reply is never placed before its send, a complete never
+before its exchange's last reply or turn, turns are numbered in time order. An exchange is
+``ambiguous`` only when another placement is consistent with everything above (a log of one
+exchange never is): two sends a refusal fits, a retried flow or a failed wait among
+overlapping exchanges (their outcome may break first come first served), a turn or complete
+that some consistent placement gives another exchange, or an event no rule places (it falls
+back to the latest send before it).
 """
 
 from __future__ import annotations
@@ -222,8 +228,6 @@ def _rank(frame: pl.DataFrame, group: list[str], order: list[str]) -> pl.DataFra
 
 #: Events are paired in the order they were logged: by time, ties in file order.
 _EV_ORDER = ["event_ms", "_seq"]
-#: Candidates in the order they became ready; ties by exchange number.
-_READY_ORDER = ["_ready", "exchange"]
 
 
 @dataclass(frozen=True)
@@ -271,75 +275,6 @@ def _rank_match(events: pl.DataFrame, cands: pl.DataFrame, by: _Pairing) -> pl.D
             | ((n < cn) & (pl.col("_next_ready") <= pl.col("event_ms")).fill_null(False))
         ).alias("_amb"),
     )
-
-
-def _rank_match_within(
-    events: pl.DataFrame, cands: pl.DataFrame, by: _Pairing, window_ms: float, rounds: int = 64
-) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """:func:`_rank_match` where a candidate's event must come within ``window_ms`` of its
-    ``ready``: a candidate whose paired event comes later got none (it timed out), so it
-    is dropped and the group paired again, first such candidate of each group first.
-
-    Returns the pairs and the dropped candidates (their columns and ``_amb``: a paired
-    event of the group came within the dropped candidate's window, so it may have been its
-    own; the pair is then ambiguous too).
-    """
-    group, ready = by.group, by.ready
-    dropped: list[pl.DataFrame] = []
-    # groups are independent: a group without a late pair is settled, only the rest go on
-    settled_ev: list[pl.DataFrame] = []
-    settled_ca: list[pl.DataFrame] = []
-    ev_left, keep = events, cands
-    for _ in range(rounds):
-        if ev_left.height == 0 or keep.height == 0:
-            break
-        ev = _rank(ev_left, group, _EV_ORDER).select(*group, "_r", "event_ms")
-        ca = _rank(keep, group, by.cand_order)
-        pair = ca.join(ev, on=[*group, "_r"], how="inner", nulls_equal=True)
-        late = pair.filter(pl.col("event_ms") > pl.col(ready) + window_ms)
-        if late.height == 0:
-            break
-        first_late = (
-            late.sort("_r").group_by(group, maintain_order=True).agg(pl.col("exchange").first())
-        )
-        busy = first_late.select(group)
-        settled_ev.append(ev_left.join(busy, on=group, how="anti", nulls_equal=True))
-        settled_ca.append(keep.join(busy, on=group, how="anti", nulls_equal=True))
-        ev_left = ev_left.join(busy, on=group, how="semi", nulls_equal=True)
-        keep = keep.join(busy, on=group, how="semi", nulls_equal=True)
-        dropped.append(keep.join(first_late, on=[*group, "exchange"], how="semi", nulls_equal=True))
-        keep = keep.join(first_late, on=[*group, "exchange"], how="anti", nulls_equal=True)
-    gone_all = pl.concat(dropped) if dropped else cands.clear()
-    all_ev = pl.concat([*settled_ev, ev_left])
-    all_ca = pl.concat([*settled_ca, keep])
-    pairs = _rank_match(all_ev, all_ca, by)
-    if gone_all.height == 0 or pairs.height == 0:
-        return pairs, gone_all.with_columns(pl.lit(False).alias("_amb"))
-    # a dropped candidate was judged to have got no event; if a paired event of its group
-    # came within its window, that event may have been its own (the paired candidate then
-    # got none): the log cannot tell the two apart, so both are ambiguous
-    timed = pairs.join(all_ev.select("_seq", *group, "event_ms"), on="_seq", how="left")
-    could = timed.join(
-        gone_all.select(*group, pl.col("exchange").alias("_d"), pl.col(ready).alias("_d_ready")),
-        on=group,
-        how="inner",
-        nulls_equal=True,
-    ).filter(
-        (pl.col("event_ms") >= pl.col("_d_ready"))
-        & (pl.col("event_ms") <= pl.col("_d_ready") + window_ms)
-    )
-    hit_seq = could.select("_seq").unique()
-    pairs = pairs.join(
-        hit_seq.with_columns(pl.lit(True).alias("_hit")), on="_seq", how="left"
-    ).select("_seq", "exchange", (pl.col("_amb") | pl.col("_hit").fill_null(False)).alias("_amb"))
-    hit_d = could.select(*group, pl.col("_d").alias("exchange")).unique()
-    gone_all = gone_all.join(
-        hit_d.with_columns(pl.lit(True).alias("_amb")),
-        on=[*group, "exchange"],
-        how="left",
-        nulls_equal=True,
-    ).with_columns(pl.col("_amb").fill_null(False))
-    return pairs, gone_all
 
 
 def _out_of_order(fifo: pl.DataFrame, by_run: pl.DataFrame, ex: pl.DataFrame) -> pl.DataFrame:
