@@ -400,23 +400,25 @@ def _solve_segment(
         rec(0, 0.0, 0)
         return capped[0]
 
-    def placements(lane_order: bool) -> tuple[list[tuple[float, dict[int, int]]], bool]:
+    def placements(
+        lane_order: bool, max_free: int
+    ) -> tuple[list[tuple[float, dict[int, int]]], bool]:
         sols: list[tuple[float, dict[int, int]]] = []
-        capped = False
-        for max_free in range(n + 1):
-            steps[0] = 0
-            capped = search(max_free, sols, lane_order)
-            if sols or capped:
-                break
+        steps[0] = 0
+        capped = search(max_free, sols, lane_order)
         return sols, capped
 
-    sols, capped = placements(True)
-    if not capped and (not sols or len(sols[0][1]) < n):
-        # the log breaks the lane order (a gateway that does not queue this way): place
-        # without it, and flag the whole segment, the log cannot decide between readings
-        loose, _capped = placements(False)
-        if loose and len(loose[0][1]) > (len(sols[0][1]) if sols else -1):
-            sols, capped = loose, True
+    # every event placed, in lane order; else every event placed without it (the log breaks
+    # the lane order, a gateway that does not queue this way: the whole segment is flagged,
+    # the log cannot decide between readings); else as few left out as possible
+    sols, capped = placements(True, 0)
+    if not sols and not capped:
+        sols, capped = placements(False, 0)
+        capped = capped or bool(sols)
+    for max_free in range(1, n + 1):
+        if sols or capped:
+            break
+        sols, capped = placements(True, max_free)
     seqs = [int(ev[1]) for ev in evs]  # type: ignore[call-overload]
     if not sols:
         return {}, set(), set(seqs)
