@@ -189,14 +189,6 @@ def _part_count(lazy: pl.LazyFrame) -> int:
     return max(1, -(-int(n) // PART_EVENTS))
 
 
-def _seconds(ms: pl.Expr) -> pl.Expr:
-    """Milliseconds as seconds, correctly rounded: Polars divides a column by a scalar as a
-    product with its reciprocal (115112 ms → 115.11200000000001 s), a column by a column
-    exactly; a non-finite value keeps the scalar division (``inf · 0`` is NaN)."""
-    ms = ms.cast(pl.Float64)
-    return pl.when(ms.is_finite()).then(ms / (ms * 0.0 + 1000.0)).otherwise(ms_to_seconds(ms))
-
-
 def _conversations_of(
     ex: pl.LazyFrame, intent_rules: IntentRules = INTENT_RULES_V1, *, with_ms: bool = False
 ) -> pl.DataFrame:
@@ -319,8 +311,8 @@ def _conversations_of(
         pl.col("requester").alias("from_agent"),
         pl.col("target").alias("to_agent"),
         start.alias("start"),
-        _seconds(pl.col("_reply_ms") - start).alias("first_reply_s"),
-        _seconds((pl.col("end") - start).clip(lower_bound=0)).alias("duration_s"),
+        ms_to_seconds(pl.col("_reply_ms") - start).alias("first_reply_s"),
+        ms_to_seconds((pl.col("end") - start).clip(lower_bound=0)).alias("duration_s"),
         # a logged count that is not a whole number stays null rather than being rounded
         pl.coalesce(
             pl.when(pl.col("actual_turns") == pl.col("actual_turns").floor())
