@@ -106,6 +106,7 @@ def tails(
             "exchange",
             "_kind",
             pl.coalesce("_first_ms", "_send_ms").cast(pl.Float64),
+            pl.col("_send_ms").cast(pl.Float64),
             "_intent",
             pl.col("_suggested").cast(pl.Int64),
             "_req_type",
@@ -135,8 +136,10 @@ def tails(
         .sort([*_DIR, "_segment", "event_ms", "_seq"], nulls_last=True)
     )
     xs_of: dict[tuple[object, ...], dict[int, _XInfo]] = {}
-    for c, r, g, seg, xn, kind, first, intent, sugg, rt, tt in hard_x.iter_rows():
+    sent_of: dict[tuple[object, ...], dict[int, float]] = {}
+    for c, r, g, seg, xn, kind, first, sent, intent, sugg, rt, tt in hard_x.iter_rows():
         xs_of.setdefault((c, r, g, seg), {})[xn] = (kind, first, intent, sugg, rt, tt)
+        sent_of.setdefault((c, r, g, seg), {})[xn] = sent
     evs_of: dict[tuple[object, ...], list[_Event]] = {}
     for row in hard_ev.iter_rows():
         c, r, g, seg, seq, ms, typ = row[:7]
@@ -150,7 +153,7 @@ def tails(
     placed_rows: list[tuple[int, int, bool]] = []
     amb_rows: list[tuple[object, ...]] = []
     for seg_key, evs in evs_of.items():
-        best, amb_x, amb_seq = _solve_segment(xs_of.get(seg_key, {}), evs)
+        best, amb_x, amb_seq = _solve_segment(xs_of.get(seg_key, {}), evs, sent_of.get(seg_key, {}))
         placed_rows += [(seq, xn, seq in amb_seq) for seq, xn in best.items()]
         amb_rows += [(*seg_key[:3], xn) for xn in amb_x]
     solved = pl.DataFrame(
@@ -184,7 +187,7 @@ def _fifo(runs: list[tuple[float, float]], queued: float, logged: float) -> bool
 
 
 def _solve_segment(
-    xs: dict[int, _XInfo], evs: list[_Event]
+    xs: dict[int, _XInfo], evs: list[_Event], sent: dict[int, float] | None = None
 ) -> tuple[dict[int, int], set[int], set[int]]:
     """The most likely consistent placement of one segment's turns and completes, and what
     another consistent placement would change.
@@ -226,6 +229,7 @@ def _solve_segment(
     """
     n = len(evs)
     xns = sorted(xs)
+    sent_at = sent if sent is not None else {xn: xs[xn][1] for xn in xns}
     steps = [0]
     # the exchanges each event could take by its time and keys alone (the search only
     # looks at these, and an event with one has no alternative)
@@ -234,8 +238,8 @@ def _solve_segment(
         ms = float(ev[2])  # type: ignore[arg-type]
         cands = []
         for xn in xns:
-            kind, first, intent, sugg, rtype, ttype = xs[xn]
-            if first > ms:
+            kind, _first, intent, sugg, rtype, ttype = xs[xn]
+            if sent_at[xn] > ms:
                 continue
             if ev[0] == "t":
                 if kind != "reply" or not (_agree(ev[4], intent) and _agree(ev[5], rtype)):
@@ -253,11 +257,18 @@ def _solve_segment(
             cands.append(xn)
         static[ev[1]] = cands
 
-    def search(max_free: int, sols: list[tuple[float, dict[int, int]]], lane_order: bool) -> bool:
+    def search(
+        max_free: int,
+        sols: list[tuple[float, dict[int, int]]],
+        lane_order: bool,
+        after_outcome: bool = True,
+    ) -> bool:
         """Every consistent placement with ``max_free`` events left out (with or without
         the lane order), into ``sols``; whether the search stopped at its step budget."""
         turns = dict.fromkeys(xns, 0)
-        last = {xn: xs[xn][1] for xn in xns}
+        # without after_outcome, a turn or complete need only follow the send: the first
+        # outcomes (placed first come first served) are then in question, not the turns
+        last = {xn: xs[xn][1] if after_outcome else sent_at[xn] for xn in xns}
         lterm: dict[int, object] = dict.fromkeys(xns)
         lmax: dict[int, object] = dict.fromkeys(xns)
         closed: set[int] = set()
@@ -401,19 +412,23 @@ def _solve_segment(
         return capped[0]
 
     def placements(
-        lane_order: bool, max_free: int
+        lane_order: bool, max_free: int, after_outcome: bool = True
     ) -> tuple[list[tuple[float, dict[int, int]]], bool]:
         sols: list[tuple[float, dict[int, int]]] = []
         steps[0] = 0
-        capped = search(max_free, sols, lane_order)
+        capped = search(max_free, sols, lane_order, after_outcome)
         return sols, capped
 
     # every event placed, in lane order; else every event placed without it (the log breaks
-    # the lane order, a gateway that does not queue this way: the whole segment is flagged,
-    # the log cannot decide between readings); else as few left out as possible
+    # the lane order, a gateway that does not queue this way), else also with turns allowed
+    # before the first outcome first come first served gave their exchange (that order is
+    # broken too): the whole segment is then flagged, the log cannot decide between
+    # readings; else as few left out as possible
     sols, capped = placements(True, 0)
     if not sols and not capped:
         sols, capped = placements(False, 0)
+        if not sols and not capped:
+            sols, capped = placements(False, 0, after_outcome=False)
         capped = capped or bool(sols)
     for max_free in range(1, n + 1):
         if sols or capped:
