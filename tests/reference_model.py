@@ -287,7 +287,11 @@ class ModelConfig:
     load
         Load factor multiplying every pair's send rate (1x .. 3x in the issue).
     sends_per_hour
-        Mean send rate of one ordered pair at load 1 (pair weights vary around it).
+        Mean rate of requester runs of one ordered pair at load 1, per hour (pair rates are
+        drawn around it from a gamma of shape 2); each run makes one or more sends.
+    pair_rates
+        Explicit requester-run rates per hour at load 1, keyed ``(requester, target)``
+        (replaces ``sends_per_hour`` and the drawn spread).
     n_sends
         Requester runs start until this many sends were made (a few more may follow from
         runs already going).
@@ -352,6 +356,7 @@ class ModelConfig:
     agents: tuple[str, ...] = ("hana", "ieum", "eden", "ruda", "bada")
     load: float = 1.0
     sends_per_hour: float = 1.5
+    pair_rates: dict[tuple[str, str], float] | None = None
     n_sends: int = 1000
     work_sessions: int = 3
     work_session_life_s: float = 3600.0
@@ -591,10 +596,16 @@ class _Gateway:
 
     def arrivals(self) -> Generator[simpy.Event, Any, None]:
         cfg = self.cfg
-        pairs = [(a, b) for a in cfg.agents for b in cfg.agents if a != b]
-        w = self.rng.gamma(2.0, 0.5, size=len(pairs))
-        w = w / w.sum()
-        total = cfg.sends_per_hour * cfg.load * len(pairs) / 3600.0
+        if cfg.pair_rates is not None:
+            pairs = list(cfg.pair_rates)
+            rates = np.array([cfg.pair_rates[p] for p in pairs], dtype=float)
+        else:
+            # every ordered pair, rates spread around the mean (gamma, shape 2)
+            pairs = [(a, b) for a in cfg.agents for b in cfg.agents if a != b]
+            rates = self.rng.gamma(2.0, 0.5, size=len(pairs)) * cfg.sends_per_hour
+        # requester runs form one Poisson stream, each run's pair drawn by rate
+        w = rates / rates.sum()
+        total = float(rates.sum()) * cfg.load / 3600.0
         while len(self.exchanges) < cfg.n_sends:
             yield self.env.timeout(self.rng.exponential(1.0 / total))
             req, tgt = pairs[int(self.rng.choice(len(pairs), p=w))]
@@ -702,8 +713,10 @@ class _Gateway:
         a timeout or an error emits NOTHING (spec §2, the known observability loss); on
         success the flow starts with the reply in hand."""
         call = self.submit(req, tgt, req_key, req_type, ws)
-        yield call.first | self.env.timeout(self.cfg.sync_timeout_s)
-        if not call.first.triggered or call.first.value != "ok":
+        first = call.first
+        assert first is not None  # submit() queues the run
+        yield first | self.env.timeout(self.cfg.sync_timeout_s)
+        if not first.triggered or first.value != "ok":
             self.invisible += 1
             return
         call.sync = True
@@ -936,6 +949,7 @@ class _Gateway:
             reply = roles.get("reply", [(None, None)])[0]
             comp = roles.get("complete", [(None, None)])[0]
             turns = roles.get("turn", [])
+            said = roles.get("no_reply") or roles.get("blocked")
             if "blocked" in roles and comp[0] is not None:
                 outcome = "concurrency_blocked"
             elif "no_reply" in roles or "blocked" in roles:
@@ -959,9 +973,7 @@ class _Gateway:
                     "sync": xc.sync,
                     "send_line": send_line,
                     "first_reply_line": reply[0],
-                    "outcome_line": (roles.get("no_reply") or roles.get("blocked") or [(None,)])[0][
-                        0
-                    ],
+                    "outcome_line": said[0][0] if said else None,
                     "turn_lines": [t[0] for t in turns],
                     "retry_lines": [t[0] for t in roles.get("retry", [])],
                     "complete_line": comp[0],
@@ -973,29 +985,31 @@ class _Gateway:
                     "_end_ts": comp[1],
                 }
             )
-        schema = {
-            "run_id": pl.String,
-            "conversation_id": pl.String,
-            "requester": pl.String,
-            "target": pl.String,
-            "work_session_id": pl.String,
-            "intent": pl.String,
-            "sync": pl.Boolean,
-            "send_line": pl.Int64,
-            "first_reply_line": pl.Int64,
-            "outcome_line": pl.Int64,
-            "turn_lines": pl.List(pl.Int64),
-            "retry_lines": pl.List(pl.Int64),
-            "complete_line": pl.Int64,
-            "outcome": pl.String,
-            "first_reply_s": pl.Float64,
-            "duration_s": pl.Float64,
-            "actual_turns": pl.Int64,
-        }
+        schema = pl.Schema(
+            {
+                "run_id": pl.String(),
+                "conversation_id": pl.String(),
+                "requester": pl.String(),
+                "target": pl.String(),
+                "work_session_id": pl.String(),
+                "intent": pl.String(),
+                "sync": pl.Boolean(),
+                "send_line": pl.Int64(),
+                "first_reply_line": pl.Int64(),
+                "outcome_line": pl.Int64(),
+                "turn_lines": pl.List(pl.Int64()),
+                "retry_lines": pl.List(pl.Int64()),
+                "complete_line": pl.Int64(),
+                "outcome": pl.String(),
+                "first_reply_s": pl.Float64(),
+                "duration_s": pl.Float64(),
+                "actual_turns": pl.Int64(),
+                "_send_ts": pl.Int64(),
+                "_end_ts": pl.Int64(),
+            }
+        )
         end = pl.col("_end_ts").fill_null(self.cfg.start_ms + round(self.cut_s * 1000.0))
-        frame = pl.DataFrame(
-            rows, schema={**schema, "_send_ts": pl.Int64, "_end_ts": pl.Int64}
-        ).with_columns(end.alias("_end_ts"))
+        frame = pl.DataFrame(rows, schema=schema).with_columns(end.alias("_end_ts"))
         # another exchange of the same conversation id is in flight during this one
         pairs = frame.select("conversation_id", "run_id", "_send_ts", "_end_ts").join(
             frame.select("conversation_id", "run_id", "_send_ts", "_end_ts"),
