@@ -224,10 +224,16 @@ def test_measure_matcher_on_reference_shape() -> None:
     """The first measurement (issue 22): 1x and 3x load, 3 seeds, ~1,000 sends each. Prints
     the metrics; the goals themselves are asserted in test_exchanges_reference_shape.py."""
     table = measure()
-    with pl.Config(tbl_cols=-1, tbl_width_chars=250):
+    with pl.Config(tbl_cols=-1, tbl_width_chars=400, tbl_hide_column_data_types=True):
         print(table)
-    for metric, _, _ in GOALS:
-        print(metric, pooled(table, metric))
+    extra = ["wrong_outcome", "wrong_first_reply", "wrong_turns", "overlapped", "blocked"]
+    for metric in [g[0] for g in GOALS] + extra:
+        for load, g in pooled(table, metric).items():
+            low, high = g["ci95"]
+            print(
+                f"{metric:26s} {load}: {g['count']:5d}/{g['n']} = {100 * g['share']:.2f} %"
+                f" (95 % CI {100 * low:.2f}-{100 * high:.2f})"
+            )
     assert table["rejects"].sum() == 0
     assert table["unmatched"].sum() == 0
     assert (table["exchanges"] >= 950).all()
