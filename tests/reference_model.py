@@ -347,6 +347,10 @@ class ModelConfig:
         Chance that a turn's reply triggers an early-termination rule.
     p_announce_skip
         Chance that the announce step replies ``ANNOUNCE_SKIP``.
+    line_shape
+        ``"full"`` (every field the current reference writes) or ``"minimal"`` (the older
+        shape of the ``alternating-directions`` conformance log: completes with only
+        ``announced``/``actualTurns``, no ``messageIntent`` or ``message`` on replies).
     tail_s
         The log is cut this long after the last send; exchanges still running are incomplete.
     start_ms
@@ -406,6 +410,7 @@ class ModelConfig:
     p_early: float = 0.12
     p_announce_skip: float = 0.3
     tail_s: float = 90.0
+    line_shape: str = "full"
     start_ms: int = 1_771_286_400_000
 
 
@@ -443,6 +448,32 @@ class _Exchange:
     intent: str
     actual_turns: int = 0
     sync: bool = False
+
+
+_BASE_FIELDS = (
+    "fromAgent",
+    "toAgent",
+    "conversationId",
+    "workSessionId",
+    "eventRole",
+    "fromSessionType",
+    "toSessionType",
+)
+
+
+def _minimal(type_: str, data: dict[str, Any]) -> dict[str, Any]:
+    """The older line shape of the ``alternating-directions`` conformance log: a complete
+    with ``announced`` and ``actualTurns`` only, responses with ``replyPreview`` (and the
+    outcome fields) but no ``message``, ``messageIntent`` or ``terminationReason``."""
+    if type_ == "a2a.complete":
+        keep = {*_BASE_FIELDS, "announced", "actualTurns", "concurrencyBlocked"}
+        return {k: v for k, v in data.items() if k in keep}
+    if type_ == "a2a.response":
+        drop = {"messageIntent", "terminationReason"}
+        if "outcome" not in data:
+            drop.add("message")
+        return {k: v for k, v in data.items() if k not in drop}
+    return data
 
 
 @dataclass
@@ -530,6 +561,8 @@ class _Gateway:
         self, type_: str, agent: str, data: dict[str, Any], ex: int | None = None, role: str = ""
     ) -> None:
         clean = {k: v for k, v in data.items() if v is not None}
+        if self.cfg.line_shape == "minimal":
+            clean = _minimal(type_, clean)
         self.log.append(
             (self.ts(), {"type": type_, "agentId": agent, "ts": self.ts(), "data": clean})
         )

@@ -177,6 +177,33 @@ def test_both_paths_and_retries_occur(run: ModelRun) -> None:
     assert (sync["first_reply_s"] <= 30.2).all()
 
 
+def test_minimal_line_shape() -> None:
+    run = simulate(ModelConfig(n_sends=150, line_shape="minimal"), seed=2)
+    for ev in _events(run):
+        d = ev["data"]
+        assert "messageIntent" not in d
+        if ev["type"] == "a2a.complete":
+            assert (
+                {"announced", "actualTurns"}
+                <= set(d)
+                <= {
+                    "fromAgent",
+                    "toAgent",
+                    "conversationId",
+                    "workSessionId",
+                    "eventRole",
+                    "fromSessionType",
+                    "toSessionType",
+                    "announced",
+                    "actualTurns",
+                    "concurrencyBlocked",
+                }
+            )
+    # same traffic as the full shape: only fields differ
+    full = simulate(ModelConfig(n_sends=150), seed=2)
+    assert run.truth.equals(full.truth)
+
+
 def test_explicit_pair_rates() -> None:
     cfg = ModelConfig(n_sends=120, pair_rates={("hana", "ieum"): 4.0, ("ieum", "hana"): 1.0})
     t = simulate(cfg, seed=5).truth
@@ -223,17 +250,19 @@ def test_model_invariants_hold_on_random_configurations(
 def test_measure_matcher_on_reference_shape() -> None:
     """The first measurement (issue 22): 1x and 3x load, 3 seeds, ~1,000 sends each. Prints
     the metrics; the goals themselves are asserted in test_exchanges_reference_shape.py."""
-    table = measure()
-    with pl.Config(tbl_cols=-1, tbl_width_chars=400, tbl_hide_column_data_types=True):
-        print(table)
-    extra = ["wrong_outcome", "wrong_first_reply", "wrong_turns", "overlapped", "blocked"]
-    for metric in [g[0] for g in GOALS] + extra:
-        for load, g in pooled(table, metric).items():
-            low, high = g["ci95"]
-            print(
-                f"{metric:26s} {load}: {g['count']:5d}/{g['n']} = {100 * g['share']:.2f} %"
-                f" (95 % CI {100 * low:.2f}-{100 * high:.2f})"
-            )
-    assert table["rejects"].sum() == 0
-    assert table["unmatched"].sum() == 0
-    assert (table["exchanges"] >= 950).all()
+    for shape in ("full", "minimal"):
+        table = measure(line_shape=shape)
+        print(f"\n--- line shape: {shape}")
+        with pl.Config(tbl_cols=-1, tbl_width_chars=400, tbl_hide_column_data_types=True):
+            print(table)
+        extra = ["wrong_turns", "overlapped", "blocked"]
+        for metric in [g[0] for g in GOALS] + extra:
+            for load, g in pooled(table, metric).items():
+                low, high = g["ci95"]
+                print(
+                    f"{metric:26s} {load}: {g['count']:5d}/{g['n']} = {100 * g['share']:.2f} %"
+                    f" (95 % CI {100 * low:.2f}-{100 * high:.2f})"
+                )
+        assert table["rejects"].sum() == 0
+        assert table["unmatched"].sum() == 0
+        assert (table["exchanges"] >= 950).all()
