@@ -40,7 +40,16 @@ from scipy.stats import binomtest
 import a2a_lab as al
 from tests.reference_model import ModelConfig, ModelRun, simulate
 
-__all__ = ["GOALS", "line_roles", "measure", "pooled", "score", "score_lines", "summary"]
+__all__ = [
+    "GOALS",
+    "SHAPE_FREE_GOALS",
+    "line_roles",
+    "measure",
+    "pooled",
+    "score",
+    "score_lines",
+    "summary",
+]
 
 #: Issue 22's goals on the reference's traffic shape, as (metric, bound, kind).
 GOALS: tuple[tuple[str, float, str], ...] = (
@@ -53,6 +62,14 @@ GOALS: tuple[tuple[str, float, str], ...] = (
     ("false_findings", 0, "count"),
 )
 
+#: The goals that hold whatever the log records: on the older line shape (completes without
+#: intent or turn budget) the log often cannot tell overlapping exchanges apart, so the
+#: share of wrong completes and of ambiguous rows is not bounded there, but every such row
+#: must be flagged, and nothing may break causality or raise a false finding.
+SHAPE_FREE_GOALS: tuple[tuple[str, float, str], ...] = tuple(
+    g for g in GOALS if g[0] not in ("wrong_complete", "ambiguous")
+)
+
 _CHECKED_RULES = ["a2a.event_after_complete", "a2a.turns_out_of_order", "a2a.missing_complete"]
 
 
@@ -62,7 +79,7 @@ def line_roles(truth: pl.DataFrame) -> pl.DataFrame:
     Returns
     -------
     pl.DataFrame
-        ``line, run_id, role`` (send, reply, outcome, turn, complete).
+        ``line, run_id, role`` (send, reply, outcome, turn, retry, complete).
     """
     parts = [
         truth.select("run_id", pl.col(col).alias("line"), pl.lit(role).alias("role"))
@@ -76,6 +93,11 @@ def line_roles(truth: pl.DataFrame) -> pl.DataFrame:
     parts.append(
         truth.select(
             "run_id", pl.col("turn_lines").alias("line"), pl.lit("turn").alias("role")
+        ).explode("line")
+    )
+    parts.append(
+        truth.select(
+            "run_id", pl.col("retry_lines").alias("line"), pl.lit("retry").alias("role")
         ).explode("line")
     )
     return pl.concat(parts).drop_nulls("line").select("line", "run_id", "role").sort("line")
@@ -230,14 +252,18 @@ def summary(metrics: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in metrics.items() if k != "rows"}
 
 
-#: The issue's measurement: loads 1x and 3x, three seeds each, about 1,000 sends per run.
+#: The issue's measurement: loads 1x and 3x, three seeds each, about 1,000 exchanges in the
+#: log per run (1,060 ``sessions_send`` calls: a synchronous one that times out leaves none).
 LOADS: tuple[float, ...] = (1.0, 3.0)
 SEEDS: tuple[int, ...] = (1, 2, 3)
 
 
 @functools.cache
 def measure(
-    loads: tuple[float, ...] = LOADS, seeds: tuple[int, ...] = SEEDS, n_sends: int = 1000
+    loads: tuple[float, ...] = LOADS,
+    seeds: tuple[int, ...] = SEEDS,
+    n_sends: int = 1060,
+    line_shape: str = "full",
 ) -> pl.DataFrame:
     """Score every (load, seed) run of the held-out model; one row of metrics per run.
 
@@ -246,7 +272,8 @@ def measure(
     rows = []
     for load in loads:
         for seed in seeds:
-            run = simulate(ModelConfig(load=load, n_sends=n_sends), seed=seed)
+            cfg = ModelConfig(load=load, n_sends=n_sends, line_shape=line_shape)
+            run = simulate(cfg, seed=seed)
             m = summary(score(run))
             rows.append(
                 {

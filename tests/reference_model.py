@@ -44,8 +44,17 @@ Concurrency gate (``src/agents/a2a-concurrency.ts``)
     spec §1). The target's run was already submitted before the flow started, so it still
     occupies its lanes (``sessions-send-tool.ts``: the ``agent`` call precedes
     ``startA2AFlow``).
+Synchronous path (``src/agents/tools/sessions-send-tool.ts``, spec §2)
+  - ``timeoutSeconds`` defaults to 30; with it > 0 the tool waits for the target run inside
+    the requester's run; on ``timeout`` or ``error`` it returns without starting the flow,
+    so no event is written at all; on success it starts the flow with ``roundOneReply``, so
+    ``a2a.send`` is written after the target has replied.
 Waiting, turns, announce (spec §2-§3, ``sessions-send-tool.a2a.test.ts``)
-  - ``agent.wait`` in 30 s chunks up to 300 s in total; a chunk timeout is not a retry; no
+  - ``agent.wait`` in 30 s chunks up to 300 s in total; a chunk timeout is not a retry
+    (test: no ``a2a.retry`` on a timed-out wait); a retriable error is retried at most 3
+    times after ``floor(min(60000, 2000 * 2^attempt) * U(0.5, 1))`` ms, each retry an
+    ``a2a.retry {attempt, maxAttempts, errorCategory, errorCode, reason, backoffMs,
+    elapsedMs}``, a non-retriable one stops the wait (spec §2.2, §4); no
     reply → ``a2a.response {outcome: "no_reply", waitStatus, waitError?}`` whose ``message``
     is ``[outcome] no_reply: 메시지가 전달되었으나 응답을 수신하지 못했습니다`` plus the reason
     suffix, then ``a2a.complete`` (spec §2.3; the test "emits outcome A2A_RESPONSE when
@@ -89,7 +98,22 @@ Assumptions (no source decides them; each is a parameter or stated here)
     ``terminationReason``) and counted in ``actualTurns``; the loop then stops.
   - A normal end of the loop writes ``earlyTermination: false`` and no ``terminationReason``.
   - A no-reply or blocked ``a2a.response`` is written ``target → requester`` like the reply.
-  - The synchronous path (``timeoutSeconds > 0``) and ``a2a.retry`` are not modelled.
+  - A retry repeats the ``agent.wait`` call on the same run id (the retried call is the
+    wait, ``callGateway``), inside the same 300 s budget: a run that ended with a retriable
+    error status is found in error again; a failed wait call (connection error) finds the
+    run still going. The ``a2a.retry`` is written ``requester → target`` with a 1-based
+    ``attempt``; a no-reply after a connection error has ``waitError`` and no
+    ``waitStatus``.
+  - The per-target gate is taken at the start of the flow, after ``a2a.send`` and before the
+    first reply is read (the gate test sees the ``blocked`` response as the flow's first
+    response, also when a ``roundOneReply`` is in hand).
+  - A target may call ``sessions_send`` back to its requester from inside its run on the
+    conversation lane (the reverse direction, same work session, so the same id), and a
+    requester run may call it several times; how often is a parameter.
+  - Session types: ``main`` for an agent's main and conversation sessions, ``subagent`` for
+    a sub-agent session (the reference's task monitor classifies by agent, not by key:
+    ``task-monitor-events-classification.test.ts``; the emitter's rule is not in this
+    checkout).
 
 Public entry point: :func:`simulate`.
 """
@@ -246,11 +270,6 @@ _TURN_TEXTS: tuple[str, ...] = (
     "배포 전에 스키마 변경을 먼저 반영해야 해서 순서를 바꾸는 게 좋겠습니다",
     "고객 문의 분류 기준을 제품 영역별로 나누면 청구 관련 문의가 가장 많습니다",
 )
-_CONCLUSIONS: tuple[str, ...] = (
-    "알겠습니다, 그렇게 진행하겠습니다 감사해요",
-    "확인했습니다. 말씀하신 대로 반영할게요",
-)
-_MINIMAL: tuple[str, ...] = ("네 좋아요", "ok 진행")
 _REPLY_FIRST = "응답: 확인 후 정리해서 드릴게요, 필요한 자료가 있으면 말씀해 주세요"
 
 _NO_REPLY_PREFIX = "[outcome] no_reply: 메시지가 전달되었으나 응답을 수신하지 못했습니다"
@@ -268,7 +287,11 @@ class ModelConfig:
     load
         Load factor multiplying every pair's send rate (1x .. 3x in the issue).
     sends_per_hour
-        Mean send rate of one ordered pair at load 1 (pair weights vary around it).
+        Mean rate of requester runs of one ordered pair at load 1, per hour (pair rates are
+        drawn around it from a gamma of shape 2); each run makes one or more sends.
+    pair_rates
+        Explicit requester-run rates per hour at load 1, keyed ``(requester, target)``
+        (replaces ``sends_per_hour`` and the drawn spread).
     n_sends
         Requester runs start until this many sends were made (a few more may follow from
         runs already going).
@@ -307,13 +330,27 @@ class ModelConfig:
     intent_mix
         Probability of each intent of the sent message.
     p_wait_error
-        Chance that the target's run ends in an error (``waitStatus: "error"``).
+        Chance that a target run ends in an error (``waitStatus: "error"``).
+    p_retriable, max_retries
+        Share of those errors that are retriable (a rate limit: the wait is retried up to 3
+        times with the spec's backoff, each retry an ``a2a.retry``, and still finds the
+        error).
+    p_wait_call_error
+        Chance that one ``agent.wait`` call fails by itself (a gateway connection error):
+        retried on the same run, which goes on meanwhile.
+    p_sync, sync_timeout_s
+        Share of ``sessions_send`` calls made on the synchronous path, and their
+        ``timeoutSeconds`` (30, the tool's default).
     p_step_error, p_step_empty, p_step_skip
         Chance that a ping-pong step fails, replies nothing, or replies ``REPLY_SKIP``.
     p_early
         Chance that a turn's reply triggers an early-termination rule.
     p_announce_skip
         Chance that the announce step replies ``ANNOUNCE_SKIP``.
+    line_shape
+        ``"full"`` (every field the current reference writes) or ``"minimal"`` (the older
+        shape of the ``alternating-directions`` conformance log: completes with only
+        ``announced``/``actualTurns``, no ``messageIntent`` or ``message`` on replies).
     tail_s
         The log is cut this long after the last send; exchanges still running are incomplete.
     start_ms
@@ -323,6 +360,7 @@ class ModelConfig:
     agents: tuple[str, ...] = ("hana", "ieum", "eden", "ruda", "bada")
     load: float = 1.0
     sends_per_hour: float = 1.5
+    pair_rates: dict[tuple[str, str], float] | None = None
     n_sends: int = 1000
     work_sessions: int = 3
     work_session_life_s: float = 3600.0
@@ -361,12 +399,18 @@ class ModelConfig:
         }
     )
     p_wait_error: float = 0.02
+    p_retriable: float = 0.5
+    p_wait_call_error: float = 0.03
+    max_retries: int = 3
+    p_sync: float = 0.1
+    sync_timeout_s: float = 30.0
     p_step_error: float = 0.01
     p_step_empty: float = 0.01
     p_step_skip: float = 0.03
     p_early: float = 0.12
     p_announce_skip: float = 0.3
     tail_s: float = 90.0
+    line_shape: str = "full"
     start_ms: int = 1_771_286_400_000
 
 
@@ -380,10 +424,13 @@ class ModelRun:
         The NDJSON lines, in file (= emission = time) order.
     truth
         One row per exchange whose ``a2a.send`` is in the log (see :func:`simulate`).
+    invisible
+        Synchronous sends that timed out or failed: they ran, and left no event at all.
     """
 
     lines: list[str]
     truth: pl.DataFrame
+    invisible: int = 0
 
     def write(self, path: Any) -> None:
         """Write the lines to ``path`` (one event per line)."""
@@ -399,8 +446,67 @@ class _Exchange:
     target: str
     work_session_id: str
     intent: str
-    events: list[tuple[int, str]] = field(default_factory=list)  # (emission seq, role)
     actual_turns: int = 0
+    sync: bool = False
+
+
+_BASE_FIELDS = (
+    "fromAgent",
+    "toAgent",
+    "conversationId",
+    "workSessionId",
+    "eventRole",
+    "fromSessionType",
+    "toSessionType",
+)
+
+
+def _minimal(type_: str, data: dict[str, Any]) -> dict[str, Any]:
+    """The older line shape of the ``alternating-directions`` conformance log: a complete
+    with ``announced`` and ``actualTurns`` only, responses with ``replyPreview`` (and the
+    outcome fields) but no ``message``, ``messageIntent`` or ``terminationReason``."""
+    if type_ == "a2a.complete":
+        keep = {*_BASE_FIELDS, "announced", "actualTurns", "concurrencyBlocked"}
+        return {k: v for k, v in data.items() if k in keep}
+    if type_ == "a2a.response":
+        drop = {"messageIntent", "terminationReason"}
+        if "outcome" not in data:
+            drop.add("message")
+        return {k: v for k, v in data.items() if k not in drop}
+    return data
+
+
+@dataclass
+class _Call:
+    """One ``sessions_send`` call as the flow sees it."""
+
+    ex: int
+    req: str
+    tgt: str
+    req_key: str
+    req_type: str
+    ws: str
+    conv: str
+    tkey: str
+    intent: str
+    message: str
+    eff: int
+    run_id: str
+    first: simpy.Event | None = None
+    sync: bool = False
+
+
+_STEP_END = {"error": "agent_error", "empty": "empty_reply", "skip": "explicit_skip"}
+# early-termination reasons and texts that trigger them (spec §3); repetition repeats the
+# previous reply word for word (Jaccard 1.0 > 0.85)
+_EARLY: dict[str, tuple[str, ...]] = {
+    "repetition_detected": (),
+    "minimal_content": ("네 좋아요", "ok 진행"),
+    "conclusion_detected": (
+        "알겠습니다, 그렇게 진행하겠습니다 감사해요",
+        "확인했습니다. 말씀하신 대로 반영할게요",
+    ),
+}
 
 
 class _Gateway:
@@ -424,6 +530,7 @@ class _Gateway:
         self.conv_cache: dict[str, str] = {}
         self.last_send_s = 0.0
         self.cut_s = 0.0
+        self.invisible = 0  # synchronous sends that timed out: no event at all
 
     # ----------------------------------------------------------------------------- helpers
     def uid(self) -> str:
@@ -454,6 +561,8 @@ class _Gateway:
         self, type_: str, agent: str, data: dict[str, Any], ex: int | None = None, role: str = ""
     ) -> None:
         clean = {k: v for k, v in data.items() if v is not None}
+        if self.cfg.line_shape == "minimal":
+            clean = _minimal(type_, clean)
         self.log.append(
             (self.ts(), {"type": type_, "agentId": agent, "ts": self.ts(), "data": clean})
         )
@@ -520,17 +629,23 @@ class _Gateway:
 
     def arrivals(self) -> Generator[simpy.Event, Any, None]:
         cfg = self.cfg
-        pairs = [(a, b) for a in cfg.agents for b in cfg.agents if a != b]
-        w = self.rng.gamma(2.0, 0.5, size=len(pairs))
-        w = w / w.sum()
-        total = cfg.sends_per_hour * cfg.load * len(pairs) / 3600.0
+        if cfg.pair_rates is not None:
+            pairs = list(cfg.pair_rates)
+            rates = np.array([cfg.pair_rates[p] for p in pairs], dtype=float)
+        else:
+            # every ordered pair, rates spread around the mean (gamma, shape 2)
+            pairs = [(a, b) for a in cfg.agents for b in cfg.agents if a != b]
+            rates = self.rng.gamma(2.0, 0.5, size=len(pairs)) * cfg.sends_per_hour
+        # requester runs form one Poisson stream, each run's pair drawn by rate
+        w = rates / rates.sum()
+        total = float(rates.sum()) * cfg.load / 3600.0
         while len(self.exchanges) < cfg.n_sends:
             yield self.env.timeout(self.rng.exponential(1.0 / total))
             req, tgt = pairs[int(self.rng.choice(len(pairs), p=w))]
             self.env.process(self.requester_run(req, tgt))
 
     def requester_run(self, req: str, tgt: str) -> Generator[simpy.Event, Any, None]:
-        """The requester's own run in which it calls ``sessions_send`` (asynchronous path)."""
+        """The requester's own run in which it calls ``sessions_send`` one or more times."""
         if self.rng.random() < self.cfg.p_subagent_requester:
             key, lane, stype = f"agent:{req}:subagent:{self.uid()}", "subagent", "subagent"
         else:
@@ -548,7 +663,11 @@ class _Gateway:
                 for at in points:
                     yield self.env.timeout(float(at) - elapsed)
                     elapsed = float(at)
-                    self.env.process(self.flow(req, tgt, key, stype, ws))
+                    if self.rng.random() < self.cfg.p_sync:
+                        # synchronous path: the requester's run blocks on the wait
+                        yield from self.send_sync(req, tgt, key, stype, ws)
+                    else:
+                        self.env.process(self.flow(self.submit(req, tgt, key, stype, ws)))
                 yield self.env.timeout(total - elapsed)
 
     def step(
@@ -569,222 +688,265 @@ class _Gateway:
         self.env.process(self.lane_run(key, "nested", kind, done, status))
         return done, status
 
-    # ----------------------------------------------------------------------------- flow
-    def flow(
-        self, req: str, tgt: str, req_key: str, req_type: str, ws: str
-    ) -> Generator[simpy.Event, Any, None]:
-        cfg, env, rng = self.cfg, self.env, self.rng
-        conv = self.conversation(ws, req, tgt)
-        tkey = f"agent:{tgt}:a2a:{conv}"
-        tgt_type = "main"  # as written by every conformance log for the a2a session
-        intent = str(rng.choice(list(cfg.intent_mix), p=np.array(list(cfg.intent_mix.values()))))
-        message = str(rng.choice(_MESSAGES[intent]))
-        run_id = self.uid()
-        ex = len(self.exchanges)
-        self.exchanges.append(_Exchange(run_id, conv, req, tgt, ws, intent))
-        suggested = SUGGESTED_TURNS[intent]
-        eff = (
-            cfg.configured_max_turns
-            if suggested == -1
-            else min(suggested, cfg.configured_max_turns)
+    def target_run(self, call: _Call) -> simpy.Event:
+        """Submit the target's run on the conversation lane (lane nested); its done event,
+        whose value is ``ok``, ``retriable`` (e.g. a rate limit) or ``fatal``."""
+        cfg, rng = self.cfg, self.rng
+        done = self.env.event()
+        u = rng.random()
+        status = (
+            "retriable"
+            if u < cfg.p_wait_error * cfg.p_retriable
+            else "fatal"
+            if u < cfg.p_wait_error
+            else "ok"
         )
-        # the target's run is submitted before the flow starts (sessions-send-tool.ts)
-        first_done = env.event()
-        first_status = "error" if rng.random() < cfg.p_wait_error else "ok"
         # the target, inside this run (on the conversation lane), may send back to the
         # requester: same work session and pair, so the same conversation id (spec §6)
         back = None
         if rng.random() < cfg.p_send_back:
+            ws, tkey, req, tgt = call.ws, call.tkey, call.req, call.tgt
 
             def back() -> None:
-                env.process(self.flow(tgt, req, tkey, tgt_type, ws))
+                self.env.process(self.flow(self.submit(tgt, req, tkey, "main", ws)))
 
-        env.process(self.lane_run(tkey, "nested", "first", first_done, first_status, back))
-        base = {
-            "conversationId": conv,
-            "workSessionId": ws,
+        self.env.process(self.lane_run(call.tkey, "nested", "first", done, status, back))
+        return done
+
+    def submit(self, req: str, tgt: str, req_key: str, req_type: str, ws: str) -> _Call:
+        """The ``agent`` call of ``sessions_send``: the target's run is queued at once."""
+        cfg, rng = self.cfg, self.rng
+        conv = self.conversation(ws, req, tgt)
+        intent = str(rng.choice(list(cfg.intent_mix), p=np.array(list(cfg.intent_mix.values()))))
+        suggested = SUGGESTED_TURNS[intent]
+        call = _Call(
+            ex=len(self.exchanges),
+            req=req,
+            tgt=tgt,
+            req_key=req_key,
+            req_type=req_type,
+            ws=ws,
+            conv=conv,
+            tkey=f"agent:{tgt}:a2a:{conv}",
+            intent=intent,
+            message=str(rng.choice(_MESSAGES[intent])),
+            eff=cfg.configured_max_turns
+            if suggested == -1
+            else min(suggested, cfg.configured_max_turns),
+            run_id=self.uid(),
+        )
+        self.exchanges.append(_Exchange(call.run_id, conv, req, tgt, ws, intent))
+        call.first = self.target_run(call)
+        return call
+
+    def send_sync(
+        self, req: str, tgt: str, req_key: str, req_type: str, ws: str
+    ) -> Generator[simpy.Event, Any, None]:
+        """The synchronous path (``timeoutSeconds`` > 0): wait inside the requester's run;
+        a timeout or an error emits NOTHING (spec §2, the known observability loss); on
+        success the flow starts with the reply in hand."""
+        call = self.submit(req, tgt, req_key, req_type, ws)
+        first = call.first
+        assert first is not None  # submit() queues the run
+        yield first | self.env.timeout(self.cfg.sync_timeout_s)
+        if not first.triggered or first.value != "ok":
+            self.invisible += 1
+            return
+        call.sync = True
+        self.exchanges[call.ex].sync = True
+        self.env.process(self.flow(call))
+
+    # ----------------------------------------------------------------------------- flow
+    def _say(self, call: _Call, speaker: str, **d: Any) -> dict[str, Any]:
+        """An event's data as ``speaker`` (requester or target) writes it to the other."""
+        by_target = speaker == call.tgt
+        tgt_type = "main"  # as written by every conformance log for the a2a session
+        return {
+            "fromAgent": speaker,
+            "toAgent": call.req if by_target else call.tgt,
+            "conversationId": call.conv,
+            "workSessionId": call.ws,
             "eventRole": "conversation.main",
+            "fromSessionType": tgt_type if by_target else call.req_type,
+            "toSessionType": call.req_type if by_target else tgt_type,
+            **d,
         }
 
-        def to_req(**d: Any) -> dict[str, Any]:  # target speaking to requester
-            return {
-                "fromAgent": tgt,
-                "toAgent": req,
-                **base,
-                "fromSessionType": tgt_type,
-                "toSessionType": req_type,
-                **d,
-            }
-
-        def to_tgt(**d: Any) -> dict[str, Any]:  # requester speaking to target
-            return {
-                "fromAgent": req,
-                "toAgent": tgt,
-                **base,
-                "fromSessionType": req_type,
-                "toSessionType": tgt_type,
-                **d,
-            }
-
-        self.last_send_s = env.now
-        self.emit(
-            "a2a.send",
-            req,
-            to_tgt(message=message, targetSessionKey=tkey, runId=run_id),
-            ex,
-            "send",
+    def _complete(self, call: _Call, **d: Any) -> None:
+        data = self._say(
+            call,
+            call.req,
+            targetSessionKey=call.tkey,
+            messageIntent=call.intent,
+            configuredMaxTurns=self.cfg.configured_max_turns,
+            effectiveTurns=call.eff,
+            **d,
         )
+        self.emit("a2a.complete", call.req, data, call.ex, "complete")
 
-        def complete(**d: Any) -> dict[str, Any]:
-            return to_tgt(
-                targetSessionKey=tkey,
-                messageIntent=intent,
-                configuredMaxTurns=cfg.configured_max_turns,
-                effectiveTurns=eff,
-                **d,
-            )
+    def _jitter(self) -> simpy.Event:
+        # an event follows what caused it by a few ms (a gateway call, a log write)
+        return self.env.timeout(float(self.rng.uniform(0.005, 0.05)))
 
-        gate = self.gates[tgt]
+    def flow(self, call: _Call) -> Generator[simpy.Event, Any, None]:
+        """The background A2A flow (``runSessionsSendA2AFlow``) of one exchange."""
+        cfg, env = self.cfg, self.env
+        self.last_send_s = env.now
+        send = self._say(
+            call, call.req, message=call.message, targetSessionKey=call.tkey, runId=call.run_id
+        )
+        self.emit("a2a.send", call.req, send, call.ex, "send")
+        gate = self.gates[call.tgt]
         permit = gate.request()
         yield permit | env.timeout(cfg.gate_timeout_s)
         if not permit.triggered:
             permit.cancel()
-            self.emit(
-                "a2a.response",
-                tgt,
-                to_req(message=_BLOCKED_TEXT, replyPreview="", outcome="blocked"),
-                ex,
-                "blocked",
+            said = self._say(
+                call, call.tgt, message=_BLOCKED_TEXT, replyPreview="", outcome="blocked"
             )
-            self.emit(
-                "a2a.complete",
-                req,
-                complete(announced=False, actualTurns=0, concurrencyBlocked=True),
-                ex,
-                "complete",
-            )
+            self.emit("a2a.response", call.tgt, said, call.ex, "blocked")
+            self._complete(call, announced=False, actualTurns=0, concurrencyBlocked=True)
             return
         try:
-            yield from self._after_permit(
-                ex, req_key, tkey, eff, intent, first_done, to_req, to_tgt, complete
-            )
+            replied = yield from self._wait_reply(call)
+            if replied:
+                yield from self._ping_pong_and_announce(call)
         finally:
             gate.release(permit)
 
-    def _after_permit(
-        self,
-        ex: int,
-        req_key: str,
-        tkey: str,
-        eff: int,
-        intent: str,
-        first_done: simpy.Event,
-        to_req: Callable[..., dict[str, Any]],
-        to_tgt: Callable[..., dict[str, Any]],
-        complete: Callable[..., dict[str, Any]],
-    ) -> Generator[simpy.Event, Any, None]:
+    def _wait_reply(self, call: _Call) -> Generator[simpy.Event, Any, bool]:
+        """``agent.wait`` on the target's run, up to 300 s, with retries (spec §2.2-2.3, §4).
+
+        A retry repeats the WAIT on the same run id: a gateway connection error of the wait
+        call (the run goes on meanwhile), or a run that ended with a retriable error status
+        (a rate limit: it is still in error when waited on again). A non-retriable status
+        stops at once; so do exhausted retries.
+        """
         cfg, env, rng = self.cfg, self.env, self.rng
-        xc = self.exchanges[ex]
-        req, tgt = xc.requester, xc.target
-        yield first_done | env.timeout(cfg.wait_limit_s)
-        # the wait returns a few ms after the run ends (agent.wait + readLatestAssistantReply)
-        yield env.timeout(float(rng.uniform(0.005, 0.08)))
-        if not first_done.triggered or first_done.value == "error":
-            if not first_done.triggered:
-                status, err, suffix = "timeout", None, " (대기 시간 300초 초과)"
+        deadline = env.now + cfg.wait_limit_s
+        started = env.now
+        done, attempt = call.first, 0
+        assert done is not None
+        status: str | None = "timeout"
+        err: str | None = None
+        while True:
+            if rng.random() < cfg.p_wait_call_error:
+                # the wait call itself fails (socket hang up) after a while
+                yield env.timeout(
+                    max(0.0, min(deadline, env.now + rng.uniform(0.5, 10.0)) - env.now)
+                )
+                code, reason, wait_status = "gateway_connection", "socket hang up", None
             else:
-                status, err = "error", "rate limit exceeded"
-                suffix = f" ({err})"
-            self.emit(
-                "a2a.response",
-                tgt,
-                to_req(
-                    message=_NO_REPLY_PREFIX + suffix,
-                    replyPreview="",
-                    outcome="no_reply",
-                    waitStatus=status,
-                    waitError=err,
-                ),
-                ex,
-                "no_reply",
+                yield done | env.timeout(max(0.0, deadline - env.now))
+                yield self._jitter()
+                if not done.triggered:
+                    status, err = "timeout", None
+                    break
+                if done.value == "ok":
+                    said = self._say(
+                        call, call.tgt, message=_REPLY_FIRST, replyPreview=_REPLY_FIRST[:200]
+                    )
+                    self.emit("a2a.response", call.tgt, said, call.ex, "reply")
+                    return True
+                if done.value == "fatal":
+                    status, err = "error", "context length exceeded"
+                    break
+                code, reason, wait_status = "rate_limit", "rate limit exceeded", "error"
+            if attempt >= cfg.max_retries:
+                status, err = wait_status, reason
+                break
+            backoff_ms = int(min(60_000, 2000 * 2**attempt) * rng.uniform(0.5, 1.0))
+            retry = self._say(
+                call,
+                call.req,
+                attempt=attempt + 1,
+                maxAttempts=cfg.max_retries,
+                errorCategory="transient",
+                errorCode=code,
+                reason=reason,
+                backoffMs=backoff_ms,
+                elapsedMs=round((env.now - started) * 1000.0),
             )
-            yield env.timeout(float(rng.uniform(0.005, 0.05)))
-            self.emit("a2a.complete", req, complete(announced=False, actualTurns=0), ex, "complete")
-            return
-        self.emit(
-            "a2a.response",
-            tgt,
-            to_req(message=_REPLY_FIRST, replyPreview=_REPLY_FIRST[:200]),
-            ex,
-            "reply",
+            self.emit("a2a.retry", call.req, retry, call.ex, "retry")
+            yield env.timeout(backoff_ms / 1000.0)
+            attempt += 1
+            if env.now >= deadline:
+                status, err = "timeout", None
+                break
+        suffix = f" ({err})" if err else " (대기 시간 300초 초과)"
+        said = self._say(
+            call,
+            call.tgt,
+            message=_NO_REPLY_PREFIX + suffix,
+            replyPreview="",
+            outcome="no_reply",
+            waitStatus=status,
+            waitError=err,
         )
+        self.emit("a2a.response", call.tgt, said, call.ex, "no_reply")
+        yield self._jitter()
+        self._complete(call, announced=False, actualTurns=0)
+        return False
+
+    def _ping_pong_and_announce(self, call: _Call) -> Generator[simpy.Event, Any, None]:
+        cfg, env, rng = self.cfg, self.env, self.rng
         actual, reason = 0, None
-        speaker_key, other_key = req_key, tkey
-        speaker = req
+        # turn 1 is the requester's, on its own session; then the target's, on the
+        # conversation lane; and so on (sessions-send-tool.a2a.ts)
+        keys = {call.req: call.req_key, call.tgt: call.tkey}
+        speaker = call.req
         previous = _REPLY_FIRST
-        for turn in range(1, eff + 1):
+        for turn in range(1, call.eff + 1):
             done, status = self.step(
-                speaker_key, "turn", cfg.p_step_error, cfg.p_step_empty, cfg.p_step_skip
+                keys[speaker], "turn", cfg.p_step_error, cfg.p_step_empty, cfg.p_step_skip
             )
             yield done | env.timeout(cfg.turn_timeout_s)
             if not done.triggered:
                 reason = "turn_timeout"
                 break
             if status != "ok":
-                reason = {"error": "agent_error", "empty": "empty_reply", "skip": "explicit_skip"}[
-                    status
-                ]
+                reason = _STEP_END[status]
                 break
-            yield env.timeout(float(rng.uniform(0.005, 0.05)))
+            yield self._jitter()
             early = None
             if rng.random() < cfg.p_early:
-                early = str(
-                    rng.choice(["repetition_detected", "minimal_content", "conclusion_detected"])
-                )
+                early = str(rng.choice(list(_EARLY)))
             text = (
                 previous
                 if early == "repetition_detected"
-                else str(rng.choice(_MINIMAL))
-                if early == "minimal_content"
-                else str(rng.choice(_CONCLUSIONS))
-                if early == "conclusion_detected"
+                else str(rng.choice(_EARLY[early]))
+                if early is not None
                 else str(rng.choice([t for t in _TURN_TEXTS if t != previous]))
             )
             actual += 1
-            say = to_req if speaker == tgt else to_tgt
-            data = say(
+            data = self._say(
+                call,
+                speaker,
                 message=text,
                 replyPreview=text[:200],
                 turn=turn,
-                maxTurns=eff,
-                messageIntent=intent,
+                maxTurns=call.eff,
+                messageIntent=call.intent,
                 terminationReason=early,
             )
-            self.emit("a2a.response", speaker, data, ex, "turn")
+            self.emit("a2a.response", speaker, data, call.ex, "turn")
             previous = text
             if early is not None:
                 reason = early
                 break
-            speaker_key, other_key = other_key, speaker_key
-            speaker = tgt if speaker == req else req
-        xc.actual_turns = actual
-        done, status = self.step(tkey, "announce", 0.0, 0.0, cfg.p_announce_skip)
+            speaker = call.tgt if speaker == call.req else call.req
+        self.exchanges[call.ex].actual_turns = actual
+        done, status = self.step(call.tkey, "announce", 0.0, 0.0, cfg.p_announce_skip)
         yield done | env.timeout(cfg.announce_timeout_s)
         skipped = done.triggered and status == "skip"
-        announced = done.triggered and not skipped
-        yield env.timeout(float(rng.uniform(0.005, 0.05)))
-        self.emit(
-            "a2a.complete",
-            req,
-            complete(
-                announced=announced,
-                announceSkipped=skipped,
-                actualTurns=actual,
-                earlyTermination=reason is not None,
-                terminationReason=reason,
-            ),
-            ex,
-            "complete",
+        yield self._jitter()
+        self._complete(
+            call,
+            announced=done.triggered and not skipped,
+            announceSkipped=skipped,
+            actualTurns=actual,
+            earlyTermination=reason is not None,
+            terminationReason=reason,
         )
 
     # ----------------------------------------------------------------------------- run
@@ -801,7 +963,7 @@ class _Gateway:
         lines = [
             json.dumps(self.log[i][1], ensure_ascii=False, separators=(",", ":")) for i in kept
         ]
-        return ModelRun(lines, self._truth(kept))
+        return ModelRun(lines, self._truth(kept), self.invisible)
 
     def _truth(self, kept: list[int]) -> pl.DataFrame:
         per: dict[int, dict[str, list[tuple[int, int]]]] = {}
@@ -820,6 +982,7 @@ class _Gateway:
             reply = roles.get("reply", [(None, None)])[0]
             comp = roles.get("complete", [(None, None)])[0]
             turns = roles.get("turn", [])
+            said = roles.get("no_reply") or roles.get("blocked")
             if "blocked" in roles and comp[0] is not None:
                 outcome = "concurrency_blocked"
             elif "no_reply" in roles or "blocked" in roles:
@@ -840,12 +1003,12 @@ class _Gateway:
                     "target": xc.target,
                     "work_session_id": xc.work_session_id,
                     "intent": xc.intent,
+                    "sync": xc.sync,
                     "send_line": send_line,
                     "first_reply_line": reply[0],
-                    "outcome_line": (roles.get("no_reply") or roles.get("blocked") or [(None,)])[0][
-                        0
-                    ],
+                    "outcome_line": said[0][0] if said else None,
                     "turn_lines": [t[0] for t in turns],
+                    "retry_lines": [t[0] for t in roles.get("retry", [])],
                     "complete_line": comp[0],
                     "outcome": outcome,
                     "first_reply_s": None if reply[1] is None else (reply[1] - send_ts) / 1000.0,
@@ -855,27 +1018,31 @@ class _Gateway:
                     "_end_ts": comp[1],
                 }
             )
-        schema = {
-            "run_id": pl.String,
-            "conversation_id": pl.String,
-            "requester": pl.String,
-            "target": pl.String,
-            "work_session_id": pl.String,
-            "intent": pl.String,
-            "send_line": pl.Int64,
-            "first_reply_line": pl.Int64,
-            "outcome_line": pl.Int64,
-            "turn_lines": pl.List(pl.Int64),
-            "complete_line": pl.Int64,
-            "outcome": pl.String,
-            "first_reply_s": pl.Float64,
-            "duration_s": pl.Float64,
-            "actual_turns": pl.Int64,
-        }
+        schema = pl.Schema(
+            {
+                "run_id": pl.String(),
+                "conversation_id": pl.String(),
+                "requester": pl.String(),
+                "target": pl.String(),
+                "work_session_id": pl.String(),
+                "intent": pl.String(),
+                "sync": pl.Boolean(),
+                "send_line": pl.Int64(),
+                "first_reply_line": pl.Int64(),
+                "outcome_line": pl.Int64(),
+                "turn_lines": pl.List(pl.Int64()),
+                "retry_lines": pl.List(pl.Int64()),
+                "complete_line": pl.Int64(),
+                "outcome": pl.String(),
+                "first_reply_s": pl.Float64(),
+                "duration_s": pl.Float64(),
+                "actual_turns": pl.Int64(),
+                "_send_ts": pl.Int64(),
+                "_end_ts": pl.Int64(),
+            }
+        )
         end = pl.col("_end_ts").fill_null(self.cfg.start_ms + round(self.cut_s * 1000.0))
-        frame = pl.DataFrame(
-            rows, schema={**schema, "_send_ts": pl.Int64, "_end_ts": pl.Int64}
-        ).with_columns(end.alias("_end_ts"))
+        frame = pl.DataFrame(rows, schema=schema).with_columns(end.alias("_end_ts"))
         # another exchange of the same conversation id is in flight during this one
         pairs = frame.select("conversation_id", "run_id", "_send_ts", "_end_ts").join(
             frame.select("conversation_id", "run_id", "_send_ts", "_end_ts"),
@@ -910,9 +1077,10 @@ def simulate(cfg: ModelConfig | None = None, *, seed: int = 0) -> ModelRun:
     -------
     ModelRun
         ``lines`` (NDJSON, file order) and ``truth``: one row per exchange whose send is in
-        the log, with ``run_id, conversation_id, requester, target, work_session_id, intent,
+        the log, with ``run_id, conversation_id, requester, target, work_session_id, intent, sync``
+        (made on the synchronous path: its send is written after the reply),
         send_line, first_reply_line, outcome_line`` (a no-reply or blocked response),
-        ``turn_lines`` (in turn order), ``complete_line`` (null when the log was cut first),
+        ``turn_lines`` (in turn order), ``retry_lines``, ``complete_line`` (null when the log was cut first),
         ``outcome`` (replied, no_reply, concurrency_blocked, incomplete — as spec §3b reads
         the cut log), ``first_reply_s``, ``duration_s`` (send → complete) and
         ``actual_turns`` (turn events in the log), ``overlapped`` (another exchange of the same
