@@ -352,7 +352,11 @@ def _solve_segment(
                         mu = TURN_TIMEOUT_MS if term == "turn_timeout" else 0.0
                         if ms < prev + mu - _SLACK_MS:
                             continue
-                    lane = (prev + mu, ms) if extra else (prev, prev)
+                    # a complete that logs neither termination nor effective turns (an
+                    # older shape) does not say whether a step without event ran after the
+                    # last one: its announce was queued somewhere between then and now
+                    unknown = term is None and eff is None
+                    lane = (prev + mu, ms) if extra or unknown else (prev, prev)
                 out.append((((ms - prev - mu) / 1000.0) ** 2, xn, lane))
             out.sort(key=lambda o: (o[0], o[1]))
             return out

@@ -163,7 +163,8 @@ def _consistent(exs: list[_Exchange], tails: list[dict], pick: tuple[int | None,
                 mu = _TURN if term == "turn_timeout" else 0.0
                 if extra and (ended or r["ms"] < prev + mu - _SLACK):
                     return False
-                announces.append((prev + mu, r["ms"], r["ms"]) if extra else (prev, prev, r["ms"]))
+                loose = extra or (term is None and r["eff"] is None)
+                announces.append((prev + mu, r["ms"], r["ms"]) if loose else (prev, prev, r["ms"]))
             closed_at[e.number] = r["ms"]
         if e.first_kind == "reply":
             ended = (
