@@ -10,9 +10,10 @@ The one place the analytics read an A2A event the way the reference wrote it:
 
 Exchanges
 ---------
-The reference reuses one ``conversationId`` for every exchange of a work session and agent
-pair (runtime §6), so the exchanges of one conversation id and direction overlap. Each
-event is matched to its send with what the reference writes, and only that:
+The reference reuses one ``conversationId`` for every exchange of a work session and
+unordered agent pair (runtime §6), in both directions, so the exchanges of one conversation
+id and direction overlap. Each event is matched to its send with what the reference writes,
+and only that:
 
 1. ``a2a.send`` opens exchange *n* (the *n*-th send of its conversation and direction);
 2. ``a2a.retry`` carries the send's ``runId``;
@@ -20,21 +21,26 @@ event is matched to its send with what the reference writes, and only that:
    concurrency gate gives up, :data:`GATE_TIMEOUT_MS` after its send, or at once when a
    safety limit refuses it;
 4. every other first outcome (the reply, or a no-reply) ends the target's run or the
-   requester's wait, and the target's session runs one message at a time, first come first
-   served (runtime §1), so they come in the order of their sends; a reply comes within the
-   :data:`MAX_WAIT_MS` wait (plus the gate's wait), a timed-out no-reply after it;
-5. ping-pong turn *k* follows turn *k - 1* of its exchange on the same sessions (again first
-   come first served), with the exchange's ``messageIntent``, ``maxTurns`` and requester
-   session type; a turn with a ``terminationReason``, or the last allowed one, ends the loop;
-6. ``a2a.complete`` closes it: ``concurrencyBlocked`` completes close refusals, completes
-   with ``actualTurns`` close replied exchanges with that many turns, the others close the
-   rest, each in the order their exchanges became ready.
+   requester's wait; the target's session (``targetSessionKey``, the conversation's lane)
+   runs one message at a time, first come first served (runtime §1), so they come in the
+   order of their sends (a rank join in Polars);
+5. ping-pong turns and completes are placed together, per *segment* of a direction (a
+   segment starts at a send once every earlier send has had its complete, so segments are
+   independent): a segment with one send is settled in Polars, one with overlapping flows
+   by an exact search over every placement consistent with the rules (turn *k* after turn
+   *k - 1* of its exchange within the turn timeout, with its intent, requester session type
+   and ``maxTurns``; one complete after the exchange's last reply or turn, agreeing with its
+   outcome, ``actualTurns``, termination, ``messageIntent``, session types and effective
+   turns; first come first served on the target's lane for its ping-pong steps and announce
+   steps). The most likely placement (least squared lags) is kept.
 
-Steps 3-6 are rank joins (the *r*-th event of a group with the *r*-th candidate) in Polars.
-Where the log cannot tell two exchanges apart (a group whose events and candidates do not
-pair up, an event earlier than its candidate, a retry without ``runId`` among open sends,
-two sends a refusal fits), the exchange is marked ``ambiguous``; an event no rule places
-falls back to the latest send before it, and marks its exchange ambiguous too.
+Causality holds by construction: a reply is never placed before its send, a complete never
+before its exchange's last reply or turn, turns are numbered in time order. An exchange is
+``ambiguous`` only when another placement is consistent with everything above (a log of one
+exchange never is): two sends a refusal fits, a retried flow or a failed wait among
+overlapping exchanges (their outcome may break first come first served), a turn or complete
+that some consistent placement gives another exchange, or an event no rule places (it falls
+back to the latest send before it).
 """
 
 from __future__ import annotations
@@ -45,8 +51,10 @@ from typing import Final
 import polars as pl
 
 from a2a_lab import event_rules as _event_rules
+from a2a_lab._exchange_tails import _DIR, _SLACK_MS, tails
+from a2a_lab._exchange_tails import TURN_TIMEOUT_MS as TURN_TIMEOUT_MS
 from a2a_lab._frames import data_text as _text
-from a2a_lab._frames import narrow, number, same_kind
+from a2a_lab._frames import narrow, same_kind
 from a2a_lab.event_rules import _D
 
 # the per-event readers, re-exported (``name as name``)
@@ -62,7 +70,6 @@ from a2a_lab.event_rules import wait_reason_expr as wait_reason_expr
 from a2a_lab.event_rules import with_agents as with_agents
 from a2a_lab.event_rules import with_response_outcome as with_response_outcome
 from a2a_lab.reference.runtime.intent import INTENT_RULES_V1, IntentRules
-from a2a_lab.reference.runtime.termination import TERMINATION_REASONS
 
 __all__ = [
     "EXCHANGE_FIELDS",
@@ -80,13 +87,6 @@ EXCHANGE_TYPES: Final[tuple[str, ...]] = ("a2a.send", "a2a.response", "a2a.retry
 GATE_TIMEOUT_MS: Final = 30_000.0
 #: The requester waits this long for the target's run (runtime §2).
 MAX_WAIT_MS: Final = 300_000.0
-#: A ping-pong turn that takes longer times out and ends the loop (runtime §2.4).
-TURN_TIMEOUT_MS: Final = 120_000.0
-#: Reasons a ping-pong turn's own reply gives (the three checks of runtime §3); the others
-#: end the loop without a turn event, on the complete only.
-_REPLY_REASONS: Final = TERMINATION_REASONS[:3]
-#: Clock slack of the log: a refusal or a timeout may be logged this much late.
-_SLACK_MS: Final = 1_000.0
 
 #: The ``data`` fields :func:`exchange_events` keeps.
 EXCHANGE_FIELDS: Final[tuple[str, ...]] = (
@@ -125,7 +125,6 @@ EXCHANGE_FIELDS: Final[tuple[str, ...]] = (
 # exchanges
 # ---------------------------------------------------------------------------------------
 
-_DIR: Final = ["conversation_id", "requester", "target"]
 #: Columns :func:`exchange_events` computes for the matching and drops.
 _HELPERS: Final = (
     "_kind",
@@ -141,6 +140,10 @@ _HELPERS: Final = (
     "_actual",
     "_eff",
     "_status",
+    "_to_type",
+    "_cfg",
+    "_wait",
+    "_failed",
 )
 
 
@@ -218,8 +221,6 @@ def _rank(frame: pl.DataFrame, group: list[str], order: list[str]) -> pl.DataFra
 
 #: Events are paired in the order they were logged: by time, ties in file order.
 _EV_ORDER = ["event_ms", "_seq"]
-#: Candidates in the order they became ready; ties by exchange number.
-_READY_ORDER = ["_ready", "exchange"]
 
 
 @dataclass(frozen=True)
@@ -267,75 +268,6 @@ def _rank_match(events: pl.DataFrame, cands: pl.DataFrame, by: _Pairing) -> pl.D
             | ((n < cn) & (pl.col("_next_ready") <= pl.col("event_ms")).fill_null(False))
         ).alias("_amb"),
     )
-
-
-def _rank_match_within(
-    events: pl.DataFrame, cands: pl.DataFrame, by: _Pairing, window_ms: float, rounds: int = 64
-) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """:func:`_rank_match` where a candidate's event must come within ``window_ms`` of its
-    ``ready``: a candidate whose paired event comes later got none (it timed out), so it
-    is dropped and the group paired again, first such candidate of each group first.
-
-    Returns the pairs and the dropped candidates (their columns and ``_amb``: a paired
-    event of the group came within the dropped candidate's window, so it may have been its
-    own; the pair is then ambiguous too).
-    """
-    group, ready = by.group, by.ready
-    dropped: list[pl.DataFrame] = []
-    # groups are independent: a group without a late pair is settled, only the rest go on
-    settled_ev: list[pl.DataFrame] = []
-    settled_ca: list[pl.DataFrame] = []
-    ev_left, keep = events, cands
-    for _ in range(rounds):
-        if ev_left.height == 0 or keep.height == 0:
-            break
-        ev = _rank(ev_left, group, _EV_ORDER).select(*group, "_r", "event_ms")
-        ca = _rank(keep, group, by.cand_order)
-        pair = ca.join(ev, on=[*group, "_r"], how="inner", nulls_equal=True)
-        late = pair.filter(pl.col("event_ms") > pl.col(ready) + window_ms)
-        if late.height == 0:
-            break
-        first_late = (
-            late.sort("_r").group_by(group, maintain_order=True).agg(pl.col("exchange").first())
-        )
-        busy = first_late.select(group)
-        settled_ev.append(ev_left.join(busy, on=group, how="anti", nulls_equal=True))
-        settled_ca.append(keep.join(busy, on=group, how="anti", nulls_equal=True))
-        ev_left = ev_left.join(busy, on=group, how="semi", nulls_equal=True)
-        keep = keep.join(busy, on=group, how="semi", nulls_equal=True)
-        dropped.append(keep.join(first_late, on=[*group, "exchange"], how="semi", nulls_equal=True))
-        keep = keep.join(first_late, on=[*group, "exchange"], how="anti", nulls_equal=True)
-    gone_all = pl.concat(dropped) if dropped else cands.clear()
-    all_ev = pl.concat([*settled_ev, ev_left])
-    all_ca = pl.concat([*settled_ca, keep])
-    pairs = _rank_match(all_ev, all_ca, by)
-    if gone_all.height == 0 or pairs.height == 0:
-        return pairs, gone_all.with_columns(pl.lit(False).alias("_amb"))
-    # a dropped candidate was judged to have got no event; if a paired event of its group
-    # came within its window, that event may have been its own (the paired candidate then
-    # got none): the log cannot tell the two apart, so both are ambiguous
-    timed = pairs.join(all_ev.select("_seq", *group, "event_ms"), on="_seq", how="left")
-    could = timed.join(
-        gone_all.select(*group, pl.col("exchange").alias("_d"), pl.col(ready).alias("_d_ready")),
-        on=group,
-        how="inner",
-        nulls_equal=True,
-    ).filter(
-        (pl.col("event_ms") >= pl.col("_d_ready"))
-        & (pl.col("event_ms") <= pl.col("_d_ready") + window_ms)
-    )
-    hit_seq = could.select("_seq").unique()
-    pairs = pairs.join(
-        hit_seq.with_columns(pl.lit(True).alias("_hit")), on="_seq", how="left"
-    ).select("_seq", "exchange", (pl.col("_amb") | pl.col("_hit").fill_null(False)).alias("_amb"))
-    hit_d = could.select(*group, pl.col("_d").alias("exchange")).unique()
-    gone_all = gone_all.join(
-        hit_d.with_columns(pl.lit(True).alias("_amb")),
-        on=[*group, "exchange"],
-        how="left",
-        nulls_equal=True,
-    ).with_columns(pl.col("_amb").fill_null(False))
-    return pairs, gone_all
 
 
 def _out_of_order(fifo: pl.DataFrame, by_run: pl.DataFrame, ex: pl.DataFrame) -> pl.DataFrame:
@@ -434,6 +366,10 @@ def exchange_events(
             _D.struct.field("actualTurns").alias("_actual"),
             _D.struct.field("effectiveTurns").alias("_eff"),
             _text("waitStatus").alias("_status"),
+            _text("toSessionType").alias("_to_type"),
+            _D.struct.field("configuredMaxTurns").alias("_cfg"),
+            (_text("waitStatus").is_not_null() | _text("waitError").is_not_null()).alias("_wait"),
+            (_text("outcome") == "failed").fill_null(False).alias("_failed"),
         )
         .collect()
     )
@@ -460,7 +396,17 @@ def exchange_events(
         .otherwise(suggested_turns_expr(pl.col("_class_intent"), intent_rules))
         .alias("_suggested"),
     ).drop("data")
-    x = sends.select(*_DIR, "exchange", "_send_ms", "_run", "_intent", "_suggested", "_req_type")
+    x = sends.select(
+        *_DIR,
+        "exchange",
+        "_send_ms",
+        "_run",
+        "_intent",
+        "_suggested",
+        "_req_type",
+        "_to_type",
+        pl.col("_seq").alias("_send_seq"),
+    )
     placed: list[pl.DataFrame] = [sends.select("_seq", "exchange", pl.lit(False).alias("_amb"))]
 
     # retries carry the send's runId
@@ -546,157 +492,10 @@ def exchange_events(
         ]
     ).join(ex.select("_seq", *_DIR), on="_seq")
 
-    # ping-pong turns, level by level
-    turns = ex.filter(pl.col("_kind") == "turn")
-    replied = outcome_of.filter(pl.col("_kind") == "reply").join(
-        x, on=[*_DIR, "exchange"], nulls_equal=True
-    )
-    cand = replied.filter(pl.col("_suggested") != 0).select(
-        *_DIR,
-        "exchange",
-        pl.col("event_ms").alias("_ready"),
-        "_intent",
-        "_req_type",
-        pl.lit(None, pl.Float64).alias("_max"),
-    )
-    turn_rows: list[pl.DataFrame] = []
-    level = 1
-    max_level = int(number(turns["_turn"].max() or 0)) if turns.height else 0
-    while level <= max_level and cand.height:
-        at = turns.filter(pl.col("_turn") == level)
-        # a key is used only in the directions where every turn of this level carries it
-        at = at.with_columns(
-            pl.when(pl.col("_mi").is_not_null().all().over(_DIR))
-            .then(pl.col("_mi"))
-            .alias("_k_intent"),
-            pl.when(pl.col("_st").is_not_null().all().over(_DIR))
-            .then(pl.col("_st"))
-            .alias("_k_type"),
-            pl.when(pl.col("_max").is_not_null().all().over(_DIR) & pl.lit(level > 1))
-            .then(pl.col("_max"))
-            .alias("_k_max"),
-        )
-        use = at.group_by(_DIR).agg(
-            pl.col("_k_intent").is_not_null().any().alias("_u_intent"),
-            pl.col("_k_type").is_not_null().any().alias("_u_type"),
-            pl.col("_k_max").is_not_null().any().alias("_u_max"),
-        )
-        c = cand.join(use, on=_DIR, how="inner", nulls_equal=True).with_columns(
-            pl.when("_u_intent").then(pl.col("_intent")).alias("_k_intent"),
-            pl.when("_u_type").then(pl.col("_req_type")).alias("_k_type"),
-            pl.when("_u_max").then(pl.col("_max")).alias("_k_max"),
-        )
-        keys = [*_DIR, "_k_intent", "_k_type", "_k_max"]
-        matched, gone = _rank_match_within(
-            at, c, _Pairing(keys, _READY_ORDER), TURN_TIMEOUT_MS + _SLACK_MS
-        )
-        turn_rows.append(matched)
-        amb_ex.append(gone.filter("_amb").select(*_DIR, "exchange"))
-        nxt = matched.join(at.select("_seq", "event_ms", "_max", "_term", *_DIR), on="_seq").join(
-            x, on=[*_DIR, "exchange"], nulls_equal=True
-        )
-        cand = nxt.filter(
-            pl.col("_term").is_null() & (pl.col("_max").is_null() | (pl.col("_max") > level))
-        ).select(
-            *_DIR,
-            "exchange",
-            pl.col("event_ms").alias("_ready"),
-            "_intent",
-            "_req_type",
-            "_max",
-        )
-        level += 1
-    turn_match = (
-        pl.concat(turn_rows)
-        if turn_rows
-        else pl.DataFrame(schema={"_seq": pl.UInt32, "exchange": pl.Int64, "_amb": pl.Boolean})
-    )
-    placed.append(turn_match)
-
-    # completes: refusals, replied exchanges by their turns, then the rest
-    completes = ex.filter(t == "a2a.complete")
-    last_turn = (
-        turn_match.join(turns.select("_seq", *_DIR, "event_ms", "_term", "_max"), on="_seq")
-        .sort("event_ms", "_seq")
-        .group_by(*_DIR, "exchange")
-        .agg(
-            pl.col("event_ms").last().alias("_last_turn"),
-            pl.len().cast(pl.Float64).alias("_turns"),
-            pl.col("_term").last().alias("_last_term"),
-            pl.col("_max").last().alias("_last_max"),
-        )
-    )
-    ready = (
-        outcome_of.join(last_turn, on=[*_DIR, "exchange"], how="left", nulls_equal=True)
-        .join(
-            x.select(*_DIR, "exchange", "_suggested"),
-            on=[*_DIR, "exchange"],
-            how="left",
-            nulls_equal=True,
-        )
-        .with_columns(
-            pl.max_horizontal("event_ms", "_last_turn").alias("_ready"),
-            pl.col("_turns").fill_null(0.0),
-        )
-        .with_columns(
-            # the loop still expected a turn: it ended by a timeout, an error or a skip
-            (
-                pl.col("_last_term").is_null()
-                & pl.when(pl.col("_turns") == 0)
-                .then(pl.col("_suggested") != 0)
-                .otherwise(pl.col("_last_max").is_null() | (pl.col("_turns") < pl.col("_last_max")))
-            ).alias("_pending"),
-        )
-    )
-    conc = completes.filter("_conc")
-    gate_refused = ready.filter(pl.col("_kind") == "blocked")
-    in_order = _Pairing(_DIR, _READY_ORDER)
-    m_conc = _rank_match(conc, gate_refused, in_order)
-    term = pl.col("_term")
-    counted = completes.filter(~pl.col("_conc") & pl.col("_actual").is_not_null()).with_columns(
-        pl.when(term.is_in(list(_REPLY_REASONS))).then(term).alias("_last_term"),
-        (
-            ~term.is_in(list(_REPLY_REASONS)).fill_null(False)
-            & pl.when(pl.col("_eff").is_not_null())
-            .then(pl.col("_actual") < pl.col("_eff"))
-            .otherwise(term.is_not_null())
-        ).alias("_pending"),
-    )
-    with_turns = ready.filter(pl.col("_kind") == "reply").rename({"_turns": "_actual"})
-    m_turns, gone = _rank_match_within(
-        counted,
-        with_turns,
-        _Pairing([*_DIR, "_actual", "_last_term", "_pending"], _READY_ORDER),
-        TURN_TIMEOUT_MS + GATE_TIMEOUT_MS + _SLACK_MS,
-    )
-    amb_ex.append(gone.filter("_amb").select(*_DIR, "exchange"))
-    done = pl.concat([m_conc, m_turns])
-    # a direction whose completes count turns closes its replied exchanges only with those
-    counting = counted.select(_DIR).unique().with_columns(pl.lit(True).alias("_counting"))
-    rest_cand = (
-        ready.join(
-            done.select("exchange", "_seq").join(ex.select("_seq", *_DIR), on="_seq"),
-            on=[*_DIR, "exchange"],
-            how="anti",
-            nulls_equal=True,
-        )
-        .join(counting, on=_DIR, how="left", nulls_equal=True)
-        .filter((pl.col("_kind") != "reply") | pl.col("_counting").is_null())
-    )
-    rest = completes.join(done.select("_seq"), on="_seq", how="anti")
-    m_rest = _rank_match(rest, rest_cand, in_order)
-    # second chance: a complete no rule placed closes an exchange of its direction that has
-    # none, in order; the log did not say which, so both are ambiguous
-    closed = pl.concat([m_conc, m_turns, m_rest])
-    left = completes.join(closed.select("_seq"), on="_seq", how="anti")
-    open_ends = ready.join(
-        closed.select("exchange", "_seq").join(ex.select("_seq", *_DIR), on="_seq"),
-        on=[*_DIR, "exchange"],
-        how="anti",
-        nulls_equal=True,
-    )
-    m_left = _rank_match(left, open_ends, in_order).with_columns(pl.lit(True).alias("_amb"))
-    placed += [m_conc, m_turns, m_rest, m_left]
+    # ping-pong turns and completes: per segment of a direction (see _exchange_tails)
+    tails_placed, amb_tails = tails(ex, x, outcome_of)
+    placed.append(tails_placed)
+    amb_ex.append(amb_tails)
 
     return _place(full, x, placed, amb_ex)
 
@@ -738,8 +537,9 @@ def _place(
             )
             .with_columns(
                 pl.col("exchange").fill_null(0),
-                # an orphan before the first send is plain; anything else is a guess
-                pl.col("exchange").is_not_null().alias("_amb"),
+                # an orphan before the first send is plain, and so is an event only the
+                # first send could have had; after later sends it is a guess
+                (pl.col("exchange") > 1).fill_null(False).alias("_amb"),
             )
             .drop("_send_ms")
         )

@@ -1,17 +1,24 @@
 """The slow, obvious reading of exchanges: the rules of :mod:`a2a_lab.exchanges`, event by
-event in plain Python, the oracle the vectorised matcher is property-tested against.
+event in plain Python, the oracle the fast matcher is property-tested against.
 
-Per conversation id and direction, in passes (a later rule needs what an earlier one found):
+Per conversation id and direction:
 
 1. sends open exchanges 1, 2, … in time order; a retry joins the send with its ``runId``;
 2. a refusal joins the earliest open send it fits: 30 s after it (the gate), or at once;
 3. the other first outcomes (replies, no-replies) join the sends left, first come first served;
-4. a turn *k* joins, among the exchanges waiting for turn *k* with its keys (intent, the
-   requester's session type, ``maxTurns``) and ready at most 120 s before it, the one ready
-   first;
-5. a complete joins, among the exchanges without one whose keys it has (refusal; turns,
-   reply-given termination and whether a turn was still expected; or the rest), the one
-   ready first.
+4. turns and completes: EVERY way of giving each of them an exchange (or none) is tried,
+   and the consistent ones (the rules below, checked on the whole assignment) with the
+   fewest events left out are kept; the best is the one with the least sum of squared lags,
+   and an event is ambiguous when the kept assignments give it more than one exchange.
+
+Consistent, per exchange: its turns, in time order, are numbered 1, 2, … each after the event
+before it (within 121 s), while the loop goes on, with its intent, requester session type and
+``maxTurns``; at most one complete, after every other event of it (and 120 s after the last on a
+turn timeout), agreeing with its outcome (refusal, no-reply, replied with that many turns and
+that reply-given termination), intent, session types and effective turns; and across
+exchanges, on the target's lane, the target's steps (even turns) queued earlier are logged no
+later, announces (replied exchanges' completes) queued strictly earlier complete no later, and
+a replied exchange whose loop ended before another's announce was queued is closed by then.
 
 Direction and the per-event outcome kind come from :mod:`a2a_lab.exchanges` (they are
 property-tested against the reference functions on their own).
@@ -19,6 +26,8 @@ property-tested against the reference functions on their own).
 
 from __future__ import annotations
 
+import itertools
+import re
 from dataclasses import dataclass, field
 
 import polars as pl
@@ -28,50 +37,34 @@ from a2a_lab.reference.runtime.intent import INTENT_RULES_V1, PAYLOAD_INTENTS, c
 
 _GATE = X.GATE_TIMEOUT_MS
 _SLACK = 1_000.0
-_TURN_WINDOW = X.TURN_TIMEOUT_MS + _SLACK
-_COMPLETE_WINDOW = X.TURN_TIMEOUT_MS + X.GATE_TIMEOUT_MS + _SLACK
+_TURN = X.TURN_TIMEOUT_MS
 _REPLY_REASONS = ("repetition_detected", "minimal_content", "conclusion_detected")
 
 
 def _blank(v: object) -> object:
-    return (
-        None if isinstance(v, str) and not v.strip() else (v.strip() if isinstance(v, str) else v)
-    )
+    if isinstance(v, str):
+        return v.strip() or None
+    return v
 
 
 @dataclass
 class _Exchange:
     number: int
     send_ms: float
-    run_id: str | None
+    run_id: object
     intent: str
     suggested: int
-    req_type: str | None
+    req_type: object
+    to_type: object
     refused: bool = False
     first_ms: float | None = None
     first_kind: str | None = None
     turns: list[dict] = field(default_factory=list)
-    complete: bool = False
-
-    @property
-    def ready(self) -> float:
-        return self.turns[-1]["ms"] if self.turns else (self.first_ms or self.send_ms)
-
-    @property
-    def waiting_for_turn(self) -> bool:
-        if self.first_kind != "reply":
-            return False
-        if not self.turns:
-            return self.suggested != 0
-        last = self.turns[-1]
-        return last["term"] is None and (last["max"] is None or len(self.turns) < last["max"])
 
 
 def _intent(data: dict) -> tuple[str, int]:
     ptype = _blank(data.get("payloadType"))
     if ptype is None and isinstance(data.get("payloadJson"), str):
-        import re
-
         m = re.search(r'"type"\s*:\s*"([a-z_]+)"', data["payloadJson"])
         ptype = m.group(1) if m else None
     if ptype in PAYLOAD_INTENTS:
@@ -80,131 +73,248 @@ def _intent(data: dict) -> tuple[str, int]:
     return r.intent, r.suggested_turns
 
 
-def oracle(events: pl.DataFrame) -> dict[int, tuple[tuple, int]]:
-    """``_seq`` → ((conversation, requester, target), exchange number) for every event the
-    rules place (0: before the first send)."""
+def _num(v: object) -> float | None:
+    return float(v) if isinstance(v, int | float) and not isinstance(v, bool) else None
+
+
+def _agree(a: object, b: object) -> bool:
+    return a is None or b is None or a == b
+
+
+def _consistent(exs: list[_Exchange], tails: list[dict], pick: tuple[int | None, ...]) -> bool:
+    """Whether giving ``tails[i]`` to exchange ``pick[i]`` (None: left out) keeps every rule."""
+    by_x: dict[int, list[dict]] = {}
+    for ev, xn in zip(tails, pick, strict=True):
+        if xn is not None:
+            by_x.setdefault(xn, []).append(ev)
+    announces = []  # (queued at the earliest, at the latest, complete time)
+    lane_steps = []  # the target's steps (even turns): (queued, logged)
+    loop_end = {}  # replied exchange -> when its loop ended with an event (announce queued)
+    closed_at = {}
+    for e in exs:
+        evs = sorted(by_x.get(e.number, []), key=lambda r: (r["ms"], r["seq"]))
+        if e.first_kind is None and any(not r["failed"] for r in evs if r["c"]):
+            return False
+        prev = e.first_ms if e.first_ms is not None else e.send_ms
+        turns, lterm, lmax = 0, None, None
+        completes = [r for r in evs if r["c"]]
+        if len(completes) > 1 or (completes and evs[-1] is not completes[0]):
+            return False
+        for r in evs:
+            if r["ms"] < prev:
+                return False
+            if not r["c"]:
+                k = turns + 1
+                if (
+                    e.first_kind != "reply"
+                    or r["turn"] != k
+                    or lterm is not None
+                    or (lmax is not None and k > lmax)
+                    or (k == 1 and e.suggested == 0)
+                    or r["ms"] > prev + _TURN + _SLACK
+                    or not _agree(r["mi"], e.intent)
+                    or not _agree(r["st"], e.req_type)
+                    or (k > 1 and not _agree(r["max"], lmax))
+                ):
+                    return False
+                if k % 2 == 0:
+                    lane_steps.append((prev, r["ms"]))
+                turns, lterm, lmax, prev = k, r["term"], r["max"], r["ms"]
+                continue
+            kind, term = e.first_kind, r["term"]
+            if r["conc"] and kind != "blocked":
+                return False
+            if r["wait"] and kind != "no_reply":
+                return False
+            if kind == "blocked" and not r["conc"] and (r["actual"] is not None or r["wait"]):
+                return False
+            counted = turns if kind == "reply" else 0
+            if r["actual"] is not None and kind is not None and r["actual"] != counted:
+                return False
+            if not (
+                _agree(r["mi"], e.intent)
+                and _agree(r["from"], e.req_type)
+                and _agree(r["to"], e.to_type)
+            ):
+                return False
+            if kind == "reply":
+                if r["eff"] is not None:
+                    if turns >= 1 and lmax is not None:
+                        if r["eff"] != lmax:
+                            return False
+                    elif e.suggested is not None and r["cfg"] is not None:
+                        allowed = (
+                            0.0
+                            if e.suggested == 0
+                            else r["cfg"]
+                            if e.suggested < 0
+                            else min(float(e.suggested), r["cfg"])
+                        )
+                        if r["eff"] not in (allowed, 0.0):
+                            return False
+                if (term if term in _REPLY_REASONS else None) != lterm:
+                    return False
+                ended = (
+                    lterm is not None
+                    or (turns >= 1 and lmax is not None and turns >= lmax)
+                    or (turns == 0 and e.suggested == 0)
+                )
+                extra = term is not None and term not in _REPLY_REASONS
+                mu = _TURN if term == "turn_timeout" else 0.0
+                if extra and (ended or r["ms"] < prev + mu - _SLACK):
+                    return False
+                loose = extra or (term is None and r["eff"] is None)
+                announces.append((prev + mu, r["ms"], r["ms"]) if loose else (prev, prev, r["ms"]))
+            closed_at[e.number] = r["ms"]
+        if e.first_kind == "reply":
+            ended = (
+                lterm is not None
+                or (turns >= 1 and lmax is not None and turns >= lmax)
+                or (turns == 0 and e.suggested == 0)
+            )
+            if ended:
+                loop_end[e.number] = prev
+    for a, b in itertools.permutations(lane_steps, 2):
+        if a[0] < b[0] and a[1] > b[1]:
+            return False
+    for a, b in itertools.permutations(announces, 2):
+        if a[1] < b[0] and a[2] > b[2]:
+            return False
+    for xn, at in loop_end.items():
+        end = closed_at.get(xn, float("inf"))
+        if any(at < lo and end > c for lo, _hi, c in announces):
+            return False
+    return True
+
+
+def _cost(exs: list[_Exchange], tails: list[dict], pick: tuple[int | None, ...]) -> float:
+    last = {e.number: e.first_ms if e.first_ms is not None else e.send_ms for e in exs}
+    kind = {e.number: e.first_kind for e in exs}
+    total = 0.0
+    for ev, xn in sorted(zip(tails, pick, strict=True), key=lambda p: (p[0]["ms"], p[0]["seq"])):
+        if xn is None:
+            continue
+        mu = _TURN if ev["c"] and kind[xn] == "reply" and ev["term"] == "turn_timeout" else 0.0
+        total += ((ev["ms"] - last[xn] - mu) / 1000.0) ** 2
+        last[xn] = ev["ms"]
+    return total
+
+
+@dataclass(frozen=True)
+class Placement:
+    """The oracle's reading of one direction's turns and completes."""
+
+    best: dict[int, int]  #: ``_seq`` → exchange number, for the placed events
+    ambiguous_events: set[int]  #: events some consistent placement gives another exchange
+    size: int  #: turns and completes of the direction
+
+
+def oracle(events: pl.DataFrame, max_tails: int = 8) -> dict[tuple, Placement]:
+    """Per (conversation, requester, target): :class:`Placement` of its turns and completes
+    (directions with more than ``max_tails`` of them are skipped: the search is exhaustive),
+    and, under the key ``(..., "first")``, ``_seq`` → exchange of sends, retries, refusals
+    and first outcomes."""
     ex = X.with_response_outcome(X._directed(events), "_kind", "_reason").collect()
-    out: dict[int, tuple[tuple, int]] = {}
+    out: dict[tuple, Placement] = {}
     rows = ex.sort("event_ms", "_seq").to_dicts()
     by_dir: dict[tuple, list[dict]] = {}
     for r in rows:
         by_dir.setdefault((r["conversation_id"], r["requester"], r["target"]), []).append(r)
     for key, evs in by_dir.items():
         exs: list[_Exchange] = []
+        first: dict[int, int] = {}
         for r in evs:
             if r["type"] == "a2a.send":
-                intent, suggested = _intent(r["data"])
+                d = r["data"]
+                intent, suggested = _intent(d)
                 exs.append(
                     _Exchange(
                         len(exs) + 1,
                         r["event_ms"],
-                        _blank(r["data"].get("runId")),
+                        _blank(d.get("runId")),
                         intent,
                         suggested,
-                        _blank(r["data"].get("fromSessionType")),
+                        _blank(d.get("fromSessionType")),
+                        _blank(d.get("toSessionType")),
                     )
                 )
-                out[r["_seq"]] = (key, len(exs))
-        for r in evs:  # 1. retries
-            if r["type"] == "a2a.retry":
-                hit = [
-                    e
-                    for e in exs
-                    if e.run_id is not None and e.run_id == _blank(r["data"].get("runId"))
-                ]
-                if hit:
-                    out[r["_seq"]] = (key, hit[0].number)
-        for r in evs:  # 2. refusals
+                first[r["_seq"]] = len(exs)
+        for r in evs:  # refusals: the send each fits best (30 s after it, or at once)
             if r["_kind"] == "blocked":
+                fits = []
                 for e in exs:
                     delay = r["event_ms"] - e.send_ms
-                    if not e.refused and (
-                        _GATE - 1 <= delay <= _GATE + _SLACK or 0 <= delay <= _SLACK
-                    ):
-                        e.refused, e.first_ms, e.first_kind = True, r["event_ms"], "blocked"
-                        out[r["_seq"]] = (key, e.number)
-                        break
+                    if _GATE - 1 <= delay <= _GATE + _SLACK or 0 <= delay <= _SLACK:
+                        fits.append((min(abs(delay - _GATE), abs(delay)), e.number, e))
+                if fits:
+                    e = min(fits, key=lambda f: (f[0], f[1]))[2]
+                    e.refused, e.first_ms, e.first_kind = True, r["event_ms"], "blocked"
+                    first[r["_seq"]] = e.number
         queue = [e for e in exs if not e.refused]
-        for r in evs:  # 3. first outcomes, first come first served
+        for r in evs:  # first outcomes, first come first served
             if r["_kind"] in (None, "turn", "blocked") or not exs or r["event_ms"] < exs[0].send_ms:
                 continue
             if queue:
                 e = queue.pop(0)
                 e.first_ms, e.first_kind = r["event_ms"], r["_kind"]
-                out[r["_seq"]] = (key, e.number)
-        levels = sorted({int(r["data"]["turn"]) for r in evs if r["_kind"] == "turn"})
-        for k in levels:  # 4. turns, level by level
-            at = [r for r in evs if r["_kind"] == "turn" and r["data"]["turn"] == k]
-
-            def st(r: dict, k: int = k) -> object:
-                return _blank(r["data"].get("fromSessionType" if k % 2 == 1 else "toSessionType"))
-
-            use_intent = all(_blank(r["data"].get("messageIntent")) is not None for r in at)
-            use_type = all(st(r) is not None for r in at)
-            use_max = k > 1 and all(r["data"].get("maxTurns") is not None for r in at)
-            waiting = [e for e in exs if e.waiting_for_turn and len(e.turns) == k - 1]
-            for r in at:
-                fits = [
-                    e
-                    for e in waiting
-                    if (not use_intent or e.intent == _blank(r["data"]["messageIntent"]))
-                    and (not use_type or e.req_type == st(r))
-                    and (not use_max or (e.turns and e.turns[-1]["max"] == r["data"]["maxTurns"]))
-                    and e.ready <= r["event_ms"] + 0
-                    and r["event_ms"] <= e.ready + _TURN_WINDOW
-                ]
-                if not fits:
-                    continue
-                e = min(fits, key=lambda e: (e.ready, e.number))
-                waiting.remove(e)
-                e.turns.append(
+                first[r["_seq"]] = e.number
+        out[(*key, "first")] = Placement(first, set(), 0)
+        tails = []
+        for r in evs:
+            d = r["data"]
+            if r["type"] == "a2a.complete":
+                tails.append(
                     {
+                        "seq": r["_seq"],
                         "ms": r["event_ms"],
-                        "term": _blank(r["data"].get("terminationReason")),
-                        "max": r["data"].get("maxTurns"),
+                        "c": True,
+                        "conc": bool(d.get("concurrencyBlocked")),
+                        "actual": _num(d.get("actualTurns")),
+                        "eff": _num(d.get("effectiveTurns")),
+                        "cfg": _num(d.get("configuredMaxTurns")),
+                        "term": _blank(d.get("terminationReason")),
+                        "mi": _blank(d.get("messageIntent")),
+                        "from": _blank(d.get("fromSessionType")),
+                        "to": _blank(d.get("toSessionType")),
+                        "wait": _blank(d.get("waitStatus")) is not None
+                        or _blank(d.get("waitError")) is not None,
+                        "failed": _blank(d.get("outcome")) == "failed",
                     }
                 )
-                out[r["_seq"]] = (key, e.number)
-        counting = any(
-            r["type"] == "a2a.complete"
-            and r["data"].get("actualTurns") is not None
-            and not r["data"].get("concurrencyBlocked")
-            for r in evs
-        )
-        for r in evs:  # 5. completes
-            if r["type"] != "a2a.complete":
-                continue
-            d = r["data"]
-            term = _blank(d.get("terminationReason"))
-            if d.get("concurrencyBlocked"):
-                fits = [e for e in exs if e.refused and not e.complete]
-            elif d.get("actualTurns") is not None:
-                eff = d.get("effectiveTurns")
-                pending = term not in _REPLY_REASONS and (
-                    d["actualTurns"] < eff if eff is not None else term is not None
+            elif r["_kind"] == "turn":
+                turn = _num(d.get("turn"))
+                tails.append(
+                    {
+                        "seq": r["_seq"],
+                        "ms": r["event_ms"],
+                        "c": False,
+                        "turn": turn,
+                        "max": _num(d.get("maxTurns")),
+                        "term": _blank(d.get("terminationReason")),
+                        "mi": _blank(d.get("messageIntent")),
+                        "st": _blank(
+                            d.get("fromSessionType" if (turn or 0) % 2 == 1 else "toSessionType")
+                        ),
+                    }
                 )
-                last_term = term if term in _REPLY_REASONS else None
-                fits = [
-                    e
-                    for e in exs
-                    if not e.complete
-                    and e.first_kind == "reply"
-                    and len(e.turns) == d["actualTurns"]
-                    and (e.turns[-1]["term"] if e.turns else None) == last_term
-                    and e.waiting_for_turn == pending
-                    and r["event_ms"] <= e.ready + _COMPLETE_WINDOW
-                ]
-            else:
-                fits = [
-                    e
-                    for e in exs
-                    if not e.complete
-                    and e.first_kind is not None
-                    and (e.first_kind != "reply" or not counting)
-                ]
-            fits = [e for e in fits if e.ready <= r["event_ms"]]
-            if fits:
-                e = min(fits, key=lambda e: (e.ready, e.number))
-                e.complete = True
-                out[r["_seq"]] = (key, e.number)
+        if not tails or len(tails) > max_tails:
+            continue
+        choices = [[None, *[e.number for e in exs if e.send_ms <= ev["ms"]]] for ev in tails]
+        kept: list[tuple[int, float, tuple[int | None, ...]]] = []
+        for pick in itertools.product(*choices):
+            if _consistent(exs, tails, pick):
+                free = sum(p is None for p in pick)
+                kept.append((free, _cost(exs, tails, pick), pick))
+        if not kept:
+            out[key] = Placement({}, {ev["seq"] for ev in tails}, len(tails))
+            continue
+        fewest = min(k[0] for k in kept)
+        kept = [k for k in kept if k[0] == fewest]
+        best = min(kept, key=lambda k: (k[1], k[2] and tuple(p or 0 for p in k[2])))[2]
+        amb = {ev["seq"] for i, ev in enumerate(tails) if len({k[2][i] for k in kept}) > 1}
+        out[key] = Placement(
+            {ev["seq"]: p for ev, p in zip(tails, best, strict=True) if p is not None},
+            amb,
+            len(tails),
+        )
     return out

@@ -311,56 +311,59 @@ from exchange_oracle import oracle  # noqa: E402
 from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-_KINDS = [
-    "gateway_connection",
-    "run_not_found",
-    "rate_limit",
-    "server_overload",
-    "context_exceeded",
-    "llm_timeout",
-]
+from tests.exchange_score import score_lines  # noqa: E402
+from tests.reference_model import ModelConfig, simulate  # noqa: E402
 
 
 @st.composite
-def configs(draw: st.DrawFn) -> tuple[sim.SimConfig, float, int]:
-    rates = {
-        k: draw(st.sampled_from([0.0, 0.01, 0.04]))
-        for k in draw(st.lists(st.sampled_from(_KINDS), unique=True, max_size=3))
-    }
-    cfg = sim.SimConfig(
-        n_messages=draw(st.integers(80, 300)),
-        gate=sim.GatePolicy(max_concurrent_flows=draw(st.integers(1, 4))),
-        ping_pong=sim.PingPongPolicy(max_turns=draw(st.integers(0, 5))),
-        failures=sim.FailurePolicy(rates=rates) if rates else None,
-        retry=None if draw(st.booleans()) else sim.SimConfig().retry,
-        tasks=None if draw(st.booleans()) else sim.SimConfig().tasks,
+def reference_runs(draw: st.DrawFn) -> tuple[ModelConfig, int]:
+    """Random configurations of the held-out reference-shape model: both directions under one
+    conversation id, overlapping flows (several sends per requester run), 1x to 3x load."""
+    cfg = ModelConfig(
+        load=draw(st.sampled_from([1.0, 1.5, 2.0, 3.0])),
+        n_sends=draw(st.integers(30, 90)),
+        work_sessions=draw(st.integers(1, 4)),
+        p_extra_send=draw(st.sampled_from([0.0, 0.3, 0.6])),
+        p_send_back=draw(st.sampled_from([0.0, 0.2, 0.5])),
+        p_subagent_requester=draw(st.sampled_from([0.0, 0.3])),
     )
-    return cfg, draw(st.sampled_from([0.5, 1.0, 2.0, 3.0])), draw(st.integers(0, 10_000))
+    return cfg, draw(st.integers(0, 10_000))
 
 
+@pytest.mark.slow
 @settings(
-    max_examples=12,
+    max_examples=25,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
-@given(configs())
-def test_unambiguous_exchanges_agree_with_the_oracle_and_the_simulation(
-    case: tuple[sim.SimConfig, float, int],
+@given(case=reference_runs())
+def test_matching_agrees_with_the_oracle_and_the_truth(
+    case: tuple[ModelConfig, int], tmp_path_factory: pytest.TempPathFactory
 ) -> None:
-    cfg, scale, seed = case
-    res = sim.simulate(sweep.scale_arrivals(cfg, scale), seed=seed)
-    events = al.enrich(res.events)
+    cfg, seed = case
+    run = simulate(cfg, seed=seed)
+    path = tmp_path_factory.mktemp("ref") / "log.ndjson"
+    run.write(path)
+    events = al.load(path).events
     fast = exchange_events(events)
-    slow = oracle(events)
-    for row in fast.filter(~pl.col("ambiguous")).select("seq", "exchange").iter_rows():
-        assert slow.get(row[0], (None, None))[1] == row[1]
-    a = compare(res, conversations(events))
-    assert a.missing == 0
-    clear = a.rows.filter(~pl.col("_amb"))
-    assert clear.filter(pl.col("_wrong")).height == 0
-    replied = clear.filter(pl.col("outcome") == "replied")
-    # the log keeps milliseconds (floored): the first reply is exact to 1 ms
-    assert (replied["got_first_reply_s"] - replied["first_reply_s"]).abs().max() <= 0.001 + 1e-9
+    got = dict(zip(fast["seq"].to_list(), fast["exchange"].to_list(), strict=True))
+    flagged = dict(zip(fast["seq"].to_list(), fast["ambiguous"].to_list(), strict=True))
+    for key, slow in oracle(events).items():
+        if key[-1] == "first":
+            # sends, refusals and first outcomes: the same rules, first come first served
+            for seq, xn in slow.best.items():
+                assert got[seq] == xn or flagged[seq], (key, seq)
+            continue
+        for seq, xn in slow.best.items():
+            if seq in slow.ambiguous_events:
+                # another consistent placement exists: the exchange must say so
+                assert flagged[seq], (key, seq)
+            else:
+                assert got[seq] == xn, (key, seq, got[seq], xn)
+    s = score_lines(path, run.truth)
+    assert s["unmatched"] == s["wrong_outcome"] == s["wrong_first_reply"] == 0
+    assert s["wrong_complete_unflagged"] == 0
+    assert s["causality"] == 0
 
 
 def test_summary_counts_ambiguous_exchanges() -> None:

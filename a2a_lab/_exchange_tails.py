@@ -1,0 +1,455 @@
+"""Ping-pong turns and completes of A2A exchanges, placed per segment of a direction
+(:func:`tails`, the last step of :func:`a2a_lab.exchanges.exchange_events`).
+
+Split from :mod:`a2a_lab.exchanges` (which re-exports :data:`TURN_TIMEOUT_MS`): the exact
+search of overlapping flows and the Polars frame around it.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+import polars as pl
+
+from a2a_lab.reference.runtime.termination import TERMINATION_REASONS
+
+__all__ = ["TURN_TIMEOUT_MS", "tails"]
+
+#: A ping-pong turn that takes longer times out and ends the loop (runtime §2.4).
+TURN_TIMEOUT_MS: Final = 120_000.0
+#: Reasons a ping-pong turn's own reply gives (the three checks of runtime §3); the others
+#: end the loop without a turn event, on the complete only.
+_REPLY_REASONS: Final = TERMINATION_REASONS[:3]
+#: Clock slack of the log: a refusal or a timeout may be logged this much late.
+_SLACK_MS: Final = 1_000.0
+#: An exchange's direction.
+_DIR: Final = ["conversation_id", "requester", "target"]
+
+
+#: How many search steps one segment may take before the matcher stops deciding and flags
+#: what it has not proven (a guard against pathological logs; a segment of the reference's
+#: traffic takes a few steps per event).
+_SEARCH_STEPS: Final = 20_000
+#: A ping-pong turn comes at most this long after the event before it in its exchange.
+_TURN_WINDOW_MS: Final = TURN_TIMEOUT_MS + _SLACK_MS
+#: How many consistent placements of one segment the search collects before it stops
+#: deciding (then every event of the segment is flagged).
+_MAX_PLACEMENTS: Final = 1_000
+
+#: What the search reads of an exchange: (kind of first outcome, its time, intent,
+#: suggested turns, the send's fromSessionType and toSessionType).
+_XInfo = tuple[str | None, float, str | None, int | None, str | None, str | None]
+#: What the search reads of a turn: ("t", seq, time, turn, messageIntent, requester's session
+#: type, maxTurns, terminationReason) and of a complete: ("c", seq, time, concurrencyBlocked,
+#: actualTurns, effectiveTurns, configuredMaxTurns, terminationReason, messageIntent,
+#: fromSessionType, toSessionType, wait fields, outcome failed).
+_Event = tuple[object, ...]
+
+
+def tails(
+    ex: pl.DataFrame, x: pl.DataFrame, outcome_of: pl.DataFrame
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """Place the ping-pong turns and completes (runtime §2.4-§3).
+
+    A direction's events are cut into segments: a segment starts at a send when every
+    earlier send of the direction has had its complete (counting sends and completes in
+    log order). Every complete closes one exchange sent before it, so no exchange of one
+    segment is open in the next and the segments are independent. A segment with one send
+    is settled in Polars (its turns and complete are that exchange's); a segment with
+    several (overlapping flows) is solved exactly by :func:`_solve_segment`.
+
+    Returns the placed events (``_seq, exchange, _amb``) and the ambiguous exchanges
+    (direction, ``exchange``).
+    """
+    t = pl.col("type")
+    step = pl.when(t == "a2a.send").then(1).when(t == "a2a.complete").then(-1).otherwise(0)
+    segs = (
+        ex.filter(t.is_in(["a2a.send", "a2a.complete"]) | (pl.col("_kind") == "turn"))
+        .select("_seq", *_DIR, "event_ms", "type")
+        .sort([*_DIR, "event_ms", "_seq"], nulls_last=True)
+        .with_columns(step.cast(pl.Int64).alias("_step"))
+        .with_columns((pl.col("_step").cum_sum().over(_DIR) - pl.col("_step")).alias("_open"))
+        .with_columns(
+            ((t == "a2a.send") & (pl.col("_open") <= 0)).cum_sum().over(_DIR).alias("_segment")
+        )
+    )
+    seg_x = segs.join(x.select(pl.col("_send_seq").alias("_seq"), "exchange"), on="_seq").select(
+        *_DIR, "_segment", "exchange"
+    )
+    sizes = seg_x.group_by(*_DIR, "_segment").agg(
+        pl.len().alias("_sends"), pl.col("exchange").min().alias("_only")
+    )
+    events = segs.filter(t != "a2a.send").join(
+        sizes, on=[*_DIR, "_segment"], how="inner", nulls_equal=True
+    )
+    easy = events.filter(pl.col("_sends") == 1).select(
+        "_seq", pl.col("_only").alias("exchange"), pl.lit(False).alias("_amb")
+    )
+    amb_schema = {**dict.fromkeys(_DIR, pl.String), "exchange": pl.Int64}
+    hard = events.filter(pl.col("_sends") > 1)
+    if hard.height == 0:
+        return easy, pl.DataFrame(schema=amb_schema)
+    hard_x = (
+        seg_x.join(
+            hard.select(*_DIR, "_segment").unique(), on=[*_DIR, "_segment"], nulls_equal=True
+        )
+        .join(
+            outcome_of.select(*_DIR, "exchange", "_kind", pl.col("event_ms").alias("_first_ms")),
+            on=[*_DIR, "exchange"],
+            how="left",
+            nulls_equal=True,
+        )
+        .join(x, on=[*_DIR, "exchange"], how="left", nulls_equal=True)
+        .select(
+            *_DIR,
+            "_segment",
+            "exchange",
+            "_kind",
+            pl.coalesce("_first_ms", "_send_ms").cast(pl.Float64),
+            pl.col("_send_ms").cast(pl.Float64),
+            "_intent",
+            pl.col("_suggested").cast(pl.Int64),
+            "_req_type",
+            "_to_type",
+        )
+        .sort([*_DIR, "_segment", "exchange"], nulls_last=True)
+    )
+    cols = ex.select(
+        "_seq",
+        pl.col("_turn").cast(pl.Float64, strict=False),
+        "_mi",
+        "_st",
+        pl.col("_max").cast(pl.Float64, strict=False),
+        "_term",
+        "_conc",
+        pl.col("_actual").cast(pl.Float64, strict=False),
+        pl.col("_eff").cast(pl.Float64, strict=False),
+        pl.col("_cfg").cast(pl.Float64, strict=False),
+        "_req_type",
+        "_to_type",
+        "_wait",
+        "_failed",
+    )
+    hard_ev = (
+        hard.select(*_DIR, "_segment", "_seq", "event_ms", "type")
+        .join(cols, on="_seq", how="left")
+        .sort([*_DIR, "_segment", "event_ms", "_seq"], nulls_last=True)
+    )
+    xs_of: dict[tuple[object, ...], dict[int, _XInfo]] = {}
+    sent_of: dict[tuple[object, ...], dict[int, float]] = {}
+    for c, r, g, seg, xn, kind, first, sent, intent, sugg, rt, tt in hard_x.iter_rows():
+        xs_of.setdefault((c, r, g, seg), {})[xn] = (kind, first, intent, sugg, rt, tt)
+        sent_of.setdefault((c, r, g, seg), {})[xn] = sent
+    evs_of: dict[tuple[object, ...], list[_Event]] = {}
+    for row in hard_ev.iter_rows():
+        c, r, g, seg, seq, ms, typ = row[:7]
+        turn, mi, st, mx, term, conc, actual, eff, cfg, frm, to, wait, failed = row[7:]
+        ev: _Event
+        if typ == "a2a.complete":
+            ev = ("c", seq, ms, bool(conc), actual, eff, cfg, term, mi, frm, to, wait, failed)
+        else:
+            ev = ("t", seq, ms, turn, mi, st, mx, term)
+        evs_of.setdefault((c, r, g, seg), []).append(ev)
+    placed_rows: list[tuple[int, int, bool]] = []
+    amb_rows: list[tuple[object, ...]] = []
+    for seg_key, evs in evs_of.items():
+        best, amb_x, amb_seq = _solve_segment(xs_of.get(seg_key, {}), evs, sent_of.get(seg_key, {}))
+        placed_rows += [(seq, xn, seq in amb_seq) for seq, xn in best.items()]
+        amb_rows += [(*seg_key[:3], xn) for xn in amb_x]
+    solved = pl.DataFrame(
+        placed_rows,
+        schema={"_seq": pl.UInt32, "exchange": pl.Int64, "_amb": pl.Boolean},
+        orient="row",
+    )
+    amb = pl.DataFrame(amb_rows, schema=amb_schema, orient="row")
+    return pl.concat([easy.cast({"_seq": pl.UInt32, "exchange": pl.Int64}), solved]), amb
+
+
+def _allowed_eff(suggested: int | None, cfg: float | None) -> float | None:
+    """The effective turns the intent allows under ``configuredMaxTurns`` (runtime §3)."""
+    if suggested is None or cfg is None:
+        return None
+    if suggested == 0:
+        return 0.0
+    return cfg if suggested < 0 else min(float(suggested), cfg)
+
+
+def _agree(a: object, b: object) -> bool:
+    """Two logged keys agree, or one of them is not logged."""
+    return a is None or b is None or a == b
+
+
+def _fifo(runs: list[tuple[float, float]], queued: float, logged: float) -> bool:
+    """A run queued at ``queued`` and logged at ``logged`` keeps first come first served
+    with the ``runs`` (queued, logged) of its session lane: none queued earlier is logged
+    later, none queued later is logged earlier."""
+    return not any((q < queued and t > logged) or (q > queued and t < logged) for q, t in runs)
+
+
+def _solve_segment(
+    xs: dict[int, _XInfo], evs: list[_Event], sent: dict[int, float] | None = None
+) -> tuple[dict[int, int], set[int], set[int]]:
+    """The most likely consistent placement of one segment's turns and completes, and what
+    another consistent placement would change.
+
+    ``xs``: the segment's exchanges (their first outcomes are placed already); ``evs``:
+    its turns and completes in log order. Consistent means, for every exchange:
+
+    - turn *k* follows turn *k - 1* (or the reply), within :data:`_TURN_WINDOW_MS`, while
+      the loop goes on (no termination reason yet, *k* ≤ ``maxTurns``, an intent that
+      allows turns), with the exchange's ``messageIntent``, requester session type and
+      ``maxTurns``;
+    - one complete, after its last reply or turn (120 s after it when the loop ended on a
+      turn timeout: that step ran first), nothing after it; a concurrency-blocked complete
+      closes a refusal, one with wait fields a no-reply, one counting turns a replied
+      exchange with that many turns and the same reply-given termination, with the send's
+      ``messageIntent`` and session types and ``effectiveTurns`` equal to the turns'
+      ``maxTurns`` (or what the intent allows under ``configuredMaxTurns``); a complete
+      with ``outcome: "failed"`` may close an exchange without an outcome;
+    - first come first served on the target's lane (the direction's ``targetSessionKey``):
+      the target's ping-pong steps (even turns) run there, each queued when the exchange's
+      event before it was logged, so one queued earlier is logged no later; the announce
+      step before a replied exchange's complete runs there too, so an announce queued
+      strictly earlier is logged complete first, and an exchange whose loop ended (announce
+      queued) before another's announce cannot still be open when that one closes. (The
+      requester's steps, odd turns, run on the requester's own session, which the log does
+      not name: ``fromSessionType`` "main" may be a send from the requester's conversation
+      lane, so no order is assumed there.)
+
+    As few events as possible stay unplaced. Most likely = the least sum of squared lags
+    (each event after the exchange's previous one, less 120 s after a turn timeout): for
+    interchangeable exchanges it pairs them first come first served. An event is
+    ambiguous when some consistent placement gives it another exchange; the exchanges such
+    a placement changes are flagged.
+
+    A depth-first search in log order that collects every consistent placement (the lane
+    order is a pairwise side constraint no assignment solver, scipy's or networkx's, takes;
+    a segment has a few exchanges, so the placements are few); after :data:`_SEARCH_STEPS`
+    steps or :data:`_MAX_PLACEMENTS` placements it stops deciding and flags the segment.
+    """
+    n = len(evs)
+    xns = sorted(xs)
+    sent_at = sent if sent is not None else {xn: xs[xn][1] for xn in xns}
+    steps = [0]
+    # the exchanges each event could take by its time and keys alone (the search only
+    # looks at these, and an event with one has no alternative)
+    static: dict[object, list[int]] = {}
+    for ev in evs:
+        ms = float(ev[2])  # type: ignore[arg-type]
+        cands = []
+        for xn in xns:
+            kind, _first, intent, sugg, rtype, ttype = xs[xn]
+            if sent_at[xn] > ms:
+                continue
+            if ev[0] == "t":
+                if kind != "reply" or not (_agree(ev[4], intent) and _agree(ev[5], rtype)):
+                    continue
+                if ev[3] == 1 and sugg == 0:
+                    continue
+            else:
+                conc, wait, failed = ev[3], ev[11], ev[12]
+                if (kind is None and not failed) or (conc and kind != "blocked"):
+                    continue
+                if wait and kind != "no_reply":
+                    continue
+                if not (_agree(ev[8], intent) and _agree(ev[9], rtype) and _agree(ev[10], ttype)):
+                    continue
+            cands.append(xn)
+        static[ev[1]] = cands
+
+    def search(
+        max_free: int,
+        sols: list[tuple[float, dict[int, int]]],
+        lane_order: bool,
+        after_outcome: bool = True,
+    ) -> bool:
+        """Every consistent placement with ``max_free`` events left out (with or without
+        the lane order), into ``sols``; whether the search stopped at its step budget."""
+        turns = dict.fromkeys(xns, 0)
+        # without after_outcome, a turn or complete need only follow the send: the first
+        # outcomes (placed first come first served) are then in question, not the turns
+        last = {xn: xs[xn][1] if after_outcome else sent_at[xn] for xn in xns}
+        lterm: dict[int, object] = dict.fromkeys(xns)
+        lmax: dict[int, object] = dict.fromkeys(xns)
+        closed: set[int] = set()
+        lanes: list[tuple[float, float, float]] = []
+        # the target's ping-pong steps (even turns) placed on its conversation lane:
+        # (queued = the exchange's event before, logged)
+        steps_on_lane: list[tuple[float, float]] = []
+        assign: dict[int, int] = {}
+        capped = [False]
+
+        def done(xn: int) -> bool:
+            kind, _f, _i, sugg, _r, _t = xs[xn]
+            if kind != "reply":
+                return False
+            k, mx = turns[xn], lmax[xn]
+            return (
+                lterm[xn] is not None
+                or (k >= 1 and isinstance(mx, float) and k >= mx)
+                or (k == 0 and sugg == 0)
+            )
+
+        def options(ev: _Event) -> list[tuple[float, int, tuple[float, float] | None]]:
+            out: list[tuple[float, int, tuple[float, float] | None]] = []
+            ms = float(ev[2])  # type: ignore[arg-type]
+            for xn in static[ev[1]]:
+                if xn in closed:
+                    continue
+                kind, _first, intent, sugg, rtype, ttype = xs[xn]
+                k, lt, mx, prev = turns[xn], lterm[xn], lmax[xn], last[xn]
+                if ms < prev:
+                    continue
+                if ev[0] == "t":
+                    _t, _s, _m, level, mi, st, tmax, _term = ev
+                    if (
+                        kind != "reply"
+                        or level != k + 1
+                        or lt is not None
+                        or (isinstance(mx, float) and k + 1 > mx)
+                        or (k == 0 and sugg == 0)
+                        or ms > prev + _TURN_WINDOW_MS
+                        or not _agree(mi, intent)
+                        or not _agree(st, rtype)
+                        or (k >= 1 and not _agree(tmax, mx))
+                    ):
+                        continue
+                    out.append((((ms - prev) / 1000.0) ** 2, xn, None))
+                    continue
+                _c, _s, _m, conc, actual, eff, cfg, term, mi, cf, ct, wait, failed = ev
+                if kind is None and not failed:
+                    continue
+                if (conc and kind != "blocked") or (wait and kind != "no_reply"):
+                    continue
+                if kind == "blocked" and not conc and (actual is not None or wait):
+                    continue
+                if (
+                    actual is not None
+                    and kind is not None
+                    and actual != (k if kind == "reply" else 0)
+                ):
+                    continue
+                if not (_agree(mi, intent) and _agree(cf, rtype) and _agree(ct, ttype)):
+                    continue
+                lane: tuple[float, float] | None = None
+                mu = 0.0
+                if kind == "reply":
+                    if eff is not None:
+                        if k >= 1 and mx is not None:
+                            if eff != mx:
+                                continue
+                        else:
+                            allowed = _allowed_eff(sugg, cfg)  # type: ignore[arg-type]
+                            if allowed is not None and eff not in (allowed, 0.0):
+                                continue
+                    reply_term = term if term in _REPLY_REASONS else None
+                    if reply_term != lt:
+                        continue
+                    extra = term is not None and term not in _REPLY_REASONS
+                    if extra:
+                        if done(xn):
+                            continue
+                        mu = TURN_TIMEOUT_MS if term == "turn_timeout" else 0.0
+                        if ms < prev + mu - _SLACK_MS:
+                            continue
+                    # a complete that logs neither termination nor effective turns (an
+                    # older shape) does not say whether a step without event ran after the
+                    # last one: its announce was queued somewhere between then and now
+                    unknown = term is None and eff is None
+                    lane = (prev + mu, ms) if extra or unknown else (prev, prev)
+                out.append((((ms - prev - mu) / 1000.0) ** 2, xn, lane))
+            out.sort(key=lambda o: (o[0], o[1]))
+            return out
+
+        def lane_ok(lo: float, hi: float, ms: float, xn: int) -> bool:
+            if any(lo2 > hi and t2 < ms for lo2, _h, t2 in lanes):
+                return False
+            return not any(y != xn and y not in closed and done(y) and last[y] < lo for y in xns)
+
+        def rec(i: int, cost: float, free: int) -> bool:
+            steps[0] += 1
+            if steps[0] > _SEARCH_STEPS:
+                capped[0] = True
+                return True
+            if i == n:
+                sols.append((cost, dict(assign)))
+                if len(sols) > _MAX_PLACEMENTS:
+                    capped[0] = True
+                    return True
+                return False
+            ev = evs[i]
+            seq, ms = int(ev[1]), float(ev[2])  # type: ignore[call-overload, arg-type]
+            for c, xn, lane in options(ev):
+                if lane_order and lane is not None and not lane_ok(lane[0], lane[1], ms, xn):
+                    continue
+                on_lane = lane_order and ev[0] == "t" and int(ev[3]) % 2 == 0  # type: ignore[call-overload]
+                if on_lane and not _fifo(steps_on_lane, last[xn], ms):
+                    continue
+                if on_lane:
+                    steps_on_lane.append((last[xn], ms))
+                saved = (turns[xn], last[xn], lterm[xn], lmax[xn])
+                assign[seq] = xn
+                last[xn] = ms
+                if ev[0] == "t":
+                    turns[xn] += 1
+                    lterm[xn], lmax[xn] = ev[7], ev[6]
+                else:
+                    closed.add(xn)
+                    if lane is not None:
+                        lanes.append((lane[0], lane[1], ms))
+                stop = rec(i + 1, cost + c, free)
+                if ev[0] == "c":
+                    closed.discard(xn)
+                    if lane is not None:
+                        lanes.pop()
+                turns[xn], last[xn], lterm[xn], lmax[xn] = saved
+                if on_lane:
+                    steps_on_lane.pop()
+                del assign[seq]
+                if stop:
+                    return True
+            if free < max_free:
+                return rec(i + 1, cost + 1e12, free + 1)
+            return False
+
+        rec(0, 0.0, 0)
+        return capped[0]
+
+    def placements(
+        lane_order: bool, max_free: int, after_outcome: bool = True
+    ) -> tuple[list[tuple[float, dict[int, int]]], bool]:
+        sols: list[tuple[float, dict[int, int]]] = []
+        steps[0] = 0
+        capped = search(max_free, sols, lane_order, after_outcome)
+        return sols, capped
+
+    # every event placed, in lane order; else every event placed without it (the log breaks
+    # the lane order, a gateway that does not queue this way), else also with turns allowed
+    # before the first outcome first come first served gave their exchange (that order is
+    # broken too): the whole segment is then flagged, the log cannot decide between
+    # readings; else as few left out as possible
+    sols, capped = placements(True, 0)
+    if not sols and not capped:
+        sols, capped = placements(False, 0)
+        if not sols and not capped:
+            sols, capped = placements(False, 0, after_outcome=False)
+        capped = capped or bool(sols)
+    for max_free in range(1, n + 1):
+        if sols or capped:
+            break
+        sols, capped = placements(True, max_free)
+    seqs = [int(ev[1]) for ev in evs]  # type: ignore[call-overload]
+    if not sols:
+        return {}, set(), set(seqs)
+    # the most likely: least cost, ties to the earlier exchanges in log order
+    best = min(sols, key=lambda sol: (sol[0], [sol[1].get(q, 0) for q in seqs]))[1]
+    if capped:
+        return best, set(best.values()), set(seqs)
+    amb_x: set[int] = set()
+    amb_seq: set[int] = set()
+    for q in seqs:
+        taken = {sol.get(q) for _c, sol in sols}
+        if len(taken) > 1:
+            amb_seq.add(q)
+            amb_x.update(xn for xn in taken if xn is not None)
+    return best, amb_x, amb_seq
