@@ -106,7 +106,10 @@ else:
 # ## 1. Retries at rising load: does a retry storm appear, and where?
 #
 # Four agents send to `eden`, whose runs take 40 s on average (lognormal, cv 1, one at a
-# time). 5 % of its runs fail with `529 Overloaded` (retriable) and 2 % of the requesters'
+# time). Under today's `lanes` topology every message here runs on its own conversation
+# session (no tasks, so no work session ties two messages together), and only the gateway-wide
+# `nested` pool can queue them: with its default 8 slots nothing would queue at these loads
+# (notebook 05 §3), so the pool gets one slot and is `eden`'s one server. 5 % of its runs fail with `529 Overloaded` (retriable) and 2 % of the requesters'
 # `agent.wait` calls fail to connect. First, what one failure looks like in the log: today's
 # loop re-polls the run three times, each retry an `a2a.retry` event, then gives up.
 
@@ -130,6 +133,7 @@ def hub(utilisation: float, retry, idempotency=KEYS, n_messages: int = 2000) -> 
             ]
         ),
         n_messages=n_messages,
+        lanes=sim.LanePools(nested=1),
         ping_pong=sim.PingPongPolicy(max_turns=0),
         announce=None,
         tasks=None,
@@ -230,20 +234,36 @@ replied = base.mark_line(point=True).encode(
 load = load.properties(title="The load the policy puts on eden", width=300)
 load | replied.properties(title="What requesters get", width=300)
 
+# %%
+def at(policy: str, u: float, col: str) -> float:
+    return storm.filter(pl.col("policy") == policy, pl.col("offered utilisation") == u)[col][0]
+
+
+loads = sorted(storm["offered utilisation"].unique())
+low = loads[0]
+worst = storm.filter(pl.col("policy") == "re-send").sort("replied", "offered utilisation").row(
+    0, named=True
+)
+budget_max = storm.filter(pl.col("policy") == "re-send + budget")["runs per message"].max()
+today_best = storm.filter(pl.col("policy") == "today (re-poll)")["runs per message"].max()
+display(
+    Markdown(
+        "**The storm appears, and where.** Without idempotency keys every timed-out attempt "
+        f"becomes one more run of `eden`: at {low:.0%} offered load the re-send policy already "
+        f"runs {at('re-send', low, 'runs per message'):.2f} runs per message (the slowest runs "
+        f"outlive 150 s on their own), and its share replied falls to {worst['replied']:.1%} "
+        f"at {worst['offered utilisation']:.0%}, where today's policy answers "
+        f"{at('today (re-poll)', worst['offered utilisation'], 'replied'):.1%}. With "
+        f"idempotency keys the re-sends join the original run: at {low:.0%} "
+        f"{at('re-send + keys', low, 'replied'):.1%} are answered against "
+        f"{at('today (re-poll)', low, 'replied'):.1%} today, until waits outlast the keys' "
+        "5-minute lifetime and late re-sends are new runs again. A retry budget of 10 % caps "
+        f"the copies at {budget_max:.2f} runs per message; today's re-polls stay at "
+        f"{today_best:.2f} (they add no runs, and rescue only the failed calls)."
+    )
+)
+
 # %% [markdown]
-# **The storm appears, and where.** Without idempotency keys every timed-out attempt becomes
-# one more run of `eden`. At 20 % offered load that is already a fifth more work (the
-# slowest runs outlive 150 s on their own); at 40 % the queue wait pushes 12 % of the
-# exchanges past the timeout, the copies lift `eden`'s real utilisation to 68 % and only half
-# the exchanges are answered; at 50 % `eden` is saturated by copies and almost nothing gets
-# through, at a load where today's policy answers 86 %. Idempotency keys make the re-sends
-# join the original run: at low load, re-sending then rescues the failed runs (98 % replied
-# at 20 %, against 93 % today); but once waits outlast the 5-minute lifetime of a key (from
-# 60–70 %), late re-sends are new runs again and a second storm follows. A retry budget of
-# 10 % caps the copies at about 8 % and never storms, but a refused retry ends the wait, so
-# it answers fewer exchanges than today at every load. Today's re-polls add no load at all —
-# and rescue only the failed calls.
-#
 # The storm starts where the time to an answer crosses the attempt timeout. Next to the
 # re-send policy's runs per message, the share of exchanges whose run ends more than 150 s
 # after the send under today's policy:
@@ -264,10 +284,24 @@ pl.DataFrame(trigger).join(
     on="offered utilisation",
 ).sort("offered utilisation")
 
+# %%
+knee = pl.DataFrame(trigger).join(
+    storm.filter(pl.col("policy") == "re-send").select("offered utilisation", "runs per message"),
+    on="offered utilisation",
+).sort("offered utilisation")
+jump = knee.with_columns(pl.col("runs per message").diff().alias("step")).sort(
+    "step", "offered utilisation", descending=[True, False], nulls_last=True
+).row(0, named=True)
+display(
+    Markdown(
+        f"The re-send policy's runs per message grow most steeply at {jump['offered utilisation']:.0%} "
+        f"offered load, where {jump['runs ending > 150 s after the send']:.1%} of today's runs end more "
+        "than 150 s after their send: each such exchange is sent up to four times, and every "
+        "copy lengthens the wait of everything behind it."
+    )
+)
+
 # %% [markdown]
-# The knee lies where that share passes about one in ten: each such exchange is sent up to
-# four times, and every copy lengthens the wait of everything behind it.
-#
 # ## 2. Loop-guard thresholds against legitimate traffic
 #
 # The loop guard stops two agents from talking in a loop: at most N messages (sends and
@@ -330,14 +364,29 @@ alt.Chart(guard.filter(pl.col("N") > 0)).mark_line(point=True).encode(
     tooltip=["guard:N", "traffic:N", "sends blocked:Q", "ping-pong cut:Q"],
 ).properties(title="What the loop guard blocks", width=420)
 
+# %%
+BOTS = "bots' loop"
+
+
+def g(n: int, traffic: str, col: str) -> float:
+    return guard.filter(pl.col("N") == n, pl.col("traffic") == traffic)[col][0]
+
+
+display(
+    Markdown(
+        f"Today's 6 per 60 s drops {g(6, BOTS, 'sends blocked'):.0%} of the bots' sends "
+        f"and {g(6, 'legitimate', 'sends blocked'):.1%} of the legitimate ones (ping-pong cut "
+        f"short: {g(6, 'legitimate', 'ping-pong cut'):.1%}), at three times today's load. At 2 "
+        f"per 60 s, {g(2, 'legitimate', 'sends blocked'):.1%} of the legitimate sends are "
+        f"dropped and {g(2, 'legitimate', 'ping-pong cut'):.1%} of legitimate exchanges lose "
+        f"their ping-pong. The library's 10 per 60 s lets "
+        f"{1 - g(10, BOTS, 'sends blocked'):.0%} of the loop through. No threshold "
+        "stops the loop: a rate limit slows it to N messages a minute, which is what the guard "
+        "is for."
+    )
+)
+
 # %% [markdown]
-# Today's 6 per 60 s drops 69 % of the bots' sends and none of the legitimate ones, at
-# three times today's load: legitimate ping-pongs run as before. At 4 per 60 s a few
-# legitimate ping-pongs are cut; at 2 per 60 s, 3 % of the legitimate sends are dropped and
-# one legitimate exchange in seven loses its ping-pong. The library's 10 per 60 s lets 44 %
-# of the loop through. No threshold stops the loop: a rate limit slows it to N messages a
-# minute, which is what the guard is for.
-#
 # ## 3. Wait limits
 #
 # How long should a requester wait for the target's run? The busy default deployment again
@@ -375,13 +424,22 @@ for max_wait in (60.0, 120.0, 300.0, 600.0, 1200.0):
     )
 pl.DataFrame(wait_rows)
 
+# %%
+w = {r["max wait s"]: r for r in wait_rows}
+display(
+    Markdown(
+        f"Today's 300 s leaves {w[300.0]['no reply']:.1%} of this busy day's exchanges "
+        f"unanswered ({w[300.0]['refused by the gate']:.1%} refused by the gate). A 60 s limit "
+        f"would leave {w[60.0]['no reply']:.1%} unanswered, while their runs, "
+        f"{w[60.0]['agent hours nobody waited for']} agent hours, are done anyway: waiting less "
+        "hides latency rather than removing it. Waiting 1,200 s leaves "
+        f"{w[1200.0]['no reply']:.1%} unanswered, at a p95 latency of "
+        f"{w[1200.0]['p95 latency s']} s instead of {w[300.0]['p95 latency s']} s, and the gate "
+        f"refuses {w[1200.0]['refused by the gate']:.1%} of the flows."
+    )
+)
+
 # %% [markdown]
-# Today's 300 s leaves about 2 % of this busy day's exchanges unanswered (and 5 % refused by
-# the gate). A 60 s limit would leave 40 % unanswered, while their runs, 11.5 agent hours,
-# are done anyway: waiting less hides latency rather than removing it. Waiting longer than
-# 300 s answers the last 2 %, at the price of a longer tail, and holds gate permits longer,
-# so a few more flows are refused outright (5.5 % instead of 4.9 %).
-#
 # ## 4. Synchronous or asynchronous: what the dashboard can see
 #
 # With `timeoutSeconds > 0` the caller blocks until the reply or the timeout. On success the
@@ -430,12 +488,19 @@ alt.Chart(visibility).mark_bar().encode(
     tooltip=["path:N", "exchanges:Q", "invisible:Q", "in the log:Q"],
 ).properties(title="Conversations the dashboard never sees", width=420)
 
-# %% [markdown]
-# With the 30 s default, about two exchanges in three (970 of 1,500) are invisible on this
-# day: every exchange whose run ends more than 30 s after the call. Worse than the gap is
-# the bias: what remains in the log are the fast exchanges, so the log shows every exchange
-# answered, and the log-health check has nothing to flag: there is no trace of what is
-# missing. Only the simulator's `invisible_conversations` (or a count of the target's runs)
-# shows it. The asynchronous path, and the fixed synchronous one, log every exchange; the
-# fix pays with a late `a2a.send` (written when the caller's wait ends, not when the message
-# was sent).
+# %%
+v30 = visibility.filter(pl.col("path") == "synchronous 30 s").row(0, named=True)
+display(
+    Markdown(
+        f"With the 30 s default, {v30['invisible']:,} of {v30['exchanges']:,} exchanges "
+        f"({v30['share invisible']:.0%}) are invisible on this day: every exchange whose run "
+        "ends more than 30 s after the call. Worse than the gap is the bias: what remains in the "
+        f"log are the fast exchanges, so the log shows {v30['replied (as the log shows)']:.1%} "
+        f"answered (truth: {v30['replied (truth)']:.1%}), and the log-health check finds "
+        f"{v30['health findings']} issue(s): there is no trace of what is missing. Only the "
+        "simulator's `invisible_conversations` (or a count of the target's runs) shows it. "
+        "The asynchronous path, and the fixed synchronous one, log every exchange; the fix "
+        "pays with a late `a2a.send` (written when the caller's wait ends, not when the "
+        "message was sent)."
+    )
+)
