@@ -38,19 +38,27 @@ import a2a_lab as al
 from a2a_lab.analysis.calibrate import compare, fit_log
 from a2a_lab.sim import simulate
 from a2a_lab.sim.sweep import capacity_search, sweep
-from a2a_lab.views.notebook import setup
+from a2a_lab.views.notebook import display_timezone, setup
 
 LOGS = setup()
+TZ = display_timezone()  # $A2A_LAB_TZ, else UTC: the zone of every local hour below
 events = al.load(LOGS).events
 
 
 def with_fit(frame: pl.DataFrame, *columns: str) -> pl.DataFrame:
-    """``columns`` of a fitted run-time table and its fit (mean, median, CV), rounded to read."""
-    return frame.select(*columns, pl.col("mean_s", "median_s").round(1), pl.col("cv").round(2))
+    """``columns`` of a fitted run-time table and its fit (family, mean with its 95 %
+    interval, median, CV), rounded to read."""
+    return frame.select(
+        *columns,
+        *(["family"] if "family" in frame.columns else []),
+        pl.col("mean_s", "median_s").round(1),
+        pl.col("^mean_(lo|hi)$").round(1),
+        pl.col("cv").round(2),
+    )
 
 
 try:
-    cal = fit_log(events, tz="Asia/Seoul")  # the gateway's zone: the hourly profile is in KST
+    cal = fit_log(events, tz=TZ)  # the hourly profile is in this zone
 except ValueError as exc:  # fit_log's documented refusal: nothing in the log to fit
     cal = None
     display(
@@ -60,9 +68,25 @@ except ValueError as exc:  # fit_log's documented refusal: nothing in the log to
     )
 if cal is not None:
     twin = cal.config
-    print(
-        f"{cal.exchanges.height} sessions_send exchanges over {cal.span_s / 86400:.1f} days fitted; "
-        f"{cal.spawned} sub-agent spawns left out"
+    SPAN = (
+        f"{cal.span_s / 86400:.1f} days" if cal.span_s >= 86400 else f"{cal.span_s / 3600:.1f} hours"
+    )
+    display(
+        Markdown(
+            f"{cal.exchanges.height} sessions_send exchanges over {SPAN} fitted; "
+            f"{cal.spawned} sub-agent spawns left out. Local hours are in {TZ}. The log reads "
+            f"as topology `{twin.topology}`"
+            + (
+                " (every message to an agent on its one main session)."
+                if twin.topology == "agent_main"
+                else f" (conversation-scoped sessions, a `nested` pool of {twin.lanes.nested})."
+            )
+            + (
+                " Warnings: " + "; ".join(str(w) for w in cal.warnings)
+                if cal.warnings
+                else " No saturation warning."
+            )
+        )
     )
 
 # %% [markdown]
@@ -74,8 +98,8 @@ if cal is not None:
 # simulator does not model.
 #
 # **Arrivals.** Poisson rates per directed pair — the pair's exchanges over the log's span —
-# shaped over the day by an hourly profile: exchanges per local hour (KST) over the hours the
-# log covered, as multipliers of mean 1.
+# shaped over the day by an hourly profile: exchanges per local hour (in the display time
+# zone, printed above) over the hours the log covered, as multipliers of mean 1.
 
 # %%
 if cal is not None:
@@ -84,7 +108,7 @@ if cal is not None:
 # %%
 if cal is not None:
     display(
-        alt.Chart(cal.hourly, title="Arrival profile over the day (KST): rate multiplier")
+        alt.Chart(cal.hourly, title=f"Arrival profile over the day ({TZ}): rate multiplier")
         .mark_bar()
         .encode(
             x=alt.X("hour:O", title="local hour"),
@@ -105,7 +129,8 @@ if cal is not None:
 # one conversation id per agent pair, so exchanges overlap and most sends find the session
 # busy. Two corrections make it the run alone:
 #
-# - *Queueing taken out.* A session runs one message at a time, first come first served.
+# - *Queueing taken out.* A session runs one message at a time, first come first served
+#   (under `lanes` a run also waits for a slot of the gateway-wide `nested` pool).
 #   Every run the log shows — first replies, ping-pong turns on either side, announce steps —
 #   is a job on a session with a request time and, mostly, an end. A run starts at its send or
 #   when the last earlier run on the session ends; the fit uses only runs whose start the log
@@ -117,7 +142,8 @@ if cal is not None:
 #   (`scipy.stats.CensoredData`) as *right-censored* instead of being dropped, which would make
 #   agents look faster than they are. Runs that ended in an error say nothing of their length.
 #
-# A lognormal per target; agents with fewer than 8 usable replies (*in the sample*: the sub-agents, which
+# Per target, the family of least AIC (exponential, gamma or lognormal: `family`), with a 95 %
+# profile-likelihood interval on the mean (`mean_lo`–`mean_hi`); agents with fewer than 8 usable replies (*in the sample*: the sub-agents, which
 # only ever send) get the fit pooled over all targets.
 
 # %%
@@ -217,7 +243,7 @@ if cal is not None:
 # %% [markdown]
 # ## 2. Does the twin behave like the log?
 #
-# Five replications of the twin — the log's week, today's policies, tasks, failures and
+# Five replications of the twin — the log's span, today's policies, tasks, failures and
 # retries as fitted — go through the same analysis as the log (`compare`: `conversations`,
 # spawns left out) and are held against it.
 
@@ -305,20 +331,23 @@ if cal is not None:
 # its configuration (`rate_scale` multiplies every arrival rate), and every point runs the
 # *same* replications — common random numbers: message by message the same draws of sender,
 # text, run time and reply — so differences between scenarios are mostly the scenarios' own.
-# 95 % confidence intervals over 3 replications of a week each.
+# 95 % confidence intervals over 3 replications, each as long as the log. The topology
+# scenario runs the twin under the other queueing topology (`lanes` or `agent_main`,
+# whichever the log did not show).
 
 # %%
 if cal is not None:
+    other = "agent_main" if twin.topology == "lanes" else "lanes"
     slower = {f"agents.{i}.service.mean_s": a.service.mean * 1.5 for i, a in enumerate(twin.agents)}
     scenarios = [
         {},  # today
         {"rate_scale": 2.0},  # twice the traffic
         {"rate_scale": 8.0},  # eight times the traffic
-        {"target_session": "a2a"},  # per-conversation sessions (commit 0b3325a28)
+        {"topology": other},  # the other queueing topology
         {"wait.max_wait_s": 600.0},  # wait ten minutes instead of five
         slower,  # runs take 50 % longer
     ]
-    names = ["today", "traffic ×2", "traffic ×8", "a2a sessions", "wait 600 s", "runs ×1.5"]
+    names = ["today", "traffic ×2", "traffic ×8", f"topology {other}", "wait 600 s", "runs ×1.5"]
     metrics = ["p50_latency_s", "p95_latency_s", "mean_wait_s", "no_reply_rate"]
     whatif = sweep(
         twin, scenarios, replications=3, seed=7, metrics=metrics, workers=1, progress=False
@@ -382,13 +411,17 @@ if cal is not None:
 # %%
 if cal is not None:
     today = whatif.row(0, named=True)
+    topo = whatif.filter(pl.col("scenario") == f"topology {other}").row(0, named=True)
     display(
         Markdown(
             f"**Takeaways.** Today the twin's p95 first-reply latency is {today['p95_latency_s']:.0f} s "
             f"(95 % CI {today['p95_latency_s_low']:.0f}–{today['p95_latency_s_high']:.0f} s; replied messages). "
             f"p85 over all messages, an unanswered one counting as infinitely late, stays within "
             f"{cap.target_latency_s:.0f} s up to {cap.scale:.1f} × today's traffic "
-            f"({cap.level:.0%} CI {cap.scale_low:.1f}–{cap.scale_high:.1f} ×, {cap.rate_per_s * 3600:.0f} exchanges an hour)."
+            f"({cap.level:.0%} CI {cap.scale_low:.1f}–{cap.scale_high:.1f} ×, {cap.rate_per_s * 3600:.0f} exchanges an hour). "
+            f"Run as `{other}` instead of `{twin.topology}`, the twin's p95 is {topo['p95_latency_s']:.0f} s "
+            f"(95 % CI {topo['p95_latency_s_low']:.0f}–{topo['p95_latency_s_high']:.0f} s) and its mean queue wait "
+            f"{topo['mean_wait_s']:.1f} s against {today['mean_wait_s']:.1f} s."
         )
     )
 
