@@ -43,7 +43,7 @@ from IPython.display import Markdown, display
 
 import a2a_lab as al
 from a2a_lab import sim
-from a2a_lab.analysis.checks import check
+from a2a_lab.analysis.checks import check, replay_guard
 from a2a_lab.views.notebook import setup
 
 LOGS = setup()
@@ -56,29 +56,22 @@ SEED = 20260302
 # depend on the log. What the log says is where the deployment stands today on the same
 # scales: how many attempts an exchange takes (retries per send), how many end without a
 # reply, and the busiest minute of any agent pair — the quantity the loop guard of
-# section 2 limits.
+# section 2 limits. Messages are counted as the loop guard counts them, and as notebook 04
+# and `check` replay it (`replay_guard`): sends and ping-pong turns per unordered pair.
 
 # %%
 log_events = al.enrich(al.load(LOGS).events)
 exchanges = al.conversations(log_events)
-sends = log_events.filter(
-    pl.col("type") == "a2a.send",
-    pl.col("from_agent").is_not_null(),
-    pl.col("to_agent").is_not_null(),
-)
-pair = pl.concat_str(
-    pl.min_horizontal("from_agent", "to_agent"),
-    pl.max_horizontal("from_agent", "to_agent"),
-    separator=" ↔ ",
-)
+counted = replay_guard(log_events, limit=10_000, window_s=60)  # no limit: count only
 busiest_minute = (
-    sends.with_columns(pair.alias("pair"), pl.col("event_ms").cast(pl.Datetime("ms")).alias("at"))
+    counted.with_columns(pl.col("event_ms").cast(pl.Int64).cast(pl.Datetime("ms")).alias("at"))
     .sort("pair", "at")
-    .rolling("at", period="60s", group_by="pair")
-    .agg(pl.len().alias("sends in 60 s"))
-    .sort(["sends in 60 s", "pair"], descending=[True, False])
+    .rolling("at", period="60s", closed="both", group_by="pair")
+    .agg(pl.len().alias("messages in 60 s"))
+    .sort(["messages in 60 s", "pair"], descending=[True, False])
     .head(1)
 )
+blocked_at_6 = int(replay_guard(log_events, limit=6, window_s=60)["blocked"].sum())
 if exchanges.height:
     retries = int((log_events["type"] == "a2a.retry").sum())
     no_reply = float((exchanges["outcome"] == "no_reply").mean())
@@ -88,8 +81,9 @@ if exchanges.height:
             f"The log has **{exchanges.height:,}** exchanges: **{retries / exchanges.height:.2f}** retries per "
             f"exchange and **{no_reply:.1%}** without a reply. "
             + (
-                f"Its busiest agent pair sent **{top['sends in 60 s']}** messages within 60 s (`{top['pair']}`): "
-                f"a loop guard of N = 6 per 60 s would {'have blocked some' if top['sends in 60 s'] > 6 else 'not have blocked any'}."
+                f"Its busiest agent pair exchanged **{top['messages in 60 s']}** messages (sends and "
+                f"ping-pong turns) within 60 s (`{top['pair']}`): a loop guard of N = 6 per 60 s "
+                f"would have blocked **{blocked_at_6}** of the log's {counted.height:,} counted messages."
                 if top
                 else ""
             )
