@@ -184,21 +184,43 @@ alt.Chart(per_day, title="Events per day").mark_bar().encode(
 
 # %% [markdown]
 # Hour of day shows when the agents work (*in the sample* they follow a Korean office day,
-# UTC+9); the sentence under the chart is computed from this log.
+# UTC+9). A log rarely covers each hour of the day equally often (it starts and ends
+# mid-day), so the chart shows events per hour the log covered, in the display time zone
+# (`$A2A_LAB_TZ`, else UTC); the sentence under the chart is computed from this log.
 
 # %%
+from a2a_lab.analysis.calibrate._window import hour_exposure
+from a2a_lab.views.notebook import display_timezone
+
+TZ = display_timezone()
+timed = events.filter(pl.col("event_ms") > 0)
 per_hour = (
-    events.filter(pl.col("event_ms") > 0)
-    .group_by(hour=pl.col("event_time").dt.hour())
+    timed.group_by(hour=pl.col("event_time").dt.convert_time_zone(TZ).dt.hour())
     .len("events")
     .sort("hour")
 )
 if per_hour.height:
-    # the 8 consecutive hours (wrapping at midnight) with the most events: a working day shows up there
-    counts = dict(per_hour.iter_rows())
-    by_hour = [counts.get(h, 0) for h in range(24)]
-    start = max(range(24), key=lambda h: (sum(by_hour[(h + i) % 24] for i in range(8)), -h))
-    busy = sum(by_hour[(start + i) % 24] for i in range(8)) / sum(by_hour)
+    # an hour of the day the log covered twice holds twice the events at the same pace:
+    # divide by the hours of the log spent in each hour of the day
+    lo, hi = float(timed["event_ms"].min()), float(timed["event_ms"].max())
+    exposure = pl.DataFrame(
+        {"hour": range(24), "hours covered": hour_exposure(lo, hi, TZ).round(2)},
+        schema={"hour": per_hour.schema["hour"], "hours covered": pl.Float64},
+    )
+    per_hour = (
+        exposure.join(per_hour, on="hour", how="left")
+        .with_columns(pl.col("events").fill_null(0))
+        .with_columns(
+            pl.when(pl.col("hours covered") > 0)
+            .then(pl.col("events") / pl.col("hours covered"))
+            .round(1)
+            .alias("events per hour covered")
+        )
+    )
+    rate = per_hour["events per hour covered"].fill_null(0.0).to_list()
+    # the 8 consecutive hours (wrapping at midnight) with the highest rate: a working day shows up there
+    start = max(range(24), key=lambda h: (sum(rate[(h + i) % 24] for i in range(8)), -h))
+    busy = sum(rate[(start + i) % 24] for i in range(8)) / sum(rate)
     shape = (
         "a working day"
         if busy >= 0.6
@@ -206,16 +228,28 @@ if per_hour.height:
         if busy < 0.45
         else "a weak daily rhythm"
     )
+    local = timed.select(pl.col("event_time").dt.convert_time_zone(TZ)).to_series()
+    first, last = local.min(), local.max()
+    days = (last.date() - first.date()).days + 1
     display(
-        alt.Chart(per_hour, title="Events per hour of day (UTC)")
+        alt.Chart(per_hour, title=f"Events per hour of day ({TZ}), per hour the log covered")
         .mark_bar()
-        .encode(x=alt.X("hour:O", title="hour (UTC)"), y="events:Q", tooltip=["hour", "events"])
+        .encode(
+            x=alt.X("hour:O", title=f"hour ({TZ})"),
+            y=alt.Y("events per hour covered:Q"),
+            tooltip=["hour", "events", "hours covered", "events per hour covered"],
+        )
         .properties(width=520)
     )
     display(
         Markdown(
-            f"The busiest 8 hours, {start:02d}:00–{(start + 8) % 24:02d}:00 UTC, hold {busy:.0%} of the timed "
-            f"events (a flat day would give 33%): {shape}."
+            f"The log runs from {first:%Y-%m-%d %H:%M} to {last:%Y-%m-%d %H:%M} {TZ}: "
+            f"{(hi - lo) / 3_600_000:.1f} hours over {days} calendar day(s), the first from "
+            f"{first:%H:%M} and the last until {last:%H:%M} (partial days), so each hour of the "
+            f"day was covered between {per_hour['hours covered'].min():.1f} and "
+            f"{per_hour['hours covered'].max():.1f} times; the bars divide by that. "
+            f"The busiest 8 hours, {start:02d}:00–{(start + 8) % 24:02d}:00 {TZ}, hold {busy:.0%} "
+            f"of the rate (a flat day would give 33%): {shape}."
         )
     )
 else:

@@ -139,12 +139,13 @@ else:
     display(Markdown("**Nothing to show:** no work session, so no category."))
 
 # %% [markdown]
-# *In the sample* `planning_decision` dominates. Why? Look at the event that decided each session's category.
-# In most sessions it is the `task.started` (or `task.backlog_added`) that opens the session:
-# it carries no text that hits a keyword, so it gets its role's *fallback* category
-# (orchestration → `planning_decision`, rules §6) — and being first, it wins. The keyword
-# rules decide only the sessions opened by a spawn or a conversation. Keep that in mind
-# before reading much into the category mix, or set categories by hand (`overrides=`).
+# Why does one category dominate? Look at the event that decided each session's category
+# (the first event of the session that is not an engineering build): an event whose text
+# hits no keyword gets its role's *fallback* category (orchestration → `planning_decision`,
+# rules §6), and being first, it wins. The table counts, per deciding event type and
+# category source, how many sessions it decided; the sentence under it reads the table.
+# Keep that in mind before reading much into the category mix, or set categories by hand
+# (`overrides=`).
 
 # %%
 ws_id = pl.col("data").struct.field("workSessionId")
@@ -156,9 +157,30 @@ deciding = (
         pl.col("type").first(), pl.col("category_source").first(), pl.col("collab_category").first()
     )
 )
-deciding.group_by("category_source", "type").len("sessions").sort(
+decided_by = deciding.group_by("category_source", "type").len("sessions").sort(
     ["sessions", "type", "category_source"], descending=[True, False, False]
 )
+display(decided_by)
+if decided_by.height:
+    by_type = decided_by.group_by("type").agg(pl.col("sessions").sum()).sort(
+        ["sessions", "type"], descending=[True, False]
+    )
+    lead = by_type.row(0, named=True)
+    fallback = int(decided_by.filter(pl.col("category_source") == "fallback")["sessions"].sum())
+    display(
+        Markdown(
+            f"`{lead['type']}` decides the most sessions: {lead['sessions']} of "
+            f"{int(by_type['sessions'].sum())}"
+            + (
+                f" (next: `{by_type['type'][1]}`, {by_type['sessions'][1]})"
+                if by_type.height > 1
+                else ""
+            )
+            + f"; {fallback} session(s) got their role's fallback category."
+        )
+    )
+else:
+    display(Markdown("**Nothing to show:** no event carries a work session id."))
 
 # %% [markdown]
 # ## 4. The dashboard's filters

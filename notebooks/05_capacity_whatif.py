@@ -240,7 +240,8 @@ alt.Chart(queue, title="Mean queue wait of the messages sent in each hour").mark
     interpolate="step-after"
 ).encode(
     x=alt.X("hour:Q", title="hours since the start"),
-    y=alt.Y("mean wait s:Q", title="mean queue wait (s)"),
+    # symlog: the 2-slot pool's hours-long waits and the others' seconds on one axis
+    y=alt.Y("mean wait s:Q", title="mean queue wait (s, symlog scale)", scale=alt.Scale(type="symlog")),
     color=alt.Color("gateway:N"),
     tooltip=["gateway:N", "hour:Q", "mean wait s:Q"],
 )
