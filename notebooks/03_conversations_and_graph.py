@@ -167,29 +167,72 @@ plots.pair_heatmap(conv, value="no_reply_rate") if conv.height else Markdown(
 )
 
 # %% [markdown]
-# Load by hour of day: exchanges started and median latency per UTC hour.
+# Load by hour of day: exchanges started per hour the log covered (a log rarely covers
+# each hour of the day equally often), and the median first reply, in the display time zone
+# (`$A2A_LAB_TZ`, else UTC).
 
 # %%
-by_hour = (
-    conv.with_columns(hour=pl.col("start_time").dt.hour())
-    .group_by("hour")
-    .agg(pl.len().alias("exchanges"), pl.col("first_reply_s").median().alias("median_reply_s"))
-    .sort("hour")
-)
 import altair as alt  # noqa: E402
 
-(
-    alt.Chart(by_hour, title="Exchanges and median first reply by hour (UTC)")
-    .mark_bar()
-    .encode(
-        x=alt.X("hour:O"),
-        y="exchanges:Q",
-        color=alt.Color("median_reply_s:Q", scale=alt.Scale(scheme="oranges")),
-        tooltip=["hour", "exchanges", alt.Tooltip("median_reply_s:Q", format=".1f")],
+from a2a_lab.analysis.calibrate._window import hour_exposure  # noqa: E402
+from a2a_lab.views.notebook import display_timezone  # noqa: E402
+
+TZ = display_timezone()
+if conv.height and conv["start_time"].drop_nulls().len():
+    lo = conv["start_time"].drop_nulls().min().timestamp() * 1000
+    hi = conv["start_time"].drop_nulls().max().timestamp() * 1000
+    covered = pl.DataFrame(
+        {"hour": list(range(24)), "hours covered": hour_exposure(lo, hi, TZ).round(2)},
+        schema={"hour": pl.Int8, "hours covered": pl.Float64},
     )
-    if by_hour.height
-    else Markdown("**Nothing to show:** no exchange.")
-)
+    by_hour = (
+        covered.join(
+            conv.with_columns(hour=pl.col("start_time").dt.convert_time_zone(TZ).dt.hour())
+            .group_by("hour")
+            .agg(
+                pl.len().alias("exchanges"),
+                pl.col("first_reply_s").median().alias("median_reply_s"),
+            ),
+            on="hour",
+            how="left",
+        )
+        .with_columns(pl.col("exchanges").fill_null(0))
+        .with_columns(
+            pl.when(pl.col("hours covered") > 0)
+            .then(pl.col("exchanges") / pl.col("hours covered"))
+            .round(2)
+            .alias("exchanges per hour covered")
+        )
+        .sort("hour")
+    )
+    display(
+        alt.Chart(
+            by_hour, title=f"Exchanges per hour covered and median first reply, by hour ({TZ})"
+        )
+        .mark_bar()
+        .encode(
+            x=alt.X("hour:O", title=f"hour ({TZ})"),
+            y="exchanges per hour covered:Q",
+            color=alt.Color("median_reply_s:Q", scale=alt.Scale(scheme="oranges")),
+            tooltip=[
+                "hour",
+                "exchanges",
+                "hours covered",
+                "exchanges per hour covered",
+                alt.Tooltip("median_reply_s:Q", format=".1f"),
+            ],
+        )
+    )
+    display(
+        Markdown(
+            f"The exchanges span {(hi - lo) / 3_600_000:.1f} hours: each hour of the day was "
+            f"covered between {by_hour['hours covered'].min():.1f} and "
+            f"{by_hour['hours covered'].max():.1f} times (the first and last days are partial); "
+            "the bars divide by that."
+        )
+    )
+else:
+    display(Markdown("**Nothing to show:** no exchange."))
 
 # %% [markdown]
 # ## 3. Structured hand-offs
