@@ -199,7 +199,8 @@ per_hour = (
     .len("events")
     .sort("hour")
 )
-if per_hour.height:
+span_ms = float(timed["event_ms"].max() - timed["event_ms"].min()) if timed.height else 0.0
+if per_hour.height and span_ms >= 3_600_000:
     # an hour of the day the log covered twice holds twice the events at the same pace:
     # divide by the hours of the log spent in each hour of the day
     lo, hi = float(timed["event_ms"].min()), float(timed["event_ms"].max())
@@ -250,6 +251,13 @@ if per_hour.height:
             f"{per_hour['hours covered'].max():.1f} times; the bars divide by that. "
             f"The busiest 8 hours, {start:02d}:00–{(start + 8) % 24:02d}:00 {TZ}, hold {busy:.0%} "
             f"of the rate (a flat day would give 33%): {shape}."
+        )
+    )
+elif per_hour.height:
+    display(
+        Markdown(
+            f"**Nothing to show:** the log's timed events span {span_ms / 60_000:.0f} minutes, "
+            "less than an hour: no time of day to compare."
         )
     )
 else:

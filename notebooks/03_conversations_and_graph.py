@@ -178,9 +178,10 @@ from a2a_lab.analysis.calibrate._window import hour_exposure  # noqa: E402
 from a2a_lab.views.notebook import display_timezone  # noqa: E402
 
 TZ = display_timezone()
-if conv.height and conv["start_time"].drop_nulls().len():
-    lo = conv["start_time"].drop_nulls().min().timestamp() * 1000
-    hi = conv["start_time"].drop_nulls().max().timestamp() * 1000
+starts = conv["start_time"].drop_nulls() if conv.height else pl.Series([], dtype=pl.Datetime)
+lo = starts.min().timestamp() * 1000 if starts.len() else 0.0
+hi = starts.max().timestamp() * 1000 if starts.len() else 0.0
+if hi - lo >= 3_600_000:
     covered = pl.DataFrame(
         {"hour": list(range(24)), "hours covered": hour_exposure(lo, hi, TZ).round(2)},
         schema={"hour": pl.Int8, "hours covered": pl.Float64},
@@ -232,7 +233,14 @@ if conv.height and conv["start_time"].drop_nulls().len():
         )
     )
 else:
-    display(Markdown("**Nothing to show:** no exchange."))
+    display(
+        Markdown(
+            "**Nothing to show:** no exchange."
+            if not starts.len()
+            else f"**Nothing to show:** the exchanges start within {(hi - lo) / 60_000:.0f} "
+            "minutes, less than an hour: no time of day to compare."
+        )
+    )
 
 # %% [markdown]
 # ## 3. Structured hand-offs
