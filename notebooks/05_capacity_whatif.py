@@ -335,7 +335,7 @@ ceiling = (
 latency + ceiling
 
 # %% [markdown]
-# Below about 60 % utilisation the tail is a few run times long; past 80 % the queue's tail
+# At low utilisation the tail is a few run times long; towards saturation the queue's tail
 # grows like 1 / (1 − ρ). Requesters do not see that growth as latency: beyond 300 s they
 # stop waiting, so their percentile flattens under the limit while the no-reply rate climbs
 # — even though every message is eventually processed, and delays the ones behind it. A
@@ -374,7 +374,7 @@ display(
 # 95 % confidence interval of every summary figure. A grid point changes the configuration
 # by dotted paths (`"lanes.nested"` is the pool's size) and `rate_scale` multiplies
 # every arrival rate; here the base configuration sends one run's worth of work per second
-# of one slot, so `utilisation × concurrency` is the scale. Replication `k` of every point
+# of one slot, so `utilisation × slots` is the scale. Replication `k` of every point
 # uses the same seed (`SeedSequence(SEED, spawn_key=(k,))`), so the points share their
 # draws (common random numbers) and a point's result does not depend on what else is in
 # the grid.
@@ -457,8 +457,8 @@ mean = (
 # ### 3c. Capacity: the highest arrival rate that meets a latency target
 #
 # `capacity_search` answers the question directly: the highest arrival rate at which the
-# 95th percentile of send → reply stays within 180 s (`eden`'s runs alone reach 110 s at
-# their 95th percentile). A message without a reply counts as
+# 95th percentile of send → reply stays within 180 s (`eden`'s runs alone already take a
+# good part of that at their 95th percentile: see §3). A message without a reply counts as
 # infinitely late, so a load that leaves more than 5 % unanswered never qualifies. Each
 # replication bisects its own curve — the same draws at every rate, so its percentile is a
 # function of the rate alone — and the capacity is the mean over replications, with a 95 %
