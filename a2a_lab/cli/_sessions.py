@@ -6,9 +6,7 @@ import argparse
 import math
 import sys
 import time
-from typing import Any
-
-import polars as pl
+from typing import TYPE_CHECKING, Any
 
 from a2a_lab.cli._common import (
     CliError,
@@ -26,6 +24,9 @@ from a2a_lab.cli._common import (
 )
 from a2a_lab.cli._enrich import add_main_agent_options, main_agents
 from a2a_lab.cli._page import print_work_sessions
+
+if TYPE_CHECKING:  # Polars loads when a command runs, not for --help
+    import polars as pl
 
 
 def register(sub: argparse._SubParsersAction[OneLineArgumentParser]) -> None:
@@ -146,6 +147,8 @@ def session_columns(enriched: pl.DataFrame) -> pl.DataFrame:
     that can no longer be read (a file changed since the load) would the narrowed ``data``
     be written instead.
     """
+    import polars as pl
+
     data = pl.col("data")
     narrow = pl.struct([data.struct.field(f) for f in SESSION_DATA_FIELDS])
     return enriched.with_columns(pl.when(data.is_not_null()).then(narrow).alias("data"))
@@ -187,6 +190,8 @@ def _check_overrides(path: str, kept: dict[str, Any]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    import polars as pl
+
     from a2a_lab.sessions import load_overrides, work_sessions
 
     now = time.time() * 1000 if args.now_ms is None else args.now_ms

@@ -92,7 +92,7 @@ def register(sub: argparse._SubParsersAction[OneLineArgumentParser]) -> None:
         "sweep",
         run_sweep,
         source=False,
-        help="run a grid of configuration changes with replications: means and 95 % CIs",
+        help="run a grid of configuration changes with replications: means and 95%% CIs",
         description=(
             "Run every point of GRID on CONFIG with the same replications (common random "
             "numbers) and print one row per point: the mean of each summary figure and its "
