@@ -41,10 +41,15 @@ def report_error(prog: str, message: str) -> None:
 
 
 class OneLineArgumentParser(argparse.ArgumentParser):
-    """argparse, but a usage error is ONE line on stderr and exit status 2."""
+    """argparse, but a usage error is ONE line on stderr and exit status 2.
+
+    Every error reads ``a2a-lab: error: ...``, a sub-command's usage errors too (named
+    after the prefix: ``a2a-lab: error: sweep: argument --replications: ...``).
+    """
 
     def error(self, message: str) -> NoReturn:
-        report_error(self.prog, message)
+        program, _, command = self.prog.partition(" ")
+        report_error(program, f"{command}: {message}" if command else message)
         raise SystemExit(2)
 
 

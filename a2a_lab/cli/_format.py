@@ -16,14 +16,31 @@ from typing import Any
 FORMATS = ("table", "json", "csv")
 
 
-def add_format_option(parser: argparse.ArgumentParser, default: str = "table") -> None:
-    """``--format table|json|csv`` (default ``table``: a readable summary)."""
+def add_format_option(
+    parser: argparse.ArgumentParser | argparse._MutuallyExclusiveGroup,
+    default: str = "table",
+    *,
+    json_help: str = "JSON rows",
+    json_alias: bool = False,
+) -> None:
+    """``--format table|json|csv`` (default ``table``: a readable summary).
+
+    With ``json_alias``, ``--json`` is kept as the old spelling of ``--format json``.
+    """
     parser.add_argument(
         "--format",
         choices=FORMATS,
         default=default,
-        help=f"print a readable table, JSON rows or CSV (default: {default})",
+        help=f"print a readable table, {json_help} or CSV (default: {default})",
     )
+    if json_alias:
+        parser.add_argument(
+            "--json",
+            dest="format",
+            action="store_const",
+            const="json",
+            help="the same as --format json",
+        )
 
 
 def print_frame(frame: Any, fmt: str, *, json_rows: Any = None) -> None:

@@ -23,6 +23,7 @@ from a2a_lab.cli._common import (
     write_output,
 )
 from a2a_lab.cli._enrich import add_main_agent_options, main_agents
+from a2a_lab.cli._format import add_format_option, print_frame
 from a2a_lab.cli._page import print_work_sessions
 
 if TYPE_CHECKING:  # Polars loads when a command runs, not for --help
@@ -34,13 +35,15 @@ def register(sub: argparse._SubParsersAction[OneLineArgumentParser]) -> None:
         sub,
         "work-sessions",
         run,
-        help="print the dashboard's work sessions (GET /api/work-sessions) as JSON",
+        help="list the dashboard's work sessions (--format json: GET /api/work-sessions)",
         description=(
-            "Build the Task-Monitor work sessions of SOURCE and print the JSON body of "
-            "GET /api/work-sessions. --role, --type and --status take repeated options and "
+            "Build the Task-Monitor work sessions of SOURCE and print one line per session "
+            "of the page (--format json: the JSON body of GET /api/work-sessions, byte for "
+            "byte; csv: the table as CSV). --role, --type and --status take repeated options and "
             "comma-separated values; invalid roles and statuses are dropped, as the dashboard does."
         ),
         epilog="example:\n  a2a-lab work-sessions ~/.openclaw/logs --status ACTIVE,QUIET --now 2026-02-19T09:00Z\n"
+        "  a2a-lab work-sessions ~/.openclaw/logs --format json > work-sessions.json\n"
         "  a2a-lab work-sessions ~/.openclaw/logs --since 2026-02-18 --until 2026-02-19 -o sessions.csv",
     )
     p.add_argument(
@@ -77,6 +80,43 @@ def register(sub: argparse._SubParsersAction[OneLineArgumentParser]) -> None:
     add_window_options(p)
     add_main_agent_options(p)
     add_output_option(p, "matched sessions (one row each, not only the --limit page)")
+    add_format_option(p, json_help="the API's JSON body", json_alias=True)
+
+
+#: The columns of the readable table (every column: ``-o FILE``).
+TABLE_COLUMNS = (
+    "work_session_id",
+    "status",
+    "start_time",
+    "last_time",
+    "duration_s",
+    "thread_count",
+    "event_count",
+    "collab_category",
+)
+
+
+def print_summary(result: Any, fmt: str, limit: str | None, tz: str) -> None:
+    """The page's sessions (the API's ``--limit`` page) as a table or CSV; counts on stderr."""
+    import polars as pl
+
+    from a2a_lab.sessions._js import _limit_count
+
+    page = _limit_count(limit)
+    counts = result.sessions.group_by("status").len().sort("status").rows()
+    sessions = result.sessions if page is None else result.sessions.head(page)
+    shown = sessions.select(TABLE_COLUMNS).with_columns(
+        pl.col("start_time", "last_time").dt.convert_time_zone(tz),
+        pl.col("duration_s").round(0),
+    )
+    print_frame(shown, fmt)
+    if fmt == "table":
+        by_status = ", ".join(f"{n:,} {s}" for s, n in counts)
+        print(
+            f"{shown.height:,} of {result.sessions.height:,} work sessions shown "
+            f"({by_status or 'none'}); the API body: --format json",
+            file=sys.stderr,
+        )
 
 
 def number_option(name: str, value: str) -> float:
@@ -251,5 +291,8 @@ def run(args: argparse.Namespace) -> int:
                 file=sys.stderr,
             )
             return 0
-        print_work_sessions(result)
+        if args.format == "json":
+            print_work_sessions(result)
+        else:
+            print_summary(result, args.format, args.limit, cli_tz(args))
     return 0
