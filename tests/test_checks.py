@@ -378,4 +378,6 @@ def test_task_findings_name_the_event_that_caused_them(
     cause = events.filter(pl.col("line") == line).row(0, named=True)
     assert cause["type"] == cause_type
     when = cause["event_time"].strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
-    assert found["message"][0].endswith(f"{cause_type} at {when} ({path}:{line})"), found["message"][0]
+    assert found["message"][0].endswith(f"{cause_type} at {when} ({path}:{line})"), found[
+        "message"
+    ][0]

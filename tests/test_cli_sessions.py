@@ -103,7 +103,16 @@ def test_repeated_and_comma_separated_options_agree(capsys: pytest.CaptureFixtur
     now = f"--now-ms={meta['nowMs']}"
     _, comma, _ = run_cli(capsys, "work-sessions", log, now, "--json", "--status=ACTIVE,QUIET")
     _, repeated, _ = run_cli(
-        capsys, "work-sessions", log, now, "--format", "json", "--status", "ACTIVE", "--status", "QUIET"
+        capsys,
+        "work-sessions",
+        log,
+        now,
+        "--format",
+        "json",
+        "--status",
+        "ACTIVE",
+        "--status",
+        "QUIET",
     )
     assert json.loads(comma) == json.loads(repeated)
     assert json.loads(comma)["status"] == expected["status"] == ["ACTIVE", "QUIET"]

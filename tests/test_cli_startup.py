@@ -19,14 +19,14 @@ import pytest
 #: Libraries the CLI's parser must not need (each costs 0.05-0.5 s to import).
 HEAVY = ("polars", "numpy", "altair", "simpy", "pydantic", "networkx", "scipy", "pyarrow")
 
-_PROBE = """
+_PROBE = f"""
 import contextlib, io, json, sys
 from a2a_lab.cli import main
 with contextlib.redirect_stdout(io.StringIO()) as out:
     status = main(sys.argv[1:])
-print(json.dumps({"status": status, "out": out.getvalue(), "heavy": sorted(
-    m for m in sys.modules if m.split(".")[0] in %r)}))
-""" % (HEAVY,)
+print(json.dumps({{"status": status, "out": out.getvalue(), "heavy": sorted(
+    m for m in sys.modules if m.split(".")[0] in {HEAVY!r})}}))
+"""
 
 
 def _probe(*argv: str) -> dict[str, object]:

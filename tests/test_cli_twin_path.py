@@ -48,7 +48,9 @@ def test_log_to_twin_to_report(tmp_path: Path) -> None:
     assert all(float(r["median_s"]) > 0 for r in rows)
     assert "twin.json: twin of " in cal.stderr
 
-    sim = _cli("simulate", "twin.json", "--seed", "3", "-o", "sim.ndjson", "--format", "json", cwd=tmp_path)
+    sim = _cli(
+        "simulate", "twin.json", "--seed", "3", "-o", "sim.ndjson", "--format", "json", cwd=tmp_path
+    )
     assert sim.returncode == 0, sim.stderr
     summary = json.loads(sim.stdout)
     simulated = al.load(tmp_path / "sim.ndjson")
@@ -75,12 +77,27 @@ def test_simulate_and_sweep_print_what_the_library_returns(tmp_path: Path) -> No
     assert json.loads(done.stdout) == json.loads(json.dumps(al.simulate(config, seed=4).summary()))
 
     grid = '{"rate_scale": [0.5, 2]}'
-    argv = ["sweep", "c.json", "--grid", grid, "--replications", "3", "--seed", "2", "--workers", "1"]
+    argv = [
+        "sweep",
+        "c.json",
+        "--grid",
+        grid,
+        "--replications",
+        "3",
+        "--seed",
+        "2",
+        "--workers",
+        "1",
+    ]
     out = _cli(*argv, "--format", "csv", cwd=tmp_path)
     assert out.returncode == 0, out.stderr
-    want = sweep(config, json.loads(grid), replications=3, seed=2, metrics=DEFAULT_METRICS, workers=1)
+    want = sweep(
+        config, json.loads(grid), replications=3, seed=2, metrics=DEFAULT_METRICS, workers=1
+    )
     got = list(csv.DictReader(io.StringIO(out.stdout)))
-    assert [float(r["p95_latency_s"]) for r in got] == pytest.approx(want["p95_latency_s"].to_list(), rel=1e-12)
+    assert [float(r["p95_latency_s"]) for r in got] == pytest.approx(
+        want["p95_latency_s"].to_list(), rel=1e-12
+    )
     assert [float(r["p95_latency_s_low"]) for r in got] == pytest.approx(
         want["p95_latency_s_low"].to_list(), rel=1e-12
     )

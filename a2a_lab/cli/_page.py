@@ -17,7 +17,6 @@ import uuid
 from typing import Any
 
 
-
 def _dumps(value: Any) -> str:
     from a2a_lab._deep import deep_call
     from a2a_lab.reference.jsstr import js_well_formed_json

@@ -291,15 +291,20 @@ def run_sweep(args: argparse.Namespace) -> int:
         print_frame(table, args.format)
         return 0
     # the readable table: each figure as "mean [low, high]" in one column
-    params = [c for c in table.columns if c not in {"point", "replications"} and not any(
-        c == m or c in (f"{m}_low", f"{m}_high") for m in metrics
-    )]
+    params = [
+        c
+        for c in table.columns
+        if c not in {"point", "replications"}
+        and not any(c == m or c in (f"{m}_low", f"{m}_high") for m in metrics)
+    ]
 
     def cell(m: str) -> pl.Expr:
         def fmt(e: pl.Expr) -> pl.Expr:
             return e.round_sig_figs(4).cast(pl.String).fill_null("–")
 
-        return pl.format("{} [{}, {}]", fmt(pl.col(m)), fmt(pl.col(f"{m}_low")), fmt(pl.col(f"{m}_high"))).alias(m)
+        return pl.format(
+            "{} [{}, {}]", fmt(pl.col(m)), fmt(pl.col(f"{m}_low")), fmt(pl.col(f"{m}_high"))
+        ).alias(m)
 
     shown = table.select(
         "point", *[pl.col(p).cast(pl.String) for p in params], "replications", *map(cell, metrics)
@@ -311,8 +316,6 @@ def run_sweep(args: argparse.Namespace) -> int:
 
 def run_calibrate(args: argparse.Namespace) -> int:
     import warnings
-
-    import polars as pl
 
     from a2a_lab.analysis.calibrate import fit_log
     from a2a_lab.cli._source import load_source
@@ -348,7 +351,19 @@ def run_calibrate(args: argparse.Namespace) -> int:
     keep = [
         c
         for c in cal.service.columns
-        if c in {"agent", "kind", "fit", "exchanges", "observed", "censored", "family", "median_s", "mean_s", "cv"}
+        if c
+        in {
+            "agent",
+            "kind",
+            "fit",
+            "exchanges",
+            "observed",
+            "censored",
+            "family",
+            "median_s",
+            "mean_s",
+            "cv",
+        }
         or c.endswith(("_low", "_high", "_lo", "_hi"))
     ]
     print_frame(cal.service.select(keep).sort("agent"), args.format)
