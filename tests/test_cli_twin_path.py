@@ -104,3 +104,34 @@ def test_simulate_and_sweep_print_what_the_library_returns(tmp_path: Path) -> No
     table = _cli(*argv, cwd=tmp_path)
     assert table.returncode == 0 and "95% CI" in table.stdout
     assert f"{want['utilization'][1]:.4g} [" in table.stdout
+
+
+def test_calibrate_prints_the_fit_warnings_on_stderr(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A warning the fit raises (e.g. a saturated agent) is one ``a2a-lab: warning:`` line."""
+    import warnings
+
+    import a2a_lab.analysis.calibrate as calibrate
+    from a2a_lab.cli import main
+
+    log = tmp_path / "sim.ndjson"
+    al.write_events(al.simulate(SimConfig(n_messages=60), seed=2).events, log)
+    real = calibrate.fit_log
+
+    def noisy(*args: object, **kwargs: object) -> object:
+        warnings.warn("agent bada: offered load 0.97 of its lane (saturated)", stacklevel=2)
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(calibrate, "fit_log", noisy)
+    assert main(["calibrate", str(log), "-o", str(tmp_path / "t.json"), "--format", "json"]) == 0
+    captured = capsys.readouterr()
+    warned = [x for x in captured.err.splitlines() if x.startswith("a2a-lab: warning: ")]
+    assert warned == ["a2a-lab: warning: agent bada: offered load 0.97 of its lane (saturated)"]
+    rows = json.loads(captured.out)
+    assert {r["agent"] for r in rows} == {
+        a.id
+        for a in SimConfig.model_validate_json(
+            (tmp_path / "t.json").read_text(encoding="utf-8")
+        ).agents
+    }

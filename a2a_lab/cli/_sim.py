@@ -366,5 +366,7 @@ def run_calibrate(args: argparse.Namespace) -> int:
         }
         or c.endswith(("_low", "_high", "_lo", "_hi"))
     ]
-    print_frame(cal.service.select(keep).sort("agent"), args.format)
+    # the table: the fit and its intervals; json and csv: every column of the fit
+    service = cal.service.sort("agent")
+    print_frame(service.select(keep) if args.format == "table" else service, args.format)
     return 0
