@@ -36,6 +36,13 @@ DEFAULT_METRICS = (
 )
 
 
+def first_error(exc: Any) -> str:
+    """``where: what`` of a pydantic ValidationError's first error (one line)."""
+    first = exc.errors()[0]
+    where = ".".join(map(str, first["loc"])) or "(root)"
+    return f"{where}: {first['msg']}"
+
+
 def read_config(path: str, option: str = "CONFIG") -> Any:
     """The :class:`~a2a_lab.sim.SimConfig` in the JSON file ``path``; a bad file is one line."""
     import pydantic
@@ -51,9 +58,7 @@ def read_config(path: str, option: str = "CONFIG") -> Any:
     try:
         return SimConfig.model_validate_json(text)
     except pydantic.ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(map(str, first["loc"])) or "(root)"
-        raise CliError(f"{option} {path}: {where}: {first['msg']}") from None
+        raise CliError(f"{option} {path}: {first_error(exc)}") from None
     except ValueError as exc:
         raise CliError(f"{option} {path}: {exc}") from None
 
@@ -268,9 +273,7 @@ def run_sweep(args: argparse.Namespace) -> int:
         for point in grid_points(grid):
             apply_point(config, point)
     except pydantic.ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(map(str, first["loc"])) or "(root)"
-        raise CliError(f"--grid: {where}: {first['msg']}") from None
+        raise CliError(f"--grid: {first_error(exc)}") from None
     except (ValueError, KeyError, IndexError, TypeError) as exc:
         raise CliError(f"--grid: {' '.join(str(exc).split())}") from None
     table = sweep(
