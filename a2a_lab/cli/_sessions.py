@@ -85,14 +85,14 @@ def register(sub: argparse._SubParsersAction[OneLineArgumentParser]) -> None:
 
 #: The columns of the readable table (every column: ``-o FILE``).
 TABLE_COLUMNS = (
-    "work_session_id",
     "status",
+    "work_session_id",
+    "collab_category",
     "start_time",
     "last_time",
     "duration_s",
     "thread_count",
     "event_count",
-    "collab_category",
 )
 
 
