@@ -15,38 +15,42 @@ The data flows one way: ``schema → io → enrich → sessions → conversation
 """
 
 import importlib
-from typing import Any
+import sys
+import types
+from typing import TYPE_CHECKING, Any
 
-from a2a_lab import schema
 from a2a_lab._version import __version__
-from a2a_lab.analysis.conversations import (
-    conversations,
-    delegation_reports,
-    exchange_events,
-    exchange_summary,
-    pair_stats,
-    payload_events,
-    question_answers,
-    status_timeline,
-    target_stats,
-)
-from a2a_lab.enrich import ENRICHMENT_COLUMNS, enrich
-from a2a_lab.export import flatten, write_frame
-from a2a_lab.io import (
-    IngestReport,
-    LoadReport,
-    LoadResult,
-    LogFollower,
-    from_records,
-    ingest,
-    load,
-    scan,
-    write_events,
-)
-from a2a_lab.reference.rules import TASK_MONITOR_V1, RuleSet, main_agents_from_openclaw
-from a2a_lab.schema import CoordinationEvent, EventData, polars_schema
-from a2a_lab.sessions import WorkSessionsResult, events_query, work_sessions
-from a2a_lab.timeparse import to_epoch_ms
+
+if TYPE_CHECKING:  # the names below load on first use (``a2a-lab --help`` imports no Polars)
+    from a2a_lab import schema
+    from a2a_lab.analysis.conversations import (
+        conversations,
+        delegation_reports,
+        exchange_events,
+        exchange_summary,
+        pair_stats,
+        payload_events,
+        question_answers,
+        status_timeline,
+        target_stats,
+    )
+    from a2a_lab.enrich import ENRICHMENT_COLUMNS, enrich
+    from a2a_lab.export import flatten, write_frame
+    from a2a_lab.io import (
+        IngestReport,
+        LoadReport,
+        LoadResult,
+        LogFollower,
+        from_records,
+        ingest,
+        load,
+        scan,
+        write_events,
+    )
+    from a2a_lab.reference.rules import TASK_MONITOR_V1, RuleSet, main_agents_from_openclaw
+    from a2a_lab.schema import CoordinationEvent, EventData, polars_schema
+    from a2a_lab.sessions import WorkSessionsResult, events_query, work_sessions
+    from a2a_lab.timeparse import to_epoch_ms
 
 __all__ = [
     "ENRICHMENT_COLUMNS",
@@ -117,6 +121,7 @@ __all__ = [
 # Sub-packages with data or heavy imports (altair, networkx) load on first use; the
 # short names (``al.checks``) stay as they were before the layers got their folders.
 _LAZY_MODULES = {
+    "schema": "a2a_lab.schema",
     "samples": "a2a_lab.samples",
     "sim": "a2a_lab.sim",
     "runtime": "a2a_lab.reference.runtime",
@@ -134,6 +139,48 @@ _LAZY_MODULES = {
     "otel": "a2a_lab.otel",
 }
 _LAZY_NAMES = {
+    **dict.fromkeys(
+        (
+            "conversations",
+            "delegation_reports",
+            "exchange_events",
+            "exchange_summary",
+            "pair_stats",
+            "payload_events",
+            "question_answers",
+            "status_timeline",
+            "target_stats",
+        ),
+        "a2a_lab.analysis.conversations",
+    ),
+    "ENRICHMENT_COLUMNS": "a2a_lab.enrich",
+    "enrich": "a2a_lab.enrich",
+    "flatten": "a2a_lab.export",
+    "write_frame": "a2a_lab.export",
+    **dict.fromkeys(
+        (
+            "IngestReport",
+            "LoadReport",
+            "LoadResult",
+            "LogFollower",
+            "from_records",
+            "ingest",
+            "load",
+            "scan",
+            "write_events",
+        ),
+        "a2a_lab.io",
+    ),
+    "TASK_MONITOR_V1": "a2a_lab.reference.rules",
+    "RuleSet": "a2a_lab.reference.rules",
+    "main_agents_from_openclaw": "a2a_lab.reference.rules",
+    "CoordinationEvent": "a2a_lab.schema",
+    "EventData": "a2a_lab.schema",
+    "polars_schema": "a2a_lab.schema",
+    "WorkSessionsResult": "a2a_lab.sessions",
+    "events_query": "a2a_lab.sessions",
+    "work_sessions": "a2a_lab.sessions",
+    "to_epoch_ms": "a2a_lab.timeparse",
     "simulate": "a2a_lab.sim",
     "SimConfig": "a2a_lab.sim",
     "interaction_graph": "a2a_lab.analysis.graph",
@@ -159,11 +206,34 @@ _LAZY_NAMES = {
 
 def __getattr__(name: str) -> Any:
     if name in _LAZY_MODULES:
-        return importlib.import_module(_LAZY_MODULES[name])
-    if name in _LAZY_NAMES:
-        return getattr(importlib.import_module(_LAZY_NAMES[name]), name)
-    raise AttributeError(f"module 'a2a_lab' has no attribute {name!r}")
+        value = importlib.import_module(_LAZY_MODULES[name])
+    elif name in _LAZY_NAMES:
+        value = getattr(importlib.import_module(_LAZY_NAMES[name]), name)
+    else:
+        raise AttributeError(f"module 'a2a_lab' has no attribute {name!r}")
+    globals()[name] = value
+    return value
 
 
 def __dir__() -> list[str]:
     return sorted(set(globals()) | set(__all__))
+
+
+class _Package(types.ModuleType):
+    """The package module: ``a2a_lab.enrich`` stays the function when its module loads.
+
+    The import system binds a submodule to its package's attribute of the same name on
+    its first import; ``enrich`` is both a module and the function the package exports
+    under that name, which used to win because the package imported it eagerly.
+    """
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name in _SHADOWED and isinstance(value, types.ModuleType):
+            value = getattr(value, name)
+        super().__setattr__(name, value)
+
+
+#: Exported functions whose name is also a submodule's.
+_SHADOWED = frozenset({"enrich"})
+
+sys.modules[__name__].__class__ = _Package

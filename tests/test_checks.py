@@ -352,3 +352,29 @@ def test_no_ambiguous_exchanges_no_finding() -> None:
     ev = sim.simulate(sim.SimConfig(n_messages=400, tasks=None), seed=5).events
     assert int(al.conversations(al.enrich(ev))["ambiguous"].sum()) == 0
     assert check(ev, select=["a2a.ambiguous_exchanges"]).height == 0
+
+
+@pytest.mark.parametrize(
+    ("rule", "cause_type", "cause_index"),
+    [
+        # the task.completed of the clean log (its last line) ended task_1
+        ("task.after_terminal", "task.completed", None),
+        ("task.invalid_transition", "task.started", 0),
+        ("task.protocol_state", "task.updated", 0),
+    ],
+)
+def test_task_findings_name_the_event_that_caused_them(
+    tmp_path: Path, rule: str, cause_type: str, cause_index: int | None
+) -> None:
+    """The finding names the causing event: its type, time and file:line (issue 23)."""
+    base = _clean()
+    path = _write(tmp_path, base + ANOMALIES[rule])
+    events = al.load(path).events
+    found = check(events, now=T0 + 9000 * 1000).filter(pl.col("rule") == rule)
+    line = len(base) if cause_index is None else len(base) + 1 + cause_index
+    cause = events.filter(pl.col("line") == line).row(0, named=True)
+    assert cause["type"] == cause_type
+    when = cause["event_time"].strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+    assert found["message"][0].endswith(f"{cause_type} at {when} ({path}:{line})"), found[
+        "message"
+    ][0]

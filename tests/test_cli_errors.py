@@ -30,6 +30,7 @@ COMMANDS: dict[str, list[str]] = {
     "graph": ["-o", "{tmp}/g.json"],
     "check": [],
     "export-otlp": ["-o", "{tmp}/x.otlp.json", "--no-progress"],
+    "calibrate": ["-o", "{tmp}/twin.json"],
 }
 
 #: Sources that cannot be read: each is an error for every sub-command.
@@ -123,6 +124,53 @@ BAD_OPTIONS: dict[str, list[list[str]]] = {
     ],
 }
 
+BAD_OPTIONS["calibrate"] = [
+    ["-o", "{tmp}/twin.txt"],
+    ["-o", "{tmp}/missing/twin.json"],
+    ["--tz", "Mars/Olympus"],
+    ["--format", "xml"],
+    ["--bogus"],
+]
+
+#: ``simulate`` and ``sweep`` read a SimConfig JSON file: configurations that are errors.
+BAD_CONFIGS = [
+    "{tmp}/missing.json",
+    "{tmp}/nologs",  # a directory
+    "{tmp}/bad.json",  # not JSON
+    "{tmp}/latin1.json",  # not UTF-8
+    "{tmp}/extra.json",  # a field SimConfig does not have
+    "{tmp}/negative.json",  # n_messages < 0
+    "{tmp}/list.json",  # JSON, not an object
+]
+
+#: Bad options of the simulator commands, with a good configuration.
+BAD_SIM_OPTIONS: dict[str, list[list[str]]] = {
+    "simulate": [
+        ["--seed", "-1"],
+        ["--seed", "x"],
+        ["--format", "xml"],
+        ["-o", "{tmp}/bad.json"],  # an existing file that is not LOG.ndjson
+        ["-o", "{tmp}/missing/sim.ndjson"],
+        ["--tz", "Nowhere/City"],
+    ],
+    "sweep": [
+        [],  # --grid is required
+        ["--grid", "{tmp}/missing-grid.json"],
+        ["--grid", "{}"],
+        ["--grid", "[1]"],
+        ["--grid", '{"rate_scale": []}'],
+        ["--grid", '{"rate_scale": 2}'],
+        ["--grid", '{"nope.x": [1]}'],
+        ["--grid", '{"gate.max_concurrent_flows": ["many"]}'],
+        ["--grid", "{not json"],
+        ["--grid", '{"rate_scale": [1]}', "--replications", "0"],
+        ["--grid", '{"rate_scale": [1]}', "--metrics", "nope"],
+        ["--grid", '{"rate_scale": [1]}', "--level", "2"],
+        ["--grid", '{"rate_scale": [1]}', "-o", "{tmp}/s.txt"],
+        ["--grid", '{"rate_scale": [1]}', "--workers", "0"],
+    ],
+}
+
 #: Usage errors of the command line itself.
 USAGE = [[], ["nope"], ["--bogus"], ["load"], ["graph", "x"], ["check", "--fail-on"], ["-x"]]
 
@@ -143,6 +191,11 @@ def logs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     (tmp / "rej.ndjson").write_text('not json\n{"type": 5}\n\n', encoding="utf-8")
     (tmp / "nologs").mkdir()
     (tmp / "bad.json").write_text("{not json", encoding="utf-8")
+    (tmp / "good.json").write_text(al.SimConfig(n_messages=20).model_dump_json(), encoding="utf-8")
+    (tmp / "latin1.json").write_bytes(b'{"n_messages": 5, "\xe9": 1}')
+    (tmp / "extra.json").write_text('{"n_messages": 5, "bogus": 1}', encoding="utf-8")
+    (tmp / "negative.json").write_text('{"n_messages": -5}', encoding="utf-8")
+    (tmp / "list.json").write_text("[1, 2]", encoding="utf-8")
     return {
         "tmp": str(tmp),
         "gen": str(tmp / "gen.ndjson"),
@@ -168,11 +221,29 @@ def _cases() -> list[tuple[str, list[str]]]:
     cases += [
         (f"graphml-ctl-{n}", ["graph", "{ctl}", "-o", f"{{tmp}}/g{n}.graphml"]) for n in range(2)
     ]
+    for cmd in BAD_SIM_OPTIONS:
+        grid = [] if cmd == "simulate" else ["--grid", '{"rate_scale": [1]}']
+        cases += [(f"{cmd}-badcfg{i}", [cmd, c, *grid]) for i, c in enumerate(BAD_CONFIGS)]
+        cases += [
+            (f"{cmd}-badopt{j}", [cmd, "{tmp}/good.json", *opt])
+            for j, opt in enumerate(BAD_SIM_OPTIONS[cmd])
+        ]
+    cases += [
+        ("calibrate-no-events", ["calibrate", "{rej}", "-o", "{tmp}/t.json"]),
+        ("calibrate-no-exchange", ["calibrate", "{ctl}", "-o", "{tmp}/t.json"]),
+    ]
     cases += [(f"usage{i}", argv) for i, argv in enumerate(USAGE)]
     return cases
 
 
 CASES = _cases()
+
+
+def _fill(arg: str, logs: dict[str, str]) -> str:
+    """``arg`` with ``{tmp}``, ``{gen}``, ... replaced (JSON braces in it left alone)."""
+    for key, value in logs.items():
+        arg = arg.replace("{" + key + "}", value)
+    return arg
 
 
 def test_matrix_is_large_enough() -> None:
@@ -183,13 +254,13 @@ def test_matrix_is_large_enough() -> None:
 def test_error_is_one_line_exit_2(
     argv: list[str], logs: dict[str, str], capsys: pytest.CaptureFixture[str]
 ) -> None:
-    filled = [a.format(**logs) if "{" in a else a for a in argv]
+    filled = [_fill(a, logs) for a in argv]
     status = main(filled)
     captured = capsys.readouterr()
     assert status == 2, (filled, captured.err)
     assert "Traceback" not in captured.err
     assert captured.err.count("\n") == 1 and captured.err.endswith("\n"), captured.err
-    assert ": error: " in captured.err
+    assert captured.err.startswith("a2a-lab: error: "), captured.err
     assert captured.err.isprintable() or captured.err[:-1].isprintable()
 
 
@@ -199,7 +270,18 @@ def test_clean_inputs_still_work(logs: dict[str, str], capsys: pytest.CaptureFix
     capsys.readouterr()
     assert main(["--version"]) == 0
     assert capsys.readouterr().out.startswith("a2a-lab ")
-    for cmd in ["load", "enrich", "work-sessions", "events", "conversations", "graph", "check"]:
+    for cmd in [
+        "load",
+        "enrich",
+        "work-sessions",
+        "events",
+        "conversations",
+        "graph",
+        "check",
+        "simulate",
+        "sweep",
+        "calibrate",
+    ]:
         assert main([cmd, "--help"]) == 0
         text = capsys.readouterr().out
         assert "example" in text.lower(), cmd
@@ -223,11 +305,12 @@ def _run(*argv: str | bytes) -> subprocess.CompletedProcess[bytes]:
     ],
 )
 def test_subprocess_errors(argv: tuple[str | bytes, ...], logs: dict[str, str]) -> None:
-    args = [a.format(**logs) if isinstance(a, str) else a for a in argv]
+    args = [_fill(a, logs) if isinstance(a, str) else a for a in argv]
     done = _run(*args)
     assert done.returncode == 2
     err = done.stderr.decode("utf-8", "replace")
     assert "Traceback" not in err and err.count("\n") == 1, err
+    assert err.startswith("a2a-lab: error: "), err
 
 
 def test_check_gate_on_empty_rejected_and_clean_logs(

@@ -58,6 +58,7 @@ def test_work_sessions_command_prints_the_reference_body(
     argv = [
         "work-sessions",
         str(PEER / meta["log"]),
+        "--format=json",
         f"--now-ms={meta['nowMs']}",
         *query_args(meta["query"]),
     ]
@@ -100,9 +101,18 @@ def test_repeated_and_comma_separated_options_agree(capsys: pytest.CaptureFixtur
     meta, expected = load_case("tricky__ws__status-ACTIVE+QUIET.json")
     log = str(PEER / meta["log"])
     now = f"--now-ms={meta['nowMs']}"
-    _, comma, _ = run_cli(capsys, "work-sessions", log, now, "--status=ACTIVE,QUIET")
+    _, comma, _ = run_cli(capsys, "work-sessions", log, now, "--json", "--status=ACTIVE,QUIET")
     _, repeated, _ = run_cli(
-        capsys, "work-sessions", log, now, "--status", "ACTIVE", "--status", "QUIET"
+        capsys,
+        "work-sessions",
+        log,
+        now,
+        "--format",
+        "json",
+        "--status",
+        "ACTIVE",
+        "--status",
+        "QUIET",
     )
     assert json.loads(comma) == json.loads(repeated)
     assert json.loads(comma)["status"] == expected["status"] == ["ACTIVE", "QUIET"]

@@ -182,14 +182,14 @@ def test_non_utf8_paths_in_every_command(tmp_path: Path) -> None:
     cases = [
         ["load", log],
         ["enrich", log, "-o", os.fsdecode(b"o\xff.csv")],
-        ["work-sessions", log, "--now-ms", "1771400000000"],
+        ["work-sessions", log, "--now-ms", "1771400000000", "--format", "json"],
         ["events", log, "-o", os.fsdecode(b"e\xff.ndjson")],
         ["conversations", log, "-o", os.fsdecode(b"c\xff.json")],
         ["graph", log, "-o", os.fsdecode(b"g\xff.json")],
         ["check", log],
         ["report", log, "-o", os.fsdecode(b"r\xff.html"), "--title", os.fsdecode(b"t\xff")],
         ["ingest", logs.name, store],
-        ["work-sessions", store, "--now-ms", "1771400000000"],
+        ["work-sessions", store, "--now-ms", "1771400000000", "--format", "json"],
         ["load", logs.name],
     ]
     for args in cases:
@@ -208,7 +208,7 @@ def test_a_non_utf8_path_loads_and_checks_in_process(tmp_path: Path) -> None:
     are found again from it (the work-sessions body re-reads them)."""
     log = tmp_path / os.fsdecode(b"log\xff.ndjson")
     shutil.copy(HOSTILE / "js-date-max-depth.ndjson", log)
-    for command in (["load"], ["check"], ["work-sessions", "--now-ms", "1771400000000"]):
+    for command in (["load"], ["check"], ["work-sessions", "--now-ms", "1771400000000", "--json"]):
         assert main([command[0], str(log), *command[1:]]) in (0, 1)
     res = al.load(log, raw=False)
     assert res.events["file"][0].endswith("log\\xff.ndjson")

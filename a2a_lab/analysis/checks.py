@@ -83,6 +83,34 @@ def _protocol_state(expr: pl.Expr) -> pl.Expr:
     return pl.when(v.is_in(_PROTOCOL_STATES)).then(v)
 
 
+#: The columns that name an event in a finding's message (:func:`_cause`).
+_CAUSE_COLUMNS = ("type", "file", "line", "event_time")
+
+
+def _cause(prefix: str) -> pl.Expr:
+    """``type at TIME (file:line)`` of the event in the columns ``{prefix}type`` etc.:
+    the event that caused a finding, named so that a reader can open it."""
+    return pl.format(
+        "{} at {} ({}:{})",
+        pl.col(f"{prefix}type"),
+        format_time(pl.col(f"{prefix}event_time"), "%Y-%m-%dT%H:%M:%S%.3fZ").fill_null("?"),
+        pl.col(f"{prefix}file"),
+        pl.col(f"{prefix}line"),
+    )
+
+
+def _ended_by(col: str) -> pl.Expr:
+    """``col`` of the task's last terminal event before this one (the event that ended it)."""
+    return (
+        pl.when(pl.col("_terminal"))
+        .then(pl.col(col))
+        .forward_fill()
+        .shift(1)
+        .over("task_id")
+        .alias(f"_ended_{col}")
+    )
+
+
 def _tasks(events: pl.DataFrame) -> list[pl.LazyFrame]:
     task = _text("taskId")
     status = js_trim_expr(
@@ -93,7 +121,7 @@ def _tasks(events: pl.DataFrame) -> list[pl.LazyFrame]:
             events.with_columns(pl.col("status").alias("top_status")),
             pl.col("type").str.starts_with("task."),
             ("taskId", "workSessionId", "status", "state"),
-            ("file", "line", "type", "event_ms", "top_status"),
+            ("file", "line", "type", "event_ms", "event_time", "top_status"),
         )
         .lazy()
         .filter(task.is_not_null())
@@ -110,9 +138,11 @@ def _tasks(events: pl.DataFrame) -> list[pl.LazyFrame]:
         )
         .sort("task_id", "event_ms", "_seq")
     )
+    lf = lf.with_columns(_ended_by(c) for c in _CAUSE_COLUMNS)
     terminal_before = (
         pl.col("_terminal").cast(pl.Int32).cum_sum().shift(1).over("task_id").fill_null(0) > 0
     )
+
     after = (
         lf.filter(terminal_before)
         .group_by("task_id", "file", maintain_order=True)
@@ -120,6 +150,7 @@ def _tasks(events: pl.DataFrame) -> list[pl.LazyFrame]:
             pl.col("line").alias("lines"),
             pl.col("work_session_id").drop_nulls().first(),
             pl.col("type").first().alias("first_type"),
+            *[pl.col(f"_ended_{c}").first() for c in _CAUSE_COLUMNS],
         )
     )
     out = [
@@ -127,14 +158,16 @@ def _tasks(events: pl.DataFrame) -> list[pl.LazyFrame]:
             after,
             "task.after_terminal",
             pl.format(
-                "{} event(s) after the task ended (first: {})",
+                "{} event(s) after the task ended (first: {}); ended by {}",
                 pl.col("lines").list.len(),
                 pl.col("first_type"),
+                _cause("_ended_"),
             ),
         )
     ]
     steps = lf.filter(pl.col("type").is_in(_STEPS)).with_columns(
-        pl.col("type").shift(1).over("task_id").alias("_prev")
+        pl.col("type").shift(1).over("task_id").alias("_prev"),
+        *[pl.col(c).shift(1).over("task_id").alias(f"_prev_{c}") for c in _CAUSE_COLUMNS],
     )
     t, prev = pl.col("type"), pl.col("_prev")
     invalid = (
@@ -143,9 +176,12 @@ def _tasks(events: pl.DataFrame) -> list[pl.LazyFrame]:
         | ((t == "task.blocked") & (prev == "task.blocked"))
     )
     bad = steps.filter(invalid).with_columns(pl.concat_list("line").alias("lines"))
-    out.append(_findings(bad, "task.invalid_transition", pl.format("{} after {}", t, prev)))
+    out.append(
+        _findings(bad, "task.invalid_transition", pl.format("{} after {}", t, _cause("_prev_")))
+    )
     ps = lf.filter(pl.col("_pstate").is_not_null()).with_columns(
-        pl.col("_pstate").shift(1).over("task_id").alias("_pprev")
+        pl.col("_pstate").shift(1).over("task_id").alias("_pprev"),
+        *[pl.col(c).shift(1).over("task_id").alias(f"_prev_{c}") for c in _CAUSE_COLUMNS],
     )
     pairs = pl.concat_str(pl.col("_pprev"), pl.lit("|"), pl.col("_pstate"))
     bad_p = ps.filter(pairs.is_in([f"{a}|{b}" for a, b in sorted(_PROTOCOL_INVALID)])).with_columns(
@@ -155,7 +191,13 @@ def _tasks(events: pl.DataFrame) -> list[pl.LazyFrame]:
         _findings(
             bad_p,
             "task.protocol_state",
-            pl.format("protocol state {} → {}", pl.col("_pprev"), pl.col("_pstate")),
+            pl.format(
+                "protocol state {} → {}; {} set by {}",
+                pl.col("_pprev"),
+                pl.col("_pstate"),
+                pl.col("_pprev"),
+                _cause("_prev_"),
+            ),
         )
     )
     return out

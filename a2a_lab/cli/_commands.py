@@ -13,6 +13,7 @@ from a2a_lab.cli import (
     _report,
     _serve,
     _sessions,
+    _sim,
 )
 
 REGISTRY = [
@@ -24,6 +25,7 @@ REGISTRY = [
     _check.register,
     _ingest.register,
     _report.register,
+    _sim.register,
     _otlp.register,
     _serve.register,
 ]

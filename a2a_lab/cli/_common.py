@@ -10,9 +10,6 @@ import sys
 from collections.abc import Callable
 from typing import Any, NoReturn, TypeVar
 
-from a2a_lab._deep import deep_call
-from a2a_lab.reference.jsstr import js_well_formed_json
-
 T = TypeVar("T")
 
 
@@ -44,15 +41,23 @@ def report_error(prog: str, message: str) -> None:
 
 
 class OneLineArgumentParser(argparse.ArgumentParser):
-    """argparse, but a usage error is ONE line on stderr and exit status 2."""
+    """argparse, but a usage error is ONE line on stderr and exit status 2.
+
+    Every error reads ``a2a-lab: error: ...``, a sub-command's usage errors too (named
+    after the prefix: ``a2a-lab: error: sweep: argument --replications: ...``).
+    """
 
     def error(self, message: str) -> NoReturn:
-        report_error(self.prog, message)
+        program, _, command = self.prog.partition(" ")
+        report_error(program, f"{command}: {message}" if command else message)
         raise SystemExit(2)
 
 
 def print_json(obj: Any) -> None:
     """Write one JSON document to stdout (UTF-8, no ASCII escaping)."""
+    from a2a_lab._deep import deep_call
+    from a2a_lab.reference.jsstr import js_well_formed_json
+
     sys.stdout.write(js_well_formed_json(deep_call(json.dumps, obj, ensure_ascii=False)))
     sys.stdout.write("\n")
 

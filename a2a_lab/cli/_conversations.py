@@ -16,8 +16,21 @@ from a2a_lab.cli._common import (
     check_output,
     cli_tz,
     in_window,
-    printable,
     write_output,
+)
+from a2a_lab.cli._format import add_format_option, print_frame
+
+#: The columns of the readable table (every column: ``--format json`` or ``-o``).
+TABLE_COLUMNS = (
+    "start_time",
+    "from_agent",
+    "to_agent",
+    "outcome",
+    "first_reply_s",
+    "turns",
+    "duration_s",
+    "ambiguous",
+    "conversation_id",
 )
 
 #: How ``conversations --json`` writes the frame's UTC ``*_time`` columns.
@@ -37,8 +50,8 @@ def register(sub: argparse._SubParsersAction[OneLineArgumentParser]) -> None:
         epilog="example:\n  a2a-lab conversations ~/.openclaw/logs -o conversations.csv",
     )
     out = p.add_mutually_exclusive_group()
-    out.add_argument(
-        "--json", action="store_true", help="print one JSON object per conversation (a JSON array)"
+    add_format_option(
+        out, json_help="every column as a JSON array of objects (UTC times)", json_alias=True
     )
     out.add_argument(
         "-o",
@@ -84,7 +97,7 @@ def run_conversations(args: argparse.Namespace) -> int:
         write_output(conv, args.output, tz)
         print(f"{conv.height} conversations written to {args.output}", file=sys.stderr)
         return 0
-    if args.json:
+    if args.format == "json":
         import polars.selectors as cs
 
         from a2a_lab._timefmt import format_time
@@ -96,7 +109,16 @@ def run_conversations(args: argparse.Namespace) -> int:
         json.dump(rows, sys.stdout, ensure_ascii=False)
         sys.stdout.write("\n")
     else:
-        print(printable(conv))
+        shown = conv.select(TABLE_COLUMNS).with_columns(
+            pl.col("start_time").dt.convert_time_zone(tz),
+            pl.col("first_reply_s", "duration_s").round(1),
+        )
+        print_frame(shown, args.format)
+        if args.format == "table":
+            print(
+                f"{conv.height:,} exchanges; every column: --format json or -o FILE.csv",
+                file=sys.stderr,
+            )
     return 0
 
 

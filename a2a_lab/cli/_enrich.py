@@ -10,11 +10,8 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
-import polars as pl
-
-from a2a_lab._deep import deep_call
 from a2a_lab.cli._common import (
     CliError,
     OneLineArgumentParser,
@@ -24,7 +21,9 @@ from a2a_lab.cli._common import (
     read_input,
     split_multi,
 )
-from a2a_lab.reference.jsstr import js_well_formed_json
+
+if TYPE_CHECKING:  # Polars loads when a command runs, not for --help
+    import polars as pl
 
 #: Rows serialised per batch, so that a large log never holds all its JSON text at once.
 _BATCH = 50_000
@@ -112,6 +111,8 @@ def register(sub: argparse._SubParsersAction[OneLineArgumentParser]) -> None:
 
 
 def _write(frame: pl.DataFrame, out: TextIO) -> None:
+    from a2a_lab._deep import deep_call
+    from a2a_lab.reference.jsstr import js_well_formed_json
     from a2a_lab.sessions import event_objects
 
     for batch in frame.iter_slices(_BATCH):
@@ -131,6 +132,8 @@ def _write(frame: pl.DataFrame, out: TextIO) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    import polars as pl
+
     frame, files = load_enriched(args)
     rank = {name: i for i, name in enumerate(files)}
     frame = frame.sort(pl.col("file").replace_strict(rank, return_dtype=pl.Int64), "line")

@@ -16,11 +16,11 @@ import sys
 import uuid
 from typing import Any
 
-from a2a_lab._deep import deep_call
-from a2a_lab.reference.jsstr import js_well_formed_json
-
 
 def _dumps(value: Any) -> str:
+    from a2a_lab._deep import deep_call
+    from a2a_lab.reference.jsstr import js_well_formed_json
+
     return js_well_formed_json(deep_call(json.dumps, value, ensure_ascii=False))
 
 

@@ -6,9 +6,7 @@ import argparse
 import math
 import sys
 import time
-from typing import Any
-
-import polars as pl
+from typing import TYPE_CHECKING, Any
 
 from a2a_lab.cli._common import (
     CliError,
@@ -25,7 +23,11 @@ from a2a_lab.cli._common import (
     write_output,
 )
 from a2a_lab.cli._enrich import add_main_agent_options, main_agents
+from a2a_lab.cli._format import add_format_option, print_frame
 from a2a_lab.cli._page import print_work_sessions
+
+if TYPE_CHECKING:  # Polars loads when a command runs, not for --help
+    import polars as pl
 
 
 def register(sub: argparse._SubParsersAction[OneLineArgumentParser]) -> None:
@@ -33,13 +35,15 @@ def register(sub: argparse._SubParsersAction[OneLineArgumentParser]) -> None:
         sub,
         "work-sessions",
         run,
-        help="print the dashboard's work sessions (GET /api/work-sessions) as JSON",
+        help="list the dashboard's work sessions (--format json: GET /api/work-sessions)",
         description=(
-            "Build the Task-Monitor work sessions of SOURCE and print the JSON body of "
-            "GET /api/work-sessions. --role, --type and --status take repeated options and "
+            "Build the Task-Monitor work sessions of SOURCE and print one line per session "
+            "of the page (--format json: the JSON body of GET /api/work-sessions, byte for "
+            "byte; csv: the table as CSV). --role, --type and --status take repeated options and "
             "comma-separated values; invalid roles and statuses are dropped, as the dashboard does."
         ),
         epilog="example:\n  a2a-lab work-sessions ~/.openclaw/logs --status ACTIVE,QUIET --now 2026-02-19T09:00Z\n"
+        "  a2a-lab work-sessions ~/.openclaw/logs --format json > work-sessions.json\n"
         "  a2a-lab work-sessions ~/.openclaw/logs --since 2026-02-18 --until 2026-02-19 -o sessions.csv",
     )
     p.add_argument(
@@ -76,6 +80,43 @@ def register(sub: argparse._SubParsersAction[OneLineArgumentParser]) -> None:
     add_window_options(p)
     add_main_agent_options(p)
     add_output_option(p, "matched sessions (one row each, not only the --limit page)")
+    add_format_option(p, json_help="the API's JSON body", json_alias=True)
+
+
+#: The columns of the readable table (every column: ``-o FILE``).
+TABLE_COLUMNS = (
+    "status",
+    "work_session_id",
+    "collab_category",
+    "start_time",
+    "last_time",
+    "duration_s",
+    "thread_count",
+    "event_count",
+)
+
+
+def print_summary(result: Any, fmt: str, limit: str | None, tz: str) -> None:
+    """The page's sessions (the API's ``--limit`` page) as a table or CSV; counts on stderr."""
+    import polars as pl
+
+    from a2a_lab.sessions._js import _limit_count
+
+    page = _limit_count(limit)
+    counts = result.sessions.group_by("status").len().sort("status").rows()
+    sessions = result.sessions if page is None else result.sessions.head(page)
+    shown = sessions.select(TABLE_COLUMNS).with_columns(
+        pl.col("start_time", "last_time").dt.convert_time_zone(tz),
+        pl.col("duration_s").round(0),
+    )
+    print_frame(shown, fmt)
+    if fmt == "table":
+        by_status = ", ".join(f"{n:,} {s}" for s, n in counts)
+        print(
+            f"{shown.height:,} of {result.sessions.height:,} work sessions shown "
+            f"({by_status or 'none'}); the API body: --format json",
+            file=sys.stderr,
+        )
 
 
 def number_option(name: str, value: str) -> float:
@@ -146,6 +187,8 @@ def session_columns(enriched: pl.DataFrame) -> pl.DataFrame:
     that can no longer be read (a file changed since the load) would the narrowed ``data``
     be written instead.
     """
+    import polars as pl
+
     data = pl.col("data")
     narrow = pl.struct([data.struct.field(f) for f in SESSION_DATA_FIELDS])
     return enriched.with_columns(pl.when(data.is_not_null()).then(narrow).alias("data"))
@@ -187,6 +230,8 @@ def _check_overrides(path: str, kept: dict[str, Any]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    import polars as pl
+
     from a2a_lab.sessions import load_overrides, work_sessions
 
     now = time.time() * 1000 if args.now_ms is None else args.now_ms
@@ -246,5 +291,8 @@ def run(args: argparse.Namespace) -> int:
                 file=sys.stderr,
             )
             return 0
-        print_work_sessions(result)
+        if args.format == "json":
+            print_work_sessions(result)
+        else:
+            print_summary(result, args.format, args.limit, cli_tz(args))
     return 0
