@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 from typing import Annotated, Any, Final
 
+import simpy
 from pydantic import BaseModel, Field
 
 from a2a_lab.sim._strict import STRICT_ALIASED
@@ -25,6 +26,7 @@ __all__ = [
     "BudgetExceeded",
     "RunBudget",
     "check_runnable",
+    "run_within",
 ]
 
 _CONFIG = STRICT_ALIASED
@@ -215,3 +217,35 @@ def _expected_span_s(config: Any) -> float:
     if wl.hourly_profile is not None:
         rate *= math.fsum(wl.hourly_profile) / 24.0
     return config.n_messages / rate if rate > 0 else math.inf
+
+
+#: SimPy steps between two looks at the wall clock (a look costs about a microsecond).
+_BUDGET_STRIDE: Final = 4096
+
+
+def run_within(env: simpy.Environment, budget: RunBudget) -> None:
+    """``env.run()`` until the schedule is empty, within ``budget``'s steps and wall time.
+
+    SimPy's own ``run`` is the same loop of ``step`` calls; this one counts them and looks at
+    the clock every :data:`_BUDGET_STRIDE` steps.
+    """
+    import time
+
+    deadline = time.monotonic() + budget.max_wall_s
+    step, steps, stride = env.step, 0, _BUDGET_STRIDE
+    try:
+        while True:
+            for _ in range(stride):
+                step()
+            steps += stride
+            if steps > budget.max_steps:
+                raise BudgetExceeded(
+                    f"the run took more than budget.max_steps = {budget.max_steps:,} SimPy steps"
+                )
+            if time.monotonic() > deadline:
+                raise BudgetExceeded(
+                    f"the run took more than budget.max_wall_s = {budget.max_wall_s:g} s "
+                    f"(at simulated time {env.now:g} s)"
+                )
+    except simpy.core.EmptySchedule:
+        return
