@@ -172,7 +172,11 @@ def _directed(events: pl.DataFrame | pl.LazyFrame) -> pl.DataFrame:
     conv = _text("conversationId")
     frm, to = pl.col(FROM_AGENT), pl.col(TO_AGENT)
     turn = _D.struct.field("turn")
-    a2a = lf.filter(conv.is_not_null()).with_columns(conv.alias("conversation_id"))
+    a2a = (
+        lf.filter(conv.is_not_null())
+        .with_columns(conv.alias("conversation_id"))
+        .with_row_index("_idx")
+    )
     sent = (
         a2a.filter(pl.col("type") == "a2a.send")
         .select("conversation_id", frm.alias("_r"), to.alias("_t"))
@@ -192,11 +196,44 @@ def _directed(events: pl.DataFrame | pl.LazyFrame) -> pl.DataFrame:
         how="left",
         nulls_equal=True,
     )
+    # a refusal (blocked, no wait fields) is written either way round (the held-out model
+    # target -> requester, the simulator requester -> target): where sends went both ways it
+    # belongs to the direction with a send the gate timeout before it, if only one has one
+    refusal = (
+        (pl.col("type") == "a2a.response")
+        & (_text("outcome") == "blocked")
+        & _text("waitStatus").is_null()
+        & _text("waitError").is_null()
+        & turn.is_null()
+    )
+    sends_at = a2a.filter(pl.col("type") == "a2a.send").select(
+        "conversation_id", frm.alias("_r"), to.alias("_t"), pl.col("event_ms").alias("_sms")
+    )
+    refusals = a2a.filter(refusal).select(
+        "_idx", "conversation_id", FROM_AGENT, TO_AGENT, "event_ms"
+    )
+
+    def gate_fit(a: str, b: str, name: str) -> pl.LazyFrame:
+        return (
+            refusals.join(sends_at, left_on=["conversation_id", a, b], right_on=keys)
+            .filter((pl.col("event_ms") - pl.col("_sms") - GATE_TIMEOUT_MS).abs() <= _SLACK_MS)
+            .select("_idx", pl.lit(True).alias(name))
+            .unique("_idx")
+        )
+
+    flagged = flagged.join(gate_fit(FROM_AGENT, TO_AGENT, "_gf"), on="_idx", how="left").join(
+        gate_fit(TO_AGENT, FROM_AGENT, "_gr"), on="_idx", how="left"
+    )
+    gf, gr = pl.col("_gf").fill_null(False), pl.col("_gr").fill_null(False)
     forward_by_type = (pl.col("type") != "a2a.response") | (turn.is_not_null() & (turn % 2 == 1))
     fwd, rev = pl.col("_fwd").is_not_null(), pl.col("_rev").is_not_null()
     reversed_ = (
         pl.when(pl.col("type") == "a2a.send")
         .then(False)
+        .when(gf & ~gr)
+        .then(False)
+        .when(gr & ~gf)
+        .then(True)
         .when(forward_by_type)
         .then(~fwd & rev)
         .otherwise(rev | ~fwd)
@@ -206,7 +243,7 @@ def _directed(events: pl.DataFrame | pl.LazyFrame) -> pl.DataFrame:
             pl.when(reversed_).then(to).otherwise(frm).alias("requester"),
             pl.when(reversed_).then(frm).otherwise(to).alias("target"),
         )
-        .drop("_fwd", "_rev")
+        .drop("_fwd", "_rev", "_gf", "_gr", "_idx")
         .collect()
     )
 
