@@ -46,7 +46,7 @@ from a2a_lab.io import (
 from a2a_lab.reference.rules import TASK_MONITOR_V1, RuleSet, main_agents_from_openclaw
 from a2a_lab.schema import CoordinationEvent, EventData, polars_schema
 from a2a_lab.sessions import WorkSessionsResult, events_query, work_sessions
-from a2a_lab.timeparse import to_epoch_ms
+from a2a_lab.time import to_epoch_ms
 
 __all__ = [
     "ENRICHMENT_COLUMNS",

@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import math
 import sys
-import time
 from typing import Any
 
 import polars as pl
@@ -17,9 +16,9 @@ from a2a_lab.cli._common import (
     add_output_option,
     add_window_options,
     check_output,
+    cli_now,
     cli_tz,
     in_window,
-    instant_option,
     one_line,
     read_input,
     write_output,
@@ -41,14 +40,6 @@ def register(sub: argparse._SubParsersAction[OneLineArgumentParser]) -> None:
         ),
         epilog="example:\n  a2a-lab work-sessions ~/.openclaw/logs --status ACTIVE,QUIET --now 2026-02-19T09:00Z\n"
         "  a2a-lab work-sessions ~/.openclaw/logs --since 2026-02-18 --until 2026-02-19 -o sessions.csv",
-    )
-    p.add_argument(
-        "--now-ms",
-        "--now",
-        dest="now_ms",
-        type=instant_option,
-        metavar="TIME",
-        help="the clock: epoch milliseconds or an ISO date/time, naive = UTC (default: now)",
     )
     p.add_argument(
         "--role", action="append", metavar="R", help="keep events of this role (before building)"
@@ -189,7 +180,7 @@ def _check_overrides(path: str, kept: dict[str, Any]) -> None:
 def run(args: argparse.Namespace) -> int:
     from a2a_lab.sessions import load_overrides, work_sessions
 
-    now = time.time() * 1000 if args.now_ms is None else args.now_ms
+    now = cli_now(args)
     if args.limit is not None:
         limit_option(args.limit)
     check_output(args.output)

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from a2a_lab._timefmt import format_time
+from a2a_lab.time import format_time
 from a2a_lab.io._decode import DecodedText
 from a2a_lab.io._result import LoadResult, decode_piece
 from a2a_lab.io._store_state import (

@@ -40,7 +40,7 @@ from typing import Final, NamedTuple, cast
 import numpy as np
 import polars as pl
 
-from a2a_lab.io import event_ms_expr
+from a2a_lab.time import event_ms_expr
 from a2a_lab.reference.runtime.outcome import build_no_reply_outcome_message
 from a2a_lab.reference.runtime.termination import TERMINATION_REASONS
 from a2a_lab.schema import data_dtype, polars_schema
