@@ -150,19 +150,20 @@ def in_window(events: Any, args: argparse.Namespace) -> Any:
 #: What ``--now`` means on every command (one text, so the meaning cannot drift).
 NOW_HELP = (
     "the clock for session statuses and future-time findings: an ISO date/time or epoch ms, "
-    "naive = UTC (default: the wall clock, as the reference dashboard; pin it to reproduce)"
+    "naive = UTC (default: the wall clock, as the reference dashboard; pin it to reproduce; "
+    "--now-ms is its deprecated old spelling)"
 )
 #: What ``--tz`` means on every command.
 TZ_HELP = (
     "IANA time zone of log timestamps without an offset and of every time shown or "
-    "written (default: $A2A_LAB_TZ, else UTC)"
+    "written (default: $A2A_LAB_TZ, else UTC; --timezone is its deprecated old spelling)"
 )
-#: Old spellings kept working: option -> the one it is an alias of.
-DEPRECATED = {"--now-ms": "--now", "--timezone": "--tz"}
+# The old spellings (--now-ms: scripts and the parity tests use it; --timezone) stay as
+# silent aliases, named deprecated in --help: a warning line would break the one-line error.
 
 
 class _Once(argparse.Action):
-    """Store an option given once; an old spelling warns, giving it twice is an error."""
+    """Store an option given once: giving it twice, under any of its spellings, is an error."""
 
     def __call__(
         self,
@@ -178,11 +179,6 @@ class _Once(argparse.Action):
                 f"{', '.join(o for o in self.option_strings)} are one option"
             )
         setattr(namespace, seen, option_string)
-        if option_string in DEPRECATED:
-            sys.stderr.write(
-                f"{parser.prog}: warning: {option_string} is deprecated: "
-                f"use {DEPRECATED[option_string]}\n"
-            )
         setattr(namespace, self.dest, values)
 
 
