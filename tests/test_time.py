@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import time as wall
 import zoneinfo
 from datetime import UTC, datetime, timedelta
@@ -29,6 +30,18 @@ ZONES = ["UTC", "Asia/Seoul", "Europe/Berlin", "America/New_York", "Asia/Kolkata
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 #: A Python datetime's range, a day inside each end (offsets move it by up to 14 h).
 PY_LO, PY_HI = datetime(1, 1, 2), datetime(9999, 12, 30)
+#: Where Polars' zone rules agree with zoneinfo's. Found by these tests: Polars 2.1 (chrono-tz)
+#: has no DST rules from 2100 on (Europe/Berlin in July 2100 is +01:00, zoneinfo +02:00), and
+#: shows a local mean time offset with seconds rounded to the minute (Asia/Seoul 1908:
+#: +08:28, zoneinfo +08:27:52). Both are outside what an event log holds.
+ZONED_LO, ZONED_HI = datetime(1970, 1, 2), datetime(2099, 12, 30)
+
+
+def _dates(zone: str) -> st.SearchStrategy[datetime]:
+    return st.datetimes(PY_LO, PY_HI) if zone == "UTC" else st.datetimes(ZONED_LO, ZONED_HI)
+
+
+zoned = st.sampled_from(ZONES).flatmap(lambda z: st.tuples(_dates(z), st.just(z)))
 
 
 def _ms(dt: datetime) -> int:
@@ -49,12 +62,14 @@ def test_to_epoch_ms_equals_python_for_every_spelling(dt: datetime, zone: str) -
     assert t.to_epoch_ms(expected) == expected
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
-@given(dt=st.datetimes(PY_LO, PY_HI), zone=st.sampled_from(ZONES))
-def test_iso_to_ms_expr_reads_naive_text_in_tz_as_zoneinfo(dt: datetime, zone: str) -> None:
+@given(case=zoned)
+def test_iso_to_ms_expr_reads_naive_text_in_tz_as_zoneinfo(case: tuple[datetime, str]) -> None:
     """``Date.parse`` of text without offset, in ``tz``: Python's reading with fold=0 (the
     earlier of two), null where the wall time does not exist (a DST gap)."""
-    text = dt.strftime("%Y-%m-%dT%H:%M:%S.") + f"{dt.microsecond // 1000:03d}"
+    dt, zone = case
+    text = f"{dt.year:04d}-" + dt.strftime("%m-%dT%H:%M:%S.") + f"{dt.microsecond // 1000:03d}"
     local = dt.replace(microsecond=dt.microsecond // 1000 * 1000, tzinfo=zoneinfo.ZoneInfo(zone))
     back = local.astimezone(UTC).astimezone(local.tzinfo).replace(tzinfo=None)
     exists = back == local.replace(tzinfo=None)
@@ -62,34 +77,42 @@ def test_iso_to_ms_expr_reads_naive_text_in_tz_as_zoneinfo(dt: datetime, zone: s
     assert got == (_ms(local) if exists else None)
 
 
-@settings(max_examples=200, deadline=None)
+@pytest.mark.slow
+@settings(max_examples=100, deadline=None)
 @given(
     ms=st.integers(-t.MAX_TIME_MS, t.MAX_TIME_MS),
     offset_min=st.integers(-23 * 60 - 59, 23 * 60 + 59),
 )
 def test_iso_to_ms_expr_round_trips_the_whole_date_range(ms: int, offset_min: int) -> None:
     """Every instant ``Date`` holds, written with any offset, reads back exactly (text made
-    from the module's own integer calendar, checked against Python where Python reaches)."""
+    from the module's own integer calendar, checked against Python where Python reaches).
+    The local text may lie beyond Date's range: TimeClip applies to the UTC result."""
     shifted = ms + offset_min * 60_000
     frame = pl.DataFrame({"ms": [shifted]}).with_columns(
         pl.col("ms").cast(pl.Datetime("ms", "UTC")).alias("t")
     )
     text = frame.select(t.format_time(pl.col("t"), "%Y-%m-%dT%H:%M:%S%.3f"))["t"].item()
+    # chrono's year (-0001, +12345) as ECMAScript writes it beyond 0-9999: six digits, signed
+    year, rest = re.fullmatch(r"([+-]?\d+)(-.*)", text).groups()  # type: ignore[union-attr]
+    if not re.fullmatch(r"\d{4}", year):
+        year = f"{'-' if year.startswith('-') else '+'}{year.lstrip('+-').zfill(6)}"
+    text = year + rest
     sign = "-" if offset_min < 0 else "+"
     zone = f"{sign}{abs(offset_min) // 60:02d}:{abs(offset_min) % 60:02d}"
-    assume(not text.startswith("-000000"))
+    assume(year != "-000000")
     parsed = pl.select(t.iso_to_ms_expr(pl.lit(text + zone))).item()
-    in_range = abs(shifted) <= t.MAX_TIME_MS
-    assert parsed == (ms if in_range else None)
+    assert parsed == ms
     if -62_135_596_800_000 < shifted < 253_402_300_799_000:
         python = datetime.fromisoformat(text + zone)
         assert _ms(python) == ms
 
 
 # --------------------------------------------------------------------------- formatting
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None)
-@given(dt=st.datetimes(PY_LO, PY_HI), zone=st.sampled_from(ZONES))
-def test_format_time_equals_python_strftime_in_every_zone(dt: datetime, zone: str) -> None:
+@given(case=zoned)
+def test_format_time_equals_python_strftime_in_every_zone(case: tuple[datetime, str]) -> None:
+    dt, zone = case
     ms = _ms(dt.replace(tzinfo=UTC))
     local = pl.DataFrame({"t": [ms]}).with_columns(
         pl.col("t").cast(pl.Datetime("ms", "UTC")).dt.convert_time_zone(zone)
@@ -151,7 +174,7 @@ def test_check_tz_accepts_the_zones_python_knows(zone: str) -> None:
     assert t.check_tz(zone) == zone
 
 
-@pytest.mark.parametrize("bad", ["Mars/Olympus", "", "+09:00", None, 9])
+@pytest.mark.parametrize("bad", ["Mars/Olympus", "", "Asia/", None, 9])
 def test_check_tz_refuses_anything_else_naming_the_parameter(bad: Any) -> None:
     with pytest.raises(ValueError, match=r"^--tz: "):
         t.check_tz(bad, name="--tz")
@@ -196,6 +219,9 @@ def _minimal_argv(name: str, parser: argparse.ArgumentParser) -> list[str]:
             argv.append("x")
         elif action.required:
             argv += [action.option_strings[0], "x"]
+    for group in parser._mutually_exclusive_groups:
+        if group.required:
+            argv += [group._group_actions[0].option_strings[0], "x"]
     return argv
 
 
@@ -256,6 +282,7 @@ def _report_statuses(log: Path, now: str | None) -> dict[str, str]:
     return dict(zip(sessions["work_session_id"], sessions["status"], strict=True))
 
 
+@pytest.mark.slow
 def test_report_and_work_sessions_give_a_session_the_same_status(
     log: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -280,6 +307,7 @@ def test_report_and_work_sessions_give_a_session_the_same_status(
     assert seen == {"ACTIVE", "QUIET", "ARCHIVED"}
 
 
+@pytest.mark.slow
 def test_the_report_command_passes_now_to_the_report(
     log: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
