@@ -26,7 +26,14 @@ import a2a_lab.time as t
 from a2a_lab.cli import _build_parser, main
 
 #: Zones with DST gaps and folds, half-hour and negative offsets, and none at all.
-ZONES = ["UTC", "Asia/Seoul", "Europe/Berlin", "America/New_York", "Asia/Kolkata", "Australia/Lord_Howe"]
+ZONES = [
+    "UTC",
+    "Asia/Seoul",
+    "Europe/Berlin",
+    "America/New_York",
+    "Asia/Kolkata",
+    "Australia/Lord_Howe",
+]
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 #: A Python datetime's range, a day inside each end (offsets move it by up to 14 h).
 PY_LO, PY_HI = datetime(1, 1, 2), datetime(9999, 12, 30)
