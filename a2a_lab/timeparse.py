@@ -1,29 +1,13 @@
 """Moved: the time parser is :mod:`a2a_lab.time` now; this old path re-exports it."""
 
-from a2a_lab.time._parse import (
-    MAX_TIME_MS,
-    TZ_ENV,
-    Instant,
-    check_tz,
-    default_tz,
-    in_window,
-    instant_ms,
-    now_ms,
-    resolve_tz,
-    to_epoch_ms,
-    window_ms,
-)
-
-__all__ = [
-    "MAX_TIME_MS",
-    "TZ_ENV",
-    "Instant",
-    "check_tz",
-    "default_tz",
-    "in_window",
-    "instant_ms",
-    "now_ms",
-    "resolve_tz",
-    "to_epoch_ms",
-    "window_ms",
-]
+from a2a_lab.time._parse import MAX_TIME_MS as MAX_TIME_MS
+from a2a_lab.time._parse import TZ_ENV as TZ_ENV
+from a2a_lab.time._parse import Instant as Instant
+from a2a_lab.time._parse import check_tz as check_tz
+from a2a_lab.time._parse import default_tz as default_tz
+from a2a_lab.time._parse import in_window as in_window
+from a2a_lab.time._parse import instant_ms as instant_ms
+from a2a_lab.time._parse import now_ms as now_ms
+from a2a_lab.time._parse import resolve_tz as resolve_tz
+from a2a_lab.time._parse import to_epoch_ms as to_epoch_ms
+from a2a_lab.time._parse import window_ms as window_ms
