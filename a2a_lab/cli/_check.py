@@ -15,7 +15,6 @@ from a2a_lab.cli._common import (
     add_command,
     add_window_options,
     check_output,
-    cli_now,
     cli_tz,
     float_option,
     int_option,
@@ -107,7 +106,9 @@ def run(args: argparse.Namespace) -> int:
     check_output(args.output)
     tz = cli_tz(args)
     res = load_source(args.source, tz=tz)
-    now = cli_now(args)
+    from a2a_lab.time import now_ms
+
+    now = now_ms(args.now)
     try:
         found = check(
             res.events,

@@ -192,7 +192,7 @@ def tz_option(text: str) -> str:
 def add_tz_option(parser: argparse.ArgumentParser) -> None:
     """``--tz ZONE`` (old spelling ``--timezone``); the default is ``$A2A_LAB_TZ``, else UTC."""
     parser.add_argument(
-        "--tz", "--timezone", dest="tz", action=_Once, type=tz_option, metavar="ZONE", help=TZ_HELP
+        "--tz", "--timezone", dest="tz", type=tz_option, metavar="ZONE", help=TZ_HELP
     )
 
 
@@ -213,13 +213,6 @@ def add_clock_options(parser: argparse.ArgumentParser, now_help: str = NOW_HELP)
     """``--now`` and ``--tz``, the same on every command (docs/api.md, "One clock")."""
     add_now_option(parser, now_help)
     add_tz_option(parser)
-
-
-def cli_now(args: argparse.Namespace) -> float:
-    """The command's clock in epoch ms: ``--now``, else the wall clock (:func:`a2a_lab.time.now_ms`)."""
-    from a2a_lab.time import now_ms
-
-    return now_ms(getattr(args, "now", None))
 
 
 def cli_tz(args: argparse.Namespace) -> str:

@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from a2a_lab.cli._common import CliError, OneLineArgumentParser, add_command, cli_now, cli_tz
+from a2a_lab.cli._common import CliError, OneLineArgumentParser, add_command, cli_tz
 
 
 def register(sub: argparse._SubParsersAction[OneLineArgumentParser]) -> None:
@@ -91,7 +91,7 @@ def run(args: argparse.Namespace) -> int:
 
     from a2a_lab.cli._source import load_source
     from a2a_lab.io._decode import file_label
-    from a2a_lab.time import instant_ms
+    from a2a_lab.time import instant_ms, now_ms
     from a2a_lab.views.report import report
 
     out = Path(args.output)
@@ -113,7 +113,7 @@ def run(args: argparse.Namespace) -> int:
             since=_instant(args.since),
             until=_instant(args.until),
             tz=tz,
-            now=cli_now(args),
+            now=now_ms(args.now),
             title=file_label(args.title or f"A2A log report: {args.source}"),
             sim=args.sim,
             seed=args.seed,

@@ -16,7 +16,6 @@ from a2a_lab.cli._common import (
     add_output_option,
     add_window_options,
     check_output,
-    cli_now,
     cli_tz,
     in_window,
     one_line,
@@ -179,8 +178,9 @@ def _check_overrides(path: str, kept: dict[str, Any]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from a2a_lab.sessions import load_overrides, work_sessions
+    from a2a_lab.time import now_ms
 
-    now = cli_now(args)
+    now = now_ms(args.now)
     if args.limit is not None:
         limit_option(args.limit)
     check_output(args.output)
