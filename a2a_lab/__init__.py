@@ -50,7 +50,7 @@ if TYPE_CHECKING:  # the names below load on first use (``a2a-lab --help`` impor
     from a2a_lab.reference.rules import TASK_MONITOR_V1, RuleSet, main_agents_from_openclaw
     from a2a_lab.schema import CoordinationEvent, EventData, polars_schema
     from a2a_lab.sessions import WorkSessionsResult, events_query, work_sessions
-    from a2a_lab.timeparse import to_epoch_ms
+    from a2a_lab.time import to_epoch_ms
 
 __all__ = [
     "ENRICHMENT_COLUMNS",
@@ -180,7 +180,7 @@ _LAZY_NAMES = {
     "WorkSessionsResult": "a2a_lab.sessions",
     "events_query": "a2a_lab.sessions",
     "work_sessions": "a2a_lab.sessions",
-    "to_epoch_ms": "a2a_lab.timeparse",
+    "to_epoch_ms": "a2a_lab.time",
     "simulate": "a2a_lab.sim",
     "SimConfig": "a2a_lab.sim",
     "interaction_graph": "a2a_lab.analysis.graph",

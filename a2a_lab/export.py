@@ -12,7 +12,7 @@ from typing import Any
 import polars as pl
 import polars.selectors as cs
 
-from a2a_lab._timefmt import format_time
+from a2a_lab.time import format_time
 
 __all__ = ["FORMATS", "flatten", "write_frame"]
 

@@ -106,7 +106,7 @@ BAD_OPTIONS: dict[str, list[list[str]]] = {
         ["--loop-limit", "1.5"],
         ["--now-ms", "0x" + "f" * 40],
         ["--now-ms", "1e308"],
-        ["--now-ms", "-1"],
+        ["--now-ms", "-8640000000000001"],
         ["--now", "2026-13-01"],
         ["--since", "2026-02-30"],
         ["--since", "nan"],

@@ -19,9 +19,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import a2a_lab as al
-from a2a_lab._timefmt import STRFTIME_MAX_MS, _manual, format_time, python_safe
 from a2a_lab.analysis import checks
 from a2a_lab.analysis.graph import interaction_graph
+from a2a_lab.time._format import STRFTIME_MAX_MS, _manual, format_time, python_safe
 from a2a_lab.views import threads
 
 # fuzzed edge times over large files: make test-all

@@ -32,9 +32,9 @@ import pytest
 import a2a_lab as al
 from a2a_lab._deep import deep_call
 from a2a_lab._frames import ms_to_time
-from a2a_lab._timefmt import format_time
 from a2a_lab.analysis.graph import conversation_tree
 from a2a_lab.cli import main
+from a2a_lab.time import format_time
 from a2a_lab.views import plots, threads
 from a2a_lab.views.embed import chart_figure
 from a2a_lab.views.search import search_chart

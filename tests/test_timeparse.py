@@ -21,7 +21,7 @@ import pytest
 import a2a_lab as al
 from a2a_lab.analysis.calibrate import fit_log
 from a2a_lab.sim.output import write_log
-from a2a_lab.timeparse import check_tz, default_tz, in_window, resolve_tz
+from a2a_lab.time import check_tz, default_tz, in_window, resolve_tz
 from a2a_lab.views import plots
 from a2a_lab.views.messages import thread_messages
 from a2a_lab.views.widgets import sessions_table, thread_view

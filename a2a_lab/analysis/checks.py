@@ -21,8 +21,7 @@ import numpy as np
 import polars as pl
 
 from a2a_lab._frames import data_text as _text
-from a2a_lab._frames import narrow, number, same_kind
-from a2a_lab._timefmt import format_time
+from a2a_lab._frames import narrow, same_kind
 from a2a_lab.analysis._check_a2a import _a2a_sequence
 from a2a_lab.analysis._check_rules import (
     _D,
@@ -34,7 +33,8 @@ from a2a_lab.analysis._check_rules import (
 )
 from a2a_lab.exchanges import from_agent_expr, to_agent_expr
 from a2a_lab.reference.jsstr import js_trim_expr
-from a2a_lab.timeparse import Instant, to_epoch_ms, window_ms
+from a2a_lab.time import Instant, format_time, window_ms
+from a2a_lab.time import now_ms as clock_ms
 
 if TYPE_CHECKING:
     from a2a_lab.io import LoadReport
@@ -484,8 +484,8 @@ def check(
         An event frame (loaded or enriched).
     now
         The clock for ``clock.future_ts``: ISO string, datetime or epoch ms, naive = UTC
-        (:func:`a2a_lab.timeparse.to_epoch_ms`); default: the latest event time of the log,
-        so only events beyond the tolerance of it are flagged when unset.
+        (:func:`a2a_lab.time.to_epoch_ms`); default: the wall clock, the package's one
+        clock (:func:`a2a_lab.time.now_ms`), as the report and every CLI command.
     future_tolerance_s
         How far past ``now`` an event may lie before it is flagged.
     loop_limit, loop_window_s
@@ -515,10 +515,7 @@ def check(
         events = events.filter(pl.col("event_ms") >= lo)
     if hi is not None:
         events = events.filter(pl.col("event_ms") <= hi)
-    if now is None:
-        now_ms = number(events["event_ms"].max() or 0.0) if events.height else 0.0
-    else:
-        now_ms = to_epoch_ms(now, name="now")
+    now_ms = clock_ms(now)
     parts: list[pl.LazyFrame] = []
     parts += _a2a_sequence(events)
     parts += _tasks(events)

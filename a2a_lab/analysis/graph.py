@@ -24,11 +24,10 @@ import networkx as nx
 import polars as pl
 
 from a2a_lab._frames import data_text, narrow, same_kind
-from a2a_lab._timefmt import python_safe
 from a2a_lab.analysis.conversations import _conversations_of, pair_stats
 from a2a_lab.exchanges import EXCHANGE_FIELDS, exchange_events, with_agents
 from a2a_lab.reference.jsstr import js_trim_expr
-from a2a_lab.timeparse import Instant, to_epoch_ms, window_ms
+from a2a_lab.time import Instant, python_safe, to_epoch_ms, window_ms
 
 __all__ = [
     "MESSAGE_TYPES",

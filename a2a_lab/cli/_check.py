@@ -13,12 +13,10 @@ from a2a_lab.cli._common import (
     CliError,
     OneLineArgumentParser,
     add_command,
-    add_tz_option,
     add_window_options,
     check_output,
     cli_tz,
     float_option,
-    instant_option,
     int_option,
     print_json,
     split_multi,
@@ -72,19 +70,6 @@ def register(sub: argparse._SubParsersAction[OneLineArgumentParser]) -> None:
         "--ignore", action="append", metavar="RULE", help="skip these rules (same syntax)"
     )
     add_window_options(p, "check only events")
-    clock = p.add_mutually_exclusive_group()
-    clock.add_argument(
-        "--now",
-        type=instant_option,
-        metavar="TIME",
-        help="the clock for future-timestamp findings (ISO or epoch ms; default: now)",
-    )
-    clock.add_argument(
-        "--now-ms",
-        type=int_option(0, 8_640_000_000_000_000),
-        metavar="N",
-        help="the same clock as epoch milliseconds",
-    )
     p.add_argument(
         "--loop-limit",
         type=int_option(1),
@@ -97,7 +82,6 @@ def register(sub: argparse._SubParsersAction[OneLineArgumentParser]) -> None:
         default=60.0,
         help="loop guard window in seconds (default 60)",
     )
-    add_tz_option(p)
 
 
 def _github(text: str) -> str:
@@ -110,7 +94,6 @@ def _github_property(text: str) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    import time
 
     import polars as pl
 
@@ -123,9 +106,9 @@ def run(args: argparse.Namespace) -> int:
     check_output(args.output)
     tz = cli_tz(args)
     res = load_source(args.source, tz=tz)
-    now = args.now if args.now is not None else args.now_ms
-    if now is None:
-        now = time.time() * 1000
+    from a2a_lab.time import now_ms
+
+    now = now_ms(args.now)
     try:
         found = check(
             res.events,

@@ -118,7 +118,7 @@ def _argument_type(check: Callable[..., T], value: Any, name: str) -> T:
 
 def instant_option(text: str) -> float:
     """An argparse ``type=`` for ``--since``/``--until``/``--now``: ISO date or epoch ms, naive = UTC."""
-    from a2a_lab.timeparse import to_epoch_ms
+    from a2a_lab.time import to_epoch_ms
 
     value: str | float = text
     with contextlib.suppress(ValueError):
@@ -152,29 +152,77 @@ def in_window(events: Any, args: argparse.Namespace) -> Any:
     return events
 
 
+#: What ``--now`` means on every command (one text, so the meaning cannot drift).
+NOW_HELP = (
+    "the clock for session statuses and future-time findings: an ISO date/time or epoch ms, "
+    "naive = UTC (default: the wall clock, as the reference dashboard; pin it to reproduce; "
+    "--now-ms is its deprecated old spelling)"
+)
+#: What ``--tz`` means on every command.
+TZ_HELP = (
+    "IANA time zone of log timestamps without an offset and of every time shown or "
+    "written (default: $A2A_LAB_TZ, else UTC; --timezone is its deprecated old spelling)"
+)
+# The old spellings (--now-ms: scripts and the parity tests use it; --timezone) stay as
+# silent aliases, named deprecated in --help: a warning line would break the one-line error.
+
+
+class _Once(argparse.Action):
+    """Store an option given once: giving it twice, under any of its spellings, is an error."""
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: Any,
+        option_string: str | None = None,
+    ) -> None:
+        seen = f"_given_{self.dest}"
+        if getattr(namespace, seen, None) is not None:
+            parser.error(
+                f"{option_string}: given twice (also as {getattr(namespace, seen)}); "
+                f"{', '.join(o for o in self.option_strings)} are one option"
+            )
+        setattr(namespace, seen, option_string)
+        setattr(namespace, self.dest, values)
+
+
 def tz_option(text: str) -> str:
     """An argparse ``type=`` for ``--tz``: an IANA time zone name."""
-    from a2a_lab.timeparse import check_tz
+    from a2a_lab.time import check_tz
 
     return _argument_type(check_tz, text, "tz")
 
 
 def add_tz_option(parser: argparse.ArgumentParser) -> None:
-    """``--tz ZONE``; the default is ``$A2A_LAB_TZ``, else UTC (docs/api.md)."""
+    """``--tz ZONE`` (old spelling ``--timezone``); the default is ``$A2A_LAB_TZ``, else UTC."""
     parser.add_argument(
-        "--tz",
-        type=tz_option,
-        metavar="ZONE",
-        help=(
-            "IANA time zone of log timestamps without an offset and of the times written "
-            "out (default: $A2A_LAB_TZ, else UTC)"
-        ),
+        "--tz", "--timezone", dest="tz", type=tz_option, metavar="ZONE", help=TZ_HELP
     )
+
+
+def add_now_option(parser: argparse.ArgumentParser, help: str = NOW_HELP) -> None:
+    """``--now TIME`` (old spelling ``--now-ms``): the clock; the default is the wall clock."""
+    parser.add_argument(
+        "--now",
+        "--now-ms",
+        dest="now",
+        action=_Once,
+        type=instant_option,
+        metavar="TIME",
+        help=help,
+    )
+
+
+def add_clock_options(parser: argparse.ArgumentParser, now_help: str = NOW_HELP) -> None:
+    """``--now`` and ``--tz``, the same on every command (docs/api.md, "One clock")."""
+    add_now_option(parser, now_help)
+    add_tz_option(parser)
 
 
 def cli_tz(args: argparse.Namespace) -> str:
     """The command's time zone: ``--tz``, else ``$A2A_LAB_TZ``, else UTC."""
-    from a2a_lab.timeparse import default_tz
+    from a2a_lab.time import default_tz
 
     if getattr(args, "tz", None) is not None:
         return str(args.tz)
@@ -228,7 +276,7 @@ def printable(frame: Any) -> Any:
     import polars as pl
     import polars.selectors as cs
 
-    from a2a_lab._timefmt import STRFTIME_MAX_MS, format_time
+    from a2a_lab.time import STRFTIME_MAX_MS, format_time
 
     cols = frame.select(cs.datetime()).columns
     far = [
@@ -272,8 +320,10 @@ def add_command(
     description: str,
     epilog: str,
     source: bool = True,
+    now_help: str = NOW_HELP,
 ) -> OneLineArgumentParser:
-    """A sub-command's parser: its texts (the example kept as written), ``source``, ``run``."""
+    """A sub-command's parser: its texts (the example kept as written), ``source``, ``run``,
+    and ``--now`` / ``--tz``, which every command takes with the same meaning."""
     parser = sub.add_parser(
         name,
         help=help,
@@ -283,5 +333,6 @@ def add_command(
     )
     if source:
         parser.add_argument("source", help=SOURCE_HELP)
+    add_clock_options(parser, now_help)
     parser.set_defaults(func=run)
     return parser

@@ -11,7 +11,6 @@ from a2a_lab.cli._common import (
     CliError,
     OneLineArgumentParser,
     add_command,
-    add_tz_option,
     add_window_options,
     check_output,
     cli_tz,
@@ -60,7 +59,6 @@ def register(sub: argparse._SubParsersAction[OneLineArgumentParser]) -> None:
         help="write FILE.csv, .parquet, .json or .ndjson (every column; times as ISO 8601 with offset, in --tz)",
     )
     add_window_options(p)
-    add_tz_option(p)
 
     g = add_command(
         sub,
@@ -77,7 +75,6 @@ def register(sub: argparse._SubParsersAction[OneLineArgumentParser]) -> None:
         "-o", "--output", metavar="FILE", required=True, help="FILE.graphml or FILE.json"
     )
     add_window_options(g)
-    add_tz_option(g)
 
 
 def run_conversations(args: argparse.Namespace) -> int:
@@ -100,7 +97,7 @@ def run_conversations(args: argparse.Namespace) -> int:
     if args.format == "json":
         import polars.selectors as cs
 
-        from a2a_lab._timefmt import format_time
+        from a2a_lab.time import format_time
 
         utc = conv.with_columns(cs.datetime().dt.convert_time_zone("UTC"))
         rows = utc.with_columns(

@@ -16,7 +16,6 @@ from a2a_lab.cli._common import (
     CliError,
     OneLineArgumentParser,
     add_command,
-    add_tz_option,
     cli_tz,
     read_input,
     split_multi,
@@ -43,7 +42,6 @@ def add_main_agent_options(parser: argparse.ArgumentParser) -> None:
         metavar="F",
         help="read the main agents from this openclaw.json (plus main and ruda, as the dashboard)",
     )
-    add_tz_option(parser)
 
 
 def main_agents(args: argparse.Namespace) -> frozenset[str] | None:

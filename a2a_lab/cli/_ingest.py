@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
-from a2a_lab.cli._common import CliError, OneLineArgumentParser, add_command, print_json
+from a2a_lab.cli._common import CliError, OneLineArgumentParser, add_command, cli_tz, print_json
+from a2a_lab.time import TZ_ENV
 
 
 def register(sub: argparse._SubParsersAction[OneLineArgumentParser]) -> None:
@@ -33,13 +35,6 @@ def register(sub: argparse._SubParsersAction[OneLineArgumentParser]) -> None:
     )
     p.add_argument("logdir", help="the log directory (or its live coordination-events.ndjson)")
     p.add_argument("store", help="the store directory (created on the first ingest)")
-    p.add_argument(
-        "--tz",
-        "--timezone",
-        dest="timezone",
-        metavar="ZONE",
-        help="zone of ISO timestamps without offset (first ingest; default UTC)",
-    )
     p.add_argument("--json", action="store_true", help="print the ingest report as JSON")
     p.add_argument(
         "--repair",
@@ -62,14 +57,14 @@ def register(sub: argparse._SubParsersAction[OneLineArgumentParser]) -> None:
 def run(args: argparse.Namespace) -> int:
     from a2a_lab.io import StoreError, ingest
 
-    if args.timezone is not None:
-        _check_timezone(args.timezone)
+    # the zone is the store's from its first ingest: only --tz or $A2A_LAB_TZ given set it
+    tz = cli_tz(args) if args.tz is not None or os.environ.get(TZ_ENV) else None
     _check_has_logs(args.logdir)
     try:
         report = ingest(
             args.logdir,
             args.store,
-            tz=args.timezone,
+            tz=tz,
             progress=args.progress,
             repair=args.repair,
             verify=args.verify,
@@ -112,12 +107,3 @@ def _check_has_logs(logdir: str) -> None:
         resolve_source(logdir)
     except SourceError as exc:
         raise CliError(f"nothing to ingest: {exc}") from None
-
-
-def _check_timezone(name: str) -> None:
-    import zoneinfo
-
-    try:
-        zoneinfo.ZoneInfo(name)
-    except (zoneinfo.ZoneInfoNotFoundError, ValueError):
-        raise CliError(f"--tz: unknown time zone {name!r}") from None

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from a2a_lab.cli._common import OneLineArgumentParser
 
-from a2a_lab.cli._common import add_command, add_tz_option, cli_tz
+from a2a_lab.cli._common import add_command, cli_tz
 
 
 def register(sub: argparse._SubParsersAction[OneLineArgumentParser]) -> None:
@@ -24,7 +24,6 @@ def register(sub: argparse._SubParsersAction[OneLineArgumentParser]) -> None:
         epilog="example:\n  a2a-lab load ~/.openclaw/logs --json",
     )
     p.add_argument("--json", action="store_true", help="print the load report as JSON")
-    add_tz_option(p)
 
 
 def run(args: argparse.Namespace) -> int:

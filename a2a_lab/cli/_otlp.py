@@ -9,6 +9,7 @@ from a2a_lab.cli._common import (
     CliError,
     OneLineArgumentParser,
     add_command,
+    cli_tz,
     float_option,
     int_option,
 )
@@ -65,7 +66,7 @@ def run_export_otlp(args: argparse.Namespace) -> int:
 
     if args.endpoint is not None and not args.endpoint.startswith(("http://", "https://")):
         raise CliError(f"--endpoint must be an http:// or https:// URL, not {args.endpoint!r}")
-    events = load_source(args.source).events
+    events = load_source(args.source, tz=cli_tz(args)).events
     try:
         res = to_otlp(
             events,

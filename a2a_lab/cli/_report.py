@@ -33,12 +33,6 @@ def register(sub: argparse._SubParsersAction[OneLineArgumentParser]) -> None:
         metavar="TIME",
         help="keep events before TIME (ISO time or epoch ms; naive = UTC)",
     )
-    p.add_argument(
-        "--tz",
-        metavar="ZONE",
-        help="IANA time zone of every time shown and of log timestamps without an offset "
-        "(default: $A2A_LAB_TZ, else UTC)",
-    )
     p.add_argument("--title", metavar="TEXT", help="the page title")
     p.add_argument(
         "--sim", metavar="CONFIG", help="a SimConfig JSON file: adds the twin comparison"
@@ -97,13 +91,12 @@ def run(args: argparse.Namespace) -> int:
 
     from a2a_lab.cli._source import load_source
     from a2a_lab.io._decode import file_label
+    from a2a_lab.time import instant_ms, now_ms
     from a2a_lab.views.report import report
-    from a2a_lab.views.report._data import check_tz, instant_ms
 
     out = Path(args.output)
     tz = cli_tz(args)
     try:  # the options are checked before a long load
-        check_tz(tz)
         instant_ms(_instant(args.since), "--since")
         instant_ms(_instant(args.until), "--until")
     except ValueError as exc:
@@ -120,6 +113,7 @@ def run(args: argparse.Namespace) -> int:
             since=_instant(args.since),
             until=_instant(args.until),
             tz=tz,
+            now=now_ms(args.now),
             title=file_label(args.title or f"A2A log report: {args.source}"),
             sim=args.sim,
             seed=args.seed,

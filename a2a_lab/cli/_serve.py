@@ -12,7 +12,6 @@ from a2a_lab.cli._common import (
     OneLineArgumentParser,
     add_command,
     cli_tz,
-    instant_option,
     int_option,
     read_input,
 )
@@ -33,6 +32,10 @@ def register(sub: argparse._SubParsersAction[OneLineArgumentParser]) -> None:
             "Binds 127.0.0.1 unless --host says otherwise. An unknown or repeated parameter "
             "gets a 400 JSON error."
         ),
+        now_help=(
+            "a fixed clock for the sessions' status: an ISO date/time or epoch ms, naive = UTC "
+            "(default: the wall clock at each request, as the reference dashboard)"
+        ),
         epilog=(
             "example:\n  a2a-lab serve ~/.openclaw/logs --port 8787\n"
             "  curl 'http://127.0.0.1:8787/api/work-sessions?status=ACTIVE,QUIET&limit=20'"
@@ -41,14 +44,6 @@ def register(sub: argparse._SubParsersAction[OneLineArgumentParser]) -> None:
     p.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
     p.add_argument(
         "--port", type=int_option(0, 65535), default=8787, help="TCP port (default 8787; 0: any)"
-    )
-    p.add_argument(
-        "--now-ms",
-        "--now",
-        dest="now_ms",
-        type=instant_option,
-        metavar="TIME",
-        help="a fixed clock for the sessions' status (default: the wall clock at each request)",
     )
     p.add_argument(
         "--overrides",
@@ -92,7 +87,7 @@ def run(args: argparse.Namespace) -> int:
     except OSError as exc:
         raise CliError(f"cannot read {args.source}: {exc.strerror or exc}") from None
     app = create_app(
-        ServeConfig(live=live, now_ms=args.now_ms, overrides=overrides, refresh_s=args.refresh)
+        ServeConfig(live=live, now_ms=args.now, overrides=overrides, refresh_s=args.refresh)
     )
     # the socket is bound here, so a port in use is one CLI error line like any other
     family = socket.AF_INET6 if ":" in args.host else socket.AF_INET

@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import math
 import sys
-import time
 from typing import TYPE_CHECKING, Any
 
 from a2a_lab.cli._common import (
@@ -17,7 +16,6 @@ from a2a_lab.cli._common import (
     check_output,
     cli_tz,
     in_window,
-    instant_option,
     one_line,
     read_input,
     write_output,
@@ -45,14 +43,6 @@ def register(sub: argparse._SubParsersAction[OneLineArgumentParser]) -> None:
         epilog="example:\n  a2a-lab work-sessions ~/.openclaw/logs --status ACTIVE,QUIET --now 2026-02-19T09:00Z\n"
         "  a2a-lab work-sessions ~/.openclaw/logs --format json > work-sessions.json\n"
         "  a2a-lab work-sessions ~/.openclaw/logs --since 2026-02-18 --until 2026-02-19 -o sessions.csv",
-    )
-    p.add_argument(
-        "--now-ms",
-        "--now",
-        dest="now_ms",
-        type=instant_option,
-        metavar="TIME",
-        help="the clock: epoch milliseconds or an ISO date/time, naive = UTC (default: now)",
     )
     p.add_argument(
         "--role", action="append", metavar="R", help="keep events of this role (before building)"
@@ -233,8 +223,9 @@ def run(args: argparse.Namespace) -> int:
     import polars as pl
 
     from a2a_lab.sessions import load_overrides, work_sessions
+    from a2a_lab.time import now_ms
 
-    now = time.time() * 1000 if args.now_ms is None else args.now_ms
+    now = now_ms(args.now)
     if args.limit is not None:
         limit_option(args.limit)
     check_output(args.output)

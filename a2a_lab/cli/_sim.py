@@ -18,7 +18,6 @@ from a2a_lab.cli._common import (
     CliError,
     OneLineArgumentParser,
     add_command,
-    add_tz_option,
     cli_tz,
     int_option,
     one_line,
@@ -89,7 +88,6 @@ def register(sub: argparse._SubParsersAction[OneLineArgumentParser]) -> None:
     s.add_argument(
         "--seed", type=int_option(0, 2**63 - 1), default=0, help="the run's seed (default 0)"
     )
-    add_tz_option(s)
     add_format_option(s)
 
     w = add_command(
@@ -170,7 +168,6 @@ def register(sub: argparse._SubParsersAction[OneLineArgumentParser]) -> None:
     c.add_argument(
         "-o", "--output", required=True, metavar="FILE", help="the twin's SimConfig JSON to write"
     )
-    add_tz_option(c)
     add_format_option(c)
 
 

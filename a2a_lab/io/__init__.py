@@ -12,8 +12,8 @@ from a2a_lab.io._result import LoadReport, LoadResult, decode_bytes
 from a2a_lab.io._sources import LIVE_NAME, SourceError, resolve_source, rotation_key
 from a2a_lab.io._store import IngestReport, StoreError, ingest, is_store
 from a2a_lab.io._store_read import export_store, load_store, scan_store, store_lines
-from a2a_lab.io._timestamps import event_ms_expr, iso_to_ms_expr
 from a2a_lab.io._write import WriteReport, write_events
+from a2a_lab.time import event_ms_expr, iso_to_ms_expr
 
 __all__ = [
     "LIVE_NAME",

@@ -49,9 +49,9 @@ from a2a_lab.io._exact import (
     typed_row,
 )
 from a2a_lab.io._exact import _parse_deep as _parse_deep
-from a2a_lab.io._timestamps import MAX_TIME_MS
 from a2a_lab.reference.jsstr import JS_WHITESPACE
 from a2a_lab.schema import FRAME_COLUMN_NAMES, EventData, data_dtype, raw_event_dtype
+from a2a_lab.time import MAX_TIME_MS
 
 __all__ = [
     "RAW_PREVIEW",
@@ -564,8 +564,8 @@ class ChunkDecoder:
 
     def _provenance(self, events: pl.DataFrame) -> pl.DataFrame:
         """Add ``file`` and the event time, in the event frame's column order."""
-        from a2a_lab.io._timestamps import with_event_time
         from a2a_lab.schema import polars_schema
+        from a2a_lab.time import with_event_time
 
         events = with_event_time(
             events.with_columns(pl.lit(self.file, dtype=pl.String).alias("file")), self.timezone

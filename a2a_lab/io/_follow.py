@@ -10,7 +10,7 @@ import polars as pl
 from a2a_lab.io._result import LoadResult, _finish, decode_pieces
 from a2a_lab.io._sources import split_target
 from a2a_lab.io._tracking import Cursor, Piece, line_fingerprints, new_pieces
-from a2a_lab.timeparse import resolve_tz
+from a2a_lab.time import resolve_tz
 
 
 @dataclass

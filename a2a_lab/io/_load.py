@@ -25,7 +25,7 @@ from a2a_lab.io._decode import (
 from a2a_lab.io._result import LoadResult, _concat_contiguous, _finish, _take_events
 from a2a_lab.io._sources import Source, SourceDamage, read_blocks, resolve_source
 from a2a_lab.schema import data_dtype, polars_schema
-from a2a_lab.timeparse import check_tz, resolve_tz
+from a2a_lab.time import check_tz, resolve_tz
 
 #: Bytes read (and decoded) at a time: bounds the decoder's temporaries.
 CHUNK_BYTES = 8 * 2**20

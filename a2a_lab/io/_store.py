@@ -87,7 +87,7 @@ from a2a_lab.io._tracking import (
     line_fingerprints,
     new_pieces,
 )
-from a2a_lab.timeparse import resolve_tz
+from a2a_lab.time import resolve_tz
 
 __all__ = [
     "DAMAGED_DIR",

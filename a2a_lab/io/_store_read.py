@@ -20,7 +20,7 @@ from a2a_lab.io._store_state import LINE_NOTES, _State, verified_state
 from a2a_lab.io._store_write import _NOTES_SCHEMA, _part_data_fields
 from a2a_lab.io._tracking import Cursor
 from a2a_lab.schema import polars_schema
-from a2a_lab.timeparse import resolve_tz
+from a2a_lab.time import resolve_tz
 
 
 def _parts(store: Path, state: _State, kind: str) -> list[Path]:
@@ -96,7 +96,7 @@ def _events(store: Path, state: _State, timezone: str | None) -> pl.LazyFrame:
         .alias("_rank"),
     )
     if timezone is not None and timezone != state.timezone:
-        from a2a_lab.io._timestamps import event_ms_expr
+        from a2a_lab.time import event_ms_expr
 
         # only ISO timestamps without an offset depend on the zone; the loader's rule again
         frame = frame.with_columns(event_ms_expr(timezone)).with_columns(

@@ -12,7 +12,6 @@ from typing import Any
 import numpy as np
 import polars as pl
 
-from a2a_lab._timefmt import format_time
 from a2a_lab.io._decode import DecodedText
 from a2a_lab.io._result import LoadResult, decode_piece
 from a2a_lab.io._store_state import (
@@ -26,6 +25,7 @@ from a2a_lab.io._store_state import (
     sha256_of,
 )
 from a2a_lab.io._tracking import Piece
+from a2a_lab.time import format_time
 
 #: The Parquet footer key listing the ``data`` fields a part holds values of.
 DATA_FIELDS_KEY = "a2a_lab.data_fields"

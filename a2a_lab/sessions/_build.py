@@ -13,13 +13,12 @@ from typing import Any, Final, Literal
 import polars as pl
 
 from a2a_lab._frames import ms_to_seconds, ms_to_time
-from a2a_lab._timefmt import python_safe
 from a2a_lab.reference.jsstr import js_lower, js_string_expr, utf16_sort_key_expr
 from a2a_lab.reference.rules import TASK_MONITOR_V1, RuleSet
 from a2a_lab.reference.strict_json import reject_constant as _reject_constant
 from a2a_lab.sessions._js import Filter, Limit, Now, _as_string, _csv_values, _limit_count, _now_ms
 from a2a_lab.sessions._objects import _event_objects, _event_rows, _json_number, event_objects
-from a2a_lab.timeparse import Instant, in_window
+from a2a_lab.time import Instant, in_window, python_safe
 
 #: ``id`` of the session that ``unassigned=True`` builds from events without workSessionId
 #: (it cannot collide with a real session, whose id always starts with ``ws:``).

@@ -14,9 +14,8 @@ from typing import Any
 
 import polars as pl
 
-from a2a_lab.io import iso_to_ms_expr
 from a2a_lab.reference.jsstr import js_trim
-from a2a_lab.timeparse import to_epoch_ms
+from a2a_lab.time import iso_to_ms_expr, to_epoch_ms
 
 Now = int | float | datetime | str
 Filter = str | Iterable[str] | None

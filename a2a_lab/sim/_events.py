@@ -40,7 +40,6 @@ from typing import Final, NamedTuple, cast
 import numpy as np
 import polars as pl
 
-from a2a_lab.io import event_ms_expr
 from a2a_lab.reference.runtime.outcome import build_no_reply_outcome_message
 from a2a_lab.reference.runtime.termination import TERMINATION_REASONS
 from a2a_lab.schema import data_dtype, polars_schema
@@ -50,6 +49,7 @@ from a2a_lab.sim.failures import ERROR_KINDS
 from a2a_lab.sim.limits import BLOCK_REASONS
 from a2a_lab.sim.plan import REPLY_TEXTS, SESSION_KINDS, Plan
 from a2a_lab.sim.trace import BLOCKED, GUARD_BLOCKED, NO_REPLY, REPLIED, Trace
+from a2a_lab.time import event_ms_expr
 
 __all__ = [
     "BLOCKED_TEXTS",

@@ -12,7 +12,7 @@ from typing import Any
 
 import polars as pl
 
-from a2a_lab._timefmt import STRFTIME_MAX_MS, format_time
+from a2a_lab.time import STRFTIME_MAX_MS, format_time
 from a2a_lab.views.safe_html import neutralize, neutralize_expr
 
 #: Most rows any chart embeds.

@@ -14,10 +14,9 @@ from typing import Any
 
 import polars as pl
 
-from a2a_lab._timefmt import format_time, python_safe
 from a2a_lab.reference.jsstr import js_string_expr
 from a2a_lab.sessions import WorkSessionsResult
-from a2a_lab.timeparse import resolve_tz
+from a2a_lab.time import format_time, python_safe, resolve_tz
 from a2a_lab.views.labels import TEXT_FIELDS, add_labels, words_expr
 from a2a_lab.views.markdown import markdown_html_expr
 from a2a_lab.views.mentions import mentions_expr

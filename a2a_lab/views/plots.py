@@ -31,7 +31,7 @@ import networkx as nx
 import polars as pl
 
 from a2a_lab._frames import number
-from a2a_lab.timeparse import check_tz
+from a2a_lab.time import check_tz
 from a2a_lab.views._chart_data import MAX_ROWS, _buckets, _guard, _shown, _wall_clock
 from a2a_lab.views.embed import chart_page, register_fonts, render_safe
 from a2a_lab.views.palette import EVENT_FAMILY_COLORS, OTHER_COLOR, OUTCOME_COLORS, SEVERITY_COLORS

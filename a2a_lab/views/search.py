@@ -5,7 +5,7 @@ from __future__ import annotations
 import altair as alt
 import polars as pl
 
-from a2a_lab._timefmt import format_time
+from a2a_lab.time import format_time
 from a2a_lab.views.plots import MAX_ROWS
 from a2a_lab.views.safe_html import neutralize_expr
 

@@ -14,10 +14,9 @@ from typing import Any, cast
 
 import polars as pl
 
-from a2a_lab._timefmt import format_time, python_safe
 from a2a_lab.reference.jsstr import js_string_expr
 from a2a_lab.sessions import WorkSessionsResult
-from a2a_lab.timeparse import resolve_tz
+from a2a_lab.time import format_time, python_safe, resolve_tz
 from a2a_lab.views.mentions import mentions_expr
 from a2a_lab.views.messages import search_filter, session_messages
 from a2a_lab.views.palette import MESSAGE_KIND_COLORS, SESSION_STATUS_COLORS, color_of

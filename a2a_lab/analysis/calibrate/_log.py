@@ -41,7 +41,7 @@ from a2a_lab.sim.config import (
     WaitPolicy,
 )
 from a2a_lab.sim.distributions import ServiceTime
-from a2a_lab.timeparse import resolve_tz
+from a2a_lab.time import resolve_tz
 
 __all__ = ["Calibration", "calibrate", "fit_log"]
 

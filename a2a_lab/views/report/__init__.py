@@ -20,8 +20,9 @@ from typing import Any
 
 from a2a_lab.io import LoadResult, load
 from a2a_lab.io._decode import file_label
+from a2a_lab.time import check_tz
 from a2a_lab.views.report import _sections
-from a2a_lab.views.report._data import ReportData, check_tz, collect
+from a2a_lab.views.report._data import ReportData, collect
 from a2a_lab.views.report._page import page
 
 __all__ = ["Report", "report"]
@@ -97,8 +98,10 @@ def report(
     seed
         Seed of the simulator run.
     now
-        The clock for session statuses and future-time findings; default the last event
-        time, so a report of the same log is the same whatever day it is built.
+        The clock for session statuses and future-time findings; default the wall clock
+        (:func:`a2a_lab.time.now_ms`, the reference dashboard's ``Date.now()``), the same
+        default as every CLI command and ``a2a-lab work-sessions``. Pin it to build the
+        same report of the same log on any day.
     max_sessions
         Work sessions shown (the dashboard's order: most recent activity first).
     max_messages

@@ -8,7 +8,6 @@ snake_case rename of the analysis layer is a local edit.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -19,10 +18,10 @@ from a2a_lab.analysis.checks import SEVERITIES, check, replay_guard
 from a2a_lab.analysis.conversations import conversations, pair_stats
 from a2a_lab.enrich import enrich
 from a2a_lab.io import LoadResult
-from a2a_lab.io._timestamps import MAX_TIME_MS
 from a2a_lab.sessions import WorkSessionsResult, work_sessions
+from a2a_lab.time import MAX_TIME_MS, Instant, instant_ms, now_ms
 
-__all__ = ["GUARDS", "ReportData", "Twin", "check_tz", "collect", "instant_ms"]
+__all__ = ["GUARDS", "ReportData", "Twin", "collect"]
 
 #: The safety limits replayed in the log-health section: (name, limit, window s, replay options).
 GUARDS: tuple[tuple[str, int, float, dict[str, Any]], ...] = (
@@ -31,51 +30,6 @@ GUARDS: tuple[tuple[str, int, float, dict[str, Any]], ...] = (
 )
 #: Quantiles of the twin comparison.
 TWIN_QUANTILES: tuple[float, ...] = (0.1, 0.25, 0.5, 0.75, 0.9, 0.95, 0.99)
-
-
-def check_tz(tz: str) -> str:
-    """``tz`` if it is an IANA time zone Polars knows, else ValueError naming it."""
-    try:
-        pl.select(pl.lit(0).cast(pl.Datetime("ms", "UTC")).dt.convert_time_zone(tz))
-    except (pl.exceptions.ComputeError, pl.exceptions.InvalidOperationError):
-        raise ValueError(
-            f"tz: unknown time zone {tz!r} (an IANA name such as Asia/Seoul)"
-        ) from None
-    return tz
-
-
-def instant_ms(value: str | int | float | datetime | None, name: str) -> float | None:
-    """An instant as epoch ms: an ISO string, a datetime or epoch ms; naive means UTC.
-
-    Raises
-    ------
-    ValueError
-        Naming ``name`` when the value is not an instant.
-    """
-    if value is None:
-        return None
-    if isinstance(value, bool):
-        raise ValueError(f"{name}: expected an ISO time, a datetime or epoch ms, not {value!r}")
-    if isinstance(value, int | float):
-        if value != value or value in (float("inf"), float("-inf")):
-            raise ValueError(f"{name}: {value!r} is not a finite epoch ms")
-        return float(value)
-    if isinstance(value, str):
-        text = value.strip()
-        try:
-            value = datetime.fromisoformat(
-                text.replace("Z", "+00:00") if text.endswith("Z") else text
-            )
-        except ValueError:
-            raise ValueError(
-                f"{name}: {text!r} is not an ISO time (e.g. 2026-02-19T11:20:00Z)"
-            ) from None
-    if isinstance(value, datetime):
-        aware = value if value.tzinfo is not None else value.replace(tzinfo=UTC)
-        return aware.timestamp() * 1000.0
-    raise ValueError(
-        f"{name}: expected an ISO time, a datetime or epoch ms, not {type(value).__name__}"
-    )
 
 
 @dataclass(frozen=True)
@@ -226,15 +180,15 @@ def collect(
     loaded: LoadResult,
     *,
     source: str,
-    since: str | int | float | datetime | None,
-    until: str | int | float | datetime | None,
+    since: Instant | None,
+    until: Instant | None,
     tz: str,
-    now: str | int | float | datetime | None,
+    now: Instant | None,
     sim: Any,
     seed: int,
 ) -> ReportData:
-    """Compute everything the report shows (see :func:`a2a_lab.views.report.report`)."""
-    check_tz(tz)
+    """Compute everything the report shows (see :func:`a2a_lab.views.report.report`, which
+    has checked ``tz``)."""
     since_ms, until_ms = instant_ms(since, "since"), instant_ms(until, "until")
     if since_ms is not None and until_ms is not None and until_ms < since_ms:
         raise ValueError("until: it lies before since")
@@ -244,16 +198,13 @@ def collect(
     if until_ms is not None:
         events = events.filter(pl.col("event_ms") < until_ms)
     enriched = enrich(events)
-    in_range = events.filter(pl.col("event_ms").abs() <= MAX_TIME_MS)["event_ms"]
-    last = in_range.max() if in_range.len() else None
-    now_ms = instant_ms(now, "now")
-    if now_ms is None:
-        # the report describes the log as of its last event, so the same log gives the same report
-        now_ms = number(last) if last is not None else 0.0
-    sessions = work_sessions(enriched, now=now_ms, unassigned=True)
+    # the package's one clock (a2a_lab.time.now_ms): the wall clock unless ``now`` pins it,
+    # so the report and ``a2a-lab work-sessions`` give a session the same status
+    clock_ms = now_ms(now)
+    sessions = work_sessions(enriched, now=clock_ms, unassigned=True)
     conv = conversations(enriched)
     pairs = pair_stats(conv)
-    findings = check(events, now=now_ms)
+    findings = check(events, now=clock_ms)
     hours = _span_hours(events)
     twin = None if sim is None else _twin(sim, seed, conv, hours)
     timed = _timed(events)
@@ -280,7 +231,7 @@ def collect(
         tz=tz,
         since_ms=since_ms,
         until_ms=until_ms,
-        now_ms=now_ms,
+        now_ms=clock_ms,
         load=loaded,
         events=events,
         enriched=enriched,

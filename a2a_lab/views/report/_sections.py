@@ -13,8 +13,8 @@ from typing import Any
 import polars as pl
 
 from a2a_lab._frames import number
-from a2a_lab._timefmt import format_time, python_safe
 from a2a_lab.analysis.checks import RULES, SEVERITIES
+from a2a_lab.time import format_time, python_safe
 from a2a_lab.views import plots
 from a2a_lab.views.embed import chart_figure
 from a2a_lab.views.palette import (

@@ -1,0 +1,69 @@
+"""Follow the CLI's ``--tz`` (issue 25 goal: at most 8 stays) through a2a_lab's modules.
+
+Every call into an a2a_lab function that holds the zone value (as an argument or in the
+parsed ``args``) is recorded with its module; a *stay* is a run of consecutive calls in one
+module, a *return* a stay in a module already left. Usage::
+
+    python tools/follow_option.py report LOG -o r.html --tz Pacific/Chatham
+
+(``--tz Pacific/Chatham`` must be among the arguments: it is the value followed.)
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from types import FrameType
+from typing import Any
+
+TZ = "Pacific/Chatham"
+
+
+def _holds(value: object) -> bool:
+    if isinstance(value, str):
+        return value == TZ
+    if isinstance(value, argparse.Namespace):
+        return getattr(value, "tz", None) == TZ
+    return False
+
+
+def follow(argv: list[str]) -> tuple[int, list[str]]:
+    """Run ``a2a-lab argv``; its exit status and the modules of the calls holding ``TZ``."""
+    from a2a_lab.cli import main
+
+    seq: list[str] = []
+
+    def tracer(frame: FrameType, event: str, arg: Any) -> None:
+        if event == "call":
+            mod = str(frame.f_globals.get("__name__", ""))
+            if mod.startswith("a2a_lab") and any(_holds(v) for v in frame.f_locals.values()):
+                seq.append(mod)
+
+    sys.settrace(tracer)  # type: ignore[arg-type]
+    try:
+        rc = main(argv)
+    finally:
+        sys.settrace(None)
+    return rc, seq
+
+
+def stays(seq: list[str]) -> tuple[list[str], int]:
+    """The stays of a call sequence and how many of them return to a module already left."""
+    runs = [m for i, m in enumerate(seq) if i == 0 or seq[i - 1] != m]
+    left: set[str] = set()
+    returns = 0
+    for i, m in enumerate(runs):
+        returns += m in left
+        if i:
+            left.add(runs[i - 1])
+    return runs, returns
+
+
+if __name__ == "__main__":
+    code, calls = follow(sys.argv[1:])
+    runs, back = stays(calls)
+    print(
+        f"exit {code}: {len(calls)} calls, {len(runs)} stays in {len(set(runs))} modules, "
+        f"{back} returns\n  " + " > ".join(runs),
+        file=sys.stderr,
+    )
