@@ -198,7 +198,7 @@ def test_an_interrupted_materialise_leaves_files_the_next_run_removes(tmp_path: 
 
 
 def _rejected(store: Path) -> int:
-    return 300 - scan_store(store).select(pl.len()).collect().item()
+    return 300 - int(scan_store(store).select(pl.len()).collect().item())
 
 
 @pytest.mark.slow
