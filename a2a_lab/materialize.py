@@ -132,6 +132,7 @@ def materialize(
     *,
     rules: RuleSet = TASK_MONITOR_V1,
     main_agents: MainAgents = None,
+    matched: bool = True,
 ) -> MaterializeReport:
     """Enrich the stored events not yet materialised and store their narrow enriched columns.
 
@@ -145,6 +146,10 @@ def materialize(
         A history store (:func:`a2a_lab.io.ingest`).
     rules, main_agents
         As for :func:`a2a_lab.enrich`. Columns built with others are built again.
+    matched
+        Also bring the conversations table up to date (matching again the conversation ids
+        the new events touch). False (``a2a-lab serve``'s frequent refreshes) leaves it
+        behind: it is then not read, and the next call with ``matched`` builds it again.
 
     Returns
     -------
@@ -196,7 +201,11 @@ def materialize(
             new_rows += frame.height
             touched.append(_conversation_ids(frame))
         update.set_meta(ENRICHED_TABLE, want)
-        conv = _update_conversations(update, store, pl.concat(touched).unique())
+        conv = (
+            _update_conversations(update, store, pl.concat(touched).unique(), rows, new_rows)
+            if matched
+            else None
+        )
     return MaterializeReport(new_rows, rows + new_rows, rebuilt, signature, conv)
 
 
@@ -327,20 +336,35 @@ def _conversation_ids(enriched: pl.DataFrame) -> pl.Series:
     )
 
 
+def _conversations_meta(timezone: str, events: int) -> dict[str, Any]:
+    return {
+        "version": _VERSION,
+        "matcher": matcher_signature(),
+        "timezone": timezone,
+        "events": events,
+    }
+
+
 def _update_conversations(
-    update: TableUpdate, store: str | os.PathLike[str], touched: pl.Series
+    update: TableUpdate,
+    store: str | os.PathLike[str],
+    touched: pl.Series,
+    before: int,
+    new: int,
 ) -> ConversationsReport:
     """Match again the exchanges of the conversation ids new events touched (all of them
-    when the table is missing, incomplete or made by another matcher)."""
+    when the table is missing, incomplete, made by another matcher, or behind: it must
+    cover the ``before`` events materialised before the ``new`` ones whose ids are
+    ``touched``)."""
     snap = update.snapshot
     table = snap.table(CONVERSATIONS_TABLE)
-    want = {"version": _VERSION, "matcher": matcher_signature(), "timezone": snap.timezone}
+    want = _conversations_meta(snap.timezone, before + new)
     rebuilt = None
-    if table.meta != want:
+    if table.meta != _conversations_meta(snap.timezone, before):
         rebuilt = (
             "no table yet"
             if not table.meta and not table.files
-            else "another matcher or an incomplete table"
+            else "another matcher, an incomplete table, or events it had not matched"
         )
     elif touched.len() > TOUCHED_BATCH and touched.len() * 2 > table.total_rows:
         rebuilt = f"{touched.len()} conversation ids touched"
@@ -355,6 +379,7 @@ def _update_conversations(
         n_ids = rows.get_column("conversation_id").n_unique()
         return ConversationsReport(n_ids, rows.height, rebuilt)
     if touched.len() == 0:
+        update.set_meta(CONVERSATIONS_TABLE, want)
         return ConversationsReport(0, table.total_rows, None)
     old = snap.scan_table(CONVERSATIONS_TABLE)
     assert old is not None
@@ -392,14 +417,11 @@ def scan_conversations(
     except StoreError:
         return None
     table = snap.table(CONVERSATIONS_TABLE)
-    enriched = snap.table(ENRICHED_TABLE)
-    want = {"version": _VERSION, "matcher": matcher_signature(), "timezone": snap.timezone}
     if (
-        table.meta != want
+        # current: made by this matcher from every stored event
+        table.meta != _conversations_meta(snap.timezone, snap.events)
         or not table.files
         or (tz is not None and tz != snap.timezone)
-        # the table is made with the enriched one: current when that one covers the store
-        or enriched.total_rows != snap.events
     ):
         return None
     frame = snap.scan_table(CONVERSATIONS_TABLE)

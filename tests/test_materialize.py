@@ -257,3 +257,17 @@ def _conv(store: Path) -> pl.DataFrame:
     """The slow, obvious path: every stored event matched again."""
     out = conversations(scan_store(store))
     return out.collect() if isinstance(out, pl.LazyFrame) else out
+
+
+def test_a_conversations_table_left_behind_is_not_read_and_is_rebuilt(tmp_path: Path) -> None:
+    _, store = _store(tmp_path, LINES[:200])
+    materialize(store)
+    _store(tmp_path, LINES[200:260])
+    assert materialize(store, matched=False).conversations is None  # serve's refreshes
+    assert scan_materialized(store) is not None
+    assert scan_conversations(store) is None  # behind the events: never read stale
+    report = materialize(store).conversations
+    assert report is not None and report.rebuilt is not None
+    got = scan_conversations(store)
+    assert got is not None
+    assert_frame_equal(got, _conv(store))

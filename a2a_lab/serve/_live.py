@@ -222,7 +222,9 @@ class LiveEvents:
         from a2a_lab.materialize import materialize
 
         try:
-            materialize(self.source)
+            # the conversations table is left to ingest: matching at every refresh would
+            # delay the next one (serve answers work sessions and events only)
+            materialize(self.source, matched=False)
         except StoreError as exc:  # an ingest from cron holds the store: it materialises too
             print(f"a2a-lab serve: not materialised this time: {exc}", file=sys.stderr)
 
