@@ -385,8 +385,15 @@ def _update_conversations(
     assert old is not None
     ids = touched.sort()
     # exchanges never span conversation ids: the touched ids' rows are theirs alone
+    # (each batch's events read once: conversations() of a LazyFrame would scan it again
+    # for every step of the matching)
     fresh = [
-        _matched(events.filter(_conv_id().is_in(ids.slice(i, TOUCHED_BATCH).implode())))
+        conversations(
+            events.filter(
+                pl.col("type").is_in(EXCHANGE_TYPES)
+                & _conv_id().is_in(ids.slice(i, TOUCHED_BATCH).implode())
+            ).collect(engine="streaming")
+        )
         for i in range(0, ids.len(), TOUCHED_BATCH)
     ]
     kept = old.filter(~pl.col("conversation_id").is_in(ids.implode()).fill_null(False)).collect()
