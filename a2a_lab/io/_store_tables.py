@@ -34,6 +34,7 @@ from a2a_lab.io._store_state import (
     StoreError,
     _State,
     check,
+    crash_point,
     ignore_unproven,
     locked,
     next_generation,
@@ -223,7 +224,9 @@ class TableUpdate:
         frame.write_parquet(tmp)
         with tmp.open("rb") as fh:
             os.fsync(fh.fileno())
+        crash_point("table-part-tmp")
         os.replace(tmp, path)
+        crash_point("table-part")
         st = path.stat()
         self._files[rel] = FileEntry(
             path=rel,
