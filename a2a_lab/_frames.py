@@ -49,7 +49,12 @@ def narrow(
         pl.exclude("_keep", "^_d_.*$"),
         pl.struct([pl.col("_d_" + f).alias(f) for f in data_fields]).alias("data"),
     )
-    return kept.collect() if isinstance(kept, pl.LazyFrame) else kept
+    out = kept.collect() if isinstance(kept, pl.LazyFrame) else kept
+    # an enriched frame's columns are split at different rows (enrich adds columns built
+    # whole); filtered, some come out with empty chunks, and Polars' ``pl.format`` panics on
+    # such misaligned chunks ("assertion failed: i < self.len()", js-date-max-depth.ndjson).
+    # The kept rows are few: one chunk each costs little.
+    return out.rechunk() if len(set(out.n_chunks("all"))) > 1 else out
 
 
 def data_text(field: str) -> pl.Expr:
@@ -79,10 +84,21 @@ def number(value: object) -> float:
 def ms_to_time(ms: pl.Expr) -> pl.Expr:
     """Epoch milliseconds as a UTC ``Datetime("ms")``, as the event frame's ``event_time``.
 
-    Fractions of a millisecond are cut; a value no ``Datetime`` holds (non-finite, beyond
-    the Int64 range) is null.
+    Fractions of a millisecond are cut; a value that is no instant of JavaScript's ``Date``
+    (non-finite, beyond ±8.64e15 ms, as ``event_time`` has it) is null: a time of -2**63
+    would otherwise become the Int64 minimum, which no formatter can show.
     """
-    return ms.cast(pl.Int64, strict=False).cast(pl.Datetime("ms")).dt.replace_time_zone("UTC")
+    return (
+        pl.when(ms.is_between(-_MAX_TIME_MS, _MAX_TIME_MS))  # not abs(): Int64 min overflows
+        .then(ms)
+        .cast(pl.Int64, strict=False)
+        .cast(pl.Datetime("ms"))
+        .dt.replace_time_zone("UTC")
+    )
+
+
+#: JavaScript's time range (ECMAScript TimeClip), as :data:`a2a_lab.io._timestamps.MAX_TIME_MS`.
+_MAX_TIME_MS = 8_640_000_000_000_000
 
 
 def ms_to_seconds(ms: pl.Expr) -> pl.Expr:

@@ -98,7 +98,8 @@ def format_time(time: pl.Expr, fmt: str) -> pl.Expr:
     if bad:
         raise ValueError(f"format_time: unsupported directives {sorted(bad)} in {fmt!r}")
     ms = time.dt.epoch("ms")
-    inside = ms.abs() <= STRFTIME_MAX_MS
+    # not ``abs()``: the Int64 minimum is its own absolute value (it overflows)
+    inside = ms.is_between(-STRFTIME_MAX_MS, STRFTIME_MAX_MS)
     return pl.coalesce(
         pl.when(inside).then(time).dt.strftime(fmt),
         pl.when(~inside).then(_manual(ms, fmt)),

@@ -7,9 +7,12 @@ frame into flat, readable columns, so an export keeps every column.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 import polars.selectors as cs
+
+from a2a_lab._timefmt import format_time
 
 __all__ = ["FORMATS", "flatten", "write_frame"]
 
@@ -90,16 +93,26 @@ def write_frame(frame: pl.DataFrame | pl.LazyFrame, path: str | Path) -> Path:
             f"unknown output format {out.suffix or out.name!r}: use {', '.join(FORMATS)}"
         )
     data = frame.collect() if isinstance(frame, pl.LazyFrame) else frame
-    if out.suffix == ".parquet":
-        data.write_parquet(out)
-        return out
-    text_times = data.with_columns(cs.datetime().dt.strftime(_TIME_FORMAT))
-    if out.suffix == ".csv":
+    # written through a file object: Polars refuses a path that is not UTF-8 (a name with
+    # other bytes, which Python holds as lone surrogates)
+    with open(out, "wb") as fh:
+        _write(data, out.suffix, fh)
+    return out
+
+
+def _write(data: pl.DataFrame, suffix: str, fh: Any) -> None:
+    if suffix == ".parquet":
+        data.write_parquet(fh)
+        return
+    # format_time: dt.strftime panics on instants beyond the years ±262142 (Date holds more)
+    text_times = data.with_columns(
+        format_time(pl.col(c), _TIME_FORMAT) for c in data.select(cs.datetime()).columns
+    )
+    if suffix == ".csv":
         flat = flatten(text_times)
         assert isinstance(flat, pl.DataFrame)
-        flat.with_columns(cs.duration().dt.total_microseconds() / 1e6).write_csv(out)
-    elif out.suffix == ".json":
-        text_times.write_json(out)
+        flat.with_columns(cs.duration().dt.total_microseconds() / 1e6).write_csv(fh)
+    elif suffix == ".json":
+        text_times.write_json(fh)
     else:
-        text_times.write_ndjson(out)
-    return out
+        text_times.write_ndjson(fh)

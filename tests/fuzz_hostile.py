@@ -23,9 +23,10 @@ from event_types import REFERENCE_EVENT_TYPES
 import a2a_lab as al
 from a2a_lab._deep import deep_call
 from a2a_lab.analysis import checks, pm
-from a2a_lab.analysis.graph import interaction_graph
+from a2a_lab.analysis.graph import conversation_tree, graph_metrics, interaction_graph
 from a2a_lab.reference.jsstr import js_trim, js_well_formed_json
-from a2a_lab.views import threads
+from a2a_lab.reference.strict_json import parse_int
+from a2a_lab.views import plots, threads
 
 TYPES = [
     "a2a_send",
@@ -93,6 +94,50 @@ HOSTILE_STRINGS = [
     "x" * 5000,
     "1e400",
 ]
+# Extremes for EVERY numeric field (issue 24 §4, issue 27): zeros, the double's ends, the
+# Date edge ±1, the safe-integer edge ±1, 2**63, NaN-like strings and integer literals of
+# more than 4,300 digits (Python's int refuses them; JSON.parse reads Infinity)
+EXTREME_NUMBERS = [
+    "0",
+    "-0",
+    "1e308",
+    "-1e308",
+    "1.7976931348623157e308",
+    "8.64e15",
+    "8640000000000001",
+    "8639999999999999",
+    "-8.64e15",
+    "-8640000000000001",
+    "9007199254740991",
+    "9007199254740993",
+    "9223372036854775808",
+    "-9223372036854775809",
+    "1e-300",
+    "5e-324",
+    '"NaN"',
+    '"Infinity"',
+    '"-Infinity"',
+    '"1e309"',
+    "9" * 4400,
+    "-" + "9" * 4400,
+]
+#: Every numeric field of the event model (top level, then ``data``).
+TOP_NUMBERS = ("ts", "timestampMs")
+DATA_NUMBERS = (
+    "depth",
+    "hop",
+    "categoryConfidence",
+    "turn",
+    "maxTurns",
+    "configuredMaxTurns",
+    "effectiveTurns",
+    "actualTurns",
+    "timeoutSeconds",
+    "attempt",
+    "maxAttempts",
+    "backoffMs",
+    "elapsedMs",
+)
 # Times at JavaScript's Date edge (8.64e15 ms = +275760-09-13) and beyond (issue 14 §3)
 EDGE_TS = [
     "8.2e15",
@@ -151,7 +196,7 @@ def _hostile_value(rng: random.Random, depth: int = 0) -> str:
     """Raw JSON text of one hostile value: any JSON type, numbers beyond every range, deep nesting."""
     k = rng.randrange(10)
     if k == 0:
-        return rng.choice(HOSTILE_NUMBERS)
+        return rng.choice(HOSTILE_NUMBERS + EXTREME_NUMBERS)
     if k == 1:
         return _js(rng.choice(HOSTILE_STRINGS))
     if k == 2:
@@ -190,6 +235,7 @@ def _obj_line(rng: random.Random) -> str:
             [
                 str(1767225600000 + rng.randrange(10**8)),
                 *HOSTILE_NUMBERS,
+                rng.choice(EXTREME_NUMBERS),
                 _js(rng.choice(DATES)),
                 rng.choice(EDGE_TS),
                 _edge_ms(rng),
@@ -219,6 +265,13 @@ def _obj_line(rng: random.Random) -> str:
         )
     if rng.random() < 0.2:
         parts.append(f'"unknown{rng.randrange(3)}":{_hostile_value(rng)}')
+    if rng.random() < 0.3:
+        # an extreme in any numeric field, sometimes as a duplicate key
+        top, pairs = _extremes(rng, "", [])
+        if top:
+            parts.append(top.lstrip(","))
+        if pairs:
+            parts.append('"data":{' + ",".join(f'"{k}":{v}' for k, v in pairs) + "}")
     if rng.random() < 0.05:
         parts.append(f'"type":{_js(rng.choice(TYPES))}')  # duplicate key at top level
     rng.shuffle(parts)
@@ -340,9 +393,39 @@ def event_line(rng: random.Random, base_ms: int, i: int, spice: float = 1.0) -> 
     top = f'"type":{_js(rng.choice(REAL_TYPES))},"agentId":{_js(frm)},"ts":{ts}'
     if rng.random() < 0.03:
         top += f',"timestamp":{_js(rng.choice([*EDGE_DATES, *DATES]))}'
-    body = ",".join(f'"{k}":{v}' for k, v in data.items())
+    pairs = list(data.items())
+    if rng.random() < 0.15:
+        top, pairs = _extremes(rng, top, pairs)
+    body = ",".join(f'"{k}":{v}' for k, v in pairs)
     line = ("{" + top + ',"data":{' + body + "}}").encode("utf-8", "surrogatepass")
     return line + b"\r" if rng.random() < 0.01 else line
+
+
+def _extremes(
+    rng: random.Random, top: str, pairs: list[tuple[str, str]]
+) -> tuple[str, list[tuple[str, str]]]:
+    """Extreme values (:data:`EXTREME_NUMBERS`) in one to three numeric fields of a line,
+    top level or ``data``; a third of them written as a duplicate key (JSON.parse keeps the
+    last), the extreme first or last."""
+    for _ in range(rng.randint(1, 3)):
+        value = rng.choice(EXTREME_NUMBERS)
+        dup = rng.random() < 1 / 3
+        if rng.random() < 0.3:
+            key = rng.choice(TOP_NUMBERS)
+            plain = str(1_767_225_600_000 + rng.randrange(10**8))
+            if dup:
+                first, last = (plain, value) if rng.random() < 0.5 else (value, plain)
+                top += f',"{key}":{first},"{key}":{last}'
+            else:
+                top += f',"{key}":{value}'
+        else:
+            key = rng.choice(DATA_NUMBERS)
+            if dup:
+                first, last = ("1", value) if rng.random() < 0.5 else (value, "1")
+                pairs += [(key, first), (key, last)]
+            else:
+                pairs.append((key, value))
+    return top, pairs
 
 
 def write_scale_dir(
@@ -510,6 +593,11 @@ def check_source(
         for s in list(
             dict.fromkeys(ids[: (views + 1) // 2] + ids[-(views // 2) :] if views else [])
         ):
+            _each(
+                "thread_messages",
+                lambda s=s: threads.thread_messages(ws, enriched, s, tz="Asia/Seoul"),
+                failures,
+            )
             view = _each("thread_view", lambda s=s: threads.thread_view(ws, enriched, s), failures)
             if view is not None:
                 _each(
@@ -520,17 +608,53 @@ def check_source(
     conv = _each("conversations", lambda: al.conversations(enriched), failures)
     if conv is not None:
         _each("pair_stats", lambda: al.pair_stats(conv), failures)
-    _each("interaction_graph", lambda: interaction_graph(enriched), failures)
+        for name, chart in (
+            ("latency_by_pair", lambda: plots.latency_by_pair(conv, min_exchanges=1)),
+            ("pair_heatmap", lambda: plots.pair_heatmap(conv)),
+            ("outcome_bars", lambda: plots.outcome_bars(conv)),
+            ("category_bars", lambda: plots.category_bars(enriched)),
+        ):
+            spec = _each(name, lambda chart=chart: chart().to_dict(), failures)
+            if spec is not None:
+                _each(
+                    name + ".json", lambda spec=spec, name=name: _chart_json(spec, name), failures
+                )
+    graph = _each("interaction_graph", lambda: interaction_graph(enriched), failures)
+    if graph is not None:
+        _each("graph_metrics", lambda: graph_metrics(graph), failures)
+        _each("graph_chart", lambda: plots.graph_chart(graph).to_dict(), failures)
+        _each("graph_matrix", lambda: plots.graph_matrix(graph).to_dict(), failures)
+    _each("conversation_tree", lambda: conversation_tree(enriched), failures)
+    for name, chart in (
+        ("family_timeline", lambda: plots.family_timeline(enriched, tz="Asia/Seoul")),
+        ("swimlane", lambda: plots.swimlane(enriched, tz="America/New_York")),
+    ):
+        spec = _each(name, lambda chart=chart: chart().to_dict(), failures)
+        if spec is not None:
+            _each(name + ".json", lambda spec=spec, name=name: _chart_json(spec, name), failures)
     found = _each("check", lambda: checks.check(enriched, report=rep), failures)
     if found is not None:
         _each("check.messages", lambda: _finding_texts(found), failures)
+        _each("findings_chart", lambda: plots.findings_chart(found).to_dict(), failures)
     if not lean:
         _each("check(raw events)", lambda: checks.check(ev), failures)
-        _each("pm.directly_follows", lambda: pm.directly_follows(enriched), failures)
+        dfg = _each("pm.directly_follows", lambda: pm.directly_follows(enriched), failures)
+        if dfg is not None:
+            _each("dfg_chart", lambda: plots.dfg_chart(dfg).to_dict(), failures)
         _each("pm.variants", lambda: pm.variants(enriched), failures)
         _each("pm.to_ocel2", lambda: json.dumps(pm.to_ocel2(enriched)), failures)
     _each("write_events", lambda: _roundtrip(ev, source, raw, failures), failures)
     return failures
+
+
+def _chart_json(spec: dict[str, Any], where: str) -> None:
+    """A chart spec is valid JSON (no NaN) and shows no raw control or bidi character."""
+    text = json.dumps(spec, ensure_ascii=False, allow_nan=False)
+    bad = re.findall(r"[\u0000-\u0008\u000b\u000c\u000e-\u001f\u202a-\u202e\u2066-\u2069]", text)
+    if bad:
+        raise AssertionError(
+            f"{where}: raw control/bidi characters {sorted(set(bad))!r} in the spec"
+        )
 
 
 def _finding_texts(found: pl.DataFrame) -> None:
@@ -607,7 +731,13 @@ def _roundtrip(events: pl.DataFrame, source: Path, raw: bool, failures: list[str
     for i, line in enumerate(lines):
         # an original line is written as read: JSON after the trim the loader (and the
         # reference's String.trim) applies, e.g. of a BOM or a CR
-        deep_call(json.loads, js_trim(line), parse_constant=_reject_constant, depth=len(line))
+        deep_call(
+            json.loads,
+            js_trim(line),
+            parse_constant=_reject_constant,
+            parse_int=parse_int,  # integers of any length, as JSON.parse reads them
+            depth=len(line),
+        )
         if i > 2000:
             break
     target = source.parent / (source.name + "-roundtrip") / "coordination-events.ndjson"

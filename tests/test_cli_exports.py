@@ -196,11 +196,14 @@ def test_cli_windows_match_python(
 def test_events_o_keeps_the_dashboard_limit_semantics(
     log: Path, enriched: pl.DataFrame, tmp_path: Path
 ) -> None:
-    """``-o`` writes the rows the JSON body would hold (rules §8.0: ``--limit -3`` keeps 1)."""
+    """``-o`` writes the rows the JSON body would hold; a negative ``--limit`` (the HTTP API
+    reads ``-3`` as the reference does: 1 event) is refused on the command line (issue 27)."""
     out = tmp_path / "e.parquet"
-    assert main(["events", str(log), "--limit", "-3", "-o", str(out)]) == 0
+    assert main(["events", str(log), "--limit", "-3", "-o", str(out)]) == 2
+    assert al.events_query(enriched, limit="-3").events.height == 1
+    assert main(["events", str(log), "--limit", "2", "-o", str(out)]) == 0
     back = pl.read_parquet(out)
-    assert back.height == 1
-    assert back.equals(al.events_query(enriched, limit="-3").events)
+    assert back.height == 2
+    assert back.equals(al.events_query(enriched, limit="2").events)
     assert main(["events", str(log), "--since", "not a date", "-o", str(out)]) == 0
     assert pl.read_parquet(out).height == 0  # an unparsable since matches no event

@@ -6,7 +6,9 @@ Writes bounded log directories (``--files`` files of ``--lines-per-file`` lines;
 truncated rotations) plus small fully hostile batches, and checks the invariants of
 ``check_source`` on each: every line an event, a reject (file, line, reason) or a counted
 blank; no exception or panic in load, enrich, work sessions, conversations, check, the
-graph, ``to_api``, the thread views and pm; ``write_events`` round-trips.
+graph, ``to_api``, the thread views, every chart and pm; ``write_events`` round-trips.
+Event-shaped lines put extremes (0, -0, ±1e308, Date's edge ±1, 2**53±1, 2**63, NaN-like
+strings, integers of 4,400 digits) and duplicate keys into every numeric field.
 
 A breach keeps its directory under ``--out`` (with the seed) for a regression test; the
 summary (lines, events, rejects, blanks, breaches by kind, seconds) is printed as one JSON
@@ -36,14 +38,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--files", type=int, default=10, help="files per scale directory")
     parser.add_argument("--lines-per-file", type=int, default=5000)
     parser.add_argument("--hostile", type=float, default=0.05, help="share of fully hostile lines")
+    parser.add_argument(
+        "--spice",
+        type=float,
+        default=1.0,
+        help="share of event-shaped lines with hostile values (15 %% of those also put "
+        "extremes, some as duplicate keys, into one to three numeric fields)",
+    )
     parser.add_argument("--batch", type=int, default=300, help="lines of each fully hostile batch")
     parser.add_argument("--seed", type=int, default=0, help="first seed (one per directory)")
     parser.add_argument("--out", type=Path, default=Path("fuzz-campaign"))
     args = parser.parse_args(argv)
     if args.lines <= 0 or args.files <= 0 or args.lines_per_file <= 0 or args.batch <= 0:
         parser.error("--lines, --files, --lines-per-file and --batch must be > 0")
-    if not 0.0 <= args.hostile <= 1.0:
-        parser.error("--hostile must be within [0, 1]")
+    if not 0.0 <= args.hostile <= 1.0 or not 0.0 <= args.spice <= 1.0:
+        parser.error("--hostile and --spice must be within [0, 1]")
     args.out.mkdir(parents=True, exist_ok=True)
     stats: dict[str, int] = {}
     kinds: dict[str, int] = {}
@@ -60,6 +69,7 @@ def main(argv: list[str] | None = None) -> int:
                 files=args.files,
                 lines_per_file=args.lines_per_file,
                 hostile=args.hostile,
+                spice=args.spice,
             )
         else:
             src, _ = write_batch(work, rng, args.batch, gz=rng.random() < 0.5)

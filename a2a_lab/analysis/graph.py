@@ -345,7 +345,8 @@ def conversation_tree(events: pl.DataFrame | pl.LazyFrame) -> nx.DiGraph:
         .collect()
     )
     tree = nx.DiGraph()
-    for row in nodes.iter_rows(named=True):
+    # a first time beyond Python's datetime (years 1..9999; Date holds ±275760) is absent
+    for row in python_safe(nodes).iter_rows(named=True):
         tree.add_node(row.pop("conversation_id"), **_clean(row))
     tree.add_edges_from(links.iter_rows())
     return tree

@@ -8,6 +8,7 @@ user can fix raise :class:`CliError`: one line on stderr, exit status 2, never a
 from __future__ import annotations
 
 import argparse
+import codecs
 import sys
 from collections.abc import Sequence
 
@@ -35,8 +36,32 @@ def _build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _bytes_safe(exc: UnicodeError) -> tuple[str | bytes, int]:
+    """Encode error handler of the CLI's streams: a path byte that is not UTF-8 (held as a
+    lone surrogate U+DC80-U+DCFF) is written back as that byte, as the shell gave it; any
+    other lone surrogate as a ``\\uXXXX`` escape. Never a UnicodeEncodeError."""
+    if not isinstance(exc, UnicodeEncodeError):
+        raise exc
+    bad = exc.object[exc.start : exc.end]
+    if all(0xDC80 <= ord(c) <= 0xDCFF for c in bad):
+        return bytes(ord(c) - 0xDC00 for c in bad), exc.end
+    return "".join(f"\\u{ord(c):04x}" for c in bad), exc.end
+
+
+codecs.register_error("a2a-lab-bytes-safe", _bytes_safe)
+
+
+def _safe_streams() -> None:
+    """Make stdout and stderr write any name the OS gave (see :func:`_bytes_safe`)."""
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            reconfigure(errors="a2a-lab-bytes-safe")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; returns the exit status (also used by the console script)."""
+    _safe_streams()
     parser = _build_parser()
     try:
         args = parser.parse_args(argv)

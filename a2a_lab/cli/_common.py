@@ -217,6 +217,27 @@ def check_output(path: str | None) -> None:
         )
 
 
+def printable(frame: Any) -> Any:
+    """``frame`` as ``print`` can show it: instants beyond the years ±262142 (JavaScript's
+    Date holds them, Polars' display panics on them) as ISO text, the frame otherwise as is."""
+    import polars as pl
+    import polars.selectors as cs
+
+    from a2a_lab._timefmt import STRFTIME_MAX_MS, format_time
+
+    cols = frame.select(cs.datetime()).columns
+    far = [
+        c
+        for c in cols
+        if frame.select(
+            (~pl.col(c).dt.epoch("ms").is_between(-STRFTIME_MAX_MS, STRFTIME_MAX_MS)).any()
+        ).item()
+    ]
+    if not far:
+        return frame
+    return frame.with_columns(format_time(pl.col(c), "%Y-%m-%d %H:%M:%S%.3f") for c in far)
+
+
 def write_output(frame: Any, path: str, tz: str) -> None:
     """Write ``frame`` with :func:`a2a_lab.write_frame`, its instants shown in ``tz``."""
     import polars.selectors as cs

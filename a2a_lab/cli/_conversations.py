@@ -17,6 +17,7 @@ from a2a_lab.cli._common import (
     check_output,
     cli_tz,
     in_window,
+    printable,
     write_output,
 )
 
@@ -98,13 +99,16 @@ def run_conversations(args: argparse.Namespace) -> int:
     if args.json:
         import polars.selectors as cs
 
-        rows = conv.with_columns(
-            cs.datetime().dt.convert_time_zone("UTC").dt.strftime(_JSON_TIME_FORMAT)
+        from a2a_lab._timefmt import format_time
+
+        utc = conv.with_columns(cs.datetime().dt.convert_time_zone("UTC"))
+        rows = utc.with_columns(
+            format_time(pl.col(c), _JSON_TIME_FORMAT) for c in utc.select(cs.datetime()).columns
         ).to_dicts()
         json.dump(rows, sys.stdout, ensure_ascii=False)
         sys.stdout.write("\n")
     else:
-        print(conv)
+        print(printable(conv))
     return 0
 
 

@@ -52,17 +52,35 @@ def main_agents(args: argparse.Namespace) -> frozenset[str] | None:
     from a2a_lab.enrich import resolve_main_agents
 
     if args.openclaw_config is not None:
-        return read_input(
+        agents = read_input(
             lambda: resolve_main_agents(Path(args.openclaw_config)),
             unreadable=f"--openclaw-config {args.openclaw_config}",
             invalid="--openclaw-config",
         )
+        _check_openclaw_config(args.openclaw_config)
+        return agents
     if args.main_agents is not None:
         ids = resolve_main_agents(split_multi(args.main_agents) or [])
         if not ids:
             raise CliError("--main-agents needs at least one agent id")
         return ids
     return None
+
+
+def _check_openclaw_config(path: str) -> None:
+    """An ``openclaw.json`` that names no agent is an error: without an ``agents`` object
+    the reference falls back to ``{main, ruda}`` silently, which a file the user names on
+    the command line must not do."""
+    from a2a_lab.reference.strict_json import loads
+
+    with open(path, "rb") as fh:
+        parsed = loads(fh.read().decode("utf-8", errors="replace"))
+    agents = parsed.get("agents") if isinstance(parsed, dict) else None
+    if not isinstance(agents, dict):
+        raise CliError(
+            f'--openclaw-config {path}: no "agents" object (expected '
+            '{"agents": {"list": [{"id": ...}]}})'
+        )
 
 
 def load_enriched(args: argparse.Namespace) -> tuple[pl.DataFrame, list[str]]:

@@ -15,7 +15,7 @@ from a2a_lab.cli._common import (
     write_output,
 )
 from a2a_lab.cli._enrich import add_main_agent_options, load_enriched
-from a2a_lab.cli._sessions import number_option
+from a2a_lab.cli._sessions import limit_option
 
 
 def register(sub: argparse._SubParsersAction[OneLineArgumentParser]) -> None:
@@ -58,7 +58,7 @@ def run(args: argparse.Namespace) -> int:
     from a2a_lab.sessions import events_query
 
     if args.limit is not None:
-        number_option("--limit", args.limit)
+        limit_option(args.limit)
     check_output(args.output)
     frame, files = load_enriched(args)
     result = events_query(

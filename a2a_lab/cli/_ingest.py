@@ -64,6 +64,7 @@ def run(args: argparse.Namespace) -> int:
 
     if args.timezone is not None:
         _check_timezone(args.timezone)
+    _check_has_logs(args.logdir)
     try:
         report = ingest(
             args.logdir,
@@ -94,6 +95,23 @@ def run(args: argparse.Namespace) -> int:
         for note in report.recovered:
             print(f"recovered: {note}")
     return 0
+
+
+def _check_has_logs(logdir: str) -> None:
+    """A directory without any log is an error (a wrong path), not "0 file(s)" and exit 0.
+
+    A path that does not exist yet stays a directory to come (see ``split_target``).
+    """
+    from pathlib import Path
+
+    from a2a_lab.io._sources import SourceError, resolve_source
+
+    if not Path(logdir).expanduser().is_dir():
+        return
+    try:
+        resolve_source(logdir)
+    except SourceError as exc:
+        raise CliError(f"nothing to ingest: {exc}") from None
 
 
 def _check_timezone(name: str) -> None:

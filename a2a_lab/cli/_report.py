@@ -96,6 +96,7 @@ def run(args: argparse.Namespace) -> int:
     import pydantic
 
     from a2a_lab.cli._source import load_source
+    from a2a_lab.io._decode import file_label
     from a2a_lab.views.report import report
     from a2a_lab.views.report._data import check_tz, instant_ms
 
@@ -119,7 +120,7 @@ def run(args: argparse.Namespace) -> int:
             since=_instant(args.since),
             until=_instant(args.until),
             tz=tz,
-            title=args.title or f"A2A log report: {args.source}",
+            title=file_label(args.title or f"A2A log report: {args.source}"),
             sim=args.sim,
             seed=args.seed,
             max_sessions=args.max_sessions,

@@ -6,6 +6,7 @@ import argparse
 import math
 import sys
 import time
+from typing import Any
 
 import polars as pl
 
@@ -19,6 +20,7 @@ from a2a_lab.cli._common import (
     cli_tz,
     in_window,
     instant_option,
+    one_line,
     read_input,
     write_output,
 )
@@ -86,6 +88,19 @@ def number_option(name: str, value: str) -> float:
     return number
 
 
+def limit_option(value: str) -> float:
+    """``--limit N``: a number >= 0 (0 means the default page).
+
+    The HTTP API keeps the reference's reading of a negative ``limit`` (the byte-equal
+    handler bodies of the peer-api conformance cases); on the command line a negative
+    count is a mistake, refused with one line.
+    """
+    number = number_option("--limit", value)
+    if number < 0:
+        raise CliError(f"--limit must be a number >= 0, not {value!r}")
+    return number
+
+
 #: The ``data`` fields work sessions read (rules §7-§8); the events of the output are written
 #: from their original lines, re-read from the files.
 SESSION_DATA_FIELDS = ("workSessionId", "conversationId", "status")
@@ -144,12 +159,39 @@ def materialized_source(source: str, agents: frozenset[str] | None, tz: str) -> 
     return scan_materialized(source, main_agents=agents, tz=tz) if is_store(source) else None
 
 
+def _check_overrides(path: str, kept: dict[str, Any]) -> None:
+    """A named overrides file whose entries are all unusable is an error, some a warning.
+
+    The reference's reader skips an entry whose ``collabCategory`` is no known category, as
+    :func:`~a2a_lab.sessions.load_overrides` does; a file the user names on the command line
+    that changes nothing is a mistake to report, not to ignore.
+    """
+    import json
+
+    from a2a_lab.reference.strict_json import loads
+
+    with open(path, "rb") as fh:
+        parsed = loads(fh.read())
+    skipped = [str(k) for k in parsed if str(k) not in kept]
+    if not skipped:
+        return
+    shown = ", ".join(json.dumps(k, ensure_ascii=False) for k in skipped[:3])
+    more = f" and {len(skipped) - 3} more" if len(skipped) > 3 else ""
+    what = (
+        f"overrides file {path}: {len(skipped)} of {len(parsed)} entries have no known "
+        f"collabCategory ({shown}{more}); expected {{workSessionId: {{collabCategory, ...}}}}"
+    )
+    if not kept:
+        raise CliError(what)
+    sys.stderr.write(f"a2a-lab: warning: {one_line(what)} (ignored)\n")
+
+
 def run(args: argparse.Namespace) -> int:
     from a2a_lab.sessions import load_overrides, work_sessions
 
     now = time.time() * 1000 if args.now_ms is None else args.now_ms
     if args.limit is not None:
-        number_option("--limit", args.limit)
+        limit_option(args.limit)
     check_output(args.output)
     overrides = None
     if args.overrides is not None:
@@ -158,6 +200,7 @@ def run(args: argparse.Namespace) -> int:
             unreadable=f"overrides file {args.overrides}",
             invalid=f"overrides file {args.overrides}",
         )
+        _check_overrides(args.overrides, overrides)
     from a2a_lab.cli._source import lean_engine, scan_source
     from a2a_lab.enrich import enrich
 

@@ -29,9 +29,11 @@ Every physical line thus ends up as exactly one event, reject or blank line.
 from __future__ import annotations
 
 import copy
+import os
 import re
 from dataclasses import dataclass
 from functools import cache
+from pathlib import Path
 
 import polars as pl
 from polars.datatypes import DataTypeClass
@@ -58,7 +60,9 @@ __all__ = [
     "decode_chunk",
     "decode_text",
     "event_columns_schema",
+    "file_label",
     "issues_frame",
+    "label_path",
     "parse_line",
     "rows_to_events",
     "typed_row",
@@ -398,7 +402,8 @@ class ChunkDecoder:
         self.timezone = timezone
         self.raw = raw
         self.exact = exact
-        self.file = file
+        # a name with bytes that are not UTF-8 cannot be a Polars string: its label can
+        self.file = None if file is None else file_label(file)
         self.data_fields: tuple[str, ...] = tuple(
             f for f in _CORE_DATA if f in EventData.model_fields
         )
@@ -566,6 +571,33 @@ class ChunkDecoder:
             events.with_columns(pl.lit(self.file, dtype=pl.String).alias("file")), self.timezone
         )
         return events.select(list(polars_schema(raw=self.raw)))
+
+
+def file_label(path: str | os.PathLike[str]) -> str:
+    """A file's name as the frames' ``file`` column holds it: valid UTF-8 always.
+
+    A name with bytes that are not UTF-8 (Python holds them as lone surrogates, which
+    Polars and every text output refuse) shows each such byte as ``\\xNN``; a UTF-8 name
+    is kept as it is. :func:`label_path` finds the file again.
+
+    >>> file_label(os.fsdecode(b"log\\xff.ndjson")), file_label("로그.ndjson")
+    ('log\\\\xff.ndjson', '로그.ndjson')
+    """
+    name = str(path)
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return os.fsencode(name).decode("utf-8", "backslashreplace")
+    return name
+
+
+def label_path(label: str) -> Path:
+    """The file a :func:`file_label` names (the label itself when such a file exists)."""
+    path = Path(label)
+    if path.exists() or "\\x" not in label:
+        return path
+    raw = re.sub(rb"\\x([0-9a-f]{2})", lambda m: bytes([int(m.group(1), 16)]), label.encode())
+    return Path(os.fsdecode(raw))
 
 
 def decode_chunk(

@@ -183,7 +183,7 @@ def _parse_deep(text: str) -> tuple[dict[str, Any] | None, str | None]:
             value = stack.pop()
             keys.pop()
         elif m.group("s") is not None or m.group("n") is not None:
-            value = json.loads(m.group("s") or m.group("n"))
+            value = STRICT_DECODER.decode(m.group("s") or m.group("n"))
         elif m.group("l") is not None:
             value = _LITERALS[m.group("l")]
         else:

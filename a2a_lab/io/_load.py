@@ -18,7 +18,9 @@ from a2a_lab.io._decode import (
     ChunkDecoder,
     DecodedText,
     decode_chunk,
+    file_label,
     issues_frame,
+    label_path,
 )
 from a2a_lab.io._result import LoadResult, _concat_contiguous, _finish, _take_events
 from a2a_lab.io._sources import Source, SourceDamage, read_blocks, resolve_source
@@ -40,7 +42,7 @@ def _decode_file(
     """Decode one file in bounded chunks of whole lines; a damaged ``.gz`` keeps its
     readable lines and rejects the damaged tail. ``keep``: the ``data`` fields each chunk's
     events keep (:func:`narrow_data`; ``None``: all)."""
-    chunks = ChunkDecoder(timezone=timezone, raw=raw, file=str(path))
+    chunks = ChunkDecoder(timezone=timezone, raw=raw, file=file_label(path))
 
     def decode(data: bytes, first_line: int = 1, decoder: ChunkDecoder = chunks) -> DecodedText:
         # the fields dropped never reach the file's frame (every field is still decoded
@@ -245,7 +247,7 @@ def load(
         with _progress(files, progress) as bar:
             for path in files:
                 dec = _decode_file(path, timezone, raw, bar, keep)
-                decoded.append((str(path), dec, issues_frame([])))
+                decoded.append((file_label(path), dec, issues_frame([])))
         res = _finish(decoded, timezone, sort, raw)
     if keep is not None:  # an empty load or a store: cut here (no copy when already cut)
         res.events = narrow_data(res.events, keep)
@@ -307,7 +309,7 @@ def original_lines(keys: pl.DataFrame) -> pl.Series:
     for file, wanted in keys.group_by("file").agg(pl.col("line").unique().sort()).iter_rows():
         if file is None:
             continue
-        path = Path(file)
+        path = label_path(file)
         if not path.is_file():
             continue
         want = set(wanted)

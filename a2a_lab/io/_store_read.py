@@ -13,6 +13,7 @@ from pathlib import Path
 
 import polars as pl
 
+from a2a_lab.io._decode import file_label
 from a2a_lab.io._result import LoadReport, LoadResult, _counts, no_timestamp_issues
 from a2a_lab.io._sources import rotation_key
 from a2a_lab.io._store_state import LINE_NOTES, _State, verified_state
@@ -37,7 +38,8 @@ def _file_names(state: _State) -> pl.DataFrame:
     return pl.DataFrame(
         {
             "source": [c.id for c in cursors],
-            "file": [str(Path(state.logdir) / c.name) for c in cursors],
+            # labelled as the loader labels it (a name with bytes that are not UTF-8)
+            "file": [file_label(Path(state.logdir) / c.name) for c in cursors],
             "_rank": list(range(len(cursors))),
         },
         schema={"source": pl.Int32, "file": pl.String, "_rank": pl.Int64},

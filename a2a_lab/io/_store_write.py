@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 import polars as pl
 
+from a2a_lab._timefmt import format_time
 from a2a_lab.io._decode import DecodedText
 from a2a_lab.io._result import LoadResult, decode_piece
 from a2a_lab.io._store_state import (
@@ -321,7 +322,8 @@ def _notes(
 
 def _month_expr() -> pl.Expr:
     # event_time can be null (out of range): such events get their own partition
-    return pl.col("event_time").dt.strftime("%Y-%m").fill_null("none").alias("_month")
+    # format_time: strftime panics past the year 262142 (ts 8.64e15, far-future-fit)
+    return format_time(pl.col("event_time"), "%Y-%m").fill_null("none").alias("_month")
 
 
 class _Writer:

@@ -35,7 +35,10 @@ _MAX_SAFE_INTEGER = 2**53
 
 def _js_int(text: str) -> int | float | None:
     """A JSON integer as JavaScript holds it: a double beyond 2**53; too large, Infinity (null)."""
-    value = int(text)
+    try:
+        value = int(text)
+    except ValueError:  # more than 4,300 digits: JSON.parse reads it as a double
+        return _js_float(text)
     if abs(value) <= _MAX_SAFE_INTEGER:
         return value
     try:

@@ -74,6 +74,7 @@ from a2a_lab.reference.runtime.intent import (
 )
 from a2a_lab.reference.runtime.retry import REFERENCE_RETRY
 from a2a_lab.sim._strict import STRICT_ALIASED, Off, Probability, iso_datetime
+from a2a_lab.sim.budget import MAX_CV, MAX_SIM_S, BudgetExceeded, RunBudget, check_runnable
 from a2a_lab.sim.distributions import Lognormal, ServiceTime
 from a2a_lab.sim.failures import FailurePolicy
 from a2a_lab.sim.limits import CollaborateLimit, LoopGuardPolicy, RateLimitPolicy
@@ -83,15 +84,19 @@ from a2a_lab.sim.retry import ReferenceRetry, RetryField
 __all__ = [
     "ENDINGS",
     "INTENTS",
+    "MAX_CV",
+    "MAX_SIM_S",
     "PAYLOAD_TYPES",
     "AgentConfig",
     "AgentRate",
     "AnnouncePolicy",
+    "BudgetExceeded",
     "GatePolicy",
     "MessageMix",
     "PairRate",
     "PingPongPolicy",
     "PoissonArrivals",
+    "RunBudget",
     "SimConfig",
     "TaskPolicy",
     "TraceArrivals",
@@ -553,6 +558,12 @@ class SimConfig(BaseModel):
         sends: only one conversation's exchanges queue behind each other).
     start
         Wall-clock time of simulated time 0 (time-zone aware).
+    budget
+        How large the run may get (:class:`RunBudget`): validation refuses a configuration
+        whose expected size exceeds it, and the run stops with :class:`BudgetExceeded`
+        beyond its steps or wall time. Every number is bounded too (times by
+        ``budget.max_sim_s``, cv by :data:`MAX_CV`, ...), so a configuration that validates
+        also runs: no overflow, no dimension error, no hang.
     """
 
     model_config = _CONFIG
@@ -582,6 +593,13 @@ class SimConfig(BaseModel):
     relays: Annotated[RelayPolicy | None, Off] = None
     target_session: Literal["main", "a2a"] = "main"
     start: Annotated[AwareDatetime, BeforeValidator(iso_datetime)] = DEFAULT_START
+    budget: RunBudget = Field(default_factory=RunBudget)
+
+    @model_validator(mode="after")
+    def _runnable(self) -> Self:
+        """Bound every number and the expected size of the run by :attr:`budget`."""
+        check_runnable(self)
+        return self
 
     @model_validator(mode="after")
     def _consistent(self) -> Self:

@@ -74,6 +74,7 @@ from simpy.events import Event, Timeout
 from a2a_lab.reference.runtime.skip_tokens import is_reply_skip
 from a2a_lab.reference.runtime.termination import TERMINATION_REASONS, should_terminate_ping_pong
 from a2a_lab.sim._texts import CONCLUSIONS, MINIMAL, TURNS
+from a2a_lab.sim.budget import BudgetExceeded, RunBudget
 from a2a_lab.sim.config import ENDINGS, SimConfig
 from a2a_lab.sim.failures import ERROR_KINDS, REQUEST_TIMEOUT
 from a2a_lab.sim.limits import BLOCK_REASONS, Delivery, SendGuards
@@ -347,10 +348,16 @@ class Model:
     # -- the send ------------------------------------------------------------------------
 
     def run(self) -> Trace:
-        """Run until every exchange has ended and every session is idle."""
+        """Run until every exchange has ended and every session is idle.
+
+        Raises
+        ------
+        BudgetExceeded
+            The run took more SimPy steps or wall time than ``config.budget`` allows.
+        """
         if self.n:
             Timeout(self.env, self._interarrival[0]).callbacks.append(self._arrive)
-        self.env.run()
+        _run_within(self.env, self.config.budget)
         return self._trace()
 
     def _arrive(self, _: Event) -> None:
@@ -751,3 +758,35 @@ def build_model(
     """
     policy_plan = draw_policy_plan(config, plan, seed) if policies_active(config) else None
     return Model(plan, config, policy_plan, full_flow=full_flow)
+
+
+#: SimPy steps between two looks at the wall clock (a look costs about a microsecond).
+_BUDGET_STRIDE: Final = 4096
+
+
+def _run_within(env: simpy.Environment, budget: RunBudget) -> None:
+    """``env.run()`` until the schedule is empty, within ``budget``'s steps and wall time.
+
+    SimPy's own ``run`` is the same loop of ``step`` calls; this one counts them and looks at
+    the clock every :data:`_BUDGET_STRIDE` steps.
+    """
+    import time
+
+    deadline = time.monotonic() + budget.max_wall_s
+    step, steps, stride = env.step, 0, _BUDGET_STRIDE
+    try:
+        while True:
+            for _ in range(stride):
+                step()
+            steps += stride
+            if steps > budget.max_steps:
+                raise BudgetExceeded(
+                    f"the run took more than budget.max_steps = {budget.max_steps:,} SimPy steps"
+                )
+            if time.monotonic() > deadline:
+                raise BudgetExceeded(
+                    f"the run took more than budget.max_wall_s = {budget.max_wall_s:g} s "
+                    f"(at simulated time {env.now:g} s)"
+                )
+    except simpy.core.EmptySchedule:
+        return

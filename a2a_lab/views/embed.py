@@ -120,8 +120,10 @@ def chart_figure(
     import vl_convert as vlc
 
     register_fonts()
-    spec = chart if isinstance(chart, dict) else chart.to_dict()
-    png = base64.b64encode(vlc.vegalite_to_png(render_safe(spec), scale=png_scale)).decode("ascii")
+    # the embedded spec is neutralised as the PNG is: a chart shows ⟨U+202E⟩ as the HTML
+    # text does, never a raw control or bidi character (issue 27)
+    spec = render_safe(chart if isinstance(chart, dict) else chart.to_dict())
+    png = base64.b64encode(vlc.vegalite_to_png(spec, scale=png_scale)).decode("ascii")
     title = spec.get("title")
     alt_text = title.get("text") if isinstance(title, dict) else title
     return (

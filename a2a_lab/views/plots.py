@@ -32,6 +32,7 @@ import polars as pl
 
 from a2a_lab._frames import number
 from a2a_lab.timeparse import check_tz
+from a2a_lab.views._chart_data import MAX_ROWS, _buckets, _guard, _shown, _wall_clock
 from a2a_lab.views.embed import chart_page, register_fonts, render_safe
 from a2a_lab.views.palette import EVENT_FAMILY_COLORS, OTHER_COLOR, OUTCOME_COLORS, SEVERITY_COLORS
 
@@ -60,8 +61,6 @@ __all__ = [
     "swimlane",
 ]
 
-#: Most rows any chart embeds.
-MAX_ROWS = 5_000
 #: Name of the registered Altair theme.
 THEME = "a2a_lab"
 
@@ -110,25 +109,6 @@ def display_timezone() -> str:
     return _DISPLAY_TZ[0]
 
 
-def _guard(frame: pl.DataFrame, what: str) -> pl.DataFrame:
-    if frame.height > MAX_ROWS:
-        raise ValueError(
-            f"{what}: {frame.height} rows to draw (at most {MAX_ROWS}); aggregate or filter first"
-        )
-    return frame
-
-
-def _wall_clock(col: str, tz: str | None, alias: str) -> list[pl.Expr]:
-    """A UTC datetime column as wall-clock time in ``tz``, for a ``utc`` scale, and a label."""
-    local = pl.col(col).dt.convert_time_zone(
-        tz or display_timezone()
-    )  # works on any tz-aware column
-    return [
-        local.dt.replace_time_zone(None).dt.epoch("ms").alias(alias),
-        local.dt.strftime("%Y-%m-%d %H:%M").alias(alias + "_label"),
-    ]
-
-
 def swimlane(
     events: pl.DataFrame, *, every: str = "1h", tz: str | None = None, top: int = 30
 ) -> alt.Chart:
@@ -142,14 +122,17 @@ def swimlane(
         if "from_agent" in events.columns
         else pl.coalesce(pl.col("data").struct.field("fromAgent"), pl.col("agent_id"))
     )
+    start, end = _buckets(pl.col("event_time"), every, tz)
     counts = (
         events.lazy()
-        .filter(pl.col("type").str.starts_with("a2a.") & (pl.col("event_ms") > 0))
-        .with_columns(
-            agent.alias("agent"),
-            pl.col("event_time").dt.convert_time_zone(tz).dt.truncate(every).alias("bucket"),
+        # a time beyond Date's range has no instant (a load warning): left out of the bins
+        .filter(
+            pl.col("type").str.starts_with("a2a.")
+            & (pl.col("event_ms") > 0)
+            & pl.col("event_time").is_not_null()
         )
-        .group_by("agent", "bucket")
+        .with_columns(agent.alias("agent"), start.alias("bucket"), end.alias("bucket_end"))
+        .group_by("agent", "bucket", "bucket_end")
         .len("events")
         .collect()
     )
@@ -161,7 +144,6 @@ def swimlane(
     )
     data = _guard(
         counts.join(keep.select("agent"), on="agent", how="semi")
-        .with_columns(pl.col("bucket").dt.offset_by(every).alias("bucket_end"))
         .with_columns(*_wall_clock("bucket", tz, "t"), *_wall_clock("bucket_end", tz, "t_end"))
         .drop("bucket", "bucket_end", "t_end_label")
         .sort("agent", "t"),
@@ -173,7 +155,7 @@ def swimlane(
         .encode(
             x=alt.X("t:T", title=f"time ({tz})", scale=alt.Scale(type="utc")),
             x2="t_end:T",
-            y=alt.Y("agent:N", sort=keep["agent"].to_list(), title=None),
+            y=alt.Y("agent:N", sort=_shown(keep["agent"].to_list()), title=None),
             color=alt.Color("events:Q", scale=alt.Scale(scheme="blues"), title="events"),
             tooltip=["agent:N", alt.Tooltip("t_label:N", title="from"), "events:Q"],
         )
@@ -463,8 +445,8 @@ def graph_chart(
             "p50_s": pl.Float64,
         },
     ).with_columns(pl.col("no_reply_share").fill_null(0.0))
-    _guard(nodes, "graph_chart nodes")
-    _guard(edges, "graph_chart edges")
+    nodes = _guard(nodes, "graph_chart nodes")
+    edges = _guard(edges, "graph_chart edges")
     axis = alt.Axis(title=None, labels=False, ticks=False, grid=False, domain=False)
     domain = [-_GRAPH_MARGIN, 1 + _GRAPH_MARGIN]
     x = alt.X("x:Q", axis=axis, scale=alt.Scale(domain=domain, nice=False, zero=False))
@@ -600,8 +582,10 @@ def graph_matrix(
     )
     top = cells["weight"].max()
     base = alt.Chart(cells, title=title).encode(
-        x=alt.X("to:N", sort=order, title="target", axis=alt.Axis(labelAngle=-40, orient="top")),
-        y=alt.Y("from:N", sort=order, title="requester"),
+        x=alt.X(
+            "to:N", sort=_shown(order), title="target", axis=alt.Axis(labelAngle=-40, orient="top")
+        ),
+        y=alt.Y("from:N", sort=_shown(order), title="requester"),
     )
     rect = base.mark_rect(stroke="#d0d0d0", strokeWidth=0.5).encode(
         color=alt.Color(
@@ -631,7 +615,7 @@ def dfg_chart(
     last); steps seen fewer than ``min_count`` times are left out.
     """
     kept = dfg.filter(pl.col("count") >= min_count)
-    _guard(kept, "dfg_chart")
+    kept = _guard(kept, "dfg_chart")
     # order activities by their distance from ▶ start (breadth-first over the steps kept),
     # busier activities first at equal distance; ■ end last
     g = nx.DiGraph()
@@ -677,15 +661,15 @@ def family_timeline(
     """Events per event family (``type`` before the first dot) per ``every``, stacked.
 
     Each family has its fixed colour (:data:`EVENT_FAMILY_COLORS`); events without a usable
-    time (``event_ms`` 0) are left out.
+    time (``event_ms`` 0, or beyond Date's ±8.64e15 ms: no instant) are left out.
     """
     tz = check_tz(tz or display_timezone())
+    start, _ = _buckets(pl.col("event_time"), every, tz)
     counts = (
         events.lazy()
-        .filter(pl.col("event_ms") > 0)
+        .filter((pl.col("event_ms") > 0) & pl.col("event_time").is_not_null())
         .with_columns(
-            pl.col("type").str.split(".").list.first().alias("family"),
-            pl.col("event_time").dt.convert_time_zone(tz).dt.truncate(every).alias("bucket"),
+            pl.col("type").str.split(".").list.first().alias("family"), start.alias("bucket")
         )
         .group_by("bucket", "family")
         .len("events")

@@ -5,7 +5,9 @@ from __future__ import annotations
 import altair as alt
 import polars as pl
 
+from a2a_lab._timefmt import format_time
 from a2a_lab.views.plots import MAX_ROWS
+from a2a_lab.views.safe_html import neutralize_expr
 
 __all__ = ["search_chart"]
 
@@ -53,7 +55,7 @@ def search_chart(
     data = messages.select(
         pl.int_range(pl.len()).alias("order"),
         pl.format("#{}", pl.col("n")).alias("num"),
-        pl.col("time").dt.strftime("%m-%d %H:%M:%S").alias("clock"),
+        format_time(pl.col("time"), "%m-%d %H:%M:%S").alias("clock"),
         pl.concat_str(
             pl.col("sender").fill_null("unknown"),
             pl.lit(" → ") + pl.col("receiver"),
@@ -73,6 +75,10 @@ def search_chart(
         )
         .str.to_lowercase()
         .alias("haystack"),
+    )
+    # the spec shows control and bidi characters as ⟨U+XXXX⟩, as the HTML text does
+    data = data.with_columns(
+        neutralize_expr(pl.col(c)) for c, t in data.schema.items() if t == pl.String
     )
     search = alt.param(
         name="search",

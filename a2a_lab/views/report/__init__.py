@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from a2a_lab.io import LoadResult, load
+from a2a_lab.io._decode import file_label
 from a2a_lab.views.report import _sections
 from a2a_lab.views.report._data import ReportData, check_tz, collect
 from a2a_lab.views.report._page import page
@@ -132,7 +133,8 @@ def report(
         loaded, label = source, "(loaded events)"
     else:
         loaded = load(source)
-        label = ", ".join(map(str, source)) if isinstance(source, list) else str(source)
+        # file_label: a name with bytes that are not UTF-8 shows them as \xNN (the page is UTF-8)
+        label = ", ".join(map(file_label, source if isinstance(source, list) else [source]))
     data = collect(
         loaded, source=label, since=since, until=until, tz=tz, now=now, sim=sim, seed=seed
     )

@@ -19,6 +19,7 @@ from a2a_lab.analysis.checks import SEVERITIES, check, replay_guard
 from a2a_lab.analysis.conversations import conversations, pair_stats
 from a2a_lab.enrich import enrich
 from a2a_lab.io import LoadResult
+from a2a_lab.io._timestamps import MAX_TIME_MS
 from a2a_lab.sessions import WorkSessionsResult, work_sessions
 
 __all__ = ["GUARDS", "ReportData", "Twin", "check_tz", "collect", "instant_ms"]
@@ -184,8 +185,18 @@ def _rates(conv: pl.DataFrame, hours: float) -> dict[str, float | None]:
     }
 
 
+def _timed(events: pl.DataFrame) -> pl.DataFrame:
+    """The events with a time: positive and an instant JavaScript's ``Date`` holds.
+
+    A time beyond ±8.64e15 ms (``ts`` 1e308) is no instant (the load reports it as an
+    ``out_of_range`` warning): it is left out of the span, the first/last times and the
+    default ``now``, which describe what the log holds, not its extremes.
+    """
+    return events.filter((pl.col("event_ms") > 0) & (pl.col("event_ms") <= MAX_TIME_MS))
+
+
 def _span_hours(events: pl.DataFrame) -> float:
-    timed = events.filter(pl.col("event_ms") > 0)["event_ms"]
+    timed = _timed(events)["event_ms"]
     return (number(timed.max()) - number(timed.min())) / 3_600_000 if timed.len() > 1 else 0.0
 
 
@@ -233,7 +244,8 @@ def collect(
     if until_ms is not None:
         events = events.filter(pl.col("event_ms") < until_ms)
     enriched = enrich(events)
-    last = events["event_ms"].max() if events.height else None
+    in_range = events.filter(pl.col("event_ms").abs() <= MAX_TIME_MS)["event_ms"]
+    last = in_range.max() if in_range.len() else None
     now_ms = instant_ms(now, "now")
     if now_ms is None:
         # the report describes the log as of its last event, so the same log gives the same report
@@ -244,7 +256,7 @@ def collect(
     findings = check(events, now=now_ms)
     hours = _span_hours(events)
     twin = None if sim is None else _twin(sim, seed, conv, hours)
-    timed = events.filter(pl.col("event_ms") > 0)
+    timed = _timed(events)
     severity_counts = dict(findings.group_by("severity").len().iter_rows())
     figures: dict[str, Any] = {
         "events": events.height,

@@ -13,6 +13,7 @@ from typing import Any
 import polars as pl
 
 from a2a_lab._frames import number
+from a2a_lab._timefmt import format_time, python_safe
 from a2a_lab.analysis.checks import RULES, SEVERITIES
 from a2a_lab.views import plots
 from a2a_lab.views.embed import chart_figure
@@ -69,10 +70,11 @@ def _open(section: str, intro: str = "") -> str:
 def _time(ms: float | None, tz: str, fmt: str = "%Y-%m-%d %H:%M:%S") -> str:
     if ms is None:
         return "—"
-    out: str = pl.select(
-        pl.lit(int(ms)).cast(pl.Datetime("ms", "UTC")).dt.convert_time_zone(tz).dt.strftime(fmt)
+    # format_time: strftime panics beyond the years ±262142, which Date's range reaches
+    out: str | None = pl.select(
+        format_time(pl.lit(int(ms)).cast(pl.Datetime("ms", "UTC")).dt.convert_time_zone(tz), fmt)
     ).item()
-    return out
+    return "—" if out is None else out
 
 
 def _num(value: Any, fmt: str = "{:,}") -> str:
@@ -219,7 +221,8 @@ def sessions(
     agents: set[str] = set()
     categories: set[str] = set()
     counts = {"threads": 0, "messages": 0}
-    for row in shown.iter_rows(named=True):
+    # a time beyond Python's datetime (Date reaches the year 275760) is absent in the row
+    for row in python_safe(shown).iter_rows(named=True):
         msgs = thread_messages(
             result, events, row["id"], discord_users=discord_users, tz=data.tz, titles=titles
         )
@@ -266,10 +269,12 @@ def _session_html(
     counts: dict[str, int],
 ) -> str:
     rows = msgs.with_columns(
-        pl.col("time").dt.strftime("%m-%d %H:%M:%S").alias("_clock"),
-        pl.col("time").dt.strftime("%Y-%m-%dT%H:%M:%S%.3f%:z").alias("_iso"),
+        format_time(pl.col("time"), "%m-%d %H:%M:%S").alias("_clock"),
+        format_time(pl.col("time"), "%Y-%m-%dT%H:%M:%S%.3f%:z").alias("_iso"),
         pl.col("time").dt.epoch("ms").alias("_ms"),
     )
+    # rows go to Python: a time beyond its datetime (Date reaches ±275760) is shown by _iso
+    rows = python_safe(rows)
     tags = ", ".join(row["collab_sub_tags"] or [])
     head = (
         f'<div class="session-head">{_badge(row["status"], color_of(SESSION_STATUS_COLORS, row["status"]))} '
