@@ -266,17 +266,9 @@ def scan_materialized(
 
 
 def _in_reading_order(snap: StoreSnapshot) -> pl.LazyFrame:
-    names = snap.files()
     frame = snap.scan_table(ENRICHED_TABLE)
     assert frame is not None
-    frame = frame.with_columns(
-        pl.col("source")
-        .replace_strict(names["source"], names["file"], return_dtype=pl.String)
-        .alias("file"),
-        pl.col("source")
-        .replace_strict(names["source"], names["_rank"], return_dtype=pl.Int64)
-        .alias("_rank"),
-    )
+    frame = snap.named(frame)
     order = [c for c in polars_schema() if c not in ("raw",)] + list(ENRICHMENT_COLUMNS)
     return frame.sort("_rank", "line").select(order)
 

@@ -26,7 +26,7 @@ from typing import Any
 
 import polars as pl
 
-from a2a_lab.io._store_read import _events, _file_names
+from a2a_lab.io._store_read import _events, _file_names, _named
 from a2a_lab.io._store_state import JOURNAL_NAME as _JOURNAL
 from a2a_lab.io._store_state import (
     TABLES_KIND,
@@ -115,6 +115,10 @@ class StoreSnapshot:
     def files(self) -> pl.DataFrame:
         """``source`` id → ``file`` path as the loader names it, and its reading ``_rank``."""
         return _file_names(self._state)
+
+    def named(self, frame: pl.LazyFrame) -> pl.LazyFrame:
+        """``frame`` (with a ``source`` column) with each row's ``file`` and ``_rank``."""
+        return _named(frame, self._state)
 
     def scan_events(self, parts: list[str] | None = None) -> pl.LazyFrame:
         """Stored events (of ``parts``, default all): the event frame's columns, ``source``
