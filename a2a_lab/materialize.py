@@ -18,30 +18,32 @@ enriches as before.
 
 from __future__ import annotations
 
-import dataclasses
-import json
+import hashlib
 import os
-import shutil
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 
+from a2a_lab.analysis.conversations import EXCHANGE_TYPES, conversations
 from a2a_lab.enrich import ENRICHMENT_COLUMNS, MainAgents, enrich, resolve_main_agents
-from a2a_lab.io._store_read import _events, _file_names
-from a2a_lab.io._store_state import StoreError, _State
-from a2a_lab.io._store_state import locked as _locked
-from a2a_lab.io._store_state import read_state as _read_state
-from a2a_lab.io._store_state import write_atomic as _write_atomic
+from a2a_lab.io import (
+    StoreError,
+    StoreSnapshot,
+    TableUpdate,
+    open_store,
+    scan_store,
+    update_store,
+)
+from a2a_lab.reference.jsstr import js_string_expr
 from a2a_lab.reference.rules import TASK_MONITOR_V1, RuleSet
+from a2a_lab.reference.runtime.intent import INTENT_RULES_V1
 from a2a_lab.schema import polars_schema
 
-#: The folder inside the store.
-MATERIALIZED_DIR = "materialized"
-_META = "materialized.json"
-_FORMAT = "a2a-lab-materialized"
-_VERSION = 1
+#: The derived table of the store (``materialized/enriched/``) holding the columns.
+ENRICHED_TABLE = "enriched"
+_VERSION = 2
 
 #: The ``data`` fields the work-sessions query reads after enrichment (rules §7-§8).
 MATERIALIZED_DATA_FIELDS = ("workSessionId", "conversationId", "status")
@@ -68,9 +70,34 @@ class MaterializeReport:
     rows: int
     rebuilt: str | None
     signature: dict[str, Any]
+    conversations: ConversationsReport | None = None
 
     def __str__(self) -> str:
         text = f"materialised {self.new_rows} new events ({self.rows} in all, rule set {self.signature['version']})"
+        text = text if self.rebuilt is None else f"{text}; rebuilt: {self.rebuilt}"
+        return text if self.conversations is None else f"{text}; {self.conversations}"
+
+
+@dataclass(frozen=True)
+class ConversationsReport:
+    """What :func:`materialize` did to the conversations table.
+
+    Attributes
+    ----------
+    touched
+        Conversation ids whose exchanges were matched again (all, on a rebuild).
+    rows
+        Exchanges (rows of :func:`a2a_lab.analysis.conversations.conversations`) in all.
+    rebuilt
+        Why the table was built again from every event, or None.
+    """
+
+    touched: int
+    rows: int
+    rebuilt: str | None
+
+    def __str__(self) -> str:
+        text = f"{self.rows} exchanges ({self.touched} conversation ids matched again)"
         return text if self.rebuilt is None else f"{text}; rebuilt: {self.rebuilt}"
 
 
@@ -85,24 +112,6 @@ def rules_signature(
     }
 
 
-def _read_meta(store: Path) -> dict[str, Any] | None:
-    try:
-        meta = json.loads((store / MATERIALIZED_DIR / _META).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    if (
-        not isinstance(meta, dict)
-        or meta.get("format") != _FORMAT
-        or meta.get("version") != _VERSION
-    ):
-        return None
-    return meta
-
-
-def _stored_rows(state: _State) -> int:
-    return sum(rows for rel, rows in state.parts.items() if rel.startswith("events/"))
-
-
 def _narrow_data() -> pl.Expr:
     data = pl.col("data")
     kept = pl.struct([data.struct.field(name) for name in MATERIALIZED_DATA_FIELDS])
@@ -114,13 +123,22 @@ def _columns() -> list[str]:
     return ["source", *(c for c in polars_schema() if c != "file"), *ENRICHMENT_COLUMNS]
 
 
+def _wanted(signature: dict[str, Any], timezone: str) -> dict[str, Any]:
+    return {"version": _VERSION, "signature": signature, "timezone": timezone}
+
+
 def materialize(
     store: str | os.PathLike[str],
     *,
     rules: RuleSet = TASK_MONITOR_V1,
     main_agents: MainAgents = None,
+    matched: bool = True,
 ) -> MaterializeReport:
     """Enrich the stored events not yet materialised and store their narrow enriched columns.
+
+    The columns are a derived table of the store (:func:`a2a_lab.io.update_store`): its
+    files are listed, with their checksums, in the store's state, so every read, ``ingest
+    --verify`` and ``ingest --repair`` check them like the event parts.
 
     Parameters
     ----------
@@ -128,6 +146,10 @@ def materialize(
         A history store (:func:`a2a_lab.io.ingest`).
     rules, main_agents
         As for :func:`a2a_lab.enrich`. Columns built with others are built again.
+    matched
+        Also bring the conversations table up to date (matching again the conversation ids
+        the new events touch). False (``a2a-lab serve``'s frequent refreshes) leaves it
+        behind: it is then not read, and the next call with ``matched`` builds it again.
 
     Returns
     -------
@@ -137,37 +159,33 @@ def materialize(
     Raises
     ------
     StoreError
-        Not a store, or an ingest is running in it.
+        Not a store, damaged, or an ingest is running in it.
     """
-    root = Path(store).expanduser()
     signature = rules_signature(rules, main_agents)
-    with _locked(root):
-        state = _read_state(root)
-        folder = root / MATERIALIZED_DIR
-        meta = _read_meta(root)
+    with update_store(store) as update:
+        snap = update.snapshot
+        table = snap.table(ENRICHED_TABLE)
+        want = _wanted(signature, snap.timezone)
         rebuilt = None
-        if meta is not None and (
-            meta["signature"] != signature or meta["timezone"] != state.timezone
-        ):
-            rebuilt = _difference(meta, signature, state.timezone)
-            meta = None
-        if meta is None:
-            shutil.rmtree(folder, ignore_errors=True)
-            meta = {"parts": {}, "rows": 0}
-        folder.mkdir(exist_ok=True)
-        parts: dict[str, int] = dict(meta["parts"])
+        if table.files and table.meta != want:
+            rebuilt = _difference(table.meta, want)
+        elif table.total_rows > snap.events:
+            rebuilt = f"{table.total_rows} rows for the store's {snap.events} events"
+        if rebuilt is not None:
+            update.drop(ENRICHED_TABLE)
+        scan = None if rebuilt is not None else snap.scan_table(ENRICHED_TABLE)
         done = (
-            pl.scan_parquet([folder / p for p in parts]).select("source", "line").collect()
-            if parts
+            scan.select("source", "line").collect()
+            if scan is not None
             else pl.DataFrame(schema={"source": pl.Int32, "line": pl.Int64})
         )
+        rows = 0 if rebuilt is not None else table.total_rows
         new_rows = 0
-        next_id = max((int(p.split("-")[1].split(".")[0]) for p in parts), default=-1) + 1
+        touched = [pl.Series("id", [], pl.String)]
         # one store part at a time: memory bounded by a part, not by how events fall in time
-        for rel in sorted(r for r in state.parts if r.startswith("events/")):
-            one = dataclasses.replace(state, parts={rel: state.parts[rel]})
+        for rel in snap.event_parts:
             new = (
-                _events(root, one, None)
+                snap.scan_events([rel])
                 .join(done.lazy(), on=["source", "line"], how="anti")
                 .select(*polars_schema(), "source")
             )
@@ -179,32 +197,22 @@ def materialize(
             )
             if frame.height == 0:
                 continue
-            name = f"m-{next_id:06d}.parquet"
-            next_id += 1
-            tmp = folder / (name + ".tmp")
-            frame.write_parquet(tmp)
-            os.replace(tmp, folder / name)
-            parts[name] = frame.height
+            update.write(ENRICHED_TABLE, frame)
             new_rows += frame.height
-        rows = sum(parts.values())
-        out = {
-            "format": _FORMAT,
-            "version": _VERSION,
-            "signature": signature,
-            "timezone": state.timezone,
-            "parts": parts,
-            "rows": rows,
-        }
-        _write_atomic(folder / _META, json.dumps(out, indent=1).encode())
-        # files of an interrupted call that the meta does not list
-        for path in folder.iterdir():
-            if path.name != _META and path.name not in parts:
-                path.unlink()
-    return MaterializeReport(new_rows, rows, rebuilt, signature)
+            touched.append(_conversation_ids(frame))
+        update.set_meta(ENRICHED_TABLE, want)
+        conv = (
+            _update_conversations(update, store, pl.concat(touched).unique(), rows, new_rows)
+            if matched
+            else None
+        )
+    return MaterializeReport(new_rows, rows + new_rows, rebuilt, signature, conv)
 
 
-def _difference(meta: dict[str, Any], signature: dict[str, Any], timezone: str) -> str:
-    old = meta["signature"]
+def _difference(meta: dict[str, Any], want: dict[str, Any]) -> str:
+    if meta.get("version") != want["version"] or not isinstance(meta.get("signature"), dict):
+        return "the table was incomplete or of another version"
+    old, signature = meta["signature"], want["signature"]
     if old["version"] != signature["version"] or old["fingerprint"] != signature["fingerprint"]:
         return (
             f"rule set {old['version']} ({old['fingerprint'][:12]}) -> "
@@ -212,7 +220,7 @@ def _difference(meta: dict[str, Any], signature: dict[str, Any], timezone: str) 
         )
     if old["main_agents"] != signature["main_agents"]:
         return f"main agents {old['main_agents']} -> {signature['main_agents']}"
-    return f"time zone {meta['timezone']} -> {timezone}"
+    return f"time zone {meta['timezone']} -> {want['timezone']}"
 
 
 def scan_materialized(
@@ -242,30 +250,179 @@ def scan_materialized(
         order); None when some stored event is not materialised, or when the rule set,
         main agents or zone differ.
     """
-    root = Path(store).expanduser()
     try:
-        state = _read_state(root)
+        snap = open_store(store)
     except StoreError:
         return None
-    meta = _read_meta(root)
+    table = snap.table(ENRICHED_TABLE)
     if (
-        meta is None
-        or meta["signature"] != rules_signature(rules, main_agents)
-        or meta["timezone"] != state.timezone
-        or (tz is not None and tz != state.timezone)
-        or meta["rows"] != _stored_rows(state)
-        or not meta["parts"]
+        table.meta != _wanted(rules_signature(rules, main_agents), snap.timezone)
+        or (tz is not None and tz != snap.timezone)
+        or table.total_rows != snap.events
+        or not table.files
     ):
         return None
-    names = _file_names(state)
-    folder = root / MATERIALIZED_DIR
-    frame = pl.scan_parquet([folder / p for p in sorted(meta["parts"])]).with_columns(
-        pl.col("source")
-        .replace_strict(names["source"], names["file"], return_dtype=pl.String)
-        .alias("file"),
-        pl.col("source")
-        .replace_strict(names["source"], names["_rank"], return_dtype=pl.Int64)
-        .alias("_rank"),
-    )
+    return _in_reading_order(snap)
+
+
+def _in_reading_order(snap: StoreSnapshot) -> pl.LazyFrame:
+    frame = snap.scan_table(ENRICHED_TABLE)
+    assert frame is not None
+    frame = snap.named(frame)
     order = [c for c in polars_schema() if c not in ("raw",)] + list(ENRICHMENT_COLUMNS)
     return frame.sort("_rank", "line").select(order)
+
+
+# ---------------------------------------------------------------------------------------
+# the conversations table: one row per matched exchange
+# ---------------------------------------------------------------------------------------
+
+#: The derived table holding :func:`~a2a_lab.analysis.conversations.conversations` rows.
+CONVERSATIONS_TABLE = "conversations"
+#: The modules whose code decides the exchanges and their rows: any change to them (the
+#: matcher being replaced, a rule fixed) makes the table another one, built again.
+_MATCHER_MODULES = (
+    "a2a_lab.exchanges",
+    "a2a_lab._exchange_tails",
+    "a2a_lab.analysis.conversations",
+    "a2a_lab.reference.runtime.intent",
+    "a2a_lab._frames",
+)
+#: The row order of :func:`conversations` (start, then the exchange's identity).
+_CONV_ORDER = ["start_time", "conversation_id", "from_agent", "to_agent", "exchange"]
+#: Conversation ids matched again per batch of an incremental update (bounded memory).
+TOUCHED_BATCH = 50_000
+
+
+def matcher_signature() -> dict[str, Any]:
+    """What the conversations table depends on: the matcher's code and intent rules."""
+    import importlib
+    import importlib.util
+
+    digest = hashlib.sha256()
+    for name in _MATCHER_MODULES:
+        if importlib.util.find_spec(name) is None:
+            continue  # a module the matcher does not have (any more)
+        module = importlib.import_module(name)
+        digest.update(name.encode())
+        digest.update(Path(str(module.__file__)).read_bytes())
+    intent = hashlib.sha256(repr(INTENT_RULES_V1).encode()).hexdigest()
+    return {"code": digest.hexdigest(), "intent_rules": intent}
+
+
+def _conv_id() -> pl.Expr:
+    # the matcher's key (a2a_lab._frames.data_text): the JS-trimmed string, null if blank
+    return js_string_expr(pl.col("data").struct.field("conversationId"))
+
+
+def _conversation_ids(enriched: pl.DataFrame) -> pl.Series:
+    """The conversation ids of exchange events in ``enriched`` (the ids they touch)."""
+    return (
+        enriched.lazy()
+        .filter(pl.col("type").is_in(EXCHANGE_TYPES))
+        .select(_conv_id().alias("id"))
+        .drop_nulls()
+        .unique()
+        .collect()
+        .to_series()
+    )
+
+
+def _conversations_meta(timezone: str, events: int) -> dict[str, Any]:
+    return {
+        "version": _VERSION,
+        "matcher": matcher_signature(),
+        "timezone": timezone,
+        "events": events,
+    }
+
+
+def _update_conversations(
+    update: TableUpdate,
+    store: str | os.PathLike[str],
+    touched: pl.Series,
+    before: int,
+    new: int,
+) -> ConversationsReport:
+    """Match again the exchanges of the conversation ids new events touched (all of them
+    when the table is missing, incomplete, made by another matcher, or behind: it must
+    cover the ``before`` events materialised before the ``new`` ones whose ids are
+    ``touched``)."""
+    snap = update.snapshot
+    table = snap.table(CONVERSATIONS_TABLE)
+    want = _conversations_meta(snap.timezone, before + new)
+    rebuilt = None
+    if table.meta != _conversations_meta(snap.timezone, before):
+        rebuilt = (
+            "no table yet"
+            if not table.meta and not table.files
+            else "another matcher, an incomplete table, or events it had not matched"
+        )
+    elif touched.len() > TOUCHED_BATCH and touched.len() * 2 > table.total_rows:
+        rebuilt = f"{touched.len()} conversation ids touched"
+    events = scan_store(store)
+    if rebuilt is not None:
+        update.drop(CONVERSATIONS_TABLE)
+        # conversations() matches a lazy source by hash classes of conversation ids, a
+        # bounded number of exchange events at a time: memory does not follow density
+        rows = _matched(events)
+        update.write(CONVERSATIONS_TABLE, rows)
+        update.set_meta(CONVERSATIONS_TABLE, want)
+        n_ids = rows.get_column("conversation_id").n_unique()
+        return ConversationsReport(n_ids, rows.height, rebuilt)
+    if touched.len() == 0:
+        update.set_meta(CONVERSATIONS_TABLE, want)
+        return ConversationsReport(0, table.total_rows, None)
+    old = snap.scan_table(CONVERSATIONS_TABLE)
+    assert old is not None
+    ids = touched.sort()
+    # exchanges never span conversation ids: the touched ids' rows are theirs alone
+    # (each batch's events read once: conversations() of a LazyFrame would scan it again
+    # for every step of the matching)
+    fresh = [
+        conversations(
+            events.filter(
+                pl.col("type").is_in(EXCHANGE_TYPES)
+                & _conv_id().is_in(ids.slice(i, TOUCHED_BATCH).implode())
+            ).collect(engine="streaming")
+        )
+        for i in range(0, ids.len(), TOUCHED_BATCH)
+    ]
+    kept = old.filter(~pl.col("conversation_id").is_in(ids.implode()).fill_null(False)).collect()
+    rows = pl.concat([kept, *fresh]).sort(_CONV_ORDER, nulls_last=True, maintain_order=True)
+    update.drop(CONVERSATIONS_TABLE)
+    update.write(CONVERSATIONS_TABLE, rows)
+    update.set_meta(CONVERSATIONS_TABLE, want)
+    return ConversationsReport(ids.len(), rows.height, None)
+
+
+def _matched(events: pl.LazyFrame) -> pl.DataFrame:
+    """:func:`conversations` of a lazy scan, collected by the streaming engine as the CLI does."""
+    with pl.Config(engine_affinity="streaming"):
+        out = conversations(events)
+        return out.collect() if isinstance(out, pl.LazyFrame) else out
+
+
+def scan_conversations(
+    store: str | os.PathLike[str], *, tz: str | None = None
+) -> pl.DataFrame | None:
+    """The materialised conversations of a store, as
+    :func:`~a2a_lab.analysis.conversations.conversations` of all its events gives them;
+    None when the table is missing, not current (events not materialised, another
+    matcher) or ``tz`` is not the store's zone.
+    """
+    try:
+        snap = open_store(store)
+    except StoreError:
+        return None
+    table = snap.table(CONVERSATIONS_TABLE)
+    if (
+        # current: made by this matcher from every stored event
+        table.meta != _conversations_meta(snap.timezone, snap.events)
+        or not table.files
+        or (tz is not None and tz != snap.timezone)
+    ):
+        return None
+    frame = snap.scan_table(CONVERSATIONS_TABLE)
+    assert frame is not None
+    return frame.collect()

@@ -9,6 +9,8 @@ fresh process under ``/usr/bin/time -v`` (wall, user+system CPU seconds, peak RS
   default page (100 sessions with their event objects) and ``--limit 1``;
 * ``a2a_lab.materialize.materialize(STORE)`` (the whole store: what the first ingest adds);
 * ``a2a-lab work-sessions STORE`` reading the materialised columns (same stdout checked);
+* ``a2a-lab conversations STORE --json`` matching every event, then reading the
+  materialised conversations table (same stdout checked);
 * +1 % lines appended: ``a2a-lab ingest`` (ingest + materialising only the new events).
 
 Usage::
@@ -110,6 +112,8 @@ def main() -> None:
     one = ["--limit", "1"]
     result["work_sessions_recomputed"] = run_timed(ws, stdout=before)
     result["work_sessions_recomputed_limit1"] = run_timed([*ws, *one], stdout=work / "before1")
+    conv = [py, "-m", "a2a_lab", "conversations", str(store), "--json"]
+    result["conversations_recomputed"] = run_timed(conv, stdout=work / "conv_before")
     result["materialize_full"] = run_timed(
         [
             py,
@@ -119,10 +123,15 @@ def main() -> None:
     )
     result["work_sessions_materialized"] = run_timed(ws, stdout=after)
     result["work_sessions_materialized_limit1"] = run_timed([*ws, *one], stdout=work / "after1")
+    result["conversations_materialized"] = run_timed(conv, stdout=work / "conv_after")
     result["page_mb"] = round(after.stat().st_size / 1e6, 1)
     same = before.read_bytes() == after.read_bytes() and (
         (work / "before1").read_bytes() == (work / "after1").read_bytes()
     )
+    result["same_conversations"] = (work / "conv_before").read_bytes() == (
+        work / "conv_after"
+    ).read_bytes()
+    same = same and bool(result["same_conversations"])
     result["same_output"] = same
     with live.open("ab") as fh:
         fh.write(b"".join(lines[len(lines) - extra :]))

@@ -6,6 +6,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from a2a_lab.cli._common import (
     CliError,
@@ -31,6 +32,9 @@ TABLE_COLUMNS = (
     "ambiguous",
     "conversation_id",
 )
+
+if TYPE_CHECKING:
+    import polars as pl
 
 #: How ``conversations --json`` writes the frame's UTC ``*_time`` columns.
 _JSON_TIME_FORMAT = "%Y-%m-%dT%H:%M:%S%.3fZ"
@@ -85,11 +89,19 @@ def run_conversations(args: argparse.Namespace) -> int:
 
     check_output(args.output)
     tz = cli_tz(args)
-    # a store is scanned lazily (no raw), collected by the streaming engine
-    with lean_engine():
-        conv = conversations(in_window(scan_source(args.source, tz=tz), args))
-        if isinstance(conv, pl.LazyFrame):
-            conv = conv.collect()
+    # a store whose conversations were materialised (a2a_lab.materialize, at ingest) gives
+    # them as they are, when the whole log is asked for: a window changes the matching
+    conv = (
+        materialized_conversations(args.source, tz)
+        if args.since is None and args.until is None
+        else None
+    )
+    if conv is None:
+        # a store is scanned lazily (no raw), collected by the streaming engine
+        with lean_engine():
+            conv = conversations(in_window(scan_source(args.source, tz=tz), args))
+            if isinstance(conv, pl.LazyFrame):
+                conv = conv.collect()
     if args.output is not None:
         write_output(conv, args.output, tz)
         print(f"{conv.height} conversations written to {args.output}", file=sys.stderr)
@@ -117,6 +129,14 @@ def run_conversations(args: argparse.Namespace) -> int:
                 file=sys.stderr,
             )
     return 0
+
+
+def materialized_conversations(source: str, tz: str) -> pl.DataFrame | None:
+    """The materialised conversations of a store ``source`` (None: a log, or not current)."""
+    from a2a_lab.io import is_store
+    from a2a_lab.materialize import scan_conversations
+
+    return scan_conversations(source, tz=tz) if is_store(source) else None
 
 
 def run_graph(args: argparse.Namespace) -> int:

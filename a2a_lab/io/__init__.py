@@ -12,6 +12,13 @@ from a2a_lab.io._result import LoadReport, LoadResult, decode_bytes
 from a2a_lab.io._sources import LIVE_NAME, SourceError, resolve_source, rotation_key
 from a2a_lab.io._store import IngestReport, StoreError, ingest, is_store
 from a2a_lab.io._store_read import export_store, load_store, scan_store, store_lines
+from a2a_lab.io._store_tables import (
+    StoreSnapshot,
+    StoreTable,
+    TableUpdate,
+    open_store,
+    update_store,
+)
 from a2a_lab.io._write import WriteReport, write_events
 from a2a_lab.time import event_ms_expr, iso_to_ms_expr
 
@@ -24,6 +31,9 @@ __all__ = [
     "LogFollower",
     "SourceError",
     "StoreError",
+    "StoreSnapshot",
+    "StoreTable",
+    "TableUpdate",
     "WriteReport",
     "decode_bytes",
     "decode_chunk",
@@ -35,6 +45,7 @@ __all__ = [
     "iso_to_ms_expr",
     "load",
     "load_store",
+    "open_store",
     "original_lines",
     "parse_line",
     "resolve_source",
@@ -42,5 +53,6 @@ __all__ = [
     "scan",
     "scan_store",
     "store_lines",
+    "update_store",
     "write_events",
 ]

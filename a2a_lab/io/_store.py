@@ -5,6 +5,7 @@ Layout of a store directory::
     a2a-store.json                       the state: marker, cursors, every file with its checksum
     events/month=YYYY-MM/part-*.parquet  events, hive-partitioned by UTC month of event time
     notes/part-*.parquet                 rejected, blank and repeated lines, problems in kept events
+    materialized/<table>/part-*.parquet  tables derived from the events (io._store_tables)
     .lock                                held (flock) by a running ingest, which writes its pid in it
     .ingest-journal.json                 the generation a running ingest writes its parts under
     damaged/                             files a repair set aside (never deleted)

@@ -84,10 +84,10 @@ def _scan_events(store: Path, state: _State) -> pl.LazyFrame:
     )
 
 
-def _events(store: Path, state: _State, timezone: str | None) -> pl.LazyFrame:
-    """The stored events with ``file`` and the file's reading rank ``_rank``, unordered."""
+def _named(frame: pl.LazyFrame, state: _State) -> pl.LazyFrame:
+    """``frame`` (with a ``source`` column) with each row's ``file`` and reading ``_rank``."""
     names = _file_names(state)
-    frame = _scan_events(store, state).with_columns(
+    return frame.with_columns(
         pl.col("source")
         .replace_strict(names["source"], names["file"], return_dtype=pl.String)
         .alias("file"),
@@ -95,6 +95,11 @@ def _events(store: Path, state: _State, timezone: str | None) -> pl.LazyFrame:
         .replace_strict(names["source"], names["_rank"], return_dtype=pl.Int64)
         .alias("_rank"),
     )
+
+
+def _events(store: Path, state: _State, timezone: str | None) -> pl.LazyFrame:
+    """The stored events with ``file`` and the file's reading rank ``_rank``, unordered."""
+    frame = _named(_scan_events(store, state), state)
     if timezone is not None and timezone != state.timezone:
         from a2a_lab.time import event_ms_expr
 

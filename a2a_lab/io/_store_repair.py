@@ -36,6 +36,7 @@ from a2a_lab.io._store_state import (
     JOURNAL_NAME,
     LINE_NOTES,
     STATE_NAME,
+    TABLES_KIND,
     FileEntry,
     StoreError,
     _State,
@@ -246,6 +247,39 @@ def _rebuilt_cursor(source: int, kept: pl.DataFrame, info: dict[str, object], bl
     )
 
 
+def _tables(
+    store: Path, old: _State | None, report: IngestReport
+) -> tuple[list[FileEntry], dict[str, dict[str, object]]]:
+    """The derived tables' files that check out, and the meta of the tables left whole.
+
+    A file that fails its check, or that the state does not list, is moved to
+    ``damaged/``; a table that lost a file loses its meta, so its writer
+    (:func:`a2a_lab.io.update_store`) sees it incomplete and builds it again: a table
+    is never read partly.
+    """
+    listed = {e.path: e for e in old.files if e.kind == TABLES_KIND} if old else {}
+    kept: list[FileEntry] = []
+    lost: set[str] = set()
+    on_disk = [r for r in part_files(store, tables=True) if r.startswith(TABLES_KIND + "/")]
+    for rel in on_disk:
+        if old is not None and rel in old.ignored:
+            continue
+        entry = listed.get(rel)
+        problem = (
+            "not listed by the state" if entry is None else file_problem(store, entry, full=True)
+        )
+        if problem is None and entry is not None:
+            kept.append(entry)
+            continue
+        _set_aside(store, rel, problem.split(": ", 1)[-1] if problem else "damaged", report)
+        lost.add(rel.split("/")[1])
+    lost |= {rel.split("/")[1] for rel in set(listed) - set(on_disk)}
+    meta = {k: v for k, v in (old.tables if old else {}).items() if k not in lost}
+    for name in sorted(lost):
+        report.recovered.append(f"derived table {name} is incomplete: built again when next made")
+    return kept, meta
+
+
 def _describe(store: Path, rel: str, keys: pl.DataFrame, listed: FileEntry | None) -> FileEntry:
     if listed is not None and listed.sha256:
         return listed
@@ -279,6 +313,7 @@ def repair_store(store: Path, logdir: Path, timezone: str | None, report: Ingest
         (store / JOURNAL_NAME).unlink(missing_ok=True)
     good, listed = _candidates(store, old, report)
     _dedupe(store, good, report)
+    tables, table_meta = _tables(store, old, report)
     rels = sorted(good)
     store_info, footer = _footers(store, rels)
     keys = pl.concat(list(good.values())) if good else None
@@ -346,7 +381,8 @@ def repair_store(store: Path, logdir: Path, timezone: str | None, report: Ingest
             cursor = _rebuilt_cursor(sid, kept, footer.get(sid, {"name": name}), blank)
             report.recovered.append(f"rebuilt the cursor of {cursor.name} (source {sid})")
         state.cursors.append(cursor)
-    state.files = list(writer.files.values())
+    state.files = list(writer.files.values()) + tables
+    state.tables = table_meta
     state.retired = writer.retired
     state.ignored = list(old.ignored) if old else []
     write_state(store, state)

@@ -38,6 +38,9 @@ VERSION = 2
 LINE_NOTES = ("reject", "blank", "repeat")
 #: Kinds of files whose rows are physical lines of the sources.
 LINE_KINDS = ("events", "notes")
+#: Kind (and directory) of the tables other layers derive from the events and keep in the
+#: store (:mod:`a2a_lab.io._store_tables`): ``materialized/<table>/part-*.parquet``.
+TABLES_KIND = "materialized"
 #: Names a part file gets: generation, counter, and ``.tmp`` while it is written.
 PART_RE = re.compile(r"^part-(\d{8})-(\d{5})\.parquet(\.tmp)?$")
 #: What a store directory may hold before its first state is written.
@@ -49,6 +52,7 @@ STORE_ENTRIES = frozenset(
         JOURNAL_NAME,
         JOURNAL_NAME + ".tmp",
         *LINE_KINDS,
+        TABLES_KIND,
         DAMAGED_DIR,
     }
 )
@@ -180,6 +184,8 @@ class _State:
     generation: int = 0
     #: part-named files no journal proves an ingest wrote: left in place, not of the store
     ignored: list[str] = field(default_factory=list)
+    #: per derived table (:data:`TABLES_KIND`), what its writer recorded about it
+    tables: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     @property
     def parts(self) -> dict[str, int]:
@@ -198,6 +204,7 @@ class _State:
             "files": [f.to_json() for f in self.files],
             "retired": [f.to_json() for f in self.retired],
             "ignored": list(self.ignored),
+            "tables": self.tables,
         }
 
 
@@ -288,7 +295,11 @@ def _state_from_json(obj: dict[str, Any]) -> _State:
     ignored = obj.get("ignored", [])
     if not isinstance(ignored, list) or not all(isinstance(x, str) for x in ignored):
         raise ValueError("ignored is not a list of paths")
+    tables = obj.get("tables", {})
+    if not isinstance(tables, dict) or not all(isinstance(v, dict) for v in tables.values()):
+        raise ValueError("tables is not an object of objects")
     return _State(
+        tables=tables,
         logdir=_typed(obj, "logdir", str),
         timezone=_typed(obj, "timezone", str),
         cursors=cursors,
@@ -376,10 +387,11 @@ def file_problem(store: Path, entry: FileEntry, *, full: bool) -> str | None:
     return None
 
 
-def part_files(store: Path) -> list[str]:
-    """Relative paths of every file named as a part under the line kinds' directories."""
+def part_files(store: Path, *, tables: bool = False) -> list[str]:
+    """Relative paths of every file named as a part under the line kinds' directories
+    (and, with ``tables``, under :data:`TABLES_KIND`)."""
     out = []
-    for kind in LINE_KINDS:
+    for kind in (*LINE_KINDS, TABLES_KIND) if tables else LINE_KINDS:
         root = store / kind
         if root.is_dir():
             out += [
@@ -414,7 +426,7 @@ def state_problems(store: Path, state: _State, *, full: bool = False) -> list[st
         if unknown:
             problems.append(f"parts hold lines of unknown sources {sorted(unknown)}")
     known = {e.path for e in state.files} | {e.path for e in state.retired} | set(state.ignored)
-    for rel in part_files(store):
+    for rel in part_files(store, tables=True):
         # a part of a generation the state committed that it does not list: the state
         # lost track of it (an uncommitted ingest's parts have a later generation)
         if rel not in known and generation_of(rel) <= state.generation:
@@ -544,7 +556,7 @@ def remove_uncommitted(store: Path, committed: int) -> int:
     n = 0
     if gen is not None and gen > committed:
         own = re.compile(rf"^part-{gen:08d}-\d{{5}}\.parquet(\.tmp)?$")
-        for kind in LINE_KINDS:
+        for kind in (*LINE_KINDS, TABLES_KIND):
             root = store / kind
             if root.is_dir():
                 for p in root.rglob(f"part-{gen:08d}-*"):
@@ -560,7 +572,7 @@ def ignore_unproven(store: Path, state: _State) -> list[str]:
     :func:`remove_uncommitted`): they stay where they are, and are not part of the store."""
     new = [
         rel
-        for rel in part_files(store)
+        for rel in part_files(store, tables=True)
         if generation_of(rel) > state.generation and rel not in state.ignored
     ]
     state.ignored += new
@@ -569,7 +581,7 @@ def ignore_unproven(store: Path, state: _State) -> list[str]:
 
 def next_generation(store: Path, state: _State) -> int:
     """A generation above the state's and above any part file's: no name is ever reused."""
-    return max([state.generation, *(generation_of(r) for r in part_files(store))]) + 1
+    return max([state.generation, *(generation_of(r) for r in part_files(store, tables=True))]) + 1
 
 
 def remove_retired(store: Path, state: _State) -> None:

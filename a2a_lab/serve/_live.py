@@ -27,7 +27,14 @@ from typing import Any
 import polars as pl
 
 from a2a_lab.enrich import enrich
-from a2a_lab.io import LoadResult, LogFollower, is_store, load_store, rotation_key
+from a2a_lab.io import (
+    LoadResult,
+    LogFollower,
+    is_store,
+    load_store,
+    open_store,
+    rotation_key,
+)
 from a2a_lab.serve._bodies import EventTexts
 
 #: The ``data`` fields the handlers read after enrichment (sessions §7-§8); the page's
@@ -150,12 +157,8 @@ class LiveEvents:
 
     def _new_follower(self) -> tuple[LogFollower, LoadResult | None]:
         if self.is_store:
-            from a2a_lab.io._store_state import read_state as _read_state
-
-            state = _read_state(self.source)
-            follower = LogFollower(
-                Path(state.logdir), tz=self.tz or state.timezone, store=self.source
-            )
+            snap = open_store(self.source)
+            follower = LogFollower(snap.logdir, tz=self.tz or snap.timezone, store=self.source)
             return follower, load_store(self.source, tz=self.tz, raw=True)
         return LogFollower(self.source, tz=self.tz or "UTC"), None
 
@@ -207,10 +210,7 @@ class LiveEvents:
 
         try:
             if self.is_store:
-                from a2a_lab.io._store_state import read_state as _read_state
-
-                state = _read_state(self.source)
-                return {str(Path(state.logdir) / c.name) for c in state.cursors}
+                return set(open_store(self.source).files()["file"].to_list())
             return {str(path) for path in resolve_source(self.source)}
         except (SourceError, StoreError, OSError):
             # the source is briefly unreadable (a rotation in progress): no decision now
@@ -222,7 +222,9 @@ class LiveEvents:
         from a2a_lab.materialize import materialize
 
         try:
-            materialize(self.source)
+            # the conversations table is left to ingest: matching at every refresh would
+            # delay the next one (serve answers work sessions and events only)
+            materialize(self.source, matched=False)
         except StoreError as exc:  # an ingest from cron holds the store: it materialises too
             print(f"a2a-lab serve: not materialised this time: {exc}", file=sys.stderr)
 
