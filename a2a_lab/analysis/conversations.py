@@ -35,7 +35,7 @@ from a2a_lab.exchanges import (
     with_response_outcome,
 )
 from a2a_lab.reference.runtime.intent import INTENT_RULES_V1, IntentRules
-from a2a_lab.timeparse import Instant, in_window
+from a2a_lab.time import Instant, in_window
 
 __all__ = [
     "EXCHANGE_TYPES",

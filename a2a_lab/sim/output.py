@@ -18,7 +18,7 @@ from zoneinfo import ZoneInfo
 import polars as pl
 
 from a2a_lab.io import LIVE_NAME, write_events
-from a2a_lab.timeparse import resolve_tz
+from a2a_lab.time import resolve_tz
 
 __all__ = ["ROTATE_BYTES", "write_log"]
 
