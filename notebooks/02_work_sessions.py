@@ -330,6 +330,8 @@ command = [
     str(NOW),
     "--limit",
     "2",
+    "--format",
+    "json",
 ]
 if openclaw.exists():
     command += ["--openclaw-config", str(openclaw)]

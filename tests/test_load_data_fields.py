@@ -100,7 +100,16 @@ def test_work_sessions_loads_every_field_enrich_and_the_sessions_read() -> None:
 def test_work_sessions_output_is_the_same_as_from_the_full_load(
     shuffled: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    argv = ["work-sessions", str(shuffled), "--limit", "1000", "--now-ms", "1800000000000"]
+    argv = [
+        "work-sessions",
+        str(shuffled),
+        "--limit",
+        "1000",
+        "--now-ms",
+        "1800000000000",
+        "--format",
+        "json",
+    ]
     assert main(argv) == 0
     lean = capsys.readouterr().out
     monkeypatch.setattr(sessions_cli, "loaded_data_fields", lambda: None)

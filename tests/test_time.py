@@ -267,7 +267,7 @@ def test_a_bad_clock_or_zone_is_the_same_one_line_error_everywhere(
     assert main([*_minimal_argv(name, _commands()[name]), *extra]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1
-    assert err.startswith(f"a2a-lab {name}: error: {message}"), err
+    assert err.startswith(f"a2a-lab: error: {name}: {message}"), err
 
 
 # --------------------------------------------------------------------------- one clock
