@@ -157,13 +157,17 @@ deciding = (
         pl.col("type").first(), pl.col("category_source").first(), pl.col("collab_category").first()
     )
 )
-decided_by = deciding.group_by("category_source", "type").len("sessions").sort(
-    ["sessions", "type", "category_source"], descending=[True, False, False]
+decided_by = (
+    deciding.group_by("category_source", "type")
+    .len("sessions")
+    .sort(["sessions", "type", "category_source"], descending=[True, False, False])
 )
 display(decided_by)
 if decided_by.height:
-    by_type = decided_by.group_by("type").agg(pl.col("sessions").sum()).sort(
-        ["sessions", "type"], descending=[True, False]
+    by_type = (
+        decided_by.group_by("type")
+        .agg(pl.col("sessions").sum())
+        .sort(["sessions", "type"], descending=[True, False])
     )
     lead = by_type.row(0, named=True)
     fallback = int(decided_by.filter(pl.col("category_source") == "fallback")["sessions"].sum())

@@ -172,10 +172,10 @@ plots.pair_heatmap(conv, value="no_reply_rate") if conv.height else Markdown(
 # (`$A2A_LAB_TZ`, else UTC).
 
 # %%
-import altair as alt  # noqa: E402
+import altair as alt
 
-from a2a_lab.analysis.calibrate._window import hour_exposure  # noqa: E402
-from a2a_lab.views.notebook import display_timezone  # noqa: E402
+from a2a_lab.analysis.calibrate._window import hour_exposure
+from a2a_lab.views.notebook import display_timezone
 
 TZ = display_timezone()
 starts = conv["start_time"].drop_nulls() if conv.height else pl.Series([], dtype=pl.Datetime)

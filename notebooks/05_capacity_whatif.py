@@ -194,6 +194,7 @@ for name, cfg in variants.items():
 table = pl.DataFrame(rows).with_columns(pl.selectors.float().round(3))
 table
 
+
 # %%
 def _less(a: float, b: float) -> str:
     return f"{1 - b / a:.0%} less" if a > 0 else "no change"
@@ -241,7 +242,9 @@ alt.Chart(queue, title="Mean queue wait of the messages sent in each hour").mark
 ).encode(
     x=alt.X("hour:Q", title="hours since the start"),
     # symlog: the 2-slot pool's hours-long waits and the others' seconds on one axis
-    y=alt.Y("mean wait s:Q", title="mean queue wait (s, symlog scale)", scale=alt.Scale(type="symlog")),
+    y=alt.Y(
+        "mean wait s:Q", title="mean queue wait (s, symlog scale)", scale=alt.Scale(type="symlog")
+    ),
     color=alt.Color("gateway:N"),
     tooltip=["gateway:N", "hour:Q", "mean wait s:Q"],
 )
@@ -391,11 +394,7 @@ from a2a_lab.sim.sweep import capacity_search
 from a2a_lab.sim.sweep import sweep as sweep_grid
 
 unit = hub(1 / 40.0, 1)  # 4 senders → eden at 1/40 messages per second: utilisation 1 at one slot
-points = [
-    {"rate_scale": u * c, "lanes.nested": c}
-    for c in (1, 2)
-    for u in (0.3, 0.5, 0.7, 0.85)
-]
+points = [{"rate_scale": u * c, "lanes.nested": c} for c in (1, 2) for u in (0.3, 0.5, 0.7, 0.85)]
 curve = sweep_grid(
     unit,
     points,
@@ -549,9 +548,7 @@ recorded_sends = (
 if recorded_sends.is_empty():
     display(Markdown("**Nothing to show:** the log has no `a2a.send` to replay."))
 else:
-    trace = sim.SimConfig(
-        agents=[], workload=sim.TraceArrivals(path=str(LOGS)), n_messages=None
-    )
+    trace = sim.SimConfig(agents=[], workload=sim.TraceArrivals(path=str(LOGS)), n_messages=None)
     # a first pass names the log's agents (the trace adds every sender and target); the
     # replays then list them explicitly, in one order, so both runs draw the same numbers
     probe = sim.simulate(trace, seed=SEED).messages
@@ -645,8 +642,11 @@ plots.latency_by_pair(conv, top=12, min_exchanges=10)
 # %%
 from a2a_lab.analysis.checks import check
 
-findings = check(events).group_by("rule", "severity").len("findings").sort(
-    "findings", "rule", descending=[True, False]
+findings = (
+    check(events)
+    .group_by("rule", "severity")
+    .len("findings")
+    .sort("findings", "rule", descending=[True, False])
 )
 truth = day.messages.group_by("outcome").len("truth").sort("outcome")
 read = conv.group_by("outcome").len("from the log").sort("outcome")

@@ -228,6 +228,7 @@ replied = base.mark_line(point=True).encode(
 load = load.properties(title="The load the policy puts on eden", width=300)
 load | replied.properties(title="What requesters get", width=300)
 
+
 # %%
 def at(policy: str, u: float, col: str) -> float:
     return storm.filter(pl.col("policy") == policy, pl.col("offered utilisation") == u)[col][0]
@@ -235,8 +236,10 @@ def at(policy: str, u: float, col: str) -> float:
 
 loads = sorted(storm["offered utilisation"].unique())
 low = loads[0]
-worst = storm.filter(pl.col("policy") == "re-send").sort("replied", "offered utilisation").row(
-    0, named=True
+worst = (
+    storm.filter(pl.col("policy") == "re-send")
+    .sort("replied", "offered utilisation")
+    .row(0, named=True)
 )
 budget_max = storm.filter(pl.col("policy") == "re-send + budget")["runs per message"].max()
 today_best = storm.filter(pl.col("policy") == "today (re-poll)")["runs per message"].max()
@@ -279,13 +282,21 @@ pl.DataFrame(trigger).join(
 ).sort("offered utilisation")
 
 # %%
-knee = pl.DataFrame(trigger).join(
-    storm.filter(pl.col("policy") == "re-send").select("offered utilisation", "runs per message"),
-    on="offered utilisation",
-).sort("offered utilisation")
-jump = knee.with_columns(pl.col("runs per message").diff().alias("step")).sort(
-    "step", "offered utilisation", descending=[True, False], nulls_last=True
-).row(0, named=True)
+knee = (
+    pl.DataFrame(trigger)
+    .join(
+        storm.filter(pl.col("policy") == "re-send").select(
+            "offered utilisation", "runs per message"
+        ),
+        on="offered utilisation",
+    )
+    .sort("offered utilisation")
+)
+jump = (
+    knee.with_columns(pl.col("runs per message").diff().alias("step"))
+    .sort("step", "offered utilisation", descending=[True, False], nulls_last=True)
+    .row(0, named=True)
+)
 display(
     Markdown(
         f"The re-send policy's runs per message grow most steeply at {jump['offered utilisation']:.0%} "

@@ -69,7 +69,9 @@ except ValueError as exc:  # fit_log's documented refusal: nothing in the log to
 if cal is not None:
     twin = cal.config
     SPAN = (
-        f"{cal.span_s / 86400:.1f} days" if cal.span_s >= 86400 else f"{cal.span_s / 3600:.1f} hours"
+        f"{cal.span_s / 86400:.1f} days"
+        if cal.span_s >= 86400
+        else f"{cal.span_s / 3600:.1f} hours"
     )
     display(
         Markdown(
