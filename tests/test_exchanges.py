@@ -321,7 +321,10 @@ def reference_runs(draw: st.DrawFn) -> tuple[ModelConfig, int]:
     conversation id, overlapping flows (several sends per requester run), 1x to 3x load."""
     cfg = ModelConfig(
         load=draw(st.sampled_from([1.0, 1.5, 2.0, 3.0])),
-        n_sends=draw(st.integers(30, 90)),
+        # the oracle tries every assignment per direction: small runs keep it bounded (25
+        # examples of 30-90 sends ran over 18 CPU minutes); the matcher's goals at full size
+        # are tests/test_exchanges_reference_shape.py's (issue 22 open)
+        n_sends=draw(st.integers(20, 40)),
         work_sessions=draw(st.integers(1, 4)),
         p_extra_send=draw(st.sampled_from([0.0, 0.3, 0.6])),
         p_send_back=draw(st.sampled_from([0.0, 0.2, 0.5])),
@@ -332,7 +335,7 @@ def reference_runs(draw: st.DrawFn) -> tuple[ModelConfig, int]:
 
 @pytest.mark.slow
 @settings(
-    max_examples=25,
+    max_examples=8,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
