@@ -50,6 +50,12 @@ _XInfo = tuple[str | None, float, str | None, int | None, str | None, str | None
 _Event = tuple[object, ...]
 
 
+def _square(x: float) -> float:
+    """``x * x``: a lag of a far-future time squares to inf, where ``x ** 2`` raises
+    OverflowError (Python's float power checks its range; multiplication does not)."""
+    return x * x
+
+
 def tails(
     ex: pl.DataFrame, x: pl.DataFrame, outcome_of: pl.DataFrame
 ) -> tuple[pl.DataFrame, pl.DataFrame]:
@@ -306,7 +312,7 @@ def _solve_segment(
                     if xn not in closed and ms >= last[xn]:
                         # what breaks a rule costs more than any lag: as few as possible
                         bent = xn not in static[ev[1]] or (ev[0] == "t" and ev[3] != turns[xn] + 1)
-                        lag = ((ms - last[xn]) / 1000.0) ** 2
+                        lag = _square((ms - last[xn]) / 1000.0)
                         out.append((lag + (_BENT if bent else 0.0), xn, None))
                 out.sort(key=lambda o: (o[0], o[1]))
                 return out
@@ -331,7 +337,7 @@ def _solve_segment(
                         or (k >= 1 and not _agree(tmax, mx))
                     ):
                         continue
-                    out.append((((ms - prev) / 1000.0) ** 2, xn, None))
+                    out.append((_square((ms - prev) / 1000.0), xn, None))
                     continue
                 _c, _s, _m, conc, actual, eff, cfg, term, mi, cf, ct, wait, failed = ev
                 if kind is None and not failed:
@@ -374,7 +380,7 @@ def _solve_segment(
                     # last one: its announce was queued somewhere between then and now
                     unknown = term is None and eff is None
                     lane = (prev + mu, ms) if extra or unknown else (prev, prev)
-                out.append((((ms - prev - mu) / 1000.0) ** 2, xn, lane))
+                out.append((_square((ms - prev - mu) / 1000.0), xn, lane))
             out.sort(key=lambda o: (o[0], o[1]))
             return out
 
