@@ -99,7 +99,7 @@ def _check_has_logs(logdir: str) -> None:
     """
     from pathlib import Path
 
-    from a2a_lab.io._sources import SourceError, resolve_source
+    from a2a_lab.io import SourceError, resolve_source
 
     if not Path(logdir).expanduser().is_dir():
         return

@@ -43,7 +43,7 @@ from pydantic import (
 )
 from pydantic_core import InitErrorDetails, PydanticCustomError
 
-from a2a_lab.reference.runtime._js import (
+from a2a_lab.reference.runtime.js import (
     UNDEFINED,
     is_js_number,
     js_number_str,

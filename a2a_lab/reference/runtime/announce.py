@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from a2a_lab.reference.jsstr import js_trim
-from a2a_lab.reference.runtime._js import JS_FLAGS_I
+from a2a_lab.reference.runtime.js import JS_FLAGS_I
 
 #: An agent-internal session key (reference: ``/^agent:[^:]+:(main|a2a:|subagent:)/i``).
 AGENT_SESSION_KEY: Final = re.compile("agent:[^:]+:(main|a2a:|subagent:)", JS_FLAGS_I)

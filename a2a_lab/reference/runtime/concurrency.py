@@ -33,7 +33,7 @@ from typing import Final, Literal
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
-from a2a_lab.reference.runtime._js import js_number_str
+from a2a_lab.reference.runtime.js import js_number_str
 
 
 class ConcurrencyConfig(BaseModel):

@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import Final
 
-from a2a_lab.reference.runtime._js import JS_DOT, PatternRule, first_match, js_string
+from a2a_lab.reference.runtime.js import JS_DOT, PatternRule, first_match, js_string
 
 
 class ErrorCategory(StrEnum):

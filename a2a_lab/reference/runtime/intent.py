@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Final, Literal
 
-from a2a_lab.reference.runtime._js import (
+from a2a_lab.reference.runtime.js import (
     JS_DOT,
     JS_FLAGS_I,
     PatternRule,

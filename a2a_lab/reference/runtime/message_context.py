@@ -14,7 +14,7 @@ import re
 from typing import Final
 
 from a2a_lab.reference.jsstr import js_lower, js_trim
-from a2a_lab.reference.runtime._js import JS_FLAGS_I
+from a2a_lab.reference.runtime.js import JS_FLAGS_I
 
 #: The agent id of a key that names none (reference ``DEFAULT_AGENT_ID``).
 DEFAULT_AGENT_ID: Final = "main"

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from a2a_lab.reference.jsstr import js_lower, js_trim, utf16_len
-from a2a_lab.reference.runtime._js import JS_FLAGS_I, JS_SPACE
+from a2a_lab.reference.runtime.js import JS_FLAGS_I, JS_SPACE
 
 #: Every ``terminationReason`` of runtime §3: the three checks here, the explicit skip, and
 #: the ends of a turn that did not produce a usable reply.
