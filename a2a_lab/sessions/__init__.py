@@ -17,22 +17,22 @@ correct what analysts usually want corrected:
   ``workSessionId = null``.
 
 The code is split by concept: ``_build`` (work sessions and threads), ``_session_query``
-(their filters as one value), ``_query`` (``GET /api/events``), ``_objects`` (the
-reference's enriched event objects of the JSON output) and ``_js`` (JavaScript semantics
-of the query values, rules §8.0).
+(their filters as one value), ``_overrides`` (category overrides), ``_query``
+(``GET /api/events``), ``_objects`` (the reference's enriched event objects of the JSON
+output) and ``_js`` (JavaScript semantics of the query values, rules §8.0).
 """
 
 from a2a_lab.sessions._build import (
     LIFECYCLE_TERMINAL_TYPES,
     UNASSIGNED_SESSION_ID,
     WorkSessionsResult,
-    load_overrides,
     work_sessions,
 )
 from a2a_lab.sessions._js import Filter, Limit, Now
 from a2a_lab.sessions._js import _js_number as _js_number  # the CLI's --limit check
 from a2a_lab.sessions._js import _limit_count as _limit_count
 from a2a_lab.sessions._objects import event_objects
+from a2a_lab.sessions._overrides import load_overrides
 from a2a_lab.sessions._query import EventsResult, events_query
 from a2a_lab.sessions._session_query import STATUSES, SessionQuery
 

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
-from pathlib import Path
 from typing import Any, Final, Literal, Never
 
 import polars as pl
@@ -16,40 +14,18 @@ from a2a_lab._frames import ms_to_seconds, ms_to_time
 from a2a_lab._options import reject_removed_keywords
 from a2a_lab.reference.jsstr import js_lower, js_string_expr, utf16_sort_key_expr
 from a2a_lab.reference.rules import TASK_MONITOR_V1, RuleSet
-from a2a_lab.reference.strict_json import reject_constant as _reject_constant
-from a2a_lab.sessions._js import Now, _as_string, _limit_count, _now_ms
+from a2a_lab.sessions._js import Now, _limit_count, _now_ms
 from a2a_lab.sessions._objects import _event_objects, _event_rows, _json_number, event_objects
-from a2a_lab.sessions._session_query import STATUSES as STATUSES
+from a2a_lab.sessions._overrides import _OBJECT_PROTOTYPE_MEMBERS, load_overrides
 from a2a_lab.sessions._session_query import SessionQuery
 from a2a_lab.time import in_window, python_safe
 
-#: ``id`` of the session that ``unassigned=True`` builds from events without workSessionId
-#: (it cannot collide with a real session, whose id always starts with ``ws:``).
+#: ``id`` of the session that ``SessionQuery(unassigned=True)`` builds from events without a
+#: workSessionId (it cannot collide with a real session, whose id always starts with ``ws:``).
 UNASSIGNED_SESSION_ID = "unassigned"
 
-#: The lifecycle events that end a task, terminal in the ``lifecycle_terminal=True`` mode.
+#: The lifecycle events that end a task, terminal with ``SessionQuery(lifecycle_terminal=True)``.
 LIFECYCLE_TERMINAL_TYPES: tuple[str, ...] = ("task.completed", "task.cancelled")
-
-#: Own properties of JavaScript's ``Object.prototype``. The reference looks overrides up as
-#: ``overrides[workSessionId]`` on a plain object, so a session with one of these ids finds
-#: an inherited member: truthy, without a category. Its category stays, but its
-#: ``categorySource`` becomes ``manual_override`` (**quirk**, reproduced).
-_OBJECT_PROTOTYPE_MEMBERS: frozenset[str] = frozenset(
-    {
-        "__defineGetter__",
-        "__defineSetter__",
-        "__lookupGetter__",
-        "__lookupSetter__",
-        "__proto__",
-        "constructor",
-        "hasOwnProperty",
-        "isPrototypeOf",
-        "propertyIsEnumerable",
-        "toLocaleString",
-        "toString",
-        "valueOf",
-    }
-)
 
 _SESSION_COLUMNS = (
     "id",
@@ -93,69 +69,6 @@ _SESSION_API: dict[str, str] = {
     "categorySource": "category_source",
     "roleCounts": "role_counts",
 }
-
-
-# ---------------------------------------------------------------------------------------
-# Overrides
-# ---------------------------------------------------------------------------------------
-
-
-def load_overrides(
-    overrides: Mapping[str, Any] | str | os.PathLike[str], *, rules: RuleSet = TASK_MONITOR_V1
-) -> dict[str, dict[str, Any]]:
-    """Read work-session category overrides as the reference's reader does.
-
-    The reference file (``work-session-category-overrides.json``) maps a bare
-    workSessionId to ``{collabCategory, updatedAt, updatedBy?}``. An entry whose
-    ``collabCategory``, JS-trimmed, is not a known category (case matters) is ignored.
-
-    Parameters
-    ----------
-    overrides
-        The parsed mapping, or the path of such a JSON file.
-    rules
-        The rule set whose categories are known.
-
-    Returns
-    -------
-    dict
-        ``{workSessionId: {"collabCategory", "updatedAt", "updatedBy"}}`` (the two
-        timestamps JS-trimmed, None when absent), valid entries only.
-
-    Raises
-    ------
-    OSError
-        If the file cannot be read.
-    ValueError
-        If the file is not JSON, or the document is not a JSON object.
-
-    Examples
-    --------
-    >>> load_overrides({"ws_1": {"collabCategory": " qa_validation ", "updatedAt": "x"},
-    ...                 "ws_2": {"collabCategory": "QA_VALIDATION"}})
-    {'ws_1': {'collabCategory': 'qa_validation', 'updatedAt': 'x', 'updatedBy': None}}
-    """
-    if isinstance(overrides, (str, os.PathLike)):
-        parsed = json.loads(
-            Path(overrides).read_text(encoding="utf-8"), parse_constant=_reject_constant
-        )
-    else:
-        parsed = overrides
-    if not isinstance(parsed, Mapping):
-        raise ValueError("category overrides must be a JSON object {workSessionId: {...}}")
-    known = set(rules.category_names)
-    result: dict[str, dict[str, Any]] = {}
-    for ws_id, entry in parsed.items():
-        record = entry if isinstance(entry, Mapping) else {}
-        category = _as_string(record.get("collabCategory"))
-        if category not in known:
-            continue
-        result[str(ws_id)] = {
-            "collabCategory": category,
-            "updatedAt": _as_string(record.get("updatedAt")),
-            "updatedBy": _as_string(record.get("updatedBy")),
-        }
-    return result
 
 
 # ---------------------------------------------------------------------------------------
@@ -661,7 +574,19 @@ def work_sessions(
         _session_status(now_ms, rules, lifecycle_terminal=query.lifecycle_terminal),
         valid_overrides,
     )
-    matched = _matched(sessions, echo)
+    return _result(sessions, _matched(sessions, echo), threads, events, lazy, query, echo)
+
+
+def _result(
+    sessions: pl.DataFrame,
+    matched: pl.DataFrame,
+    threads: pl.DataFrame,
+    events: pl.DataFrame,
+    enriched: pl.LazyFrame,
+    query: SessionQuery,
+    echo: dict[str, Any],
+) -> WorkSessionsResult:
+    """The matched sessions and their threads in the reference's order, with their times."""
     threads = threads.join(
         matched.select("work_session_id", "_rank"),
         on="work_session_id",
@@ -687,7 +612,7 @@ def work_sessions(
         query=echo,
         _members=threads.get_column("_members"),
         _events=events.select("file", "line", "ts", "type"),
-        _enriched=lazy,
+        _enriched=enriched,
         _session_ms=matched.select("_start_ms", "_last_ms", "_duration_ms"),
         _thread_ms=threads.select("_start_ms", "_last_ms"),
     )

@@ -82,7 +82,7 @@ def _local(time: pl.Expr, tz: str, fmt: str) -> pl.Expr:
     return format_time(time.dt.convert_time_zone(tz), fmt)
 
 
-#: Title of the session that ``unassigned=True`` builds.
+#: Title of the session that ``SessionQuery(unassigned=True)`` builds.
 _UNASSIGNED_TITLE = "events without a work session"
 #: Characters of a session's first message shown where its task has no title.
 _ABOUT_CHARS = 90
