@@ -49,13 +49,14 @@ if TYPE_CHECKING:  # the names below load on first use (``a2a-lab --help`` impor
     )
     from a2a_lab.reference.rules import TASK_MONITOR_V1, RuleSet, main_agents_from_openclaw
     from a2a_lab.schema import CoordinationEvent, EventData, polars_schema
-    from a2a_lab.sessions import WorkSessionsResult, events_query, work_sessions
+    from a2a_lab.sessions import SessionQuery, WorkSessionsResult, events_query, work_sessions
     from a2a_lab.time import to_epoch_ms
 
 __all__ = [
     "ENRICHMENT_COLUMNS",
     "RULES",
     "TASK_MONITOR_V1",
+    "CheckLimits",
     "CoordinationEvent",
     "EventData",
     "IngestReport",
@@ -63,6 +64,7 @@ __all__ = [
     "LoadResult",
     "LogFollower",
     "RuleSet",
+    "SessionQuery",
     "SimConfig",
     "WorkSessionsResult",
     "__version__",
@@ -177,6 +179,7 @@ _LAZY_NAMES = {
     "CoordinationEvent": "a2a_lab.schema",
     "EventData": "a2a_lab.schema",
     "polars_schema": "a2a_lab.schema",
+    "SessionQuery": "a2a_lab.sessions",
     "WorkSessionsResult": "a2a_lab.sessions",
     "events_query": "a2a_lab.sessions",
     "work_sessions": "a2a_lab.sessions",
@@ -190,6 +193,7 @@ _LAZY_NAMES = {
     "message_counts": "a2a_lab.analysis.graph",
     "to_node_link": "a2a_lab.analysis.graph",
     "check": "a2a_lab.analysis.checks",
+    "CheckLimits": "a2a_lab.analysis.checks",
     "load_findings": "a2a_lab.analysis.checks",
     "RULES": "a2a_lab.analysis.checks",
     "fit_log": "a2a_lab.analysis.calibrate",

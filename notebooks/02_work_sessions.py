@@ -39,7 +39,13 @@ import a2a_lab as al
 from a2a_lab import plots
 from a2a_lab.views.notebook import display_timezone, setup
 from a2a_lab.views.palette import MESSAGE_KIND_COLORS
-from a2a_lab.views.threads import search_chart, sessions_table, thread_messages, thread_view
+from a2a_lab.views.threads import (
+    MessageOptions,
+    search_chart,
+    sessions_table,
+    thread_messages,
+    thread_view,
+)
 
 LOGS = setup()
 TZ = display_timezone()
@@ -222,7 +228,7 @@ variants = {
 }
 rows = []
 for name, options in variants.items():
-    res = al.work_sessions(events, now=NOW, **options)
+    res = al.work_sessions(events, al.SessionQuery(**options), now=NOW)
     statuses = res.sessions.get_column("status")
     rows.append(
         {
@@ -247,7 +253,7 @@ pl.DataFrame(rows)
 # that decided it is filtered out:
 
 # %%
-by_role = al.work_sessions(events, now=NOW, roles="conversation.main")
+by_role = al.work_sessions(events, al.SessionQuery(roles="conversation.main"), now=NOW)
 compared = ws.sessions.select("id", "status", "collab_category").join(
     by_role.sessions.select("id", "status", "collab_category"), on="id", how="left", suffix="_role"
 )
@@ -264,12 +270,12 @@ compared.group_by("status", "status_role").len("sessions").sort(
 # The defaults reproduce the reference exactly, quirks included. Two documented options
 # correct what analysts usually want corrected:
 #
-# * `lifecycle_terminal=True`: `task.completed` and `task.cancelled` end a session (QUIET). The
+# * `SessionQuery(lifecycle_terminal=True)`: `task.completed` and `task.cancelled` end a session (QUIET). The
 #   reference only reads a `status` field, and real `task.completed` events carry none — so a
 #   finished task whose last event is its completion stays ACTIVE on the dashboard.
 
 # %%
-lifecycle = al.work_sessions(events, now=NOW, lifecycle_terminal=True)
+lifecycle = al.work_sessions(events, al.SessionQuery(lifecycle_terminal=True), now=NOW)
 (
     ws.sessions.select("id", "status")
     .join(lifecycle.sessions.select("id", "status"), on="id", suffix="_lifecycle")
@@ -281,14 +287,14 @@ lifecycle = al.work_sessions(events, now=NOW, lifecycle_terminal=True)
 # %% [markdown]
 # *In the sample*, most sessions the dashboard shows as ACTIVE are in fact finished tasks.
 #
-# * `unassigned=True`: events without a `workSessionId` — which the reference leaves out of
+# * `SessionQuery(unassigned=True)`: events without a `workSessionId` — which the reference leaves out of
 #   every session — form one extra session, `id = "unassigned"`. In the sample these are
 #   conversations started from Discord, DMs and the main session, gate refusals and
 #   observability events: a large share of the traffic that the dashboard's session view
 #   never shows.
 
 # %%
-with_unassigned = al.work_sessions(events, now=NOW, unassigned=True)
+with_unassigned = al.work_sessions(events, al.SessionQuery(unassigned=True), now=NOW)
 unassigned_events = int(
     with_unassigned.sessions.filter(pl.col("id") == "unassigned").get_column("event_count").sum()
 )
@@ -308,7 +314,7 @@ with_unassigned.sessions.filter(pl.col("id") == "unassigned").select(
 # `{line, ts, type}` only).
 
 # %%
-api = al.work_sessions(events, now=NOW, limit=2).to_api()
+api = al.work_sessions(events, al.SessionQuery(limit=2), now=NOW).to_api()
 print({k: v for k, v in api.items() if k != "sessions"})
 if api["sessions"]:
     first = api["sessions"][0]
@@ -358,7 +364,7 @@ served == api
 # | `[outcome] blocked: …` + `concurrencyBlocked` | **refused: concurrency limit** |
 # | `conv:724c0a5f-…`, `task_…` ids | the task's title (its plan, else a delegation payload) |
 # | event type and epoch ms | `#n`, time in `A2A_LAB_TZ`, sender → receiver, a label |
-# | — | a search box, and `search=` in the kernel |
+# | — | a search box, and `MessageOptions(search=…)` in the kernel |
 #
 # Which session to read? One where several things happen: a no-reply, a Discord mention, a
 # structured payload and a retry — found from the events, not picked by hand. A log without
@@ -397,12 +403,17 @@ candidates
 # trusted, as they are once you run it; on GitHub every message stays shown).
 
 # %%
-thread_view(ws, events, SESSION, discord_users=DISCORD_USERS, tz=TZ) if SESSION else None
+(
+    thread_view(ws, events, SESSION, MessageOptions(discord_users=DISCORD_USERS), tz=TZ)
+    if SESSION
+    else None
+)
 
 # %% [markdown]
-# The same rows as a frame, one per message — here searched in the kernel. `search=` matches
-# the sender, receiver, label and text, case-insensitively; `regex=True` reads it as a regular
-# expression. What went wrong in this session?
+# The same rows as a frame, one per message — here searched in the kernel.
+# `MessageOptions(search=…)` matches the sender, receiver, label and text,
+# case-insensitively; `regex=True` reads it as a regular expression. What went wrong in
+# this session?
 
 # %%
 if SESSION:
@@ -410,10 +421,8 @@ if SESSION:
         ws,
         events,
         SESSION,
-        discord_users=DISCORD_USERS,
+        MessageOptions(discord_users=DISCORD_USERS, search=r"no reply|refused|retry", regex=True),
         tz=TZ,
-        search=r"no reply|refused|retry",
-        regex=True,
     ).select("thread_title", "n", "time", "sender", "receiver", "label", "text")
     display(
         Markdown(
@@ -435,7 +444,9 @@ if SESSION:
 
 # %%
 if SESSION:
-    messages = thread_messages(ws, events, SESSION, discord_users=DISCORD_USERS, tz=TZ)
+    messages = thread_messages(
+        ws, events, SESSION, MessageOptions(discord_users=DISCORD_USERS), tz=TZ
+    )
     display(search_chart(messages, title=f"{messages.height} messages of {SESSION}"))
 
 # %% [markdown]

@@ -15,13 +15,15 @@ pairs that do are replayed message by message.
 from __future__ import annotations
 
 from collections import deque
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Never
 
 import numpy as np
 import polars as pl
 
 from a2a_lab._frames import data_text as _text
 from a2a_lab._frames import narrow, same_kind
+from a2a_lab._options import reject_removed_keywords
 from a2a_lab.analysis._check_a2a import _a2a_sequence
 from a2a_lab.analysis._check_rules import (
     _D,
@@ -43,6 +45,7 @@ __all__ = [
     "FINDING_SCHEMA",
     "RULES",
     "SEVERITIES",
+    "CheckLimits",
     "Rule",
     "check",
     "load_findings",
@@ -459,22 +462,52 @@ def _identity(events: pl.DataFrame) -> list[pl.LazyFrame]:
 # ---------------------------------------------------------------------------------------
 
 
+@dataclass(frozen=True, kw_only=True)
+class CheckLimits:
+    """The limits :func:`check` replays and the clock skew it tolerates.
+
+    The defaults are today's gateway (runtime §5): the loop guard's 6 messages per 60 s
+    per agent pair, the collaborate limit's 10 calls per 5 min, relay depth 5.
+    :func:`dataclasses.replace` makes a variant.
+
+    Attributes
+    ----------
+    future_tolerance_s
+        How far past ``now`` an event may lie before ``clock.future_ts`` flags it.
+    loop_limit, loop_window_s
+        The loop guard replayed (``guard.loop``).
+    collaborate_limit, collaborate_window_s
+        The collaborate limit replayed (``guard.collaborate``).
+    max_depth
+        The relay depth above which the guard blocks (``guard.relay_depth``).
+
+    Examples
+    --------
+    >>> CheckLimits(loop_limit=3)
+    CheckLimits(future_tolerance_s=300.0, loop_limit=3, loop_window_s=60.0, \
+collaborate_limit=10, collaborate_window_s=300.0, max_depth=5)
+    """
+
+    future_tolerance_s: float = 300.0
+    loop_limit: int = 6
+    loop_window_s: float = 60.0
+    collaborate_limit: int = 10
+    collaborate_window_s: float = 300.0
+    max_depth: int = 5
+
+
 @same_kind(collect=True)
 def check(
     events: pl.DataFrame,
+    limits: CheckLimits | None = None,
     *,
     now: Instant | None = None,
-    future_tolerance_s: float = 300.0,
-    loop_limit: int = 6,
-    loop_window_s: float = 60.0,
-    collaborate_limit: int = 10,
-    collaborate_window_s: float = 300.0,
-    max_depth: int = 5,
     select: list[str] | None = None,
     ignore: list[str] | None = None,
     since: Instant | None = None,
     until: Instant | None = None,
     report: LoadReport | None = None,
+    **removed: Never,
 ) -> pl.DataFrame:
     """Run the health rules on an event frame and return the findings.
 
@@ -482,18 +515,13 @@ def check(
     ----------
     events
         An event frame (loaded or enriched).
+    limits
+        The safety limits replayed and the clock skew tolerated (:class:`CheckLimits`);
+        default: today's gateway.
     now
         The clock for ``clock.future_ts``: ISO string, datetime or epoch ms, naive = UTC
         (:func:`a2a_lab.time.to_epoch_ms`); default: the wall clock, the package's one
         clock (:func:`a2a_lab.time.now_ms`), as the report and every CLI command.
-    future_tolerance_s
-        How far past ``now`` an event may lie before it is flagged.
-    loop_limit, loop_window_s
-        The loop guard replayed (today's 6 per 60 s).
-    collaborate_limit, collaborate_window_s
-        The collaborate limit replayed (10 per 5 min).
-    max_depth
-        The relay depth above which the guard blocks.
     select, ignore
         Run only the rule ids of ``select`` (default: all of :data:`RULES`), minus those of
         ``ignore``. An id ending in ``.`` or ``*`` selects a family (``"guard."``).
@@ -503,12 +531,20 @@ def check(
     report
         The :class:`a2a_lab.io.LoadReport` of the load; when given, the ``load.*`` rules
         (:func:`load_findings`) turn an empty source and rejected lines into errors.
+    **removed
+        None accepted: a limit passed as a keyword (``loop_limit=…``, the form before
+        :class:`CheckLimits`) raises a ``TypeError`` naming it.
 
     Returns
     -------
     pl.DataFrame
         :data:`FINDING_SCHEMA`, sorted by severity (errors first), rule, file and line.
     """
+    reject_removed_keywords("check", removed, CheckLimits, parameter="limits")
+    if limits is None:
+        limits = CheckLimits()
+    elif not isinstance(limits, CheckLimits):
+        raise TypeError(f"limits must be a CheckLimits, not {type(limits).__name__}")
     chosen = select_rules(select, ignore)
     lo, hi = window_ms(since, until)
     if lo is not None:
@@ -519,19 +555,19 @@ def check(
     parts: list[pl.LazyFrame] = []
     parts += _a2a_sequence(events)
     parts += _tasks(events)
-    parts.append(_guard_findings(events, "guard.loop", loop_limit, loop_window_s))
+    parts.append(_guard_findings(events, "guard.loop", limits.loop_limit, limits.loop_window_s))
     parts.append(
         _guard_findings(
             events,
             "guard.collaborate",
-            collaborate_limit,
-            collaborate_window_s,
+            limits.collaborate_limit,
+            limits.collaborate_window_s,
             types=("a2a.send",),
             ping_pong_only=False,
         )
     )
-    parts.append(_relay_depth(events, max_depth))
-    parts += _clock(events, now_ms, future_tolerance_s * 1000.0)
+    parts.append(_relay_depth(events, limits.max_depth))
+    parts += _clock(events, now_ms, limits.future_tolerance_s * 1000.0)
     parts += _identity(events)
     if report is not None:
         parts.append(load_findings(report).lazy())

@@ -172,6 +172,47 @@ def interaction_graph(
         ``mean_turns``, ``retries``, ``spawns`` and ``delegation`` (any ``a2a.spawn``).
     """
     a2a = _select(events, window, work_session, since, until)
+    conv, edges = _edges(a2a)
+    nodes = _nodes(a2a, conv, main_agents)
+    g = nx.DiGraph(
+        window=None if window is None else [str(w) for w in window], work_session=work_session or ""
+    )
+    for row in python_safe(nodes).iter_rows(named=True):
+        g.add_node(row.pop("agent"), **_clean(row))
+    edge_table = edges.select("from_agent", "to_agent", *_EDGE_COLUMNS)
+    for row in python_safe(edge_table).iter_rows(named=True):
+        g.add_edge(row.pop("from_agent"), row.pop("to_agent"), **_clean(row))
+    g.graph = _clean(g.graph)
+    return g
+
+
+#: The edge attributes of :func:`interaction_graph`, in order.
+_EDGE_COLUMNS: tuple[str, ...] = (
+    "messages",
+    "sends",
+    "responses",
+    "exchanges",
+    "conversations",
+    "replied",
+    "no_reply",
+    "concurrency_blocked",
+    "no_reply_share",
+    "p50_first_reply_s",
+    "p95_first_reply_s",
+    "p99_first_reply_s",
+    "mean_turns",
+    "retries",
+    "spawns",
+    "delegation",
+)
+
+
+def _edges(a2a: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """The conversations of the selected events, and one row per directed agent pair.
+
+    A pair's row joins its message counts, its exchange statistics (:func:`pair_stats`),
+    its distinct conversations and its spawns; a count a pair lacks is 0.
+    """
     ex = exchange_events(a2a.lazy()).collect()
     msgs = _message_counts(ex.lazy())
     conv = _conversations_of(ex.lazy())
@@ -217,34 +258,7 @@ def interaction_graph(
         )
         .sort(keys)
     )
-    nodes = _nodes(a2a, conv, main_agents)
-    g = nx.DiGraph(
-        window=None if window is None else [str(w) for w in window], work_session=work_session or ""
-    )
-    for row in python_safe(nodes).iter_rows(named=True):
-        g.add_node(row.pop("agent"), **_clean(row))
-    edge_cols = [
-        "messages",
-        "sends",
-        "responses",
-        "exchanges",
-        "conversations",
-        "replied",
-        "no_reply",
-        "concurrency_blocked",
-        "no_reply_share",
-        "p50_first_reply_s",
-        "p95_first_reply_s",
-        "p99_first_reply_s",
-        "mean_turns",
-        "retries",
-        "spawns",
-        "delegation",
-    ]
-    for row in python_safe(edges.select(*keys, *edge_cols)).iter_rows(named=True):
-        g.add_edge(row.pop("from_agent"), row.pop("to_agent"), **_clean(row))
-    g.graph = _clean(g.graph)
-    return g
+    return conv, edges
 
 
 def _nodes(

@@ -97,7 +97,7 @@ def run(args: argparse.Namespace) -> int:
 
     import polars as pl
 
-    from a2a_lab.analysis.checks import SEVERITIES, check
+    from a2a_lab.analysis.checks import SEVERITIES, CheckLimits, check
     from a2a_lab.cli._source import load_source
 
     fmt = args.format or ("json" if args.json else "text")
@@ -112,9 +112,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         found = check(
             res.events,
+            CheckLimits(loop_limit=args.loop_limit, loop_window_s=args.loop_window),
             now=now,
-            loop_limit=args.loop_limit,
-            loop_window_s=args.loop_window,
             select=split_multi(args.select),
             ignore=split_multi(args.ignore),
             since=args.since,

@@ -222,7 +222,7 @@ def _check_overrides(path: str, kept: dict[str, Any]) -> None:
 def run(args: argparse.Namespace) -> int:
     import polars as pl
 
-    from a2a_lab.sessions import load_overrides, work_sessions
+    from a2a_lab.sessions import SessionQuery, load_overrides, work_sessions
     from a2a_lab.time import now_ms
 
     now = now_ms(args.now)
@@ -264,17 +264,15 @@ def run(args: argparse.Namespace) -> int:
     # while the sessions are built
     del events
     with lean_engine():
-        result = work_sessions(
-            frame,
-            now=now,
+        query = SessionQuery(
             roles=args.role,
             types=args.type,
             status=args.status,
             view_category=args.view_category,
             sub_tag=args.sub_tag,
             limit=args.limit,
-            overrides=overrides,
         )
+        result = work_sessions(frame, query, now=now, overrides=overrides)
         if args.output is not None:
             write_output(result.sessions, args.output, cli_tz(args))
             print(

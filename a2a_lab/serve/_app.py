@@ -34,7 +34,7 @@ from a2a_lab.reference.rules import TASK_MONITOR_V1
 from a2a_lab.serve._bodies import EventTexts, work_sessions_bytes
 from a2a_lab.serve._json import js_json_bytes
 from a2a_lab.serve._live import Body, LiveEvents, Snapshot
-from a2a_lab.sessions import events_query, load_overrides, work_sessions
+from a2a_lab.sessions import SessionQuery, events_query, load_overrides, work_sessions
 
 #: The reference's response headers (``peer-api/*.json`` ``meta.headers``).
 HEADERS = {
@@ -187,15 +187,7 @@ def _work_sessions_body(
     ``last_time`` is whole milliseconds, at or before the exact time: an earlier bound.
     """
     result = work_sessions(
-        snap.events,
-        now=now_ms,
-        roles=params.get("role"),
-        types=params.get("type"),
-        status=params.get("status"),
-        view_category=params.get("viewCategory"),
-        sub_tag=params.get("subTag"),
-        limit=params.get("limit"),
-        overrides=overrides,
+        snap.events, SessionQuery.from_params(params), now=now_ms, overrides=overrides
     )
     candidates = None
     if not result.query["status"]:

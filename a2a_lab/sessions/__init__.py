@@ -1,37 +1,40 @@
 """Work sessions and the dashboard's queries, number for number (rules §7-§8).
 
 :func:`work_sessions` groups ENRICHED events (the output of :func:`a2a_lab.enrich`) into
-the reference dashboard's work sessions and conversation threads, with the
-``GET /api/work-sessions`` filters; :func:`events_query` is ``GET /api/events``. Both are
-vectorised Polars; only :meth:`WorkSessionsResult.to_api` and :meth:`EventsResult.to_api`
-build Python objects, for the (limited) output.
+the reference dashboard's work sessions and conversation threads, filtered by one
+:class:`SessionQuery` (the ``GET /api/work-sessions`` query); :func:`events_query` is
+``GET /api/events``. Both are vectorised Polars; only :meth:`WorkSessionsResult.to_api`
+and :meth:`EventsResult.to_api` build Python objects, for the (limited) output.
 
 The defaults reproduce the reference exactly, quirks included. Two documented modes
 correct what analysts usually want corrected:
 
-* ``lifecycle_terminal=True``: ``task.completed`` / ``task.cancelled`` end a session (QUIET)
-  even though real ones carry no ``status`` (the reference only reads the status);
-* ``unassigned=True``: events without a ``workSessionId`` (which the reference leaves out)
-  form one extra session, ``id = "unassigned"``, ``workSessionId = null``.
+* ``SessionQuery(lifecycle_terminal=True)``: ``task.completed`` / ``task.cancelled`` end
+  a session (QUIET) even though real ones carry no ``status`` (the reference only reads
+  the status);
+* ``SessionQuery(unassigned=True)``: events without a ``workSessionId`` (which the
+  reference leaves out) form one extra session, ``id = "unassigned"``,
+  ``workSessionId = null``.
 
-The code is split by concept: ``_build`` (work sessions and threads), ``_query``
+The code is split by concept: ``_build`` (work sessions and threads), ``_session_query``
+(their filters as one value), ``_overrides`` (category overrides), ``_query``
 (``GET /api/events``), ``_objects`` (the reference's enriched event objects of the JSON
 output) and ``_js`` (JavaScript semantics of the query values, rules §8.0).
 """
 
 from a2a_lab.sessions._build import (
     LIFECYCLE_TERMINAL_TYPES,
-    STATUSES,
     UNASSIGNED_SESSION_ID,
     WorkSessionsResult,
-    load_overrides,
     work_sessions,
 )
 from a2a_lab.sessions._js import Filter, Limit, Now
 from a2a_lab.sessions._js import _js_number as _js_number  # the CLI's --limit check
 from a2a_lab.sessions._js import _limit_count as _limit_count
 from a2a_lab.sessions._objects import event_objects
+from a2a_lab.sessions._overrides import load_overrides
 from a2a_lab.sessions._query import EventsResult, events_query
+from a2a_lab.sessions._session_query import STATUSES, SessionQuery
 
 __all__ = [
     "LIFECYCLE_TERMINAL_TYPES",
@@ -41,6 +44,7 @@ __all__ = [
     "Filter",
     "Limit",
     "Now",
+    "SessionQuery",
     "WorkSessionsResult",
     "event_objects",
     "events_query",

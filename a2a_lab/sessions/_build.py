@@ -2,54 +2,30 @@
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
-from pathlib import Path
-from typing import Any, Final, Literal
+from typing import Any, Final, Literal, Never
 
 import polars as pl
 
 from a2a_lab._frames import ms_to_seconds, ms_to_time
+from a2a_lab._options import reject_removed_keywords
 from a2a_lab.reference.jsstr import js_lower, js_string_expr, utf16_sort_key_expr
 from a2a_lab.reference.rules import TASK_MONITOR_V1, RuleSet
-from a2a_lab.reference.strict_json import reject_constant as _reject_constant
-from a2a_lab.sessions._js import Filter, Limit, Now, _as_string, _csv_values, _limit_count, _now_ms
+from a2a_lab.sessions._js import Now, _limit_count, _now_ms
 from a2a_lab.sessions._objects import _event_objects, _event_rows, _json_number, event_objects
-from a2a_lab.time import Instant, in_window, python_safe
+from a2a_lab.sessions._overrides import _OBJECT_PROTOTYPE_MEMBERS, load_overrides
+from a2a_lab.sessions._session_query import SessionQuery
+from a2a_lab.time import in_window, python_safe
 
-#: ``id`` of the session that ``unassigned=True`` builds from events without workSessionId
-#: (it cannot collide with a real session, whose id always starts with ``ws:``).
+#: ``id`` of the session that ``SessionQuery(unassigned=True)`` builds from events without a
+#: workSessionId (it cannot collide with a real session, whose id always starts with ``ws:``).
 UNASSIGNED_SESSION_ID = "unassigned"
 
-#: The lifecycle events that end a task, terminal in the ``lifecycle_terminal=True`` mode.
+#: The lifecycle events that end a task, terminal with ``SessionQuery(lifecycle_terminal=True)``.
 LIFECYCLE_TERMINAL_TYPES: tuple[str, ...] = ("task.completed", "task.cancelled")
-
-#: Work-session statuses, in the reference's declared order.
-STATUSES: tuple[str, ...] = ("ACTIVE", "QUIET", "ARCHIVED")
-
-#: Own properties of JavaScript's ``Object.prototype``. The reference looks overrides up as
-#: ``overrides[workSessionId]`` on a plain object, so a session with one of these ids finds
-#: an inherited member: truthy, without a category. Its category stays, but its
-#: ``categorySource`` becomes ``manual_override`` (**quirk**, reproduced).
-_OBJECT_PROTOTYPE_MEMBERS: frozenset[str] = frozenset(
-    {
-        "__defineGetter__",
-        "__defineSetter__",
-        "__lookupGetter__",
-        "__lookupSetter__",
-        "__proto__",
-        "constructor",
-        "hasOwnProperty",
-        "isPrototypeOf",
-        "propertyIsEnumerable",
-        "toLocaleString",
-        "toString",
-        "valueOf",
-    }
-)
 
 _SESSION_COLUMNS = (
     "id",
@@ -93,69 +69,6 @@ _SESSION_API: dict[str, str] = {
     "categorySource": "category_source",
     "roleCounts": "role_counts",
 }
-
-
-# ---------------------------------------------------------------------------------------
-# Overrides
-# ---------------------------------------------------------------------------------------
-
-
-def load_overrides(
-    overrides: Mapping[str, Any] | str | os.PathLike[str], *, rules: RuleSet = TASK_MONITOR_V1
-) -> dict[str, dict[str, Any]]:
-    """Read work-session category overrides as the reference's reader does.
-
-    The reference file (``work-session-category-overrides.json``) maps a bare
-    workSessionId to ``{collabCategory, updatedAt, updatedBy?}``. An entry whose
-    ``collabCategory``, JS-trimmed, is not a known category (case matters) is ignored.
-
-    Parameters
-    ----------
-    overrides
-        The parsed mapping, or the path of such a JSON file.
-    rules
-        The rule set whose categories are known.
-
-    Returns
-    -------
-    dict
-        ``{workSessionId: {"collabCategory", "updatedAt", "updatedBy"}}`` (the two
-        timestamps JS-trimmed, None when absent), valid entries only.
-
-    Raises
-    ------
-    OSError
-        If the file cannot be read.
-    ValueError
-        If the file is not JSON, or the document is not a JSON object.
-
-    Examples
-    --------
-    >>> load_overrides({"ws_1": {"collabCategory": " qa_validation ", "updatedAt": "x"},
-    ...                 "ws_2": {"collabCategory": "QA_VALIDATION"}})
-    {'ws_1': {'collabCategory': 'qa_validation', 'updatedAt': 'x', 'updatedBy': None}}
-    """
-    if isinstance(overrides, (str, os.PathLike)):
-        parsed = json.loads(
-            Path(overrides).read_text(encoding="utf-8"), parse_constant=_reject_constant
-        )
-    else:
-        parsed = overrides
-    if not isinstance(parsed, Mapping):
-        raise ValueError("category overrides must be a JSON object {workSessionId: {...}}")
-    known = set(rules.category_names)
-    result: dict[str, dict[str, Any]] = {}
-    for ws_id, entry in parsed.items():
-        record = entry if isinstance(entry, Mapping) else {}
-        category = _as_string(record.get("collabCategory"))
-        if category not in known:
-            continue
-        result[str(ws_id)] = {
-            "collabCategory": category,
-            "updatedAt": _as_string(record.get("updatedAt")),
-            "updatedBy": _as_string(record.get("updatedBy")),
-        }
-    return result
 
 
 # ---------------------------------------------------------------------------------------
@@ -576,20 +489,12 @@ class WorkSessionsResult:
 
 def work_sessions(
     enriched: pl.DataFrame | pl.LazyFrame,
+    query: SessionQuery | None = None,
     *,
     now: Now,
-    roles: Filter = None,
-    types: Filter = None,
-    status: Filter = None,
-    view_category: str | None = None,
-    sub_tag: str | None = None,
-    limit: Limit = None,
     overrides: Mapping[str, Any] | str | os.PathLike[str] | None = None,
     rules: RuleSet = TASK_MONITOR_V1,
-    lifecycle_terminal: bool = False,
-    unassigned: bool = False,
-    since: Instant | None = None,
-    until: Instant | None = None,
+    **removed: Never,
 ) -> WorkSessionsResult:
     """Build and filter the work sessions of enriched events (rules §7-§8).
 
@@ -598,40 +503,33 @@ def work_sessions(
     enriched
         Events enriched by :func:`a2a_lab.enrich` (any row order; ties in time keep it, so
         pass a loaded frame as it comes: time-ordered with ties in file order).
+    query
+        Which sessions, and how many in :meth:`WorkSessionsResult.to_api`: the dashboard's
+        filters (``roles``, ``types``, ``status``, ``view_category``, ``sub_tag``,
+        ``limit``), the two non-default modes (``lifecycle_terminal``, ``unassigned``) and
+        a time window (``since``, ``until``); see :class:`SessionQuery`. Default: no
+        filter, the reference's behaviour.
     now
         The clock for ARCHIVED: epoch milliseconds, an ISO 8601 string or a datetime
         (naive = UTC; :func:`a2a_lab.to_epoch_ms`).
-    roles, types, status
-        Lists, or comma-separated strings, as the query parameters ``role``, ``type``,
-        ``status``: values are split on commas and JS-trimmed; invalid roles and statuses
-        are dropped and none left means no filter. Roles and types filter events BEFORE
-        sessions are built; status filters built sessions.
-    view_category
-        Keep sessions of exactly this category (JS-trimmed); ``"all"`` or None: all.
-    sub_tag
-        Keep sessions with this sub-tag, compared case-insensitively (JavaScript
-        lower-casing), exactly.
-    limit
-        The page size of :meth:`WorkSessionsResult.to_api`, with JavaScript
-        ``Number(limit) || 100`` semantics (None, 0, ``"0"``, ``"abc"`` → 100, ``"-3"`` → 1).
-        The frames of the result hold every matched session.
     overrides
         Category overrides in the reference file's shape, or that file's path (see
         :func:`load_overrides`).
     rules
         The rule set (archive window, bucket size, terminal rules, roles, categories).
-    lifecycle_terminal
-        Non-default: ``task.completed`` / ``task.cancelled`` are terminal without a status.
-    unassigned
-        Non-default: events without a workSessionId form the session ``"unassigned"``.
-    since, until
-        Optional time window, both inclusive, on ``event_ms`` (ISO string, datetime or
-        epoch ms; naive = UTC): sessions are built from the events inside it only.
+    **removed
+        None accepted: a filter passed as a keyword (the form before the options object,
+        ``roles=…``) raises a ``TypeError`` naming :class:`SessionQuery`.
 
     Returns
     -------
     WorkSessionsResult
         The sessions, threads and membership frames, counts, and ``to_api()``.
+
+    Raises
+    ------
+    TypeError
+        If ``query`` is not a :class:`SessionQuery`, or a filter is passed as a keyword.
 
     Examples
     --------
@@ -647,102 +545,48 @@ def work_sessions(
     ('ws:ws_1', 'QUIET', 2, 1)
     >>> res.to_api(thread_events="summary")["sessions"][0]["threads"][0]["events"]
     [{'line': 1, 'ts': 1000, 'type': 'a2a.send'}, {'line': 2, 'ts': 2000, 'type': 'a2a.complete'}]
+    >>> work_sessions(al.enrich(ev), al.SessionQuery(status="ACTIVE"), now=60_000).total_matched
+    0
     """
+    reject_removed_keywords("work_sessions", removed, SessionQuery, parameter="query")
+    if query is None:
+        query = SessionQuery()
+    elif not isinstance(query, SessionQuery):
+        raise TypeError(f"query must be a SessionQuery, not {type(query).__name__}")
     now_ms = _now_ms(now)
-    role_filters = [r for r in _csv_values(roles) if r in rules.event_roles]
-    type_filters = _csv_values(types)
-    status_filters = [s for s in _csv_values(status) if s in STATUSES]
-    view = _as_string(view_category)
-    tag = _as_string(sub_tag)
+    echo = query.echo(rules)
     valid_overrides = load_overrides(overrides, rules=rules) if overrides is not None else {}
 
-    lazy = in_window(enriched.lazy(), since, until)
+    lazy = in_window(enriched.lazy(), query.since, query.until)
     events = _session_events(
         lazy,
-        roles=role_filters,
-        types=type_filters,
-        unassigned=unassigned,
+        roles=echo["role"],
+        types=echo["type"],
+        unassigned=query.unassigned,
         rules=rules,
         chunk_rows=CHUNK_ROWS if isinstance(enriched, pl.LazyFrame) else None,
     )
+    threads = _threads(events, rules)
+    sessions = _sessions(
+        threads,
+        events,
+        rules,
+        _session_status(now_ms, rules, lifecycle_terminal=query.lifecycle_terminal),
+        valid_overrides,
+    )
+    return _result(sessions, _matched(sessions, echo), threads, events, lazy, query, echo)
 
-    threads = _first_values(_thread_table(events, rules), events, rules)
-    first = threads["_first"]
-    threads = threads.with_columns(
-        _gathered(events, "work_session_id", first),
-        _gathered(events, "conversation_id", first),
-        _gathered(events, "from_agent", first).fill_null("unknown"),
-        _gathered(events, "to_agent", first).fill_null("unknown"),
-        _gathered(events, "type", first).alias("_type"),
-        _gathered(events, "ts", first).alias("_ts"),
-        pl.col("_eventCategory").alias("collab_category"),
-    ).with_columns(_thread_id(rules).alias("id"))
 
-    sessions = threads.group_by("work_session_id").agg(
-        pl.col("_first").min(),
-        pl.col("_last").max(),
-        pl.col("_start_ms").min(),
-        pl.col("_last_ms").max(),
-        pl.col("event_count").sum(),
-        pl.len().cast(pl.Int64).alias("thread_count"),
-        pl.col("_categorySeq").min(),
-        pl.col("_subTagSeq").min(),
-        *(pl.col(role).sum() for role in rules.event_roles),
-    )
-    sessions = _first_values(sessions, events, rules)
-    # the latest event is the last one in processing order (ties: the later one wins)
-    sessions = sessions.with_columns(
-        _gathered(events, "type", sessions["_last"]).alias("_type"),
-        _gathered(events, "_dataStatus", sessions["_last"]),
-        _gathered(events, "_topStatus", sessions["_last"]),
-    )
-    override_frame = pl.DataFrame(
-        {
-            "work_session_id": list(valid_overrides),
-            "_overrideCategory": [o["collabCategory"] for o in valid_overrides.values()],
-        },
-        schema={"work_session_id": pl.String, "_overrideCategory": pl.String},
-    )
-    overridden = pl.col("_overrideCategory").is_not_null() | pl.col("work_session_id").is_in(
-        sorted(_OBJECT_PROTOTYPE_MEMBERS - set(valid_overrides))
-    )
-    sessions = (
-        sessions.join(override_frame, on="work_session_id", how="left")
-        .with_columns(
-            pl.when(pl.col("work_session_id").is_null())
-            .then(pl.lit(UNASSIGNED_SESSION_ID))
-            .otherwise(pl.lit("ws:") + pl.col("work_session_id"))
-            .alias("id"),
-            pl.when(now_ms - pl.col("_last_ms") > rules.archive_window_ms)
-            .then(pl.lit("ARCHIVED"))
-            .when(_is_terminal(rules, lifecycle_terminal=lifecycle_terminal))
-            .then(pl.lit("QUIET"))
-            .otherwise(pl.lit("ACTIVE"))
-            .alias("status"),
-            (pl.col("_last_ms") - pl.col("_start_ms")).clip(lower_bound=0.0).alias("_duration_ms"),
-            pl.coalesce("_overrideCategory", "_eventCategory").alias("collab_category"),
-            pl.when(overridden.fill_null(False))
-            .then(pl.lit("manual_override"))
-            .otherwise(pl.lit("event"))
-            .alias("category_source"),
-            pl.struct(rules.event_roles).alias("role_counts"),
-        )
-        .sort(["_last_ms", "_first"], descending=[True, False])
-        .with_row_index("_rank")
-    )
-    matched = sessions
-    if status_filters:
-        matched = matched.filter(pl.col("status").is_in(status_filters))
-    if view is not None and view != "all":
-        matched = matched.filter(pl.col("collab_category") == view)
-    if tag is not None:
-        needle = js_lower(tag)
-        matched = matched.filter(
-            pl.col("collab_sub_tags")
-            .list.eval(pl.element().str.to_lowercase() == needle)
-            .list.any()
-        )
-
+def _result(
+    sessions: pl.DataFrame,
+    matched: pl.DataFrame,
+    threads: pl.DataFrame,
+    events: pl.DataFrame,
+    enriched: pl.LazyFrame,
+    query: SessionQuery,
+    echo: dict[str, Any],
+) -> WorkSessionsResult:
+    """The matched sessions and their threads in the reference's order, with their times."""
     threads = threads.join(
         matched.select("work_session_id", "_rank"),
         on="work_session_id",
@@ -764,17 +608,116 @@ def work_sessions(
             matched.group_by("collab_category", maintain_order=True).len().iter_rows()
         ),
         total_sessions=sessions.height,
-        limit_count=_limit_count(limit),
-        query={
-            "role": role_filters,
-            "type": type_filters,
-            "status": status_filters,
-            "viewCategory": view,
-            "subTag": tag,
-        },
+        limit_count=_limit_count(query.limit),
+        query=echo,
         _members=threads.get_column("_members"),
         _events=events.select("file", "line", "ts", "type"),
-        _enriched=lazy,
+        _enriched=enriched,
         _session_ms=matched.select("_start_ms", "_last_ms", "_duration_ms"),
         _thread_ms=threads.select("_start_ms", "_last_ms"),
     )
+
+
+def _threads(events: pl.DataFrame, rules: RuleSet) -> pl.DataFrame:
+    """One row per thread with the values of its first event and its printed ``id``."""
+    threads = _first_values(_thread_table(events, rules), events, rules)
+    first = threads["_first"]
+    return threads.with_columns(
+        _gathered(events, "work_session_id", first),
+        _gathered(events, "conversation_id", first),
+        _gathered(events, "from_agent", first).fill_null("unknown"),
+        _gathered(events, "to_agent", first).fill_null("unknown"),
+        _gathered(events, "type", first).alias("_type"),
+        _gathered(events, "ts", first).alias("_ts"),
+        pl.col("_eventCategory").alias("collab_category"),
+    ).with_columns(_thread_id(rules).alias("id"))
+
+
+def _session_status(now_ms: float, rules: RuleSet, *, lifecycle_terminal: bool) -> pl.Expr:
+    """Rules §7 status of a session row: ARCHIVED by ``now``, else QUIET if it ended."""
+    return (
+        pl.when(now_ms - pl.col("_last_ms") > rules.archive_window_ms)
+        .then(pl.lit("ARCHIVED"))
+        .when(_is_terminal(rules, lifecycle_terminal=lifecycle_terminal))
+        .then(pl.lit("QUIET"))
+        .otherwise(pl.lit("ACTIVE"))
+    )
+
+
+def _sessions(
+    threads: pl.DataFrame,
+    events: pl.DataFrame,
+    rules: RuleSet,
+    status: pl.Expr,
+    overrides: dict[str, dict[str, Any]],
+) -> pl.DataFrame:
+    """One row per session built from its threads, in the reference's order (``_rank``).
+
+    The category is the override's where one applies, else the first non-default one of
+    its events; ``status`` is the rules §7 expression on the latest event.
+    """
+    sessions = threads.group_by("work_session_id").agg(
+        pl.col("_first").min(),
+        pl.col("_last").max(),
+        pl.col("_start_ms").min(),
+        pl.col("_last_ms").max(),
+        pl.col("event_count").sum(),
+        pl.len().cast(pl.Int64).alias("thread_count"),
+        pl.col("_categorySeq").min(),
+        pl.col("_subTagSeq").min(),
+        *(pl.col(role).sum() for role in rules.event_roles),
+    )
+    sessions = _first_values(sessions, events, rules)
+    # the latest event is the last one in processing order (ties: the later one wins)
+    sessions = sessions.with_columns(
+        _gathered(events, "type", sessions["_last"]).alias("_type"),
+        _gathered(events, "_dataStatus", sessions["_last"]),
+        _gathered(events, "_topStatus", sessions["_last"]),
+    )
+    override_frame = pl.DataFrame(
+        {
+            "work_session_id": list(overrides),
+            "_overrideCategory": [o["collabCategory"] for o in overrides.values()],
+        },
+        schema={"work_session_id": pl.String, "_overrideCategory": pl.String},
+    )
+    overridden = pl.col("_overrideCategory").is_not_null() | pl.col("work_session_id").is_in(
+        sorted(_OBJECT_PROTOTYPE_MEMBERS - set(overrides))
+    )
+    return (
+        sessions.join(override_frame, on="work_session_id", how="left")
+        .with_columns(
+            pl.when(pl.col("work_session_id").is_null())
+            .then(pl.lit(UNASSIGNED_SESSION_ID))
+            .otherwise(pl.lit("ws:") + pl.col("work_session_id"))
+            .alias("id"),
+            status.alias("status"),
+            (pl.col("_last_ms") - pl.col("_start_ms")).clip(lower_bound=0.0).alias("_duration_ms"),
+            pl.coalesce("_overrideCategory", "_eventCategory").alias("collab_category"),
+            pl.when(overridden.fill_null(False))
+            .then(pl.lit("manual_override"))
+            .otherwise(pl.lit("event"))
+            .alias("category_source"),
+            pl.struct(rules.event_roles).alias("role_counts"),
+        )
+        .sort(["_last_ms", "_first"], descending=[True, False])
+        .with_row_index("_rank")
+    )
+
+
+def _matched(sessions: pl.DataFrame, echo: Mapping[str, Any]) -> pl.DataFrame:
+    """The sessions that pass the status / viewCategory / subTag filters of ``echo``."""
+    matched = sessions
+    if echo["status"]:
+        matched = matched.filter(pl.col("status").is_in(echo["status"]))
+    view, tag = echo["viewCategory"], echo["subTag"]
+    if view is not None and view != "all":
+        matched = matched.filter(pl.col("collab_category") == view)
+    if tag is not None:
+        needle = js_lower(tag)
+        matched = matched.filter(
+            pl.col("collab_sub_tags")
+            .list.eval(pl.element().str.to_lowercase() == needle)
+            .list.any()
+        )
+    return matched

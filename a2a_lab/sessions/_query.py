@@ -144,17 +144,7 @@ def events_query(
     type_filters = _csv_values(types)
     view = _as_string(view_category)
     lazy = enriched.lazy()
-    keep = pl.lit(True)
-    if isinstance(since, datetime):
-        keep = keep & (pl.col("event_ms") >= _now_ms(since, "since"))
-    elif since:
-        since_ms = _date_parse_ms(since, tz)
-        # an unparsable date is NaN for the reference, and no time is >= NaN
-        keep = (
-            keep & (pl.col("event_ms") >= float(since_ms))
-            if since_ms is not None
-            else pl.lit(False)
-        )
+    keep = _since_expr(since, tz)
     if role_filter is not None:
         keep = keep & (pl.col("event_role") == role_filter)
     if type_filters:
@@ -182,21 +172,38 @@ def events_query(
             lazy.select(pl.len()),
         ]
     )
-    rows = kept_rows.get_column("_row")
-    if isinstance(enriched, pl.DataFrame):
-        kept_frame = enriched[rows]
-    else:
-        kept_frame = (
-            lazy.with_row_index("_row")
-            .join(kept_rows.lazy().with_row_index("_order"), on="_row", how="inner")
-            .sort("_order")
-            .drop("_row", "_order")
-            .collect()
-        )
     return EventsResult(
-        events=kept_frame,
+        events=_gather(enriched, kept_rows),
         total=int(total_frame.item()),
         total_matched=int(count_frame["len"].sum()),
         category_counts={str(k): int(v) for k, v in count_frame.iter_rows()},
         query={"role": role_filter, "type": type_filters, "viewCategory": view},
+    )
+
+
+def _since_expr(since: str | datetime | None, tz: str) -> pl.Expr:
+    """``since`` as the reference reads it: ``Date.parse`` of a string, a datetime as given.
+
+    An empty string or None is no filter; an unparsable string keeps no event.
+    """
+    if isinstance(since, datetime):
+        return pl.col("event_ms") >= _now_ms(since, "since")
+    if not since:
+        return pl.lit(True)
+    since_ms = _date_parse_ms(since, tz)
+    # an unparsable date is NaN for the reference, and no time is >= NaN
+    return pl.col("event_ms") >= float(since_ms) if since_ms is not None else pl.lit(False)
+
+
+def _gather(enriched: pl.DataFrame | pl.LazyFrame, kept_rows: pl.DataFrame) -> pl.DataFrame:
+    """The rows numbered ``kept_rows["_row"]``, in that order (a lazy frame is joined)."""
+    if isinstance(enriched, pl.DataFrame):
+        return enriched[kept_rows.get_column("_row")]
+    return (
+        enriched.lazy()
+        .with_row_index("_row")
+        .join(kept_rows.lazy().with_row_index("_order"), on="_row", how="inner")
+        .sort("_order")
+        .drop("_row", "_order")
+        .collect()
     )

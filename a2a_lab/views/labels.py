@@ -55,28 +55,6 @@ def add_labels(frame: pl.LazyFrame, *, max_wait_ms: float) -> pl.LazyFrame:
     kind_of = pl.col("type")
     is_resp = kind_of == "a2a.response"
     is_complete = kind_of == "a2a.complete"
-    outcome = data_text("outcome")
-    parsed = outcome_text_expr(pl.coalesce(_D.field("message"), _D.field("replyPreview")))
-    text_kind, text_reason = parsed.struct.field("kind"), parsed.struct.field("reason")
-    field_reason = wait_reason_expr()
-    pair_low = pl.min_horizontal(pl.col("sender").fill_null(""), pl.col("receiver").fill_null(""))
-    pair_high = pl.max_horizontal(pl.col("sender").fill_null(""), pl.col("receiver").fill_null(""))
-    blocked_complete = pl.when(is_complete).then(_D.field("concurrencyBlocked").fill_null(False))
-    frame = frame.with_columns(
-        blocked_complete.backward_fill()
-        .over("thread_id", pair_low, pair_high)
-        .fill_null(False)
-        .alias("_refusedNext"),
-        outcome.alias("_outcome"),
-        text_kind.alias("_textKind"),
-        pl.coalesce(field_reason, pl.when(text_kind == "no_reply").then(text_reason)).alias(
-            "_reason"
-        ),
-        text_reason.alias("_textReason"),
-        pl.coalesce(_D.field("message"), _D.field("replyPreview"))
-        .str.extract(_TIMEOUT_SECONDS, 1)
-        .alias("_waitSeconds"),
-    )
     blocked = (pl.col("_outcome") == "blocked") | (pl.col("_textKind") == "blocked")
     refused = (is_resp & blocked & pl.col("_refusedNext")) | (
         is_complete & _D.field("concurrencyBlocked").fill_null(False)
@@ -86,38 +64,6 @@ def add_labels(frame: pl.LazyFrame, *, max_wait_ms: float) -> pl.LazyFrame:
     )
     other_outcome = is_resp & (pl.col("_outcome").is_not_null() | pl.col("_textKind").is_not_null())
     turn = _D.field("turn")
-    seconds = pl.coalesce(pl.col("_waitSeconds"), pl.lit(str(math.floor(max_wait_ms / 1000))))
-    reason = pl.col("_reason")
-    no_reply_label = (
-        pl.when(reason == "timeout")
-        .then(pl.concat_str(pl.lit("no reply: waited more than "), seconds, pl.lit(" s")))
-        .when(reason == "not_found")
-        .then(pl.lit("no reply: run not found"))
-        .when(reason == "error")
-        .then(pl.lit("no reply: run error"))
-        .when(reason.is_not_null())
-        .then(pl.lit("no reply: ") + reason)
-        .otherwise(pl.lit("no reply"))
-    )
-    outcome_name = pl.coalesce(pl.col("_outcome"), pl.col("_textKind"))
-    outcome_label = pl.concat_str(
-        pl.lit("outcome: "), outcome_name, pl.lit(": ") + pl.col("_textReason"), ignore_nulls=True
-    )
-    payload_type = data_text("payloadType")
-    payload = _D.field("payloadJson")
-    payload_status = js_string_expr(payload.str.json_path_match("$.status"))
-    # what a payload is about: a delegation's task title, a status report's status and progress
-    payload_detail = pl.coalesce(
-        js_string_expr(payload.str.json_path_match("$.taskTitle")),
-        pl.when(payload_status.is_not_null()).then(
-            pl.concat_str(
-                payload_status,
-                pl.lit(", ") + payload.str.json_path_match("$.progressPercent") + pl.lit(" %"),
-                ignore_nulls=True,
-            )
-        ),
-    )
-    termination = data_text("terminationReason")
     kind = (
         pl.when(refused)
         .then(pl.lit("refused"))
@@ -141,32 +87,118 @@ def add_labels(frame: pl.LazyFrame, *, max_wait_ms: float) -> pl.LazyFrame:
         pl.when(refused)
         .then(pl.lit("refused: concurrency limit"))
         .when(no_reply)
-        .then(no_reply_label)
+        .then(_no_reply_label(max_wait_ms))
         .when(other_outcome)
-        .then(outcome_label)
+        .then(
+            pl.concat_str(
+                pl.lit("outcome: "),
+                pl.coalesce(pl.col("_outcome"), pl.col("_textKind")),
+                pl.lit(": ") + pl.col("_textReason"),
+                ignore_nulls=True,
+            )
+        )
         .when(is_resp & turn.is_not_null())
         .then(
             pl.concat_str(
                 pl.lit("turn "),
                 _int_text(turn),
                 pl.lit("/") + _int_text(_D.field("maxTurns")),
-                pl.lit(" · ended: ") + termination,
+                pl.lit(" · ended: ") + data_text("terminationReason"),
                 ignore_nulls=True,
             )
         )
         .when(is_resp)
         .then(pl.lit("reply"))
         .when(kind_of == "a2a.send")
-        .then(
-            pl.when(payload_type.is_not_null())
-            .then(
-                pl.concat_str(
-                    words_expr(payload_type), pl.lit(": ") + payload_detail, ignore_nulls=True
-                )
+        .then(_message_label())
+        .otherwise(_event_label(kind_of))
+    )
+    return (
+        _with_outcomes(frame)
+        .with_columns(kind.alias("kind"), label.alias("label"))
+        .drop("_refusedNext", "_outcome", "_textKind", "_reason", "_textReason", "_waitSeconds")
+    )
+
+
+def _with_outcomes(frame: pl.LazyFrame) -> pl.LazyFrame:
+    """What a response's outcome says, from its fields or its (Korean) text (runtime §3b).
+
+    ``_refusedNext``: the next ``a2a.complete`` of the thread and agent pair was blocked by
+    concurrency; ``_outcome`` / ``_textKind``: the outcome field and the outcome the text
+    states; ``_reason`` / ``_textReason``: why no reply came; ``_waitSeconds``: the wait the
+    text names.
+    """
+    is_complete = pl.col("type") == "a2a.complete"
+    parsed = outcome_text_expr(pl.coalesce(_D.field("message"), _D.field("replyPreview")))
+    text_kind, text_reason = parsed.struct.field("kind"), parsed.struct.field("reason")
+    pair_low = pl.min_horizontal(pl.col("sender").fill_null(""), pl.col("receiver").fill_null(""))
+    pair_high = pl.max_horizontal(pl.col("sender").fill_null(""), pl.col("receiver").fill_null(""))
+    blocked_complete = pl.when(is_complete).then(_D.field("concurrencyBlocked").fill_null(False))
+    return frame.with_columns(
+        blocked_complete.backward_fill()
+        .over("thread_id", pair_low, pair_high)
+        .fill_null(False)
+        .alias("_refusedNext"),
+        data_text("outcome").alias("_outcome"),
+        text_kind.alias("_textKind"),
+        pl.coalesce(wait_reason_expr(), pl.when(text_kind == "no_reply").then(text_reason)).alias(
+            "_reason"
+        ),
+        text_reason.alias("_textReason"),
+        pl.coalesce(_D.field("message"), _D.field("replyPreview"))
+        .str.extract(_TIMEOUT_SECONDS, 1)
+        .alias("_waitSeconds"),
+    )
+
+
+def _no_reply_label(max_wait_ms: float) -> pl.Expr:
+    """``no reply: waited more than 300 s``, ``… run not found``, ``… run error``, …"""
+    seconds = pl.coalesce(pl.col("_waitSeconds"), pl.lit(str(math.floor(max_wait_ms / 1000))))
+    reason = pl.col("_reason")
+    return (
+        pl.when(reason == "timeout")
+        .then(pl.concat_str(pl.lit("no reply: waited more than "), seconds, pl.lit(" s")))
+        .when(reason == "not_found")
+        .then(pl.lit("no reply: run not found"))
+        .when(reason == "error")
+        .then(pl.lit("no reply: run error"))
+        .when(reason.is_not_null())
+        .then(pl.lit("no reply: ") + reason)
+        .otherwise(pl.lit("no reply"))
+    )
+
+
+def _message_label() -> pl.Expr:
+    """An ``a2a.send``'s label: its payload type and what it is about, else ``message``."""
+    payload_type = data_text("payloadType")
+    payload = _D.field("payloadJson")
+    payload_status = js_string_expr(payload.str.json_path_match("$.status"))
+    # what a payload is about: a delegation's task title, a status report's status and progress
+    payload_detail = pl.coalesce(
+        js_string_expr(payload.str.json_path_match("$.taskTitle")),
+        pl.when(payload_status.is_not_null()).then(
+            pl.concat_str(
+                payload_status,
+                pl.lit(", ") + payload.str.json_path_match("$.progressPercent") + pl.lit(" %"),
+                ignore_nulls=True,
             )
-            .otherwise(pl.lit("message"))
+        ),
+    )
+    return (
+        pl.when(payload_type.is_not_null())
+        .then(
+            pl.concat_str(
+                words_expr(payload_type), pl.lit(": ") + payload_detail, ignore_nulls=True
+            )
         )
-        .when(is_complete)
+        .otherwise(pl.lit("message"))
+    )
+
+
+def _event_label(kind_of: pl.Expr) -> pl.Expr:
+    """The label of an event that is neither a response nor a send (complete, retry, …)."""
+    return (
+        pl.when(kind_of == "a2a.complete")
         .then(
             pl.concat_str(
                 pl.lit("exchange complete"),
@@ -175,7 +207,7 @@ def add_labels(frame: pl.LazyFrame, *, max_wait_ms: float) -> pl.LazyFrame:
                 + pl.when(_D.field("actualTurns") == 1)
                 .then(pl.lit(" turn"))
                 .otherwise(pl.lit(" turns")),
-                pl.lit(" · ended: ") + termination,
+                pl.lit(" · ended: ") + data_text("terminationReason"),
                 ignore_nulls=True,
             )
         )
@@ -204,9 +236,6 @@ def add_labels(frame: pl.LazyFrame, *, max_wait_ms: float) -> pl.LazyFrame:
                 words_expr(kind_of), pl.lit(": ") + data_text("status"), ignore_nulls=True
             )
         )
-    )
-    return frame.with_columns(kind.alias("kind"), label.alias("label")).drop(
-        "_refusedNext", "_outcome", "_textKind", "_reason", "_textReason", "_waitSeconds"
     )
 
 

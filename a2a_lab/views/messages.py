@@ -10,19 +10,27 @@ mentions resolved (:mod:`~a2a_lab.views.mentions`) and its rendered markdown
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Never
 
 import polars as pl
 
+from a2a_lab._options import reject_removed_keywords
 from a2a_lab.reference.jsstr import js_string_expr
 from a2a_lab.sessions import WorkSessionsResult
-from a2a_lab.time import format_time, python_safe, resolve_tz
+from a2a_lab.time import check_tz, format_time, python_safe
 from a2a_lab.views.labels import TEXT_FIELDS, add_labels, words_expr
 from a2a_lab.views.markdown import markdown_html_expr
 from a2a_lab.views.mentions import mentions_expr
 from a2a_lab.views.titles import task_titles
 
-__all__ = ["MESSAGE_COLUMNS", "search_filter", "session_messages", "thread_messages"]
+__all__ = [
+    "MESSAGE_COLUMNS",
+    "MessageOptions",
+    "search_filter",
+    "session_messages",
+    "thread_messages",
+]
 
 #: Columns of :func:`thread_messages`, in order.
 MESSAGE_COLUMNS: tuple[str, ...] = (
@@ -46,6 +54,39 @@ MESSAGE_COLUMNS: tuple[str, ...] = (
 )
 
 _D = pl.col("data").struct
+
+
+@dataclass(frozen=True, kw_only=True)
+class MessageOptions:
+    """Which messages of a session :func:`thread_messages` and ``thread_view`` show, and how.
+
+    Attributes
+    ----------
+    discord_users
+        Discord user id → name, to resolve ``<@id>`` mentions (:func:`mentions_expr`).
+    search
+        Keep only messages whose sender, receiver, label or text contains this,
+        case-insensitively. Message numbers ``n`` are counted before the search, so a
+        filtered row keeps its place in the thread.
+    regex
+        Read ``search`` as a regular expression (Rust / Polars syntax), case-insensitive.
+    threads
+        Keep only these thread ids.
+    max_wait_ms
+        The wait ceiling named in a timeout label when the text does not say it (runtime
+        §2: 300 s).
+
+    Examples
+    --------
+    >>> MessageOptions(search="no reply|refused", regex=True).regex
+    True
+    """
+
+    discord_users: Mapping[str, str] | None = None
+    search: str | None = None
+    regex: bool = False
+    threads: Iterable[str] | None = None
+    max_wait_ms: float = 300_000
 
 
 def _session_row(result: WorkSessionsResult, session: str) -> dict[str, Any]:
@@ -81,11 +122,9 @@ def session_messages(
     result: WorkSessionsResult,
     enriched: pl.DataFrame | pl.LazyFrame,
     session: str,
+    options: MessageOptions,
     *,
-    discord_users: Mapping[str, str] | None,
     tz: str,
-    threads: Iterable[str] | None,
-    max_wait_ms: float,
     titles: pl.DataFrame | None,
 ) -> tuple[dict[str, Any], pl.DataFrame]:
     """The session row and every message of its threads (before any search)."""
@@ -93,13 +132,35 @@ def session_messages(
     ws_id = row["work_session_id"]
     members = result.thread_events.filter(pl.col("work_session_id").eq_missing(ws_id))
     thread_rows = result.threads.filter(pl.col("work_session_id").eq_missing(ws_id))
-    if threads is not None:
-        wanted = list(threads)
+    if options.threads is not None:
+        wanted = list(options.threads)
         members = members.filter(pl.col("thread_id").is_in(wanted))
         thread_rows = thread_rows.filter(pl.col("id").is_in(wanted))
     titles = task_titles(enriched) if titles is None else titles
+    frame = _message_rows(members, enriched, tz, options.discord_users)
+    frame = _with_task_titles(add_labels(frame, max_wait_ms=options.max_wait_ms), titles)
+    messages = (
+        frame.join(_thread_titles(frame, thread_rows, tz), on="thread_id", how="left")
+        .with_columns(
+            pl.coalesce("_taskTitle", "_fallback", "thread_id").alias("thread_title"),
+            markdown_html_expr(pl.col("text")).fill_null("").alias("html"),
+        )
+        .sort("_order")
+        .select(MESSAGE_COLUMNS)
+        .collect()
+    )
+    return row, messages
+
+
+def _message_rows(
+    members: pl.DataFrame,
+    enriched: pl.DataFrame | pl.LazyFrame,
+    tz: str,
+    discord_users: Mapping[str, str] | None,
+) -> pl.LazyFrame:
+    """The threads' events in order (``_order``), with who, when, the turn and the text."""
     texts = pl.coalesce(*(js_string_expr(_D.field(name)) for name in TEXT_FIELDS))
-    frame = (
+    return (
         members.lazy()
         .select("thread_id", "file", "line")
         .with_row_index("_order")
@@ -122,12 +183,16 @@ def session_messages(
             mentions_expr(texts, discord_users).alias("text"),
         )
     )
-    # a message's task title: its own task's, else that of the task its payload is about
-    # (a delegation or a status report names the delegated task)
+
+
+def _with_task_titles(frame: pl.LazyFrame, titles: pl.DataFrame) -> pl.LazyFrame:
+    """A message's task ``title``: its own task's, else that of the task its payload is about.
+
+    A delegation or a status report names the delegated task in its payload.
+    """
     title_of = titles.lazy().select("task_id", "title")
-    frame = (
-        add_labels(frame, max_wait_ms=max_wait_ms)
-        .with_columns(
+    return (
+        frame.with_columns(
             js_string_expr(_D.field("payloadJson").str.json_path_match("$.taskId")).alias(
                 "_payloadTask"
             )
@@ -140,9 +205,17 @@ def session_messages(
         )
         .with_columns(pl.coalesce("title", "_payloadTitle").alias("title"))
     )
+
+
+def _thread_titles(frame: pl.LazyFrame, thread_rows: pl.DataFrame, tz: str) -> pl.LazyFrame:
+    """Per thread, the first task title its messages name (``_taskTitle``) and a fallback.
+
+    The fallback (``_fallback``) is ``from ↔ to``, ``<agent> · <families> events`` for a
+    thread keyed by one agent alone (its own task, plan, … events), or ``<type> events from
+    <time>`` for a thread of agent-less events.
+    """
     start_time = pl.col("start_time").dt.convert_time_zone(tz)
     from_known, to_known = pl.col("from_agent") != "unknown", pl.col("to_agent") != "unknown"
-    # a thread keyed by one agent alone holds that agent's own events (task, plan, …)
     one_agent = pl.concat_str(
         pl.when(from_known).then(pl.col("from_agent")).otherwise(pl.col("to_agent")),
         pl.lit(" · "),
@@ -165,7 +238,7 @@ def session_messages(
         .str.replace_all("_", " ")
         .alias("_families"),
     )
-    fallback = (
+    return (
         thread_rows.lazy()
         .select("from_agent", "to_agent", "start_time", "id", pl.col("id").alias("thread_id"))
         .join(per_thread, on="thread_id", how="left")
@@ -180,32 +253,17 @@ def session_messages(
             .alias("_fallback"),
         )
     )
-    messages = (
-        frame.join(fallback, on="thread_id", how="left")
-        .with_columns(
-            pl.coalesce("_taskTitle", "_fallback", "thread_id").alias("thread_title"),
-            markdown_html_expr(pl.col("text")).fill_null("").alias("html"),
-        )
-        .sort("_order")
-        .select(MESSAGE_COLUMNS)
-        .collect()
-    )
-    return row, messages
 
 
 def thread_messages(
     result: WorkSessionsResult,
     enriched: pl.DataFrame | pl.LazyFrame,
     session: str,
+    options: MessageOptions | None = None,
     *,
-    discord_users: Mapping[str, str] | None = None,
     tz: str | None = None,
-    search: str | None = None,
-    regex: bool = False,
-    threads: Iterable[str] | None = None,
-    max_wait_ms: float = 300_000,
     titles: pl.DataFrame | None = None,
-    timezone: str | None = None,
+    **removed: Never,
 ) -> pl.DataFrame:
     """One row per message of a work session's threads, ready to read.
 
@@ -218,24 +276,17 @@ def thread_messages(
         The enriched events ``result`` was built from.
     session
         The session: its ``id`` (``ws:…``, or ``unassigned``) or its workSessionId.
-    discord_users
-        Discord user id → name, to resolve ``<@id>`` mentions (:func:`mentions_expr`).
+    options
+        Which messages, and how they read (:class:`MessageOptions`: ``discord_users``,
+        ``search``, ``regex``, ``threads``, ``max_wait_ms``); default: every message.
     tz
-        IANA time zone of the ``time`` column (default UTC; ``timezone`` is its deprecated
-        name). An unknown zone raises ``ValueError`` naming ``tz``.
-    search
-        Keep only messages whose sender, receiver, label or text contains this,
-        case-insensitively. Message numbers ``n`` are counted before the search, so a
-        filtered row keeps its place in the thread.
-    regex
-        Read ``search`` as a regular expression (Rust / Polars syntax), case-insensitive.
-    threads
-        Keep only these thread ids.
-    max_wait_ms
-        The wait ceiling named in a timeout label when the text does not say it (runtime
-        §2: 300 s).
+        IANA time zone of the ``time`` column (default UTC). An unknown zone raises
+        ``ValueError`` naming ``tz``.
     titles
         :func:`task_titles` of ``enriched``, if already computed.
+    **removed
+        None accepted: an option passed as a keyword (``search=…``, the form before
+        :class:`MessageOptions`) raises a ``TypeError`` naming it.
 
     Returns
     -------
@@ -267,7 +318,7 @@ def thread_messages(
     ...      "fromAgent": "ruda", "toAgent": "eden", "outcome": "no_reply", "waitStatus": "timeout"}},
     ... ]))
     >>> res = al.work_sessions(ev, now=10_000)
-    >>> msgs = thread_messages(res, ev, "ws_1", discord_users={"42": "eden"})
+    >>> msgs = thread_messages(res, ev, "ws_1", MessageOptions(discord_users={"42": "eden"}))
     >>> for row in msgs.select("n", "sender", "receiver", "label", "text").iter_rows():
     ...     print(row)
     (1, 'ruda', 'eden', 'message', '@eden please **deploy**')
@@ -275,14 +326,22 @@ def thread_messages(
     >>> msgs["html"][0]
     '@eden please <strong>deploy</strong>'
     """
+    options = message_options(options, removed, where="thread_messages")
     _, messages = session_messages(
-        result,
-        enriched,
-        session,
-        discord_users=discord_users,
-        tz=resolve_tz(tz, timezone, where="thread_messages"),
-        threads=threads,
-        max_wait_ms=max_wait_ms,
-        titles=titles,
+        result, enriched, session, options, tz=check_tz("UTC" if tz is None else tz), titles=titles
     )
-    return search_filter(messages, search, regex=regex)
+    return search_filter(messages, options.search, regex=options.regex)
+
+
+def message_options(
+    options: MessageOptions | None, removed: Mapping[str, Any], *, where: str
+) -> MessageOptions:
+    """``options`` checked (default: every message), or the ``TypeError`` of the old form."""
+    reject_removed_keywords(
+        where, removed, MessageOptions, parameter="options", renamed={"timezone": "tz"}
+    )
+    if options is None:
+        return MessageOptions()
+    if not isinstance(options, MessageOptions):
+        raise TypeError(f"options must be a MessageOptions, not {type(options).__name__}")
+    return options

@@ -20,7 +20,7 @@ def search_chart(
     One line per message (``#n``, time, sender → receiver, label, the text cut to
     ``text_chars`` characters; the tooltip has up to 1,000). Typing in the box keeps the
     lines whose sender, receiver, label or text contains the input, case-insensitively —
-    the same rule as the ``search`` parameter of :func:`thread_messages`, evaluated by
+    the same rule as ``MessageOptions.search`` of :func:`thread_messages`, evaluated by
     Vega in the browser. The spec is deterministic.
 
     Parameters
@@ -51,35 +51,7 @@ def search_chart(
         raise ValueError(
             f"search_chart: {messages.height} messages (at most {MAX_ROWS}); filter first"
         )
-    text = pl.col("text").fill_null("")
-    data = messages.select(
-        pl.int_range(pl.len()).alias("order"),
-        pl.format("#{}", pl.col("n")).alias("num"),
-        format_time(pl.col("time"), "%m-%d %H:%M:%S").alias("clock"),
-        pl.concat_str(
-            pl.col("sender").fill_null("unknown"),
-            pl.lit(" → ") + pl.col("receiver"),
-            ignore_nulls=True,
-        ).alias("who"),
-        pl.col("label"),
-        pl.when(text.str.len_chars() > text_chars)
-        .then(text.str.slice(0, text_chars) + pl.lit("…"))
-        .otherwise(text)
-        .str.replace_all(r"\s+", " ")
-        .alias("line"),
-        text.str.slice(0, 1000).alias("text"),
-        pl.col("thread_title").alias("thread"),
-        pl.concat_str(
-            [pl.col(c).fill_null("") for c in ("sender", "receiver", "label", "text")],
-            separator="\n",
-        )
-        .str.to_lowercase()
-        .alias("haystack"),
-    )
-    # the spec shows control and bidi characters as ⟨U+XXXX⟩, as the HTML text does
-    data = data.with_columns(
-        neutralize_expr(pl.col(c)) for c, t in data.schema.items() if t == pl.String
-    )
+    data = _index_rows(messages, text_chars)
     search = alt.param(
         name="search",
         value="",
@@ -124,3 +96,36 @@ def search_chart(
         alt.layer(thread_mark, *layers).add_params(search).configure_view(stroke=None)
     )
     return out
+
+
+def _index_rows(messages: pl.DataFrame, text_chars: int) -> pl.DataFrame:
+    """One row per line of the index: what each column shows, and the searched haystack."""
+    text = pl.col("text").fill_null("")
+    data = messages.select(
+        pl.int_range(pl.len()).alias("order"),
+        pl.format("#{}", pl.col("n")).alias("num"),
+        format_time(pl.col("time"), "%m-%d %H:%M:%S").alias("clock"),
+        pl.concat_str(
+            pl.col("sender").fill_null("unknown"),
+            pl.lit(" → ") + pl.col("receiver"),
+            ignore_nulls=True,
+        ).alias("who"),
+        pl.col("label"),
+        pl.when(text.str.len_chars() > text_chars)
+        .then(text.str.slice(0, text_chars) + pl.lit("…"))
+        .otherwise(text)
+        .str.replace_all(r"\s+", " ")
+        .alias("line"),
+        text.str.slice(0, 1000).alias("text"),
+        pl.col("thread_title").alias("thread"),
+        pl.concat_str(
+            [pl.col(c).fill_null("") for c in ("sender", "receiver", "label", "text")],
+            separator="\n",
+        )
+        .str.to_lowercase()
+        .alias("haystack"),
+    )
+    # the spec shows control and bidi characters as ⟨U+XXXX⟩, as the HTML text does
+    return data.with_columns(
+        neutralize_expr(pl.col(c)) for c, t in data.schema.items() if t == pl.String
+    )

@@ -12,7 +12,8 @@ no search. Each concern has its module; this one gathers their public names:
   included ("no reply: waited more than 300 s", "refused: concurrency limit", …);
 * :mod:`~a2a_lab.views.titles`: thread and session titles from the task instead of raw ids;
 * :mod:`~a2a_lab.views.messages`: :func:`thread_messages`, one row per message with sender,
-  receiver, time in a display time zone and a message number, and a search filter;
+  receiver, time in a display time zone and a message number, and a search filter
+  (:class:`MessageOptions` says which messages and how they read);
 * :mod:`~a2a_lab.views.widgets`: :func:`thread_view` and :func:`sessions_table` as HTML;
 * :mod:`~a2a_lab.views.search`: :func:`search_chart`, a message index searchable without a
   kernel.
@@ -22,13 +23,14 @@ from __future__ import annotations
 
 from a2a_lab.views.markdown import markdown_html_expr, render_markdown
 from a2a_lab.views.mentions import mentions_expr
-from a2a_lab.views.messages import MESSAGE_COLUMNS, thread_messages
+from a2a_lab.views.messages import MESSAGE_COLUMNS, MessageOptions, thread_messages
 from a2a_lab.views.search import search_chart
 from a2a_lab.views.titles import session_titles, task_titles
 from a2a_lab.views.widgets import SessionsTable, ThreadView, sessions_table, thread_view
 
 __all__ = [
     "MESSAGE_COLUMNS",
+    "MessageOptions",
     "SessionsTable",
     "ThreadView",
     "markdown_html_expr",

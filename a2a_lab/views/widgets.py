@@ -8,17 +8,22 @@ deterministic: the same input gives the same bytes (no random ids, no clock).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any, Never, cast
 
 import polars as pl
 
 from a2a_lab.reference.jsstr import js_string_expr
 from a2a_lab.sessions import WorkSessionsResult
-from a2a_lab.time import format_time, python_safe, resolve_tz
+from a2a_lab.time import check_tz, format_time, python_safe, resolve_tz
 from a2a_lab.views.mentions import mentions_expr
-from a2a_lab.views.messages import search_filter, session_messages
+from a2a_lab.views.messages import (
+    MessageOptions,
+    message_options,
+    search_filter,
+    session_messages,
+)
 from a2a_lab.views.palette import MESSAGE_KIND_COLORS, SESSION_STATUS_COLORS, color_of
 from a2a_lab.views.safe_html import escape_html
 from a2a_lab.views.titles import session_titles
@@ -77,7 +82,7 @@ def _local(time: pl.Expr, tz: str, fmt: str) -> pl.Expr:
     return format_time(time.dt.convert_time_zone(tz), fmt)
 
 
-#: Title of the session that ``unassigned=True`` builds.
+#: Title of the session that ``SessionQuery(unassigned=True)`` builds.
 _UNASSIGNED_TITLE = "events without a work session"
 #: Characters of a session's first message shown where its task has no title.
 _ABOUT_CHARS = 90
@@ -193,17 +198,13 @@ def thread_view(
     result: WorkSessionsResult,
     enriched: pl.DataFrame | pl.LazyFrame,
     session: str,
+    options: MessageOptions | None = None,
     *,
-    discord_users: Mapping[str, str] | None = None,
     tz: str | None = None,
-    search: str | None = None,
-    regex: bool = False,
-    threads: Iterable[str] | None = None,
+    titles: pl.DataFrame | None = None,
     max_messages: int = 300,
     search_box: bool = True,
-    max_wait_ms: float = 300_000,
-    titles: pl.DataFrame | None = None,
-    timezone: str | None = None,
+    **removed: Never,
 ) -> ThreadView:
     """A work session's threads as a readable conversation (HTML in a notebook).
 
@@ -212,12 +213,16 @@ def thread_view(
 
     Parameters
     ----------
-    result, enriched, session, discord_users, tz, search, regex, threads, max_wait_ms, titles
-        As for :func:`thread_messages` (``timezone``: the deprecated name of ``tz``).
+    result, enriched, session, options, tz, titles
+        As for :func:`thread_messages`: ``options`` is a :class:`MessageOptions`
+        (``discord_users``, ``search``, ``regex``, ``threads``, ``max_wait_ms``).
     max_messages
         Most messages rendered (the first ones, in thread order).
     search_box
         Add a search box that filters the shown messages in the browser.
+    **removed
+        None accepted: a message option passed as a keyword (``search=…``, the form
+        before :class:`MessageOptions`) raises a ``TypeError`` naming it.
 
     Returns
     -------
@@ -235,19 +240,11 @@ def thread_view(
     >>> "hi &lt;script&gt;" in view.to_html(), view.matched, view.total
     (True, 1, 1)
     """
+    options = message_options(options, removed, where="thread_view")
     if max_messages < 0:
         raise ValueError("max_messages must be >= 0")
-    tz = resolve_tz(tz, timezone, where="thread_view")
-    row, messages = session_messages(
-        result,
-        enriched,
-        session,
-        discord_users=discord_users,
-        tz=tz,
-        threads=threads,
-        max_wait_ms=max_wait_ms,
-        titles=titles,
-    )
+    tz = check_tz("UTC" if tz is None else tz)
+    row, messages = session_messages(result, enriched, session, options, tz=tz, titles=titles)
     title: str | None
     task: str | None
     about: str | None
@@ -264,15 +261,17 @@ def thread_view(
             str | None, messages.sort("time", maintain_order=True)["title"].drop_nulls().first()
         )
         about = (
-            None if first is None else pl.select(mentions_expr(pl.lit(first), discord_users)).item()
+            None
+            if first is None
+            else pl.select(mentions_expr(pl.lit(first), options.discord_users)).item()
         )
-    matched = search_filter(messages, search, regex=regex)
+    matched = search_filter(messages, options.search, regex=options.regex)
     return ThreadView(
         session={**row, "title": title, "taskId": task, "about": about},
         messages=matched.head(max_messages),
         matched=matched.height,
         total=messages.height,
-        search=search or None,
+        search=options.search or None,
         tz=tz,
         search_box=search_box,
     )

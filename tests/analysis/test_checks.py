@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import a2a_lab as al
-from a2a_lab.analysis.checks import RULES, check, replay_guard
+from a2a_lab.analysis.checks import RULES, CheckLimits, check, replay_guard
 from a2a_lab.reference.runtime.loop_guard import LoopGuard, LoopGuardConfig
 
 T0 = 1_771_500_000_000
@@ -208,9 +208,14 @@ def test_each_injected_anomaly_is_found_once_with_its_lines(tmp_path: Path, rule
 def test_guard_thresholds_are_parameters(tmp_path: Path) -> None:
     ev = al.load(_write(tmp_path, _clean() + ANOMALIES["guard.loop"])).events
     assert (
-        check(ev, now=T0 + 10**7, loop_limit=10).filter(pl.col("rule") == "guard.loop").height == 0
+        check(ev, CheckLimits(loop_limit=10), now=T0 + 10**7)
+        .filter(pl.col("rule") == "guard.loop")
+        .height
+        == 0
     )
-    strict = check(ev, now=T0 + 10**7, loop_limit=3).filter(pl.col("rule") == "guard.loop")
+    strict = check(ev, CheckLimits(loop_limit=3), now=T0 + 10**7).filter(
+        pl.col("rule") == "guard.loop"
+    )
     assert strict["lines"][0].len() == 5
 
 
@@ -378,3 +383,14 @@ def test_task_findings_name_the_event_that_caused_them(
     assert found["message"][0].endswith(f"{cause_type} at {when} ({path}:{line})"), found[
         "message"
     ][0]
+
+
+def test_limits_are_one_check_limits(tmp_path: Path) -> None:
+    """The old keyword form fails, naming the options object."""
+    ev = al.load(_write(tmp_path, _clean())).events
+    with pytest.raises(TypeError, match=r"limits=CheckLimits\(loop_limit=\.\.\.\)"):
+        check(ev, now=T0, loop_limit=3)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="limits must be a CheckLimits, not dict"):
+        check(ev, {"loop_limit": 3}, now=T0)  # type: ignore[arg-type]
+    assert check(ev, CheckLimits(), now=T0).equals(check(ev, now=T0))
+    assert al.CheckLimits is CheckLimits

@@ -179,7 +179,7 @@ def test_cli_windows_match_python(
     window = ["--since", str(lo), "--until", str(hi)]
     out = tmp_path / "w.parquet"
     assert main(["work-sessions", str(log), "--now", NOW, *window, "-o", str(out)]) == 0
-    want = al.work_sessions(enriched, now=NOW_MS, since=lo, until=hi).sessions
+    want = al.work_sessions(enriched, al.SessionQuery(since=lo, until=hi), now=NOW_MS).sessions
     assert pl.read_parquet(out).equals(want) and want.height > 0
     assert main(["conversations", str(log), *window, "-o", str(out)]) == 0
     want = al.conversations(enriched, since=lo, until=hi)

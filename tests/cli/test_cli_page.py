@@ -8,7 +8,7 @@ from a2a_lab.cli._common import print_json
 from a2a_lab.cli._page import print_work_sessions
 from a2a_lab.enrich import enrich
 from a2a_lab.io import load
-from a2a_lab.sessions import work_sessions
+from a2a_lab.sessions import SessionQuery, work_sessions
 from tests.support.paths import DATA
 
 PEER = DATA / "peer"
@@ -29,7 +29,7 @@ def test_streamed_body_is_the_whole_body(
     log: str, query: dict[str, str], batch_rows: int, capsys: pytest.CaptureFixture[str]
 ) -> None:
     for frame in (enrich(load(PEER / log).events), enrich(load(PEER / log).events).lazy()):
-        result = work_sessions(frame, now=1771302796260, **query)  # type: ignore[arg-type]
+        result = work_sessions(frame, SessionQuery(**query), now=1771302796260)
         print_json(result.to_api())
         whole = capsys.readouterr().out
         print_work_sessions(result, batch_rows=batch_rows)

@@ -25,7 +25,7 @@ from a2a_lab.materialize import (
     scan_materialized,
 )
 from a2a_lab.reference.rules import TASK_MONITOR_V1
-from a2a_lab.sessions import work_sessions
+from a2a_lab.sessions import SessionQuery, work_sessions
 from tests.support.paths import DATA
 
 PEER = DATA / "peer"
@@ -80,8 +80,8 @@ def test_materialised_path_equals_recomputed_path(
     assert_frame_equal(frame, want)
     now = 1_771_400_000_000
     for query in ({}, {"status": "ACTIVE,QUIET", "limit": "3"}, {"roles": "conversation.main"}):
-        a = work_sessions(got, now=now, **query).to_api()  # type: ignore[arg-type]
-        b = work_sessions(want, now=now, **query).to_api()  # type: ignore[arg-type]
+        a = work_sessions(got, SessionQuery(**query), now=now).to_api()
+        b = work_sessions(want, SessionQuery(**query), now=now).to_api()
         assert a == b
 
 

@@ -30,7 +30,7 @@ from a2a_lab.enrich import enrich
 from a2a_lab.io import load
 from a2a_lab.serve import LiveEvents, ServeConfig, create_app, js_json_bytes, js_number
 from a2a_lab.serve._app import _work_sessions_body
-from a2a_lab.sessions import work_sessions
+from a2a_lab.sessions import SessionQuery, work_sessions
 from tests.support.node_js import needs_node, node_json
 from tests.support.paths import DATA, ROOT
 
@@ -185,7 +185,9 @@ def test_lines_appended_while_serving_are_visible_within_two_seconds(tmp_path: P
     assert total == 1716 and before < total
     assert waited <= 2.0
     # what was served after the append is what a fresh read of the whole file gives
-    fresh = work_sessions(enrich(load(live_file, raw=True).events), now=1.9e12, limit=1000)
+    fresh = work_sessions(
+        enrich(load(live_file, raw=True).events), SessionQuery(limit=1000), now=1.9e12
+    )
     assert served == js_json_bytes(fresh.to_api())
 
 
@@ -211,8 +213,9 @@ def test_incremental_refreshes_equal_a_fresh_load(tmp_path_factory: Any, cuts: l
         (None, "ACTIVE,QUIET", "7"),
         ("conversation.main", None, None),
     ):
-        got = work_sessions(snap.events, now=1.77e12, roles=roles, status=status, limit=limit)
-        want = work_sessions(fresh, now=1.77e12, roles=roles, status=status, limit=limit)
+        query = SessionQuery(roles=roles, status=status, limit=limit)
+        got = work_sessions(snap.events, query, now=1.77e12)
+        want = work_sessions(fresh, query, now=1.77e12)
         assert js_json_bytes(got.to_api()) == js_json_bytes(want.to_api())
 
 
@@ -242,7 +245,9 @@ def test_a_cached_body_is_the_body_at_that_clock(offsets: list[float]) -> None:
             body = _work_sessions_body(live.snapshot, {"status": status}, now, None, live.texts)
             assert body[1] is None
             got = live.cached(("s", status), now, window, functools.partial(_same, body)).plain
-            want = work_sessions(live.snapshot.events, now=now, status=status).to_api()
+            want = work_sessions(
+                live.snapshot.events, SessionQuery(status=status), now=now
+            ).to_api()
             assert got == js_json_bytes(want)
 
 
@@ -306,7 +311,9 @@ def test_a_store_source_serves_what_its_log_serves(tmp_path: Path) -> None:
     from_log = LiveEvents(logdir)
     assert from_store.snapshot.events.height == from_log.snapshot.events.height == 1717
     bodies = [
-        js_json_bytes(work_sessions(live.snapshot.events, now=1.8e12, limit=1000).to_api())
+        js_json_bytes(
+            work_sessions(live.snapshot.events, SessionQuery(limit=1000), now=1.8e12).to_api()
+        )
         for live in (from_store, from_log)
     ]
     assert bodies[0] == bodies[1]
@@ -327,7 +334,7 @@ def test_bodies_from_kept_event_texts_equal_the_whole_body_written_at_once(budge
     events = LiveEvents(PEER / "gen300_s11_bad5.ndjson").snapshot.events
     texts = EventTexts(budget_chars=budget)
     for status, limit in ((None, "5"), ("ACTIVE,QUIET", None), (None, "5"), (None, "1e9")):
-        result = work_sessions(events, now=1771302796260, status=status, limit=limit)
+        result = work_sessions(events, SessionQuery(status=status, limit=limit), now=1771302796260)
         assert work_sessions_bytes(result, events, texts) == js_json_bytes(result.to_api())
 
 
@@ -390,6 +397,6 @@ def test_a_rotation_while_serving_reads_everything_again(tmp_path: Path, as_stor
     assert live.refresh() > 0
     fresh = enrich(load(logdir, raw=True).events)
     assert sorted(live.snapshot.files) == sorted(set(fresh["file"].to_list()))
-    got = work_sessions(live.snapshot.events, now=1.8e12, limit=1000).to_api()
-    want = work_sessions(fresh, now=1.8e12, limit=1000).to_api()
+    got = work_sessions(live.snapshot.events, SessionQuery(limit=1000), now=1.8e12).to_api()
+    want = work_sessions(fresh, SessionQuery(limit=1000), now=1.8e12).to_api()
     assert js_json_bytes(got) == js_json_bytes(want)

@@ -20,6 +20,7 @@ from a2a_lab.enrich import enrich
 from a2a_lab.io import from_records, load
 from a2a_lab.sessions import (
     UNASSIGNED_SESSION_ID,
+    SessionQuery,
     _js_number,
     _limit_count,
     events_query,
@@ -39,10 +40,16 @@ def enriched_log(path: Path) -> pl.DataFrame:
     return enrich(load(path).events)
 
 
-def sessions_of(records: list[dict[str, Any]], **options: Any) -> dict[str, Any]:
+def sessions_of(
+    records: list[dict[str, Any]], now: Any = T0, overrides: Any = None, **query: Any
+) -> dict[str, Any]:
     """``to_api()`` of the work sessions of in-memory records (all sessions, summary events)."""
-    options.setdefault("now", T0)
-    result = work_sessions(enrich(from_records(records)), limit="Infinity", **options)
+    result = work_sessions(
+        enrich(from_records(records)),
+        SessionQuery(limit="Infinity", **query),
+        now=now,
+        overrides=overrides,
+    )
     return result.to_api(thread_events="summary")
 
 
@@ -102,9 +109,10 @@ def test_reference_unit_cases(case: dict[str, Any]) -> None:
         for now_index, now in case_runs(case):
             body = work_sessions(
                 frame,
+                SessionQuery(
+                    roles=options.get("roleFilters"), types=options.get("eventTypeFilters")
+                ),
                 now=now,
-                roles=options.get("roleFilters"),
-                types=options.get("eventTypeFilters"),
                 overrides=options.get("categoryOverrides"),
             ).to_api(thread_events="summary")
             check_expectations(body, case["expect"], now_index)
@@ -123,10 +131,8 @@ def test_peer_sessions_reproduced(name: str) -> None:
     assert meta["mainAgents"] == ["main", "ruda"] and meta["categoryOverrides"] == {}
     result = work_sessions(
         enriched_log(PEER / meta["log"]),
+        SessionQuery(roles=meta["roleFilters"], types=meta["eventTypeFilters"], limit="Infinity"),
         now=meta["nowMs"],
-        roles=meta["roleFilters"],
-        types=meta["eventTypeFilters"],
-        limit="Infinity",
     )
     expected = peer["sessions"]
     for session in expected:
@@ -317,9 +323,7 @@ def test_query_filters_and_echo() -> None:
         event(T0 + 1, ws="ws_b", type="task.started", message="deploy"),
         event(T0 + 2, ws="ws_b", type="a2a.complete", fromAgent="x", toAgent="y"),
     ]
-    result = work_sessions(
-        enrich(from_records(records)),
-        now=T0,
+    query = SessionQuery(
         roles=["conversation.main, bogus", " delegation.subagent"],
         types=" a2a.send , ,a2a.complete",
         status=["QUIET", "quiet", "ACTIVE"],
@@ -327,6 +331,7 @@ def test_query_filters_and_echo() -> None:
         sub_tag="E2E",
         limit="-3",
     )
+    result = work_sessions(enrich(from_records(records)), query, now=T0)
     body = result.to_api(thread_events="summary")
     assert body["role"] == ["conversation.main", "delegation.subagent"]
     assert body["type"] == ["a2a.send", "a2a.complete"]
@@ -357,6 +362,36 @@ def test_now_accepts_datetimes() -> None:
         work_sessions(enrich(from_records(records)), now="soon")
     with pytest.raises(TypeError):
         work_sessions(enrich(from_records(records)), now=None)  # type: ignore[arg-type]
+
+
+def test_the_filters_are_one_session_query() -> None:
+    """The old keyword form fails, naming the options object; the query string gives the query."""
+    frame = enrich(from_records([event(T0, conversationId="c")]))
+    with pytest.raises(TypeError, match=r"work_sessions\(\) takes roles= in its options object"):
+        work_sessions(frame, now=T0, roles="conversation.main")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match=r"query=SessionQuery\(unassigned=\.\.\.\)"):
+        work_sessions(frame, now=T0, unassigned=True)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="unexpected keyword argument 'nope'"):
+        work_sessions(frame, now=T0, nope=1)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="query must be a SessionQuery, not dict"):
+        work_sessions(frame, {"roles": "x"}, now=T0)  # type: ignore[arg-type]
+    params = {"role": "a, b", "type": "a2a.send", "status": "QUIET", "viewCategory": "all"}
+    params |= {"subTag": "e2e", "limit": "7", "since": "ignored: not a reference parameter"}
+    assert SessionQuery.from_params(params) == SessionQuery(
+        roles="a, b",
+        types="a2a.send",
+        status="QUIET",
+        view_category="all",
+        sub_tag="e2e",
+        limit="7",
+    )
+    assert repr(SessionQuery(status="QUIET", unassigned=True)) == (
+        "SessionQuery(status='QUIET', unassigned=True)"
+    )
+    assert (
+        work_sessions(frame, SessionQuery(), now=T0).to_api()
+        == work_sessions(frame, now=T0).to_api()
+    )
 
 
 @pytest.mark.parametrize(
@@ -739,19 +774,17 @@ def test_work_sessions_equal_the_oracle(
     )
     with tempfile.TemporaryDirectory() as directory:
         frame = enrich(load(write_log(text, directory)).events)
-        result = work_sessions(
-            frame,
-            now=now,
+        session_query = SessionQuery(
             roles=query["role"],
             types=query["type"],
             status=query["status"],
             view_category=first(query["viewCategory"]),
             sub_tag=first(query["subTag"]),
             limit=first(query["limit"]),
-            overrides=overrides,
             lifecycle_terminal=lifecycle_terminal,
             unassigned=unassigned,
         )
+        result = work_sessions(frame, session_query, now=now, overrides=overrides)
         assert ref.ordered(result.to_api()) == ref.ordered(expected)
     # the counts add up: every built session's events are the filtered events with an id
     assert int(result.sessions["event_count"].sum()) == result.thread_events.height
@@ -803,16 +836,20 @@ def test_lazy_source_collected_in_chunks_equals_the_whole(
     write_log(log, 4_000, seed=11)
     enriched = enrich(load(log).events)
     now = 1_790_000_000_000
-    whole = work_sessions(enriched, now=now, limit=5)
+    whole = work_sessions(enriched, SessionQuery(limit=5), now=now)
     monkeypatch.setattr(build, "CHUNK_ROWS", 700)
-    chunked = work_sessions(enriched.lazy(), now=now, limit=5)
+    chunked = work_sessions(enriched.lazy(), SessionQuery(limit=5), now=now)
     assert whole.sessions.height > 5
     assert chunked.sessions.equals(whole.sessions)
     assert chunked.threads.equals(whole.threads)
     assert chunked.thread_events.equals(whole.thread_events)
     assert chunked.to_api() == whole.to_api()
     # chunk borders inside the window, and role/type filters, change nothing either
-    kw: dict[str, Any] = {"now": now, "roles": "delegation.subagent", "types": "a2a.send"}
-    window = {"since": int(enriched["event_ms"][50]), "until": int(enriched["event_ms"][3_500])}
-    got = work_sessions(enriched.lazy(), **kw, **window)
-    assert got.to_api() == work_sessions(enriched, **kw, **window).to_api()
+    query = SessionQuery(
+        roles="delegation.subagent",
+        types="a2a.send",
+        since=int(enriched["event_ms"][50]),
+        until=int(enriched["event_ms"][3_500]),
+    )
+    got = work_sessions(enriched.lazy(), query, now=now)
+    assert got.to_api() == work_sessions(enriched, query, now=now).to_api()

@@ -18,7 +18,7 @@ import pytest
 
 from a2a_lab.enrich import enrich
 from a2a_lab.io import load
-from a2a_lab.sessions import events_query, work_sessions
+from a2a_lab.sessions import SessionQuery, events_query, work_sessions
 from tests.support.paths import DATA
 from tests.support.reference_impl import sessions_ref as ref
 
@@ -54,15 +54,18 @@ def load_case(name: str) -> tuple[dict[str, Any], dict[str, Any]]:
 def work_sessions_of(meta: dict[str, Any]) -> Any:
     query = meta["query"]
     overrides = meta["overrides"]["file"]
-    return work_sessions(
-        enriched_log(meta["log"]),
-        now=meta["nowMs"],
+    session_query = SessionQuery(
         roles=query.get("role"),
         types=query.get("type"),
         status=query.get("status"),
         view_category=query.get("viewCategory"),
         sub_tag=query.get("subTag"),
         limit=query.get("limit"),
+    )
+    return work_sessions(
+        enriched_log(meta["log"]),
+        session_query,
+        now=meta["nowMs"],
         overrides=API / "overrides" / overrides if overrides else None,
     )
 

@@ -242,7 +242,7 @@ def test_since_until_mean_the_same_in_every_function(enriched: pl.DataFrame, laz
     inside = in_window(enriched, lo, hi)
     frame = enriched.lazy() if lazy else enriched
 
-    ws = al.work_sessions(frame, now=NOW_MS, since=lo, until=hi)
+    ws = al.work_sessions(frame, al.SessionQuery(since=lo, until=hi), now=NOW_MS)
     want = al.work_sessions(inside, now=NOW_MS)
     assert ws.sessions.equals(want.sessions) and ws.threads.equals(want.threads)
     assert (
@@ -268,7 +268,9 @@ def test_since_until_mean_the_same_in_every_function(enriched: pl.DataFrame, laz
 @pytest.mark.parametrize(
     "call",
     [
-        lambda en: al.work_sessions(en, now=NOW_MS, since="2026-02-19", until="2026-02-18"),
+        lambda en: al.work_sessions(
+            en, al.SessionQuery(since="2026-02-19", until="2026-02-18"), now=NOW_MS
+        ),
         lambda en: al.conversations(en, since="2026-02-19", until="2026-02-18"),
         lambda en: al.interaction_graph(en, since="2026-02-19", until="2026-02-18"),
     ],

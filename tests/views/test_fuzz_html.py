@@ -101,7 +101,9 @@ def test_no_planted_script_runs_anywhere(text: str, tmp_path: Path) -> None:
     sid = ws.sessions["id"][0]
     pages = {
         "thread_view": threads.thread_view(ws, ev, sid).to_html(),
-        "thread_view+search": threads.thread_view(ws, ev, sid, search=text[:20]).to_html(),
+        "thread_view+search": threads.thread_view(
+            ws, ev, sid, threads.MessageOptions(search=text[:20])
+        ).to_html(),
         "sessions_table": threads.sessions_table(ws, ev).to_html(),
     }
     path = tmp_path / "c.html"

@@ -16,6 +16,7 @@ from a2a_lab.reference.runtime.outcome import build_no_reply_outcome_message
 from a2a_lab.views.safe_html import NEUTRALIZED, escape_html
 from a2a_lab.views.threads import (
     MESSAGE_COLUMNS,
+    MessageOptions,
     markdown_html_expr,
     mentions_expr,
     render_markdown,
@@ -47,12 +48,12 @@ def ev(
 
 def build(records: list[dict], **options: Any) -> tuple[al.WorkSessionsResult, pl.DataFrame]:
     enriched = al.enrich(from_records(records))
-    return al.work_sessions(enriched, now=T0, **options), enriched
+    return al.work_sessions(enriched, al.SessionQuery(**options), now=T0), enriched
 
 
 def messages(records: list[dict], session: str = WS, **options: Any) -> pl.DataFrame:
     result, enriched = build(records)
-    return thread_messages(result, enriched, session, **options)
+    return thread_messages(result, enriched, session, MessageOptions(**options))
 
 
 def labels(records: list[dict], **options: Any) -> list[tuple[str, str]]:
@@ -445,7 +446,7 @@ def test_a_session_without_a_task_title_is_shown_by_its_first_message() -> None:
     assert session_titles(enriched).rows() == [
         (WS, "t1", None, "<@130050000004821007> check the <b>logs</b>")
     ]
-    view = thread_view(result, enriched, WS, discord_users=USERS)
+    view = thread_view(result, enriched, WS, MessageOptions(discord_users=USERS))
     assert (view.session["title"], view.session["about"]) == (None, "@main check the <b>logs</b>")
     assert "“@main check the &lt;b&gt;logs&lt;/b&gt;”</em>" in view.to_html()
     table = sessions_table(result, enriched, discord_users=USERS)
@@ -490,7 +491,8 @@ def test_rows_are_the_sessions_thread_events_in_order_with_numbers() -> None:
         ("conv:c1", 2, "eden", "ruda", "three"),
         ("conv:c2", 1, "ruda", "seum", "two"),
     ]
-    assert thread_messages(result, enriched, WS, threads=["conv:c2"])["text"].to_list() == ["two"]
+    only_c2 = thread_messages(result, enriched, WS, MessageOptions(threads=["conv:c2"]))
+    assert only_c2["text"].to_list() == ["two"]
 
 
 def test_unknown_session_raises_and_unassigned_events_are_a_session() -> None:
@@ -592,8 +594,8 @@ VIEW_RECORDS = [
 
 
 def test_view_is_deterministic_and_escapes_everything() -> None:
-    first = thread_view(*build(VIEW_RECORDS), WS, discord_users=USERS).to_html()
-    again = thread_view(*build(VIEW_RECORDS), WS, discord_users=USERS)
+    first = thread_view(*build(VIEW_RECORDS), WS, MessageOptions(discord_users=USERS)).to_html()
+    again = thread_view(*build(VIEW_RECORDS), WS, MessageOptions(discord_users=USERS))
     assert again.to_html() == first and again._repr_html_() == first
     assert "<script" not in first and "&lt;script&gt;x()&lt;/script&gt;" in first
     assert "Rollback &lt;plan&gt;" in first and "@main <strong>go</strong>" in first
@@ -615,14 +617,32 @@ def test_view_shows_times_in_the_display_time_zone() -> None:
 
 def test_view_search_counts_limit_and_search_box() -> None:
     result, enriched = build(VIEW_RECORDS)
-    view = thread_view(result, enriched, WS, search="go")
+    view = thread_view(result, enriched, WS, MessageOptions(search="go"))
     assert (view.matched, view.total, view.messages.height) == (1, 3, 1)
     assert "1 of 3 messages match <code>go</code>" in view.to_html()
     assert 'type="search"' in view.to_html()
     assert 'type="search"' not in thread_view(result, enriched, WS, search_box=False).to_html()
     limited = thread_view(result, enriched, WS, max_messages=2)
     assert limited.messages.height == 2 and "showing the first 2 of 3 messages" in limited.to_html()
-    assert "no message matches" in thread_view(result, enriched, WS, search="zzz").to_html()
+    nothing = thread_view(result, enriched, WS, MessageOptions(search="zzz"))
+    assert "no message matches" in nothing.to_html()
+
+
+def test_message_options_are_one_object() -> None:
+    """The old keyword form fails, naming the options object (``timezone=``: naming ``tz``)."""
+    result, enriched = build(VIEW_RECORDS)
+    for show in (thread_messages, thread_view):
+        name = show.__name__
+        with pytest.raises(TypeError, match=rf"{name}\(\) takes search= in its options object"):
+            show(result, enriched, WS, search="go")  # type: ignore[arg-type]
+        with pytest.raises(TypeError, match=r"options=MessageOptions\(discord_users=\.\.\.\)"):
+            show(result, enriched, WS, discord_users=USERS)  # type: ignore[arg-type]
+        with pytest.raises(TypeError, match=rf"{name}\(\) has no timezone= any more: use tz="):
+            show(result, enriched, WS, timezone="UTC")  # type: ignore[arg-type]
+        with pytest.raises(TypeError, match="options must be a MessageOptions, not dict"):
+            show(result, enriched, WS, {"search": "go"})  # type: ignore[arg-type]
+        with pytest.raises(ValueError, match="^tz: unknown time zone"):
+            show(result, enriched, WS, tz="Mars/Olympus")
 
 
 # ---- sessions table ----------------------------------------------------------------------

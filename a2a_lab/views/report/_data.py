@@ -18,7 +18,7 @@ from a2a_lab.analysis.checks import SEVERITIES, check, replay_guard
 from a2a_lab.analysis.conversations import conversations, pair_stats
 from a2a_lab.enrich import enrich
 from a2a_lab.io import LoadResult
-from a2a_lab.sessions import WorkSessionsResult, work_sessions
+from a2a_lab.sessions import SessionQuery, WorkSessionsResult, work_sessions
 from a2a_lab.time import MAX_TIME_MS, Instant, instant_ms, now_ms
 
 __all__ = ["GUARDS", "ReportData", "Twin", "collect"]
@@ -201,7 +201,7 @@ def collect(
     # the package's one clock (a2a_lab.time.now_ms): the wall clock unless ``now`` pins it,
     # so the report and ``a2a-lab work-sessions`` give a session the same status
     clock_ms = now_ms(now)
-    sessions = work_sessions(enriched, now=clock_ms, unassigned=True)
+    sessions = work_sessions(enriched, SessionQuery(unassigned=True), now=clock_ms)
     conv = conversations(enriched)
     pairs = pair_stats(conv)
     findings = check(events, now=clock_ms)

@@ -26,7 +26,7 @@ from a2a_lab.views.palette import (
 )
 from a2a_lab.views.report._data import ReportData
 from a2a_lab.views.safe_html import escape_html as esc
-from a2a_lab.views.threads import task_titles, thread_messages
+from a2a_lab.views.threads import MessageOptions, task_titles, thread_messages
 
 __all__ = [
     "SECTIONS",
@@ -224,7 +224,12 @@ def sessions(
     # a time beyond Python's datetime (Date reaches the year 275760) is absent in the row
     for row in python_safe(shown).iter_rows(named=True):
         msgs = thread_messages(
-            result, events, row["id"], discord_users=discord_users, tz=data.tz, titles=titles
+            result,
+            events,
+            row["id"],
+            MessageOptions(discord_users=discord_users),
+            tz=data.tz,
+            titles=titles,
         )
         total = msgs.height
         msgs = msgs.head(max_messages)
