@@ -149,7 +149,7 @@ def chunked_exchange_events(
     """:func:`a2a_lab.exchange_events` of one bucket, ``seq`` as a whole load numbers it
     (``frame`` from :func:`bucket_frames` with ``ranked``)."""
     gseq = frame["_gseq"]
-    ex = exchange_events(frame.drop("_gseq"), intent_rules=intent_rules).collect()
+    ex = exchange_events(frame.drop("_gseq").lazy(), intent_rules=intent_rules).collect()
     return ex.with_columns(gseq.gather(ex["seq"]).alias("seq"))
 
 
