@@ -18,7 +18,7 @@ A bucket's rows keep the load's order (file order, then a stable sort by ``event
 from __future__ import annotations
 
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
@@ -27,7 +27,8 @@ import polars as pl
 
 from a2a_lab._frames import data_text
 from a2a_lab.exchanges import EXCHANGE_FIELDS, EXCHANGE_TYPES, exchange_events
-from a2a_lab.io._load import _progress, data_fields_option, decoded_chunks
+from a2a_lab.io._decode import DecodedText
+from a2a_lab.io._load import _progress, data_fields_option, decoded_chunks, narrow_data
 from a2a_lab.io._sources import Source, resolve_source
 from a2a_lab.reference.runtime.intent import INTENT_RULES_V1, IntentRules
 from a2a_lab.schema import polars_schema
@@ -81,6 +82,11 @@ def _bucket_count(files: list[Path]) -> int:
     return max(1, -(-size // SPILL_BYTES))
 
 
+#: What :func:`spill_exchanges` hands each decoded chunk to: the file's position in the
+#: source and the chunk (its events with the ``data`` fields decoded).
+ChunkSink = Callable[[int, DecodedText], None]
+
+
 def spill_exchanges(
     source: Source,
     tmp: Path,
@@ -88,11 +94,14 @@ def spill_exchanges(
     tz: str = "UTC",
     since: Instant | None = None,
     until: Instant | None = None,
+    sink: ChunkSink | None = None,
 ) -> Spill:
     """Read ``source`` (a log, not a store) once and spill its exchange events to ``tmp``.
 
     Only the events in ``[since, until]`` (on ``event_ms``, as :func:`a2a_lab.time.in_window`)
-    are kept. Raises what :func:`a2a_lab.load` raises for a missing or unreadable source.
+    are kept. ``sink`` gets each decoded chunk first, with every ``data`` field (without a
+    sink only :data:`SPILL_FIELDS` are kept). Raises what :func:`a2a_lab.load` raises for a
+    missing or unreadable source.
     """
     files = resolve_source(source)
     n = _bucket_count(files)
@@ -100,32 +109,39 @@ def spill_exchanges(
     assert keep is not None
     lo, hi = window_ms(since, until)
     spill = Spill([[] for _ in range(n)])
-    conv = data_text("conversationId")
-    row = chunk = 0
+    chunk = 0
     with _progress(files, None) as bar:
-        for path in files:
-            for dec in decoded_chunks(path, tz, False, bar, keep):
-                ev = dec.events.select(_COLUMNS)
+        for i, path in enumerate(files):
+            for dec in decoded_chunks(path, tz, False, bar, None if sink else keep):
+                ev = narrow_data(dec.events.select(_COLUMNS), keep)
+                if sink is not None:
+                    sink(i, dec)
                 dec.events = ev.clear()
                 if lo is not None:
                     ev = ev.filter(pl.col("event_ms") >= lo)
                 if hi is not None:
                     ev = ev.filter(pl.col("event_ms") <= hi)
-                spill.event_ms.append(ev["event_ms"])
-                ex = (
-                    ev.with_row_index("_row", offset=row)
-                    .filter(pl.col("type").is_in(EXCHANGE_TYPES) & conv.is_not_null())
-                    .with_columns((conv.hash(seed=0) % n).alias("_bucket"))
-                )
-                row += ev.height
-                del ev
-                parts = ex.partition_by("_bucket", as_dict=True, include_key=False)
-                for (b,), frame in parts.items():
-                    out = tmp / f"{b}-{chunk:06d}.parquet"
-                    frame.write_parquet(out, compression="lz4", statistics=False)
-                    spill.buckets[int(b)].append(out)
+                _spill_chunk(spill, ev, tmp / f"{chunk:06d}")
                 chunk += 1
     return spill
+
+
+def _spill_chunk(spill: Spill, ev: pl.DataFrame, stem: Path) -> None:
+    """Append the exchange events of one chunk (in file order) to their buckets."""
+    n = len(spill.buckets)
+    row = sum(len(s) for s in spill.event_ms)
+    spill.event_ms.append(ev["event_ms"])
+    conv = data_text("conversationId")
+    ex = (
+        ev.with_row_index("_row", offset=row)
+        .filter(pl.col("type").is_in(EXCHANGE_TYPES) & conv.is_not_null())
+        .with_columns((conv.hash(seed=0) % n).alias("_bucket"))
+    )
+    parts = ex.partition_by("_bucket", as_dict=True, include_key=False)
+    for (b,), frame in parts.items():
+        out = stem.with_name(f"{b}-{stem.name}.parquet")
+        frame.write_parquet(out, compression="lz4", statistics=False)
+        spill.buckets[int(b)].append(out)
 
 
 def bucket_frames(spill: Spill, *, ranked: bool = False) -> Iterator[pl.DataFrame]:

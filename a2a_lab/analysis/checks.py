@@ -15,6 +15,7 @@ pairs that do are replayed message by message.
 from __future__ import annotations
 
 from collections import deque
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -43,10 +44,13 @@ __all__ = [
     "FINDING_SCHEMA",
     "RULES",
     "SEVERITIES",
+    "CheckOptions",
     "Rule",
     "check",
+    "data_hash",
     "load_findings",
     "replay_guard",
+    "run_checks",
     "select_rules",
 ]
 
@@ -381,13 +385,27 @@ def _clock(events: pl.DataFrame, now_ms: float, tolerance_ms: float) -> list[pl.
     ]
 
 
+#: The column of a lean event frame holding :func:`data_hash` of the event's full ``data``.
+_DATA_HASH = "_data_hash"
+
+
+def data_hash() -> pl.Expr:
+    """What makes two events copies of one: the hash of their type, agent, time and data."""
+    return pl.struct("type", "agent_id", "event_ms", "data").hash()
+
+
 def _identity(events: pl.DataFrame) -> list[pl.LazyFrame]:
     # candidates share type, agent and time (cheap); only they are compared on their data
     cheap = pl.struct("type", "agent_id", "event_ms").hash()
     candidates = events.filter(cheap.is_duplicated())
     dups = (
         candidates.lazy()
-        .with_columns(pl.struct("type", "agent_id", "event_ms", "data").hash().alias("_k"))
+        # a lean frame (``a2a_lab.analysis._check_log``) carries the hash of its full ``data``
+        .with_columns(
+            pl.col(_DATA_HASH).alias("_k")
+            if _DATA_HASH in events.columns
+            else data_hash().alias("_k")
+        )
         .filter(pl.col("_k").is_duplicated())
         .group_by("_k", maintain_order=True)
         .agg(
@@ -509,29 +527,71 @@ def check(
     pl.DataFrame
         :data:`FINDING_SCHEMA`, sorted by severity (errors first), rule, file and line.
     """
-    chosen = select_rules(select, ignore)
-    lo, hi = window_ms(since, until)
+    opts = CheckOptions(
+        now=now,
+        future_tolerance_s=future_tolerance_s,
+        loop_limit=loop_limit,
+        loop_window_s=loop_window_s,
+        collaborate_limit=collaborate_limit,
+        collaborate_window_s=collaborate_window_s,
+        max_depth=max_depth,
+        select=select,
+        ignore=ignore,
+        since=since,
+        until=until,
+    )
+    return run_checks(events, opts, report)
+
+
+@dataclass(frozen=True)
+class CheckOptions:
+    """The parameters of :func:`check` but the events and the load report."""
+
+    now: Instant | None = None
+    future_tolerance_s: float = 300.0
+    loop_limit: int = 6
+    loop_window_s: float = 60.0
+    collaborate_limit: int = 10
+    collaborate_window_s: float = 300.0
+    max_depth: int = 5
+    select: list[str] | None = None
+    ignore: list[str] | None = None
+    since: Instant | None = None
+    until: Instant | None = None
+
+
+def run_checks(
+    events: pl.DataFrame,
+    opts: CheckOptions,
+    report: LoadReport | None = None,
+    a2a: list[pl.LazyFrame] | None = None,
+) -> pl.DataFrame:
+    """:func:`check` with its options in ``opts``; ``a2a``: the A2A sequence findings when
+    already computed (``a2a_lab.analysis._check_log``, a bucket of conversations at a time),
+    else they are computed from ``events``."""
+    chosen = select_rules(opts.select, opts.ignore)
+    lo, hi = window_ms(opts.since, opts.until)
     if lo is not None:
         events = events.filter(pl.col("event_ms") >= lo)
     if hi is not None:
         events = events.filter(pl.col("event_ms") <= hi)
-    now_ms = clock_ms(now)
+    now_ms = clock_ms(opts.now)
     parts: list[pl.LazyFrame] = []
-    parts += _a2a_sequence(events)
+    parts += _a2a_sequence(events) if a2a is None else a2a
     parts += _tasks(events)
-    parts.append(_guard_findings(events, "guard.loop", loop_limit, loop_window_s))
+    parts.append(_guard_findings(events, "guard.loop", opts.loop_limit, opts.loop_window_s))
     parts.append(
         _guard_findings(
             events,
             "guard.collaborate",
-            collaborate_limit,
-            collaborate_window_s,
+            opts.collaborate_limit,
+            opts.collaborate_window_s,
             types=("a2a.send",),
             ping_pong_only=False,
         )
     )
-    parts.append(_relay_depth(events, max_depth))
-    parts += _clock(events, now_ms, future_tolerance_s * 1000.0)
+    parts.append(_relay_depth(events, opts.max_depth))
+    parts += _clock(events, now_ms, opts.future_tolerance_s * 1000.0)
     parts += _identity(events)
     if report is not None:
         parts.append(load_findings(report).lazy())

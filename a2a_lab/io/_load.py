@@ -42,7 +42,11 @@ def _decode_file(
     """Decode one file in bounded chunks of whole lines; a damaged ``.gz`` keeps its
     readable lines and rejects the damaged tail. ``keep``: the ``data`` fields each chunk's
     events keep (:func:`narrow_data`; ``None``: all)."""
-    parts = list(decoded_chunks(path, timezone, raw, bar, keep))
+    return joined_chunks(list(decoded_chunks(path, timezone, raw, bar, keep)))
+
+
+def joined_chunks(parts: list[DecodedText]) -> DecodedText:
+    """The decoded chunks of one file as one (their events concatenated, freed as they go)."""
     if len(parts) == 1:
         return parts[0]
     empty = parts[0].events.clear()
