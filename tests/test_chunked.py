@@ -120,3 +120,74 @@ def test_otlp_missing_source_fails_before_writing(tmp_path: Path) -> None:
 
     with pytest.raises(SourceError):
         log_otlp_lines(tmp_path / "nope.ndjson")
+
+
+def _check_both(source: Path, **kw: object) -> tuple[pl.DataFrame, pl.DataFrame]:
+    from a2a_lab.analysis._check_log import log_check
+    from a2a_lab.analysis.checks import CheckOptions
+
+    opts = CheckOptions(now=1.9e12, **kw)  # type: ignore[arg-type]
+    got, res = log_check(source, opts)
+    full = al.load(source)
+    assert res.report.summary() == full.report.summary()
+    assert res.report.issues.equals(full.report.issues, null_equal=True)
+    want = al.check(full.events, now=1.9e12, report=full.report, **kw)  # type: ignore[arg-type]
+    return got, want
+
+
+def test_check_sample_dir_same_findings(tiny_buckets: None) -> None:
+    got, want = _check_both(sample_dir())
+    assert want.height > 0
+    assert got.equals(want, null_equal=True)
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "far-future-fit.ndjson",
+        "far-future-report.ndjson",
+        "js-date-max-depth.ndjson",
+        "js-date-max-ts.ndjson",
+        "fuzzed-views-panic.ndjson.gz",
+    ],
+)
+def test_check_hostile_same_findings(tiny_buckets: None, name: str) -> None:
+    path = HOSTILE / name
+    if not path.is_file():
+        pytest.skip(f"{path} not present")
+    got, want = _check_both(path)
+    assert got.equals(want, null_equal=True)
+
+
+@pytest.mark.slow
+@settings(max_examples=8, deadline=None)
+@given(
+    n=st.integers(30, 900),
+    seed=st.integers(0, 10_000),
+    per_day=st.sampled_from([2_000, 60_000, 2_000_000]),
+    bucket=st.sampled_from([2_048, 16_384, 2**30]),
+    window=st.booleans(),
+)
+def test_check_chunked_equals_whole(
+    tmp_path_factory: pytest.TempPathFactory,
+    n: int,
+    seed: int,
+    per_day: int,
+    bucket: int,
+    window: bool,
+) -> None:
+    """Property: the findings and the load report of any log, any bucket size, with or
+    without a window, are the whole load's."""
+    path = tmp_path_factory.mktemp("log") / "log.ndjson"
+    write_log(path, n, seed, 0.02, events_per_day=per_day)
+    kw: dict[str, object] = {}
+    if window:
+        ms = al.load(path).events["event_ms"]
+        kw = {"since": float(ms.quantile(0.2)), "until": float(ms.quantile(0.8))}
+    old = _chunked.SPILL_BYTES
+    _chunked.SPILL_BYTES = bucket
+    try:
+        got, want = _check_both(path, **kw)
+    finally:
+        _chunked.SPILL_BYTES = old
+    assert got.equals(want, null_equal=True)
