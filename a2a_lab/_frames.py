@@ -102,8 +102,23 @@ _MAX_TIME_MS = 8_640_000_000_000_000
 
 
 def ms_to_seconds(ms: pl.Expr) -> pl.Expr:
-    """A duration in milliseconds as float seconds (the ``*_s`` columns)."""
-    return ms.cast(pl.Float64) / 1000.0
+    """A duration in milliseconds as float seconds (the ``*_s`` columns), divided as
+    JavaScript's ``ms / 1000`` does: correctly rounded.
+
+    Polars divides an array by a scalar as a multiplication by the reciprocal (one ulp off:
+    15745 ms became 15.745000000000001 s), but not a chunk of one value, so the digits
+    depended on how a frame happened to be chunked; numpy's division is exact.
+
+    >>> pl.DataFrame({"ms": [15745.0, None]}).select(ms_to_seconds(pl.col("ms"))).to_series().to_list()
+    [15.745, None]
+    """
+    return ms.cast(pl.Float64).map_batches(_exact_seconds, return_dtype=pl.Float64)
+
+
+def _exact_seconds(ms: pl.Series) -> pl.Series:
+    seconds = pl.Series(ms.name, ms.to_numpy() / 1000.0, dtype=pl.Float64)
+    # to_numpy makes a null NaN: put the nulls back
+    return seconds if not ms.has_nulls() else seconds.zip_with(ms.is_not_null(), ms)
 
 
 def same_kind(*, collect: bool = False) -> Callable[[Callable[P, R]], Callable[P, R]]:

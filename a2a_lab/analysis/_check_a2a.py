@@ -18,12 +18,21 @@ __all__: list[str] = []
 # ---------------------------------------------------------------------------------------
 
 
+#: The columns that name one exchange.
+KEYS = ["conversation_id", "requester", "target", "exchange"]
+
+
 def _a2a_sequence(events: pl.DataFrame) -> list[pl.LazyFrame]:
-    keys = ["conversation_id", "requester", "target", "exchange"]
-    ex = (
-        exchange_events(events.lazy())
+    ex = sequence_frame(exchange_events(events.lazy()))
+    return [_ambiguous(*ambiguity(ex)), *sequence_rules(ex)]
+
+
+def sequence_frame(x: pl.LazyFrame | pl.DataFrame) -> pl.LazyFrame:
+    """The columns of :func:`a2a_lab.exchange_events` (``x``) that the rules read."""
+    return (
+        x.lazy()
         .select(
-            *keys,
+            *KEYS,
             "seq",
             "file",
             "line",
@@ -37,8 +46,14 @@ def _a2a_sequence(events: pl.DataFrame) -> list[pl.LazyFrame]:
         .collect()
         .lazy()
     )
+
+
+def sequence_rules(ex: pl.LazyFrame) -> list[pl.LazyFrame]:
+    """The findings of each exchange of :func:`sequence_frame` (``ex``): orphans, missing
+    completes, turns out of order, events after the complete."""
+    keys = KEYS
     t = pl.col("type")
-    out = [_ambiguous(ex, keys)]
+    out: list[pl.LazyFrame] = []
     orphans = ex.filter((pl.col("exchange") == 0) & t.is_in(["a2a.response", "a2a.complete"]))
     for typ, rule in (
         ("a2a.response", "a2a.orphan_response"),
@@ -149,13 +164,15 @@ def _a2a_sequence(events: pl.DataFrame) -> list[pl.LazyFrame]:
 _AMBIGUOUS_EXAMPLES = 5
 
 
-def _ambiguous(ex: pl.LazyFrame, keys: list[str]) -> pl.LazyFrame:
-    """One info finding when some exchanges are ambiguous: their count and share of all
-    exchanges, and the first few (conversation, direction, exchange number, lines)."""
+def ambiguity(ex: pl.LazyFrame) -> tuple[pl.LazyFrame, pl.LazyFrame]:
+    """What :func:`_ambiguous` reports of :func:`sequence_frame` (``ex``): the first
+    ambiguous exchanges in log order (their first event's ``seq``), and ``_n`` (ambiguous
+    exchanges) and ``_all`` (exchanges) in one row. Of several sets of whole
+    conversations: concatenate the first, sort it by ``seq``, and sum the counts."""
     per = (
         ex.filter(pl.col("exchange") > 0)
         .sort("seq")
-        .group_by(keys, maintain_order=True)
+        .group_by(KEYS, maintain_order=True)
         .agg(
             pl.col("ambiguous").first(),
             pl.col("file").first(),
@@ -165,8 +182,16 @@ def _ambiguous(ex: pl.LazyFrame, keys: list[str]) -> pl.LazyFrame:
             pl.col("seq").first(),
         )
     )
-    total = pl.len()
-    amb = per.filter("ambiguous").sort("seq")
+    counts = per.select(
+        pl.col("ambiguous").sum().cast(pl.Int64).alias("_n"), pl.len().cast(pl.Int64).alias("_all")
+    )
+    return per.filter("ambiguous").sort("seq").head(_AMBIGUOUS_EXAMPLES), counts
+
+
+def _ambiguous(amb: pl.LazyFrame, counts: pl.LazyFrame) -> pl.LazyFrame:
+    """One info finding when some exchanges are ambiguous: their count and share of all
+    exchanges, and the first few (conversation, direction, exchange number, lines);
+    ``amb`` and ``counts`` as :func:`ambiguity` gives them."""
     examples = amb.head(_AMBIGUOUS_EXAMPLES).select(
         pl.format(
             "{} {} → {} #{}",
@@ -177,22 +202,17 @@ def _ambiguous(ex: pl.LazyFrame, keys: list[str]) -> pl.LazyFrame:
         ).alias("_ex"),
         "line",
     )
-    count = amb.select(pl.len().alias("_n"))
     first = amb.head(1).select("conversation_id", "task_id", "work_session_id", "file")
-    summary = (
-        first.join(count, how="cross")
-        .join(per.select(total.alias("_all")), how="cross")
-        .join(
-            examples.select(
-                pl.col("_ex").str.join("; ").alias("_examples"),
-                pl.col("line")
-                .list.explode(keep_nulls=False, empty_as_null=False)
-                .sort()
-                .implode()
-                .alias("lines"),
-            ),
-            how="cross",
-        )
+    summary = first.join(counts, how="cross").join(
+        examples.select(
+            pl.col("_ex").str.join("; ").alias("_examples"),
+            pl.col("line")
+            .list.explode(keep_nulls=False, empty_as_null=False)
+            .sort()
+            .implode()
+            .alias("lines"),
+        ),
+        how="cross",
     )
     return _findings(
         summary,

@@ -46,10 +46,13 @@ __all__ = [
     "RULES",
     "SEVERITIES",
     "CheckLimits",
+    "CheckOptions",
     "Rule",
     "check",
+    "data_hash",
     "load_findings",
     "replay_guard",
+    "run_checks",
     "select_rules",
 ]
 
@@ -384,13 +387,27 @@ def _clock(events: pl.DataFrame, now_ms: float, tolerance_ms: float) -> list[pl.
     ]
 
 
+#: The column of a lean event frame holding :func:`data_hash` of the event's full ``data``.
+_DATA_HASH = "_data_hash"
+
+
+def data_hash() -> pl.Expr:
+    """What makes two events copies of one: the hash of their type, agent, time and data."""
+    return pl.struct("type", "agent_id", "event_ms", "data").hash()
+
+
 def _identity(events: pl.DataFrame) -> list[pl.LazyFrame]:
     # candidates share type, agent and time (cheap); only they are compared on their data
     cheap = pl.struct("type", "agent_id", "event_ms").hash()
     candidates = events.filter(cheap.is_duplicated())
     dups = (
         candidates.lazy()
-        .with_columns(pl.struct("type", "agent_id", "event_ms", "data").hash().alias("_k"))
+        # a lean frame (``a2a_lab.analysis._check_log``) carries the hash of its full ``data``
+        .with_columns(
+            pl.col(_DATA_HASH).alias("_k")
+            if _DATA_HASH in events.columns
+            else data_hash().alias("_k")
+        )
         .filter(pl.col("_k").is_duplicated())
         .group_by("_k", maintain_order=True)
         .agg(
@@ -545,15 +562,47 @@ def check(
         limits = CheckLimits()
     elif not isinstance(limits, CheckLimits):
         raise TypeError(f"limits must be a CheckLimits, not {type(limits).__name__}")
-    chosen = select_rules(select, ignore)
-    lo, hi = window_ms(since, until)
+    opts = CheckOptions(
+        limits=limits, now=now, select=select, ignore=ignore, since=since, until=until
+    )
+    return run_checks(events, opts, report)
+
+
+@dataclass(frozen=True)
+class CheckOptions:
+    """Everything :func:`check` takes but the events and the load report: one run's settings.
+
+    :func:`a2a_lab.analysis._check_log.log_check` (a log read a bucket of conversations at a
+    time) and :func:`run_checks` take it whole.
+    """
+
+    limits: CheckLimits = CheckLimits()
+    now: Instant | None = None
+    select: list[str] | None = None
+    ignore: list[str] | None = None
+    since: Instant | None = None
+    until: Instant | None = None
+
+
+def run_checks(
+    events: pl.DataFrame,
+    opts: CheckOptions,
+    report: LoadReport | None = None,
+    a2a: list[pl.LazyFrame] | None = None,
+) -> pl.DataFrame:
+    """:func:`check` with its settings in ``opts``; ``a2a``: the A2A sequence findings when
+    already computed (``a2a_lab.analysis._check_log``, a bucket of conversations at a time),
+    else they are computed from ``events``."""
+    limits = opts.limits
+    chosen = select_rules(opts.select, opts.ignore)
+    lo, hi = window_ms(opts.since, opts.until)
     if lo is not None:
         events = events.filter(pl.col("event_ms") >= lo)
     if hi is not None:
         events = events.filter(pl.col("event_ms") <= hi)
-    now_ms = clock_ms(now)
+    now_ms = clock_ms(opts.now)
     parts: list[pl.LazyFrame] = []
-    parts += _a2a_sequence(events)
+    parts += _a2a_sequence(events) if a2a is None else a2a
     parts += _tasks(events)
     parts.append(_guard_findings(events, "guard.loop", limits.loop_limit, limits.loop_window_s))
     parts.append(

@@ -97,31 +97,46 @@ def run(args: argparse.Namespace) -> int:
 
     import polars as pl
 
-    from a2a_lab.analysis.checks import SEVERITIES, CheckLimits, check
+    from a2a_lab.analysis._check_log import log_check
+    from a2a_lab.analysis.checks import (
+        SEVERITIES,
+        CheckLimits,
+        CheckOptions,
+        run_checks,
+        select_rules,
+    )
     from a2a_lab.cli._source import load_source
+    from a2a_lab.io import SourceError, is_store
 
     fmt = args.format or ("json" if args.json else "text")
     if args.json and args.format not in (None, "json"):
         raise CliError(f"--json contradicts --format {args.format}")
     check_output(args.output)
     tz = cli_tz(args)
-    res = load_source(args.source, tz=tz)
     from a2a_lab.time import now_ms
 
-    now = now_ms(args.now)
+    opts = CheckOptions(
+        limits=CheckLimits(loop_limit=args.loop_limit, loop_window_s=args.loop_window),
+        now=now_ms(args.now),
+        select=split_multi(args.select),
+        ignore=split_multi(args.ignore),
+        since=args.since,
+        until=args.until,
+    )
     try:
-        found = check(
-            res.events,
-            CheckLimits(loop_limit=args.loop_limit, loop_window_s=args.loop_window),
-            now=now,
-            select=split_multi(args.select),
-            ignore=split_multi(args.ignore),
-            since=args.since,
-            until=args.until,
-            report=res.report,
-        )
+        select_rules(opts.select, opts.ignore)  # a bad rule name fails before the log is read
+        if is_store(args.source):
+            res = load_source(args.source, tz=tz)
+            found = run_checks(res.events, opts, res.report)
+        else:
+            # a log: read once, its exchanges matched a bucket of conversations at a time
+            found, res = log_check(args.source, opts, tz=tz)
     except ValueError as exc:
         raise CliError(str(exc)) from None
+    except SourceError as exc:
+        raise CliError(str(exc)) from None
+    except OSError as exc:
+        raise CliError(f"cannot read {args.source}: {exc.strerror or exc}") from None
     if args.output is not None:
         write_output(found, args.output, tz)
     by_sev = {s: int(found.filter(pl.col("severity") == s).height) for s in SEVERITIES}

@@ -85,7 +85,7 @@ def run_conversations(args: argparse.Namespace) -> int:
     import polars as pl
 
     from a2a_lab.analysis.conversations import conversations
-    from a2a_lab.cli._source import lean_engine, scan_source
+    from a2a_lab.cli._source import is_store, lean_engine, log_conversations_of, scan_source
 
     check_output(args.output)
     tz = cli_tz(args)
@@ -96,6 +96,9 @@ def run_conversations(args: argparse.Namespace) -> int:
         if args.since is None and args.until is None
         else None
     )
+    if conv is None and not is_store(args.source):
+        # a log is read once and matched a bucket of whole conversations at a time
+        conv = log_conversations_of(args)
     if conv is None:
         # a store is scanned lazily (no raw), collected by the streaming engine
         with lean_engine():

@@ -62,21 +62,30 @@ def register(sub: argparse._SubParsersAction[OneLineArgumentParser]) -> None:
 
 def run_export_otlp(args: argparse.Namespace) -> int:
     from a2a_lab.cli._source import load_source
-    from a2a_lab.otel import OtlpExportError, to_otlp
+    from a2a_lab.io import SourceError, is_store
+    from a2a_lab.otel import OtlpExportError
+    from a2a_lab.otel._export import log_otlp_lines, otlp_lines, write_otlp
 
     if args.endpoint is not None and not args.endpoint.startswith(("http://", "https://")):
         raise CliError(f"--endpoint must be an http:// or https:// URL, not {args.endpoint!r}")
-    events = load_source(args.source, tz=cli_tz(args)).events
     try:
-        res = to_otlp(
-            events,
+        if is_store(args.source):
+            events = load_source(args.source, tz=cli_tz(args)).events
+            lines = otlp_lines(events, project=args.project, batch_exchanges=args.batch)
+        else:
+            # a log: read once, a bucket of whole conversations at a time (bounded memory)
+            lines = log_otlp_lines(
+                args.source, tz=cli_tz(args), project=args.project, batch_exchanges=args.batch
+            )
+        res = write_otlp(
+            lines,
             output=args.output,
             endpoint=args.endpoint,
-            project=args.project,
-            batch_exchanges=args.batch,
             progress=not args.no_progress,
             timeout_s=args.timeout,
         )
+    except SourceError as exc:
+        raise CliError(str(exc)) from None
     except OtlpExportError as exc:
         raise CliError(str(exc)) from None
     except OSError as exc:

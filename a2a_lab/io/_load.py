@@ -6,7 +6,7 @@ import json
 import os
 import re
 from collections import deque
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Collection, Iterable, Iterator, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, cast
@@ -42,76 +42,13 @@ def _decode_file(
     """Decode one file in bounded chunks of whole lines; a damaged ``.gz`` keeps its
     readable lines and rejects the damaged tail. ``keep``: the ``data`` fields each chunk's
     events keep (:func:`narrow_data`; ``None``: all)."""
-    chunks = ChunkDecoder(timezone=timezone, raw=raw, file=file_label(path))
+    return joined_chunks(list(decoded_chunks(path, timezone, raw, bar, keep)))
 
-    def decode(data: bytes, first_line: int = 1, decoder: ChunkDecoder = chunks) -> DecodedText:
-        # the fields dropped never reach the file's frame (every field is still decoded
-        # and checked: the report does not change)
-        dec = decoder.decode(data, first_line)
-        if keep is not None:
-            dec.events = narrow_data(dec.events, keep)
-        return dec
 
-    parts: list[DecodedText] = []
-    next_line = 1
-    pending = b""
-    damage: str | None = None
-    # chunks after the first (which primes the decoder's schema) are decoded
-    # DECODE_THREADS at a time, each by a fork of the file's decoder taken when it is read;
-    # results (and the fields each fork adopted) are taken in file order, so the outcome
-    # does not depend on timing, and at most DECODE_THREADS chunks are held (bounded memory)
-    with ThreadPoolExecutor(DECODE_THREADS) as pool:
-        ahead: deque[tuple[ChunkDecoder, Future[DecodedText]]] = deque()
-
-        def take() -> None:
-            fork, done = ahead.popleft()
-            parts.append(done.result())
-            chunks.learn(fork)
-
-        for block in read_blocks(path, CHUNK_BYTES, bar):
-            if isinstance(block, SourceDamage):
-                damage = block.reason
-                break
-            buf = pending + block if pending else block
-            cut = buf.rfind(b"\n") + 1
-            pending = buf[cut:]
-            if cut:
-                complete = buf[:cut] if cut < len(buf) else buf
-                if parts or ahead:
-                    fork = chunks.fork()
-                    ahead.append((fork, pool.submit(decode, complete, next_line, fork)))
-                else:
-                    parts.append(decode(complete, next_line))
-                next_line += complete.count(b"\n")
-                del buf, complete
-                while len(ahead) >= DECODE_THREADS:
-                    take()
-        while ahead:
-            take()
-    if damage is None and pending:
-        parts.append(decode(pending, next_line))
-    elif damage is not None:
-        # what was decompressed of the line where the data broke off, and the reason
-        text = pending.decode("utf-8", errors="replace")
-        rej = pl.DataFrame(
-            {
-                "line": [next_line],
-                "reason": [f"damaged compressed data: {damage}"],
-                "raw": [text[:RAW_PREVIEW]],
-            },
-            schema={"line": pl.Int64, "reason": pl.String, "raw": pl.String},
-        )
-        parts.append(
-            DecodedText(
-                events=decode(b"").events,
-                rejects=rej,
-                issues=issues_frame([]),
-                lines=1,
-                blank=0,
-            )
-        )
-    if not parts:
-        return decode(b"")
+def joined_chunks(parts: list[DecodedText]) -> DecodedText:
+    """The decoded chunks of one file as one (their events concatenated, freed as they go)."""
+    if len(parts) == 1:
+        return parts[0]
     empty = parts[0].events.clear()
     events = _take_events(parts)
     return DecodedText(
@@ -122,6 +59,86 @@ def _decode_file(
         blank=sum(p.blank for p in parts),
         exact_lines=sum(p.exact_lines for p in parts),
     )
+
+
+def decoded_chunks(
+    path: Path, timezone: str, raw: bool, bar: Any, keep: tuple[str, ...] | None = None
+) -> Iterator[DecodedText]:
+    """The decoded chunks of one file, in file order (at least one, maybe empty).
+
+    What :func:`_decode_file` concatenates; a caller that consumes them one at a time
+    (``a2a_lab.analysis._chunked``) holds at most :data:`DECODE_THREADS` decoded chunks.
+    """
+    chunks = ChunkDecoder(timezone=timezone, raw=raw, file=file_label(path))
+
+    def decode(data: bytes, first_line: int = 1, decoder: ChunkDecoder = chunks) -> DecodedText:
+        # the fields dropped never reach the file's frame (every field is still decoded
+        # and checked: the report does not change)
+        dec = decoder.decode(data, first_line)
+        if keep is not None:
+            dec.events = narrow_data(dec.events, keep)
+        return dec
+
+    yielded = False
+    next_line = 1
+    pending = b""
+    damage: str | None = None
+    # chunks after the first (which primes the decoder's schema) are decoded
+    # DECODE_THREADS at a time, each by a fork of the file's decoder taken when it is read;
+    # results (and the fields each fork adopted) are taken in file order, so the outcome
+    # does not depend on timing, and at most DECODE_THREADS chunks are held (bounded memory)
+    with ThreadPoolExecutor(DECODE_THREADS) as pool:
+        ahead: deque[tuple[ChunkDecoder, Future[DecodedText]]] = deque()
+
+        def take() -> DecodedText:
+            fork, done = ahead.popleft()
+            out = done.result()
+            chunks.learn(fork)
+            return out
+
+        for block in read_blocks(path, CHUNK_BYTES, bar):
+            if isinstance(block, SourceDamage):
+                damage = block.reason
+                break
+            buf = pending + block if pending else block
+            cut = buf.rfind(b"\n") + 1
+            pending = buf[cut:]
+            if cut:
+                complete = buf[:cut] if cut < len(buf) else buf
+                if yielded:
+                    fork = chunks.fork()
+                    ahead.append((fork, pool.submit(decode, complete, next_line, fork)))
+                else:
+                    yielded = True
+                    yield decode(complete, next_line)
+                next_line += complete.count(b"\n")
+                del buf, complete
+                while len(ahead) >= DECODE_THREADS:
+                    yield take()
+        while ahead:
+            yield take()
+    if damage is None and pending:
+        yielded = True
+        yield decode(pending, next_line)
+    elif damage is not None:
+        yielded = True
+        yield _damaged(decode(b"").events, next_line, pending, damage)
+    if not yielded:
+        yield decode(b"")
+
+
+def _damaged(empty: pl.DataFrame, line: int, pending: bytes, damage: str) -> DecodedText:
+    """What was decompressed of the line where the data broke off, and the reason."""
+    text = pending.decode("utf-8", errors="replace")
+    rej = pl.DataFrame(
+        {
+            "line": [line],
+            "reason": [f"damaged compressed data: {damage}"],
+            "raw": [text[:RAW_PREVIEW]],
+        },
+        schema={"line": pl.Int64, "reason": pl.String, "raw": pl.String},
+    )
+    return DecodedText(events=empty, rejects=rej, issues=issues_frame([]), lines=1, blank=0)
 
 
 def data_fields_option(fields: Collection[str] | None) -> tuple[str, ...] | None:

@@ -173,6 +173,24 @@ def _finish(
     schema = polars_schema(raw=raw)
     frames = _take_events([dec for _, dec, _ in decoded])
     events = _concat_contiguous(frames) if frames else pl.DataFrame(schema=schema)
+    no_time = no_timestamp_issues(events)
+    if sort and not events["event_ms"].is_sorted():
+        holder = [events]
+        del events
+        events = _sorted_by_time(holder)
+    if events.columns != list(schema):
+        events = events.select([c for c in schema if c in events.columns or c != "raw"])
+    report = load_report(decoded, events, no_time)
+    return LoadResult(events=events, report=report)
+
+
+def load_report(
+    decoded: list[tuple[str, DecodedText, pl.DataFrame]],
+    events: pl.DataFrame,
+    no_time: pl.DataFrame,
+) -> LoadReport:
+    """The report of a load: ``decoded`` per file (name, chunks, extra issues), the events
+    (``type`` is read) and their ``no_timestamp`` issues (:func:`no_timestamp_issues`)."""
     rejects = [
         dec.rejects.with_columns(pl.lit(name, dtype=pl.String).alias("file"))
         for name, dec, _ in decoded
@@ -181,14 +199,7 @@ def _finish(
         pl.concat([dec.issues, extra]).with_columns(pl.lit(name, dtype=pl.String).alias("file"))
         for name, dec, extra in decoded
     ]
-    no_time = no_timestamp_issues(events)
-    if sort and not events["event_ms"].is_sorted():
-        holder = [events]
-        del events
-        events = _sorted_by_time(holder)
-    if events.columns != list(schema):
-        events = events.select([c for c in schema if c in events.columns or c != "raw"])
-    report = LoadReport(
+    return LoadReport(
         files=[name for name, _, _ in decoded],
         lines={name: dec.lines for name, dec, _ in decoded},
         blank={name: dec.blank for name, dec, _ in decoded},
@@ -204,7 +215,6 @@ def _finish(
         by_type=_counts(events.select("type"), "type"),
         events=events.height,
     )
-    return LoadResult(events=events, report=report)
 
 
 def _take_events(parts: list[DecodedText]) -> list[pl.DataFrame]:

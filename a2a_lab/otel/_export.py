@@ -12,6 +12,13 @@ from typing import Any, Final
 import polars as pl
 from tqdm.auto import tqdm
 
+from a2a_lab.analysis._chunked import (
+    bucket_frames,
+    chunked_exchange_events,
+    spill_dir,
+    spill_exchanges,
+)
+from a2a_lab.io._sources import resolve_source
 from a2a_lab.otel._batch import (
     DEFAULT_PROJECT,
     SCHEMA_URL,
@@ -21,7 +28,7 @@ from a2a_lab.otel._batch import (
     OtlpExportError,
 )
 from a2a_lab.otel._json import attr, attributes, jstr
-from a2a_lab.otel._spans import ms_to_ns, span_events, span_rows
+from a2a_lab.otel._spans import ms_to_ns, span_events, span_events_of, span_rows
 from a2a_lab.reference.runtime.intent import INTENT_RULES_V1, IntentRules
 
 __all__ = [
@@ -31,8 +38,10 @@ __all__ = [
     "SEMCONV_VERSION",
     "OtlpExportError",
     "OtlpExportResult",
+    "log_otlp_lines",
     "otlp_lines",
     "to_otlp",
+    "write_otlp",
 ]
 
 #: Exchanges per ``ExportTraceServiceRequest`` (one line of the file, one HTTP request).
@@ -124,11 +133,34 @@ def to_otlp(
         raise ValueError("to_otlp: give exactly one of output= (a file) or endpoint= (a URL)")
     if batch_exchanges < 1:
         raise ValueError("to_otlp: batch_exchanges must be at least 1")
-    events = _events_of(source)
-    exchanges = spans = n_events = requests = 0
-    lines = otlp_lines(
-        events, project=project, batch_exchanges=batch_exchanges, intent_rules=intent_rules
+    if isinstance(source, (pl.DataFrame, pl.LazyFrame)) or _is_store(source):
+        lines = otlp_lines(
+            _events_of(source),
+            project=project,
+            batch_exchanges=batch_exchanges,
+            intent_rules=intent_rules,
+        )
+    else:
+        # a log: read once, a bucket of whole conversations at a time (bounded memory)
+        lines = log_otlp_lines(
+            source, project=project, batch_exchanges=batch_exchanges, intent_rules=intent_rules
+        )
+    return write_otlp(
+        lines, output=output, endpoint=endpoint, progress=progress, timeout_s=timeout_s
     )
+
+
+def write_otlp(
+    lines: Iterator[Batch],
+    *,
+    output: str | os.PathLike[str] | None = None,
+    endpoint: str | None = None,
+    progress: bool = True,
+    timeout_s: float = 30.0,
+) -> OtlpExportResult:
+    """Write the requests ``lines`` to the file ``output`` or send them to ``endpoint`` (one
+    of them), as :func:`to_otlp` does."""
+    exchanges = spans = n_events = requests = 0
     if output is not None:
         target = str(output)
         with open(output, "wb") as fh, _bar(progress) as bar:
@@ -150,6 +182,12 @@ def to_otlp(
                 )
                 bar.update(batch.exchanges)
     return OtlpExportResult(exchanges, spans, n_events, requests, target)
+
+
+def _is_store(source: str | os.PathLike[str]) -> bool:
+    from a2a_lab.io import is_store
+
+    return is_store(source)
 
 
 def _add(totals: tuple[int, int, int, int], batch: Batch) -> tuple[int, int, int, int]:
@@ -180,16 +218,89 @@ def otlp_lines(
 ) -> Iterator[Batch]:
     """The OTLP/JSON requests of the exchanges of ``events``, ``batch_exchanges`` at a time."""
     ev, conv = span_events(events, intent_rules=intent_rules)
-    spans = span_rows(ev, conv)
+    conv, root_attrs = _numbered(conv, batch_exchanges)
+    # per batch: the row positions of its events (gathered one batch at a time, so only
+    # one batch's JSON text is in memory)
+    ev_rows = _rows_by_batch(ev.select("_key"), conv.select("_key", "_batch"))
+    for b, conv_b in enumerate(conv.partition_by("_batch", maintain_order=True)):
+        ev_b = ev[ev_rows.get(b, pl.Series([], dtype=pl.UInt32))]
+        yield _batch(ev_b, conv_b, root_attrs, project)
+
+
+def log_otlp_lines(
+    source: str | os.PathLike[str],
+    *,
+    tz: str = "UTC",
+    project: str = DEFAULT_PROJECT,
+    batch_exchanges: int = BATCH_EXCHANGES,
+    intent_rules: IntentRules = INTENT_RULES_V1,
+) -> Iterator[Batch]:
+    """:func:`otlp_lines` of the log ``source``, byte for byte, a bucket of whole
+    conversations at a time (:mod:`a2a_lab.analysis._chunked`): the peak is one bucket's.
+
+    Each bucket's span events are kept in a Parquet file sorted by exchange key; a batch
+    (a run of exchanges in key order) is then a slice of each file. A missing source
+    raises :class:`a2a_lab.io.SourceError` here, before any batch is asked for.
+    """
+    resolve_source(source)
+    return _log_batches(source, tz, project, batch_exchanges, intent_rules)
+
+
+def _log_batches(
+    source: str | os.PathLike[str],
+    tz: str,
+    project: str,
+    batch_exchanges: int,
+    intent_rules: IntentRules,
+) -> Iterator[Batch]:
+    with spill_dir() as tmp:
+        spill = spill_exchanges(source, Path(tmp), tz=tz)
+        files: list[Path] = []
+        convs: list[pl.DataFrame] = []
+        for i, frame in enumerate(bucket_frames(spill, ranked=True)):
+            x = chunked_exchange_events(frame, intent_rules=intent_rules)
+            del frame
+            ev, conv_i = span_events_of(x.lazy(), intent_rules)
+            del x
+            files.append(Path(tmp) / f"ev-{i}.parquet")
+            ev.sort("_key", maintain_order=True).write_parquet(
+                files[-1], compression="lz4", row_group_size=_ROW_GROUP, statistics=False
+            )
+            del ev
+            convs.append(conv_i.with_columns(pl.lit(i, pl.UInt32).alias("_bucket")))
+        if not convs:
+            return
+        conv, root_attrs = _numbered(pl.concat(convs).sort("_key"), batch_exchanges)
+        del convs
+        offsets = [0] * len(files)
+        for conv_b in conv.partition_by("_batch", maintain_order=True):
+            parts = []
+            for i, n in (
+                conv_b.group_by("_bucket").agg(pl.col("events").sum()).sort("_bucket").rows()
+            ):
+                parts.append(pl.scan_parquet(files[i]).slice(offsets[i], n).collect())
+                offsets[i] += n
+            ev_b = pl.concat(parts).sort(_EV_ORDER, nulls_last=True)
+            yield _batch(ev_b, conv_b.drop("_bucket"), root_attrs, project)
+
+
+#: Rows per row group of a bucket's span events (a batch reads a slice of them).
+_ROW_GROUP: Final = 8_192
+#: The order of :func:`a2a_lab.exchange_events` (and of :func:`span_events`).
+_EV_ORDER: Final = ["conversation_id", "requester", "target", "exchange", "event_ms", "seq"]
+
+
+def _numbered(conv: pl.DataFrame, batch_exchanges: int) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """The exchanges (in key order) with their ``_batch``, and their root attributes."""
     conv = conv.with_row_index("_i").with_columns(
         (pl.col("_i") // batch_exchanges).cast(pl.Int64).alias("_batch")
     )
-    batch_of = conv.select("_key", "_batch")
-    # per batch: the row positions of its events and spans (gathered one batch at a time,
-    # so only one batch's JSON text is in memory)
-    ev_rows = _rows_by_batch(ev.select("_key"), batch_of)
-    span_rows_ = _rows_by_batch(spans.select("_key"), batch_of)
-    root_attrs = _root_attribute_frame(conv)
+    return conv, _root_attribute_frame(conv)
+
+
+def _batch(ev: pl.DataFrame, conv: pl.DataFrame, root_attrs: pl.DataFrame, project: str) -> Batch:
+    """One request: the exchanges ``conv`` and their span events ``ev`` (in event order)."""
+    spans = span_rows(ev, conv)
     spans = spans.join(root_attrs, on="_key", how="left", maintain_order="left").with_columns(
         *[
             pl.when(pl.col("step") == "root").then(pl.col(c)).alias(c)
@@ -197,28 +308,21 @@ def otlp_lines(
             if c != "_key"
         ]
     )
-    spans = spans.with_columns(pl.col("service").fill_null("unknown"))
+    # spans grouped by the agent that emits them: one ResourceSpans per agent
+    spans = spans.with_columns(pl.col("service").fill_null("unknown")).sort(
+        "service", maintain_order=True
+    )
     data_dtype = ev.schema["data"]
     assert isinstance(data_dtype, pl.Struct)
-    event_json = _event_json(data_dtype)
-    span_json = _span_json(spans.schema)
-    n_batches = -(-conv.height // batch_exchanges)
-    for b in range(n_batches):
-        ev_b = ev[ev_rows.get(b, pl.Series([], dtype=pl.UInt32))]
-        # spans grouped by the agent that emits them: one ResourceSpans per agent
-        sp_b = spans[span_rows_.get(b, pl.Series([], dtype=pl.UInt32))].sort(
-            "service", maintain_order=True
-        )
-        ev_text = (
-            ev_b.select("span_id", event_json.alias("_j"))
-            .group_by("span_id", maintain_order=True)
-            .agg(pl.col("_j").str.join(","))
-        )
-        text = sp_b.join(ev_text, on="span_id", how="left", maintain_order="left").select(
-            "service", span_json.alias("_j")
-        )
-        n_ex = min(batch_exchanges, conv.height - b * batch_exchanges)
-        yield Batch(text, n_ex, sp_b.height, ev_b.height, project)
+    ev_text = (
+        ev.select("span_id", _event_json(data_dtype).alias("_j"))
+        .group_by("span_id", maintain_order=True)
+        .agg(pl.col("_j").str.join(","))
+    )
+    text = spans.join(ev_text, on="span_id", how="left", maintain_order="left").select(
+        "service", _span_json(spans.schema).alias("_j")
+    )
+    return Batch(text, conv.height, spans.height, ev.height, project)
 
 
 def _rows_by_batch(keys: pl.DataFrame, batch_of: pl.DataFrame) -> dict[int, pl.Series]:

@@ -99,7 +99,14 @@ def span_events(
         ``_batch_ord``. Both sorted by exchange key.
     """
     x = exchange_events(events, intent_rules=intent_rules)
-    lazy = x.lazy() if isinstance(x, pl.DataFrame) else x
+    return span_events_of(x.lazy() if isinstance(x, pl.DataFrame) else x, intent_rules)
+
+
+def span_events_of(
+    lazy: pl.LazyFrame, intent_rules: IntentRules = INTENT_RULES_V1
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """:func:`span_events` of already matched :func:`a2a_lab.exchange_events` (``lazy``):
+    a set of whole conversations gives the rows the whole log gives them."""
     conv = _conversations_of(lazy, intent_rules, with_ms=True)
     t = pl.col("type")
     ev = (

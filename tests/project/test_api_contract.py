@@ -190,7 +190,13 @@ def test_durations_are_seconds_and_counts_integers(logs: dict[str, pl.DataFrame]
     enriched = al.enrich(logs["simulated"])  # whole-millisecond times: the Datetimes are exact
 
     def seconds(first: str, last: str) -> pl.Expr:
-        return (pl.col(last) - pl.col(first)).dt.total_milliseconds() / 1000.0
+        # divided one value at a time, as JavaScript does (a Polars array divided by a
+        # scalar is multiplied by the reciprocal: one ulp off, depending on its chunks)
+        return (
+            (pl.col(last) - pl.col(first))
+            .dt.total_milliseconds()
+            .map_elements(lambda ms: ms / 1000, return_dtype=pl.Float64)
+        )
 
     ws = al.work_sessions(enriched, now=NOW_MS)
     for column, dtype in [
