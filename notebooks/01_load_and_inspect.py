@@ -189,7 +189,7 @@ alt.Chart(per_day, title="Events per day").mark_bar().encode(
 # (`$A2A_LAB_TZ`, else UTC); the sentence under the chart is computed from this log.
 
 # %%
-from a2a_lab.analysis.calibrate._window import hour_exposure
+from a2a_lab.time import hour_exposure
 from a2a_lab.views.notebook import display_timezone
 
 TZ = display_timezone()

@@ -174,7 +174,7 @@ plots.pair_heatmap(conv, value="no_reply_rate") if conv.height else Markdown(
 # %%
 import altair as alt
 
-from a2a_lab.analysis.calibrate._window import hour_exposure
+from a2a_lab.time import hour_exposure
 from a2a_lab.views.notebook import display_timezone
 
 TZ = display_timezone()
