@@ -8,7 +8,7 @@ from __future__ import annotations
 import polars as pl
 
 from a2a_lab._frames import data_text as _text
-from a2a_lab.analysis._check_rules import _D, _findings
+from a2a_lab.analysis._check_rules import _CAUSE_COLUMNS, _D, _cause, _findings
 from a2a_lab.exchanges import exchange_events
 
 __all__: list[str] = []
@@ -29,6 +29,7 @@ def _a2a_sequence(events: pl.DataFrame) -> list[pl.LazyFrame]:
             "line",
             "type",
             "event_ms",
+            "event_time",
             _text("workSessionId").alias("work_session_id"),
             _text("taskId").alias("task_id"),
             _D.struct.field("turn").alias("_turn"),
@@ -50,10 +51,10 @@ def _a2a_sequence(events: pl.DataFrame) -> list[pl.LazyFrame]:
                 rows,
                 rule,
                 pl.format(
-                    "{} {} → {} without an a2a.send before it",
-                    pl.col("type"),
+                    "{} → {} without an a2a.send before it: {}",
                     pl.col("requester").fill_null("?"),
                     pl.col("target").fill_null("?"),
+                    _cause(""),
                 ),
             )
         )
@@ -63,6 +64,7 @@ def _a2a_sequence(events: pl.DataFrame) -> list[pl.LazyFrame]:
         pl.col("work_session_id").first(ignore_nulls=True),
         pl.col("task_id").first(ignore_nulls=True),
         pl.col("line").first().alias("send_line"),  # the send opens its exchange
+        *[pl.col(c).first().alias(f"_open_{c}") for c in _CAUSE_COLUMNS],
         (t == "a2a.complete").any().alias("has_complete"),
     )
     missing = per.filter(~pl.col("has_complete")).with_columns(
@@ -73,10 +75,11 @@ def _a2a_sequence(events: pl.DataFrame) -> list[pl.LazyFrame]:
             missing,
             "a2a.missing_complete",
             pl.format(
-                "exchange {} → {} (#{}) has no a2a.complete",
+                "exchange {} → {} (#{}) has no a2a.complete; opened by {}",
                 pl.col("requester"),
                 pl.col("target"),
                 pl.col("exchange"),
+                _cause("_open_"),
             ),
         )
     )
@@ -102,19 +105,30 @@ def _a2a_sequence(events: pl.DataFrame) -> list[pl.LazyFrame]:
             )
             .str.join(", ")
             .alias("_turns"),
+            # the first turn whose number is not its place in time order
+            *[
+                pl.col(c).filter(pl.col("_turn") != pl.col("_expected")).first().alias(f"_bad_{c}")
+                for c in _CAUSE_COLUMNS
+            ],
         )
     )
     out.append(
         _findings(
             bad_turns,
             "a2a.turns_out_of_order",
-            pl.format("turns in time order: {}", pl.col("_turns")),
+            pl.format(
+                "turns in time order: {}; first out of order: {}", pl.col("_turns"), _cause("_bad_")
+            ),
         )
     )
     completes = (
         sent.filter(t == "a2a.complete")
         .group_by(keys)
-        .agg(pl.col("event_ms").first().alias("_c_ms"), pl.col("seq").first().alias("_c_seq"))
+        .agg(
+            pl.col("event_ms").first().alias("_c_ms"),
+            pl.col("seq").first().alias("_c_seq"),
+            *[pl.col(c).first().alias(f"_end_{c}") for c in _CAUSE_COLUMNS],
+        )
     )
     after = (
         sent.join(completes, on=keys)
@@ -128,6 +142,8 @@ def _a2a_sequence(events: pl.DataFrame) -> list[pl.LazyFrame]:
             pl.col("work_session_id").first(ignore_nulls=True),
             pl.col("task_id").first(ignore_nulls=True),
             pl.col("line").sort().alias("lines"),
+            pl.col("type").sort_by("event_ms", "seq").first().alias("_first_type"),
+            *[pl.col(f"_end_{c}").first() for c in _CAUSE_COLUMNS],
         )
     )
     out.append(
@@ -135,10 +151,12 @@ def _a2a_sequence(events: pl.DataFrame) -> list[pl.LazyFrame]:
             after,
             "a2a.event_after_complete",
             pl.format(
-                "{} event(s) after the a2a.complete of {} → {}",
+                "{} event(s) after the a2a.complete of {} → {} (first: {}); ended by {}",
                 pl.col("lines").list.len(),
                 pl.col("requester"),
                 pl.col("target"),
+                pl.col("_first_type"),
+                _cause("_end_"),
             ),
         )
     )
