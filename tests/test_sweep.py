@@ -379,9 +379,7 @@ def test_summary_intervals_stay_in_the_range_each_figure_can_take(
             "no_reply_rate": values,
         }
     )
-    row = summarize(runs, metrics=["mean_wait_s", "no_reply_rate"], level=level).row(
-        0, named=True
-    )
+    row = summarize(runs, metrics=["mean_wait_s", "no_reply_rate"], level=level).row(0, named=True)
     mean, low, high = _t_interval(values, level)
     if math.isnan(low):  # every value the same: scipy gives no interval, summarize width 0
         low = high = mean
