@@ -8,8 +8,8 @@ kept while it can draw *every* edge legibly: at most :data:`LEGIBLE_EDGES` edges
 different agents and at most :data:`LEGIBLE_EDGES_PER_AGENT` per agent on average (about
 as many chords as a circle of that many agents keeps apart). Past that the graph is a
 matrix, whose cells never overlap, its agents ordered by community (networkx's greedy
-modularity, deterministic without a seed; Louvain needs one) so that groups that talk among
-themselves show as shaded blocks on the diagonal.
+modularity, deterministic without a seed; Louvain needs one) so that groups whose traffic
+is denser among themselves than chance would give show as shaded blocks on the diagonal.
 
 Legends list only the values present (agent kinds, edge kinds) and carry readable titles.
 """
@@ -371,8 +371,8 @@ def graph_matrix(
     """The interaction graph as a requester × target matrix: every edge, direction by axis.
 
     Never a hairball: rows are requesters, columns targets, both in the order of
-    :func:`graph_communities` (busiest community first, busiest agent first within it), so
-    agents that mostly talk among themselves form a shaded block on the diagonal. Colour and
+    :func:`graph_communities` (busiest community first, busiest agent first within it), each
+    community of more than one agent a shaded block on the diagonal. Colour and
     label are the edge's ``weight`` (scale from zero); the tooltip adds exchanges, no-reply
     share, the median first reply and the community.
     """
@@ -414,8 +414,8 @@ def graph_matrix(
     )
     grouped = sum(1 for c in communities if len(c) > 1)
     subtitle = (
-        f"{len(order)} agents, {len(edges)} edges; ordered by community (greedy modularity): "
-        f"{grouped} group(s) of agents that talk mostly among themselves, shaded"
+        f"{len(order)} agents, {len(edges)} edges; ordered by community "
+        f"(greedy modularity; {grouped} of more than one agent, shaded)"
     )
     out: alt.LayerChart = (
         alt.layer(shade, rect, text)
