@@ -83,6 +83,13 @@ def _a2a_sequence(events: pl.DataFrame) -> list[pl.LazyFrame]:
             ),
         )
     )
+    out.append(_turns_out_of_order(sent, keys))
+    out.append(_after_complete(sent, keys))
+    return out
+
+
+def _turns_out_of_order(sent: pl.LazyFrame, keys: list[str]) -> pl.LazyFrame:
+    """``a2a.turns_out_of_order``: turn numbers that are not their place in time order."""
     turns = sent.filter(pl.col("_turn").is_not_null()).with_columns(
         pl.int_range(1, pl.len() + 1).over(keys).cast(pl.Float64).alias("_expected"),
         (pl.col("_turn") != pl.int_range(1, pl.len() + 1).over(keys).cast(pl.Float64))
@@ -112,15 +119,18 @@ def _a2a_sequence(events: pl.DataFrame) -> list[pl.LazyFrame]:
             ],
         )
     )
-    out.append(
-        _findings(
-            bad_turns,
-            "a2a.turns_out_of_order",
-            pl.format(
-                "turns in time order: {}; first out of order: {}", pl.col("_turns"), _cause("_bad_")
-            ),
-        )
+    return _findings(
+        bad_turns,
+        "a2a.turns_out_of_order",
+        pl.format(
+            "turns in time order: {}; first out of order: {}", pl.col("_turns"), _cause("_bad_")
+        ),
     )
+
+
+def _after_complete(sent: pl.LazyFrame, keys: list[str]) -> pl.LazyFrame:
+    """``a2a.event_after_complete``: events of an exchange after its ``a2a.complete``."""
+    t = pl.col("type")
     completes = (
         sent.filter(t == "a2a.complete")
         .group_by(keys)
@@ -146,21 +156,18 @@ def _a2a_sequence(events: pl.DataFrame) -> list[pl.LazyFrame]:
             *[pl.col(f"_end_{c}").first() for c in _CAUSE_COLUMNS],
         )
     )
-    out.append(
-        _findings(
-            after,
-            "a2a.event_after_complete",
-            pl.format(
-                "{} event(s) after the a2a.complete of {} → {} (first: {}); ended by {}",
-                pl.col("lines").list.len(),
-                pl.col("requester"),
-                pl.col("target"),
-                pl.col("_first_type"),
-                _cause("_end_"),
-            ),
-        )
+    return _findings(
+        after,
+        "a2a.event_after_complete",
+        pl.format(
+            "{} event(s) after the a2a.complete of {} → {} (first: {}); ended by {}",
+            pl.col("lines").list.len(),
+            pl.col("requester"),
+            pl.col("target"),
+            pl.col("_first_type"),
+            _cause("_end_"),
+        ),
     )
-    return out
 
 
 #: How many ambiguous exchanges the ``a2a.ambiguous_exchanges`` finding names.

@@ -239,6 +239,47 @@ def _xy(x: str, y: str) -> tuple[alt.X, alt.Y]:
     return alt.X(f"{x}:Q", axis=axis, scale=scale), alt.Y(f"{y}:Q", axis=axis, scale=scale)
 
 
+def _node_layer(nodes: pl.DataFrame, weight: str) -> alt.Chart:
+    """The agents as discs: size their traffic, colour their kind (only the kinds present)."""
+    x, y = _xy("x", "y")
+    present = [t for k, t in _KIND_TITLES.items() if t in set(nodes["kind"].to_list())]
+    layer: alt.Chart = (
+        alt.Chart(nodes)
+        .mark_circle(opacity=0.95, stroke="white")
+        .encode(
+            x=x,
+            y=y,
+            size=alt.Size(
+                "traffic:Q",
+                scale=alt.Scale(range=[40, 260]),
+                title=f"traffic ({_weight_title(weight)})",
+            ),
+            fill=alt.Fill(
+                "kind:N",
+                scale=alt.Scale(
+                    domain=present,
+                    range=[c for k, c in _KIND_COLORS.items() if _KIND_TITLES[k] in present],
+                ),
+                title="agent kind",
+            ),
+            tooltip=["agent:N", alt.Tooltip("kind:N", title="agent kind"), "traffic:Q"],
+        )
+    )
+    return layer
+
+
+def _labels(nodes: pl.DataFrame) -> list[alt.Chart]:
+    """The agents' names outside the circle."""
+    lx, ly = _xy("lx", "ly")
+    # text alignment is a mark property, not a channel: one layer per side of the circle
+    return [
+        alt.Chart(nodes.filter(pl.col("align") == side))
+        .mark_text(fontSize=11, align=side, baseline="middle")
+        .encode(x=lx, y=ly, text="agent:N")
+        for side in ("left", "center", "right")
+    ]
+
+
 def graph_chart(
     g: nx.DiGraph,
     *,
@@ -304,41 +345,11 @@ def graph_chart(
         .mark_point(shape="triangle-up", filled=True, size=70, opacity=0.9)
         .encode(x=ax, y=ay, angle=alt.Angle("angle:Q", scale=None), color=colour, tooltip=tooltip)
     )
-    present = [t for k, t in _KIND_TITLES.items() if t in set(nodes["kind"].to_list())]
-    node_layer = (
-        alt.Chart(nodes)
-        .mark_circle(opacity=0.95, stroke="white")
-        .encode(
-            x=x,
-            y=y,
-            size=alt.Size(
-                "traffic:Q",
-                scale=alt.Scale(range=[40, 260]),
-                title=f"traffic ({_weight_title(weight)})",
-            ),
-            fill=alt.Fill(
-                "kind:N",
-                scale=alt.Scale(
-                    domain=present,
-                    range=[c for k, c in _KIND_COLORS.items() if _KIND_TITLES[k] in present],
-                ),
-                title="agent kind",
-            ),
-            tooltip=["agent:N", alt.Tooltip("kind:N", title="agent kind"), "traffic:Q"],
-        )
-    )
-    lx, ly = _xy("lx", "ly")
-    # text alignment is a mark property, not a channel: one layer per side of the circle
-    labels = [
-        alt.Chart(nodes.filter(pl.col("align") == side))
-        .mark_text(fontSize=11, align=side, baseline="middle")
-        .encode(x=lx, y=ly, text="agent:N")
-        for side in ("left", "center", "right")
-    ]
+    node_layer = _node_layer(nodes, weight)
     shown = (
         f"top {len(kept)} of {total} edges by {weight}" if len(kept) < total else f"{total} edges"
     )
-    chart = alt.layer(edge_layer, arrows, node_layer, *labels)
+    chart = alt.layer(edge_layer, arrows, node_layer, *_labels(nodes))
     if not isinstance(chart, alt.LayerChart):  # alt.layer facets only layers with facet channels
         raise TypeError(f"expected a layered chart, got {type(chart).__name__}")
     out: alt.LayerChart = chart.properties(
