@@ -108,7 +108,7 @@ def _run_guide(tmp: Path, *, slow: bool) -> list[Block]:
                 continue
             ran.append(block)
             if block.lang == "python":
-                exec(compile(block.code, block.where(), "exec"), namespace)  # noqa: S102
+                exec(compile(block.code, block.where(), "exec"), namespace)
                 continue
             assert block.lang == "bash", f"{block.where()}: a {block.lang} block"
             done = subprocess.run(

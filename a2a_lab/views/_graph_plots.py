@@ -428,10 +428,11 @@ def graph_matrix(
         f"{len(order)} agents, {len(edges)} edges; ordered by community "
         f"(greedy modularity; {grouped} of more than one agent, shaded)"
     )
-    out: alt.LayerChart = (
-        alt.layer(shade, rect, text)
-        .properties(title=alt.TitleParams(title, subtitle=subtitle))
-        .properties(width=alt.Step(22), height=alt.Step(18))
+    chart = alt.layer(shade, rect, text)
+    if not isinstance(chart, alt.LayerChart):  # alt.layer facets only layers with facet channels
+        raise TypeError(f"expected a layered chart, got {type(chart).__name__}")
+    out: alt.LayerChart = chart.properties(
+        title=alt.TitleParams(title, subtitle=subtitle), width=alt.Step(22), height=alt.Step(18)
     )
     return out
 
