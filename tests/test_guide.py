@@ -7,8 +7,9 @@ copy of the sample. A ``bash exit=N`` block must exit with status N (a CI gate t
 the sample); every other block must succeed, and every file a block names after ``-o`` or
 ``>`` must exist afterwards and not be empty.
 
-Sections 5 and 6 (calibration, simulation, sweeps, capacity search) simulate days of traffic:
-they run in the slow test only, after the fast sections.
+Running every block takes 36 s of CPU (sections 1-4 alone 24 s: ``_run_guide(...,
+slow=False)`` runs them without sections 5 and 6, which simulate days of traffic), so the
+run is a slow test; the structure check is fast.
 """
 
 from __future__ import annotations
@@ -149,12 +150,6 @@ def test_the_guide_has_every_job_and_only_runnable_blocks() -> None:
     assert len(found) == text.count("```") // 2
     assert {b.lang for b in found} == {"bash", "python"}
     assert [b.exit_status for b in found].count(1) == 1  # the CI gate that fires
-
-
-@pytest.mark.slow
-def test_the_fast_sections_of_the_guide_run(tmp_path: Path) -> None:
-    ran = _run_guide(tmp_path, slow=False)
-    assert ran and not any(b.slow for b in ran)
 
 
 @pytest.mark.slow
