@@ -136,7 +136,7 @@ family_legend = alt.Legend(values=present)  # the families of this log only, in 
 alt.Chart(by_type, title="Events per type").mark_bar().encode(
     x=alt.X("events:Q", title="events"),
     y=alt.Y("type:N", sort="-x", title=None),
-    color=alt.Color("family:N", title="family", scale=families, legend=family_legend),
+    color=alt.Color("family:N", title="event family", scale=families, legend=family_legend),
     tooltip=["type", "family", "events"],
 ).properties(width=520)
 
@@ -154,7 +154,7 @@ by_agent = (
 alt.Chart(by_agent, title="Events per writing agent").mark_bar().encode(
     x=alt.X("sum(events):Q", title="events"),
     y=alt.Y("agent_id:N", sort="-x", title="agent"),
-    color=alt.Color("family:N", scale=families, legend=family_legend),
+    color=alt.Color("family:N", title="event family", scale=families, legend=family_legend),
     tooltip=["agent_id", "family", "events"],
 ).properties(width=520)
 
@@ -178,7 +178,7 @@ alt.Chart(per_day, title="Events per day").mark_bar().encode(
         "yearmonthdate(day):O", title="day (UTC)", axis=alt.Axis(format="%m-%d", labelAngle=-45)
     ),
     y=alt.Y("events:Q", stack=True),
-    color=alt.Color("family:N", scale=families, legend=family_legend),
+    color=alt.Color("family:N", title="event family", scale=families, legend=family_legend),
     tooltip=[alt.Tooltip("day:T", format="%Y-%m-%d"), "family", "events"],
 ).properties(width=520)
 
@@ -189,7 +189,7 @@ alt.Chart(per_day, title="Events per day").mark_bar().encode(
 # (`$A2A_LAB_TZ`, else UTC); the sentence under the chart is computed from this log.
 
 # %%
-from a2a_lab.analysis.calibrate._window import hour_exposure
+from a2a_lab.time import hour_exposure
 from a2a_lab.views.notebook import display_timezone
 
 TZ = display_timezone()

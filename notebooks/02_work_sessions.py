@@ -463,6 +463,7 @@ if SESSION:
             y=alt.Y("thread_title:N", title=None, sort="-x"),
             color=alt.Color(
                 "kind:N",
+                title="message kind",
                 scale=plots.color_scale(MESSAGE_KIND_COLORS, by_kind["kind"].unique().to_list()),
             ),
             tooltip=["thread_title", "kind", "messages"],

@@ -174,7 +174,7 @@ plots.pair_heatmap(conv, value="no_reply_rate") if conv.height else Markdown(
 # %%
 import altair as alt
 
-from a2a_lab.analysis.calibrate._window import hour_exposure
+from a2a_lab.time import hour_exposure
 from a2a_lab.views.notebook import display_timezone
 
 TZ = display_timezone()
@@ -214,7 +214,11 @@ if hi - lo >= 3_600_000:
         .encode(
             x=alt.X("hour:O", title=f"hour ({TZ})"),
             y="exchanges per hour covered:Q",
-            color=alt.Color("median_reply_s:Q", scale=alt.Scale(scheme="oranges")),
+            color=alt.Color(
+                "median_reply_s:Q",
+                title="median first reply (s)",
+                scale=alt.Scale(scheme="oranges"),
+            ),
             tooltip=[
                 "hour",
                 "exchanges",
@@ -355,10 +359,15 @@ else:
 # %% [markdown]
 # ## 4. Who talks to whom
 #
-# Nodes are agents on a circle (blue: configured main agents, orange: agents that only run as
-# spawned sub-agents); an arrow is requester → target, as wide as its messages and as red as
-# its no-reply share; dashed edges are delegations (`a2a.spawn`). Only the 40 heaviest edges
-# are drawn; the matrix beside it has every edge (row = requester, column = target).
+# A graph of a few agents and edges is drawn as nodes and arrows: agents on a circle (blue:
+# configured main agents, orange: agents that only run as spawned sub-agents), an arrow per
+# requester → target, as wide as its messages and as red as its no-reply share, dashed for
+# delegations (`a2a.spawn`). Past 40 edges between agents, or 3 per agent, arrows cross
+# everywhere and no edge can be followed (`plots.legible_as_node_link`), so the graph is
+# shown as a requester × target matrix instead: every edge is a cell, agents are ordered
+# by community (networkx's greedy modularity: groups with more traffic among themselves than
+# chance would give), each community a shaded block on the diagonal. `plots.graph_view` chooses; the sentence under the
+# chart says which one this log got.
 
 # %%
 main_agents = (
@@ -367,9 +376,49 @@ main_agents = (
     else None
 )
 g = interaction_graph(events, main_agents=main_agents)
-print(f"{g.number_of_nodes()} agents, {g.number_of_edges()} directed edges")
+between = sum(1 for a, b in g.edges if a != b)
+print(
+    f"{g.number_of_nodes()} agents, {g.number_of_edges()} directed edges ({between} between two agents)"
+)
 if g.number_of_edges():
-    display(plots.graph_overview(g, top_edges=40))
+    display(plots.graph_view(g, top_edges=40))
+    if plots.legible_as_node_link(g):
+        display(
+            Markdown(
+                f"A node-link drawing: {between} edges between {g.number_of_nodes()} agents "
+                f"stay legible (at most {plots.LEGIBLE_EDGES}, and "
+                f"{plots.LEGIBLE_EDGES_PER_AGENT:g} per agent)."
+            )
+        )
+    else:
+        groups = [c for c in plots.graph_communities(g) if len(c) > 1]
+
+        def inside_share(members: list[str]) -> float:
+            # of the messages a community's agents send or receive (self-loops aside), the
+            # share exchanged among themselves
+            touching = [
+                (a, b, d["messages"])
+                for a, b, d in g.edges(data=True)
+                if a != b and (a in members or b in members)
+            ]
+            total = sum(w for _, _, w in touching)
+            return sum(w for a, b, w in touching if a in members and b in members) / total
+
+        described = "; ".join(
+            f"{len(c)} agents ({', '.join(c[:4])}{', …' if len(c) > 4 else ''}), "
+            f"{inside_share(c):.0%} of their messages among themselves"
+            for c in groups
+        )
+        display(
+            Markdown(
+                f"A matrix: {between} edges between {g.number_of_nodes()} agents are more than "
+                f"a drawing keeps apart (at most {plots.LEGIBLE_EDGES}, and "
+                f"{plots.LEGIBLE_EDGES_PER_AGENT:g} per agent). Rows and columns follow "
+                f"{len(groups)} communities of more than one agent (shaded; greedy modularity: "
+                f"more traffic inside than chance would give, not necessarily most of it): "
+                f"{described}."
+            )
+        )
 else:
     display(
         Markdown(f"**Nothing to show:** {g.number_of_nodes()} agents and no exchange between them.")

@@ -86,9 +86,8 @@ alt.Chart(summary, title="Findings per rule").mark_bar().encode(
     y=alt.Y("rule:N", sort="-x", title=None),
     color=alt.Color(
         "severity:N",
-        scale=alt.Scale(
-            domain=["info", "warning", "error"], range=["#9d9d9d", "#f58518", "#e45756"]
-        ),
+        # the severities of this log only, each in its fixed colour
+        scale=plots.color_scale(plots.SEVERITY_COLORS, summary["severity"].unique().to_list()),
     ),
     tooltip=["rule", "severity", "findings", "events"],
 )

@@ -383,7 +383,10 @@ if cal is not None:
 # multiple of today's traffic at which p85 first-reply latency stays within 240 s — a message
 # that gets no reply counts as infinitely late — by bisection on that replication's own draws
 # (common random numbers: message k keeps its draws at any rate), and reports the mean over
-# replications with its confidence interval. The twin carries the log's failures, so some
+# replications with its confidence interval. A bisection only knows that each replication's
+# capacity lies between the last scale that met the target and the first that missed it, so
+# the interval spans that bracket as well as the spread between replications: replications
+# that end in the same bracket give the bracket, not a zero-width interval. The twin carries the log's failures, so some
 # messages get no reply at any load — more than 5 % of them, and in a day's run sometimes
 # more than 10 % — so p95 and p90 could miss any target at any load; the search holds p85.
 # To keep the notebook quick, one day of traffic per run, three replications and a 10 %

@@ -8,7 +8,7 @@ from __future__ import annotations
 import polars as pl
 
 from a2a_lab._frames import data_text as _text
-from a2a_lab.analysis._check_rules import _D, _findings
+from a2a_lab.analysis._check_rules import _CAUSE_COLUMNS, _D, _cause, _findings
 from a2a_lab.exchanges import exchange_events
 
 __all__: list[str] = []
@@ -38,6 +38,7 @@ def sequence_frame(x: pl.LazyFrame | pl.DataFrame) -> pl.LazyFrame:
             "line",
             "type",
             "event_ms",
+            "event_time",
             _text("workSessionId").alias("work_session_id"),
             _text("taskId").alias("task_id"),
             _D.struct.field("turn").alias("_turn"),
@@ -65,10 +66,10 @@ def sequence_rules(ex: pl.LazyFrame) -> list[pl.LazyFrame]:
                 rows,
                 rule,
                 pl.format(
-                    "{} {} → {} without an a2a.send before it",
-                    pl.col("type"),
+                    "{} → {} without an a2a.send before it: {}",
                     pl.col("requester").fill_null("?"),
                     pl.col("target").fill_null("?"),
+                    _cause(""),
                 ),
             )
         )
@@ -78,6 +79,7 @@ def sequence_rules(ex: pl.LazyFrame) -> list[pl.LazyFrame]:
         pl.col("work_session_id").first(ignore_nulls=True),
         pl.col("task_id").first(ignore_nulls=True),
         pl.col("line").first().alias("send_line"),  # the send opens its exchange
+        *[pl.col(c).first().alias(f"_open_{c}") for c in _CAUSE_COLUMNS],
         (t == "a2a.complete").any().alias("has_complete"),
     )
     missing = per.filter(~pl.col("has_complete")).with_columns(
@@ -88,13 +90,21 @@ def sequence_rules(ex: pl.LazyFrame) -> list[pl.LazyFrame]:
             missing,
             "a2a.missing_complete",
             pl.format(
-                "exchange {} → {} (#{}) has no a2a.complete",
+                "exchange {} → {} (#{}) has no a2a.complete; opened by {}",
                 pl.col("requester"),
                 pl.col("target"),
                 pl.col("exchange"),
+                _cause("_open_"),
             ),
         )
     )
+    out.append(_turns_out_of_order(sent, keys))
+    out.append(_after_complete(sent, keys))
+    return out
+
+
+def _turns_out_of_order(sent: pl.LazyFrame, keys: list[str]) -> pl.LazyFrame:
+    """``a2a.turns_out_of_order``: turn numbers that are not their place in time order."""
     turns = sent.filter(pl.col("_turn").is_not_null()).with_columns(
         pl.int_range(1, pl.len() + 1).over(keys).cast(pl.Float64).alias("_expected"),
         (pl.col("_turn") != pl.int_range(1, pl.len() + 1).over(keys).cast(pl.Float64))
@@ -117,19 +127,33 @@ def sequence_rules(ex: pl.LazyFrame) -> list[pl.LazyFrame]:
             )
             .str.join(", ")
             .alias("_turns"),
+            # the first turn whose number is not its place in time order
+            *[
+                pl.col(c).filter(pl.col("_turn") != pl.col("_expected")).first().alias(f"_bad_{c}")
+                for c in _CAUSE_COLUMNS
+            ],
         )
     )
-    out.append(
-        _findings(
-            bad_turns,
-            "a2a.turns_out_of_order",
-            pl.format("turns in time order: {}", pl.col("_turns")),
-        )
+    return _findings(
+        bad_turns,
+        "a2a.turns_out_of_order",
+        pl.format(
+            "turns in time order: {}; first out of order: {}", pl.col("_turns"), _cause("_bad_")
+        ),
     )
+
+
+def _after_complete(sent: pl.LazyFrame, keys: list[str]) -> pl.LazyFrame:
+    """``a2a.event_after_complete``: events of an exchange after its ``a2a.complete``."""
+    t = pl.col("type")
     completes = (
         sent.filter(t == "a2a.complete")
         .group_by(keys)
-        .agg(pl.col("event_ms").first().alias("_c_ms"), pl.col("seq").first().alias("_c_seq"))
+        .agg(
+            pl.col("event_ms").first().alias("_c_ms"),
+            pl.col("seq").first().alias("_c_seq"),
+            *[pl.col(c).first().alias(f"_end_{c}") for c in _CAUSE_COLUMNS],
+        )
     )
     after = (
         sent.join(completes, on=keys)
@@ -143,21 +167,22 @@ def sequence_rules(ex: pl.LazyFrame) -> list[pl.LazyFrame]:
             pl.col("work_session_id").first(ignore_nulls=True),
             pl.col("task_id").first(ignore_nulls=True),
             pl.col("line").sort().alias("lines"),
+            pl.col("type").sort_by("event_ms", "seq").first().alias("_first_type"),
+            *[pl.col(f"_end_{c}").first() for c in _CAUSE_COLUMNS],
         )
     )
-    out.append(
-        _findings(
-            after,
-            "a2a.event_after_complete",
-            pl.format(
-                "{} event(s) after the a2a.complete of {} → {}",
-                pl.col("lines").list.len(),
-                pl.col("requester"),
-                pl.col("target"),
-            ),
-        )
+    return _findings(
+        after,
+        "a2a.event_after_complete",
+        pl.format(
+            "{} event(s) after the a2a.complete of {} → {} (first: {}); ended by {}",
+            pl.col("lines").list.len(),
+            pl.col("requester"),
+            pl.col("target"),
+            pl.col("_first_type"),
+            _cause("_end_"),
+        ),
     )
-    return out
 
 
 #: How many ambiguous exchanges the ``a2a.ambiguous_exchanges`` finding names.

@@ -6,6 +6,8 @@ from dataclasses import dataclass
 
 import polars as pl
 
+from a2a_lab.time import format_time
+
 __all__ = ["FINDING_SCHEMA", "RULES", "SEVERITIES", "Rule"]
 
 SEVERITIES: tuple[str, ...] = ("info", "warning", "error")
@@ -128,6 +130,21 @@ RULES: dict[str, Rule] = {
 }
 
 _D = pl.col("data")
+
+#: The columns that name an event in a finding's message (:func:`_cause`).
+_CAUSE_COLUMNS = ("type", "file", "line", "event_time")
+
+
+def _cause(prefix: str) -> pl.Expr:
+    """``type at TIME (file:line)`` of the event in the columns ``{prefix}type`` etc.:
+    the event that caused a finding, named so that a reader can open it."""
+    return pl.format(
+        "{} at {} ({}:{})",
+        pl.col(f"{prefix}type"),
+        format_time(pl.col(f"{prefix}event_time"), "%Y-%m-%dT%H:%M:%S%.3fZ").fill_null("?"),
+        pl.col(f"{prefix}file"),
+        pl.col(f"{prefix}line"),
+    )
 
 
 def _findings(frame: pl.DataFrame | pl.LazyFrame, rule: str, message: pl.Expr) -> pl.LazyFrame:

@@ -26,11 +26,13 @@ from a2a_lab._frames import narrow, same_kind
 from a2a_lab._options import reject_removed_keywords
 from a2a_lab.analysis._check_a2a import _a2a_sequence
 from a2a_lab.analysis._check_rules import (
+    _CAUSE_COLUMNS,
     _D,
     FINDING_SCHEMA,
     RULES,
     SEVERITIES,
     Rule,
+    _cause,
     _findings,
 )
 from a2a_lab.exchanges import from_agent_expr, to_agent_expr
@@ -87,22 +89,6 @@ def _protocol_state(expr: pl.Expr) -> pl.Expr:
     )
     v = v.replace({"cancelled": "canceled"})
     return pl.when(v.is_in(_PROTOCOL_STATES)).then(v)
-
-
-#: The columns that name an event in a finding's message (:func:`_cause`).
-_CAUSE_COLUMNS = ("type", "file", "line", "event_time")
-
-
-def _cause(prefix: str) -> pl.Expr:
-    """``type at TIME (file:line)`` of the event in the columns ``{prefix}type`` etc.:
-    the event that caused a finding, named so that a reader can open it."""
-    return pl.format(
-        "{} at {} ({}:{})",
-        pl.col(f"{prefix}type"),
-        format_time(pl.col(f"{prefix}event_time"), "%Y-%m-%dT%H:%M:%S%.3fZ").fill_null("?"),
-        pl.col(f"{prefix}file"),
-        pl.col(f"{prefix}line"),
-    )
 
 
 def _ended_by(col: str) -> pl.Expr:

@@ -309,8 +309,13 @@ def run_sweep(args: argparse.Namespace) -> int:
     shown = table.select(
         "point", *[pl.col(p).cast(pl.String) for p in params], "replications", *map(cell, metrics)
     )
-    print(f"mean [{args.level:.0%} CI] over {args.replications} replications, seed {args.seed}")
     print_frame(shown, "table")
+    # stdout is the table only (as every command's table): what the cells mean goes to stderr
+    print(
+        f"{table.height:,} grid points; each figure mean [{args.level:.0%} CI] over "
+        f"{args.replications} replications, seed {args.seed}",
+        file=sys.stderr,
+    )
     return 0
 
 

@@ -225,7 +225,8 @@ class CapacityResult:
     ----------
     rate_per_s, rate_low, rate_high
         The capacity (the mean over replications of the highest total arrival rate meeting
-        the target) and its confidence interval.
+        the target) and its confidence interval, which covers both the spread between
+        replications and the bisection's resolution (see :func:`capacity_search`).
     scale, scale_low, scale_high
         The same as multiples of the configuration's arrival rates.
     base_rate_per_s
@@ -296,9 +297,14 @@ def capacity_search(
     :func:`capacity_replication` bisects it: doubling or halving from ``start_scale`` until
     the target is bracketed, then bisecting on the log scale to a relative width of
     ``rel_tol``. Replication ``k``'s capacity is the highest scale found to meet the target.
-    The replications are independent, so the capacity is their mean and its confidence
-    interval the Student-t interval over them. Each replication's search is one task on the
-    executor, so replications run in parallel.
+    The replications are independent, so the capacity is their mean. Its confidence
+    interval takes the bisection's resolution into account: replication ``k``'s true
+    capacity lies between the scale found to meet the target and the lowest scale found to
+    miss it (``scale_above``), so the interval runs from the Student-t interval's lower end
+    over the former (never below 0) to its upper end over the latter. Replications that end
+    in the same bracket (common random numbers make that likely with a coarse ``rel_tol``)
+    thus give the bracket, not an interval of width zero. Each replication's search is one
+    task on the executor, so replications run in parallel.
 
     By default a message without a reply counts as infinitely late, so a load at which more
     than ``1 - target_quantile`` of the messages are refused or time out never meets the
@@ -382,22 +388,38 @@ def capacity_search(
     )
     base = config.total_rate_per_s
     reps = pl.DataFrame(rows).with_columns((pl.col("scale") * base).alias("rate_per_s"))
-    scales = reps["scale"].to_numpy()
-    mean = float(scales.mean())
-    if replications > 1:
-        half = float(t_quantile(level, replications) * scales.std(ddof=1) / math.sqrt(replications))
-    else:
-        half = math.nan
+    low, mean, high = _capacity_interval(reps, level)
     return CapacityResult(
         rate_per_s=mean * base,
-        rate_low=(mean - half) * base,
-        rate_high=(mean + half) * base,
+        rate_low=low * base,
+        rate_high=high * base,
         scale=mean,
-        scale_low=mean - half,
-        scale_high=mean + half,
+        scale_low=low,
+        scale_high=high,
         base_rate_per_s=base,
         target_latency_s=float(target_latency_s),
         quantile=float(target_quantile),
         level=level,
         replications=reps,
     )
+
+
+def _capacity_interval(reps: pl.DataFrame, level: float) -> tuple[float, float, float]:
+    """``(low, mean, high)`` of the replications' capacities (scales), bisection included.
+
+    The lower end is the t interval's over the scales found to meet the target (clipped at
+    0: a capacity is never negative), the upper end the t interval's over the lowest scales
+    found to miss it, or over the former where a replication never missed (unbracketed).
+    One replication gives no interval (NaN ends).
+    """
+    met = reps["scale"].to_numpy().astype(float)
+    missed = reps["scale_above"].to_numpy().astype(float)
+    mean = float(met.mean())
+    n = len(met)
+    if n < 2:
+        return math.nan, mean, math.nan
+    t = t_quantile(level, n)
+    low = max(0.0, mean - t * float(met.std(ddof=1)) / math.sqrt(n))
+    upper = missed if np.isfinite(missed).all() else met
+    high = float(upper.mean()) + t * float(upper.std(ddof=1)) / math.sqrt(n)
+    return low, mean, high

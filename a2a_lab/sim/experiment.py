@@ -209,7 +209,10 @@ def t_quantile(level: float, replications: int) -> float:
 
 
 def confidence_interval(
-    values: Sequence[float] | np.ndarray | pl.Series, level: float = 0.99
+    values: Sequence[float] | np.ndarray | pl.Series,
+    level: float = 0.99,
+    *,
+    bounds: tuple[float | None, float | None] = (None, None),
 ) -> tuple[float, float, float]:
     """Mean and Student-t confidence interval of independent replication estimates.
 
@@ -219,6 +222,12 @@ def confidence_interval(
         One estimate per replication (at least two).
     level
         Confidence level.
+    bounds
+        The range the estimated quantity can take (``None``: unbounded), e.g. ``(0, None)``
+        for a wait: the interval is clipped to it. The true mean lies in that range, so
+        clipping loses no coverage, and the interval never shows a value no run can have
+        (a t interval on few replications easily reaches below zero). A log-scale interval
+        was not used: a figure can be exactly 0 in a run (no wait at light load).
 
     Returns
     -------
@@ -230,10 +239,17 @@ def confidence_interval(
     >>> mean, low, high = confidence_interval([3.9, 4.1, 4.0, 4.05, 3.95], level=0.95)
     >>> round(mean, 3), round(low, 3), round(high, 3)
     (4.0, 3.902, 4.098)
+    >>> confidence_interval([0.0, 0.0, 3.0], level=0.95, bounds=(0.0, None))[1]
+    0.0
     """
     x = np.asarray(values, dtype=float)
     if x.size < 2:
         raise ValueError("a confidence interval needs at least two replications")
     mean = float(x.mean())
     half = float(t_quantile(level, x.size) * x.std(ddof=1) / np.sqrt(x.size))
-    return mean, mean - half, mean + half
+    low, high = mean - half, mean + half
+    if bounds[0] is not None:
+        low = max(low, bounds[0])
+    if bounds[1] is not None:
+        high = min(high, bounds[1])
+    return mean, low, high

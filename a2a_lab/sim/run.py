@@ -37,7 +37,7 @@ from a2a_lab.sim.model import build_model
 from a2a_lab.sim.plan import SESSION_KINDS, Plan, draw_plan
 from a2a_lab.sim.trace import BLOCKED, JOB_KINDS, NO_REPLY, OUTCOMES, REPLIED, Trace
 
-__all__ = ["SUMMARY_KEYS", "SimResult", "simulate"]
+__all__ = ["SUMMARY_KEYS", "SUMMARY_RANGES", "SimResult", "simulate"]
 
 #: Keys of :meth:`SimResult.summary`, in order.
 SUMMARY_KEYS: tuple[str, ...] = (
@@ -64,6 +64,16 @@ SUMMARY_KEYS: tuple[str, ...] = (
     "invisible_conversations",
     "retry_amplification",
 )
+
+#: The range each summary figure can take (``None``: unbounded). Every figure is a count,
+#: a time, a rate or a share, never negative; the four shares are at most 1. A confidence
+#: interval is clipped to this range (:func:`~a2a_lab.sim.experiment.confidence_interval`,
+#: :func:`~a2a_lab.sim.sweep.summarize`): the figure's true mean lies in it, so the clipped
+#: interval covers it exactly as often as the t interval did.
+SUMMARY_RANGES: dict[str, tuple[float, float | None]] = {
+    k: (0.0, 1.0 if k in ("p_wait", "replied_rate", "no_reply_rate", "blocked_rate") else None)
+    for k in SUMMARY_KEYS
+}
 
 
 #: The per-message frame's last columns (after the derived times), in this order.

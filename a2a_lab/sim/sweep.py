@@ -72,7 +72,7 @@ from a2a_lab.sim.capacity import (
 )
 from a2a_lab.sim.config import SimConfig
 from a2a_lab.sim.experiment import replication_seed, run_tasks, t_quantile
-from a2a_lab.sim.run import SUMMARY_KEYS, simulate
+from a2a_lab.sim.run import SUMMARY_KEYS, SUMMARY_RANGES, simulate
 
 __all__ = [
     "RATE_SCALE",
@@ -386,7 +386,10 @@ def summarize(
         One row per point: ``point``, the grid parameters, ``replications``, then for each
         metric ``<metric>`` (the mean over replications), ``<metric>_low`` and
         ``<metric>_high`` (the interval; null with a single replication). A replication
-        whose metric is NaN (e.g. no replied message) makes the point's figures NaN.
+        whose metric is NaN (e.g. no replied message) makes the point's figures NaN. The
+        interval of a summary figure is clipped to the range the figure can take
+        (:data:`~a2a_lab.sim.run.SUMMARY_RANGES`: never below 0, shares never above 1), as
+        :func:`~a2a_lab.sim.experiment.confidence_interval` with ``bounds`` explains.
 
     Examples
     --------
@@ -414,10 +417,11 @@ def summarize(
     half = {m: t * pl.col(f"_sd_{m}") / pl.col("replications").sqrt() for m in names}
     cols = [pl.col("point"), *[pl.col(p) for p in params], pl.col("replications")]
     for m in names:
+        low, high = SUMMARY_RANGES.get(m, (None, None))
         cols += [
             pl.col(m),
-            (pl.col(m) - half[m]).alias(f"{m}_low"),
-            (pl.col(m) + half[m]).alias(f"{m}_high"),
+            (pl.col(m) - half[m]).clip(lower_bound=low).alias(f"{m}_low"),
+            (pl.col(m) + half[m]).clip(upper_bound=high).alias(f"{m}_high"),
         ]
     return agg.select(cols).sort("point")
 

@@ -12,7 +12,9 @@ Everything in a2a_lab that parses, formats or resolves a time imports it from he
   :func:`with_event_time`, :data:`MAX_TIME_MS`): ``Date.parse`` and the event time of
   rules §2, as Polars expressions, within ``Date``'s ±8.64e15 ms;
 - **formatting** (:func:`format_time`, :func:`python_safe`): strftime and rows for Python
-  that never panic over that whole range.
+  that never panic over that whole range;
+- **time-of-day exposure** (:func:`hour_exposure`): the hours a span spent in each local
+  hour of the day, to turn counts per hour of the day into rates.
 
 The parsing and zone half imports no Polars at import time (the CLI's ``--help`` stays
 light); the expression half loads Polars when first used.
@@ -37,10 +39,12 @@ from a2a_lab.time._parse import (
 )
 
 if TYPE_CHECKING:
+    from a2a_lab.time._exposure import MAX_GRID_HOURS, hour_exposure
     from a2a_lab.time._format import STRFTIME_MAX_MS, format_time, python_safe
     from a2a_lab.time._js import event_ms_expr, iso_to_ms_expr, with_event_time
 
 __all__ = [
+    "MAX_GRID_HOURS",
     "MAX_TIME_MS",
     "STRFTIME_MAX_MS",
     "TZ_ENV",
@@ -49,6 +53,7 @@ __all__ = [
     "default_tz",
     "event_ms_expr",
     "format_time",
+    "hour_exposure",
     "in_window",
     "instant_ms",
     "iso_to_ms_expr",
@@ -62,6 +67,7 @@ __all__ = [
 
 _FORMAT = ("STRFTIME_MAX_MS", "format_time", "python_safe")
 _JS = ("event_ms_expr", "iso_to_ms_expr", "with_event_time")
+_EXPOSURE = ("MAX_GRID_HOURS", "hour_exposure")
 
 
 def __getattr__(name: str) -> Any:
@@ -70,6 +76,10 @@ def __getattr__(name: str) -> Any:
         from a2a_lab.time import _format
 
         return getattr(_format, name)
+    if name in _EXPOSURE:
+        from a2a_lab.time import _exposure
+
+        return getattr(_exposure, name)
     if name in _JS:
         from a2a_lab.time import _js
 

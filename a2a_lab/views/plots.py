@@ -33,11 +33,23 @@ import polars as pl
 from a2a_lab._frames import number
 from a2a_lab.time import check_tz
 from a2a_lab.views._chart_data import MAX_ROWS, _buckets, _guard, _shown, _wall_clock
+from a2a_lab.views._graph_plots import (
+    LEGIBLE_EDGES,
+    LEGIBLE_EDGES_PER_AGENT,
+    graph_chart,
+    graph_communities,
+    graph_matrix,
+    graph_overview,
+    graph_view,
+    legible_as_node_link,
+)
 from a2a_lab.views.embed import chart_page, register_fonts, render_safe
 from a2a_lab.views.palette import EVENT_FAMILY_COLORS, OTHER_COLOR, OUTCOME_COLORS, SEVERITY_COLORS
 
 __all__ = [
     "EVENT_FAMILY_COLORS",
+    "LEGIBLE_EDGES",
+    "LEGIBLE_EDGES_PER_AGENT",
     "MAX_ROWS",
     "OUTCOME_COLORS",
     "SEVERITY_COLORS",
@@ -49,9 +61,12 @@ __all__ = [
     "family_timeline",
     "findings_chart",
     "graph_chart",
+    "graph_communities",
     "graph_matrix",
     "graph_overview",
+    "graph_view",
     "latency_by_pair",
+    "legible_as_node_link",
     "outcome_bars",
     "pair_heatmap",
     "quantile_comparison",
@@ -84,13 +99,40 @@ def _theme() -> alt.theme.ThemeConfig:
 def color_scale(palette: Mapping[str, str], present: list[str] | None = None) -> alt.Scale:
     """A categorical scale with the fixed colours of ``palette`` (:mod:`~a2a_lab.views.palette`).
 
-    Names in ``present`` that the palette does not list are appended with
-    :data:`~a2a_lab.views.palette.OTHER_COLOR`, so a new name never shifts the others.
+    With ``present``, the scale (and so the legend) lists only those names, in the
+    palette's order, each in its fixed colour; names the palette does not list are appended
+    with :data:`~a2a_lab.views.palette.OTHER_COLOR`, so a new name never shifts the others.
+    Without it, every name of the palette.
     """
-    extra = sorted(set(present or ()) - set(palette))
+    if present is None:
+        return alt.Scale(domain=list(palette), range=list(palette.values()))
+    seen = set(present)
+    known = [k for k in palette if k in seen]
+    extra = sorted(seen - set(palette))
     return alt.Scale(
-        domain=[*palette, *extra], range=[*palette.values(), *([OTHER_COLOR] * len(extra))]
+        domain=[*known, *extra],
+        range=[*(palette[k] for k in known), *([OTHER_COLOR] * len(extra))],
     )
+
+
+#: Readable names of the columns charts show, for titles and legends.
+_TITLES: dict[str, str] = {
+    "to_agent": "target agent",
+    "from_agent": "requester agent",
+    "agent_id": "agent",
+    "exchanges": "exchanges",
+    "no_reply_rate": "no-reply rate",
+    "p50_first_reply_s": "median first reply (s)",
+    "collab_category": "collaboration category",
+    "outcome": "outcome",
+    "family": "event family",
+    "severity": "severity",
+}
+
+
+def _title(column: str) -> str:
+    """A column's readable name (its words when it has none listed)."""
+    return _TITLES.get(column, column.replace("_", " "))
 
 
 def set_display_timezone(tz: str) -> None:
@@ -240,7 +282,7 @@ def pair_heatmap(conversations: pl.DataFrame, *, value: str = "exchanges") -> al
     # scale starts at the smallest value present and two different rates can look alike.
     top = data[value].max()
     domain = [0, max(number(top), 1e-9)] if top is not None else [0, 1]
-    base = alt.Chart(data, title=f"Requester × target: {value.replace('_', ' ')}").encode(
+    base = alt.Chart(data, title=f"Requester × target: {_title(value)}").encode(
         x=alt.X("to_agent:N", title="target", sort="ascending", axis=alt.Axis(labelAngle=-40)),
         y=alt.Y("from_agent:N", title="requester", sort="ascending"),
     )
@@ -248,7 +290,7 @@ def pair_heatmap(conversations: pl.DataFrame, *, value: str = "exchanges") -> al
         color=alt.Color(
             f"{value}:Q",
             scale=alt.Scale(range=colours, domain=domain, clamp=True),
-            title=value,
+            title=_title(value),
             legend=alt.Legend(format=fmt),
         ),
         tooltip=[
@@ -276,7 +318,7 @@ def outcome_bars(conversations: pl.DataFrame, *, by: str = "to_agent") -> alt.Ch
         "outcome_bars",
     )
     out: alt.Chart = (
-        alt.Chart(data, title=f"Exchange outcomes per {by}")
+        alt.Chart(data, title=f"Exchange outcomes per {_title(by)}")
         .mark_bar()
         .encode(
             y=alt.Y(f"{by}:N", sort="-x", title=None),
@@ -284,6 +326,7 @@ def outcome_bars(conversations: pl.DataFrame, *, by: str = "to_agent") -> alt.Ch
             color=alt.Color(
                 "outcome:N",
                 scale=color_scale(OUTCOME_COLORS, data["outcome"].drop_nulls().to_list()),
+                title="outcome",
             ),
             tooltip=[f"{by}:N", "outcome:N", "exchanges:Q"],
         )
@@ -303,7 +346,7 @@ def category_bars(
         "category_bars",
     )
     out: alt.Chart = (
-        alt.Chart(data, title=title or f"{column} counts")
+        alt.Chart(data, title=title or f"Counts per {_title(column)}")
         .mark_bar()
         .encode(
             y=alt.Y(f"{column}:N", sort="-x", title=None),
@@ -311,295 +354,6 @@ def category_bars(
             tooltip=[f"{column}:N", "count:Q"],
         )
     )
-    return out
-
-
-_GRAPH_WIDTH = 460
-_GRAPH_HEIGHT = 460
-# Node positions fill [0, 1]²; the margin keeps the names around the circle inside the canvas.
-_GRAPH_MARGIN = 0.22
-_ARROW_GAP_PX = 13.0  # an arrowhead stops this far from the target's centre (outside its disc)
-_PARALLEL_PX = 3.0  # the two directions of a pair are drawn this far apart, side by side
-
-
-def _graph_edges(
-    g: nx.DiGraph, weight: str, top_edges: int
-) -> tuple[list[tuple[str, str, dict[str, Any]]], int]:
-    """The ``top_edges`` heaviest directed edges (ties by name) and how many there were."""
-    edges = [(a, b, d) for a, b, d in g.edges(data=True) if a != b]
-    edges.sort(key=lambda e: (-float(e[2].get(weight, 0) or 0), e[0], e[1]))
-    return edges[:top_edges], len(edges)
-
-
-def _edge_tooltip(weight: str) -> list[str | alt.Tooltip]:
-    """The tooltip of a requester → target edge (graph chart and matrix alike)."""
-    return [
-        "from:N",
-        "to:N",
-        alt.Tooltip("weight:Q", title=weight),
-        "exchanges:Q",
-        alt.Tooltip("no_reply_share:Q", format=".0%", title="no-reply share"),
-        alt.Tooltip("p50_s:Q", format=".1f", title="median reply s"),
-    ]
-
-
-def graph_chart(
-    g: nx.DiGraph,
-    *,
-    weight: str = "messages",
-    top_edges: int = 40,
-    title: str = "Agent interaction graph",
-) -> alt.LayerChart:
-    """Draw the interaction graph: agents on a circle, requester → target arrows.
-
-    A circle keeps 15–30 agents and their names apart, where a force layout of a dense
-    coordination graph is a hairball. Only the ``top_edges`` heaviest edges by ``weight``
-    are drawn (the title says how many of how many; :func:`graph_matrix` shows them all).
-    Each directed edge ends in an arrowhead at its target; the two directions of a pair run
-    side by side. Edge width follows ``weight``, colour the edge's no-reply share (zero-
-    anchored, so 0 % and 10 % differ), dashes mark delegations (spawns). Node size is the
-    agent's traffic, colour its kind (main / subagent). Agents are placed by kind, then by
-    traffic, so the positions do not depend on a random seed.
-    """
-    traffic = {
-        n: float(g.in_degree(n, weight=weight) + g.out_degree(n, weight=weight)) for n in g.nodes
-    }
-    order = sorted(g.nodes, key=lambda n: (g.nodes[n].get("kind", "?") != "main", -traffic[n], n))
-    k = len(order)
-    # start at the top, clockwise; one agent sits in the middle
-    pos = {
-        n: (0.5, 0.5)
-        if k == 1
-        else (0.5 + 0.5 * math.sin(2 * math.pi * i / k), 0.5 + 0.5 * math.cos(2 * math.pi * i / k))
-        for i, n in enumerate(order)
-    }
-    from_middle = pl.col("x") - 0.5
-    nodes = pl.DataFrame(
-        {
-            "agent": order,
-            "x": [pos[n][0] for n in order],
-            "y": [pos[n][1] for n in order],
-            "kind": [g.nodes[n].get("kind", "?") for n in order],
-            "traffic": [traffic[n] for n in order],
-        },
-        schema={
-            "agent": pl.String,
-            "x": pl.Float64,
-            "y": pl.Float64,
-            "kind": pl.String,
-            "traffic": pl.Float64,
-        },
-    ).with_columns(
-        # names outside the circle, aligned away from it
-        lx=0.5 + from_middle * 1.12,
-        ly=0.5 + (pl.col("y") - 0.5) * 1.12,
-        align=pl.when(from_middle.abs() < 0.05)
-        .then(pl.lit("center"))
-        .when(from_middle > 0)
-        .then(pl.lit("left"))
-        .otherwise(pl.lit("right")),
-    )
-    kept, total = _graph_edges(g, weight, top_edges)
-    span = 1 + 2 * _GRAPH_MARGIN
-    px = (_GRAPH_WIDTH / span, _GRAPH_HEIGHT / span)  # pixels per data unit
-    rows = []
-    for a, b, d in kept:
-        (x1, y1), (x2, y2) = pos[a], pos[b]
-        dx, dy = (x2 - x1) * px[0], (y2 - y1) * px[1]
-        length = math.hypot(dx, dy) or 1.0
-        ux, uy = dx / length, dy / length
-        # shift to the right of the direction of travel, so a → b and b → a do not overlap
-        ox, oy = uy * _PARALLEL_PX / px[0], -ux * _PARALLEL_PX / px[1]
-        gap = min(_ARROW_GAP_PX, length / 2)
-        rows.append(
-            {
-                "from": a,
-                "to": b,
-                "x": x1 + ox,
-                "y": y1 + oy,
-                "x2": x2 + ox - ux * gap / px[0],
-                "y2": y2 + oy - uy * gap / px[1],
-                # Vega's angle turns the upward triangle clockwise; screen y grows downwards
-                "angle": math.degrees(math.atan2(ux, uy)) % 360,
-                "weight": float(d.get(weight, 0) or 0),
-                "delegation": bool(d.get("delegation")),
-                "exchanges": int(d.get("exchanges", 0) or 0),
-                "no_reply_share": d.get("no_reply_share"),
-                "p50_s": d.get("p50_first_reply_s"),
-            }
-        )
-    edges = pl.DataFrame(
-        rows,
-        schema={
-            "from": pl.String,
-            "to": pl.String,
-            "x": pl.Float64,
-            "y": pl.Float64,
-            "x2": pl.Float64,
-            "y2": pl.Float64,
-            "angle": pl.Float64,
-            "weight": pl.Float64,
-            "delegation": pl.Boolean,
-            "exchanges": pl.Int64,
-            "no_reply_share": pl.Float64,
-            "p50_s": pl.Float64,
-        },
-    ).with_columns(pl.col("no_reply_share").fill_null(0.0))
-    nodes = _guard(nodes, "graph_chart nodes")
-    edges = _guard(edges, "graph_chart edges")
-    axis = alt.Axis(title=None, labels=False, ticks=False, grid=False, domain=False)
-    domain = [-_GRAPH_MARGIN, 1 + _GRAPH_MARGIN]
-    x = alt.X("x:Q", axis=axis, scale=alt.Scale(domain=domain, nice=False, zero=False))
-    y = alt.Y("y:Q", axis=axis, scale=alt.Scale(domain=domain, nice=False, zero=False))
-    top_share = edges["no_reply_share"].max()
-    colour = alt.Color(
-        "no_reply_share:Q",
-        title="no-reply share",
-        legend=alt.Legend(format=".0%"),
-        scale=alt.Scale(
-            domain=[0, max(number(top_share or 0), 0.05)], range=["#9ab0c9", "#c62828"]
-        ),
-    )
-    tooltip = [*_edge_tooltip(weight), "delegation:N"]
-    edge_layer = (
-        alt.Chart(edges)
-        .mark_rule(opacity=0.7)
-        .encode(
-            x=x,
-            y=y,
-            x2="x2:Q",
-            y2="y2:Q",
-            color=colour,
-            strokeWidth=alt.StrokeWidth(
-                "weight:Q", scale=alt.Scale(range=[0.6, 5], zero=False), title=weight
-            ),
-            strokeDash=alt.StrokeDash(
-                "delegation:N",
-                scale=alt.Scale(domain=[False, True], range=[[1, 0], [4, 3]]),
-                title="delegation",
-            ),
-            tooltip=tooltip,
-        )
-    )
-    arrows = (
-        alt.Chart(edges)
-        .mark_point(shape="triangle-up", filled=True, size=70, opacity=0.9)
-        .encode(
-            x=alt.X("x2:Q", scale=alt.Scale(domain=domain, nice=False, zero=False), axis=axis),
-            y=alt.Y("y2:Q", scale=alt.Scale(domain=domain, nice=False, zero=False), axis=axis),
-            angle=alt.Angle("angle:Q", scale=None),
-            color=colour,
-            tooltip=tooltip,
-        )
-    )
-    node_layer = (
-        alt.Chart(nodes)
-        .mark_circle(opacity=0.95, stroke="white")
-        .encode(
-            x=x,
-            y=y,
-            size=alt.Size("traffic:Q", scale=alt.Scale(range=[40, 260]), title="traffic"),
-            fill=alt.Fill(
-                "kind:N",
-                scale=alt.Scale(domain=["main", "subagent"], range=["#4c78a8", "#f58518"]),
-                title="agent kind",
-            ),
-            tooltip=["agent:N", "kind:N", "traffic:Q"],
-        )
-    )
-    # text alignment is a mark property, not a channel: one layer per side of the circle
-    labels = [
-        alt.Chart(nodes.filter(pl.col("align") == side))
-        .mark_text(fontSize=11, align=side, baseline="middle")
-        .encode(
-            x=alt.X("lx:Q", scale=alt.Scale(domain=domain, nice=False, zero=False), axis=axis),
-            y=alt.Y("ly:Q", scale=alt.Scale(domain=domain, nice=False, zero=False), axis=axis),
-            text="agent:N",
-        )
-        for side in ("left", "center", "right")
-    ]
-    shown = (
-        f"top {len(kept)} of {total} edges by {weight}" if len(kept) < total else f"{total} edges"
-    )
-    chart = alt.layer(edge_layer, arrows, node_layer, *labels)
-    if not isinstance(chart, alt.LayerChart):  # alt.layer facets only layers with facet channels
-        raise TypeError(f"expected a layered chart, got {type(chart).__name__}")
-    out: alt.LayerChart = chart.properties(
-        title=alt.TitleParams(title, subtitle=f"{k} agents, {shown}; arrow = requester → target"),
-        width=_GRAPH_WIDTH,
-        height=_GRAPH_HEIGHT,
-    )
-    return out
-
-
-def graph_overview(
-    g: nx.DiGraph, *, weight: str = "messages", top_edges: int = 40
-) -> alt.HConcatChart:
-    """:func:`graph_chart` and :func:`graph_matrix` side by side, each with its own colour scale."""
-    out: alt.HConcatChart = alt.hconcat(
-        graph_chart(g, weight=weight, top_edges=top_edges), graph_matrix(g, weight=weight)
-    ).resolve_scale(color="independent", size="independent", strokeWidth="independent")
-    return out
-
-
-def graph_matrix(
-    g: nx.DiGraph, *, weight: str = "messages", title: str = "Requester × target"
-) -> alt.LayerChart:
-    """The interaction graph as a requester × target matrix: every edge, direction by axis.
-
-    The companion of :func:`graph_chart` that never turns into a hairball: rows are
-    requesters, columns targets, in the order of their traffic; colour and label are the
-    edge's ``weight`` (scale from zero); the tooltip adds exchanges, no-reply share and the
-    median first reply.
-    """
-    traffic = {
-        n: float(g.in_degree(n, weight=weight) + g.out_degree(n, weight=weight)) for n in g.nodes
-    }
-    order = sorted(g.nodes, key=lambda n: (-traffic[n], n))
-    cells = _guard(
-        pl.DataFrame(
-            [
-                {
-                    "from": a,
-                    "to": b,
-                    "weight": float(d.get(weight, 0) or 0),
-                    "exchanges": int(d.get("exchanges", 0) or 0),
-                    "no_reply_share": d.get("no_reply_share"),
-                    "p50_s": d.get("p50_first_reply_s"),
-                }
-                for a, b, d in sorted(g.edges(data=True), key=lambda e: (e[0], e[1]))
-            ],
-            schema={
-                "from": pl.String,
-                "to": pl.String,
-                "weight": pl.Float64,
-                "exchanges": pl.Int64,
-                "no_reply_share": pl.Float64,
-                "p50_s": pl.Float64,
-            },
-        ),
-        "graph_matrix",
-    )
-    top = cells["weight"].max()
-    base = alt.Chart(cells, title=title).encode(
-        x=alt.X(
-            "to:N", sort=_shown(order), title="target", axis=alt.Axis(labelAngle=-40, orient="top")
-        ),
-        y=alt.Y("from:N", sort=_shown(order), title="requester"),
-    )
-    rect = base.mark_rect(stroke="#d0d0d0", strokeWidth=0.5).encode(
-        color=alt.Color(
-            "weight:Q", title=weight, scale=alt.Scale(scheme="blues", domain=[0, number(top or 1)])
-        ),
-        tooltip=_edge_tooltip(weight),
-    )
-    text = base.mark_text(fontSize=8).encode(
-        text=alt.Text("weight:Q", format="d"),
-        color=alt.condition(
-            f"datum.weight > {number(top or 1) / 2}", alt.value("white"), alt.value("black")
-        ),
-    )
-    out: alt.LayerChart = (rect + text).properties(width=alt.Step(22), height=alt.Step(18))
     return out
 
 
@@ -686,7 +440,9 @@ def family_timeline(
             x=alt.X("t:T", title=f"time ({tz})", scale=alt.Scale(type="utc")),
             y=alt.Y("events:Q", stack=True),
             color=alt.Color(
-                "family:N", scale=color_scale(EVENT_FAMILY_COLORS, data["family"].to_list())
+                "family:N",
+                scale=color_scale(EVENT_FAMILY_COLORS, data["family"].to_list()),
+                title="event family",
             ),
             tooltip=["family:N", alt.Tooltip("t_label:N", title="from"), "events:Q"],
         )

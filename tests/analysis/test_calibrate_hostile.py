@@ -15,7 +15,8 @@ import pytest
 
 import a2a_lab as al
 from a2a_lab.analysis.calibrate import FitWarning, fit_log
-from a2a_lab.analysis.calibrate._window import MAX_GRID_HOURS, core_window, hour_exposure
+from a2a_lab.analysis.calibrate._window import core_window
+from a2a_lab.time import MAX_GRID_HOURS, hour_exposure
 
 HOSTILE = Path("/work/shared/conformance/hostile")
 FAR_FIT = HOSTILE / "far-future-fit.ndjson"

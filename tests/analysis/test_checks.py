@@ -366,9 +366,17 @@ def test_no_ambiguous_exchanges_no_finding() -> None:
         ("task.after_terminal", "task.completed", None),
         ("task.invalid_transition", "task.started", 0),
         ("task.protocol_state", "task.updated", 0),
+        # the a2a.* findings name theirs too: the event itself for an orphan, the send that
+        # opened an exchange without a complete, the first turn out of order, the complete
+        # that events came after
+        ("a2a.orphan_response", "a2a.response", 0),
+        ("a2a.complete_without_send", "a2a.complete", 0),
+        ("a2a.missing_complete", "a2a.send", 0),
+        ("a2a.turns_out_of_order", "a2a.response", 2),
+        ("a2a.event_after_complete", "a2a.complete", 2),
     ],
 )
-def test_task_findings_name_the_event_that_caused_them(
+def test_findings_name_the_event_that_caused_them(
     tmp_path: Path, rule: str, cause_type: str, cause_index: int | None
 ) -> None:
     """The finding names the causing event: its type, time and file:line (issue 23)."""

@@ -9,6 +9,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+from pathlib import Path
 
 import pytest
 
@@ -64,3 +65,45 @@ def test_conversations_default_is_narrow_and_json_is_every_column(
     text, _ = _out(capsys, "conversations", SAMPLE, "--format", "csv")
     rows = list(csv.DictReader(io.StringIO(text)))
     assert [r["conversation_id"] for r in rows] == conv["conversation_id"].to_list()
+
+
+def _table_only(out: str) -> bool:
+    """Every line of ``out`` is a line of a Polars ASCII table (a rule or a row)."""
+    lines = out.splitlines()
+    return bool(lines) and all(line[:1] in ("+", "|") for line in lines)
+
+
+def test_every_table_command_keeps_stdout_to_the_table_and_counts_on_stderr(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """A readable table's count line (and what its cells mean) goes to stderr, on every
+    command that prints one, so ``a2a-lab CMD ... > table.txt`` holds the table alone."""
+    from a2a_lab.sim import SimConfig
+
+    config = tmp_path / "c.json"
+    config.write_text(SimConfig(n_messages=60).model_dump_json(), encoding="utf-8")
+    runs = {
+        "conversations": ["conversations", SAMPLE],
+        "work-sessions": ["work-sessions", SAMPLE, "--now", NOW, "--limit", "5"],
+        "simulate": ["simulate", str(config), "--seed", "1"],
+        "sweep": [
+            "sweep",
+            str(config),
+            "--grid",
+            '{"rate_scale": [1, 2]}',
+            "--replications",
+            "2",
+            "--workers",
+            "1",
+        ],
+    }
+    counts = {
+        "conversations": "exchanges; every column",
+        "work-sessions": "work sessions shown",
+        "sweep": "2 grid points; each figure mean [95% CI] over 2 replications",
+    }
+    for name, argv in runs.items():
+        out, err = _out(capsys, *argv)
+        assert _table_only(out), f"{name}: stdout holds more than the table:\n{out[:400]}"
+        if name in counts:
+            assert counts[name] in err, f"{name}: no count line on stderr: {err!r}"

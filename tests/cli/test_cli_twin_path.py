@@ -103,7 +103,7 @@ def test_simulate_and_sweep_print_what_the_library_returns(tmp_path: Path) -> No
         want["p95_latency_s_low"].to_list(), rel=1e-12
     )
     table = _cli(*argv, cwd=tmp_path)
-    assert table.returncode == 0 and "95% CI" in table.stdout
+    assert table.returncode == 0 and "95% CI" in table.stderr
     assert f"{want['utilization'][1]:.4g} [" in table.stdout
 
 

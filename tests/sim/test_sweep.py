@@ -340,3 +340,91 @@ def test_capacity_unbracketed_gives_a_bound() -> None:
     assert not cap.bracketed
     assert cap.replications["scale"].to_list() == [4.0, 4.0]
     assert cap.replications["scale_above"].is_nan().all()
+
+
+# ---------------------------------------------------------------------------------------
+# intervals of quantities that cannot be negative (issue 23)
+# ---------------------------------------------------------------------------------------
+
+
+def _t_interval(values: list[float], level: float) -> tuple[float, float, float]:
+    """The textbook Student-t interval, from scipy's own interval function (the oracle)."""
+    from scipy import stats
+
+    x = np.asarray(values, dtype=float)
+    with np.errstate(invalid="ignore"):  # equal values: scipy's NaN interval, handled below
+        low, high = stats.t.interval(level, len(x) - 1, loc=x.mean(), scale=stats.sem(x))
+    return float(x.mean()), float(low), float(high)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(
+        st.floats(min_value=0.0, max_value=1.0, allow_nan=False),
+        min_size=2,
+        max_size=6,
+    ),
+    st.sampled_from([0.9, 0.95, 0.99]),
+)
+def test_summary_intervals_stay_in_the_range_each_figure_can_take(
+    values: list[float], level: float
+) -> None:
+    """A wait's interval never reaches below 0, a share's never above 1; inside the range
+    the interval is scipy's Student-t interval, unchanged."""
+    runs = pl.DataFrame(
+        {
+            "point": [0] * len(values),
+            "replication": list(range(len(values))),
+            "mean_wait_s": values,
+            "no_reply_rate": values,
+        }
+    )
+    row = summarize(runs, metrics=["mean_wait_s", "no_reply_rate"], level=level).row(0, named=True)
+    mean, low, high = _t_interval(values, level)
+    if math.isnan(low):  # every value the same: scipy gives no interval, summarize width 0
+        low = high = mean
+    assert row["mean_wait_s_low"] == pytest.approx(max(low, 0.0), abs=1e-12)
+    assert row["mean_wait_s_high"] == pytest.approx(high, abs=1e-12)
+    assert row["no_reply_rate_low"] == pytest.approx(max(low, 0.0), abs=1e-12)
+    assert row["no_reply_rate_high"] == pytest.approx(min(high, 1.0), abs=1e-12)
+    got = confidence_interval(values, level=level, bounds=(0.0, 1.0))
+    assert got[1] == pytest.approx(max(low, 0.0), abs=1e-12)
+    assert got[2] == pytest.approx(min(high, 1.0), abs=1e-12)
+
+
+def test_a_light_load_wait_interval_starts_at_zero_not_below() -> None:
+    """Few replications of a nearly idle queue: the t interval of the mean wait reaches
+    below zero; the sweep shows 0 there (and an interval that still holds the mean)."""
+    out = sweep(
+        mm1(0.02, 1.0, n_messages=40),
+        {"rate_scale": [1.0]},
+        replications=3,
+        seed=5,
+        metrics=["mean_wait_s"],
+        workers=1,
+    )
+    runs = sweep_runs(mm1(0.02, 1.0, n_messages=40), [{}], replications=3, seed=5, workers=1)
+    _, raw_low, _ = _t_interval(runs["mean_wait_s"].to_list(), 0.95)
+    assert raw_low < 0  # the case this guards against
+    row = out.row(0, named=True)
+    assert row["mean_wait_s_low"] == 0.0 <= row["mean_wait_s"] <= row["mean_wait_s_high"]
+
+
+def test_capacity_interval_covers_the_bisection_bracket() -> None:
+    """Replications that end in the same bracket (notebook 07 showed [19.0, 19.0]) give the
+    bracket as the interval, not one of width zero."""
+    cap = capacity_search(
+        mm1(0.4, 1.0, n_messages=3000),
+        target_latency_s=12.0,
+        target_quantile=0.9,
+        replications=3,
+        seed=8,
+        rel_tol=0.25,
+        workers=1,
+    )
+    reps = cap.replications
+    assert cap.bracketed
+    assert cap.scale_low <= reps["scale"].min() <= cap.scale
+    assert cap.scale_high >= reps["scale_above"].mean() > cap.scale
+    assert cap.scale_high - cap.scale_low >= reps["scale_above"].min() - reps["scale"].max()
+    assert cap.rate_low == pytest.approx(cap.scale_low * 0.4)

@@ -27,7 +27,7 @@ from a2a_lab.analysis.calibrate._lanes import run_lanes
 from a2a_lab.analysis.calibrate._occupancy import NESTED_LIMIT
 from a2a_lab.analysis.calibrate._saturation import SATURATION, lane_load, pool_load
 from a2a_lab.analysis.calibrate._settings import fit_failures, fit_retry, fit_tasks
-from a2a_lab.analysis.calibrate._window import FAR_GAP_MS, FitWarning, core_window, hour_exposure
+from a2a_lab.analysis.calibrate._window import FAR_GAP_MS, FitWarning, core_window
 from a2a_lab.reference.jsstr import js_trim_expr
 from a2a_lab.sim.config import (
     ENDINGS,
@@ -41,7 +41,7 @@ from a2a_lab.sim.config import (
     WaitPolicy,
 )
 from a2a_lab.sim.distributions import ServiceTime
-from a2a_lab.time import resolve_tz
+from a2a_lab.time import hour_exposure, resolve_tz
 
 __all__ = ["Calibration", "calibrate", "fit_log"]
 
