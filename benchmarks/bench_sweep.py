@@ -60,7 +60,7 @@ def main() -> int:
     from polars.testing import assert_frame_equal
 
     from a2a_lab.sim import SimConfig
-    from a2a_lab.sim.sweep import sweep
+    from a2a_lab.sim.experiments.sweep import sweep
 
     config = SimConfig(n_messages=args.messages)
     grid = {"rate_scale": SCALES}
@@ -113,7 +113,7 @@ def main() -> int:
         # no executor at all: one interpreter running every replication, then two running half
         # each at the same time; their ratio is what two cores of this machine give at best
         code = (
-            "import sys; from a2a_lab.sim import SimConfig; from a2a_lab.sim.sweep import sweep; "
+            "import sys; from a2a_lab.sim import SimConfig; from a2a_lab.sim.experiments.sweep import sweep; "
             f"sweep(SimConfig(n_messages={args.messages}), {{'rate_scale': {SCALES!r}}}, "
             "replications=int(sys.argv[1]), seed=int(sys.argv[2]), workers=1, progress=False)"
         )

@@ -372,7 +372,7 @@ display(
 # %% [markdown]
 # ### 3b. The same curve with confidence intervals, on any executor
 #
-# One seed gives one sample path. `sweep_grid` (`a2a_lab.sim.sweep.sweep`) runs every point
+# One seed gives one sample path. `sweep_grid` (`a2a_lab.sim.experiments.sweep.sweep`) runs every point
 # of a grid with the same independent replications and reports, per point, the mean and a
 # 95 % confidence interval of every summary figure. A grid point changes the configuration
 # by dotted paths (`"lanes.nested"` is the pool's size) and `rate_scale` multiplies
@@ -390,8 +390,8 @@ display(
 # %%
 import math
 
-from a2a_lab.sim.sweep import capacity_search
-from a2a_lab.sim.sweep import sweep as sweep_grid
+from a2a_lab.sim.experiments.sweep import capacity_search
+from a2a_lab.sim.experiments.sweep import sweep as sweep_grid
 
 unit = hub(1 / 40.0, 1)  # 4 senders → eden at 1/40 messages per second: utilisation 1 at one slot
 points = [{"rate_scale": u * c, "lanes.nested": c} for c in (1, 2) for u in (0.3, 0.5, 0.7, 0.85)]

@@ -37,7 +37,7 @@ from IPython.display import Markdown, display
 import a2a_lab as al
 from a2a_lab.analysis.calibrate import compare, fit_log
 from a2a_lab.sim import simulate
-from a2a_lab.sim.sweep import capacity_search, sweep
+from a2a_lab.sim.experiments.sweep import capacity_search, sweep
 from a2a_lab.views.notebook import display_timezone, setup
 
 LOGS = setup()

@@ -34,7 +34,7 @@ from a2a_lab.sim import (
     WaitPolicy,
     simulate,
 )
-from a2a_lab.sim.sweep import apply_point
+from a2a_lab.sim.experiments.sweep import apply_point
 from a2a_lab.views.plots import MAX_ROWS
 
 TURN = Lognormal(mean_s=10.0, cv=0.5)

@@ -68,7 +68,7 @@ def test_simulate_and_sweep_print_what_the_library_returns(tmp_path: Path) -> No
     """``simulate --format json`` is ``simulate(config, seed).summary()``; ``sweep --format
     csv`` is ``sweep(...)`` for the default figures; the table shows the same means."""
     from a2a_lab.cli._sim import DEFAULT_METRICS
-    from a2a_lab.sim.sweep import sweep
+    from a2a_lab.sim.experiments.sweep import sweep
 
     config = SimConfig(n_messages=80)
     (tmp_path / "c.json").write_text(config.model_dump_json(), encoding="utf-8")

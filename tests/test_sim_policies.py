@@ -42,7 +42,7 @@ from a2a_lab.sim import (
     simulate,
 )
 from a2a_lab.sim.policies import KIND_INDEX, SendGuards, SlidingLimiter, WaitResult
-from a2a_lab.sim.policy_plan import draw_policy_plan, policies_active
+from a2a_lab.sim.workload.plan import draw_policy_plan, policies_active
 
 DATA = Path(__file__).parent / "data" / "runtime"
 D = pl.col("data")

@@ -1,4 +1,4 @@
-"""Tests of a2a_lab.sim.sweep: grids, common random numbers, executors, cache, progress, capacity."""
+"""Tests of a2a_lab.sim.experiments.sweep: grids, common random numbers, executors, cache, progress, capacity."""
 
 from __future__ import annotations
 
@@ -14,10 +14,8 @@ from hypothesis import strategies as st
 from polars.testing import assert_frame_equal
 
 from a2a_lab.sim import SimConfig, simulate
-from a2a_lab.sim.experiment import confidence_interval, replicate
-from a2a_lab.sim.presets import mm1
-from a2a_lab.sim.run import SUMMARY_KEYS
-from a2a_lab.sim.sweep import (
+from a2a_lab.sim.experiments.replicate import confidence_interval, replicate
+from a2a_lab.sim.experiments.sweep import (
     CapacityTask,
     apply_point,
     capacity_replication,
@@ -30,6 +28,8 @@ from a2a_lab.sim.sweep import (
     sweep,
     sweep_runs,
 )
+from a2a_lab.sim.run import SUMMARY_KEYS
+from a2a_lab.sim.workload.presets import mm1
 
 #: A small configuration of the full model: gate, wait limit, ping-pong, announce, tasks.
 SMALL = SimConfig(n_messages=120)

@@ -1,7 +1,7 @@
 """``a2a-lab simulate``, ``a2a-lab sweep`` and ``a2a-lab calibrate`` (issue 23 item 3).
 
 The commands only read their inputs, call the library (:func:`a2a_lab.sim.simulate`,
-:func:`a2a_lab.sim.sweep.sweep`, :func:`a2a_lab.analysis.calibrate.fit_log`) and print or
+:func:`a2a_lab.sim.experiments.sweep.sweep`, :func:`a2a_lab.analysis.calibrate.fit_log`) and print or
 write what it returns; the file ``calibrate -o`` writes is a :class:`~a2a_lab.sim.SimConfig`
 as JSON, the file ``report --sim`` and ``simulate`` read.
 """
@@ -256,7 +256,7 @@ def run_sweep(args: argparse.Namespace) -> int:
     import polars as pl
 
     from a2a_lab.cli._common import check_output, write_output
-    from a2a_lab.sim.sweep import apply_point, grid_points, sweep
+    from a2a_lab.sim.experiments.sweep import apply_point, grid_points, sweep
 
     check_output(args.output)
     if not 0 < args.level < 1:

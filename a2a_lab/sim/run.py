@@ -22,7 +22,10 @@ import numpy as np
 import polars as pl
 
 from a2a_lab.reference.runtime.termination import TERMINATION_REASONS
-from a2a_lab.sim._events import (
+from a2a_lab.sim.config import INTENTS, PAYLOAD_TYPES, SimConfig
+from a2a_lab.sim.engine.model import Model
+from a2a_lab.sim.engine.trace import BLOCKED, JOB_KINDS, NO_REPLY, OUTCOMES, REPLIED, Trace
+from a2a_lab.sim.output.events import (
     RENDER_CHUNK_EVENTS,
     Identifiers,
     identifiers,
@@ -30,12 +33,15 @@ from a2a_lab.sim._events import (
     render_events,
     session_keys,
 )
-from a2a_lab.sim.config import INTENTS, PAYLOAD_TYPES, SimConfig
-from a2a_lab.sim.failures import ERROR_KINDS
-from a2a_lab.sim.limits import BLOCK_REASONS
-from a2a_lab.sim.model import build_model
-from a2a_lab.sim.plan import SESSION_KINDS, Plan, draw_plan
-from a2a_lab.sim.trace import BLOCKED, JOB_KINDS, NO_REPLY, OUTCOMES, REPLIED, Trace
+from a2a_lab.sim.policies.failures import ERROR_KINDS
+from a2a_lab.sim.policies.limits import BLOCK_REASONS
+from a2a_lab.sim.workload.plan import (
+    SESSION_KINDS,
+    Plan,
+    draw_plan,
+    draw_policy_plan,
+    policies_active,
+)
 
 __all__ = ["SUMMARY_KEYS", "SimResult", "simulate"]
 
@@ -105,9 +111,9 @@ class SimResult:
     seed
         The seed it ran with.
     plan
-        The pre-drawn inputs (:class:`~a2a_lab.sim.plan.Plan`).
+        The pre-drawn inputs (:class:`~a2a_lab.sim.workload.plan.Plan`).
     trace
-        The raw arrays the model produced (:class:`~a2a_lab.sim.model.Trace`).
+        The raw arrays the model produced (:class:`~a2a_lab.sim.engine.model.Trace`).
     """
 
     config: SimConfig
@@ -167,7 +173,7 @@ class SimResult:
             Why it did not get a reply: for ``no_reply`` the reference's reason (the
             ``waitError`` if any, else the ``waitStatus``: ``timeout``, ``not_found``,
             ``error``, …); for a refusal the limit (``concurrency_gate`` or an entry of
-            :data:`~a2a_lab.sim.limits.BLOCK_REASONS`); null for ``replied``.
+            :data:`~a2a_lab.sim.policies.limits.BLOCK_REASONS`); null for ``replied``.
         wait_status, wait_error
             What the no-reply events carry (``waitStatus``, ``waitError``).
         turns, termination_reason, announce_ran, announced
@@ -190,7 +196,7 @@ class SimResult:
             Attempts (1 + retries), retries, runs of the target (re-sends that idempotency
             joined do not run again; a refused message has none), the last error's code.
         blocked_by
-            The limit that refused the message (:data:`~a2a_lab.sim.limits.BLOCK_REASONS`).
+            The limit that refused the message (:data:`~a2a_lab.sim.policies.limits.BLOCK_REASONS`).
         depth
             Relay depth (null when relay depths are off).
         logged, invisible
@@ -461,7 +467,7 @@ class SimResult:
 
         Examples
         --------
-        >>> from a2a_lab.sim.presets import md1
+        >>> from a2a_lab.sim.workload.presets import md1
         >>> res = simulate(md1(0.5, 1.0, n_messages=400), seed=1)
         >>> binned = res.binned_timeseries(100.0, ["agent:server:main"])
         >>> round(float(binned["utilization"].mean()), 2) == round(res.summary()["utilization"], 2)
@@ -683,7 +689,7 @@ def simulate(
 
     Examples
     --------
-    >>> from a2a_lab.sim.presets import mm1
+    >>> from a2a_lab.sim.workload.presets import mm1
     >>> res = simulate(mm1(0.5, 1.0, n_messages=2000), seed=3)
     >>> s = res.summary()
     >>> s["messages"], s["replied_rate"], round(s["utilization"], 1)
@@ -691,6 +697,8 @@ def simulate(
     >>> res.events.group_by("type").len().sort("type").rows()
     [('a2a.complete', 2000), ('a2a.response', 2000), ('a2a.send', 2000)]
     """
+    # every draw first (the workload), then the engine: a reader follows the run in order
     plan = draw_plan(config, seed)
-    trace = build_model(plan, config, seed, full_flow=full_flow).run()
+    policy_plan = draw_policy_plan(config, plan, seed) if policies_active(config) else None
+    trace = Model(plan, config, policy_plan, full_flow=full_flow).run()
     return SimResult(config=config, seed=seed, plan=plan, trace=trace)
