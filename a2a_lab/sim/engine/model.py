@@ -311,6 +311,11 @@ class Model:
             if policy_plan is not None and policy_plan.depth is not None
             else None
         )
+        self._init_records(plan, policy_plan)
+
+    def _init_records(self, plan: Plan, policy_plan: PolicyPlan | None) -> None:
+        """The arrays and sparse maps the run fills, one slot per job or message."""
+        n = plan.n
         # job and message columns: typed arrays (trace.column; scalar stores are cheaper
         # than on numpy arrays, and a million messages hold no Python float objects)
         self.job_session: array[int] = column("i", plan.target_session)

@@ -415,13 +415,7 @@ def draw_plan(config: SimConfig, seed: int | np.random.SeedSequence = 0) -> Plan
     kinds = tuple(a.kind for a in agent_cfg)
     agent_main = np.array([k == "main" for k in kinds], dtype=bool)
 
-    # requester session: a main agent sometimes sends from one of its Discord channel sessions
-    u_session, u_channel = uniforms(seeds["routing"], n, 1), uniforms(seeds["routing"], n, 2)
-    via_channel = agent_main[sender] & (u_session < config.channel_share)
-    channels = len(config.channels)
-    channel = np.where(
-        via_channel, np.minimum((u_channel * channels).astype(np.int32), channels - 1), -1
-    )
+    via_channel, channel = _channels(config, seeds["routing"], agent_main[sender])
 
     texts, text, payload, intent, turns, first_reply = _message_mix(
         config, seeds["mix"], n, trace_texts
@@ -431,34 +425,21 @@ def draw_plan(config: SimConfig, seed: int | np.random.SeedSequence = 0) -> Plan
         config, seeds["turns"], sender, target, agent_cfg
     )
 
-    horizon = float(arrival[-1]) if n else 0.0
-    task_agent, task_start, task_end = _tasks(config, seeds["tasks"], kinds, horizon)
-    task = _task_of(sender, arrival, task_agent, task_start, task_end)
-    if config.topology == "lanes":
-        # one conversation per work session and UNORDERED pair, in both directions: a
-        # requester that is not in a task of its own continues its peer's work session
-        task = np.where(
-            task >= 0, task, _task_of(target, arrival, task_agent, task_start, task_end)
-        )
+    task, task_agent, task_start, task_end = _message_tasks(
+        config, seeds["tasks"], kinds, sender, target, arrival
+    )
     conversation = _conversations(agents, sender, target, task)
 
-    main_kind = np.where(agent_main, 0, 1)
     a2a = (sender != target) if target_kind == "a2a" else np.zeros(n, dtype=bool)
     if config.topology == "lanes":
         # a send to a spawned sub-agent addresses its sub-agent session (a delegation, its
         # events' role delegation.subagent); only agent-to-agent sends get a conversation lane
         a2a &= agent_main[target]
-    req_kind = np.where(via_channel, 2, main_kind[sender])
-    tgt_kind = np.where(a2a, 3, main_kind[target])
-    sessions_agent, sessions_kind, sessions_ref, requester_session, target_session = _sessions(
-        main_kind,
-        sender,
-        target,
+    (
         req_kind,
         tgt_kind,
-        np.where(via_channel, channel, -1),
-        np.where(a2a, conversation, -1),
-    )
+        (sessions_agent, sessions_kind, sessions_ref, requester_session, target_session),
+    ) = _routed_sessions(agent_main, sender, target, via_channel, channel, a2a, conversation)
     runs, skip, announce_service = _announce_draws(
         config, seeds["announce"], req_kind, tgt_kind, target, agent_cfg
     )
@@ -500,6 +481,72 @@ def draw_plan(config: SimConfig, seed: int | np.random.SeedSequence = 0) -> Plan
         target_session=target_session,
         ids_seed=seeds["ids"],
     )
+
+
+def _channels(
+    config: SimConfig, seed: np.random.SeedSequence, main_sender: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Which messages a main agent sends from one of its Discord channel sessions, and which channel (-1: none)."""
+    n = main_sender.shape[0]
+    u_session, u_channel = uniforms(seed, n, 1), uniforms(seed, n, 2)
+    via_channel = main_sender & (u_session < config.channel_share)
+    channels = len(config.channels)
+    channel = np.where(
+        via_channel, np.minimum((u_channel * channels).astype(np.int32), channels - 1), -1
+    )
+    return via_channel, channel
+
+
+def _message_tasks(
+    config: SimConfig,
+    seed: np.random.SeedSequence,
+    kinds: tuple[str, ...],
+    sender: np.ndarray,
+    target: np.ndarray,
+    arrival: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The task of each message (-1: none) and the tasks' agents, starts and ends."""
+    horizon = float(arrival[-1]) if arrival.shape[0] else 0.0
+    task_agent, task_start, task_end = _tasks(config, seed, kinds, horizon)
+    task = _task_of(sender, arrival, task_agent, task_start, task_end)
+    if config.topology == "lanes":
+        # one conversation per work session and UNORDERED pair, in both directions: a
+        # requester that is not in a task of its own continues its peer's work session
+        task = np.where(
+            task >= 0, task, _task_of(target, arrival, task_agent, task_start, task_end)
+        )
+    return task, task_agent, task_start, task_end
+
+
+def _routed_sessions(
+    agent_main: np.ndarray,
+    sender: np.ndarray,
+    target: np.ndarray,
+    via_channel: np.ndarray,
+    channel: np.ndarray,
+    a2a: np.ndarray,
+    conversation: np.ndarray,
+) -> tuple[
+    np.ndarray, np.ndarray, tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+]:
+    """Requester and target session kinds and the sessions (:func:`_sessions`) of the messages.
+
+    A message sent ``via_channel`` comes from its Discord ``channel``'s session (kind 2), one
+    sent to an ``a2a`` session goes to its ``conversation``'s lane (kind 3).
+    """
+    main_kind = np.where(agent_main, 0, 1)
+    req_kind = np.where(via_channel, 2, main_kind[sender])
+    tgt_kind = np.where(a2a, 3, main_kind[target])
+    sessions = _sessions(
+        main_kind,
+        sender,
+        target,
+        req_kind,
+        tgt_kind,
+        np.where(via_channel, channel, -1),
+        np.where(a2a, conversation, -1),
+    )
+    return req_kind, tgt_kind, sessions
 
 
 def _arrivals(
