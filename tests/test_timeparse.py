@@ -118,9 +118,6 @@ def test_the_old_timezone_keyword_warns_and_still_works(events: pl.DataFrame) ->
     with pytest.warns(DeprecationWarning, match=r"load\(timezone=...\) is deprecated"):
         old = al.load(sample, timezone="Asia/Seoul").events
     assert old.equals(al.load(sample, tz="Asia/Seoul").events)
-    with pytest.warns(DeprecationWarning, match="fit_log"):
-        old_fit = fit_log(events, timezone="Asia/Seoul")
-    assert old_fit.hourly.equals(fit_log(events, tz="Asia/Seoul").hourly)
     with pytest.raises(ValueError, match="^tz: given twice"), warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)
         al.load(sample, tz="UTC", timezone="Asia/Seoul")

@@ -63,6 +63,7 @@ def read_config(path: str, option: str = "CONFIG") -> Any:
 
 
 def register(sub: argparse._SubParsersAction[OneLineArgumentParser]) -> None:
+    """Add ``simulate``, ``sweep`` and ``calibrate`` to the CLI's commands."""
     s = add_command(
         sub,
         "simulate",
@@ -90,6 +91,30 @@ def register(sub: argparse._SubParsersAction[OneLineArgumentParser]) -> None:
     )
     add_format_option(s)
 
+    _register_sweep(sub)
+
+    c = add_command(
+        sub,
+        "calibrate",
+        run_calibrate,
+        help="fit the simulator to a log: write the twin's SimConfig JSON (for report --sim)",
+        description=(
+            "Fit the simulator's workload and agents to the log SOURCE (a digital twin) and "
+            "write its SimConfig as JSON: the file 'a2a-lab report --sim' and 'a2a-lab "
+            "simulate' read. Prints the fitted service time per agent; the fit's warnings "
+            "(e.g. a saturated agent) go to stderr."
+        ),
+        epilog="example:\n  a2a-lab calibrate ~/.openclaw/logs -o twin.json --tz Asia/Seoul\n"
+        "  a2a-lab report ~/.openclaw/logs --sim twin.json -o report.html",
+    )
+    c.add_argument(
+        "-o", "--output", required=True, metavar="FILE", help="the twin's SimConfig JSON to write"
+    )
+    add_format_option(c)
+
+
+def _register_sweep(sub: argparse._SubParsersAction[OneLineArgumentParser]) -> None:
+    """Add ``sweep`` to the CLI's commands."""
     w = add_command(
         sub,
         "sweep",
@@ -150,25 +175,6 @@ def register(sub: argparse._SubParsersAction[OneLineArgumentParser]) -> None:
         help="write the table (every interval bound) to FILE.csv, .parquet, .json or .ndjson",
     )
     add_format_option(w)
-
-    c = add_command(
-        sub,
-        "calibrate",
-        run_calibrate,
-        help="fit the simulator to a log: write the twin's SimConfig JSON (for report --sim)",
-        description=(
-            "Fit the simulator's workload and agents to the log SOURCE (a digital twin) and "
-            "write its SimConfig as JSON: the file 'a2a-lab report --sim' and 'a2a-lab "
-            "simulate' read. Prints the fitted service time per agent; the fit's warnings "
-            "(e.g. a saturated agent) go to stderr."
-        ),
-        epilog="example:\n  a2a-lab calibrate ~/.openclaw/logs -o twin.json --tz Asia/Seoul\n"
-        "  a2a-lab report ~/.openclaw/logs --sim twin.json -o report.html",
-    )
-    c.add_argument(
-        "-o", "--output", required=True, metavar="FILE", help="the twin's SimConfig JSON to write"
-    )
-    add_format_option(c)
 
 
 def _check_writable_parent(path: Path, option: str = "--output") -> None:
@@ -256,6 +262,7 @@ def run_sweep(args: argparse.Namespace) -> int:
     import polars as pl
 
     from a2a_lab.cli._common import check_output, write_output
+    from a2a_lab.sim.experiments.replicate import RunOptions
     from a2a_lab.sim.experiments.sweep import apply_point, grid_points, sweep
 
     check_output(args.output)
@@ -276,12 +283,11 @@ def run_sweep(args: argparse.Namespace) -> int:
     table = sweep(
         config,
         grid,
-        replications=args.replications,
-        seed=args.seed,
+        RunOptions(
+            replications=args.replications, seed=args.seed, workers=args.workers, progress=False
+        ),
         metrics=metrics,
         level=args.level,
-        workers=args.workers,
-        progress=False,
     )
     if args.output is not None:
         write_output(table, args.output, "UTC")

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from datetime import datetime
 from functools import cached_property
 from typing import Any, Final
 
@@ -203,99 +204,7 @@ class SimResult:
             Whether the exchange shows in the log; whether it took place but the log shows
             nothing of it (the synchronous path's known bug).
         """
-        p, t, n = self.plan, self.trace, self.plan.n
-        ids = self.ids
-        arrival = p.arrival_s
-        ran = t.ran
-        start = np.where(ran, t.job_start[:n], np.nan)
-        end = np.where(ran, t.job_end[:n], np.nan)
-        reason = np.full(n, None, dtype=object)
-        refused = t.blocked_by >= 0
-        reason[refused] = np.asarray(BLOCK_REASONS, dtype=object)[t.blocked_by[refused]]
-        reason[(t.outcome == BLOCKED) & ~refused] = "concurrency_gate"
-        no_reply = t.outcome == NO_REPLY
-        wait_error = np.asarray(t.wait_error, dtype=object)
-        wait_status = np.asarray(t.wait_status, dtype=object)
-        reason[no_reply] = np.where(
-            wait_error[no_reply] != None,  # noqa: E711 (element-wise on an object array)
-            wait_error[no_reply],
-            wait_status[no_reply],
-        )
-        frame = pl.DataFrame(
-            {
-                "message": np.arange(n, dtype=np.int64),
-                "arrival_s": arrival,
-                "from_agent": _labels(p.agents, p.sender),
-                "to_agent": _labels(p.agents, p.target),
-                "requester_session": _labels(tuple(self.session_keys), p.requester_session),
-                "target_session": _labels(tuple(self.session_keys), p.target_session),
-                "intent": _labels(INTENTS, p.intent),
-                "payload_type": _labels(PAYLOAD_TYPES, p.payload),
-                "effective_turns": p.effective_turns.astype(np.int64),
-                "gate_wait_s": t.gate_s - arrival,
-                "service_start_s": start,
-                "service_end_s": end,
-                "queue_wait_s": start - arrival,
-                "service_s": np.where(ran, t.job_service[:n], np.nan),
-                "sojourn_s": end - arrival,
-                "reply_s": t.reply_s,
-                "latency_s": t.reply_s - arrival,
-                "complete_s": t.complete_s,
-                "duration_s": t.complete_s - arrival,
-                "outcome": _labels(OUTCOMES, t.outcome),
-                "outcome_reason": pl.Series(reason.tolist(), dtype=pl.String),
-                "wait_status": pl.Series(t.wait_status, dtype=pl.String),
-                "wait_error": pl.Series(t.wait_error, dtype=pl.String),
-                "turns": t.turns.astype(np.int64),
-                "termination_reason": _labels(TERMINATION_REASONS, t.termination),
-                "announce_ran": t.announce_ran,
-                "announced": t.announced,
-                "conversation_id": pl.Series(ids.conversation_id, dtype=pl.String),
-                "run_id": pl.Series(ids.run_id, dtype=pl.String),
-                "work_session_id": _labels(tuple(ids.work_session_id), p.task),
-                "task_id": _labels(tuple(ids.task_id), p.task),
-                "send_s": np.where(t.logged, t.send_s, np.nan),
-                "_reply_log_s": np.where(t.logged, t.reply_s, np.nan),
-                "_complete_log_s": np.where(t.logged, t.complete_s, np.nan),
-                "attempts": t.attempts.astype(np.int64),
-                "retries": t.retries.astype(np.int64),
-                "runs": t.runs.astype(np.int64),
-                "error_code": _labels(tuple(k.info.code for k in ERROR_KINDS), t.error_kind),
-                "blocked_by": _labels(BLOCK_REASONS, t.blocked_by),
-                "depth": pl.Series(t.depth, dtype=pl.Float64).fill_nan(None).cast(pl.Int64),
-                "logged": t.logged,
-                "invisible": t.invisible,
-            }
-        )
-        start_ms = int(self.config.start.timestamp() * 1000)
-
-        def log_ms(column: str) -> pl.Expr:
-            # the log's `ts`: simulated seconds truncated to the millisecond (render_events)
-            return (pl.col(column) * 1000.0).floor() + start_ms
-
-        def log_time(column: str) -> pl.Expr:
-            return log_ms(column).cast(pl.Int64).cast(pl.Datetime("ms")).dt.replace_time_zone("UTC")
-
-        seconds = [
-            "gate_wait_s",
-            "service_start_s",
-            "service_end_s",
-            "queue_wait_s",
-            "service_s",
-            "sojourn_s",
-        ]
-        return frame.with_columns(
-            pl.col(
-                *seconds, "reply_s", "latency_s", "send_s", "_reply_log_s", "_complete_log_s"
-            ).fill_nan(None)
-        ).select(
-            pl.all().exclude("_reply_log_s", "_complete_log_s", *_LAST_COLUMNS),
-            log_time("send_s").alias("send_time"),
-            log_time("_reply_log_s").alias("reply_time"),
-            log_time("_complete_log_s").alias("complete_time"),
-            ((log_ms("_reply_log_s") - log_ms("send_s")) / 1000.0).alias("first_reply_s"),
-            *_LAST_COLUMNS,
-        )
+        return _with_log_times(_message_frame(self), self.config.start)
 
     @cached_property
     def truth(self) -> pl.DataFrame:
@@ -702,3 +611,104 @@ def simulate(
     policy_plan = draw_policy_plan(config, plan, seed) if policies_active(config) else None
     trace = Model(plan, config, policy_plan, full_flow=full_flow).run()
     return SimResult(config=config, seed=seed, plan=plan, trace=trace)
+
+
+def _message_frame(res: SimResult) -> pl.DataFrame:
+    """:attr:`SimResult.messages` in simulated seconds, before the log's times are added."""
+    p, t, n = res.plan, res.trace, res.plan.n
+    ids = res.ids
+    arrival = p.arrival_s
+    ran = t.ran
+    start = np.where(ran, t.job_start[:n], np.nan)
+    end = np.where(ran, t.job_end[:n], np.nan)
+    reason = np.full(n, None, dtype=object)
+    refused = t.blocked_by >= 0
+    reason[refused] = np.asarray(BLOCK_REASONS, dtype=object)[t.blocked_by[refused]]
+    reason[(t.outcome == BLOCKED) & ~refused] = "concurrency_gate"
+    no_reply = t.outcome == NO_REPLY
+    wait_error = np.asarray(t.wait_error, dtype=object)
+    wait_status = np.asarray(t.wait_status, dtype=object)
+    reason[no_reply] = np.where(
+        wait_error[no_reply] != None,  # noqa: E711 (element-wise on an object array)
+        wait_error[no_reply],
+        wait_status[no_reply],
+    )
+    return pl.DataFrame(
+        {
+            "message": np.arange(n, dtype=np.int64),
+            "arrival_s": arrival,
+            "from_agent": _labels(p.agents, p.sender),
+            "to_agent": _labels(p.agents, p.target),
+            "requester_session": _labels(tuple(res.session_keys), p.requester_session),
+            "target_session": _labels(tuple(res.session_keys), p.target_session),
+            "intent": _labels(INTENTS, p.intent),
+            "payload_type": _labels(PAYLOAD_TYPES, p.payload),
+            "effective_turns": p.effective_turns.astype(np.int64),
+            "gate_wait_s": t.gate_s - arrival,
+            "service_start_s": start,
+            "service_end_s": end,
+            "queue_wait_s": start - arrival,
+            "service_s": np.where(ran, t.job_service[:n], np.nan),
+            "sojourn_s": end - arrival,
+            "reply_s": t.reply_s,
+            "latency_s": t.reply_s - arrival,
+            "complete_s": t.complete_s,
+            "duration_s": t.complete_s - arrival,
+            "outcome": _labels(OUTCOMES, t.outcome),
+            "outcome_reason": pl.Series(reason.tolist(), dtype=pl.String),
+            "wait_status": pl.Series(t.wait_status, dtype=pl.String),
+            "wait_error": pl.Series(t.wait_error, dtype=pl.String),
+            "turns": t.turns.astype(np.int64),
+            "termination_reason": _labels(TERMINATION_REASONS, t.termination),
+            "announce_ran": t.announce_ran,
+            "announced": t.announced,
+            "conversation_id": pl.Series(ids.conversation_id, dtype=pl.String),
+            "run_id": pl.Series(ids.run_id, dtype=pl.String),
+            "work_session_id": _labels(tuple(ids.work_session_id), p.task),
+            "task_id": _labels(tuple(ids.task_id), p.task),
+            "send_s": np.where(t.logged, t.send_s, np.nan),
+            "_reply_log_s": np.where(t.logged, t.reply_s, np.nan),
+            "_complete_log_s": np.where(t.logged, t.complete_s, np.nan),
+            "attempts": t.attempts.astype(np.int64),
+            "retries": t.retries.astype(np.int64),
+            "runs": t.runs.astype(np.int64),
+            "error_code": _labels(tuple(k.info.code for k in ERROR_KINDS), t.error_kind),
+            "blocked_by": _labels(BLOCK_REASONS, t.blocked_by),
+            "depth": pl.Series(t.depth, dtype=pl.Float64).fill_nan(None).cast(pl.Int64),
+            "logged": t.logged,
+            "invisible": t.invisible,
+        }
+    )
+
+
+def _with_log_times(frame: pl.DataFrame, start: datetime) -> pl.DataFrame:
+    """``frame`` with NaN seconds as null and the times the log writes (``ts``, from ``start``)."""
+    start_ms = int(start.timestamp() * 1000)
+
+    def log_ms(column: str) -> pl.Expr:
+        # the log's `ts`: simulated seconds truncated to the millisecond (render_events)
+        return (pl.col(column) * 1000.0).floor() + start_ms
+
+    def log_time(column: str) -> pl.Expr:
+        return log_ms(column).cast(pl.Int64).cast(pl.Datetime("ms")).dt.replace_time_zone("UTC")
+
+    seconds = [
+        "gate_wait_s",
+        "service_start_s",
+        "service_end_s",
+        "queue_wait_s",
+        "service_s",
+        "sojourn_s",
+    ]
+    return frame.with_columns(
+        pl.col(
+            *seconds, "reply_s", "latency_s", "send_s", "_reply_log_s", "_complete_log_s"
+        ).fill_nan(None)
+    ).select(
+        pl.all().exclude("_reply_log_s", "_complete_log_s", *_LAST_COLUMNS),
+        log_time("send_s").alias("send_time"),
+        log_time("_reply_log_s").alias("reply_time"),
+        log_time("_complete_log_s").alias("complete_time"),
+        ((log_ms("_reply_log_s") - log_ms("send_s")) / 1000.0).alias("first_reply_s"),
+        *_LAST_COLUMNS,
+    )

@@ -9,8 +9,16 @@ target) and :mod:`~a2a_lab.sim.experiments.theory` (the queueing formulas the si
 validated against).
 """
 
-from a2a_lab.sim.experiments.capacity import capacity_search, scale_arrivals
-from a2a_lab.sim.experiments.replicate import confidence_interval, replicate
+from a2a_lab.sim.experiments.capacity import SearchOptions, capacity_search, scale_arrivals
+from a2a_lab.sim.experiments.replicate import RunOptions, confidence_interval, replicate
 from a2a_lab.sim.experiments.sweep import sweep
 
-__all__ = ["capacity_search", "confidence_interval", "replicate", "scale_arrivals", "sweep"]
+__all__ = [
+    "RunOptions",
+    "SearchOptions",
+    "capacity_search",
+    "confidence_interval",
+    "replicate",
+    "scale_arrivals",
+    "sweep",
+]

@@ -20,6 +20,7 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 from concurrent.futures import Executor, Future, ProcessPoolExecutor, as_completed
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import numpy as np
@@ -30,6 +31,7 @@ from a2a_lab.sim.config import SimConfig
 from a2a_lab.sim.run import simulate
 
 __all__ = [
+    "RunOptions",
     "confidence_interval",
     "replicate",
     "replication_seed",
@@ -37,6 +39,37 @@ __all__ = [
     "run_tasks",
     "t_quantile",
 ]
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """How an experiment runs its replications (:func:`~a2a_lab.sim.experiments.sweep.sweep`,
+    :func:`~a2a_lab.sim.experiments.capacity.capacity_search`).
+
+    Attributes
+    ----------
+    replications
+        Independent replications (per grid point; at least 1, 2 for an interval).
+    seed
+        The experiment's seed: replication ``k`` runs with ``replication_seed(seed, k)``.
+    warmup_s
+        Leave out messages sent before this simulated time.
+    executor
+        Any :class:`concurrent.futures.Executor`; None: a process pool of ``workers``.
+    workers
+        Processes of the default pool (None: one per core; 1: in this process).
+    progress
+        A :mod:`tqdm.auto` bar of finished replications (None: in a terminal or a Jupyter
+        kernel, not under pytest or nbval).
+    """
+
+    replications: int = 10
+    seed: int = 0
+    warmup_s: float = 0.0
+    executor: Executor | None = None
+    workers: int | None = None
+    progress: bool | None = None
+
 
 _T = TypeVar("_T")
 _R = TypeVar("_R")

@@ -5,10 +5,11 @@ replications and returns one row per point: the mean and a Student-t confidence 
 every figure of :meth:`~a2a_lab.sim.run.SimResult.summary`::
 
     from a2a_lab.sim import SimConfig
+    from a2a_lab.sim.experiments.replicate import RunOptions
     from a2a_lab.sim.experiments.sweep import sweep, capacity_search
 
     sweep(SimConfig(), {"rate_scale": [0.5, 1, 2], "gate.max_concurrent_flows": [1, 3]},
-          replications=10, seed=1)
+          RunOptions(replications=10, seed=1))
 
 **Grid.** A mapping of parameter → values (their cartesian product, in order) or a list of
 points (mappings, e.g. one per what-if scenario). A parameter is a dotted path into the configuration's JSON form
@@ -54,7 +55,6 @@ import itertools
 import json
 import os
 from collections.abc import Mapping, Sequence
-from concurrent.futures import Executor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
@@ -71,7 +71,7 @@ from a2a_lab.sim.experiments.capacity import (
     latency_quantile,
     scale_arrivals,
 )
-from a2a_lab.sim.experiments.replicate import replication_seed, run_tasks, t_quantile
+from a2a_lab.sim.experiments.replicate import RunOptions, replication_seed, run_tasks, t_quantile
 from a2a_lab.sim.run import SUMMARY_KEYS, simulate
 
 __all__ = [
@@ -294,14 +294,9 @@ def _cache_write(directory: Path, key: str, summary: dict[str, float]) -> None:
 def sweep_runs(
     config: SimConfig,
     grid: Grid,
+    options: RunOptions | None = None,
     *,
-    replications: int = 10,
-    seed: int = 0,
-    warmup_s: float = 0.0,
-    executor: Executor | None = None,
-    workers: int | None = None,
     cache_dir: str | os.PathLike[str] | None = None,
-    progress: bool | None = None,
 ) -> pl.DataFrame:
     """Every replication of every grid point: the raw material of :func:`sweep`.
 
@@ -317,10 +312,13 @@ def sweep_runs(
     Examples
     --------
     >>> from a2a_lab.sim.workload.presets import mm1
-    >>> runs = sweep_runs(mm1(0.5, 1.0, n_messages=100), {"rate_scale": [1.0, 1.5]}, replications=2, workers=1)
+    >>> from a2a_lab.sim.experiments.replicate import RunOptions
+    >>> runs = sweep_runs(mm1(0.5, 1.0, n_messages=100), {"rate_scale": [1.0, 1.5]}, RunOptions(replications=2, workers=1))
     >>> runs.select("point", "rate_scale", "replication", "messages").rows()
     [(0, 1.0, 0, 100), (0, 1.0, 1, 100), (1, 1.5, 0, 100), (1, 1.5, 1, 100)]
     """
+    opts = options if options is not None else RunOptions()
+    replications, seed, warmup_s = opts.replications, opts.seed, opts.warmup_s
     if replications < 1:
         raise ValueError("replications must be at least 1")
     points = grid_points(grid)
@@ -339,9 +337,9 @@ def sweep_runs(
     fresh = run_tasks(
         run_replication,
         [tasks[i] for i in todo],
-        executor=executor,
-        workers=workers,
-        progress=progress,
+        executor=opts.executor,
+        workers=opts.workers,
+        progress=opts.progress,
         desc="sweep",
     )
     for i, summary in zip(todo, fresh, strict=True):
@@ -425,16 +423,11 @@ def summarize(
 def sweep(
     config: SimConfig,
     grid: Grid,
+    options: RunOptions | None = None,
     *,
-    replications: int = 10,
-    seed: int = 0,
     metrics: Sequence[str] | None = None,
     level: float = 0.95,
-    warmup_s: float = 0.0,
-    executor: Executor | None = None,
-    workers: int | None = None,
     cache_dir: str | os.PathLike[str] | None = None,
-    progress: bool | None = None,
 ) -> pl.DataFrame:
     """Run a grid of configuration changes with replications; mean and CI per point.
 
@@ -445,27 +438,18 @@ def sweep(
     grid
         Parameter → values (cartesian product) or a list of points; a parameter is a dotted
         path into the configuration or ``"rate_scale"`` (see the module documentation).
-    replications
-        Independent replications per point; every point runs the same ones (common random
-        numbers).
-    seed
-        The experiment's seed.
+    options
+        Replications, seed, warm-up, executor, workers and progress bar
+        (:class:`~a2a_lab.sim.experiments.replicate.RunOptions`; default: 10 replications,
+        seed 0, on a process pool here); every point runs the same replications (common
+        random numbers).
     metrics
         Summary keys to report (default: all of
         :data:`~a2a_lab.sim.run.SUMMARY_KEYS`).
     level
         Confidence level of the intervals (Student t over replications).
-    warmup_s
-        Warm-up left out of each replication's summary.
-    executor
-        Any :class:`concurrent.futures.Executor` (e.g. ``Client(...).get_executor()`` of
-        Dask); None: a process pool here.
-    workers
-        Size of that process pool (default: one per CPU); 1 runs in this process.
     cache_dir
         Directory of cached replication summaries (None: no cache).
-    progress
-        Show a progress bar (None: only when someone is watching).
 
     Returns
     -------
@@ -475,22 +459,13 @@ def sweep(
     Examples
     --------
     >>> from a2a_lab.sim.workload.presets import mm1
-    >>> out = sweep(mm1(0.5, 1.0, n_messages=300), {"rate_scale": [1.0, 1.6]}, replications=3,
-    ...             metrics=["utilization", "mean_wait_s"], workers=1)
+    >>> from a2a_lab.sim.experiments.replicate import RunOptions
+    >>> out = sweep(mm1(0.5, 1.0, n_messages=300), {"rate_scale": [1.0, 1.6]}, RunOptions(replications=3, workers=1),
+    ...             metrics=["utilization", "mean_wait_s"])
     >>> out.columns
     ['point', 'rate_scale', 'replications', 'utilization', 'utilization_low', 'utilization_high', 'mean_wait_s', 'mean_wait_s_low', 'mean_wait_s_high']
     >>> bool(out["mean_wait_s"][1] > out["mean_wait_s"][0])  # same draws, more load: longer waits
     True
     """
-    runs = sweep_runs(
-        config,
-        grid,
-        replications=replications,
-        seed=seed,
-        warmup_s=warmup_s,
-        executor=executor,
-        workers=workers,
-        cache_dir=cache_dir,
-        progress=progress,
-    )
+    runs = sweep_runs(config, grid, options, cache_dir=cache_dir)
     return summarize(runs, metrics=metrics, level=level)
