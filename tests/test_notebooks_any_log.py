@@ -25,7 +25,7 @@ from nbclient.exceptions import CellExecutionError
 
 from a2a_lab.samples import write_log
 from a2a_lab.sim import SimConfig, simulate
-from a2a_lab.sim.output import write_log as write_simulated_log
+from a2a_lab.sim.output import write_logdir
 
 # every notebook on logs the project does not ship: make test-all
 pytestmark = pytest.mark.slow
@@ -109,7 +109,7 @@ def logs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     made["no_exchanges"].write_text("\n".join(rows) + "\n", encoding="utf-8")
     # a log directory as the simulator writes it (rotated files, the live file last)
     made["simulated"] = root / "simulated"
-    write_simulated_log(simulate(SimConfig(n_messages=1500), seed=13).events, made["simulated"])
+    write_logdir(simulate(SimConfig(n_messages=1500), seed=13).events, made["simulated"])
     return made
 
 

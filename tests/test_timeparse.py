@@ -20,7 +20,7 @@ import pytest
 
 import a2a_lab as al
 from a2a_lab.analysis.calibrate import fit_log
-from a2a_lab.sim.output import write_log
+from a2a_lab.sim.output import write_logdir
 from a2a_lab.time import check_tz, default_tz, in_window, resolve_tz
 from a2a_lab.views import plots
 from a2a_lab.views.messages import thread_messages
@@ -45,7 +45,7 @@ TZ_FUNCTIONS: dict[str, Callable[..., Any]] = {
     "scan": al.scan,
     "from_records": al.from_records,
     "fit_log": fit_log,
-    "sim.output.write_log": write_log,
+    "sim.output.write_logdir": write_logdir,
     "thread_messages": thread_messages,
     "thread_view": thread_view,
     "sessions_table": sessions_table,
@@ -75,7 +75,7 @@ def test_the_time_zone_parameter_is_tz_defaulting_to_utc(name: str) -> None:
         lambda ev, en, tmp: al.scan(al.samples.sample_dir(), tz="Mars/Olympus"),
         lambda ev, en, tmp: al.from_records([{"type": "x", "ts": 1}], tz="Mars/Olympus"),
         lambda ev, en, tmp: fit_log(ev, tz="Mars/Olympus"),
-        lambda ev, en, tmp: write_log(ev, tmp, tz="Mars/Olympus"),
+        lambda ev, en, tmp: write_logdir(ev, tmp, tz="Mars/Olympus"),
         lambda ev, en, tmp: plots.set_display_timezone("Mars/Olympus"),
         lambda ev, en, tmp: plots.swimlane(en, tz="Mars/Olympus"),
         lambda ev, en, tmp: sessions_table(al.work_sessions(en, now=NOW_MS), en, tz="Mars/Olympus"),
@@ -90,7 +90,7 @@ def test_the_time_zone_parameter_is_tz_defaulting_to_utc(name: str) -> None:
         "scan",
         "from_records",
         "fit_log",
-        "write_log",
+        "write_logdir",
         "set_display_timezone",
         "swimlane",
         "sessions_table",
@@ -173,16 +173,16 @@ def test_write_log_names_months_in_tz(tmp_path: Path) -> None:
     # 2026-03-31T20:00Z is already April 1st in Seoul
     recs = [{"type": "a2a.send", "ts": 1_774_987_200_000 + i, "data": {}} for i in range(3)]
     ev = al.from_records(recs)
-    utc = write_log(ev, tmp_path / "utc")
-    seoul = write_log(ev, tmp_path / "kst", tz="Asia/Seoul")
+    utc = write_logdir(ev, tmp_path / "utc")
+    seoul = write_logdir(ev, tmp_path / "kst", tz="Asia/Seoul")
     assert [f.name for f in utc] == [f.name for f in seoul] == ["coordination-events.ndjson"]
     later = al.from_records([*recs, {"type": "a2a.send", "ts": 1_775_001_600_000, "data": {}}])
     # 04-01T00:00Z: a new month in UTC, the same (April) in Seoul
-    assert [f.name for f in write_log(later, tmp_path / "u2")] == [
+    assert [f.name for f in write_logdir(later, tmp_path / "u2")] == [
         "coordination-events-2026-03.ndjson",
         "coordination-events.ndjson",
     ]
-    assert [f.name for f in write_log(later, tmp_path / "k2", tz="Asia/Seoul")] == [
+    assert [f.name for f in write_logdir(later, tmp_path / "k2", tz="Asia/Seoul")] == [
         "coordination-events.ndjson"
     ]
 

@@ -198,14 +198,14 @@ def run_simulate(args: argparse.Namespace) -> int:
     result = simulate(config, seed=args.seed)
     if out is not None:
         from a2a_lab.io import write_events
-        from a2a_lab.sim import write_log
+        from a2a_lab.sim import write_logdir
 
         try:
             if out.suffix == ".ndjson":
                 write_events(result.events, out)
                 written = f"{out}"
             else:
-                files = write_log(result.events, out, tz=tz)
+                files = write_logdir(result.events, out, tz=tz)
                 written = f"{len(files)} file(s) in {out}"
         except OSError as exc:
             raise CliError(f"cannot write {out}: {exc.strerror or exc}") from None

@@ -52,7 +52,7 @@ from a2a_lab.sim.config import (
 from a2a_lab.sim.distributions import Deterministic, Empirical, Exponential, Gamma, Lognormal
 from a2a_lab.sim.experiments import theory
 from a2a_lab.sim.experiments.replicate import confidence_interval, replicate
-from a2a_lab.sim.output import write_log
+from a2a_lab.sim.output import write_logdir
 from a2a_lab.sim.policies import (
     CollaborateLimit,
     CollaborationRetry,
@@ -110,7 +110,7 @@ __all__ = [
     "replicate",
     "simulate",
     "theory",
-    "write_log",
+    "write_logdir",
 ]
 
 #: Each module of the flat layout that moved, and where it lives now.

@@ -261,7 +261,7 @@ class SimResult:
     def events(self) -> pl.DataFrame:
         """The run as a coordination log, in the event-frame schema of :func:`a2a_lab.load`.
 
-        Write it with :func:`a2a_lab.write_events` (or :func:`a2a_lab.sim.write_log` with
+        Write it with :func:`a2a_lab.write_events` (or :func:`a2a_lab.sim.write_logdir` with
         the reference's rotation); analyse it like a loaded log. To write a large run
         without holding its log, use :meth:`event_chunks`.
         """

@@ -9,6 +9,6 @@ recorded log holds beyond the simulator's clean lines: older wording, odd timest
 malformed lines).
 """
 
-from a2a_lab.sim.output.logdir import write_log
+from a2a_lab.sim.output.logdir import write_logdir
 
-__all__ = ["write_log"]
+__all__ = ["write_logdir"]
