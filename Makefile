@@ -11,7 +11,7 @@
 #   make lock       re-resolve requirements/lock.txt from scratch (a deliberate upgrade)
 #   make bench      run every benchmarks/bench_*.py (numbers go to BENCHMARKS.md)
 #   make phoenix    build .venv-phoenix (Arize Phoenix, the OTLP receiver of
-#                   tests/test_otlp_receiver.py) from requirements/phoenix-lock.txt
+#                   tests/otel/test_otlp_receiver.py) from requirements/phoenix-lock.txt
 #   make clean      remove .venv and caches
 #
 # Variables: PYTHON (the interpreter that creates .venv), PYTEST_ARGS (extra pytest

@@ -7,7 +7,7 @@ Run from the repository root::
     .venv/bin/python benchmarks/bench_enrich.py --events 100000 --repeat 1
 
 Reports the enrichment time (eager, median of ``--repeat``), its CPU time, the ratio to B,
-and the per-event speed-up over ``tests/reference_impl/enrich_ref.py`` on the first
+and the per-event speed-up over ``tests/support/reference_impl/enrich_ref.py`` on the first
 ``--ref-events`` events. (The issue's goal, enrich + work_sessions ≤ 0.75 × B, is measured
 by ``bench_pipeline.py``; this one isolates the enrichment's share.)
 """
@@ -32,7 +32,7 @@ def main() -> int:
 
     import a2a_lab as al
     from a2a_lab.enrich import enrich
-    from tests.reference_impl.enrich_ref import enrich_event
+    from tests.support.reference_impl.enrich_ref import enrich_event
 
     path, size_mb, b, b_all = log_and_bare(args.events, args.repeat)
     events = al.load(path).events

@@ -63,9 +63,9 @@ def main() -> int:
         f"ev = al.load({str(path)!r}).events; work_sessions(enrich(ev), now={now})"
     )
 
-    # the slow, obvious reference of the tests (tests/reference_impl) on a slice, per event
-    from tests.reference_impl.enrich_ref import enrich_event
-    from tests.reference_impl.sessions_ref import build_work_sessions, enriched_event_object
+    # the slow, obvious reference of the tests (tests/support/reference_impl) on a slice, per event
+    from tests.support.reference_impl.enrich_ref import enrich_event
+    from tests.support.reference_impl.sessions_ref import build_work_sessions, enriched_event_object
 
     n = min(args.ref_events, events.height)
     records = [

@@ -1,7 +1,7 @@
 """Fuzz campaign (issue 14): hostile log directories through load and every analysis.
 
 Writes bounded log directories (``--files`` files of ``--lines-per-file`` lines; see
-``tests/fuzz_hostile.py``: event-shaped lines of real types with hostile fields, a share
+``tests/support/fuzz_hostile.py``: event-shaped lines of real types with hostile fields, a share
 ``--hostile`` of fully hostile lines, whole files at JavaScript's largest times, gzipped and
 truncated rotations) plus small fully hostile batches, and checks the invariants of
 ``check_source`` on each: every line an event, a reject (file, line, reason) or a counted
@@ -27,9 +27,9 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from fuzz_hostile import check_source, write_batch, write_scale_dir
+from tests.support.fuzz_hostile import check_source, write_batch, write_scale_dir
 
 
 def main(argv: list[str] | None = None) -> int:

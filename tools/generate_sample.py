@@ -3,7 +3,7 @@
 The installed package ships the sample it made, not the generator: large logs come from the
 simulator (:func:`a2a_lab.samples.write_log`, backed by :func:`a2a_lab.sim.workload.presets.sample_like`
 and :mod:`a2a_lab.sim.output.inject`). This script stays so the committed sample can be regenerated
-byte for byte (``tests/test_samples.py`` does so) or deliberately changed.
+byte for byte (``tests/samples/test_samples.py`` does so) or deliberately changed.
 
 The events follow ``a2a-runtime.md`` and the reference emitters it describes: the same event
 types, the same ``data`` fields in the same order (``JSON.stringify`` of the reference's

@@ -138,7 +138,7 @@ SESSION_DATA_FIELDS = ("workSessionId", "conversationId", "status")
 
 #: The ``data`` fields :func:`a2a_lab.enrich` reads with the reference rules (agents,
 #: session keys and types, role, category; the haystack's fields are added from the rule
-#: set). ``tests/test_load_data_fields.py`` checks the list against enrich's query plan.
+#: set). ``tests/io/test_load_data_fields.py`` checks the list against enrich's query plan.
 ENRICH_DATA_FIELDS = (
     "fromAgent",
     "senderAgentId",

@@ -13,7 +13,7 @@ that give the same bytes:
   integral numbers beyond int64, lists holding nulls, an empty ``data`` object, a row with
   no field at all, and the rows of rare shapes (a group costs a fixed overhead).
 
-``tests/test_io_write.py`` property-tests the first against the second.
+``tests/io/test_io_write.py`` property-tests the first against the second.
 """
 
 from __future__ import annotations

@@ -126,7 +126,7 @@ def _reject(file: str, line: int, reason: str, raw: str) -> dict[str, Any]:
 # ---------------------------------------------------------------------------------------
 # the OTLP/JSON walk: protobuf's json_format costs about 80 us per message (11.5 s for the
 # 2,767 events of the bundled sample), so the few fields the mapping reads are read from
-# the parsed JSON here, each checked for its type; tests/test_otlp.py checks this reading
+# the parsed JSON here, each checked for its type; tests/otel/test_otlp.py checks this reading
 # against json_format's on every file it writes
 # ---------------------------------------------------------------------------------------
 

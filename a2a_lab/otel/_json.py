@@ -2,7 +2,7 @@
 
 The encoding follows the OTLP/JSON rules (opentelemetry-proto's JSON mapping): ids as
 lower-case hex, 64-bit integers (times, ``intValue``) as decimal strings, enums as numbers,
-absent values left out (never ``null``). tests/test_otlp.py parses every line with
+absent values left out (never ``null``). tests/otel/test_otlp.py parses every line with
 ``google.protobuf.json_format.Parse`` into ``ExportTraceServiceRequest`` and compares it with
 what the OpenTelemetry SDK's own encoder makes of the same spans.
 """

@@ -26,7 +26,7 @@ the agent's fitted turn time (the twin's announce step takes the turn time too),
 to what the log says (stratified draws by inverse CDF; the announce bound of the third
 pattern as a weight). Which runs qualify depends only on runs requested before them, never
 on their own length, so the selection adds no bias; the fitted turn time is a plug-in.
-``tests/test_calibrate_twin.py`` checks every constraint on the simulator's ground truth.
+``tests/analysis/test_calibrate_twin.py`` checks every constraint on the simulator's ground truth.
 """
 
 from __future__ import annotations

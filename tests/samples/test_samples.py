@@ -1,0 +1,706 @@
+"""The bundled sample log, the tool that made it, and the simulated logs of its shape.
+
+The bundled sample (``a2a_lab/samples/data``) and the lines the injector writes are parsed
+here with the standard library only (strict JSON: ``NaN`` is not JSON), independently of
+``a2a_lab.io``; the generator of the sample is a tool (``tools/generate_sample.py``), the
+large logs come from the ``sample_like`` preset and the injector (``a2a_lab.sim``).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import a2a_lab as al
+from a2a_lab.io import write_events
+from a2a_lab.reference.rules import TASK_MONITOR_V1
+from a2a_lab.reference.runtime import (
+    REFERENCE_RETRY,
+    build_no_reply_outcome_message,
+    parse_outcome_text,
+)
+from a2a_lab.samples import LogSummary, sample_dir, sample_openclaw_config, write_log
+from a2a_lab.schema import CoordinationEvent, EventData
+from a2a_lab.schema.payloads import parse_payload
+from a2a_lab.sim import simulate
+from a2a_lab.sim.output.inject import (
+    MALFORMED_KINDS,
+    REJECT_REASONS,
+    legacy_wording,
+    malformed,
+    odd_timestamps,
+)
+from a2a_lab.sim.workload.presets import SAMPLE_MAIN_AGENTS, SAMPLE_WORKER_AGENTS, sample_like
+from tests.support.event_types import REFERENCE_EVENT_TYPES
+from tests.support.paths import ROOT
+
+# the sample's generator is a development tool, not part of the package
+sys.path.insert(0, str(ROOT / "tools"))
+from generate_sample import DEFAULT_SEED, generate_events, write_sample
+
+LIVE = "coordination-events.ndjson"
+MONTH_NAME = re.compile(r"coordination-events-\d{4}-\d{2}\.ndjson")
+SIZE_NAME = re.compile(r"coordination-events-\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}-\d{3}Z\.ndjson")
+UUID = r"[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}"
+REFERENCE_ORDER = ["type", "agentId", "ts", "data"]
+NO_REPLY = "[outcome] no_reply: 메시지가 전달되었으나 응답을 수신하지 못했습니다"
+LEGACY_NO_REPLY = "[outcome] blocked: 응답을 받지 못했습니다"
+REJECT_KINDS = {"not_json", "non_object", "missing_type", "blank_type", "nan", "truncated"}
+FAMILIES = set(REFERENCE_EVENT_TYPES)
+COMPLETE_FIELDS = {
+    "announced",
+    "messageIntent",
+    "configuredMaxTurns",
+    "effectiveTurns",
+    "actualTurns",
+    "earlyTermination",
+    "announceSkipped",
+}
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def strict_json(text: str) -> Any:
+    """``JSON.parse``: ``NaN`` / ``Infinity`` are not JSON."""
+    return json.loads(text, parse_constant=_reject_constant)
+
+
+def log_files(directory: Path) -> list[Path]:
+    """Rotated files oldest first (by name), the live file last."""
+    return [*sorted(directory.glob("coordination-events-*.ndjson")), directory / LIVE]
+
+
+def physical_lines(path: Path) -> list[bytes]:
+    """The file's lines split on LF only, without the LF (a final LF starts no line)."""
+    data = path.read_bytes()
+    lines = data.split(b"\n")
+    return lines[:-1] if data.endswith(b"\n") else lines
+
+
+@dataclass(frozen=True)
+class Irregular:
+    file: str
+    line: int
+    kind: str
+
+
+def good_event(raw: bytes) -> dict[str, Any] | None:
+    """The event of a clean line (strict UTF-8, no CR, JSON object with a non-blank type)."""
+    try:
+        value = strict_json(raw.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError):
+        return None
+    if b"\r" in raw or not isinstance(value, dict):
+        return None
+    kind = value.get("type")
+    return value if isinstance(kind, str) and kind.strip() else None
+
+
+def classify(raw: bytes) -> str | None:
+    """The malformation of a physical line, or None for a clean event line."""
+    if raw == b"":
+        return "blank"
+    if raw.endswith(b"\r") and good_event(raw[:-1]) is not None:
+        return "crlf"
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        decoded = raw.decode("utf-8", errors="replace")
+        return "invalid_utf8" if good_event(decoded.encode()) is not None else "undecodable"
+    if "NaN" in text and good_event(text.replace("NaN", "0").encode()) is not None:
+        return "nan"
+    try:
+        value = strict_json(text)
+    except ValueError:
+        return "truncated" if text.startswith('{"type":') else "not_json"
+    if not isinstance(value, dict):
+        return "non_object"
+    if "type" not in value:
+        return "missing_type"
+    if isinstance(value["type"], str) and not value["type"].strip():
+        return "blank_type"
+    return None
+
+
+def js_slice(text: str, limit: int) -> str:
+    """``text.slice(0, limit)``: JavaScript counts UTF-16 code units."""
+    return text.encode("utf-16-le")[: 2 * limit].decode("utf-16-le", errors="surrogatepass")
+
+
+def scan(directory: Path) -> Iterator[tuple[str, int, bytes]]:
+    for path in log_files(directory):
+        for number, raw in enumerate(physical_lines(path), start=1):
+            yield path.name, number, raw
+
+
+def readme_malformed(directory: Path) -> list[Irregular]:
+    rows = re.findall(
+        r"^\| `(coordination-events[^`]*)` \| (\d+) \| `(\w+)` \|",
+        (directory / "README.md").read_text(encoding="utf-8"),
+        flags=re.M,
+    )
+    return [Irregular(name, int(line), kind) for name, line, kind in rows]
+
+
+@pytest.fixture(scope="module")
+def events() -> list[dict[str, Any]]:
+    """Every event of the bundled sample, in file order.
+
+    As the reference reads them (rules §10): a CRLF line is an event (the trim removes the CR)
+    and so is a line with an invalid UTF-8 byte (decoded to U+FFFD).
+    """
+    out = []
+    for _, _, raw in scan(sample_dir()):
+        if classify(raw) in (None, "crlf", "invalid_utf8"):
+            event = good_event(raw.decode("utf-8", errors="replace").rstrip("\r").encode())
+            assert event is not None
+            out.append(event)
+    return out
+
+
+def texts(events: list[dict[str, Any]]) -> Iterator[str]:
+    for event in events:
+        for key in ("message", "replyPreview"):
+            value = event["data"].get(key)
+            if isinstance(value, str):
+                yield value
+
+
+# --------------------------------------------------------------------------------------------
+# The bundled sample
+# --------------------------------------------------------------------------------------------
+def test_regenerating_the_sample_gives_identical_bytes(tmp_path: Path) -> None:
+    manifest = write_sample(tmp_path, DEFAULT_SEED)
+    bundled = sorted(p.name for p in sample_dir().iterdir())
+    assert sorted(p.name for p in tmp_path.iterdir()) == bundled
+    for name in bundled:
+        assert (tmp_path / name).read_bytes() == (sample_dir() / name).read_bytes(), name
+    assert f"--seed {DEFAULT_SEED}" in (sample_dir() / "README.md").read_text(encoding="utf-8")
+    assert manifest.events == sum(count for _, _, count in manifest.files)
+
+
+def test_sample_is_a_rotated_log_directory_of_several_days(events: list[dict[str, Any]]) -> None:
+    directory = sample_dir()
+    rotated = [p.name for p in log_files(directory)[:-1]]
+    assert (directory / LIVE).is_file()
+    assert len(rotated) >= 2
+    assert all(MONTH_NAME.fullmatch(n) or SIZE_NAME.fullmatch(n) for n in rotated)
+    assert any(MONTH_NAME.fullmatch(n) for n in rotated)
+    assert any(SIZE_NAME.fullmatch(n) for n in rotated)
+    assert sum(p.stat().st_size for p in directory.iterdir()) < 3 * 1024 * 1024
+    assert len(events) >= 3000
+    assert len({e["agentId"] for e in events}) == 15
+    days = (events[-1]["ts"] - events[0]["ts"]) / 86_400_000
+    assert days >= 5
+    # rotated oldest first, live last: the files follow each other in time
+    assert [e["ts"] for e in events] == sorted(e["ts"] for e in events)
+
+
+def test_every_event_family_of_the_rules_is_present(events: list[dict[str, Any]]) -> None:
+    types = {e["type"] for e in events}
+    assert types >= FAMILIES
+    for prefix in ("task.", "continuation.", "plan.", "unblock."):
+        assert len({t for t in types if t.startswith(prefix)}) >= 2, prefix
+    assert any(e["type"].startswith("task.") and "status" in e["data"] for e in events)
+
+
+def test_no_reply_legacy_and_concurrency_blocked_outcomes(events: list[dict[str, Any]]) -> None:
+    responses = [e for e in events if e["type"] == "a2a.response" and "outcome" in e["data"]]
+    no_reply = [e for e in responses if e["data"]["outcome"] == "no_reply"]
+    assert no_reply and all(e["data"]["message"].startswith(NO_REPLY) for e in no_reply)
+    assert any(e["data"]["message"] == f"{NO_REPLY} (대기 시간 300초 초과)" for e in no_reply)
+    legacy = [
+        e for e in responses if e["data"]["outcome"] == "blocked" and "waitStatus" in e["data"]
+    ]
+    assert legacy and all(e["data"]["message"].startswith(LEGACY_NO_REPLY) for e in legacy)
+
+    blocked_convs = {
+        e["data"]["conversationId"]
+        for e in responses
+        if e["data"]["outcome"] == "blocked" and "waitStatus" not in e["data"]
+    }
+    gated = [e for e in events if e["data"].get("concurrencyBlocked") is True]
+    assert len(gated) >= 2
+    for complete in gated:
+        assert complete["type"] == "a2a.complete"
+        assert complete["data"]["announced"] is False
+        assert complete["data"]["conversationId"] in blocked_convs
+
+
+def test_some_waits_last_300_seconds_and_end_in_no_reply(events: list[dict[str, Any]]) -> None:
+    sent: dict[tuple[str, str, str], int] = {}
+    waits = []
+    for e in events:
+        d = e["data"]
+        if e["type"] == "a2a.send":
+            sent[(d["conversationId"], d["fromAgent"], d["toAgent"])] = e["ts"]
+        elif e["type"] == "a2a.response" and d.get("outcome") == "no_reply":
+            key = (d["conversationId"], d["toAgent"], d["fromAgent"])
+            if key in sent:
+                waits.append(e["ts"] - sent[key])
+    assert any(w >= REFERENCE_RETRY.max_wait_ms for w in waits)
+    assert any(w < 60_000 for w in waits)  # non-retriable errors end the wait early
+
+
+def test_exchanges_ping_pong_and_retries(events: list[dict[str, Any]]) -> None:
+    turns = [e for e in events if e["type"] == "a2a.response" and "turn" in e["data"]]
+    assert len(turns) >= 100
+    assert all({"maxTurns", "messageIntent"} <= e["data"].keys() for e in turns)
+    assert all(1 <= e["data"]["turn"] <= e["data"]["maxTurns"] for e in turns)
+    assert any("terminationReason" in e["data"] for e in turns)
+
+    completes = [
+        e["data"] for e in events if e["type"] == "a2a.complete" and "effectiveTurns" in e["data"]
+    ]
+    assert completes and all(d.keys() >= COMPLETE_FIELDS for d in completes)
+    for d in completes:
+        assert 0 <= d["actualTurns"] <= d["effectiveTurns"] <= d["configuredMaxTurns"]
+        assert d["earlyTermination"] == ("terminationReason" in d)
+    assert any(d["announced"] for d in completes) and any(d["announceSkipped"] for d in completes)
+
+    retries = [e["data"] for e in events if e["type"] == "a2a.retry"]
+    assert retries
+    for d in retries:
+        assert d["maxAttempts"] == 3 and 1 <= d["attempt"] <= 3
+        cap = min(60_000, 2_000 * 2 ** (d["attempt"] - 1))
+        assert cap // 2 <= d["backoffMs"] <= cap
+        assert {"errorCategory", "errorCode", "reason", "elapsedMs"} <= d.keys()
+
+
+def test_sessions_sub_agents_and_ids(events: list[dict[str, Any]]) -> None:
+    data = [e["data"] for e in events]
+    work_sessions = {d["workSessionId"] for d in data if "workSessionId" in d}
+    assert len(work_sessions) >= 50
+    assert all(re.fullmatch(f"ws_{UUID}", ws) for ws in work_sessions)
+    assert all(re.fullmatch(UUID, d["conversationId"]) for d in data if "conversationId" in d)
+    keys = {d["targetSessionKey"] for d in data if "targetSessionKey" in d}
+    assert any(re.fullmatch(f"agent:[a-z]+:subagent:{UUID}", k) for k in keys)
+    assert any(re.fullmatch("agent:[a-z]+:main", k) for k in keys)
+    assert any(re.fullmatch(f"agent:[a-z]+:a2a:{UUID}", k) for k in keys)
+    # every session key shape of runtime §1 occurs (requester keys of the older runtime too)
+    keys |= {d[k] for d in data for k in ("requesterSessionKey", "sourceSessionKey") if k in d}
+    assert any(re.fullmatch(r"agent:[a-z]+:discord:group:\d{17,20}", k) for k in keys)
+    assert any(re.fullmatch(r"agent:[a-z]+:direct:\d{17,20}", k) for k in keys)
+    spawns = [d for e, d in zip(events, data, strict=True) if e["type"] == "a2a.spawn"]
+    assert all(isinstance(d["depth"], int) for d in spawns)
+    assert any("parentConversationId" in d for d in spawns)
+    statuses = Counter(
+        d["status"] for e, d in zip(events, data, strict=True) if e["type"] == "a2a.spawn_result"
+    )
+    assert statuses["error"] and (statuses["ok"] or statuses["accepted"])
+    # a conversation id is reused per work session and pair: some carry several exchanges
+    sends = Counter(
+        d["conversationId"] for e, d in zip(events, data, strict=True) if e["type"] == "a2a.send"
+    )
+    assert max(sends.values()) >= 2
+
+
+def test_openclaw_config_lists_the_main_agents(events: list[dict[str, Any]]) -> None:
+    config = json.loads(sample_openclaw_config().read_text(encoding="utf-8"))
+    assert set(config) >= {"agents"} and set(config["agents"]) >= {"defaults", "list"}
+    assert isinstance(config["agents"]["defaults"], dict)
+    mains = [agent["id"] for agent in config["agents"]["list"]]
+    assert {"main", "ruda"} <= set(mains) and len(mains) == len(set(mains))
+    agents = {e["agentId"] for e in events}
+    assert set(mains) < agents
+    workers = agents - set(mains)
+    log_text = "\n".join(json.dumps(e["data"]) for e in events)
+    for worker in workers:
+        # agents that are not configured never have a main session: they run as sub-agents
+        assert f'"agent:{worker}:main"' not in log_text
+        assert f'"agent:{worker}:subagent:' in log_text
+        for e in events:
+            if e["agentId"] == worker:
+                d = e["data"]
+                assert (
+                    d.get("fromSessionType") == "subagent"
+                    or ":subagent:" in str(d.get("sourceSessionKey", ""))
+                    or d.get("depth", 0) >= 1
+                ), e
+
+
+def test_korean_english_mentions_and_category_keywords(events: list[dict[str, Any]]) -> None:
+    all_texts = list(texts(events))
+    assert sum(bool(re.search("[가-힣]", t)) for t in all_texts) >= 500
+    assert sum(bool(re.fullmatch(r"[\x00-\x7f]+", t)) for t in all_texts) >= 300
+    assert any(re.search(r"<@\d{17,20}>", t) for t in all_texts)
+    haystack = "\n".join(all_texts).lower()
+    for category in TASK_MONITOR_V1.categories:
+        assert any(k in haystack for k in category.keywords), category.name
+    sent = [e["data"]["message"] for e in events if e["type"] == "a2a.send"]
+    assert max(len(m) for m in sent) == 4_000  # the reference cuts a sent message to 4,000
+
+
+def test_structured_payloads_valid_and_invalid_with_links(events: list[dict[str, Any]]) -> None:
+    found: Counter[tuple[str, bool]] = Counter()
+    questions: set[str] = set()
+    delegations: set[str] = set()
+    for e in events:
+        d = e["data"]
+        if "payloadJson" not in d:
+            continue
+        result = parse_payload(d["payloadJson"], d["payloadType"])
+        ok = result.valid and not result.type_mismatch
+        found[(d["payloadType"], ok)] += 1
+        if not ok:
+            continue
+        payload = result.payload
+        if d["payloadType"] == "question":
+            questions.add(payload.questionId)
+        elif d["payloadType"] == "task_delegation":
+            delegations.add(payload.taskId)
+        elif d["payloadType"] == "answer" and payload.questionId in questions:
+            found[("answer linked", True)] += 1
+        elif d["payloadType"] == "status_report" and payload.taskId in delegations:
+            found[("report linked", True)] += 1
+    for kind in ("task_delegation", "status_report", "question", "answer"):
+        assert found[(kind, True)] and found[(kind, False)], kind
+    assert found[("answer linked", True)] and found[("report linked", True)]
+    readme = (sample_dir() / "README.md").read_text(encoding="utf-8")
+    for kind in ("task_delegation", "status_report", "question", "answer"):
+        assert f"| `{kind}` | {found[(kind, True)]} | {found[(kind, False)]} |" in readme
+
+
+def test_malformed_lines_are_exactly_where_the_readme_says() -> None:
+    directory = sample_dir()
+    documented = readme_malformed(directory)
+    found = [
+        Irregular(name, number, kind)
+        for name, number, raw in scan(directory)
+        if (kind := classify(raw)) is not None
+    ]
+    assert found == documented
+    kinds = Counter(m.kind for m in documented)
+    assert (
+        set(kinds) >= REJECT_KINDS and len([m for m in documented if m.kind in REJECT_KINDS]) >= 5
+    )
+    assert kinds["blank"] == kinds["crlf"] == kinds["invalid_utf8"] == 1
+    assert 5 <= len(documented) <= 10
+
+
+def test_every_good_line_is_compact_json_in_reference_field_order() -> None:
+    for name, number, raw in scan(sample_dir()):
+        event = good_event(raw)
+        if event is None:
+            continue
+        where = f"{name}:{number}"
+        assert list(event) == REFERENCE_ORDER, where
+        assert type(event["ts"]) is int and isinstance(event["data"], dict), where
+        # JSON.stringify: compact separators, non-ASCII written as is
+        rendered = json.dumps(event, ensure_ascii=False, separators=(",", ":"))
+        assert rendered.encode() == raw, where
+
+
+def test_sample_paths_resolve_to_one_copy() -> None:
+    directory = sample_dir()
+    assert directory.is_dir() and (directory / LIVE).is_file()
+    assert sample_openclaw_config() == directory / "openclaw.json"
+    link = ROOT / "data" / "samples"
+    assert link.is_symlink()
+    assert link.resolve() == directory.resolve()
+
+
+# --------------------------------------------------------------------------------------------
+# The tool that made the sample
+# --------------------------------------------------------------------------------------------
+@settings(max_examples=3)
+@given(seed=st.integers(min_value=0, max_value=2**32 - 1))
+def test_generated_events_keep_the_reference_invariants(seed: int) -> None:
+    first = generate_events(seed, days=1)
+    assert first == generate_events(seed, days=1)
+    assert [e["ts"] for e in first] == sorted(e["ts"] for e in first)
+    for e in first:
+        d = e["data"]
+        assert list(e) == REFERENCE_ORDER
+        if isinstance(d.get("message"), str):
+            assert len(d["message"].encode("utf-16-le")) // 2 <= 4_000
+        if e["type"] in ("a2a.response", "a2a.spawn"):
+            assert d["replyPreview"] == js_slice(d["message"], 200)
+        if d.get("outcome") == "no_reply":
+            assert d["message"].startswith(NO_REPLY)
+        if e["type"] == "a2a.complete" and "effectiveTurns" in d:
+            assert d["actualTurns"] <= d["effectiveTurns"]
+
+
+def test_the_package_ships_no_generator() -> None:
+    package = ROOT / "a2a_lab" / "samples"
+    assert sorted(p.name for p in package.glob("*.py")) == ["__init__.py", "_write.py"]
+    assert "generate_sample" not in sys.modules["a2a_lab.samples"].__dict__
+
+
+# --------------------------------------------------------------------------------------------
+# The preset and the injector
+# --------------------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def simulated() -> pl.DataFrame:
+    """Two simulated days of the sample deployment, as the simulator returns them."""
+    return simulate(sample_like(400, duration_s=2 * 86_400), seed=5).events
+
+
+@pytest.fixture(scope="module")
+def simulated_lines(simulated: pl.DataFrame) -> pl.Series:
+    return pl.Series("line", (write_events(simulated) or "").split("\n")[:-1])
+
+
+def write_lines(path: Path, lines: pl.Series) -> Path:
+    path.write_bytes(b"\n".join(lines.cast(pl.Binary).to_list()) + b"\n")
+    return path
+
+
+def reason_class(reason: str) -> str:
+    """The reason as :data:`REJECT_REASONS` gives it (a ``not JSON`` reason without its detail)."""
+    return "not JSON: " if reason.startswith("not JSON: ") else reason
+
+
+def test_sample_like_is_the_sample_deployment(
+    simulated: pl.DataFrame, simulated_lines: pl.Series
+) -> None:
+    events = [strict_json(line) for line in simulated_lines]
+    agents = {e["agentId"] for e in events}
+    assert agents == set(SAMPLE_MAIN_AGENTS) | set(SAMPLE_WORKER_AGENTS)
+    keys = {e["data"].get("targetSessionKey") for e in events} - {None}
+    for worker in SAMPLE_WORKER_AGENTS:
+        assert f"agent:{worker}:main" not in keys
+    assert any(
+        re.fullmatch(f"agent:(jiwoo|nuri|maru|hana|dana|yoon|sori|gaon|iseul):subagent:{UUID}", k)
+        for k in keys
+    )
+    types = Counter(e["type"] for e in events)
+    assert {
+        "a2a.send",
+        "a2a.response",
+        "a2a.complete",
+        "a2a.retry",
+        "task.started",
+        "task.completed",
+    } <= set(types)
+    assert any(e["data"].get("outcome") == "no_reply" for e in events)
+    work_sessions = {e["data"]["workSessionId"] for e in events if "workSessionId" in e["data"]}
+    assert len(work_sessions) >= 10 and all(re.fullmatch(f"ws_{UUID}", ws) for ws in work_sessions)
+    # the KST day: more traffic in the afternoon than at night
+    hours = Counter((e["ts"] // 3_600_000 + 9) % 24 for e in events if e["type"] == "a2a.send")
+    assert sum(hours[h] for h in range(13, 17)) > 4 * sum(hours[h] for h in range(1, 5))
+
+
+def test_simulated_lines_use_exactly_the_real_log_schema(
+    simulated: pl.DataFrame, simulated_lines: pl.Series
+) -> None:
+    known = set(EventData.model_fields)
+    for raw in simulated_lines:
+        event = good_event(raw.encode())
+        assert event is not None and list(event) == REFERENCE_ORDER, raw
+        assert type(event["ts"]) is int
+        assert set(event["data"]) <= known, set(event["data"]) - known
+        CoordinationEvent.model_validate_json(raw)
+        # JSON.stringify: compact separators, non-ASCII written as is
+        assert json.dumps(event, ensure_ascii=False, separators=(",", ":")) == raw
+
+
+def test_malformed_lines_load_as_exactly_the_injected_rejects(
+    tmp_path: Path, simulated: pl.DataFrame, simulated_lines: pl.Series
+) -> None:
+    kinds = [*MALFORMED_KINDS, "not_json", "truncated", "blank", "nan"]
+    injected = malformed(simulated_lines, kinds, seed=3)
+    log = write_lines(tmp_path / "coordination-events.ndjson", injected.lines)
+    res = al.load(log)
+    report = res.report
+    assert report.total_lines == len(simulated_lines) + sum(
+        k not in ("crlf", "invalid_utf8") for k in kinds
+    )
+    assert report.total_lines == report.events + report.rejects.height + report.total_blank
+    assert report.events == len(simulated_lines) and report.total_blank == kinds.count("blank")
+    expected = Counter(REJECT_REASONS[k] for k in kinds if k in REJECT_REASONS)
+    assert Counter(reason_class(r) for r in report.rejects["reason"]) == expected
+    marks = dict(injected.marks.iter_rows())
+    assert sorted(report.rejects["line"]) == sorted(
+        n for n, k in marks.items() if k in REJECT_REASONS
+    )
+    for line, reason in report.rejects.select("line", "reason").iter_rows():
+        assert reason_class(reason) == REJECT_REASONS[marks[line]]
+    assert report.issues.filter(pl.col("kind") == "invalid_utf8")["line"].to_list() == [
+        n for n, k in marks.items() if k == "invalid_utf8"
+    ]
+    # the events are the simulated ones, bar the message whose character was cut
+    cut = [n for n, k in marks.items() if k == "invalid_utf8"]
+    loaded = res.events.filter(~pl.col("line").is_in(cut)).drop("file", "line", "raw", strict=False)
+    position = res.events["line"].to_list().index(cut[0])
+    assert loaded.equals(
+        simulated.drop("file", "line", "raw").filter(pl.int_range(pl.len()) != position)
+    )
+    # every physical line is classified as the injector says (standard-library parse)
+    lines = physical_lines(log)
+    for number, raw in enumerate(lines, start=1):
+        assert classify(raw) == marks.get(number) or (
+            marks.get(number) == "truncated" and classify(raw) == "not_json"
+        )
+
+
+@settings(max_examples=10)
+@given(
+    kinds=st.lists(st.sampled_from(MALFORMED_KINDS), max_size=12),
+    seed=st.integers(min_value=0, max_value=2**32 - 1),
+)
+def test_every_line_is_an_event_a_reject_or_a_blank(
+    simulated_lines: pl.Series, kinds: list[str], seed: int
+) -> None:
+    lines = simulated_lines.head(200)
+    injected = malformed(lines, kinds, seed=seed)
+    assert injected.lines.len() == lines.len() + sum(
+        k not in ("crlf", "invalid_utf8") for k in kinds
+    )
+    assert injected.marks["kind"].sort().to_list() == sorted(kinds)
+    assert malformed(lines, kinds, seed=seed).lines.equals(injected.lines)
+    events = rejects = blanks = 0
+    for raw in injected.lines:
+        kind = classify(raw)
+        if kind == "blank":
+            blanks += 1
+        elif kind is None or kind in ("crlf", "invalid_utf8"):
+            events += 1
+        else:
+            rejects += 1
+    assert (events, rejects, blanks) == (
+        lines.len(),
+        sum(k in REJECT_REASONS for k in kinds),
+        kinds.count("blank"),
+    )
+
+
+def test_malformed_refuses_what_it_cannot_place(simulated_lines: pl.Series) -> None:
+    with pytest.raises(ValueError, match="kinds: unknown kind 'garbled'"):
+        malformed(simulated_lines, ["garbled"], seed=1)  # type: ignore[list-item]
+    with pytest.raises(ValueError, match="no line left"):
+        malformed(simulated_lines.head(2), ["blank"] * 3, seed=1)
+
+
+def test_legacy_wording_is_the_older_runtimes_text(simulated_lines: pl.Series) -> None:
+    until = strict_json(simulated_lines[len(simulated_lines) // 2])["ts"]
+    out = legacy_wording(simulated_lines, until)
+    assert out.lines.len() == simulated_lines.len()
+    changed = 0
+    for before, after in zip(simulated_lines, out.lines, strict=True):
+        old, new = strict_json(before), strict_json(after)
+        if old["data"].get("outcome") != "no_reply" or old["ts"] >= until:
+            assert before == after
+            continue
+        changed += 1
+        d = new["data"]
+        assert d["outcome"] == "blocked"
+        reason = parse_outcome_text(old["data"]["message"])
+        assert parse_outcome_text(d["message"]).reason == reason.reason
+        # the reference's own builder gives the same legacy text for the same wait result
+        legacy = build_no_reply_outcome_message(
+            d.get("waitStatus"),
+            d.get("waitError"),
+            max_wait_exceeded=reason.reason == "timeout",
+            legacy=True,
+        )
+        assert d["message"] == legacy and d["replyPreview"] == legacy
+    assert changed == out.marks.height >= 1
+
+
+def test_odd_timestamps_keep_every_event_time(
+    tmp_path: Path, simulated: pl.DataFrame, simulated_lines: pl.Series
+) -> None:
+    counts = {"timestamp_ms": 7, "iso_timestamp": 5, "out_of_order": 4}
+    out = odd_timestamps(simulated_lines, counts, seed=11)
+    assert out.lines.len() == simulated_lines.len()
+    assert Counter(out.marks["kind"]) == counts
+    res = al.load(write_lines(tmp_path / "coordination-events.ndjson", out.lines))
+    assert res.report.rejects.height == 0 and res.report.issues.height == 0
+    events = res.events
+    assert events.height == simulated.height
+    assert sorted(events["event_ms"]) == sorted(simulated["event_ms"])
+    assert events["timestamp_ms"].drop_nulls().len() == 7
+    assert events["timestamp"].drop_nulls().len() == 5
+    assert events["ts"].null_count() == 12
+    # each marked event now comes right after a later one
+    in_file = [strict_json(line) for line in out.lines]
+    for n in out.marks.filter(pl.col("kind") == "out_of_order")["line"]:
+        assert in_file[n - 2]["ts"] > in_file[n - 1]["ts"]
+    assert odd_timestamps(simulated_lines, counts, seed=11).lines.equals(out.lines)
+    with pytest.raises(ValueError, match="counts.out_of_order"):
+        odd_timestamps(simulated_lines.head(3), {"out_of_order": 3}, seed=1)
+
+
+# --------------------------------------------------------------------------------------------
+# write_log: large logs of the sample's shape
+# --------------------------------------------------------------------------------------------
+def test_write_log_counts_bad_lines_and_loads_them_as_rejects(tmp_path: Path) -> None:
+    path = tmp_path / "big.ndjson"
+    summary = write_log(path, 6_000, seed=11, bad_line_fraction=0.005)
+    lines = physical_lines(path)
+    assert (summary.lines, summary.bad_lines, summary.events) == (6_000, 30, 5_970)
+    assert len(lines) == 6_000 and summary.bytes == path.stat().st_size
+    bad = [n for n, raw in enumerate(lines, start=1) if good_event(raw) is None]
+    assert tuple(bad) == summary.bad_line_numbers
+    assert {classify(lines[n - 1]) for n in bad} <= REJECT_KINDS
+    report = al.load(path).report
+    assert (
+        report.events == 5_970 and tuple(sorted(report.rejects["line"])) == summary.bad_line_numbers
+    )
+    good = [e for raw in lines if (e := good_event(raw)) is not None]
+    stamps = [e["ts"] for e in good]
+    assert stamps == sorted(stamps)
+    run_ids = [e["data"]["runId"] for e in good if e["type"] == "a2a.send" and "runId" in e["data"]]
+    assert len(run_ids) == len(set(run_ids))
+
+
+def test_write_log_is_deterministic_and_scales_with_n(tmp_path: Path) -> None:
+    def write(name: str, n: int, seed: int) -> LogSummary:
+        return write_log(tmp_path / name, n, seed=seed, events_per_day=2_000)
+
+    a, b, c = write("a.ndjson", 2_000, 4), write("b.ndjson", 2_000, 4), write("c.ndjson", 2_000, 5)
+    assert a.path.read_bytes() == b.path.read_bytes() != c.path.read_bytes()
+    assert a.bad_lines == 0 and a.bad_line_numbers == ()
+    assert all(good_event(raw) is not None for raw in physical_lines(a.path))
+    big = write("big.ndjson", 8_000, 4)
+    assert len(physical_lines(big.path)) == 8_000
+    assert 3 < big.bytes / a.bytes < 5
+
+    def span_ms(path: Path) -> int:
+        stamps = [strict_json(raw)["ts"] for raw in physical_lines(path)]
+        return stamps[-1] - stamps[0]
+
+    # at the same pace, four times the events take about four times as long (whole days)
+    assert 3 < span_ms(big.path) / span_ms(a.path) < 5
+
+
+def test_write_log_rejects_bad_arguments(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="n_events"):
+        write_log(tmp_path / "x.ndjson", 0, seed=1)
+    with pytest.raises(ValueError, match="bad_line_fraction"):
+        write_log(tmp_path / "x.ndjson", 10, seed=1, bad_line_fraction=1.5)
+    with pytest.raises(ValueError, match="events_per_day"):
+        write_log(tmp_path / "x.ndjson", 10, seed=1, events_per_day=0)
+
+
+def test_work_sessions_and_enrichment_run_on_a_written_log(tmp_path: Path) -> None:
+    summary = write_log(
+        tmp_path / "coordination-events.ndjson", 4_000, seed=2, bad_line_fraction=0.002
+    )
+    events = al.load(summary.path).events
+    enriched = al.enrich(events)
+    assert enriched.height == summary.events
+    now = int(events["event_ms"].max()) + 3_600_000
+    ws = al.work_sessions(enriched, now=now)
+    in_log = set(
+        events.select(pl.col("data").struct.field("workSessionId")).to_series().drop_nulls()
+    )
+    assert len(in_log) >= 5
+    assert ws.total_sessions == len(in_log) == ws.sessions.height
+    id_column = next(c for c in ws.sessions.columns if c in ("workSessionId", "work_session_id"))
+    assert set(ws.sessions[id_column]) == in_log

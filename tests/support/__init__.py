@@ -1,0 +1,1 @@
+"""Helpers shared by the test folders: slow obvious implementations, case loaders, models."""

@@ -1,0 +1,400 @@
+"""The offline HTML report, without a browser: structure, figures, escaping, CLI.
+
+The browser half (charts drawn, filters, no script executed) is tests/views/test_report_browser.py.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import json
+import re
+import subprocess
+import sys
+from html.parser import HTMLParser
+from pathlib import Path
+
+import polars as pl
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import a2a_lab as al
+from a2a_lab.analysis.checks import SEVERITIES
+from a2a_lab.views.embed import vega_bundle
+from a2a_lab.views.report import report
+from a2a_lab.views.report._sections import SECTIONS, thread_status
+from a2a_lab.views.safe_html import NEUTRALIZED, escape_html, script_json
+from tests.support.report_logs import (
+    BIDI_AND_CONTROLS,
+    EVIL_AGENT,
+    EVIL_MESSAGES,
+    MENTION,
+    hostile_records,
+    write_hostile_log,
+)
+
+
+class _Page(HTMLParser):
+    """Every element with its attributes, and the text of every <script>."""
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.elements: list[tuple[str, dict[str, str | None]]] = []
+        self.scripts: list[tuple[dict[str, str | None], str]] = []
+        self._in_script: dict[str, str | None] | None = None
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.elements.append((tag, dict(attrs)))
+        if tag == "script":
+            self._in_script = dict(attrs)
+            self.scripts.append((self._in_script, ""))
+
+    def handle_data(self, data: str) -> None:
+        if self._in_script is not None:
+            attrs, text = self.scripts[-1]
+            self.scripts[-1] = (attrs, text + data)
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "script":
+            self._in_script = None
+
+
+def parse(html: str) -> _Page:
+    p = _Page()
+    p.feed(html)
+    p.close()
+    return p
+
+
+@pytest.fixture(scope="module")
+def log(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return write_hostile_log(tmp_path_factory.mktemp("report") / "coordination-events.ndjson")
+
+
+@pytest.fixture(scope="module")
+def built(log: Path) -> al.views.report.Report:
+    return report(log, tz="Asia/Seoul", title="Test <report> 보고서")
+
+
+def _message_link(tag: str, attrs: dict[str, str | None]) -> bool:
+    """A link a message holds: shown as a link, opened in a new tab on click, never fetched."""
+    return (
+        tag == "a"
+        and attrs.get("target") == "_blank"
+        and attrs.get("rel") == "noopener noreferrer"
+        and (attrs.get("href") or "").startswith(("https://", "http://", "mailto:"))
+    )
+
+
+@pytest.mark.slow
+def test_no_external_url_in_any_src_or_href(built: al.views.report.Report) -> None:
+    page = parse(built.html)
+    refs = [
+        (tag, attrs, name, value)
+        for tag, attrs in page.elements
+        for name, value in attrs.items()
+        if name in ("src", "href", "srcset", "action", "data", "poster", "xlink:href")
+        and value is not None
+    ]
+    assert refs, "the report links its sections"
+    own = [(tag, name, value) for tag, attrs, name, value in refs if not _message_link(tag, attrs)]
+    for tag, name, value in own:
+        assert value.startswith(("#", "data:image/png;base64,")), (tag, name, value[:80])
+    assert len(own) < len(refs), "the generated log's messages hold links (shown, not fetched)"
+    # CSS fetches nothing either: the only url() is the embedded font
+    for url in re.findall(r"url\(([^)]*)\)", built.html.replace(vega_bundle(), "")):
+        assert url.startswith("data:"), url[:60]
+    csp = next(
+        a["content"]
+        for t, a in page.elements
+        if t == "meta" and a.get("http-equiv") == "Content-Security-Policy"
+    )
+    assert (
+        csp is not None
+        and "default-src 'none'" in csp
+        and "'unsafe-inline'" not in csp.split("script-src")[1]
+    )
+
+
+def test_every_section_and_nav_link_is_present(built: al.views.report.Report) -> None:
+    page = parse(built.html)
+    ids = [a.get("id") for t, a in page.elements if t == "section"]
+    assert ids == [sid for sid, _ in SECTIONS]
+    links = [
+        a["href"] for t, a in page.elements if t == "a" and (a.get("href") or "").startswith("#")
+    ]
+    assert all(f"#{sid}" in links for sid, _ in SECTIONS)
+
+
+def test_one_inlined_vega_runtime_and_every_chart_has_a_spec_and_a_fallback(
+    built: al.views.report.Report,
+) -> None:
+    page = parse(built.html)
+    assert built.html.count(vega_bundle()) == 1
+    runnable = [text for attrs, text in page.scripts if attrs.get("type") is None]
+    assert len(runnable) == 3  # the runtime, the chart embedder, the filters
+    specs = [
+        json.loads(text) for attrs, text in page.scripts if attrs.get("type") == "application/json"
+    ]
+    figures = [a for t, a in page.elements if t == "figure" and a.get("class") == "a2a-chart"]
+    fallbacks = [
+        a
+        for t, a in page.elements
+        if t == "img" and (a.get("src") or "").startswith("data:image/png")
+    ]
+    assert len(specs) == len(figures) == len(fallbacks) >= 6
+    assert all("$schema" in s for s in specs)
+
+
+def _figures(html: str) -> dict[str, str]:
+    return dict(re.findall(r'data-figure="([a-z_]+)">([^<]*)<', html))
+
+
+def test_overview_figures_equal_the_library(log: Path, built: al.views.report.Report) -> None:
+    loaded = al.load(log)
+    events = loaded.events
+    enriched = al.enrich(events)
+    last = events["event_ms"].max()
+    findings = al.checks.check(events, now=last)
+    expected = {
+        "events": events.height,
+        "exchanges": al.conversations(enriched).height,
+        "ambiguous_exchanges": int(al.conversations(enriched)["ambiguous"].sum()),
+        "rejects": loaded.report.rejects.height,
+        "warnings": loaded.report.warnings,
+        "sessions": al.work_sessions(enriched, now=last).total_sessions,
+        **{f"findings_{s}": findings.filter(pl.col("severity") == s).height for s in SEVERITIES},
+    }
+    shown = {k: int(v.replace(",", "")) for k, v in _figures(built.html).items()}
+    assert {k: shown[k] for k in expected} == expected
+    assert expected["rejects"] == 1 and expected["events"] == 3000 + len(hostile_records(0))
+    by_rule = dict(findings.group_by("rule").len().iter_rows())
+    counts = {
+        r: int(n.replace(",", ""))
+        for r, n in re.findall(r'data-rule-count="([^"]+)">([^<]+)<', built.html)
+    }
+    assert counts == by_rule
+
+
+def test_pairs_table_shows_the_library_quantiles(log: Path, built: al.views.report.Report) -> None:
+    conv = al.conversations(al.enrich(al.load(log).events))
+    stats = al.pair_stats(conv).filter(pl.col("p50_first_reply_s").is_not_null()).row(0, named=True)
+    cells = f"{stats['p50_first_reply_s']:,.1f}</td><td>{stats['p95_first_reply_s']:,.1f}</td>"
+    assert cells in built.html
+
+
+def test_hostile_text_is_escaped_everywhere(built: al.views.report.Report) -> None:
+    html = built.html
+    page = parse(html)
+    for tag, attrs in page.elements:
+        assert tag not in ("iframe", "img") or (attrs.get("src") or "").startswith(
+            "data:image/png"
+        ), tag
+        assert tag != "svg", "no markup of the log becomes an element"
+        assert not any(name.startswith("on") for name in attrs), (tag, attrs)
+        assert not (attrs.get("href") or "").lower().startswith("javascript"), attrs
+    assert "window.__pwned" not in " ".join(
+        text for attrs, text in page.scripts if attrs.get("type") is None
+    )
+    # the texts are shown, as text
+    assert "&lt;script&gt;window.__pwned=&#x27;script&#x27;&lt;/script&gt;" in html
+    assert escape_html(EVIL_AGENT) in html
+    # inside the embedded specs too: no "</" survives, yet JSON gives the text back
+    for attrs, text in page.scripts:
+        if attrs.get("type") == "application/json":
+            assert "</" not in text and "<!--" not in text
+    quoted = json.dumps(EVIL_AGENT, ensure_ascii=False)[1:-1]
+    specs = [
+        json.dumps(json.loads(t), ensure_ascii=False)
+        for a, t in page.scripts
+        if a.get("type") == "application/json"
+    ]
+    assert any(quoted in spec for spec in specs), "the hostile agent id is charted, as data"
+    assert (
+        "[click me](javascript:window.__pwned=&#x27;link&#x27;)" in html
+    )  # not a link: shown as written
+    assert escape_html(EVIL_MESSAGES[6]) in html
+
+
+def test_bidi_and_control_characters_are_shown_not_obeyed(built: al.views.report.Report) -> None:
+    outside_runtime = built.html.replace(vega_bundle(), "")
+    for ch in BIDI_AND_CONTROLS:
+        assert ch not in outside_runtime, hex(ord(ch))
+    assert "⟨U+202E⟩exe.txt⟨U+202C⟩" in outside_runtime
+
+
+def test_the_embedded_font_covers_the_korean_of_the_page(built: al.views.report.Report) -> None:
+    from fontTools.ttLib import TTFont
+
+    data = re.search(r"url\(data:font/otf;base64,([A-Za-z0-9+/=]+)\)", built.html)
+    assert data is not None
+    cmap = TTFont(io.BytesIO(base64.b64decode(data.group(1)))).getBestCmap()
+    text = built.html.replace(vega_bundle(), "")
+    hangul = {c for c in text if "\uac00" <= c <= "\ud7af"}
+    assert {"안", "녕", "보", "고", "서"} <= hangul
+    assert all(ord(c) in cmap for c in hangul)
+
+
+@pytest.mark.slow
+def test_time_window_keeps_the_library_events(log: Path) -> None:
+    events = al.load(log).events
+    timed = events.filter(pl.col("event_ms") > 0)["event_ms"]
+    since, until = int(timed.quantile(0.25)), int(timed.quantile(0.75))
+    r = report(log, since=since, until=until, max_sessions=3, embed_font=False)
+    kept = events.filter((pl.col("event_ms") >= since) & (pl.col("event_ms") < until))
+    assert r.figures["events"] == kept.height < events.height
+    assert int(_figures(r.html)["events"].replace(",", "")) == kept.height
+    iso = pl.select(pl.lit(since).cast(pl.Datetime("ms"))).item().isoformat()
+    assert (
+        report(log, since=iso, until=until, max_sessions=0, embed_font=False).figures["events"]
+        == kept.height
+    )
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "named"),
+    [
+        ({"tz": "Mars/Base"}, "tz"),
+        ({"since": "2026-02-30"}, "since"),
+        ({"until": float("nan")}, "until"),
+        ({"since": 2, "until": 1}, "until"),
+        ({"max_sessions": -1}, "max_sessions"),
+    ],
+)
+def test_invalid_options_fail_at_once_naming_the_field(log: Path, kwargs: dict, named: str) -> None:
+    with pytest.raises(ValueError, match=f"^{named}"):
+        report(log, **kwargs)
+
+
+def test_twin_section_compares_quantiles_with_a_simulator_run(log: Path, tmp_path: Path) -> None:
+    from a2a_lab.sim.workload.presets import mm1
+
+    config = tmp_path / "mm1.json"
+    config.write_text(mm1(0.5, 1.0, n_messages=300).model_dump_json(), encoding="utf-8")
+    r = report(log, sim=config, max_sessions=1, embed_font=False)
+    twin = r.data.twin
+    assert twin is not None
+    observed = al.conversations(al.enrich(al.load(log).events))
+    p50 = observed["first_reply_s"].drop_nulls().quantile(0.5, "linear")
+    q = twin.quantiles.filter(
+        (pl.col("source") == "observed")
+        & (pl.col("quantile") == 0.5)
+        & (pl.col("measure") == "first reply (s)")
+    )
+    assert q["value"].item() == pytest.approx(p50)
+    sim_q = twin.quantiles.filter(pl.col("source") == "simulated")["value"].drop_nulls()
+    assert sim_q.len() > 0
+    assert 'id="twin"' in r.html and "mm1.json" in r.html
+
+
+def test_thread_status_follows_the_last_exchange() -> None:
+    msgs = pl.DataFrame(
+        {
+            "thread_id": ["a", "a", "b", "b", "c", "d", "e"],
+            "kind": ["message", "reply", "message", "refused", "no_reply", "message", "task"],
+        }
+    )
+    active = dict(thread_status(msgs, "ACTIVE").iter_rows())
+    quiet = dict(thread_status(msgs, "QUIET").iter_rows())
+    assert active == {"a": "replied", "b": "blocked", "c": "no reply", "d": "active", "e": "active"}
+    assert quiet["d"] == "incomplete" and quiet["e"] == "incomplete"
+
+
+@given(
+    st.recursive(
+        st.text() | st.integers() | st.booleans() | st.none(),
+        lambda c: st.lists(c) | st.dictionaries(st.text(), c),
+        max_leaves=20,
+    )
+)
+def test_script_json_round_trips_and_never_closes_a_script(obj: object) -> None:
+    text = script_json(obj)
+    assert json.loads(text) == obj
+    assert "<" not in text and ">" not in text and "&" not in text
+    assert "\u2028" not in text and "\u2029" not in text
+
+
+@given(st.text())
+def test_escape_html_leaves_no_markup_and_no_invisible_controls(text: str) -> None:
+    out = escape_html(text)
+    assert "<" not in out and ">" not in out and '"' not in out
+    assert not set(out) & set(NEUTRALIZED)
+
+
+def test_save_chart_html_is_offline_and_escapes_the_spec(tmp_path: Path) -> None:
+    conv = pl.DataFrame(
+        {
+            "from_agent": ["a"],
+            "to_agent": ["</script><script>alert(1)</script>"],
+            "outcome": ["replied"],
+        }
+    )
+    out = al.plots.save_chart(al.plots.outcome_bars(conv, by="to_agent"), tmp_path / "c.html")
+    page = parse(out.read_text(encoding="utf-8"))
+    runnable = [t for a, t in page.scripts if a.get("type") is None]
+    assert len(runnable) == 2 and not any("alert(1)" in t for t in runnable)
+    spec = next(json.loads(t) for a, t in page.scripts if a.get("type") == "application/json")
+    assert (
+        spec["datasets"][next(iter(spec["datasets"]))][0]["to_agent"]
+        == "</script><script>alert(1)</script>"
+    )
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "a2a_lab", "report", *args],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+
+
+@pytest.mark.slow
+def test_cli_writes_the_report(log: Path, tmp_path: Path) -> None:
+    out, users = tmp_path / "r.html", tmp_path / "users.json"
+    users.write_text(json.dumps({MENTION[0]: "main"}), encoding="utf-8")
+    done = _cli(
+        str(log),
+        "-o",
+        str(out),
+        "--tz",
+        "Asia/Seoul",
+        "--title",
+        "CLI <t>",
+        "--max-sessions",
+        "2",
+        "--discord-users",
+        str(users),
+    )
+    assert done.returncode == 0, done.stderr
+    html = out.read_text(encoding="utf-8")
+    assert (
+        "<title>CLI &lt;t&gt;</title>" in html
+        and f"{3000 + len(hostile_records(0)):,} events" in done.stderr
+    )
+    assert "@main 배포 확인 부탁해요" in html and f"&lt;@{MENTION[0]}&gt;" not in html
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["missing.ndjson", "-o", "r.html"], "no such file"),
+        (["LOG", "-o", "/nonexistent/r.html"], "--output"),
+        (["LOG", "-o", "r.html", "--tz", "Nowhere/X"], "tz"),
+        (["LOG", "-o", "r.html", "--since", "yesterday"], "--since"),
+        (["LOG", "-o", "r.html", "--sim", "missing.json"], "--sim"),
+        (["LOG"], "-o/--output"),
+        (["LOG", "-o", "r.html", "--discord-users", "LOG"], "--discord-users"),
+    ],
+)
+def test_cli_errors_are_one_line_with_status_2(
+    log: Path, tmp_path: Path, args: list[str], message: str
+) -> None:
+    done = _cli(
+        *[str(log) if a == "LOG" else str(tmp_path / a) if a == "r.html" else a for a in args]
+    )
+    assert done.returncode == 2
+    assert len(done.stderr.strip().splitlines()) == 1 and message in done.stderr, done.stderr
