@@ -47,8 +47,8 @@ from a2a_lab.sim import (
     simulate,
 )
 from a2a_lab.sim.engine.model import Model, build_model
-from a2a_lab.sim.workload.plan import REPLY_TEXTS
 from a2a_lab.sim.engine.stations import GateDriver
+from a2a_lab.sim.workload.plan import REPLY_TEXTS
 from tests.support.paths import DATA
 
 D = pl.col("data")
