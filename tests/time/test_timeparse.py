@@ -10,7 +10,6 @@ inclusive, the same way in ``work_sessions``, ``conversations``, ``interaction_g
 from __future__ import annotations
 
 import inspect
-import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -58,12 +57,30 @@ TZ_FUNCTIONS: dict[str, Callable[..., Any]] = {
 }
 
 
+#: The functions whose deprecated ``timezone=`` was removed (issue 25: one name per job).
+_NO_TIMEZONE = frozenset(
+    {
+        "load",
+        "scan",
+        "from_records",
+        "fit_log",
+        "sim.output.write_logdir",
+        "LogFollower",
+        "ingest",
+        "io.load_store",
+        "io.scan_store",
+    }
+)
+
+
 @pytest.mark.parametrize("name", sorted(TZ_FUNCTIONS))
 def test_the_time_zone_parameter_is_tz_defaulting_to_utc(name: str) -> None:
     params = inspect.signature(TZ_FUNCTIONS[name]).parameters
     assert "tz" in params, name
     assert params["tz"].default in ("UTC", None), name
-    if "timezone" in params:  # the deprecated alias, keyword-only and unset by default
+    if name in _NO_TIMEZONE:  # the deprecated alias is gone (issue 25)
+        assert "timezone" not in params, name
+    elif "timezone" in params:  # the deprecated alias, keyword-only and unset by default
         assert params["timezone"].default is None
         assert params["timezone"].kind is inspect.Parameter.KEYWORD_ONLY
 
@@ -113,42 +130,40 @@ def test_an_unknown_time_zone_fails_at_once_naming_tz(
     assert plots.display_timezone() == "UTC"
 
 
-def test_the_old_timezone_keyword_warns_and_still_works(events: pl.DataFrame) -> None:
+def test_the_old_timezone_keyword_is_gone(tmp_path: Path) -> None:
+    """``timezone=`` was the deprecated name of ``tz``: now it is an unknown keyword."""
     sample = al.samples.sample_dir()
-    with pytest.warns(DeprecationWarning, match=r"load\(timezone=...\) is deprecated"):
-        old = al.load(sample, timezone="Asia/Seoul").events
-    assert old.equals(al.load(sample, tz="Asia/Seoul").events)
-    with pytest.raises(ValueError, match="^tz: given twice"), warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)
-        al.load(sample, tz="UTC", timezone="Asia/Seoul")
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        al.load(sample, tz="Asia/Seoul")  # the new name never warns
-
-
-def test_the_follower_and_the_store_take_tz_and_still_accept_timezone(tmp_path: Path) -> None:
     logdir, store = tmp_path / "logs", tmp_path / "store"
     logdir.mkdir()
     (logdir / "coordination-events.ndjson").write_text(
         '{"type":"a2a.send","timestamp":"2026-02-18T09:00:00"}\n'
     )
-    with pytest.warns(DeprecationWarning, match=r"LogFollower\(timezone=...\)"):
-        old = al.LogFollower(logdir, timezone="Asia/Seoul")
-    assert old.tz == "Asia/Seoul"
-    assert old.refresh().events.equals(al.LogFollower(logdir, tz="Asia/Seoul").refresh().events)
-    with pytest.raises(ValueError, match="^tz: given twice"), warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)
-        al.LogFollower(logdir, tz="Europe/Paris", timezone="Asia/Seoul")
     al.io.ingest(logdir, store, tz="Asia/Seoul")
-    with pytest.warns(DeprecationWarning, match=r"load_store\(timezone=...\)"):
-        old_load = al.io.load_store(store, timezone="UTC").events
+    calls: list[Callable[[], Any]] = [
+        lambda: al.load(sample, timezone="Asia/Seoul"),  # type: ignore[call-arg]
+        lambda: al.from_records([], timezone="Asia/Seoul"),  # type: ignore[call-arg]
+        lambda: al.LogFollower(logdir, timezone="Asia/Seoul"),  # type: ignore[call-arg]
+        lambda: al.io.ingest(logdir, store, timezone="Asia/Seoul"),  # type: ignore[call-arg]
+        lambda: al.io.load_store(store, timezone="UTC"),  # type: ignore[call-arg]
+        lambda: al.io.scan_store(store, timezone="UTC"),  # type: ignore[call-arg]
+    ]
+    for call in calls:
+        with pytest.raises(TypeError, match="timezone"):
+            call()
+
+
+def test_the_follower_and_the_store_take_tz(tmp_path: Path) -> None:
+    logdir, store = tmp_path / "logs", tmp_path / "store"
+    logdir.mkdir()
+    (logdir / "coordination-events.ndjson").write_text(
+        '{"type":"a2a.send","timestamp":"2026-02-18T09:00:00"}\n'
+    )
+    assert al.LogFollower(logdir, tz="Asia/Seoul").tz == "Asia/Seoul"
+    al.io.ingest(logdir, store, tz="Asia/Seoul")
     new_load = al.io.load_store(store, tz="UTC").events
-    assert old_load.equals(new_load)
     # naive ISO times move with the zone: 09:00 in Seoul is 00:00 UTC, 09:00 UTC is 9 h later
     assert new_load["event_ms"][0] - al.io.load_store(store).events["event_ms"][0] == 9 * 3_600_000
-    with pytest.warns(DeprecationWarning, match=r"scan_store\(timezone=...\)"):
-        old_scan = al.io.scan_store(store, timezone="UTC").collect()
-    assert old_scan.equals(al.io.scan_store(store, tz="UTC").collect())
+    assert new_load.equals(al.io.scan_store(store, tz="UTC").collect().select(new_load.columns))
 
 
 def test_tz_moves_naive_log_timestamps_the_same_way_everywhere() -> None:
