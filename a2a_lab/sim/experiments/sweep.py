@@ -28,8 +28,10 @@ parameters' own (their confidence intervals are much narrower than those of the 
 and a point's result does not depend on what else is in the grid.
 
 **Executors.** Each (point, replication) is one task of :func:`run_replication` (importable
-from the package, so nothing from a notebook has to be pickled). ``executor=None`` runs them
-on a process pool of this machine (``workers=1``: in this process); any
+from the package, so nothing from a notebook has to be pickled). How they run is a
+:class:`~a2a_lab.sim.experiments.replicate.RunOptions` (with the replications, seed, warm-up
+and progress bar): ``executor=None`` runs them on a process pool of this machine
+(``workers=1``: in this process); any
 :class:`concurrent.futures.Executor` works, e.g. a Dask cluster's
 ``distributed.Client(...).get_executor()``. Results are identical on every executor.
 
@@ -38,7 +40,7 @@ configuration, the seed, the replication, the warm-up and the a2a_lab version
 (:func:`cache_key`) and reused by later sweeps; clear the directory after changing the
 model's code without changing its version.
 
-**Progress.** A :mod:`tqdm.auto` bar counts finished replications when ``progress`` is True;
+**Progress.** A :mod:`tqdm.auto` bar counts finished replications when ``RunOptions.progress`` is True;
 ``None`` (the default) shows it in a terminal or a Jupyter kernel but not under pytest or
 nbval, and notebooks whose outputs are stored pass ``progress=False``.
 
