@@ -8,6 +8,5 @@ from a2a_lab.time import default_tz as default_tz
 from a2a_lab.time import in_window as in_window
 from a2a_lab.time import instant_ms as instant_ms
 from a2a_lab.time import now_ms as now_ms
-from a2a_lab.time import resolve_tz as resolve_tz
 from a2a_lab.time import to_epoch_ms as to_epoch_ms
 from a2a_lab.time import window_ms as window_ms

@@ -8,7 +8,7 @@ Run from the repository root::
 Figures, in the same run, the runs alternated ``--repeat`` times (median):
 
 - **core only**: ``SimConfig()``, the full default model as before the policies (concurrency
-  gate, chunked 300 s wait, ping-pong, announce, tasks): :class:`~a2a_lab.sim.model.Model` with no policy hook;
+  gate, chunked 300 s wait, ping-pong, announce, tasks): :class:`~a2a_lab.sim.engine.model.Model` with no policy hook;
 - **all policies on**: the same configuration with every policy of
   :mod:`a2a_lab.sim.policies` switched on at its defaults, on the asynchronous path:
   failures (2 % overloaded runs, 1 % failed ``agent.wait`` calls, 0.5 % context overflows,

@@ -9,7 +9,7 @@ Three figures, in the same run:
 
 - **bare**: a minimal SimPy M/M/1 (λ = 0.8, μ = 1): pre-drawn exponential gaps and service
   times, a source process, one process per customer requesting a ``simpy.Resource``;
-- **mm1 preset**: :func:`a2a_lab.sim.simulate` on :func:`a2a_lab.sim.presets.mm1` of the
+- **mm1 preset**: :func:`a2a_lab.sim.simulate` on :func:`a2a_lab.sim.workload.presets.mm1` of the
   same size (the full model with every other policy off: drawing the plan and running the
   model; frames are built only on use), then, separately, the cost of the per-message frame
   and of rendering the event log;

@@ -74,9 +74,9 @@ def main() -> int:
     phases = _Phases()
     import a2a_lab as al
     from a2a_lab.sim import SimConfig
-    from a2a_lab.sim.model import build_model
-    from a2a_lab.sim.plan import draw_plan
+    from a2a_lab.sim.engine.model import build_model
     from a2a_lab.sim.run import SimResult
+    from a2a_lab.sim.workload.plan import draw_plan
 
     phases.mark("imports")
     config = SimConfig(n_messages=args.messages)

@@ -60,7 +60,8 @@ def main() -> int:
     from polars.testing import assert_frame_equal
 
     from a2a_lab.sim import SimConfig
-    from a2a_lab.sim.sweep import sweep
+    from a2a_lab.sim.experiments import RunOptions
+    from a2a_lab.sim.experiments.sweep import sweep
 
     config = SimConfig(n_messages=args.messages)
     grid = {"rate_scale": SCALES}
@@ -81,10 +82,9 @@ def main() -> int:
             out = sweep(
                 config,
                 grid,
-                replications=args.replications,
-                seed=args.seed,
-                progress=False,
-                executor=pool,
+                RunOptions(
+                    replications=args.replications, seed=args.seed, executor=pool, progress=False
+                ),
             )
         elapsed = time.perf_counter() - t0
         assert_frame_equal(out, reference)
@@ -97,7 +97,9 @@ def main() -> int:
     ctx = multiprocessing.get_context("spawn")
     cpu0, t0 = cpu_s(), time.perf_counter()
     reference = sweep(
-        config, grid, replications=args.replications, seed=args.seed, progress=False, workers=1
+        config,
+        grid,
+        RunOptions(replications=args.replications, seed=args.seed, workers=1, progress=False),
     )
     t_inproc = time.perf_counter() - t0
     cores_inproc = round((cpu_s() - cpu0) / t_inproc, 2)
@@ -113,9 +115,11 @@ def main() -> int:
         # no executor at all: one interpreter running every replication, then two running half
         # each at the same time; their ratio is what two cores of this machine give at best
         code = (
-            "import sys; from a2a_lab.sim import SimConfig; from a2a_lab.sim.sweep import sweep; "
+            "import sys; from a2a_lab.sim import SimConfig; "
+            "from a2a_lab.sim.experiments import RunOptions, sweep; "
             f"sweep(SimConfig(n_messages={args.messages}), {{'rate_scale': {SCALES!r}}}, "
-            "replications=int(sys.argv[1]), seed=int(sys.argv[2]), workers=1, progress=False)"
+            "RunOptions(replications=int(sys.argv[1]), seed=int(sys.argv[2]), workers=1, "
+            "progress=False))"
         )
         half = args.replications // 2
 

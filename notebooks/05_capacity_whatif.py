@@ -372,7 +372,7 @@ display(
 # %% [markdown]
 # ### 3b. The same curve with confidence intervals, on any executor
 #
-# One seed gives one sample path. `sweep_grid` (`a2a_lab.sim.sweep.sweep`) runs every point
+# One seed gives one sample path. `sweep_grid` (`a2a_lab.sim.experiments.sweep.sweep`) runs every point
 # of a grid with the same independent replications and reports, per point, the mean and a
 # 95 % confidence interval of every summary figure. A grid point changes the configuration
 # by dotted paths (`"lanes.nested"` is the pool's size) and `rate_scale` multiplies
@@ -390,19 +390,17 @@ display(
 # %%
 import math
 
-from a2a_lab.sim.sweep import capacity_search
-from a2a_lab.sim.sweep import sweep as sweep_grid
+from a2a_lab.sim.experiments import RunOptions, SearchOptions
+from a2a_lab.sim.experiments.sweep import capacity_search
+from a2a_lab.sim.experiments.sweep import sweep as sweep_grid
 
 unit = hub(1 / 40.0, 1)  # 4 senders → eden at 1/40 messages per second: utilisation 1 at one slot
 points = [{"rate_scale": u * c, "lanes.nested": c} for c in (1, 2) for u in (0.3, 0.5, 0.7, 0.85)]
 curve = sweep_grid(
     unit,
     points,
-    replications=3,
-    seed=SEED,
+    RunOptions(replications=3, seed=SEED, workers=1, progress=False),
     metrics=["p95_latency_s", "p95_sojourn_s", "no_reply_rate"],
-    workers=1,
-    progress=False,
 )
 curve = curve.with_columns(
     (pl.col("rate_scale") / pl.col("lanes.nested")).round(2).alias("utilisation"),
@@ -472,12 +470,9 @@ mm1_cap = capacity_search(
     sim.presets.mm1(0.5, 1.0, n_messages=4000),
     target_latency_s=target,
     target_quantile=0.95,
-    replications=5,
-    seed=SEED,
-    rel_tol=0.01,
     level=0.99,
-    workers=1,
-    progress=False,
+    options=RunOptions(replications=5, seed=SEED, workers=1, progress=False),
+    search=SearchOptions(rel_tol=0.01),
 )
 exact = 1.0 - math.log(20.0) / target
 print(mm1_cap)
@@ -495,11 +490,8 @@ for c in (1, 2):
         hub(0.5 * c / 40.0, c),
         target_latency_s=180.0,
         target_quantile=0.95,
-        replications=3,
-        seed=SEED,
-        rel_tol=0.05,
-        workers=1,
-        progress=False,
+        options=RunOptions(replications=3, seed=SEED, workers=1, progress=False),
+        search=SearchOptions(rel_tol=0.05),
     )
     capacity.append(
         {

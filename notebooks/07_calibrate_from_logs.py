@@ -37,7 +37,8 @@ from IPython.display import Markdown, display
 import a2a_lab as al
 from a2a_lab.analysis.calibrate import compare, fit_log
 from a2a_lab.sim import simulate
-from a2a_lab.sim.sweep import capacity_search, sweep
+from a2a_lab.sim.experiments import RunOptions, SearchOptions
+from a2a_lab.sim.experiments.sweep import capacity_search, sweep
 from a2a_lab.views.notebook import display_timezone, setup
 
 LOGS = setup()
@@ -352,7 +353,10 @@ if cal is not None:
     names = ["today", "traffic ×2", "traffic ×8", f"topology {other}", "wait 600 s", "runs ×1.5"]
     metrics = ["p50_latency_s", "p95_latency_s", "mean_wait_s", "no_reply_rate"]
     whatif = sweep(
-        twin, scenarios, replications=3, seed=7, metrics=metrics, workers=1, progress=False
+        twin,
+        scenarios,
+        RunOptions(replications=3, seed=7, workers=1, progress=False),
+        metrics=metrics,
     )
     whatif = whatif.select(
         pl.Series("scenario", names), *[pl.col(f"^{m}(_low|_high)?$") for m in metrics]
@@ -399,12 +403,8 @@ if cal is not None:
         one_day,
         target_latency_s=240.0,
         target_quantile=0.85,
-        replications=3,
-        seed=1,
-        rel_tol=0.10,
-        start_scale=4.0,
-        workers=1,
-        progress=False,
+        options=RunOptions(replications=3, seed=1, workers=1, progress=False),
+        search=SearchOptions(rel_tol=0.10, start_scale=4.0),
     )
     print(cap)
     display(

@@ -1,8 +1,8 @@
 """Seeded generator of the bundled sample log (``a2a_lab/samples/data``): a development tool.
 
 The installed package ships the sample it made, not the generator: large logs come from the
-simulator (:func:`a2a_lab.samples.write_log`, backed by :func:`a2a_lab.sim.presets.sample_like`
-and :mod:`a2a_lab.sim.inject`). This script stays so the committed sample can be regenerated
+simulator (:func:`a2a_lab.samples.write_log`, backed by :func:`a2a_lab.sim.workload.presets.sample_like`
+and :mod:`a2a_lab.sim.output.inject`). This script stays so the committed sample can be regenerated
 byte for byte (``tests/samples/test_samples.py`` does so) or deliberately changed.
 
 The events follow ``a2a-runtime.md`` and the reference emitters it describes: the same event
@@ -55,7 +55,7 @@ from a2a_lab.reference.runtime import (
     should_terminate_ping_pong,
 )
 from a2a_lab.reference.runtime import backoff_ms as reference_backoff_ms
-from a2a_lab.sim.presets import SAMPLE_WORKER_AGENTS
+from a2a_lab.sim.workload.presets import SAMPLE_WORKER_AGENTS
 
 __all__ = [
     "DEFAULT_SEED",

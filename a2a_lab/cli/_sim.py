@@ -1,7 +1,7 @@
 """``a2a-lab simulate``, ``a2a-lab sweep`` and ``a2a-lab calibrate`` (issue 23 item 3).
 
 The commands only read their inputs, call the library (:func:`a2a_lab.sim.simulate`,
-:func:`a2a_lab.sim.sweep.sweep`, :func:`a2a_lab.analysis.calibrate.fit_log`) and print or
+:func:`a2a_lab.sim.experiments.sweep.sweep`, :func:`a2a_lab.analysis.calibrate.fit_log`) and print or
 write what it returns; the file ``calibrate -o`` writes is a :class:`~a2a_lab.sim.SimConfig`
 as JSON, the file ``report --sim`` and ``simulate`` read.
 """
@@ -63,6 +63,7 @@ def read_config(path: str, option: str = "CONFIG") -> Any:
 
 
 def register(sub: argparse._SubParsersAction[OneLineArgumentParser]) -> None:
+    """Add ``simulate``, ``sweep`` and ``calibrate`` to the CLI's commands."""
     s = add_command(
         sub,
         "simulate",
@@ -90,6 +91,30 @@ def register(sub: argparse._SubParsersAction[OneLineArgumentParser]) -> None:
     )
     add_format_option(s)
 
+    _register_sweep(sub)
+
+    c = add_command(
+        sub,
+        "calibrate",
+        run_calibrate,
+        help="fit the simulator to a log: write the twin's SimConfig JSON (for report --sim)",
+        description=(
+            "Fit the simulator's workload and agents to the log SOURCE (a digital twin) and "
+            "write its SimConfig as JSON: the file 'a2a-lab report --sim' and 'a2a-lab "
+            "simulate' read. Prints the fitted service time per agent; the fit's warnings "
+            "(e.g. a saturated agent) go to stderr."
+        ),
+        epilog="example:\n  a2a-lab calibrate ~/.openclaw/logs -o twin.json --tz Asia/Seoul\n"
+        "  a2a-lab report ~/.openclaw/logs --sim twin.json -o report.html",
+    )
+    c.add_argument(
+        "-o", "--output", required=True, metavar="FILE", help="the twin's SimConfig JSON to write"
+    )
+    add_format_option(c)
+
+
+def _register_sweep(sub: argparse._SubParsersAction[OneLineArgumentParser]) -> None:
+    """Add ``sweep`` to the CLI's commands."""
     w = add_command(
         sub,
         "sweep",
@@ -151,25 +176,6 @@ def register(sub: argparse._SubParsersAction[OneLineArgumentParser]) -> None:
     )
     add_format_option(w)
 
-    c = add_command(
-        sub,
-        "calibrate",
-        run_calibrate,
-        help="fit the simulator to a log: write the twin's SimConfig JSON (for report --sim)",
-        description=(
-            "Fit the simulator's workload and agents to the log SOURCE (a digital twin) and "
-            "write its SimConfig as JSON: the file 'a2a-lab report --sim' and 'a2a-lab "
-            "simulate' read. Prints the fitted service time per agent; the fit's warnings "
-            "(e.g. a saturated agent) go to stderr."
-        ),
-        epilog="example:\n  a2a-lab calibrate ~/.openclaw/logs -o twin.json --tz Asia/Seoul\n"
-        "  a2a-lab report ~/.openclaw/logs --sim twin.json -o report.html",
-    )
-    c.add_argument(
-        "-o", "--output", required=True, metavar="FILE", help="the twin's SimConfig JSON to write"
-    )
-    add_format_option(c)
-
 
 def _check_writable_parent(path: Path, option: str = "--output") -> None:
     if not path.parent.is_dir():
@@ -192,14 +198,14 @@ def run_simulate(args: argparse.Namespace) -> int:
     result = simulate(config, seed=args.seed)
     if out is not None:
         from a2a_lab.io import write_events
-        from a2a_lab.sim import write_log
+        from a2a_lab.sim import write_logdir
 
         try:
             if out.suffix == ".ndjson":
                 write_events(result.events, out)
                 written = f"{out}"
             else:
-                files = write_log(result.events, out, tz=tz)
+                files = write_logdir(result.events, out, tz=tz)
                 written = f"{len(files)} file(s) in {out}"
         except OSError as exc:
             raise CliError(f"cannot write {out}: {exc.strerror or exc}") from None
@@ -256,7 +262,8 @@ def run_sweep(args: argparse.Namespace) -> int:
     import polars as pl
 
     from a2a_lab.cli._common import check_output, write_output
-    from a2a_lab.sim.sweep import apply_point, grid_points, sweep
+    from a2a_lab.sim.experiments.replicate import RunOptions
+    from a2a_lab.sim.experiments.sweep import apply_point, grid_points, sweep
 
     check_output(args.output)
     if not 0 < args.level < 1:
@@ -276,12 +283,11 @@ def run_sweep(args: argparse.Namespace) -> int:
     table = sweep(
         config,
         grid,
-        replications=args.replications,
-        seed=args.seed,
+        RunOptions(
+            replications=args.replications, seed=args.seed, workers=args.workers, progress=False
+        ),
         metrics=metrics,
         level=args.level,
-        workers=args.workers,
-        progress=False,
     )
     if args.output is not None:
         write_output(table, args.output, "UTC")

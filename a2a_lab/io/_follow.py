@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import KW_ONLY, InitVar, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import polars as pl
@@ -10,7 +10,7 @@ import polars as pl
 from a2a_lab.io._result import LoadResult, _finish, decode_pieces
 from a2a_lab.io._sources import split_target
 from a2a_lab.io._tracking import Cursor, Piece, line_fingerprints, new_pieces
-from a2a_lab.time import resolve_tz
+from a2a_lab.time import check_tz
 
 
 @dataclass
@@ -24,8 +24,7 @@ class LogFollower:
         which may appear later, as may the directory itself), the live file (same), or
         another file (followed alone).
     tz
-        As for :func:`a2a_lab.load` (``timezone=``, the old name, still works with a
-        ``DeprecationWarning``).
+        As for :func:`a2a_lab.load`.
     store
         A history store (see :func:`a2a_lab.io.ingest`): each refresh then ingests the new
         lines into it, resuming from the store's own record of what was read, and returns
@@ -64,18 +63,14 @@ class LogFollower:
     path: Path
     tz: str = "UTC"
     store: Path | None = None
-    _: KW_ONLY
-    timezone: InitVar[str | None] = None
     _dir: Path = field(init=False, repr=False)
     _single: str | None = field(init=False, repr=False)
     _cursors: list[Cursor] = field(default_factory=list, init=False, repr=False)
     _next_id: int = field(default=0, init=False, repr=False)
     _prints: dict[int, pl.Series] = field(default_factory=dict, init=False, repr=False)
 
-    def __post_init__(self, timezone: str | None) -> None:
-        # tz's default is "UTC": only a tz given next to the old name can conflict with it
-        given = None if timezone is not None and self.tz == "UTC" else self.tz
-        self.tz = resolve_tz(given, timezone, where="LogFollower")
+    def __post_init__(self) -> None:
+        self.tz = check_tz(self.tz)
         self.path = Path(self.path).expanduser()
         self._dir, self._single = split_target(self.path)
         if self.store is not None:

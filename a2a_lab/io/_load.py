@@ -25,7 +25,7 @@ from a2a_lab.io._decode import (
 from a2a_lab.io._result import LoadResult, _concat_contiguous, _finish, _take_events
 from a2a_lab.io._sources import Source, SourceDamage, read_blocks, resolve_source
 from a2a_lab.schema import data_dtype, polars_schema
-from a2a_lab.time import check_tz, resolve_tz
+from a2a_lab.time import check_tz
 
 #: Bytes read (and decoded) at a time: bounds the decoder's temporaries.
 CHUNK_BYTES = 8 * 2**20
@@ -202,7 +202,6 @@ def load(
     sort: bool = True,
     raw: bool = False,
     progress: bool | None = None,
-    timezone: str | None = None,
     data_fields: Collection[str] | None = None,
 ) -> LoadResult:
     """Load a coordination log: a file, a list of files, a glob, or a log directory.
@@ -230,8 +229,6 @@ def load(
     progress
         Show a progress bar (``tqdm.auto``); by default only for loads that take more than
         two seconds, on a terminal or in a notebook, and never when ``CI`` is set.
-    timezone
-        Deprecated name of ``tz`` (warns).
     data_fields
         Keep only these ``data`` fields (in the schema's order) in ``.events``: for an
         analysis that reads a few of them, the others never take memory (issue 12; the
@@ -254,7 +251,7 @@ def load(
     from a2a_lab.io._store import is_store
     from a2a_lab.io._store_read import load_store
 
-    timezone = resolve_tz(tz, timezone, where="load")
+    timezone = check_tz("UTC" if tz is None else tz)
     keep = data_fields_option(data_fields)
     if isinstance(source, (str, os.PathLike)) and is_store(source):
         res = load_store(source, tz=timezone, sort=sort, raw=raw)
@@ -277,13 +274,11 @@ def from_records(
     file: str = "<memory>",
     tz: str | None = None,
     sort: bool = True,
-    timezone: str | None = None,
 ) -> pl.DataFrame:
     """Build the event frame from already-parsed event objects (``line`` = 1-based position).
 
     Records without a usable ``type`` raise ``ValueError`` (there is no report to put them in).
-    ``tz`` is the zone of ISO timestamps without an offset, as for :func:`load` (``timezone``
-    is its deprecated name).
+    ``tz`` is the zone of ISO timestamps without an offset, as for :func:`load`.
 
     Examples
     --------
@@ -291,7 +286,7 @@ def from_records(
     >>> ev.select("type", "event_ms", pl.col("data").struct.field("fromAgent")).row(0)
     ('a2a.send', 5.0, 'ruda')
     """
-    timezone = resolve_tz(tz, timezone, where="from_records")
+    timezone = check_tz("UTC" if tz is None else tz)
     lines = []
     for rec in records:
         text = json.dumps(dict(rec), ensure_ascii=False, separators=(",", ":"), allow_nan=False)

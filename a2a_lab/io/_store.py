@@ -88,7 +88,7 @@ from a2a_lab.io._tracking import (
     line_fingerprints,
     new_pieces,
 )
-from a2a_lab.time import resolve_tz
+from a2a_lab.time import check_tz
 
 __all__ = [
     "DAMAGED_DIR",
@@ -182,7 +182,6 @@ def ingest(
     tz: str | None = None,
     keep_events: bool = False,
     progress: bool | None = None,
-    timezone: str | None = None,
     repair: bool = False,
     verify: bool = False,
 ) -> IngestReport:
@@ -213,8 +212,6 @@ def ingest(
         Also return the new events and their load report (``report.new``).
     progress
         Show a progress bar (default: only when interactive and not in CI).
-    timezone
-        Deprecated name of ``tz`` (warns).
     repair
         First rebuild the state from the parts and their kept lines (``a2a-lab ingest
         --repair``): damaged parts are moved to ``damaged/`` and their lines read again from
@@ -242,8 +239,7 @@ def ingest(
     >>> al.load(d / "store").events["type"].to_list()
     ['a2a.send']
     """
-    if timezone is not None or tz is not None:
-        timezone = resolve_tz(tz, timezone, where="ingest")
+    timezone = None if tz is None else check_tz(tz)
     started = time.perf_counter()
     logdir_path, single = split_target(logdir)
     if single is not None:

@@ -20,7 +20,7 @@ from a2a_lab.io._store_state import LINE_NOTES, _State, verified_state
 from a2a_lab.io._store_write import _NOTES_SCHEMA, _part_data_fields
 from a2a_lab.io._tracking import Cursor
 from a2a_lab.schema import polars_schema
-from a2a_lab.time import resolve_tz
+from a2a_lab.time import check_tz
 
 
 def _parts(store: Path, state: _State, kind: str) -> list[Path]:
@@ -114,11 +114,9 @@ def _events(store: Path, state: _State, timezone: str | None) -> pl.LazyFrame:
     return frame
 
 
-def _store_tz(tz: str | None, timezone: str | None, *, where: str) -> str | None:
-    """``tz`` checked (or the deprecated ``timezone``); None means the store's own zone."""
-    if tz is None and timezone is None:
-        return None
-    return resolve_tz(tz, timezone, where=where)
+def _store_tz(tz: str | None) -> str | None:
+    """``tz`` checked; None means the store's own zone."""
+    return None if tz is None else check_tz(tz)
 
 
 def scan_store(
@@ -126,7 +124,6 @@ def scan_store(
     *,
     tz: str | None = None,
     raw: bool = False,
-    timezone: str | None = None,
 ) -> pl.LazyFrame:
     """The store's events as a LazyFrame of the event frame's columns, in reading order.
 
@@ -138,10 +135,9 @@ def scan_store(
     know whether the parts are already in that order (they are unless ingests interleaved
     files); only when they are not does the plan hold a sort, which collects every column
     selected.
-    A ``tz`` other than the store's recomputes the event time of ISO timestamps
-    (``timezone=``, the old name, still works with a ``DeprecationWarning``).
+    A ``tz`` other than the store's recomputes the event time of ISO timestamps.
     """
-    tz = _store_tz(tz, timezone, where="scan_store")
+    tz = _store_tz(tz)
     store_path = Path(store).expanduser()
     state = verified_state(store_path)
     frame = _events(store_path, state, tz)
@@ -172,7 +168,6 @@ def load_store(
     tz: str | None = None,
     sort: bool = True,
     raw: bool = False,
-    timezone: str | None = None,
 ) -> LoadResult:
     """Load a history store as :func:`a2a_lab.load` loads a log directory.
 
@@ -182,7 +177,7 @@ def load_store(
     lines of files since deleted or truncated away; a live file's partial last line is
     not in the store until its newline is.)
     """
-    tz = _store_tz(tz, timezone, where="load_store")
+    tz = _store_tz(tz)
     store_path = Path(store).expanduser()
     state = verified_state(store_path)
     tz = state.timezone if tz is None else tz

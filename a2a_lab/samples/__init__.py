@@ -5,8 +5,8 @@ The sample is a log directory (live ``coordination-events.ndjson``, rotated sibl
 notebooks and tests can load it after ``pip install``. It was made by a seeded generator that
 is a development tool (``tools/generate_sample.py``), not part of the package. Large logs of
 the same shape come from the simulator: :func:`write_log` runs the
-:func:`~a2a_lab.sim.presets.sample_like` deployment and adds malformed lines with
-:mod:`a2a_lab.sim.inject`.
+:func:`~a2a_lab.sim.workload.presets.sample_like` deployment and adds malformed lines with
+:mod:`a2a_lab.sim.output.inject`.
 """
 
 from __future__ import annotations

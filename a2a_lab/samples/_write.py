@@ -13,14 +13,14 @@ import polars as pl
 
 from a2a_lab.io import write_events
 from a2a_lab.sim import simulate
-from a2a_lab.sim.inject import REJECT_REASONS, MalformedKind, malformed
-from a2a_lab.sim.presets import sample_like
+from a2a_lab.sim.output.inject import REJECT_REASONS, MalformedKind, malformed
+from a2a_lab.sim.workload.presets import sample_like
 
 __all__ = ["LOG_START", "LogSummary", "write_log"]
 
 #: Midnight KST of the Monday the simulated logs start on.
 LOG_START: Final = datetime(2026, 3, 2, tzinfo=timezone(timedelta(hours=9)))
-#: Events the :func:`~a2a_lab.sim.presets.sample_like` deployment writes per message at the
+#: Events the :func:`~a2a_lab.sim.workload.presets.sample_like` deployment writes per message at the
 #: benchmark pace (measured: 4.6); it turns ``events_per_day`` into a message rate.
 _EVENTS_PER_MESSAGE: Final = 4.5
 #: The most messages one simulation run sends: longer logs are simulated day after day in
@@ -95,13 +95,13 @@ def write_log(
 ) -> LogSummary:
     """Write one large coordination log of the sample's shape, simulated (for benchmarks).
 
-    The :func:`~a2a_lab.sim.presets.sample_like` deployment (fifteen agents, tasks and their
+    The :func:`~a2a_lab.sim.workload.presets.sample_like` deployment (fifteen agents, tasks and their
     work sessions, failures, retries and no-reply outcomes, a KST working day) runs at
     ``events_per_day``; its events are written by :func:`a2a_lab.io.write_events`, in time
     order, and cut after the events needed (exchanges still running at the end stay
     incomplete, as in a live log). ``round(n_events * bad_line_fraction)`` malformed lines
     the loader rejects (not JSON, torn writes, ``[1,2,3]``, ``"ts":NaN``, a missing or blank
-    ``type``; :func:`a2a_lab.sim.inject.malformed`) are inserted at random events, so the
+    ``type``; :func:`a2a_lab.sim.output.inject.malformed`) are inserted at random events, so the
     file has exactly ``n_events`` lines.
 
     Parameters

@@ -1,6 +1,6 @@
 """The simulator: a SimPy model of the gateway whose output is a real-schema coordination log.
 
-Configure (:class:`SimConfig`, or a textbook queue from :mod:`~a2a_lab.sim.presets`), run
+Configure (:class:`SimConfig`, or a textbook queue from :mod:`~a2a_lab.sim.workload.presets`), run
 (:func:`simulate`), then read the per-message frame, the session time series and the
 summary, or push :attr:`SimResult.events` through the same analyses as a recorded log::
 
@@ -11,19 +11,28 @@ summary, or push :attr:`SimResult.events` through the same analyses as a recorde
     res.messages                                    # one row per message
     al.conversations(al.enrich(res.events))         # the log, analysed like a real one
 
-Modules, in the order data flows: :mod:`~a2a_lab.sim.config` (with
-:mod:`~a2a_lab.sim.distributions` and the policies of :mod:`~a2a_lab.sim.policies`:
-:mod:`~a2a_lab.sim.failures`, :mod:`~a2a_lab.sim.retry`, :mod:`~a2a_lab.sim.limits`) →
-:mod:`~a2a_lab.sim.plan` and :mod:`~a2a_lab.sim.policy_plan` (every random draw, per
-message) → :mod:`~a2a_lab.sim.model` (the one SimPy model, built of
-:mod:`~a2a_lab.sim.stations`, calling the policies at its hooks) →
-:mod:`~a2a_lab.sim.trace` (what a run produced) → :mod:`~a2a_lab.sim.run` (results, the
-log) → :mod:`~a2a_lab.sim.output` (a rotated log directory); :mod:`~a2a_lab.sim.experiment`
-and :mod:`~a2a_lab.sim.sweep` replicate runs, :mod:`~a2a_lab.sim.theory` holds the queueing
-formulas they are checked against.
+Sub-packages, in the order data flows: :mod:`~a2a_lab.sim.config` (what a run is
+configured with: :class:`SimConfig`, with :mod:`~a2a_lab.sim.distributions` and
+:mod:`~a2a_lab.sim.budget`) → :mod:`~a2a_lab.sim.workload` (every random draw, per
+message: arrivals, the plan, presets) → :mod:`~a2a_lab.sim.engine` (the one SimPy model,
+its stations and the trace it fills, calling :mod:`~a2a_lab.sim.policies` at its hooks) →
+:mod:`~a2a_lab.sim.run` (:func:`simulate` and its results) → :mod:`~a2a_lab.sim.output`
+(the log: events, identifiers, a rotated directory, injected defects);
+:mod:`~a2a_lab.sim.experiments` replicates runs, sweeps grids, searches capacity and holds
+the queueing formulas the simulator is checked against.
+
+The flat modules of before (``a2a_lab.sim.plan``, ``.model``, ``.sweep``, ...) moved into
+these sub-packages; importing one by its old path fails with a message naming the new one
+(:data:`MOVED`).
 """
 
-from a2a_lab.sim import policies, presets, theory
+import importlib.abc
+import importlib.machinery
+import sys
+from collections.abc import Sequence
+from types import ModuleType
+
+from a2a_lab.sim import policies
 from a2a_lab.sim.config import (
     AgentConfig,
     AgentRate,
@@ -41,9 +50,9 @@ from a2a_lab.sim.config import (
     WaitPolicy,
 )
 from a2a_lab.sim.distributions import Deterministic, Empirical, Exponential, Gamma, Lognormal
-from a2a_lab.sim.experiment import confidence_interval, replicate
-from a2a_lab.sim.output import write_log
-from a2a_lab.sim.plan import Plan, draw_plan
+from a2a_lab.sim.experiments import theory
+from a2a_lab.sim.experiments.replicate import confidence_interval, replicate
+from a2a_lab.sim.output import write_logdir
 from a2a_lab.sim.policies import (
     CollaborateLimit,
     CollaborationRetry,
@@ -58,6 +67,8 @@ from a2a_lab.sim.policies import (
     SyncPath,
 )
 from a2a_lab.sim.run import SimResult, simulate
+from a2a_lab.sim.workload import presets
+from a2a_lab.sim.workload.plan import Plan, draw_plan
 
 __all__ = [
     "AgentConfig",
@@ -99,5 +110,50 @@ __all__ = [
     "replicate",
     "simulate",
     "theory",
-    "write_log",
+    "write_logdir",
 ]
+
+#: Each module of the flat layout that moved, and where it lives now.
+MOVED: dict[str, str] = {
+    "a2a_lab.sim._events": "a2a_lab.sim.output.events",
+    "a2a_lab.sim._ids": "a2a_lab.sim.output.ids",
+    "a2a_lab.sim._texts": "a2a_lab.sim.workload.texts",
+    "a2a_lab.sim.arrivals": "a2a_lab.sim.workload.arrivals",
+    "a2a_lab.sim.capacity": "a2a_lab.sim.experiments.capacity",
+    "a2a_lab.sim.experiment": "a2a_lab.sim.experiments.replicate",
+    "a2a_lab.sim.failures": "a2a_lab.sim.policies.failures",
+    "a2a_lab.sim.inject": "a2a_lab.sim.output.inject",
+    "a2a_lab.sim.limits": "a2a_lab.sim.policies.limits",
+    "a2a_lab.sim.model": "a2a_lab.sim.engine.model",
+    "a2a_lab.sim.plan": "a2a_lab.sim.workload.plan",
+    "a2a_lab.sim.policy_plan": "a2a_lab.sim.workload.plan",
+    "a2a_lab.sim.presets": "a2a_lab.sim.workload.presets",
+    "a2a_lab.sim.retry": "a2a_lab.sim.policies.retry",
+    "a2a_lab.sim.stations": "a2a_lab.sim.engine.stations",
+    "a2a_lab.sim.sweep": "a2a_lab.sim.experiments.sweep",
+    "a2a_lab.sim.theory": "a2a_lab.sim.experiments.theory",
+    "a2a_lab.sim.trace": "a2a_lab.sim.engine.trace",
+}
+
+
+class _MovedFinder(importlib.abc.MetaPathFinder):
+    """Fails the import of a moved module with one line naming its new path.
+
+    Without it the old path fails with a bare ``No module named ...``; a re-export module per
+    old path would keep the flat layout alive beside the new one.
+    """
+
+    def find_spec(
+        self,
+        fullname: str,
+        path: Sequence[str] | None,
+        target: ModuleType | None = None,
+    ) -> importlib.machinery.ModuleSpec | None:
+        new = MOVED.get(fullname)
+        if new is not None:
+            raise ModuleNotFoundError(f"{fullname} moved to {new} (issue 25)", name=fullname)
+        return None
+
+
+if not any(isinstance(f, _MovedFinder) for f in sys.meta_path):
+    sys.meta_path.insert(0, _MovedFinder())

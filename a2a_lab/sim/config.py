@@ -76,10 +76,10 @@ from a2a_lab.reference.runtime.retry import REFERENCE_RETRY
 from a2a_lab.sim._strict import STRICT_ALIASED, Off, Probability, iso_datetime
 from a2a_lab.sim.budget import MAX_CV, MAX_SIM_S, BudgetExceeded, RunBudget, check_runnable
 from a2a_lab.sim.distributions import Lognormal, ServiceTime
-from a2a_lab.sim.failures import FailurePolicy
-from a2a_lab.sim.limits import CollaborateLimit, LoopGuardPolicy, RateLimitPolicy
 from a2a_lab.sim.policies import IdempotencyPolicy, RelayPolicy, SyncPath
-from a2a_lab.sim.retry import ReferenceRetry, RetryField
+from a2a_lab.sim.policies.failures import FailurePolicy
+from a2a_lab.sim.policies.limits import CollaborateLimit, LoopGuardPolicy, RateLimitPolicy
+from a2a_lab.sim.policies.retry import ReferenceRetry, RetryField
 
 __all__ = [
     "ENDINGS",

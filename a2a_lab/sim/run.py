@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from datetime import datetime
 from functools import cached_property
 from typing import Any, Final
 
@@ -22,7 +23,10 @@ import numpy as np
 import polars as pl
 
 from a2a_lab.reference.runtime.termination import TERMINATION_REASONS
-from a2a_lab.sim._events import (
+from a2a_lab.sim.config import INTENTS, PAYLOAD_TYPES, SimConfig
+from a2a_lab.sim.engine.model import Model
+from a2a_lab.sim.engine.trace import BLOCKED, JOB_KINDS, NO_REPLY, OUTCOMES, REPLIED, Trace
+from a2a_lab.sim.output.events import (
     RENDER_CHUNK_EVENTS,
     Identifiers,
     identifiers,
@@ -30,12 +34,15 @@ from a2a_lab.sim._events import (
     render_events,
     session_keys,
 )
-from a2a_lab.sim.config import INTENTS, PAYLOAD_TYPES, SimConfig
-from a2a_lab.sim.failures import ERROR_KINDS
-from a2a_lab.sim.limits import BLOCK_REASONS
-from a2a_lab.sim.model import build_model
-from a2a_lab.sim.plan import SESSION_KINDS, Plan, draw_plan
-from a2a_lab.sim.trace import BLOCKED, JOB_KINDS, NO_REPLY, OUTCOMES, REPLIED, Trace
+from a2a_lab.sim.policies.failures import ERROR_KINDS
+from a2a_lab.sim.policies.limits import BLOCK_REASONS
+from a2a_lab.sim.workload.plan import (
+    SESSION_KINDS,
+    Plan,
+    draw_plan,
+    draw_policy_plan,
+    policies_active,
+)
 
 __all__ = ["SUMMARY_KEYS", "SUMMARY_RANGES", "SimResult", "simulate"]
 
@@ -115,9 +122,9 @@ class SimResult:
     seed
         The seed it ran with.
     plan
-        The pre-drawn inputs (:class:`~a2a_lab.sim.plan.Plan`).
+        The pre-drawn inputs (:class:`~a2a_lab.sim.workload.plan.Plan`).
     trace
-        The raw arrays the model produced (:class:`~a2a_lab.sim.model.Trace`).
+        The raw arrays the model produced (:class:`~a2a_lab.sim.engine.model.Trace`).
     """
 
     config: SimConfig
@@ -177,7 +184,7 @@ class SimResult:
             Why it did not get a reply: for ``no_reply`` the reference's reason (the
             ``waitError`` if any, else the ``waitStatus``: ``timeout``, ``not_found``,
             ``error``, …); for a refusal the limit (``concurrency_gate`` or an entry of
-            :data:`~a2a_lab.sim.limits.BLOCK_REASONS`); null for ``replied``.
+            :data:`~a2a_lab.sim.policies.limits.BLOCK_REASONS`); null for ``replied``.
         wait_status, wait_error
             What the no-reply events carry (``waitStatus``, ``waitError``).
         turns, termination_reason, announce_ran, announced
@@ -200,106 +207,14 @@ class SimResult:
             Attempts (1 + retries), retries, runs of the target (re-sends that idempotency
             joined do not run again; a refused message has none), the last error's code.
         blocked_by
-            The limit that refused the message (:data:`~a2a_lab.sim.limits.BLOCK_REASONS`).
+            The limit that refused the message (:data:`~a2a_lab.sim.policies.limits.BLOCK_REASONS`).
         depth
             Relay depth (null when relay depths are off).
         logged, invisible
             Whether the exchange shows in the log; whether it took place but the log shows
             nothing of it (the synchronous path's known bug).
         """
-        p, t, n = self.plan, self.trace, self.plan.n
-        ids = self.ids
-        arrival = p.arrival_s
-        ran = t.ran
-        start = np.where(ran, t.job_start[:n], np.nan)
-        end = np.where(ran, t.job_end[:n], np.nan)
-        reason = np.full(n, None, dtype=object)
-        refused = t.blocked_by >= 0
-        reason[refused] = np.asarray(BLOCK_REASONS, dtype=object)[t.blocked_by[refused]]
-        reason[(t.outcome == BLOCKED) & ~refused] = "concurrency_gate"
-        no_reply = t.outcome == NO_REPLY
-        wait_error = np.asarray(t.wait_error, dtype=object)
-        wait_status = np.asarray(t.wait_status, dtype=object)
-        reason[no_reply] = np.where(
-            wait_error[no_reply] != None,  # noqa: E711 (element-wise on an object array)
-            wait_error[no_reply],
-            wait_status[no_reply],
-        )
-        frame = pl.DataFrame(
-            {
-                "message": np.arange(n, dtype=np.int64),
-                "arrival_s": arrival,
-                "from_agent": _labels(p.agents, p.sender),
-                "to_agent": _labels(p.agents, p.target),
-                "requester_session": _labels(tuple(self.session_keys), p.requester_session),
-                "target_session": _labels(tuple(self.session_keys), p.target_session),
-                "intent": _labels(INTENTS, p.intent),
-                "payload_type": _labels(PAYLOAD_TYPES, p.payload),
-                "effective_turns": p.effective_turns.astype(np.int64),
-                "gate_wait_s": t.gate_s - arrival,
-                "service_start_s": start,
-                "service_end_s": end,
-                "queue_wait_s": start - arrival,
-                "service_s": np.where(ran, t.job_service[:n], np.nan),
-                "sojourn_s": end - arrival,
-                "reply_s": t.reply_s,
-                "latency_s": t.reply_s - arrival,
-                "complete_s": t.complete_s,
-                "duration_s": t.complete_s - arrival,
-                "outcome": _labels(OUTCOMES, t.outcome),
-                "outcome_reason": pl.Series(reason.tolist(), dtype=pl.String),
-                "wait_status": pl.Series(t.wait_status, dtype=pl.String),
-                "wait_error": pl.Series(t.wait_error, dtype=pl.String),
-                "turns": t.turns.astype(np.int64),
-                "termination_reason": _labels(TERMINATION_REASONS, t.termination),
-                "announce_ran": t.announce_ran,
-                "announced": t.announced,
-                "conversation_id": pl.Series(ids.conversation_id, dtype=pl.String),
-                "run_id": pl.Series(ids.run_id, dtype=pl.String),
-                "work_session_id": _labels(tuple(ids.work_session_id), p.task),
-                "task_id": _labels(tuple(ids.task_id), p.task),
-                "send_s": np.where(t.logged, t.send_s, np.nan),
-                "_reply_log_s": np.where(t.logged, t.reply_s, np.nan),
-                "_complete_log_s": np.where(t.logged, t.complete_s, np.nan),
-                "attempts": t.attempts.astype(np.int64),
-                "retries": t.retries.astype(np.int64),
-                "runs": t.runs.astype(np.int64),
-                "error_code": _labels(tuple(k.info.code for k in ERROR_KINDS), t.error_kind),
-                "blocked_by": _labels(BLOCK_REASONS, t.blocked_by),
-                "depth": pl.Series(t.depth, dtype=pl.Float64).fill_nan(None).cast(pl.Int64),
-                "logged": t.logged,
-                "invisible": t.invisible,
-            }
-        )
-        start_ms = int(self.config.start.timestamp() * 1000)
-
-        def log_ms(column: str) -> pl.Expr:
-            # the log's `ts`: simulated seconds truncated to the millisecond (render_events)
-            return (pl.col(column) * 1000.0).floor() + start_ms
-
-        def log_time(column: str) -> pl.Expr:
-            return log_ms(column).cast(pl.Int64).cast(pl.Datetime("ms")).dt.replace_time_zone("UTC")
-
-        seconds = [
-            "gate_wait_s",
-            "service_start_s",
-            "service_end_s",
-            "queue_wait_s",
-            "service_s",
-            "sojourn_s",
-        ]
-        return frame.with_columns(
-            pl.col(
-                *seconds, "reply_s", "latency_s", "send_s", "_reply_log_s", "_complete_log_s"
-            ).fill_nan(None)
-        ).select(
-            pl.all().exclude("_reply_log_s", "_complete_log_s", *_LAST_COLUMNS),
-            log_time("send_s").alias("send_time"),
-            log_time("_reply_log_s").alias("reply_time"),
-            log_time("_complete_log_s").alias("complete_time"),
-            ((log_ms("_reply_log_s") - log_ms("send_s")) / 1000.0).alias("first_reply_s"),
-            *_LAST_COLUMNS,
-        )
+        return _with_log_times(_message_frame(self), self.config.start)
 
     @cached_property
     def truth(self) -> pl.DataFrame:
@@ -356,7 +271,7 @@ class SimResult:
     def events(self) -> pl.DataFrame:
         """The run as a coordination log, in the event-frame schema of :func:`a2a_lab.load`.
 
-        Write it with :func:`a2a_lab.write_events` (or :func:`a2a_lab.sim.write_log` with
+        Write it with :func:`a2a_lab.write_events` (or :func:`a2a_lab.sim.write_logdir` with
         the reference's rotation); analyse it like a loaded log. To write a large run
         without holding its log, use :meth:`event_chunks`.
         """
@@ -471,7 +386,7 @@ class SimResult:
 
         Examples
         --------
-        >>> from a2a_lab.sim.presets import md1
+        >>> from a2a_lab.sim.workload.presets import md1
         >>> res = simulate(md1(0.5, 1.0, n_messages=400), seed=1)
         >>> binned = res.binned_timeseries(100.0, ["agent:server:main"])
         >>> round(float(binned["utilization"].mean()), 2) == round(res.summary()["utilization"], 2)
@@ -693,7 +608,7 @@ def simulate(
 
     Examples
     --------
-    >>> from a2a_lab.sim.presets import mm1
+    >>> from a2a_lab.sim.workload.presets import mm1
     >>> res = simulate(mm1(0.5, 1.0, n_messages=2000), seed=3)
     >>> s = res.summary()
     >>> s["messages"], s["replied_rate"], round(s["utilization"], 1)
@@ -701,6 +616,109 @@ def simulate(
     >>> res.events.group_by("type").len().sort("type").rows()
     [('a2a.complete', 2000), ('a2a.response', 2000), ('a2a.send', 2000)]
     """
+    # every draw first (the workload), then the engine: a reader follows the run in order
     plan = draw_plan(config, seed)
-    trace = build_model(plan, config, seed, full_flow=full_flow).run()
+    policy_plan = draw_policy_plan(config, plan, seed) if policies_active(config) else None
+    trace = Model(plan, config, policy_plan, full_flow=full_flow).run()
     return SimResult(config=config, seed=seed, plan=plan, trace=trace)
+
+
+def _message_frame(res: SimResult) -> pl.DataFrame:
+    """:attr:`SimResult.messages` in simulated seconds, before the log's times are added."""
+    p, t, n = res.plan, res.trace, res.plan.n
+    ids = res.ids
+    arrival = p.arrival_s
+    ran = t.ran
+    start = np.where(ran, t.job_start[:n], np.nan)
+    end = np.where(ran, t.job_end[:n], np.nan)
+    reason = np.full(n, None, dtype=object)
+    refused = t.blocked_by >= 0
+    reason[refused] = np.asarray(BLOCK_REASONS, dtype=object)[t.blocked_by[refused]]
+    reason[(t.outcome == BLOCKED) & ~refused] = "concurrency_gate"
+    no_reply = t.outcome == NO_REPLY
+    wait_error = np.asarray(t.wait_error, dtype=object)
+    wait_status = np.asarray(t.wait_status, dtype=object)
+    reason[no_reply] = np.where(
+        wait_error[no_reply] != None,  # noqa: E711 (element-wise on an object array)
+        wait_error[no_reply],
+        wait_status[no_reply],
+    )
+    return pl.DataFrame(
+        {
+            "message": np.arange(n, dtype=np.int64),
+            "arrival_s": arrival,
+            "from_agent": _labels(p.agents, p.sender),
+            "to_agent": _labels(p.agents, p.target),
+            "requester_session": _labels(tuple(res.session_keys), p.requester_session),
+            "target_session": _labels(tuple(res.session_keys), p.target_session),
+            "intent": _labels(INTENTS, p.intent),
+            "payload_type": _labels(PAYLOAD_TYPES, p.payload),
+            "effective_turns": p.effective_turns.astype(np.int64),
+            "gate_wait_s": t.gate_s - arrival,
+            "service_start_s": start,
+            "service_end_s": end,
+            "queue_wait_s": start - arrival,
+            "service_s": np.where(ran, t.job_service[:n], np.nan),
+            "sojourn_s": end - arrival,
+            "reply_s": t.reply_s,
+            "latency_s": t.reply_s - arrival,
+            "complete_s": t.complete_s,
+            "duration_s": t.complete_s - arrival,
+            "outcome": _labels(OUTCOMES, t.outcome),
+            "outcome_reason": pl.Series(reason.tolist(), dtype=pl.String),
+            "wait_status": pl.Series(t.wait_status, dtype=pl.String),
+            "wait_error": pl.Series(t.wait_error, dtype=pl.String),
+            "turns": t.turns.astype(np.int64),
+            "termination_reason": _labels(TERMINATION_REASONS, t.termination),
+            "announce_ran": t.announce_ran,
+            "announced": t.announced,
+            "conversation_id": pl.Series(ids.conversation_id, dtype=pl.String),
+            "run_id": pl.Series(ids.run_id, dtype=pl.String),
+            "work_session_id": _labels(tuple(ids.work_session_id), p.task),
+            "task_id": _labels(tuple(ids.task_id), p.task),
+            "send_s": np.where(t.logged, t.send_s, np.nan),
+            "_reply_log_s": np.where(t.logged, t.reply_s, np.nan),
+            "_complete_log_s": np.where(t.logged, t.complete_s, np.nan),
+            "attempts": t.attempts.astype(np.int64),
+            "retries": t.retries.astype(np.int64),
+            "runs": t.runs.astype(np.int64),
+            "error_code": _labels(tuple(k.info.code for k in ERROR_KINDS), t.error_kind),
+            "blocked_by": _labels(BLOCK_REASONS, t.blocked_by),
+            "depth": pl.Series(t.depth, dtype=pl.Float64).fill_nan(None).cast(pl.Int64),
+            "logged": t.logged,
+            "invisible": t.invisible,
+        }
+    )
+
+
+def _with_log_times(frame: pl.DataFrame, start: datetime) -> pl.DataFrame:
+    """``frame`` with NaN seconds as null and the times the log writes (``ts``, from ``start``)."""
+    start_ms = int(start.timestamp() * 1000)
+
+    def log_ms(column: str) -> pl.Expr:
+        # the log's `ts`: simulated seconds truncated to the millisecond (render_events)
+        return (pl.col(column) * 1000.0).floor() + start_ms
+
+    def log_time(column: str) -> pl.Expr:
+        return log_ms(column).cast(pl.Int64).cast(pl.Datetime("ms")).dt.replace_time_zone("UTC")
+
+    seconds = [
+        "gate_wait_s",
+        "service_start_s",
+        "service_end_s",
+        "queue_wait_s",
+        "service_s",
+        "sojourn_s",
+    ]
+    return frame.with_columns(
+        pl.col(
+            *seconds, "reply_s", "latency_s", "send_s", "_reply_log_s", "_complete_log_s"
+        ).fill_nan(None)
+    ).select(
+        pl.all().exclude("_reply_log_s", "_complete_log_s", *_LAST_COLUMNS),
+        log_time("send_s").alias("send_time"),
+        log_time("_reply_log_s").alias("reply_time"),
+        log_time("_complete_log_s").alias("complete_time"),
+        ((log_ms("_reply_log_s") - log_ms("send_s")) / 1000.0).alias("first_reply_s"),
+        *_LAST_COLUMNS,
+    )

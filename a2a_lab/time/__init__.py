@@ -6,7 +6,7 @@ Everything in a2a_lab that parses, formats or resolves a time imports it from he
   :func:`in_window`): an ISO 8601 string, a datetime or epoch ms; naive means UTC;
 - **the clock** (:func:`now_ms`): ``now`` when given, else the wall clock, as the reference
   dashboard's ``Date.now()`` — the one default of the report, the CLI and the notebooks;
-- **zones** (:func:`check_tz`, :func:`default_tz`, :func:`resolve_tz`): IANA names, one
+- **zones** (:func:`check_tz`, :func:`default_tz`): IANA names, one
   parameter name ``tz``, default UTC in the library and ``$A2A_LAB_TZ`` else UTC in the CLI;
 - **JavaScript's times** (:func:`iso_to_ms_expr`, :func:`event_ms_expr`,
   :func:`with_event_time`, :data:`MAX_TIME_MS`): ``Date.parse`` and the event time of
@@ -33,7 +33,6 @@ from a2a_lab.time._parse import (
     in_window,
     instant_ms,
     now_ms,
-    resolve_tz,
     to_epoch_ms,
     window_ms,
 )
@@ -59,7 +58,6 @@ __all__ = [
     "iso_to_ms_expr",
     "now_ms",
     "python_safe",
-    "resolve_tz",
     "to_epoch_ms",
     "window_ms",
     "with_event_time",

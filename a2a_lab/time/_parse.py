@@ -15,7 +15,6 @@ from __future__ import annotations
 import math
 import os
 import time as _time
-import warnings
 from collections.abc import Mapping
 from datetime import UTC, date, datetime
 from typing import TYPE_CHECKING, TypeVar
@@ -36,7 +35,6 @@ __all__ = [
     "in_window",
     "instant_ms",
     "now_ms",
-    "resolve_tz",
     "to_epoch_ms",
     "window_ms",
 ]
@@ -212,19 +210,3 @@ def default_tz(environ: Mapping[str, str] | None = None) -> str:
     env = os.environ if environ is None else environ
     value = env.get(TZ_ENV, "").strip()
     return check_tz(value, name=TZ_ENV) if value else "UTC"
-
-
-def resolve_tz(tz: str | None, timezone: str | None, *, where: str, default: str = "UTC") -> str:
-    """The validated ``tz`` of a function that used to call it ``timezone``.
-
-    ``timezone=`` (the old name) still works, with a ``DeprecationWarning``; giving both
-    different values is an error.
-    """
-    if timezone is not None:
-        warnings.warn(
-            f"{where}(timezone=...) is deprecated: use tz=...", DeprecationWarning, stacklevel=3
-        )
-        if tz is not None and tz != timezone:
-            raise ValueError(f"tz: given twice, as tz={tz!r} and timezone={timezone!r}")
-        tz = timezone
-    return check_tz(default if tz is None else tz)

@@ -16,7 +16,7 @@ import polars as pl
 
 from a2a_lab.reference.jsstr import js_string_expr
 from a2a_lab.sessions import WorkSessionsResult
-from a2a_lab.time import check_tz, format_time, python_safe, resolve_tz
+from a2a_lab.time import check_tz, format_time, python_safe
 from a2a_lab.views.mentions import mentions_expr
 from a2a_lab.views.messages import (
     MessageOptions,
@@ -355,7 +355,7 @@ def sessions_table(
     limit: int | None = None,
     discord_users: Mapping[str, str] | None = None,
     titles: pl.DataFrame | None = None,
-    timezone: str | None = None,
+    **removed: Never,
 ) -> SessionsTable:
     """The matched sessions as the dashboard lists them, with status badges and titles.
 
@@ -366,8 +366,8 @@ def sessions_table(
     enriched
         The enriched events ``result`` was built from (for the task titles).
     tz
-        IANA time zone of the start and last-activity times (default UTC; ``timezone`` is
-        its deprecated name).
+        IANA time zone of the start and last-activity times (default UTC; the old name
+        ``timezone=`` is a ``TypeError`` saying so).
     limit
         Most rows; default the result's own limit (the dashboard's page size).
     discord_users
@@ -392,7 +392,10 @@ def sessions_table(
     >>> table.frame.select("status", "title", "duration").row(0)
     ('ACTIVE', 'Rollback plan', '1 min 00 s')
     """
-    tz = resolve_tz(tz, timezone, where="sessions_table")
+    for name in removed:
+        hint = ": use tz=" if name == "timezone" else ""
+        raise TypeError(f"sessions_table() got an unexpected keyword argument {name!r}{hint}")
+    tz = check_tz("UTC" if tz is None else tz)
     count = result.limit_count if limit is None else limit
     sessions = result.sessions if count is None else result.sessions.head(count)
     named = session_titles(enriched, titles)

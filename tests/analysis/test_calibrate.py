@@ -15,7 +15,7 @@ from scipy import stats
 import a2a_lab as al
 from a2a_lab.analysis.calibrate import (
     Calibration,
-    calibrate,
+    GatewayLimits,
     compare,
     comparison_chart,
     exchanges,
@@ -34,7 +34,7 @@ from a2a_lab.sim import (
     WaitPolicy,
     simulate,
 )
-from a2a_lab.sim.sweep import apply_point
+from a2a_lab.sim.experiments.sweep import apply_point
 from a2a_lab.views.plots import MAX_ROWS
 
 TURN = Lognormal(mean_s=10.0, cv=0.5)
@@ -81,7 +81,7 @@ def known_events() -> pl.DataFrame:
 
 @pytest.fixture(scope="module")
 def known_fit(known_events: pl.DataFrame) -> Calibration:
-    return fit_log(known_events, hourly=False, wait=KNOWN.wait, ping_pong=KNOWN.ping_pong)
+    return fit_log(known_events, hourly=False, limits=GatewayLimits(KNOWN.wait, KNOWN.ping_pong))
 
 
 # ---------------------------------------------------------------------------------------
@@ -203,7 +203,10 @@ def test_service_times_recovered_with_queueing_taken_out(
     assert s["a"]["fit"] == "pooled"  # a never receives
     # the same fit on every exchange measures waits too: b queues, so its "service" inflates
     naive = fit_log(
-        known_events, hourly=False, wait=KNOWN.wait, ping_pong=KNOWN.ping_pong, only_idle=False
+        known_events,
+        hourly=False,
+        limits=GatewayLimits(KNOWN.wait, KNOWN.ping_pong),
+        only_idle=False,
     )
     assert naive.service.filter(pl.col("agent") == "b")["mean_s"][0] > 1.2 * 60.0
     assert known_fit.exchanges["idle"].sum() < known_fit.exchanges.height
@@ -281,7 +284,7 @@ def test_short_logs_get_no_hourly_profile(known_events: pl.DataFrame) -> None:
 def test_twin_reproduces_the_sample_median_latency(
     sample_events: pl.DataFrame, sample_fit: Calibration
 ) -> None:
-    twin = calibrate(sample_events, tz="Asia/Seoul")
+    twin = fit_log(sample_events, tz="Asia/Seoul").config
     assert twin == sample_fit.config
     cmp = compare([simulate(twin, seed=k) for k in range(6)], sample_events)
     observed = sample_fit.observed_median_latency_s

@@ -20,7 +20,7 @@ import warnings
 import polars as pl
 import pytest
 
-from a2a_lab.analysis.calibrate import Calibration, FitWarning, fit_log
+from a2a_lab.analysis.calibrate import Calibration, FitWarning, GatewayLimits, fit_log
 from a2a_lab.sim import (
     AgentConfig,
     Gamma,
@@ -136,7 +136,7 @@ def test_an_overloaded_agent_is_named_and_flagged_not_fitted_silently() -> None:
     events = simulate(overloaded(), seed=3).events
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        cal = fit_log(events, hourly=False, nested_limit=None)
+        cal = fit_log(events, hourly=False, limits=GatewayLimits(nested_limit=None))
     flagged = cal.service.filter("saturated")["agent"].to_list()
     assert flagged == ["b"], cal.service.select("agent", "busy", "rho", "saturated")
     messages = [str(w.message) for w in caught if issubclass(w.category, FitWarning)]
@@ -154,7 +154,7 @@ def test_runs_are_measured_from_max_of_request_lane_and_pool_slot() -> None:
     is the run's simulated service time, to the log's millisecond."""
     cfg = config().model_copy(update={"lanes": LanePools(nested=5), "duration_s": 43_200.0})
     result = simulate(cfg, seed=7)
-    cal = fit_log(result.events, hourly=False, nested_limit=5)
+    cal = fit_log(result.events, hourly=False, limits=GatewayLimits(nested_limit=5))
     used = cal.exchanges.filter(
         pl.col("run_start").is_not_null() & pl.col("first_reply_s").is_not_null()
     ).with_columns(
@@ -182,7 +182,9 @@ def test_a_saturated_nested_pool_is_named_in_a_warning() -> None:
         cfg = config().model_copy(update={"lanes": LanePools(nested=slots), "duration_s": 43_200.0})
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            cal = fit_log(simulate(cfg, seed=7).events, hourly=False, nested_limit=slots)
+            cal = fit_log(
+                simulate(cfg, seed=7).events, hourly=False, limits=GatewayLimits(nested_limit=slots)
+            )
         pool = [w for w in cal.warnings if w.startswith("the gateway-wide nested lane")]
         assert bool(pool) is saturated, cal.warnings
         assert [str(w.message) for w in caught if issubclass(w.category, FitWarning)] == list(

@@ -35,12 +35,12 @@ def test_far_future_fit_runs_under_a_2_gb_cap_and_leaves_the_far_send_out() -> N
         import json, resource, warnings
         resource.setrlimit(resource.RLIMIT_AS, ({CAP_BYTES}, {CAP_BYTES}))
         import a2a_lab as al
-        from a2a_lab.analysis.calibrate import FitWarning, calibrate
+        from a2a_lab.analysis.calibrate import FitWarning, fit_log
         events = al.load({str(FAR_FIT)!r}).events
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             cal = al.fit_log(events)
-            twin = calibrate(events)
+            twin = fit_log(events).config
         print(json.dumps({{
             "span_s": cal.span_s,
             "end_year": cal.end.year,

@@ -20,7 +20,7 @@ from a2a_lab.analysis.calibrate._exchanges import _enriched, _exchanges
 from a2a_lab.analysis.calibrate._hidden import behind_hidden
 from a2a_lab.analysis.calibrate._lanes import run_lanes
 from a2a_lab.sim import AgentConfig, FailurePolicy, Lognormal, SimConfig, SimResult, simulate
-from a2a_lab.sim.arrivals import poisson_routes
+from a2a_lab.sim.workload.arrivals import poisson_routes
 
 # statistical validation of the twin: make test-all
 pytestmark = pytest.mark.slow

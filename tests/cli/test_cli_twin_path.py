@@ -69,7 +69,8 @@ def test_simulate_and_sweep_print_what_the_library_returns(tmp_path: Path) -> No
     """``simulate --format json`` is ``simulate(config, seed).summary()``; ``sweep --format
     csv`` is ``sweep(...)`` for the default figures; the table shows the same means."""
     from a2a_lab.cli._sim import DEFAULT_METRICS
-    from a2a_lab.sim.sweep import sweep
+    from a2a_lab.sim.experiments import RunOptions
+    from a2a_lab.sim.experiments.sweep import sweep
 
     config = SimConfig(n_messages=80)
     (tmp_path / "c.json").write_text(config.model_dump_json(), encoding="utf-8")
@@ -93,7 +94,10 @@ def test_simulate_and_sweep_print_what_the_library_returns(tmp_path: Path) -> No
     out = _cli(*argv, "--format", "csv", cwd=tmp_path)
     assert out.returncode == 0, out.stderr
     want = sweep(
-        config, json.loads(grid), replications=3, seed=2, metrics=DEFAULT_METRICS, workers=1
+        config,
+        json.loads(grid),
+        RunOptions(replications=3, seed=2, workers=1),
+        metrics=DEFAULT_METRICS,
     )
     got = list(csv.DictReader(io.StringIO(out.stdout)))
     assert [float(r["p95_latency_s"]) for r in got] == pytest.approx(

@@ -46,7 +46,7 @@ from nbclient.exceptions import CellExecutionError
 import a2a_lab as al
 from a2a_lab.samples import write_log
 from a2a_lab.sim import SimConfig, simulate
-from a2a_lab.sim.output import write_log as write_simulated_log
+from a2a_lab.sim.output import write_logdir
 from tests.support.paths import ROOT
 
 # every notebook on logs the project does not ship: make test-all
@@ -167,7 +167,7 @@ def logs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     reference_simulate(ModelConfig(n_sends=800), seed=23).write(made["reference"])
     # a log directory as the simulator writes it (rotated files, the live file last)
     made["simulated"] = root / "simulated"
-    write_simulated_log(simulate(SimConfig(n_messages=1500), seed=13).events, made["simulated"])
+    write_logdir(simulate(SimConfig(n_messages=1500), seed=13).events, made["simulated"])
     return made
 
 

@@ -34,14 +34,14 @@ from a2a_lab.samples import LogSummary, sample_dir, sample_openclaw_config, writ
 from a2a_lab.schema import CoordinationEvent, EventData
 from a2a_lab.schema.payloads import parse_payload
 from a2a_lab.sim import simulate
-from a2a_lab.sim.inject import (
+from a2a_lab.sim.output.inject import (
     MALFORMED_KINDS,
     REJECT_REASONS,
     legacy_wording,
     malformed,
     odd_timestamps,
 )
-from a2a_lab.sim.presets import SAMPLE_MAIN_AGENTS, SAMPLE_WORKER_AGENTS, sample_like
+from a2a_lab.sim.workload.presets import SAMPLE_MAIN_AGENTS, SAMPLE_WORKER_AGENTS, sample_like
 from tests.support.event_types import REFERENCE_EVENT_TYPES
 from tests.support.paths import ROOT
 

@@ -1,8 +1,8 @@
-"""Common random numbers that survive a changed message count (a2a_lab.sim.plan, issue 11 item 5).
+"""Common random numbers that survive a changed message count (a2a_lab.sim.workload.plan, issue 11 item 5).
 
 With ``duration_s`` a higher arrival rate packs more messages into the run. Message ``k``
 must still get exactly the same draws: these tests compare the pre-drawn inputs of the
-model (:class:`~a2a_lab.sim.plan.Plan` and the policies' draws) message by message.
+model (:class:`~a2a_lab.sim.workload.plan.Plan` and the policies' draws) message by message.
 """
 
 from __future__ import annotations
@@ -12,10 +12,9 @@ import pytest
 
 from a2a_lab.sim import FailurePolicy, SimConfig, draw_plan, simulate
 from a2a_lab.sim.config import PoissonArrivals
-from a2a_lab.sim.plan import purpose_seeds, uniforms
+from a2a_lab.sim.experiments.sweep import latency_quantile, scale_arrivals
 from a2a_lab.sim.policies import ExponentialRetry, RelayPolicy
-from a2a_lab.sim.policy_plan import draw_policy_plan
-from a2a_lab.sim.sweep import latency_quantile, scale_arrivals
+from a2a_lab.sim.workload.plan import draw_policy_plan, purpose_seeds, uniforms
 
 #: Per-message arrays of the plan (second axis for the per-turn ones).
 PLAN_FIELDS = (

@@ -15,7 +15,7 @@ import a2a_lab as al
 from a2a_lab.analysis.checks import check
 from a2a_lab.schema import polars_schema
 from a2a_lab.schema.payloads import parse_payload
-from a2a_lab.sim import SimConfig, presets, simulate, write_log
+from a2a_lab.sim import SimConfig, presets, simulate, write_logdir
 from a2a_lab.sim.config import KST
 
 UUID4 = r"[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}"
@@ -227,14 +227,14 @@ def test_write_log_rotates_by_month_and_size_like_the_reference(tmp_path) -> Non
     ev = simulate(cfg, seed=1).events
     month = datetime.fromtimestamp(ev["event_ms"].max() / 1000, tz=KST).strftime("%Y-%m")
     assert month == "2026-04"
-    files = write_log(ev, tmp_path / "by-month", tz="Asia/Seoul")  # the gateway's zone
+    files = write_logdir(ev, tmp_path / "by-month", tz="Asia/Seoul")  # the gateway's zone
     assert [f.name for f in files] == [
         "coordination-events-2026-03.ndjson",
         "coordination-events.ndjson",
     ]
     first_live = al.load(files[-1]).events["event_ms"].min()
     assert datetime.fromtimestamp(first_live / 1000, tz=KST).strftime("%Y-%m") == "2026-04"
-    files = write_log(ev, tmp_path / "by-size", rotate_bytes=40_000, tz="Asia/Seoul")
+    files = write_logdir(ev, tmp_path / "by-size", rotate_bytes=40_000, tz="Asia/Seoul")
     names = [f.name for f in files]
     assert names[-1] == "coordination-events.ndjson" and len(names) > 3
     stamped = [

@@ -16,7 +16,7 @@ import pytest
 
 from a2a_lab.io import write_events
 from a2a_lab.sim import SimConfig, simulate
-from a2a_lab.sim.sweep import scale_arrivals
+from a2a_lab.sim.experiments.sweep import scale_arrivals
 from tests.support.sim_cases import every_policy, reference_retry
 
 SHARED = {"conversationId", "taskId", "workSessionId", "depth"}

@@ -15,7 +15,7 @@ import pytest
 
 import a2a_lab as al
 from a2a_lab.sim import FailurePolicy, SimConfig, simulate
-from a2a_lab.sim.capacity import scale_arrivals
+from a2a_lab.sim.experiments.capacity import scale_arrivals
 
 GROUND_TRUTH = {
     "conversation_id": pl.String,

@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from a2a_lab.sim import SimConfig, simulate
-from a2a_lab.sim._ids import uuid_series
+from a2a_lab.sim.output.ids import uuid_series
 
 
 @settings(max_examples=50, deadline=None)

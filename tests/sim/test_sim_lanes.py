@@ -41,7 +41,7 @@ from a2a_lab.sim import (
     theory,
 )
 from a2a_lab.sim.config import PingPongPolicy, TaskPolicy, TraceArrivals, TraceSend
-from a2a_lab.sim.sweep import scale_arrivals
+from a2a_lab.sim.experiments.sweep import scale_arrivals
 
 D = pl.col("data")
 

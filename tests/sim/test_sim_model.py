@@ -1,4 +1,4 @@
-"""Tests of the SimPy model (a2a_lab.sim.model, plan, run): behaviour of the reference gateway.
+"""Tests of the SimPy model (a2a_lab.sim.engine.model, plan, run): behaviour of the reference gateway.
 
 Each test builds a small configuration whose outcome is known exactly (deterministic service
 times, traces), or checks invariants that must hold for any configuration (hypothesis).
@@ -46,9 +46,9 @@ from a2a_lab.sim import (
     presets,
     simulate,
 )
-from a2a_lab.sim.model import Model, build_model
-from a2a_lab.sim.plan import REPLY_TEXTS
-from a2a_lab.sim.stations import GateDriver
+from a2a_lab.sim.engine.model import Model, build_model
+from a2a_lab.sim.engine.stations import GateDriver
+from a2a_lab.sim.workload.plan import REPLY_TEXTS
 from tests.support.paths import DATA
 
 D = pl.col("data")

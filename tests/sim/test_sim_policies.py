@@ -41,7 +41,7 @@ from a2a_lab.sim import (
     simulate,
 )
 from a2a_lab.sim.policies import KIND_INDEX, SendGuards, SlidingLimiter, WaitResult
-from a2a_lab.sim.policy_plan import draw_policy_plan, policies_active
+from a2a_lab.sim.workload.plan import draw_policy_plan, policies_active
 from tests.support.paths import DATA
 
 DATA = DATA / "runtime"

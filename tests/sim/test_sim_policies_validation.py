@@ -1,4 +1,4 @@
-"""The policies against theory and invariants (the policy hooks of a2a_lab.sim.model).
+"""The policies against theory and invariants (the policy hooks of a2a_lab.sim.engine.model).
 
 - M/M/1/K: with ``queue_capacity = K`` the preset M/M/1 refuses an arrival that finds K in
   the system; the blocking probability and the accepted messages' mean wait are held against

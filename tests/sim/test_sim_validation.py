@@ -1,4 +1,4 @@
-"""The simulator against queueing theory (a2a_lab.sim.presets, experiment, theory).
+"""The simulator against queueing theory (a2a_lab.sim.workload.presets, experiment, theory).
 
 Each textbook queue runs as independent replications of the FULL model (every other policy
 off), in parallel, with a warm-up deleted from each. For every figure the theoretical value

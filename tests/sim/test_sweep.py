@@ -1,4 +1,4 @@
-"""Tests of a2a_lab.sim.sweep: grids, common random numbers, executors, cache, progress, capacity."""
+"""Tests of a2a_lab.sim.experiments.sweep: grids, common random numbers, executors, cache, progress, capacity."""
 
 from __future__ import annotations
 
@@ -14,10 +14,9 @@ from hypothesis import strategies as st
 from polars.testing import assert_frame_equal
 
 from a2a_lab.sim import SimConfig, simulate
-from a2a_lab.sim.experiment import confidence_interval, replicate
-from a2a_lab.sim.presets import mm1
-from a2a_lab.sim.run import SUMMARY_KEYS
-from a2a_lab.sim.sweep import (
+from a2a_lab.sim.experiments import RunOptions, SearchOptions
+from a2a_lab.sim.experiments.replicate import confidence_interval, replicate
+from a2a_lab.sim.experiments.sweep import (
     CapacityTask,
     apply_point,
     capacity_replication,
@@ -30,6 +29,8 @@ from a2a_lab.sim.sweep import (
     sweep,
     sweep_runs,
 )
+from a2a_lab.sim.run import SUMMARY_KEYS
+from a2a_lab.sim.workload.presets import mm1
 
 #: A small configuration of the full model: gate, wait limit, ping-pong, announce, tasks.
 SMALL = SimConfig(n_messages=120)
@@ -45,7 +46,7 @@ class RefusingExecutor(Executor):
 
 @pytest.fixture(scope="module")
 def serial_runs() -> pl.DataFrame:
-    return sweep_runs(SMALL, GRID, replications=3, seed=11, workers=1)
+    return sweep_runs(SMALL, GRID, RunOptions(replications=3, seed=11, workers=1))
 
 
 # ---------------------------------------------------------------------------------------
@@ -108,7 +109,7 @@ def test_scale_arrivals_rescales_the_same_gaps() -> None:
 
 def test_replication_k_is_replication_k_of_replicate() -> None:
     cfg = mm1(0.7, 1.0, n_messages=200)
-    runs = sweep_runs(cfg, [{}], replications=3, seed=5, workers=1)
+    runs = sweep_runs(cfg, [{}], RunOptions(replications=3, seed=5, workers=1))
     reps = replicate(cfg, 3, seed=5, workers=1)
     assert_frame_equal(runs.drop("point"), reps)
 
@@ -128,9 +129,7 @@ def test_a_point_does_not_depend_on_the_rest_of_the_grid(serial_runs: pl.DataFra
     alone = sweep_runs(
         SMALL,
         [{"rate_scale": 4.0, "gate.max_concurrent_flows": 1}],
-        replications=3,
-        seed=11,
-        workers=1,
+        RunOptions(replications=3, seed=11, workers=1),
     )
     same = serial_runs.filter(
         (pl.col("rate_scale") == 4.0) & (pl.col("gate.max_concurrent_flows") == 1)
@@ -142,7 +141,7 @@ def test_a_point_does_not_depend_on_the_rest_of_the_grid(serial_runs: pl.DataFra
 @given(st.lists(st.sampled_from([0.5, 1.0, 2.0, 3.0]), min_size=1, max_size=4, unique=True))
 def test_any_grid_gives_each_point_its_own_result(scales: list[float]) -> None:
     cfg = mm1(0.3, 1.0, n_messages=60)
-    runs = sweep_runs(cfg, {"rate_scale": scales}, replications=2, seed=2, workers=1)
+    runs = sweep_runs(cfg, {"rate_scale": scales}, RunOptions(replications=2, seed=2, workers=1))
     for s in scales:
         expected = [
             simulate(scale_arrivals(cfg, s), replication_seed(2, k)).summary()["mean_sojourn_s"]
@@ -156,9 +155,7 @@ def test_scenarios_may_name_different_parameters() -> None:
     runs = sweep_runs(
         cfg,
         [{"rate_scale": 1.5}, {"agents.1.session_concurrency": 2}, {}],
-        replications=2,
-        seed=1,
-        workers=1,
+        RunOptions(replications=2, seed=1, workers=1),
     )
     assert runs.columns[:3] == ["point", "rate_scale", "agents.1.session_concurrency"]
     assert runs["rate_scale"].to_list() == [1.5, 1.5, None, None, None, None]
@@ -203,14 +200,13 @@ def test_summary_with_one_replication_has_no_interval() -> None:
     out = sweep(
         mm1(0.5, 1.0, n_messages=50),
         {"rate_scale": [1.0]},
-        replications=1,
+        RunOptions(replications=1, workers=1),
         metrics=["mean_wait_s"],
-        workers=1,
     )
     assert out["mean_wait_s_low"].is_null().all() and out["mean_wait_s"].is_not_null().all()
     with pytest.raises(ValueError, match="unknown metric"):
         summarize(
-            sweep_runs(mm1(0.5, 1.0, n_messages=50), [{}], replications=1, workers=1),
+            sweep_runs(mm1(0.5, 1.0, n_messages=50), [{}], RunOptions(replications=1, workers=1)),
             metrics=["nope"],
         )
 
@@ -224,9 +220,11 @@ def test_summary_with_one_replication_has_no_interval() -> None:
 def test_thread_and_process_executors_match_serial(serial_runs: pl.DataFrame) -> None:
     with ThreadPoolExecutor(2) as pool:
         assert_frame_equal(
-            sweep_runs(SMALL, GRID, replications=3, seed=11, executor=pool), serial_runs
+            sweep_runs(SMALL, GRID, RunOptions(replications=3, seed=11, executor=pool)), serial_runs
         )
-    assert_frame_equal(sweep_runs(SMALL, GRID, replications=3, seed=11, workers=2), serial_runs)
+    assert_frame_equal(
+        sweep_runs(SMALL, GRID, RunOptions(replications=3, seed=11, workers=2)), serial_runs
+    )
 
 
 @pytest.mark.slow
@@ -244,7 +242,9 @@ def test_dask_distributed_matches_serial(serial_runs: pl.DataFrame) -> None:
         distributed.Client(cluster, timeout="60s") as client,
     ):
         client.wait_for_workers(2, timeout=60)
-        out = sweep_runs(SMALL, GRID, replications=3, seed=11, executor=client.get_executor())
+        out = sweep_runs(
+            SMALL, GRID, RunOptions(replications=3, seed=11, executor=client.get_executor())
+        )
         # both workers ran replications
         assert len(client.scheduler_info()["workers"]) == 2
     assert_frame_equal(out, serial_runs)
@@ -252,17 +252,25 @@ def test_dask_distributed_matches_serial(serial_runs: pl.DataFrame) -> None:
 
 
 def test_cache_reuses_results(tmp_path, serial_runs: pl.DataFrame) -> None:  # type: ignore[no-untyped-def]
-    first = sweep_runs(SMALL, GRID, replications=3, seed=11, workers=1, cache_dir=tmp_path)
+    first = sweep_runs(
+        SMALL, GRID, RunOptions(replications=3, seed=11, workers=1), cache_dir=tmp_path
+    )
     assert len(list(tmp_path.glob("*.json"))) == 12
     assert_frame_equal(first, serial_runs)
     again = sweep_runs(
-        SMALL, GRID, replications=3, seed=11, executor=RefusingExecutor(), cache_dir=tmp_path
+        SMALL,
+        GRID,
+        RunOptions(replications=3, seed=11, executor=RefusingExecutor()),
+        cache_dir=tmp_path,
     )
     assert_frame_equal(again, serial_runs)
     # a new replication is computed, the cached ones are not
     with pytest.raises(AssertionError, match="submit called"):
         sweep_runs(
-            SMALL, GRID, replications=4, seed=11, executor=RefusingExecutor(), cache_dir=tmp_path
+            SMALL,
+            GRID,
+            RunOptions(replications=4, seed=11, executor=RefusingExecutor()),
+            cache_dir=tmp_path,
         )
 
 
@@ -270,9 +278,11 @@ def test_progress_quiet_under_tests_and_shown_on_request(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     cfg = mm1(0.5, 1.0, n_messages=30)
-    sweep_runs(cfg, {"rate_scale": [1.0, 2.0]}, replications=2, workers=1)
+    sweep_runs(cfg, {"rate_scale": [1.0, 2.0]}, RunOptions(replications=2, workers=1))
     assert capsys.readouterr().err == ""
-    sweep_runs(cfg, {"rate_scale": [1.0, 2.0]}, replications=2, workers=1, progress=True)
+    sweep_runs(
+        cfg, {"rate_scale": [1.0, 2.0]}, RunOptions(replications=2, workers=1, progress=True)
+    )
     err = capsys.readouterr().err
     assert "sweep" in err and "4/4" in err
 
@@ -303,11 +313,9 @@ def test_capacity_matches_mm1_theory() -> None:
         mm1(0.4, 1.0, n_messages=6000),
         target_latency_s=target,
         target_quantile=q,
-        replications=6,
-        seed=8,
-        rel_tol=0.005,
         level=0.99,
-        workers=1,
+        options=RunOptions(replications=6, seed=8, workers=1),
+        search=SearchOptions(rel_tol=0.005),
     )
     assert cap.bracketed
     assert cap.rate_low < lam < cap.rate_high
@@ -333,9 +341,8 @@ def test_capacity_unbracketed_gives_a_bound() -> None:
     cap = capacity_search(
         mm1(0.01, 1.0, n_messages=100),
         target_latency_s=1e4,
-        replications=2,
-        max_doublings=2,
-        workers=1,
+        options=RunOptions(replications=2, workers=1),
+        search=SearchOptions(max_doublings=2),
     )
     assert not cap.bracketed
     assert cap.replications["scale"].to_list() == [4.0, 4.0]

@@ -210,7 +210,7 @@ def test_old_module_paths_are_the_same_objects() -> None:
         assert len(names) >= 3, old.__name__
         for name in names:
             assert getattr(old, name) is getattr(t, name), (old.__name__, name)
-    assert set(vars(old_parse)) >= {"to_epoch_ms", "check_tz", "resolve_tz", "in_window"}
+    assert set(vars(old_parse)) >= {"to_epoch_ms", "check_tz", "in_window"}
     assert al.to_epoch_ms is t.to_epoch_ms
 
 

@@ -10,7 +10,6 @@ inclusive, the same way in ``work_sessions``, ``conversations``, ``interaction_g
 from __future__ import annotations
 
 import inspect
-import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -20,8 +19,8 @@ import pytest
 
 import a2a_lab as al
 from a2a_lab.analysis.calibrate import fit_log
-from a2a_lab.sim.output import write_log
-from a2a_lab.time import check_tz, default_tz, in_window, resolve_tz
+from a2a_lab.sim.output import write_logdir
+from a2a_lab.time import check_tz, default_tz, in_window
 from a2a_lab.views import plots
 from a2a_lab.views.messages import thread_messages
 from a2a_lab.views.widgets import sessions_table, thread_view
@@ -45,7 +44,7 @@ TZ_FUNCTIONS: dict[str, Callable[..., Any]] = {
     "scan": al.scan,
     "from_records": al.from_records,
     "fit_log": fit_log,
-    "sim.output.write_log": write_log,
+    "sim.output.write_logdir": write_logdir,
     "thread_messages": thread_messages,
     "thread_view": thread_view,
     "sessions_table": sessions_table,
@@ -58,12 +57,30 @@ TZ_FUNCTIONS: dict[str, Callable[..., Any]] = {
 }
 
 
+#: The functions whose deprecated ``timezone=`` was removed (issue 25: one name per job).
+_NO_TIMEZONE = frozenset(
+    {
+        "load",
+        "scan",
+        "from_records",
+        "fit_log",
+        "sim.output.write_logdir",
+        "LogFollower",
+        "ingest",
+        "io.load_store",
+        "io.scan_store",
+    }
+)
+
+
 @pytest.mark.parametrize("name", sorted(TZ_FUNCTIONS))
 def test_the_time_zone_parameter_is_tz_defaulting_to_utc(name: str) -> None:
     params = inspect.signature(TZ_FUNCTIONS[name]).parameters
     assert "tz" in params, name
     assert params["tz"].default in ("UTC", None), name
-    if "timezone" in params:  # the deprecated alias, keyword-only and unset by default
+    if name in _NO_TIMEZONE:  # the deprecated alias is gone (issue 25)
+        assert "timezone" not in params, name
+    elif "timezone" in params:  # the deprecated alias, keyword-only and unset by default
         assert params["timezone"].default is None
         assert params["timezone"].kind is inspect.Parameter.KEYWORD_ONLY
 
@@ -75,7 +92,7 @@ def test_the_time_zone_parameter_is_tz_defaulting_to_utc(name: str) -> None:
         lambda ev, en, tmp: al.scan(al.samples.sample_dir(), tz="Mars/Olympus"),
         lambda ev, en, tmp: al.from_records([{"type": "x", "ts": 1}], tz="Mars/Olympus"),
         lambda ev, en, tmp: fit_log(ev, tz="Mars/Olympus"),
-        lambda ev, en, tmp: write_log(ev, tmp, tz="Mars/Olympus"),
+        lambda ev, en, tmp: write_logdir(ev, tmp, tz="Mars/Olympus"),
         lambda ev, en, tmp: plots.set_display_timezone("Mars/Olympus"),
         lambda ev, en, tmp: plots.swimlane(en, tz="Mars/Olympus"),
         lambda ev, en, tmp: sessions_table(al.work_sessions(en, now=NOW_MS), en, tz="Mars/Olympus"),
@@ -90,7 +107,7 @@ def test_the_time_zone_parameter_is_tz_defaulting_to_utc(name: str) -> None:
         "scan",
         "from_records",
         "fit_log",
-        "write_log",
+        "write_logdir",
         "set_display_timezone",
         "swimlane",
         "sessions_table",
@@ -113,45 +130,40 @@ def test_an_unknown_time_zone_fails_at_once_naming_tz(
     assert plots.display_timezone() == "UTC"
 
 
-def test_the_old_timezone_keyword_warns_and_still_works(events: pl.DataFrame) -> None:
+def test_the_old_timezone_keyword_is_gone(tmp_path: Path) -> None:
+    """``timezone=`` was the deprecated name of ``tz``: now it is an unknown keyword."""
     sample = al.samples.sample_dir()
-    with pytest.warns(DeprecationWarning, match=r"load\(timezone=...\) is deprecated"):
-        old = al.load(sample, timezone="Asia/Seoul").events
-    assert old.equals(al.load(sample, tz="Asia/Seoul").events)
-    with pytest.warns(DeprecationWarning, match="fit_log"):
-        old_fit = fit_log(events, timezone="Asia/Seoul")
-    assert old_fit.hourly.equals(fit_log(events, tz="Asia/Seoul").hourly)
-    with pytest.raises(ValueError, match="^tz: given twice"), warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)
-        al.load(sample, tz="UTC", timezone="Asia/Seoul")
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        al.load(sample, tz="Asia/Seoul")  # the new name never warns
-
-
-def test_the_follower_and_the_store_take_tz_and_still_accept_timezone(tmp_path: Path) -> None:
     logdir, store = tmp_path / "logs", tmp_path / "store"
     logdir.mkdir()
     (logdir / "coordination-events.ndjson").write_text(
         '{"type":"a2a.send","timestamp":"2026-02-18T09:00:00"}\n'
     )
-    with pytest.warns(DeprecationWarning, match=r"LogFollower\(timezone=...\)"):
-        old = al.LogFollower(logdir, timezone="Asia/Seoul")
-    assert old.tz == "Asia/Seoul"
-    assert old.refresh().events.equals(al.LogFollower(logdir, tz="Asia/Seoul").refresh().events)
-    with pytest.raises(ValueError, match="^tz: given twice"), warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)
-        al.LogFollower(logdir, tz="Europe/Paris", timezone="Asia/Seoul")
     al.io.ingest(logdir, store, tz="Asia/Seoul")
-    with pytest.warns(DeprecationWarning, match=r"load_store\(timezone=...\)"):
-        old_load = al.io.load_store(store, timezone="UTC").events
+    calls: list[Callable[[], Any]] = [
+        lambda: al.load(sample, timezone="Asia/Seoul"),  # type: ignore[call-arg]
+        lambda: al.from_records([], timezone="Asia/Seoul"),  # type: ignore[call-arg]
+        lambda: al.LogFollower(logdir, timezone="Asia/Seoul"),  # type: ignore[call-arg]
+        lambda: al.io.ingest(logdir, store, timezone="Asia/Seoul"),  # type: ignore[call-arg]
+        lambda: al.io.load_store(store, timezone="UTC"),  # type: ignore[call-arg]
+        lambda: al.io.scan_store(store, timezone="UTC"),  # type: ignore[call-arg]
+    ]
+    for call in calls:
+        with pytest.raises(TypeError, match="timezone"):
+            call()
+
+
+def test_the_follower_and_the_store_take_tz(tmp_path: Path) -> None:
+    logdir, store = tmp_path / "logs", tmp_path / "store"
+    logdir.mkdir()
+    (logdir / "coordination-events.ndjson").write_text(
+        '{"type":"a2a.send","timestamp":"2026-02-18T09:00:00"}\n'
+    )
+    assert al.LogFollower(logdir, tz="Asia/Seoul").tz == "Asia/Seoul"
+    al.io.ingest(logdir, store, tz="Asia/Seoul")
     new_load = al.io.load_store(store, tz="UTC").events
-    assert old_load.equals(new_load)
     # naive ISO times move with the zone: 09:00 in Seoul is 00:00 UTC, 09:00 UTC is 9 h later
     assert new_load["event_ms"][0] - al.io.load_store(store).events["event_ms"][0] == 9 * 3_600_000
-    with pytest.warns(DeprecationWarning, match=r"scan_store\(timezone=...\)"):
-        old_scan = al.io.scan_store(store, timezone="UTC").collect()
-    assert old_scan.equals(al.io.scan_store(store, tz="UTC").collect())
+    assert new_load.equals(al.io.scan_store(store, tz="UTC").collect().select(new_load.columns))
 
 
 def test_tz_moves_naive_log_timestamps_the_same_way_everywhere() -> None:
@@ -176,16 +188,16 @@ def test_write_log_names_months_in_tz(tmp_path: Path) -> None:
     # 2026-03-31T20:00Z is already April 1st in Seoul
     recs = [{"type": "a2a.send", "ts": 1_774_987_200_000 + i, "data": {}} for i in range(3)]
     ev = al.from_records(recs)
-    utc = write_log(ev, tmp_path / "utc")
-    seoul = write_log(ev, tmp_path / "kst", tz="Asia/Seoul")
+    utc = write_logdir(ev, tmp_path / "utc")
+    seoul = write_logdir(ev, tmp_path / "kst", tz="Asia/Seoul")
     assert [f.name for f in utc] == [f.name for f in seoul] == ["coordination-events.ndjson"]
     later = al.from_records([*recs, {"type": "a2a.send", "ts": 1_775_001_600_000, "data": {}}])
     # 04-01T00:00Z: a new month in UTC, the same (April) in Seoul
-    assert [f.name for f in write_log(later, tmp_path / "u2")] == [
+    assert [f.name for f in write_logdir(later, tmp_path / "u2")] == [
         "coordination-events-2026-03.ndjson",
         "coordination-events.ndjson",
     ]
-    assert [f.name for f in write_log(later, tmp_path / "k2", tz="Asia/Seoul")] == [
+    assert [f.name for f in write_logdir(later, tmp_path / "k2", tz="Asia/Seoul")] == [
         "coordination-events.ndjson"
     ]
 
@@ -200,6 +212,8 @@ def test_thread_views_show_times_in_tz(enriched: pl.DataFrame) -> None:
     assert (utc["time"] == seoul["time"].dt.convert_time_zone("UTC")).all()  # the same instants
     table = sessions_table(ws, enriched, tz="Asia/Seoul")
     assert table.tz == "Asia/Seoul" and "times in Asia/Seoul" in table.to_html()
+    with pytest.raises(TypeError, match="'timezone': use tz="):
+        sessions_table(ws, enriched, timezone="Asia/Seoul")  # type: ignore[call-arg]
 
 
 def test_default_tz_reads_the_environment_only_when_asked() -> None:
@@ -208,7 +222,6 @@ def test_default_tz_reads_the_environment_only_when_asked() -> None:
     with pytest.raises(ValueError, match="^A2A_LAB_TZ: unknown time zone"):
         default_tz({"A2A_LAB_TZ": "Mars/Olympus"})
     assert check_tz("America/New_York") == "America/New_York"
-    assert resolve_tz(None, None, where="f") == "UTC"
 
 
 def test_library_defaults_ignore_a2a_lab_tz(monkeypatch: pytest.MonkeyPatch) -> None:

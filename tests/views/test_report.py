@@ -268,7 +268,7 @@ def test_invalid_options_fail_at_once_naming_the_field(log: Path, kwargs: dict, 
 
 
 def test_twin_section_compares_quantiles_with_a_simulator_run(log: Path, tmp_path: Path) -> None:
-    from a2a_lab.sim.presets import mm1
+    from a2a_lab.sim.workload.presets import mm1
 
     config = tmp_path / "mm1.json"
     config.write_text(mm1(0.5, 1.0, n_messages=300).model_dump_json(), encoding="utf-8")

@@ -1,17 +1,17 @@
 """Fit the simulator to a recorded log (a digital twin), then compare the twin with the log.
 
-:func:`calibrate` reads a coordination log and returns a :class:`~a2a_lab.sim.SimConfig` of
-today's policies whose workload and agents are fitted to it; :func:`fit_log` returns the
-same configuration with every fitted table (:class:`Calibration`). :func:`compare` holds a
+:func:`fit_log` reads a coordination log and returns the twin, a
+:class:`~a2a_lab.sim.SimConfig` of today's policies whose workload and agents are fitted to
+it (:attr:`Calibration.config`), with every fitted table (:class:`Calibration`). :func:`compare` holds a
 simulated log against the recorded one (quantiles and Kolmogorov-Smirnov statistics of the
 first-reply latency per pair and of the turns), :func:`comparison_chart` draws it::
 
     import a2a_lab as al
-    from a2a_lab.analysis.calibrate import calibrate, compare
+    from a2a_lab.analysis.calibrate import compare, fit_log
     from a2a_lab.sim import simulate
 
     events = al.load(logs).events
-    twin = calibrate(events)
+    twin = fit_log(events).config
     cmp = compare([simulate(twin, seed=k) for k in range(5)], events)
     cmp.overall, cmp.latency, cmp.turns
 
@@ -90,7 +90,7 @@ main session.
 from a2a_lab.analysis.calibrate._compare import Comparison, compare, comparison_chart
 from a2a_lab.analysis.calibrate._exchanges import SPAWN_WINDOW_MS, exchanges
 from a2a_lab.analysis.calibrate._fits import fit_service_time
-from a2a_lab.analysis.calibrate._log import Calibration, calibrate, fit_log
+from a2a_lab.analysis.calibrate._log import Calibration, GatewayLimits, fit_log
 from a2a_lab.analysis.calibrate._window import FitWarning
 
 __all__ = [
@@ -98,7 +98,7 @@ __all__ = [
     "Calibration",
     "Comparison",
     "FitWarning",
-    "calibrate",
+    "GatewayLimits",
     "compare",
     "comparison_chart",
     "exchanges",

@@ -87,6 +87,77 @@ class Comparison:
         return comparison_chart(self)
 
 
+def _side(
+    frame: pl.DataFrame, name: str, by: list[str], quantiles: Sequence[float]
+) -> pl.DataFrame:
+    """Replies and latency quantiles of one side (``name``), per ``by`` (or over all)."""
+    aggs = [pl.len().cast(pl.Int64).alias(name), *_quantile_cols("latency_s", quantiles, name)]
+    return frame.group_by(by).agg(aggs) if by else frame.select(aggs)
+
+
+def _pair_latency(
+    sim_r: pl.DataFrame, obs_r: pl.DataFrame, quantiles: Sequence[float], min_samples: int
+) -> pl.DataFrame:
+    """Per directed pair: replies, latency quantiles of both sides and their KS statistic."""
+    pair = ["from_agent", "to_agent"]
+    per_pair = _side(obs_r, "observed", pair, quantiles).join(
+        _side(sim_r, "simulated", pair, quantiles), on=pair, how="full", coalesce=True
+    )
+    per_pair = per_pair.with_columns(pl.col("observed", "simulated").fill_null(0)).sort(pair)
+    # one KS test per pair (a few dozen scipy calls, on arrays gathered by Polars)
+    sim_lists = dict(
+        sim_r.group_by(pl.concat_str(pair, separator="\u0000")).agg(pl.col("latency_s")).iter_rows()
+    )
+    obs_lists = dict(
+        obs_r.group_by(pl.concat_str(pair, separator="\u0000")).agg(pl.col("latency_s")).iter_rows()
+    )
+    tests = [
+        _ks(
+            np.asarray(sim_lists.get(f"{a}\u0000{b}", []), dtype=float),
+            np.asarray(obs_lists.get(f"{a}\u0000{b}", []), dtype=float),
+            min_samples,
+        )
+        for a, b in per_pair.select(pair).iter_rows()
+    ]
+    latency = per_pair.with_columns(
+        pl.Series("ks", [t[0] for t in tests], dtype=pl.Float64),
+        pl.Series("ks_pvalue", [t[1] for t in tests], dtype=pl.Float64),
+    )
+    order = [*pair, "observed", "simulated"] + [
+        c for c in latency.columns if c.startswith(("observed_p", "simulated_p"))
+    ]
+    return latency.select(*order, "ks", "ks_pvalue")
+
+
+def _turn_table(
+    sim_r: pl.DataFrame, obs_r: pl.DataFrame
+) -> tuple[pl.DataFrame, float | None, float | None]:
+    """Turn counts and shares of both sides, and the KS statistic of the turns."""
+    turn_col = pl.col("turns").fill_null(0).cast(pl.Int64)
+    sim_t = sim_r.select(turn_col)["turns"].to_numpy()
+    obs_t = obs_r.select(turn_col)["turns"].to_numpy()
+    t_ks, t_p = _ks(sim_t, obs_t, 1)
+
+    def turn_counts(frame: pl.DataFrame, name: str) -> pl.DataFrame:
+        return (
+            frame.group_by(turn_col)
+            .agg(pl.len().cast(pl.Int64).alias(name))
+            .with_columns((pl.col(name) / pl.col(name).sum()).alias(f"{name}_share"))
+        )
+
+    turns = (
+        turn_counts(obs_r, "observed")
+        .join(turn_counts(sim_r, "simulated"), on="turns", how="full", coalesce=True)
+        .with_columns(
+            pl.col("observed", "simulated").fill_null(0),
+            pl.col("observed_share", "simulated_share").fill_null(0.0),
+        )
+        .sort("turns")
+        .select("turns", "observed", "simulated", "observed_share", "simulated_share")
+    )
+    return turns, t_ks, t_p
+
+
 def compare(
     simulated: Logs,
     observed: Logs,
@@ -130,12 +201,9 @@ def compare(
     obs_r = obs_ex.filter(replied & pl.col("latency_s").is_not_null())
     sim_lat, obs_lat = sim_r["latency_s"].to_numpy(), obs_r["latency_s"].to_numpy()
 
-    def side(frame: pl.DataFrame, name: str, by: list[str]) -> pl.DataFrame:
-        aggs = [pl.len().cast(pl.Int64).alias(name), *_quantile_cols("latency_s", quantiles, name)]
-        return frame.group_by(by).agg(aggs) if by else frame.select(aggs)
-
     ks, p = _ks(sim_lat, obs_lat, 1)
-    obs_all, sim_all = side(obs_r, "observed", []), side(sim_r, "simulated", [])
+    obs_all = _side(obs_r, "observed", [], quantiles)
+    sim_all = _side(sim_r, "simulated", [], quantiles)
     overall = pl.concat(
         [
             obs_all.select("observed"),
@@ -150,57 +218,9 @@ def compare(
         (pl.col("simulated_p50") / pl.col("observed_p50")).alias("median_ratio"),
     )
 
-    pair = ["from_agent", "to_agent"]
-    per_pair = side(obs_r, "observed", pair).join(
-        side(sim_r, "simulated", pair), on=pair, how="full", coalesce=True
-    )
-    per_pair = per_pair.with_columns(pl.col("observed", "simulated").fill_null(0)).sort(pair)
-    # one KS test per pair (a few dozen scipy calls, on arrays gathered by Polars)
-    sim_lists = dict(
-        sim_r.group_by(pl.concat_str(pair, separator="\u0000")).agg(pl.col("latency_s")).iter_rows()
-    )
-    obs_lists = dict(
-        obs_r.group_by(pl.concat_str(pair, separator="\u0000")).agg(pl.col("latency_s")).iter_rows()
-    )
-    tests = [
-        _ks(
-            np.asarray(sim_lists.get(f"{a}\u0000{b}", []), dtype=float),
-            np.asarray(obs_lists.get(f"{a}\u0000{b}", []), dtype=float),
-            min_samples,
-        )
-        for a, b in per_pair.select(pair).iter_rows()
-    ]
-    latency = per_pair.with_columns(
-        pl.Series("ks", [t[0] for t in tests], dtype=pl.Float64),
-        pl.Series("ks_pvalue", [t[1] for t in tests], dtype=pl.Float64),
-    )
-    order = [*pair, "observed", "simulated"] + [
-        c for c in latency.columns if c.startswith(("observed_p", "simulated_p"))
-    ]
-    latency = latency.select(*order, "ks", "ks_pvalue")
+    latency = _pair_latency(sim_r, obs_r, quantiles, min_samples)
 
-    turn_col = pl.col("turns").fill_null(0).cast(pl.Int64)
-    sim_t = sim_r.select(turn_col)["turns"].to_numpy()
-    obs_t = obs_r.select(turn_col)["turns"].to_numpy()
-    t_ks, t_p = _ks(sim_t, obs_t, 1)
-
-    def turn_counts(frame: pl.DataFrame, name: str) -> pl.DataFrame:
-        return (
-            frame.group_by(turn_col)
-            .agg(pl.len().cast(pl.Int64).alias(name))
-            .with_columns((pl.col(name) / pl.col(name).sum()).alias(f"{name}_share"))
-        )
-
-    turns = (
-        turn_counts(obs_r, "observed")
-        .join(turn_counts(sim_r, "simulated"), on="turns", how="full", coalesce=True)
-        .with_columns(
-            pl.col("observed", "simulated").fill_null(0),
-            pl.col("observed_share", "simulated_share").fill_null(0.0),
-        )
-        .sort("turns")
-        .select("turns", "observed", "simulated", "observed_share", "simulated_share")
-    )
+    turns, t_ks, t_p = _turn_table(sim_r, obs_r)
 
     def outcome_shares(frame: pl.DataFrame, name: str) -> pl.DataFrame:
         return frame.group_by("outcome").agg((pl.len() / frame.height).alias(name))

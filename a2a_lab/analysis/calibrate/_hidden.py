@@ -50,28 +50,11 @@ _ROUND_MS: Final = 2.0
 _UNSEEN_TURN_END: Final = ("explicit_skip", "empty_reply", "agent_error")
 
 
-def behind_hidden(jobs: pl.DataFrame, conv: pl.DataFrame, turn_timeout_ms: float) -> pl.DataFrame:
-    """First runs whose only unknown is the end of the hidden run(s) just before them.
+def _hidden_before(jobs: pl.DataFrame, turn_timeout_ms: float) -> pl.DataFrame:
+    """First runs right after one hidden run (or a timed-out turn and its announce step).
 
-    Parameters
-    ----------
-    jobs
-        :func:`~._occupancy.with_idle` output with ``_row``.
-    conv
-        Exchanges with ``_row``, ``_start_ms``, ``_first_reply_ms``, ``_end_ms``, ``outcome``,
-        ``outcome_reason``.
-    turn_timeout_ms
-        The ping-pong turn timeout.
-
-    Returns
-    -------
-    pl.DataFrame
-        One row per run ``J``: ``_row`` (its exchange), ``hidden_row`` (the exchange of
-        the hidden run), ``agent``, ``request`` (``r_J``), ``reply`` (``e_J``; null without
-        one), ``timeout`` (no reply within the wait limit), ``hidden_start`` (when the
-        first hidden run started), ``hidden_limit`` (it ran past this), ``announced`` (an
-        announce step ``A`` followed it), ``announce_request`` (``r_A``) and
-        ``announce_limit`` (``A`` ran past this).
+    A hidden run is a tail job on the target that logged no end; the row says which
+    exchange it was, when it started and what it ran past.
     """
     line = "timeline" if "timeline" in jobs.columns else "agent"
     ordered = jobs.with_row_index("_order").sort(line, "request", "_order")
@@ -95,7 +78,7 @@ def behind_hidden(jobs: pl.DataFrame, conv: pl.DataFrame, turn_timeout_ms: float
         & (prev("_row", 2) == prev("_row", 1)).fill_null(False)
         & prev("run_start", 2).is_not_null()
     )
-    found = (
+    return (
         ordered.with_columns(
             prev("_row", 1).alias("hidden_row"),
             pl.when(single)
@@ -124,6 +107,32 @@ def behind_hidden(jobs: pl.DataFrame, conv: pl.DataFrame, turn_timeout_ms: float
             *("announced", "announce_request"),
         )
     )
+
+
+def behind_hidden(jobs: pl.DataFrame, conv: pl.DataFrame, turn_timeout_ms: float) -> pl.DataFrame:
+    """First runs whose only unknown is the end of the hidden run(s) just before them.
+
+    Parameters
+    ----------
+    jobs
+        :func:`~._occupancy.with_idle` output with ``_row``.
+    conv
+        Exchanges with ``_row``, ``_start_ms``, ``_first_reply_ms``, ``_end_ms``, ``outcome``,
+        ``outcome_reason``.
+    turn_timeout_ms
+        The ping-pong turn timeout.
+
+    Returns
+    -------
+    pl.DataFrame
+        One row per run ``J``: ``_row`` (its exchange), ``hidden_row`` (the exchange of
+        the hidden run), ``agent``, ``request`` (``r_J``), ``reply`` (``e_J``; null without
+        one), ``timeout`` (no reply within the wait limit), ``hidden_start`` (when the
+        first hidden run started), ``hidden_limit`` (it ran past this), ``announced`` (an
+        announce step ``A`` followed it), ``announce_request`` (``r_A``) and
+        ``announce_limit`` (``A`` ran past this).
+    """
+    found = _hidden_before(jobs, turn_timeout_ms)
     ex = conv.select(
         "_row",
         (pl.col("_start_ms") + pl.col("_first_reply_ms")).cast(pl.Float64).alias("reply"),

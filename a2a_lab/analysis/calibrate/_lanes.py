@@ -55,35 +55,7 @@ def run_lanes(
     )
     keyed = lanes["target_lane"].drop_nulls()
     by_key = keyed.len() > 0 and float(keyed.str.contains(":a2a:", literal=True).mean()) > 0.5  # type: ignore[arg-type]
-    types = xe.filter(pl.col("type") == "a2a.send").select(
-        "conversation_id",
-        pl.col("requester").alias("from_agent"),
-        pl.col("target").alias("to_agent"),
-        "exchange",
-        js_trim_expr(pl.col("data").struct.field("fromSessionType")).alias("_from_type"),
-        js_trim_expr(pl.col("data").struct.field("toSessionType")).alias("_to_type"),
-    )
-    main_targets = (
-        types.group_by("to_agent")
-        .agg((pl.col("_to_type") == "main").all().alias("_main"))
-        .filter("_main")
-        .select(pl.col("to_agent").alias("from_agent"), "_main")
-    )
-    from_type = pl.col("_from_type")
-    shares_main = pl.lit(True) if by_key else pl.col("_main").is_not_null()
-    sides = (
-        types.join(main_targets, on="from_agent", how="left")
-        .select(
-            *_KEY,
-            pl.when(from_type.is_null() | (from_type == "unknown") | ~shares_main)
-            .then(pl.lit(None, pl.String))
-            .when(from_type == "main")
-            .then(pl.lit("target"))
-            .otherwise(pl.lit("elsewhere"))
-            .alias("requester_side"),
-        )
-        .unique(_KEY, keep="first", maintain_order=True)
-    )
+    sides = _requester_sides(xe, by_key)
     if by_key:
         all_ex = all_ex.join(
             lanes, on=["conversation_id", "from_agent", "to_agent", "_start_ms"], how="left"
@@ -104,6 +76,50 @@ def run_lanes(
         .join(all_ex.select(*_KEY, "_row"), on=_KEY, how="inner")
         .select("_row", "turn", "event_ms")
     )
+    with_announce = _with_announce(ev, all_ex)
+    jobs = with_idle(run_jobs(with_announce, replies, turn_timeout_ms))
+    # a hidden run is taken to hold its pool slot no longer than the longest run the log
+    # shows from request to end (a plug-in: a longer one could make a slot look free)
+    seen = jobs.select((pl.col("end") - pl.col("request")).max()).item()
+    return with_pool(jobs, nested_limit, float(seen or turn_timeout_ms))
+
+
+def _requester_sides(xe: pl.DataFrame, by_key: bool) -> pl.DataFrame:
+    """Per exchange, whether the requester's turns run on the target's lane (``target``),
+    on another session (``elsewhere``) or the log cannot tell (null)."""
+    types = xe.filter(pl.col("type") == "a2a.send").select(
+        "conversation_id",
+        pl.col("requester").alias("from_agent"),
+        pl.col("target").alias("to_agent"),
+        "exchange",
+        js_trim_expr(pl.col("data").struct.field("fromSessionType")).alias("_from_type"),
+        js_trim_expr(pl.col("data").struct.field("toSessionType")).alias("_to_type"),
+    )
+    main_targets = (
+        types.group_by("to_agent")
+        .agg((pl.col("_to_type") == "main").all().alias("_main"))
+        .filter("_main")
+        .select(pl.col("to_agent").alias("from_agent"), "_main")
+    )
+    from_type = pl.col("_from_type")
+    shares_main = pl.lit(True) if by_key else pl.col("_main").is_not_null()
+    return (
+        types.join(main_targets, on="from_agent", how="left")
+        .select(
+            *_KEY,
+            pl.when(from_type.is_null() | (from_type == "unknown") | ~shares_main)
+            .then(pl.lit(None, pl.String))
+            .when(from_type == "main")
+            .then(pl.lit("target"))
+            .otherwise(pl.lit("elsewhere"))
+            .alias("requester_side"),
+        )
+        .unique(_KEY, keep="first", maintain_order=True)
+    )
+
+
+def _with_announce(ev: pl.DataFrame, all_ex: pl.DataFrame) -> pl.DataFrame:
+    """``all_ex`` with ``announce_ran``: whether an announce step ran after the exchange."""
     d = pl.col("data")
     skipped = (
         ev.filter(pl.col("type") == "a2a.complete")
@@ -116,7 +132,7 @@ def run_lanes(
         )
         .unique(["conversation_id", "from_agent", "to_agent", "_end_ms"], keep="first")
     )
-    with_announce = (
+    return (
         all_ex.with_columns(pl.col("_end_ms").cast(pl.Float64))
         .join(skipped, on=["conversation_id", "from_agent", "to_agent", "_end_ms"], how="left")
         .with_columns(
@@ -126,8 +142,3 @@ def run_lanes(
             .alias("announce_ran")
         )
     )
-    jobs = with_idle(run_jobs(with_announce, replies, turn_timeout_ms))
-    # a hidden run is taken to hold its pool slot no longer than the longest run the log
-    # shows from request to end (a plug-in: a longer one could make a slot look free)
-    seen = jobs.select((pl.col("end") - pl.col("request")).max()).item()
-    return with_pool(jobs, nested_limit, float(seen or turn_timeout_ms))

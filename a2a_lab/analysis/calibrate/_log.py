@@ -38,12 +38,14 @@ from a2a_lab.sim.config import (
     PingPongPolicy,
     PoissonArrivals,
     SimConfig,
+    TaskPolicy,
     WaitPolicy,
 )
 from a2a_lab.sim.distributions import ServiceTime
-from a2a_lab.time import hour_exposure, resolve_tz
+from a2a_lab.sim.policies import FailurePolicy, ReferenceRetry
+from a2a_lab.time import check_tz, hour_exposure
 
-__all__ = ["Calibration", "calibrate", "fit_log"]
+__all__ = ["Calibration", "GatewayLimits", "fit_log"]
 
 #: How the log names the early endings of :data:`~a2a_lab.sim.config.ENDINGS`.
 ENDING_REASONS: Final = {
@@ -271,6 +273,50 @@ def _endings(conv: pl.DataFrame) -> pl.DataFrame:
     return pl.DataFrame(rows)
 
 
+@dataclass(frozen=True)
+class GatewayLimits:
+    """The limits of the gateway a log was written under: the censoring points of the fits.
+
+    Attributes
+    ----------
+    wait, ping_pong
+        The wait and ping-pong policies (None: today's); their limits are the censoring
+        points of the service and turn times.
+    nested_limit
+        The gateway-wide ``nested`` lane's limit (runtime §1: every A2A run holds one of its
+        slots; the reference's 8); a run is measured only where the log shows a slot was
+        free when its session lane was (None: no such limit).
+    """
+
+    wait: WaitPolicy | None = None
+    ping_pong: PingPongPolicy | None = None
+    nested_limit: int | None = NESTED_LIMIT
+
+
+@dataclass(frozen=True)
+class _Log:
+    """What every step of :func:`fit_log` reads: the log, its exchanges, runs and agents."""
+
+    ev: pl.DataFrame
+    all_ex: pl.DataFrame
+    conv: pl.DataFrame
+    jobs: pl.DataFrame
+    agents: list[str]
+    kinds: dict[str, str]
+    start_ms: float
+    end_ms: float
+    wait: WaitPolicy
+    ping_pong: PingPongPolicy
+    nested_limit: int | None
+    family: FitFamily
+    min_samples: int
+    only_idle: bool
+
+    @property
+    def span_s(self) -> float:
+        return (self.end_ms - self.start_ms) / 1000.0
+
+
 def fit_log(
     events: pl.DataFrame | pl.LazyFrame,
     *,
@@ -279,10 +325,7 @@ def fit_log(
     min_samples: int = 8,
     hourly: bool | None = None,
     only_idle: bool = True,
-    wait: WaitPolicy | None = None,
-    ping_pong: PingPongPolicy | None = None,
-    timezone: str | None = None,
-    nested_limit: int | None = NESTED_LIMIT,
+    limits: GatewayLimits | None = None,
 ) -> Calibration:
     """Fit the simulator to a recorded log and return the twin with every fitted table.
 
@@ -294,7 +337,7 @@ def fit_log(
     tz
         The gateway's local time zone: hours of the day, and the simulated clock's start
         (the fitted hourly profile is in this zone). Default UTC, like every ``tz`` of the
-        package; ``timezone`` is its deprecated name.
+        package.
     family
         Service and turn time family: ``auto`` (default) picks, per agent, the family of
         least AIC among :data:`~._fits.FAMILIES` (exponential, gamma, lognormal: the
@@ -305,14 +348,9 @@ def fit_log(
         Fit an hourly arrival profile (None: when the log covers every hour of the day).
     only_idle
         Fit service times from exchanges that found the target idle (True), or from all.
-    wait, ping_pong
-        The wait and ping-pong policies the log was written under (default: today's); their
-        limits are the censoring points of the service and turn times.
-    nested_limit
-        The gateway-wide ``nested`` lane's limit the log was written under (runtime §1:
-        every A2A run holds one of its slots; the reference's 8); a run is measured only
-        where the log shows a slot was free when its session lane was (None: no such
-        limit).
+    limits
+        The wait, ping-pong and nested-lane limits the log was written under
+        (:class:`GatewayLimits`; default: today's).
 
     Returns
     -------
@@ -329,16 +367,70 @@ def fit_log(
     >>> round(cal.config.total_rate_per_s * cal.span_s) == cal.exchanges.height
     True
     """
-    timezone = resolve_tz(tz, timezone, where="fit_log")
-    if isinstance(events, pl.LazyFrame):
-        events = events.collect()
-    wait = wait if wait is not None else WaitPolicy()
-    ping_pong = ping_pong if ping_pong is not None else PingPongPolicy()
-    ev = _enriched(events)
+    zone = check_tz("UTC" if tz is None else tz)
+    notes: list[str] = []
+    log = _read_log(events, limits or GatewayLimits(), (family, min_samples, only_idle), notes)
+    arrivals = _arrival_tables(log, zone, hourly)
+    obs = _service_observations(log)
+    turn_times, turn_of, turn_time = _turn_fits(log, obs)
+    service, service_of = _service_fits(log, obs, turn_of)
+    service = _saturation(log, service, service_of, turn_of, notes)
+    endings = _endings(log.conv)
+    (failure_policy, failures), (task_policy, tasks), retry = _policies(log)
+    start = datetime.fromtimestamp(log.start_ms / 1000.0, tz=UTC)
+    channel_share, a2a_share = _session_shares(log)
+    config = SimConfig(
+        agents=_agent_configs(log, service_of, turn_of),
+        workload=PoissonArrivals(pairs=arrivals.pairs, hourly_profile=arrivals.profile),
+        n_messages=None,
+        duration_s=log.span_s,
+        mix=_message_mix(log.conv),
+        channel_share=channel_share,
+        wait=log.wait,
+        ping_pong=_ping_pong(log.conv, endings, log.ping_pong),
+        # the reference's topology when most sends name a conversation-scoped session
+        topology="lanes" if a2a_share > 0.5 else "agent_main",
+        lanes=LanePools(nested=log.nested_limit) if log.nested_limit is not None else LanePools(),
+        start=start.astimezone(ZoneInfo(zone)),
+        tasks=task_policy,
+        failures=failure_policy,
+        retry=retry,
+    )
+    for note in notes:
+        warnings.warn(note, FitWarning, stacklevel=2)
+    return Calibration(
+        config=config,
+        exchanges=log.conv.drop(MS_COLUMNS),
+        spawned=int(log.all_ex["spawned"].sum()),
+        start=start,
+        end=datetime.fromtimestamp(log.end_ms / 1000.0, tz=UTC),
+        rates=arrivals.rates,
+        hourly=arrivals.per_hour,
+        pair_hours=arrivals.pair_hours,
+        service=service,
+        turns=endings,
+        turn_service=turn_time,
+        outcomes=_outcome_table(log.conv),
+        turn_times=turn_times,
+        failures=failures,
+        tasks=tasks,
+        warnings=tuple(notes),
+    )
+
+
+def _read_log(
+    events: pl.DataFrame | pl.LazyFrame,
+    limits: GatewayLimits,
+    fit: tuple[FitFamily, int, bool],
+    notes: list[str],
+) -> _Log:
+    """The log inside its time window, its exchanges and runs, and the agents to fit."""
+    wait = limits.wait if limits.wait is not None else WaitPolicy()
+    ping_pong = limits.ping_pong if limits.ping_pong is not None else PingPongPolicy()
+    ev = _enriched(events.collect() if isinstance(events, pl.LazyFrame) else events)
     times = ev.filter(pl.col("event_ms") > 0)["event_ms"]
     if times.is_empty():
         raise ValueError("the log has no timed events")
-    notes: list[str] = []
     log_start, log_end, _ = core_window(times)
     inside = pl.col("event_ms").is_between(log_start, log_end) | pl.col("event_ms").is_null()
     far = ev.height - ev.filter(inside).height
@@ -352,7 +444,6 @@ def fit_log(
         ev = ev.filter(inside)
     span_s = (log_end - log_start) / 1000.0
     all_ex = _exchanges(ev).with_row_index("_row")
-    spawned = int(all_ex["spawned"].sum())
     conv = all_ex.filter(
         ~pl.col("spawned")
         & pl.col("has_send")
@@ -361,11 +452,33 @@ def fit_log(
     )
     if conv.is_empty() or span_s <= 0:
         raise ValueError("the log has no sessions_send exchanges over a positive span to fit")
-    jobs = run_lanes(ev, all_ex, ping_pong.turn_timeout_s * 1000.0, nested_limit)
+    jobs = run_lanes(ev, all_ex, ping_pong.turn_timeout_s * 1000.0, limits.nested_limit)
     first_run = jobs.filter(pl.col("job") == "first").select("_row", "idle", "run_start")
     conv = conv.join(first_run, on="_row", how="left").with_columns(pl.col("idle").fill_null(False))
+    conv, agents, kinds = _agent_kinds(ev, conv)
+    family, min_samples, only_idle = fit
+    return _Log(
+        ev,
+        all_ex,
+        conv,
+        jobs,
+        agents,
+        kinds,
+        log_start,
+        log_end,
+        wait,
+        ping_pong,
+        limits.nested_limit,
+        family,
+        min_samples,
+        only_idle,
+    )
 
-    # -- agents ----------------------------------------------------------------------------
+
+def _agent_kinds(
+    ev: pl.DataFrame, conv: pl.DataFrame
+) -> tuple[pl.DataFrame, list[str], dict[str, str]]:
+    """The exchanges of the agents the simulator can take, those agents and their kinds."""
     spawn_targets = set(ev.filter(pl.col("type") == "a2a.spawn")["to_agent"].drop_nulls().to_list())
     agents = sorted(set(conv["from_agent"].to_list()) | set(conv["to_agent"].to_list()))
     bad = [a for a in agents if not a or any(ch.isspace() for ch in a) or ":" in a]
@@ -394,16 +507,37 @@ def fit_log(
         a: "subagent" if (a in spawn_targets and a not in received) or a in only_sub else "main"
         for a in agents
     }
+    return conv, agents, kinds
 
-    # -- arrivals ----------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class _Arrivals:
+    """The fitted arrival tables (:attr:`Calibration.rates`, ``pair_hours``, ``hourly``)."""
+
+    rates: pl.DataFrame
+    pair_hours: pl.DataFrame
+    per_hour: pl.DataFrame
+    profile: list[float] | None
+
+    @property
+    def pairs(self) -> list[PairRate]:
+        return [
+            PairRate(from_agent=f, to_agent=t, rate_per_s=r)
+            for f, t, r in self.rates.select("from_agent", "to_agent", "rate_per_s").iter_rows()
+        ]
+
+
+def _arrival_tables(log: _Log, timezone: str, hourly: bool | None) -> _Arrivals:
+    """Arrival rates per directed pair, per local hour, and the hourly profile."""
+    conv = log.conv
     rates = (
         conv.group_by("from_agent", "to_agent")
         .agg(pl.len().cast(pl.Int64).alias("exchanges"))
-        .with_columns((pl.col("exchanges") / span_s).alias("rate_per_s"))
+        .with_columns((pl.col("exchanges") / log.span_s).alias("rate_per_s"))
         .with_columns((pl.col("rate_per_s") * 3600.0).alias("rate_per_h"))
         .sort("from_agent", "to_agent")
     )
-    exposure = hour_exposure(log_start, log_end, timezone)
+    exposure = hour_exposure(log.start_ms, log.end_ms, timezone)
     local_hour = (
         pl.col("start_time").dt.convert_time_zone(timezone).dt.hour().cast(pl.Int64).alias("hour")
     )
@@ -435,14 +569,20 @@ def fit_log(
     else:
         per_hour = per_hour.with_columns(pl.lit(None, dtype=pl.Float64).alias("multiplier"))
     per_hour = per_hour.select("hour", "exchanges", "exposure_h", "rate_per_h", "multiplier")
+    return _Arrivals(rates, pair_hours, per_hour, profile)
 
-    # -- service times (queueing taken out: runs that started on an idle session) --------------
-    # an error says nothing about the run's length (it came at a random point of it)
-    # from the run's start where the log tells it (only_idle), else from the send
-    began = pl.col("run_start") if only_idle else pl.col("_start_ms").cast(pl.Float64)
-    fitted = conv.filter(began.is_not_null()).with_columns(began.alias("_began"))
+
+def _service_observations(log: _Log) -> pl.DataFrame:
+    """Service times per target (queueing taken out: runs that started on an idle session).
+
+    An error says nothing about the run's length (it came at a random point of it); times
+    run from the run's start where the log tells it (``only_idle``), else from the send.
+    """
+    wait, log_end = log.wait, log.end_ms
+    began = pl.col("run_start") if log.only_idle else pl.col("_start_ms").cast(pl.Float64)
+    fitted = log.conv.filter(began.is_not_null()).with_columns(began.alias("_began"))
     reply_ms = pl.col("_start_ms") + pl.col("_first_reply_ms")
-    obs = pl.concat(
+    return pl.concat(
         [
             fitted.filter(pl.col("_first_reply_ms").is_not_null()).select(
                 "to_agent",
@@ -472,13 +612,19 @@ def fit_log(
             ),
         ]
     ).filter(pl.col("time_s") > 0)
-    # -- turns -----------------------------------------------------------------------------------
+
+
+def _turn_fits(
+    log: _Log, obs: pl.DataFrame
+) -> tuple[pl.DataFrame, dict[str, ServiceTime], ServiceTime | None]:
+    """The turn-time fits: per agent (from the turns it spoke) or, without turns, the service's."""
+    agents, kinds, family, min_samples = log.agents, log.kinds, log.family, log.min_samples
     began = (
         pl.coalesce("run_start", pl.when(pl.col("idle")).then("request"))
-        if only_idle
+        if log.only_idle
         else pl.col("request")
     ).alias("_began")
-    turn_jobs = jobs.with_columns(began).filter(pl.col("_began").is_not_null())
+    turn_jobs = log.jobs.with_columns(began).filter(pl.col("_began").is_not_null())
     turn_obs = pl.concat(
         [
             turn_jobs.filter(pl.col("job") == "turn").select(
@@ -489,19 +635,32 @@ def fit_log(
             turn_jobs.filter(pl.col("timed_out")).select(
                 pl.col("agent").alias("to_agent"),
                 (
-                    (pl.col("request") + ping_pong.turn_timeout_s * 1000.0 - pl.col("_began"))
+                    (pl.col("request") + log.ping_pong.turn_timeout_s * 1000.0 - pl.col("_began"))
                     / 1000.0
                 ).alias("time_s"),
                 pl.lit(True).alias("censored"),
             ),
         ]
     ).filter(pl.col("to_agent").is_in(agents) & (pl.col("time_s") > 0))
-    turn_times, turn_of, turn_time = (
-        _fit_table(turn_obs, agents, kinds, family, min_samples)
-        if not turn_obs.filter(~pl.col("censored")).is_empty()
-        else (turn_obs.clear(), _fit_table(obs, agents, kinds, family, min_samples)[1], None)
-    )
-    # -- runs queued behind a turn that timed out: their start in distribution (:mod:`._hidden`) --
+    if turn_obs.filter(~pl.col("censored")).is_empty():
+        return turn_obs.clear(), _fit_table(obs, agents, kinds, family, min_samples)[1], None
+    turn_times, turn_of, turn_time = _fit_table(turn_obs, agents, kinds, family, min_samples)
+    if turn_times.height:
+        turn_times = turn_times.select(
+            "agent", "kind", "fit", "observed", "censored", *_FIT_COLUMNS
+        )
+    return turn_times, turn_of, turn_time
+
+
+def _service_fits(
+    log: _Log, obs: pl.DataFrame, turn_of: dict[str, ServiceTime]
+) -> tuple[pl.DataFrame, dict[str, ServiceTime]]:
+    """The service-time fit per target agent, with runs queued behind a hidden one.
+
+    Runs queued behind a turn that timed out have their start in distribution
+    (:mod:`._hidden`).
+    """
+    conv, agents, min_samples = log.conv, log.agents, log.min_samples
     own_fit = (
         set(
             obs.filter(~pl.col("censored"))
@@ -510,16 +669,16 @@ def fit_log(
             .filter(pl.col("len") >= min_samples)["to_agent"]
             .to_list()
         )
-        if only_idle
+        if log.only_idle
         else set()
     )
-    hidden = behind_hidden(jobs, all_ex, ping_pong.turn_timeout_s * 1000.0).filter(
+    hidden = behind_hidden(log.jobs, log.all_ex, log.ping_pong.turn_timeout_s * 1000.0).filter(
         pl.col("_row").is_in(conv["_row"].implode())
     )
     extra, used = hidden_data(
-        hidden, obs, turn_of, [a for a in agents if a in own_fit], wait.max_wait_s * 1000.0
+        hidden, obs, turn_of, [a for a in agents if a in own_fit], log.wait.max_wait_s * 1000.0
     )
-    service, service_of, _ = _fit_table(obs, agents, kinds, family, min_samples, extra)
+    service, service_of, _ = _fit_table(obs, agents, log.kinds, log.family, min_samples, extra)
     service = (
         conv.group_by(pl.col("to_agent").alias("agent"))
         .agg(
@@ -537,22 +696,36 @@ def fit_log(
         )
         .sort("agent")
     )
-    # -- saturation: a lane never idle leaves no safe fit (:mod:`._saturation`) -------------
+    return service, service_of
+
+
+def _saturation(
+    log: _Log,
+    service: pl.DataFrame,
+    service_of: dict[str, ServiceTime],
+    turn_of: dict[str, ServiceTime],
+    notes: list[str],
+) -> pl.DataFrame:
+    """``service`` with each agent's lane load; a note per saturated lane (:mod:`._saturation`).
+
+    A lane never idle leaves no safe fit.
+    """
+    conv, jobs, nested_limit = log.conv, log.jobs, log.nested_limit
     timed_out_sends = conv.filter(
         (pl.col("outcome") == "no_reply") & (pl.col("outcome_reason") == "timeout")
     )["_row"]
     floors = jobs.with_columns(
         pl.when((pl.col("job") == "first") & pl.col("_row").is_in(timed_out_sends.implode()))
-        .then(pl.col("request") + wait.max_wait_s * 1000.0)
+        .then(pl.col("request") + log.wait.max_wait_s * 1000.0)
         .when(pl.col("timed_out"))
-        .then(pl.col("request") + ping_pong.turn_timeout_s * 1000.0)
+        .then(pl.col("request") + log.ping_pong.turn_timeout_s * 1000.0)
         .alias("floor")
     )
-    load = lane_load(floors, service_of, turn_of, span_s * 1000.0)
+    load = lane_load(floors, service_of, turn_of, log.span_s * 1000.0)
     service = service.join(load, on="agent", how="left").with_columns(
         pl.col("saturated").fill_null(False)
     )
-    pool_rho = pool_load(jobs, service_of, turn_of, span_s * 1000.0, nested_limit)
+    pool_rho = pool_load(jobs, service_of, turn_of, log.span_s * 1000.0, nested_limit)
     if pool_rho is not None and pool_rho >= SATURATION:
         notes.append(
             f"the gateway-wide nested lane ({nested_limit} slots) is at or above saturation:"
@@ -568,15 +741,52 @@ def fit_log(
             " service-time fit rests on the few runs that found the session idle and may"
             " be far off"
         )
-    endings = _endings(conv)
+    return service
+
+
+def _agent_configs(
+    log: _Log, service_of: dict[str, ServiceTime], turn_of: dict[str, ServiceTime]
+) -> list[AgentConfig]:
+    """Every agent of the log with its kind and fitted service and turn times."""
+    return [
+        AgentConfig(id=a, kind=log.kinds[a], service=service_of[a], turn_service=turn_of[a])
+        for a in log.agents
+    ]
+
+
+def _policies(
+    log: _Log,
+) -> tuple[
+    tuple[FailurePolicy | None, pl.DataFrame],
+    tuple[TaskPolicy | None, pl.DataFrame],
+    ReferenceRetry,
+]:
+    """The failure, task and retry policies the log shows (:mod:`._settings`)."""
+    retry_events = log.ev.filter(pl.col("type") == "a2a.retry").select(
+        pl.col("data").struct.field("errorCode").alias("code"),
+        pl.col("data").struct.field("maxAttempts").alias("max_attempts"),
+    )
+    return (
+        fit_failures(log.conv, retry_events["code"], log.wait),
+        fit_tasks(log.ev, log.kinds),
+        fit_retry(retry_events["max_attempts"]),
+    )
+
+
+def _ping_pong(conv: pl.DataFrame, endings: pl.DataFrame, given: PingPongPolicy) -> PingPongPolicy:
+    """The ping-pong policy with the log's most logged turn limit and its ending chances."""
     logged_max = conv["configured_max_turns"].drop_nulls()
-    max_turns = int(logged_max.mode().sort()[-1]) if logged_max.len() else ping_pong.max_turns
-    pp = ping_pong.model_copy(
+    max_turns = int(logged_max.mode().sort()[-1]) if logged_max.len() else given.max_turns
+    return given.model_copy(
         update={
             "max_turns": max_turns,
             "endings": dict(zip(endings["ending"], endings["probability"], strict=True)),
         }
     )
+
+
+def _message_mix(conv: pl.DataFrame) -> MessageMix:
+    """The message mix: payload share, intents of plain messages, payload types."""
     payloads = conv.filter(pl.col("payload_type").is_not_null())
     plain = conv.filter(pl.col("payload_type").is_null() & pl.col("intent").is_not_null())
     intents = dict(plain.group_by("intent").len().iter_rows())
@@ -587,12 +797,14 @@ def fit_log(
         mix_fields["payload_types"] = {
             k: float(v) for k, v in payloads.group_by("payload_type").len().iter_rows()
         }
-    mix = MessageMix.model_validate(mix_fields)
+    return MessageMix.model_validate(mix_fields)
 
-    # -- sessions ----------------------------------------------------------------------------------
+
+def _session_shares(log: _Log) -> tuple[float, float]:
+    """The share of main agents' sends from a channel session, and of sends to an a2a one."""
     d = pl.col("data")
     sends = (
-        ev.filter((pl.col("type") == "a2a.send") & pl.col("from_agent").is_in(agents))
+        log.ev.filter((pl.col("type") == "a2a.send") & pl.col("from_agent").is_in(log.agents))
         .select(
             "from_agent",
             js_trim_expr(d.struct.field("fromSessionType")).alias("from_type"),
@@ -600,7 +812,9 @@ def fit_log(
         )
         .filter(~pl.col("target_key").fill_null("").str.contains(":subagent:", literal=True))
     )
-    main_sends = sends.filter(pl.col("from_agent").replace_strict(kinds, default="main") == "main")
+    main_sends = sends.filter(
+        pl.col("from_agent").replace_strict(log.kinds, default="main") == "main"
+    )
     typed = main_sends.filter(pl.col("from_type").is_not_null())
     channel_share = (
         number((~typed["from_type"].is_in(["main", "subagent"])).mean())
@@ -613,8 +827,11 @@ def fit_log(
         if keyed.height
         else 0.0
     )
+    return channel_share, a2a_share
 
-    # -- outcomes -------------------------------------------------------------------------------------
+
+def _outcome_table(conv: pl.DataFrame) -> pl.DataFrame:
+    """Outcome shares per target agent and over all (``to_agent`` ``*``)."""
     outcome = pl.col("outcome")
     shares = [
         pl.len().cast(pl.Int64).alias("exchanges"),
@@ -624,100 +841,9 @@ def fit_log(
         (outcome == "concurrency_blocked").mean().alias("blocked"),
         (outcome == "incomplete").mean().alias("incomplete"),
     ]
-    outcomes = pl.concat(
+    return pl.concat(
         [
             conv.group_by("to_agent").agg(*shares).sort("to_agent"),
             conv.select(pl.lit("*").alias("to_agent"), *shares),
         ]
     )
-
-    # -- failures, retries, tasks ------------------------------------------------------------------------
-    retry_events = ev.filter(pl.col("type") == "a2a.retry").select(
-        pl.col("data").struct.field("errorCode").alias("code"),
-        pl.col("data").struct.field("maxAttempts").alias("max_attempts"),
-    )
-    failure_policy, failures = fit_failures(conv, retry_events["code"], wait)
-    task_policy, tasks = fit_tasks(ev, kinds)
-
-    # -- the configuration -----------------------------------------------------------------------------
-    zone = ZoneInfo(timezone)
-    start = datetime.fromtimestamp(log_start / 1000.0, tz=UTC)
-    config = SimConfig(
-        agents=[
-            AgentConfig(id=a, kind=kinds[a], service=service_of[a], turn_service=turn_of[a])
-            for a in agents
-        ],
-        workload=PoissonArrivals(
-            pairs=[
-                PairRate(from_agent=f, to_agent=t, rate_per_s=r)
-                for f, t, r in rates.select("from_agent", "to_agent", "rate_per_s").iter_rows()
-            ],
-            hourly_profile=profile,
-        ),
-        n_messages=None,
-        duration_s=span_s,
-        mix=mix,
-        channel_share=channel_share,
-        wait=wait,
-        ping_pong=pp,
-        # the reference's topology when most sends name a conversation-scoped session
-        topology="lanes" if a2a_share > 0.5 else "agent_main",
-        lanes=LanePools(nested=nested_limit) if nested_limit is not None else LanePools(),
-        start=start.astimezone(zone),
-        tasks=task_policy,
-        failures=failure_policy,
-        retry=fit_retry(retry_events["max_attempts"]),
-    )
-    for note in notes:
-        warnings.warn(note, FitWarning, stacklevel=2)
-    return Calibration(
-        config=config,
-        exchanges=conv.drop(MS_COLUMNS),
-        spawned=spawned,
-        start=start,
-        end=datetime.fromtimestamp(log_end / 1000.0, tz=UTC),
-        rates=rates,
-        hourly=per_hour,
-        pair_hours=pair_hours,
-        service=service,
-        turns=endings,
-        turn_service=turn_time,
-        outcomes=outcomes,
-        turn_times=turn_times.select("agent", "kind", "fit", "observed", "censored", *_FIT_COLUMNS)
-        if turn_times.height
-        else turn_times,
-        failures=failures,
-        tasks=tasks,
-        warnings=tuple(notes),
-    )
-
-
-def calibrate(events: pl.DataFrame, **options: Any) -> SimConfig:
-    """The simulator configuration fitted to a recorded log (a digital twin).
-
-    Parameters
-    ----------
-    events
-        The log's event frame (:func:`a2a_lab.load`).
-    **options
-        The options of :func:`fit_log` (time zone, distribution family, …).
-
-    Returns
-    -------
-    SimConfig
-        Today's policies with the log's arrival rates (per directed pair, with an hourly
-        profile), service times per target agent (censored at the wait limit, queueing
-        taken out), turn times, early-ending chances and message mix. The module
-        documentation says how each is fitted.
-
-    Examples
-    --------
-    >>> import a2a_lab as al
-    >>> from a2a_lab.sim import simulate
-    >>> twin = calibrate(al.load(al.samples.sample_dir()).events)
-    >>> sorted(a.id for a in twin.agents if a.kind == "main")
-    ['bada', 'eden', 'haneul', 'main', 'ruda', 'seum']
-    >>> simulate(twin, seed=1).summary()["messages"] > 400
-    True
-    """
-    return fit_log(events, **options).config

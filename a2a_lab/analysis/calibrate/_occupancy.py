@@ -61,6 +61,81 @@ _ELSEWHERE: Final = "\x1felsewhere"
 UNLOGGED_TURN_REASONS: Final = ("explicit_skip", "empty_reply", "agent_error", "turn_timeout")
 
 
+def _requester_lane() -> tuple[pl.Expr, pl.Expr]:
+    """Whether a requester-side run is on the agent's target session, and its timeline.
+
+    A requester-side run is on the agent's target session (``target``), certainly on
+    another of its sessions (``elsewhere``: its own timeline), or unknown (null: may be
+    either).
+    """
+    side = pl.col("requester_side")
+    req_on_target = (side == "target").fill_null(False)
+    req_line = (
+        pl.when(side == "elsewhere")
+        .then(pl.col("from_agent") + _ELSEWHERE)
+        .otherwise(pl.lit("agent:") + pl.col("from_agent") + pl.lit(":main"))
+    )
+    return req_on_target, req_line
+
+
+def _tail_jobs(
+    answered: pl.DataFrame, turns: pl.DataFrame, turn_timeout_ms: float
+) -> list[pl.DataFrame]:
+    """The runs after an exchange's last logged turn: announce step, unlogged turn, open end."""
+    req_on_target, req_line = _requester_lane()
+    last = turns.group_by("_row").agg(
+        pl.col("turn").max().alias("_last_turn"), pl.col("event_ms").max().alias("_last")
+    )
+    tails = answered.join(last, on="_row", how="left").with_columns(
+        pl.col("_last_turn").fill_null(0),
+        pl.max_horizontal("_reply", "_last").cast(pl.Float64).alias("request"),
+    )
+    unlogged = pl.col("termination_reason").is_in(UNLOGGED_TURN_REASONS).fill_null(False)
+    timed_out = (pl.col("termination_reason") == "turn_timeout").fill_null(False)
+    requester_next = pl.col("_last_turn") % 2 == 0
+    common: list[str | pl.Expr] = ["_row", pl.lit(None, dtype=pl.Int64).alias("turn"), "request"]
+    # the announce step (if it ran) on the target's session: the flow waits for it at most
+    # ANNOUNCE_TIMEOUT_MS, then writes the complete; a complete sooner than that after the
+    # step was requested came at its end, a later one may have come at the timeout (hidden)
+    # (requested when the last turn ended: at its reply, or at the timeout of one that timed out)
+    asked = pl.col("request") + pl.when(timed_out).then(turn_timeout_ms).otherwise(0.0)
+    in_time = (pl.col("end") - asked) < ANNOUNCE_TIMEOUT_MS - _SLACK_MS
+    announce = tails.filter(pl.col("announce_ran").fill_null(True)).select(
+        *common[:1],
+        pl.lit("tail").alias("job"),
+        *common[1:2],
+        asked.alias("request"),
+        pl.col("to_agent").alias("agent"),
+        pl.when(in_time).then(pl.col("end")).cast(pl.Float64).alias("end"),
+        pl.lit(False).alias("timed_out"),
+        pl.lit(True).alias("on_target"),
+        pl.col("target_lane").alias("timeline"),
+    )
+    # a turn that logged no reply ran on the next speaker's session; one that timed out goes on unseen
+    turn_tail = tails.filter(unlogged).select(
+        *common[:1],
+        pl.lit("tail").alias("job"),
+        *common[1:],
+        pl.when(requester_next).then("from_agent").otherwise("to_agent").alias("agent"),
+        pl.when(timed_out).then(None).otherwise(pl.col("end")).cast(pl.Float64).alias("end"),
+        timed_out.alias("timed_out"),
+        pl.when(requester_next).then(req_on_target).otherwise(True).alias("on_target"),
+        pl.when(requester_next).then(req_line).otherwise("target_lane").alias("timeline"),
+    )
+    # without a complete, what followed the reply is unknown: it may hold the requester too
+    open_end = tails.filter(pl.col("end").is_null()).select(
+        *common[:1],
+        pl.lit("tail").alias("job"),
+        *common[1:],
+        pl.col("from_agent").alias("agent"),
+        pl.lit(None, dtype=pl.Float64).alias("end"),
+        pl.lit(False).alias("timed_out"),
+        req_on_target.alias("on_target"),
+        req_line.alias("timeline"),
+    )
+    return [announce, turn_tail, open_end]
+
+
 def run_jobs(
     conv: pl.DataFrame, turn_replies: pl.DataFrame, turn_timeout_ms: float = 120_000.0
 ) -> pl.DataFrame:
@@ -121,15 +196,7 @@ def run_jobs(
         "target_lane",
         reply.alias("_reply"),
     )
-    # a requester-side run: on the agent's target session (`target`), certainly on another
-    # of its sessions (`elsewhere`: its own timeline), or unknown (null: may be either)
-    side = pl.col("requester_side")
-    req_on_target = (side == "target").fill_null(False)
-    req_line = (
-        pl.when(side == "elsewhere")
-        .then(pl.col("from_agent") + _ELSEWHERE)
-        .otherwise(pl.lit("agent:") + pl.col("from_agent") + pl.lit(":main"))
-    )
+    req_on_target, req_line = _requester_lane()
     turns = (
         turn_replies.join(answered, on="_row", how="inner")
         .filter(pl.col("event_ms") >= pl.col("_reply"))
@@ -151,57 +218,9 @@ def run_jobs(
         pl.when(odd).then(req_on_target).otherwise(True).alias("on_target"),
         pl.when(odd).then(req_line).otherwise("target_lane").alias("timeline"),
     )
-    last = turns.group_by("_row").agg(
-        pl.col("turn").max().alias("_last_turn"), pl.col("event_ms").max().alias("_last")
+    jobs = pl.concat(
+        [first, turn_jobs, *_tail_jobs(answered, turns, turn_timeout_ms)], how="diagonal_relaxed"
     )
-    tails = answered.join(last, on="_row", how="left").with_columns(
-        pl.col("_last_turn").fill_null(0),
-        pl.max_horizontal("_reply", "_last").cast(pl.Float64).alias("request"),
-    )
-    unlogged = pl.col("termination_reason").is_in(UNLOGGED_TURN_REASONS).fill_null(False)
-    timed_out = (pl.col("termination_reason") == "turn_timeout").fill_null(False)
-    requester_next = pl.col("_last_turn") % 2 == 0
-    common: list[str | pl.Expr] = ["_row", pl.lit(None, dtype=pl.Int64).alias("turn"), "request"]
-    # the announce step (if it ran) on the target's session: the flow waits for it at most
-    # ANNOUNCE_TIMEOUT_MS, then writes the complete; a complete sooner than that after the
-    # step was requested came at its end, a later one may have come at the timeout (hidden)
-    # (requested when the last turn ended: at its reply, or at the timeout of one that timed out)
-    asked = pl.col("request") + pl.when(timed_out).then(turn_timeout_ms).otherwise(0.0)
-    in_time = (pl.col("end") - asked) < ANNOUNCE_TIMEOUT_MS - _SLACK_MS
-    announce = tails.filter(pl.col("announce_ran").fill_null(True)).select(
-        *common[:1],
-        pl.lit("tail").alias("job"),
-        *common[1:2],
-        asked.alias("request"),
-        pl.col("to_agent").alias("agent"),
-        pl.when(in_time).then(pl.col("end")).cast(pl.Float64).alias("end"),
-        pl.lit(False).alias("timed_out"),
-        pl.lit(True).alias("on_target"),
-        pl.col("target_lane").alias("timeline"),
-    )
-    # a turn that logged no reply ran on the next speaker's session; one that timed out goes on unseen
-    turn_tail = tails.filter(unlogged).select(
-        *common[:1],
-        pl.lit("tail").alias("job"),
-        *common[1:],
-        pl.when(requester_next).then("from_agent").otherwise("to_agent").alias("agent"),
-        pl.when(timed_out).then(None).otherwise(pl.col("end")).cast(pl.Float64).alias("end"),
-        timed_out.alias("timed_out"),
-        pl.when(requester_next).then(req_on_target).otherwise(True).alias("on_target"),
-        pl.when(requester_next).then(req_line).otherwise("target_lane").alias("timeline"),
-    )
-    # without a complete, what followed the reply is unknown: it may hold the requester too
-    open_end = tails.filter(pl.col("end").is_null()).select(
-        *common[:1],
-        pl.lit("tail").alias("job"),
-        *common[1:],
-        pl.col("from_agent").alias("agent"),
-        pl.lit(None, dtype=pl.Float64).alias("end"),
-        pl.lit(False).alias("timed_out"),
-        req_on_target.alias("on_target"),
-        req_line.alias("timeline"),
-    )
-    jobs = pl.concat([first, turn_jobs, announce, turn_tail, open_end], how="diagonal_relaxed")
     return jobs.filter(pl.col("agent").is_not_null())
 
 

@@ -29,7 +29,7 @@ from pydantic import (
 from a2a_lab.reference.runtime.errors import ErrorInfo
 from a2a_lab.reference.runtime.retry import REFERENCE_RETRY, backoff_ms
 from a2a_lab.sim._strict import STRICT, Off, Tuple
-from a2a_lab.sim.failures import ERROR_CODES
+from a2a_lab.sim.policies.failures import ERROR_CODES
 
 __all__ = [
     "MAX_RETRIES",

@@ -2,7 +2,7 @@
 
 The plumbing every experiment shares lives here too: the seed of replication ``k``
 (:func:`replication_seed`) and running tasks on any executor with a progress bar
-(:func:`run_tasks`), which :mod:`~a2a_lab.sim.sweep` and :mod:`~a2a_lab.sim.capacity` use.
+(:func:`run_tasks`), which :mod:`~a2a_lab.sim.experiments.sweep` and :mod:`~a2a_lab.sim.experiments.capacity` use.
 
 Replication ``k`` of :func:`replicate` runs with ``numpy.random.SeedSequence(seed).spawn(n)[k]``,
 so replications are independent and the whole experiment is reproducible from one seed.
@@ -20,6 +20,7 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 from concurrent.futures import Executor, Future, ProcessPoolExecutor, as_completed
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import numpy as np
@@ -30,6 +31,7 @@ from a2a_lab.sim.config import SimConfig
 from a2a_lab.sim.run import simulate
 
 __all__ = [
+    "RunOptions",
     "confidence_interval",
     "replicate",
     "replication_seed",
@@ -37,6 +39,37 @@ __all__ = [
     "run_tasks",
     "t_quantile",
 ]
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """How an experiment runs its replications (:func:`~a2a_lab.sim.experiments.sweep.sweep`,
+    :func:`~a2a_lab.sim.experiments.capacity.capacity_search`).
+
+    Attributes
+    ----------
+    replications
+        Independent replications (per grid point; at least 1, 2 for an interval).
+    seed
+        The experiment's seed: replication ``k`` runs with ``replication_seed(seed, k)``.
+    warmup_s
+        Leave out messages sent before this simulated time.
+    executor
+        Any :class:`concurrent.futures.Executor`; None: a process pool of ``workers``.
+    workers
+        Processes of the default pool (None: one per core; 1: in this process).
+    progress
+        A :mod:`tqdm.auto` bar of finished replications (None: in a terminal or a Jupyter
+        kernel, not under pytest or nbval).
+    """
+
+    replications: int = 10
+    seed: int = 0
+    warmup_s: float = 0.0
+    executor: Executor | None = None
+    workers: int | None = None
+    progress: bool | None = None
+
 
 _T = TypeVar("_T")
 _R = TypeVar("_R")
@@ -179,7 +212,7 @@ def replicate(
 
     Examples
     --------
-    >>> from a2a_lab.sim.presets import mm1
+    >>> from a2a_lab.sim.workload.presets import mm1
     >>> reps = replicate(mm1(0.5, 1.0, n_messages=500), 3, seed=1, workers=1)
     >>> reps.height, reps["messages"].to_list()
     (3, [500, 500, 500])

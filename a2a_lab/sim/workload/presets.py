@@ -6,7 +6,7 @@ whose main session serves them FIFO with ``c`` servers, and every other policy i
 concurrency gate, no wait limit, no ping-pong, no announce step, no tasks, no channel
 sessions), so each exchange is exactly one queue visit: wait, service, reply. The
 simulated waits can then be held against closed-form results
-(:mod:`a2a_lab.sim.theory`).
+(:mod:`a2a_lab.sim.experiments.theory`).
 
 :func:`sample_like` is the other end: the deployment of the bundled sample log (fifteen
 agents, tasks, failures and retries, a working day), at any traffic level; the benchmark logs
@@ -194,7 +194,7 @@ def sample_like(
     tasks (work sessions); some runs fail (rate limits, overloads, lost runs), so the log shows
     retries and no-reply outcomes; every other policy is today's default. What the sample also
     shows but the simulator does not write (the older runtime's wording, malformed lines, odd
-    timestamps) is added to the written lines by :mod:`a2a_lab.sim.inject`.
+    timestamps) is added to the written lines by :mod:`a2a_lab.sim.output.inject`.
 
     Parameters
     ----------

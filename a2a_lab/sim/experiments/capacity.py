@@ -10,7 +10,6 @@ reports the mean and a confidence interval over the replications (:class:`Capaci
 from __future__ import annotations
 
 import math
-from concurrent.futures import Executor
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -18,12 +17,13 @@ import numpy as np
 import polars as pl
 
 from a2a_lab.sim.config import PoissonArrivals, SimConfig, TraceArrivals
-from a2a_lab.sim.experiment import replication_seed, run_tasks, t_quantile
+from a2a_lab.sim.experiments.replicate import RunOptions, replication_seed, run_tasks, t_quantile
 from a2a_lab.sim.run import simulate
 
 __all__ = [
     "CapacityResult",
     "CapacityTask",
+    "SearchOptions",
     "capacity_replication",
     "capacity_search",
     "latency_quantile",
@@ -36,11 +36,11 @@ def scale_arrivals(config: SimConfig, factor: float) -> SimConfig:
 
     Poisson rates (per pair and per agent) are multiplied; a replayed trace runs ``factor``
     times faster (its ``time_scale`` is divided). With the same seed the scaled run sees the
-    same messages, rescaled in time (:mod:`~a2a_lab.sim.plan`).
+    same messages, rescaled in time (:mod:`~a2a_lab.sim.workload.plan`).
 
     Examples
     --------
-    >>> from a2a_lab.sim.presets import mm1
+    >>> from a2a_lab.sim.workload.presets import mm1
     >>> scale_arrivals(mm1(0.4, 1.0, n_messages=10), 2.0).total_rate_per_s
     0.8
     """
@@ -95,7 +95,7 @@ def latency_quantile(
     Examples
     --------
     >>> from a2a_lab.sim import simulate
-    >>> from a2a_lab.sim.presets import mm1
+    >>> from a2a_lab.sim.workload.presets import mm1
     >>> res = simulate(mm1(0.5, 1.0, n_messages=500), seed=1)
     >>> latency_quantile(res, 0.95) == res.summary()["p95_latency_s"]
     True
@@ -157,7 +157,7 @@ def capacity_replication(task: CapacityTask) -> dict[str, Any]:
 
     Examples
     --------
-    >>> from a2a_lab.sim.presets import mm1
+    >>> from a2a_lab.sim.workload.presets import mm1
     >>> task = CapacityTask(mm1(0.5, 1.0, n_messages=300), 1, 0, 10.0, 0.9, 0.05, 1.0, 10, 0.0, "infinite")
     >>> out = capacity_replication(task)
     >>> out["bracketed"], out["scale"] < out["scale_above"] <= out["scale"] * 1.05
@@ -269,22 +269,35 @@ class CapacityResult:
         ).replace("  ", " ")
 
 
+@dataclass(frozen=True)
+class SearchOptions:
+    """How each replication of :func:`capacity_search` brackets and bisects the scale.
+
+    Attributes
+    ----------
+    rel_tol
+        Relative width of each replication's final bracket.
+    start_scale
+        The first scale tried.
+    max_doublings
+        Most doublings (or halvings) while bracketing; a replication that stays unbracketed
+        gives a bound (see :attr:`CapacityResult.bracketed`).
+    """
+
+    rel_tol: float = 0.01
+    start_scale: float = 1.0
+    max_doublings: int = 20
+
+
 def capacity_search(
     config: SimConfig,
     *,
     target_latency_s: float,
     target_quantile: float = 0.95,
-    replications: int = 10,
-    seed: int = 0,
-    rel_tol: float = 0.01,
-    start_scale: float = 1.0,
-    max_doublings: int = 20,
-    warmup_s: float = 0.0,
     unanswered: Literal["infinite", "exclude"] = "infinite",
     level: float = 0.95,
-    executor: Executor | None = None,
-    workers: int | None = None,
-    progress: bool | None = None,
+    options: RunOptions | None = None,
+    search: SearchOptions | None = None,
 ) -> CapacityResult:
     """The highest arrival rate whose latency quantile stays under a target, with its CI.
 
@@ -324,25 +337,15 @@ def capacity_search(
         The latency target (seconds).
     target_quantile
         The latency quantile held to the target (0.95: p95).
-    replications
-        Independent replications (at least 2 for an interval).
-    seed
-        The experiment's seed.
-    rel_tol
-        Relative width of each replication's final bracket.
-    start_scale
-        The first scale tried.
-    max_doublings
-        Most doublings (or halvings) while bracketing; a replication that stays unbracketed
-        gives a bound (see :attr:`CapacityResult.bracketed`).
-    warmup_s
-        Leave out messages sent before this time.
     unanswered
         ``"infinite"`` or ``"exclude"`` (see :func:`latency_quantile`).
     level
         Confidence level.
-    executor, workers, progress
-        As for :func:`sweep`.
+    options
+        Replications (at least 2 for an interval), seed, warm-up, executor, workers and
+        progress bar (:class:`~a2a_lab.sim.experiments.replicate.RunOptions`).
+    search
+        How each replication brackets and bisects the scale (:class:`SearchOptions`).
 
     Returns
     -------
@@ -350,43 +353,73 @@ def capacity_search(
 
     Examples
     --------
-    >>> from a2a_lab.sim.presets import mm1
+    >>> from a2a_lab.sim.workload.presets import mm1
+    >>> from a2a_lab.sim.experiments.replicate import RunOptions
     >>> cap = capacity_search(mm1(0.5, 1.0, n_messages=2000), target_latency_s=15.0, target_quantile=0.95,
-    ...                       replications=4, seed=3, workers=1)
+    ...                       options=RunOptions(replications=4, seed=3, workers=1))
     >>> lam = 1.0 - math.log(20.0) / 15.0  # M/M/1: the sojourn is exponential with rate mu - lambda
     >>> cap.bracketed, cap.rate_low < lam < cap.rate_high
     (True, True)
     """
+    opts = options if options is not None else RunOptions()
+    _check_search(target_latency_s, target_quantile, opts.replications)
+    target = (float(target_latency_s), float(target_quantile))
+    rows = run_tasks(
+        capacity_replication,
+        _capacity_tasks(config, target, unanswered, opts, search or SearchOptions()),
+        executor=opts.executor,
+        workers=opts.workers,
+        progress=opts.progress,
+        desc="capacity",
+    )
+    return _capacity_result(
+        rows, config.total_rate_per_s, float(target_latency_s), float(target_quantile), level
+    )
+
+
+def _capacity_tasks(
+    config: SimConfig,
+    target: tuple[float, float],
+    unanswered: Literal["infinite", "exclude"],
+    opts: RunOptions,
+    bounds: SearchOptions,
+) -> list[CapacityTask]:
+    """One bisection task per replication (``target``: latency in seconds, quantile)."""
+    return [
+        CapacityTask(
+            config,
+            opts.seed,
+            k,
+            target[0],
+            target[1],
+            bounds.rel_tol,
+            bounds.start_scale,
+            bounds.max_doublings,
+            opts.warmup_s,
+            unanswered,
+        )
+        for k in range(opts.replications)
+    ]
+
+
+def _check_search(target_latency_s: float, target_quantile: float, replications: int) -> None:
+    """Raise ValueError on a target or a replication count no search can meet."""
     if not 0 < target_quantile < 1:
         raise ValueError("target_quantile must be in (0, 1)")
     if not target_latency_s > 0:
         raise ValueError("target_latency_s must be positive")
     if replications < 1:
         raise ValueError("replications must be at least 1")
-    tasks = [
-        CapacityTask(
-            config,
-            seed,
-            k,
-            float(target_latency_s),
-            float(target_quantile),
-            rel_tol,
-            start_scale,
-            max_doublings,
-            warmup_s,
-            unanswered,
-        )
-        for k in range(replications)
-    ]
-    rows = run_tasks(
-        capacity_replication,
-        tasks,
-        executor=executor,
-        workers=workers,
-        progress=progress,
-        desc="capacity",
-    )
-    base = config.total_rate_per_s
+
+
+def _capacity_result(
+    rows: list[dict[str, Any]],
+    base: float,
+    target_latency_s: float,
+    target_quantile: float,
+    level: float,
+) -> CapacityResult:
+    """The mean capacity of the replications' ``rows`` and its Student-t interval."""
     reps = pl.DataFrame(rows).with_columns((pl.col("scale") * base).alias("rate_per_s"))
     low, mean, high = _capacity_interval(reps, level)
     return CapacityResult(
@@ -397,8 +430,8 @@ def capacity_search(
         scale_low=low,
         scale_high=high,
         base_rate_per_s=base,
-        target_latency_s=float(target_latency_s),
-        quantile=float(target_quantile),
+        target_latency_s=target_latency_s,
+        quantile=target_quantile,
         level=level,
         replications=reps,
     )

@@ -1,7 +1,7 @@
 """What one run of the model produced: the :class:`Trace` arrays and their codes.
 
-The model (:mod:`~a2a_lab.sim.model`) records facts as arrays; :mod:`~a2a_lab.sim.run`
-turns them into frames and :mod:`~a2a_lab.sim._events` into the log. Every field is present
+The model (:mod:`~a2a_lab.sim.engine.model`) records facts as arrays; :mod:`~a2a_lab.sim.run`
+turns them into frames and :mod:`~a2a_lab.sim.output.events` into the log. Every field is present
 whatever the configuration: a policy that is off leaves its neutral value (no retries, one
 run, logged, nothing refused).
 """
@@ -28,7 +28,7 @@ __all__ = [
 ]
 
 #: Outcome codes of a message (runtime §3b); ``guard_blocked``: a safety limit of
-#: :mod:`~a2a_lab.sim.limits` stopped the send.
+#: :mod:`~a2a_lab.sim.policies.limits` stopped the send.
 OUTCOMES: Final = ("replied", "no_reply", "concurrency_blocked", "guard_blocked")
 REPLIED, NO_REPLY, BLOCKED, GUARD_BLOCKED = 0, 1, 2, 3
 #: Job kinds on a session.
@@ -91,12 +91,12 @@ class Trace:
         Retries made, and runs of the target (re-sends that idempotency joined to a run do
         not run again; a refused message has none).
     error_kind
-        The last error met (index in :data:`~a2a_lab.sim.failures.ERROR_KINDS`, -1 none).
+        The last error met (index in :data:`~a2a_lab.sim.policies.failures.ERROR_KINDS`, -1 none).
     wait_status, wait_error, max_wait_exceeded
         What the reference's no-reply events carry (``waitStatus``, ``waitError``, and
         whether the wait limit was exceeded).
     blocked_by
-        Index in :data:`~a2a_lab.sim.limits.BLOCK_REASONS` (-1: not refused).
+        Index in :data:`~a2a_lab.sim.policies.limits.BLOCK_REASONS` (-1: not refused).
     logged
         Whether the exchange shows in the log.
     invisible
@@ -107,7 +107,7 @@ class Trace:
         The retry policy's ``maxAttempts``.
     turn_message, turn_number, turn_s, turn_text, turn_reason
         One row per logged ping-pong reply: message, turn number (odd: the requester
-        speaks), time, text (index in :data:`~a2a_lab.sim.plan.REPLY_TEXTS`), termination
+        speaks), time, text (index in :data:`~a2a_lab.sim.workload.plan.REPLY_TEXTS`), termination
         reason.
     retry_message, retry_attempt, retry_s, retry_kind, retry_backoff_ms, retry_elapsed_ms
         One row per retry.

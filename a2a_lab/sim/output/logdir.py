@@ -3,7 +3,7 @@
 The reference appends one JSON line per event to ``coordination-events.ndjson`` and, before
 each write (rules §9), renames the live file ``coordination-events-YYYY-MM.ndjson`` when the
 local month has changed, or ``coordination-events-<ISO time, ':' and '.' → '-'>.ndjson``
-when it has grown beyond 10 MiB. :func:`write_log` replays that rule on the events' times, so
+when it has grown beyond 10 MiB. :func:`write_logdir` replays that rule on the events' times, so
 the dashboard (which reads the live file only) and :func:`a2a_lab.load` (which reads them
 all) see exactly what they would see on the gateway.
 """
@@ -18,9 +18,9 @@ from zoneinfo import ZoneInfo
 import polars as pl
 
 from a2a_lab.io import LIVE_NAME, write_events
-from a2a_lab.time import resolve_tz
+from a2a_lab.time import check_tz
 
-__all__ = ["ROTATE_BYTES", "write_log"]
+__all__ = ["ROTATE_BYTES", "write_logdir"]
 
 #: The reference's size threshold (10 MiB).
 ROTATE_BYTES = 10 * 1024 * 1024
@@ -32,14 +32,13 @@ def _iso(ms: float) -> str:
     return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{int(ms) % 1000:03d}Z"
 
 
-def write_log(
+def write_logdir(
     events: pl.DataFrame,
     directory: str | os.PathLike[str],
     *,
     rotate: bool = True,
     rotate_bytes: int = ROTATE_BYTES,
     tz: str | None = None,
-    timezone: str | None = None,
 ) -> list[Path]:
     """Write events into a log directory, with the reference's month and size rotation.
 
@@ -56,8 +55,7 @@ def write_log(
     tz
         The gateway's local time zone, which decides the month of a rotated file; default
         UTC, like every ``tz`` of the package (the reference's gateway runs in
-        ``"Asia/Seoul"``: pass it to name the files as it does). ``timezone`` is the
-        deprecated name.
+        ``"Asia/Seoul"``: pass it to name the files as it does).
 
     Returns
     -------
@@ -71,12 +69,12 @@ def write_log(
     >>> from a2a_lab.sim import simulate, SimConfig
     >>> ev = simulate(SimConfig(n_messages=300), seed=1).events
     >>> with tempfile.TemporaryDirectory() as d:
-    ...     files = write_log(ev, d, rotate_bytes=50_000)
+    ...     files = write_logdir(ev, d, rotate_bytes=50_000)
     ...     reread = load(d).events
     >>> len(files) > 1, files[-1].name, reread.drop("file", "line").equals(ev.drop("file", "line", "raw"))
     (True, 'coordination-events.ndjson', True)
     """
-    zone = ZoneInfo(resolve_tz(tz, timezone, where="write_log"))  # checked before any write
+    zone = ZoneInfo(check_tz("UTC" if tz is None else tz))  # checked before any write
     out = Path(directory)
     out.mkdir(parents=True, exist_ok=True)
     text = write_events(events) or ""

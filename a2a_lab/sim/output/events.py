@@ -43,12 +43,12 @@ import polars as pl
 from a2a_lab.reference.runtime.outcome import build_no_reply_outcome_message
 from a2a_lab.reference.runtime.termination import TERMINATION_REASONS
 from a2a_lab.schema import data_dtype, polars_schema
-from a2a_lab.sim._ids import Identifiers, identifiers, session_keys
 from a2a_lab.sim.config import INTENTS, PAYLOAD_TYPES, SimConfig
-from a2a_lab.sim.failures import ERROR_KINDS
-from a2a_lab.sim.limits import BLOCK_REASONS
-from a2a_lab.sim.plan import REPLY_TEXTS, SESSION_KINDS, Plan
-from a2a_lab.sim.trace import BLOCKED, GUARD_BLOCKED, NO_REPLY, REPLIED, Trace
+from a2a_lab.sim.engine.trace import BLOCKED, GUARD_BLOCKED, NO_REPLY, REPLIED, Trace
+from a2a_lab.sim.output.ids import Identifiers, identifiers, session_keys
+from a2a_lab.sim.policies.failures import ERROR_KINDS
+from a2a_lab.sim.policies.limits import BLOCK_REASONS
+from a2a_lab.sim.workload.plan import REPLY_TEXTS, SESSION_KINDS, Plan
 from a2a_lab.time import event_ms_expr
 
 __all__ = [
@@ -345,102 +345,144 @@ def render_event_chunks(
         m = m.filter(pl.Series(trace.logged))
     m, decoders["no_reply_text"] = _no_reply_texts(m, config)
     extra = [*_retry_events(m, trace), *_blocked_events(m, trace, decoders)]
-    last = 10_000  # step number of a2a.complete (after every ping-pong turn)
-    parts: list[_Part] = []
-
-    def part(
-        source: pl.DataFrame | tuple[pl.DataFrame, pl.Expr],
-        type_: str,
-        agent: str,
-        t: str,
-        step: int | pl.Expr,
-        *fields: pl.Expr,
-    ) -> None:
-        frame, where = source if isinstance(source, tuple) else (source, None)
-        parts.append(_Part(frame, [*_head(t, 1, step, type_, agent), *fields], where))
-
-    part(
-        m,
-        "a2a.send",
-        "from",
-        "t_send",
-        0,
-        *_sides("from"),
-        pl.col("to_key").alias("targetSessionKey"),
-        # the texts are rendered a chunk at a time, not held per message
-        pl.col("text").str.slice(0, MESSAGE_LIMIT).alias("message"),
-        pl.col("run_id").alias("runId"),
-        pl.col("payloadType"),
-        _payload_json(pl.col("payload"), pl.col("text_json"), pl.col("i")).alias("payloadJson"),
-        *_shared(),
+    parts = [
+        *_sent_parts(m),
+        *_refused_parts(m),
+        *_replied_parts(m, trace, config),
+        *extra,
+        *_task_events(plan, trace, ids),
+    ]
+    yield from _render_in_order(
+        [p for p in parts if p.frame.height], config, chunk_events, decoders
     )
+
+
+#: The step number of ``a2a.complete`` (after every ping-pong turn).
+_LAST_STEP: Final = 10_000
+
+
+def _part(
+    source: pl.DataFrame | tuple[pl.DataFrame, pl.Expr],
+    type_: str,
+    agent: str,
+    t: str,
+    step: int | pl.Expr,
+    *fields: pl.Expr,
+) -> _Part:
+    """Events of ``type_`` for the rows of ``source`` (a frame, or a frame and the rows' filter)."""
+    frame, where = source if isinstance(source, tuple) else (source, None)
+    return _Part(frame, [*_head(t, 1, step, type_, agent), *fields], where)
+
+
+def _sent_parts(m: pl.DataFrame) -> list[_Part]:
+    """The ``a2a.send`` of every logged message."""
+    parts: list[_Part] = []
+    parts.append(
+        _part(
+            m,
+            "a2a.send",
+            "from",
+            "t_send",
+            0,
+            *_sides("from"),
+            pl.col("to_key").alias("targetSessionKey"),
+            # the texts are rendered a chunk at a time, not held per message
+            pl.col("text").str.slice(0, MESSAGE_LIMIT).alias("message"),
+            pl.col("run_id").alias("runId"),
+            pl.col("payloadType"),
+            _payload_json(pl.col("payload"), pl.col("text_json"), pl.col("i")).alias("payloadJson"),
+            *_shared(),
+        )
+    )
+    return parts
+
+
+def _refused_parts(m: pl.DataFrame) -> list[_Part]:
+    """The response and complete of the exchanges a gate refused or that got no reply."""
+    parts: list[_Part] = []
     blocked = (m, pl.col("outcome") == BLOCKED)
     blocked_text = pl.lit(BLOCKED_TEXT.split("{")[0]) + pl.col("to") + pl.lit(")")
-    part(
-        blocked,
-        "a2a.response",
-        "to",
-        "t_gate",
-        1,
-        pl.col("from").alias("fromAgent"),
-        pl.col("to").alias("toAgent"),
-        blocked_text.alias("message"),
-        blocked_text.str.slice(0, PREVIEW_LIMIT).alias("replyPreview"),
-        pl.lit("blocked").alias("outcome"),
-        *_shared(),
+    parts.append(
+        _part(
+            blocked,
+            "a2a.response",
+            "to",
+            "t_gate",
+            1,
+            pl.col("from").alias("fromAgent"),
+            pl.col("to").alias("toAgent"),
+            blocked_text.alias("message"),
+            blocked_text.str.slice(0, PREVIEW_LIMIT).alias("replyPreview"),
+            pl.lit("blocked").alias("outcome"),
+            *_shared(),
+        )
     )
-    part(
-        blocked,
-        "a2a.complete",
-        "from",
-        "t_complete",
-        last,
-        pl.col("from").alias("fromAgent"),
-        pl.col("to").alias("toAgent"),
-        pl.lit(False).alias("announced"),
-        pl.col("to_key").alias("targetSessionKey"),
-        pl.lit(True).alias("concurrencyBlocked"),
-        *_shared(),
+    parts.append(
+        _part(
+            blocked,
+            "a2a.complete",
+            "from",
+            "t_complete",
+            _LAST_STEP,
+            pl.col("from").alias("fromAgent"),
+            pl.col("to").alias("toAgent"),
+            pl.lit(False).alias("announced"),
+            pl.col("to_key").alias("targetSessionKey"),
+            pl.lit(True).alias("concurrencyBlocked"),
+            *_shared(),
+        )
     )
     unanswered = (m, pl.col("outcome") == NO_REPLY)
-    part(
-        unanswered,
-        "a2a.response",
-        "to",
-        "t_complete",
-        1,
-        *_sides("to"),
-        pl.col("no_reply_text").alias("message"),
-        pl.col("no_reply_text").str.slice(0, PREVIEW_LIMIT).alias("replyPreview"),
-        pl.lit("no_reply").alias("outcome"),
-        pl.col("wait_status").alias("waitStatus"),
-        pl.col("wait_error").alias("waitError"),
-        *_shared(),
+    parts.append(
+        _part(
+            unanswered,
+            "a2a.response",
+            "to",
+            "t_complete",
+            1,
+            *_sides("to"),
+            pl.col("no_reply_text").alias("message"),
+            pl.col("no_reply_text").str.slice(0, PREVIEW_LIMIT).alias("replyPreview"),
+            pl.lit("no_reply").alias("outcome"),
+            pl.col("wait_status").alias("waitStatus"),
+            pl.col("wait_error").alias("waitError"),
+            *_shared(),
+        )
     )
-    part(
-        unanswered,
-        "a2a.complete",
-        "from",
-        "t_complete",
-        last,
-        *_sides("from"),
-        pl.lit(False).alias("announced"),
-        pl.col("to_key").alias("targetSessionKey"),
-        pl.col("wait_status").alias("waitStatus"),
-        pl.col("wait_error").alias("waitError"),
-        *_shared(),
+    parts.append(
+        _part(
+            unanswered,
+            "a2a.complete",
+            "from",
+            "t_complete",
+            _LAST_STEP,
+            *_sides("from"),
+            pl.lit(False).alias("announced"),
+            pl.col("to_key").alias("targetSessionKey"),
+            pl.col("wait_status").alias("waitStatus"),
+            pl.col("wait_error").alias("waitError"),
+            *_shared(),
+        )
     )
+    return parts
+
+
+def _replied_parts(m: pl.DataFrame, trace: Trace, config: SimConfig) -> list[_Part]:
+    """The reply, every logged ping-pong turn and the complete of the answered exchanges."""
+    parts: list[_Part] = []
     replied = (m, pl.col("outcome") == REPLIED)
-    part(
-        replied,
-        "a2a.response",
-        "to",
-        "t_reply",
-        1,
-        *_sides("to"),
-        pl.col("reply").str.slice(0, MESSAGE_LIMIT).alias("message"),
-        pl.col("reply").str.slice(0, PREVIEW_LIMIT).alias("replyPreview"),
-        *_shared(),
+    parts.append(
+        _part(
+            replied,
+            "a2a.response",
+            "to",
+            "t_reply",
+            1,
+            *_sides("to"),
+            pl.col("reply").str.slice(0, MESSAGE_LIMIT).alias("message"),
+            pl.col("reply").str.slice(0, PREVIEW_LIMIT).alias("replyPreview"),
+            *_shared(),
+        )
     )
     turns = pl.DataFrame(
         {
@@ -456,54 +498,57 @@ def render_event_chunks(
         how="left",
     )
     odd = (pl.col("turn") % 2) == 1  # odd turns: the requester speaks
-    part(
-        turns.with_columns(
-            pl.when(odd).then(pl.col("from")).otherwise(pl.col("to")).alias("_speaker"),
-            pl.when(odd).then(pl.col("to")).otherwise(pl.col("from")).alias("_listener"),
-        ),
-        "a2a.response",
-        "_speaker",
-        "t_turn",
-        pl.col("turn").cast(pl.Int64) + 1,
-        pl.col("_speaker").alias("fromAgent"),
-        pl.col("_listener").alias("toAgent"),
-        pl.col("turn"),
-        pl.col("effective").alias("maxTurns"),
-        pl.col("turn_text").str.slice(0, MESSAGE_LIMIT).alias("message"),
-        pl.col("turn_text").str.slice(0, PREVIEW_LIMIT).alias("replyPreview"),
-        pl.col("role").alias("eventRole"),
-        pl.when(odd)
-        .then(pl.col("from_type"))
-        .otherwise(pl.col("to_type"))
-        .alias("fromSessionType"),
-        pl.when(odd).then(pl.col("to_type")).otherwise(pl.col("from_type")).alias("toSessionType"),
-        pl.col("intent").alias("messageIntent"),
-        pl.col("turn_reason").alias("terminationReason"),
-        *_shared(),
+    parts.append(
+        _part(
+            turns.with_columns(
+                pl.when(odd).then(pl.col("from")).otherwise(pl.col("to")).alias("_speaker"),
+                pl.when(odd).then(pl.col("to")).otherwise(pl.col("from")).alias("_listener"),
+            ),
+            "a2a.response",
+            "_speaker",
+            "t_turn",
+            pl.col("turn").cast(pl.Int64) + 1,
+            pl.col("_speaker").alias("fromAgent"),
+            pl.col("_listener").alias("toAgent"),
+            pl.col("turn"),
+            pl.col("effective").alias("maxTurns"),
+            pl.col("turn_text").str.slice(0, MESSAGE_LIMIT).alias("message"),
+            pl.col("turn_text").str.slice(0, PREVIEW_LIMIT).alias("replyPreview"),
+            pl.col("role").alias("eventRole"),
+            pl.when(odd)
+            .then(pl.col("from_type"))
+            .otherwise(pl.col("to_type"))
+            .alias("fromSessionType"),
+            pl.when(odd)
+            .then(pl.col("to_type"))
+            .otherwise(pl.col("from_type"))
+            .alias("toSessionType"),
+            pl.col("intent").alias("messageIntent"),
+            pl.col("turn_reason").alias("terminationReason"),
+            *_shared(),
+        )
     )
-    part(
-        replied,
-        "a2a.complete",
-        "from",
-        "t_complete",
-        last,
-        *_sides("from"),
-        pl.col("announced"),
-        pl.col("to_key").alias("targetSessionKey"),
-        pl.col("intent").alias("messageIntent"),
-        pl.lit(float(config.ping_pong.max_turns)).alias("configuredMaxTurns"),
-        pl.col("effective").alias("effectiveTurns"),
-        pl.col("turns").alias("actualTurns"),
-        pl.col("termination").is_not_null().alias("earlyTermination"),
-        pl.col("termination").alias("terminationReason"),
-        pl.col("announce_skipped").alias("announceSkipped"),
-        *_shared(),
+    parts.append(
+        _part(
+            replied,
+            "a2a.complete",
+            "from",
+            "t_complete",
+            _LAST_STEP,
+            *_sides("from"),
+            pl.col("announced"),
+            pl.col("to_key").alias("targetSessionKey"),
+            pl.col("intent").alias("messageIntent"),
+            pl.lit(float(config.ping_pong.max_turns)).alias("configuredMaxTurns"),
+            pl.col("effective").alias("effectiveTurns"),
+            pl.col("turns").alias("actualTurns"),
+            pl.col("termination").is_not_null().alias("earlyTermination"),
+            pl.col("termination").alias("terminationReason"),
+            pl.col("announce_skipped").alias("announceSkipped"),
+            *_shared(),
+        )
     )
-    parts.extend(extra)
-    parts.extend(_task_events(plan, trace, ids))
-    yield from _render_in_order(
-        [p for p in parts if p.frame.height], config, chunk_events, decoders
-    )
+    return parts
 
 
 def _render_in_order(

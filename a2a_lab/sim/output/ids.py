@@ -17,7 +17,7 @@ import numpy as np
 import polars as pl
 
 from a2a_lab.sim.config import SimConfig
-from a2a_lab.sim.plan import SESSION_KINDS, Plan, _child
+from a2a_lab.sim.workload.plan import SESSION_KINDS, Plan, child_seed
 
 __all__ = ["Identifiers", "identifiers", "session_keys", "uuid_series"]
 
@@ -68,9 +68,9 @@ class Identifiers:
     """
 
     def __init__(self, plan: Plan) -> None:
-        messages = np.random.default_rng(_child(plan.ids_seed, 0))
-        tasks = np.random.default_rng(_child(plan.ids_seed, 1))
-        agents = np.random.default_rng(_child(plan.ids_seed, 2))
+        messages = np.random.default_rng(child_seed(plan.ids_seed, 0))
+        tasks = np.random.default_rng(child_seed(plan.ids_seed, 1))
+        agents = np.random.default_rng(child_seed(plan.ids_seed, 2))
         n = plan.n
         #: per message: the bytes of its runId, and of its conversation id if it starts one
         self._raw = (

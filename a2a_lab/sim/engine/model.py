@@ -1,7 +1,7 @@
 """The SimPy model of the gateway: ONE flow from the send to the complete, with policy hooks.
 
 **Sessions** (runtime §1). Every session is a FIFO station with ``session_concurrency``
-servers (:class:`~a2a_lab.sim.stations.Session`): a *job* (an agent run: a received
+servers (:class:`~a2a_lab.sim.engine.stations.Session`): a *job* (an agent run: a received
 message, a re-sent run, a ping-pong turn or the announce step) waits for a free server,
 holds it for its service time and leaves. Under the ``lanes`` topology (the default, the
 reference gateway today) the session is the run's session lane and, holding it, the job
@@ -17,7 +17,7 @@ hooks, then its run is queued on the target's session (the reference calls ``age
 before starting the flow) and the flow process (:meth:`Model._flow`) runs:
 
 1. asks the target's concurrency gate for a permit
-   (:class:`~a2a_lab.sim.stations.GateDriver`); a flow not admitted within the permit
+   (:class:`~a2a_lab.sim.engine.stations.GateDriver`); a flow not admitted within the permit
    timeout ends ``concurrency_blocked``;
 2. waits for the run (:meth:`Model._wait`, the reference wait loop: ``agent.wait`` in
    chunks up to the wait limit, errors classified by the reference rules and retried per
@@ -32,16 +32,16 @@ before starting the flow) and the flow process (:meth:`Model._flow`) runs:
 explicit time, so a policy plugs in without a second copy of the flow (as SimPy's resources
 call ``_do_put`` / ``_do_get`` and Ciw's simulation takes its node classes):
 
-- at the send, :class:`SendHook` (default: :class:`~a2a_lab.sim.limits.SendGuards`, the relay
+- at the send, :class:`SendHook` (default: :class:`~a2a_lab.sim.policies.limits.SendGuards`, the relay
   depth, the collaborate limit and the loop guard) may refuse the message, then the
   session's ``queue_capacity`` (an arrival that finds K runs in the system, counting those
   the rate limiter still holds, is refused like a gate refusal: M/M/1/K);
-- :class:`DeliveryHook` (default: :class:`~a2a_lab.sim.limits.Delivery`, Discord's rate
+- :class:`DeliveryHook` (default: :class:`~a2a_lab.sim.policies.limits.Delivery`, Discord's rate
   limits) decides when the run reaches the target's session;
-- in the wait, the retry policy (:class:`~a2a_lab.sim.retry.ReferenceRetry` and the other
-  :data:`~a2a_lab.sim.retry.RetryPolicyConfig`) and its budget
-  (:class:`~a2a_lab.sim.retry.RetryBudgetTracker`) decide whether and when to retry an
-  error the failure policy injected (:class:`~a2a_lab.sim.policy_plan.PolicyPlan`); a
+- in the wait, the retry policy (:class:`~a2a_lab.sim.policies.retry.ReferenceRetry` and the other
+  :data:`~a2a_lab.sim.policies.retry.RetryPolicyConfig`) and its budget
+  (:class:`~a2a_lab.sim.policies.retry.RetryBudgetTracker`) decide whether and when to retry an
+  error the failure policy injected (:class:`~a2a_lab.sim.workload.plan.PolicyPlan`); a
   retry of the reference policy polls the SAME run again, a re-sending policy sends a new
   run (through the rate limits) unless idempotency joins it to the previous run;
 - before each ping-pong reply, the send hook may drop it (the loop guard counting turns);
@@ -57,7 +57,7 @@ completion are its run's end, two scheduled events per message. That is the same
 and ``full_flow=True`` runs every message through the flow to show it.
 
 **Races and the work that goes on.** Every wait that races a timeout waits on an *event*
-(the run's end, a permit hand-over) OR a deadline (:func:`~a2a_lab.sim.stations.race`); nothing
+(the run's end, a permit hand-over) OR a deadline (:func:`~a2a_lab.sim.engine.stations.race`); nothing
 stays queued on the requester's behalf when the deadline wins: a refused flow leaves the
 gate's queue, so no later permit is handed to a flow that is gone and no message is lost.
 What the requester stops waiting for is the agent's work, which is NOT cancelled, as in the
@@ -80,23 +80,10 @@ from simpy.events import Event, Timeout
 
 from a2a_lab.reference.runtime.skip_tokens import is_reply_skip
 from a2a_lab.reference.runtime.termination import TERMINATION_REASONS, should_terminate_ping_pong
-from a2a_lab.sim._texts import CONCLUSIONS, MINIMAL, TURNS
 from a2a_lab.sim.budget import run_within
 from a2a_lab.sim.config import ENDINGS, SimConfig
-from a2a_lab.sim.failures import ERROR_KINDS, REQUEST_TIMEOUT
-from a2a_lab.sim.limits import BLOCK_REASONS, Delivery, SendGuards
-from a2a_lab.sim.plan import (
-    CONCLUSION_OFFSET,
-    MINIMAL_OFFSET,
-    REPLY_TEXTS,
-    SKIP_TEXT,
-    TURN_OFFSET,
-    Plan,
-)
-from a2a_lab.sim.policy_plan import PolicyPlan, draw_policy_plan, policies_active
-from a2a_lab.sim.retry import RetryBudgetTracker
-from a2a_lab.sim.stations import GateDriver, Session, race
-from a2a_lab.sim.trace import (
+from a2a_lab.sim.engine.stations import GateDriver, Session, race
+from a2a_lab.sim.engine.trace import (
     BLOCKED,
     GUARD_BLOCKED,
     NO_REPLY,
@@ -106,6 +93,21 @@ from a2a_lab.sim.trace import (
     column,
     filled,
 )
+from a2a_lab.sim.policies.failures import ERROR_KINDS, REQUEST_TIMEOUT
+from a2a_lab.sim.policies.limits import BLOCK_REASONS, Delivery, SendGuards
+from a2a_lab.sim.policies.retry import RetryBudgetTracker
+from a2a_lab.sim.workload.plan import (
+    CONCLUSION_OFFSET,
+    MINIMAL_OFFSET,
+    REPLY_TEXTS,
+    SKIP_TEXT,
+    TURN_OFFSET,
+    Plan,
+    PolicyPlan,
+    draw_policy_plan,
+    policies_active,
+)
+from a2a_lab.sim.workload.texts import CONCLUSIONS, MINIMAL, TURNS
 
 __all__ = ["DeliveryHook", "Model", "SendHook", "build_model"]
 
@@ -122,7 +124,7 @@ class SendHook(Protocol):
     """Decides whether a send, and a ping-pong reply, may go (times in simulated seconds)."""
 
     def admit_send(self, from_id: str, to_id: str, depth: float, t_s: float) -> int:
-        """-1 if the send passes (and is recorded), else its index in :data:`~a2a_lab.sim.limits.BLOCK_REASONS`."""
+        """-1 if the send passes (and is recorded), else its index in :data:`~a2a_lab.sim.policies.limits.BLOCK_REASONS`."""
         ...
 
     def admit_reply(self, from_id: str, to_id: str, t_s: float) -> bool:
@@ -158,7 +160,7 @@ def _filled(n: int, default: float, values: dict[int, Any], dtype: Any) -> np.nd
 
 
 class Model:
-    """One run of the gateway model on a :class:`~a2a_lab.sim.plan.Plan`.
+    """One run of the gateway model on a :class:`~a2a_lab.sim.workload.plan.Plan`.
 
     Parameters
     ----------
@@ -167,12 +169,13 @@ class Model:
     config
         The configuration the plan was drawn from (its policies).
     policy_plan
-        The policies' draws (:func:`~a2a_lab.sim.policy_plan.draw_policy_plan`); needed when
-        :func:`~a2a_lab.sim.policy_plan.policies_active` (:func:`build_model` draws it).
+        The policies' draws (:func:`~a2a_lab.sim.workload.plan.draw_policy_plan`); needed when
+        :func:`~a2a_lab.sim.workload.plan.policies_active` (:func:`build_model` and
+        :func:`~a2a_lab.sim.run.simulate` draw it; the model itself does not check).
     guards, delivery
         The send and delivery hooks; default: those of the configuration
-        (:class:`~a2a_lab.sim.limits.SendGuards` when a loop guard or a collaborate limit is
-        on, :class:`~a2a_lab.sim.limits.Delivery` when rate limits are).
+        (:class:`~a2a_lab.sim.policies.limits.SendGuards` when a loop guard or a collaborate limit is
+        on, :class:`~a2a_lab.sim.policies.limits.Delivery` when rate limits are).
     full_flow
         Run every message through the flow process, even those that take the shortcut
         (for tests: the results are the same).
@@ -248,10 +251,6 @@ class Model:
         delivery: DeliveryHook | None = None,
         full_flow: bool = False,
     ) -> None:
-        if policy_plan is None and policies_active(config):
-            raise ValueError(
-                "a configuration with policies on needs their draws: use build_model(plan, config, seed)"
-            )
         self.plan = plan
         self.config = config
         self.pplan = policy_plan
@@ -312,6 +311,11 @@ class Model:
             if policy_plan is not None and policy_plan.depth is not None
             else None
         )
+        self._init_records(plan, policy_plan)
+
+    def _init_records(self, plan: Plan, policy_plan: PolicyPlan | None) -> None:
+        """The arrays and sparse maps the run fills, one slot per job or message."""
+        n = plan.n
         # job and message columns: typed arrays (trace.column; scalar stores are cheaper
         # than on numpy arrays, and a million messages hold no Python float objects)
         self.job_session: array[int] = column("i", plan.target_session)
@@ -777,5 +781,6 @@ def build_model(
     >>> build_model(draw_plan(cfg), cfg).pplan is None
     True
     """
-    policy_plan = draw_policy_plan(config, plan, seed) if policies_active(config) else None
-    return Model(plan, config, policy_plan, full_flow=full_flow)
+    if policies_active(config):
+        return Model(plan, config, draw_policy_plan(config, plan, seed), full_flow=full_flow)
+    return Model(plan, config, None, full_flow=full_flow)

@@ -17,7 +17,7 @@ Examples
 >>> import polars as pl
 >>> from a2a_lab.io import write_events
 >>> from a2a_lab.sim import simulate
->>> from a2a_lab.sim.presets import sample_like
+>>> from a2a_lab.sim.workload.presets import sample_like
 >>> lines = pl.Series(write_events(simulate(sample_like(n_messages=60), seed=1).events).splitlines())
 >>> bad = malformed(lines, ["not_json", "blank", "crlf"], seed=7)
 >>> bad.lines.len() - lines.len(), bad.marks["kind"].to_list()
@@ -302,6 +302,51 @@ def _cut_hangul(line: bytes) -> bytes:
     raise ValueError("no Hangul syllable in the message")
 
 
+def _positions(
+    text: pl.Series, kinds: Sequence[MalformedKind], rng: np.random.Generator
+) -> np.ndarray:
+    """A distinct event line for each of ``kinds``, drawn among the lines it can take."""
+    eligible = {
+        "nan": text.str.contains(_TS).to_numpy(),
+        "invalid_utf8": text.str.contains(_HANGUL_MESSAGE).to_numpy(),
+        "missing_type": text.str.starts_with('{"type":').to_numpy(),
+    }
+    eligible["blank_type"] = eligible["missing_type"]
+    anywhere = np.ones(len(text), dtype=bool)
+    taken = np.zeros(len(text), dtype=bool)
+    # the kinds that need particular lines draw first, so the others cannot use them up
+    order = sorted(range(len(kinds)), key=lambda i: (kinds[i] not in eligible, i))
+    position = np.empty(len(kinds), dtype=np.int64)
+    for i in order:
+        kind = kinds[i]
+        candidates = np.flatnonzero(eligible.get(kind, anywhere) & ~taken)
+        if candidates.size == 0:
+            raise ValueError(
+                f"kinds: no line left for {kind!r} ({len(kinds)} lines asked of {len(text)})"
+            )
+        position[i] = candidates[rng.integers(candidates.size)]
+        taken[position[i]] = True
+    return position
+
+
+def _mark_changed(
+    frame: pl.DataFrame, changed_at: list[int], kinds: Sequence[MalformedKind]
+) -> pl.DataFrame:
+    """``frame`` (``key`` order) with the kind of each changed event line, and its row index."""
+    changed_kinds = dict(
+        zip(changed_at, (k for k in kinds if k in ("crlf", "invalid_utf8")), strict=True)
+    )
+    return frame.with_columns(
+        kind=pl.col("kind").fill_null(
+            pl.col("key").replace_strict(
+                {2 * p + 1: k for p, k in changed_kinds.items()},
+                default=None,
+                return_dtype=pl.String,
+            )
+        )
+    ).with_row_index("index")
+
+
 def malformed(
     lines: pl.Series, kinds: Sequence[MalformedKind], seed: int | np.random.SeedSequence
 ) -> Injected:
@@ -349,26 +394,7 @@ def malformed(
             raise ValueError(f"kinds: unknown kind {kind!r} (one of {', '.join(MALFORMED_KINDS)})")
     rng = np.random.default_rng(seed)
     text = lines.cast(pl.String)
-    eligible = {
-        "nan": text.str.contains(_TS).to_numpy(),
-        "invalid_utf8": text.str.contains(_HANGUL_MESSAGE).to_numpy(),
-        "missing_type": text.str.starts_with('{"type":').to_numpy(),
-    }
-    eligible["blank_type"] = eligible["missing_type"]
-    anywhere = np.ones(len(lines), dtype=bool)
-    taken = np.zeros(len(lines), dtype=bool)
-    # the kinds that need particular lines draw first, so the others cannot use them up
-    order = sorted(range(len(kinds)), key=lambda i: (kinds[i] not in eligible, i))
-    position = np.empty(len(kinds), dtype=np.int64)
-    for i in order:
-        kind = kinds[i]
-        candidates = np.flatnonzero(eligible.get(kind, anywhere) & ~taken)
-        if candidates.size == 0:
-            raise ValueError(
-                f"kinds: no line left for {kind!r} ({len(kinds)} lines asked of {len(lines)})"
-            )
-        position[i] = candidates[rng.integers(candidates.size)]
-        taken[position[i]] = True
+    position = _positions(text, kinds, rng)
     binary = text.cast(pl.Binary)
     at = [int(p) for p in position]
     originals = binary.gather(at).to_list() if at else []
@@ -408,18 +434,7 @@ def malformed(
             ),
         ]
     ).sort("key")
-    changed_kinds = dict(
-        zip(changed_at, (k for k in kinds if k in ("crlf", "invalid_utf8")), strict=True)
-    )
-    frame = frame.with_columns(
-        kind=pl.col("kind").fill_null(
-            pl.col("key").replace_strict(
-                {2 * p + 1: k for p, k in changed_kinds.items()},
-                default=None,
-                return_dtype=pl.String,
-            )
-        )
-    ).with_row_index("index")
+    frame = _mark_changed(frame, changed_at, kinds)
     marked = frame.filter(pl.col("kind").is_not_null())
     return Injected(
         frame["line"].alias(lines.name),

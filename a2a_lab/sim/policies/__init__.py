@@ -1,12 +1,14 @@
-"""The simulator's policies beyond the core: failures, retries, safety limits, rate limits.
+"""The simulator's policies: the package owns what the gateway does beyond the core path.
 
-Each policy is a :class:`~a2a_lab.sim.config.SimConfig` field (a pydantic model) whose
+Failures, retries, safety limits, rate limits and the send path (idempotency, the synchronous
+path, relays): each policy is a :class:`~a2a_lab.sim.config.SimConfig` field (a pydantic model) whose
 default is what TODAY's ``sessions_send`` path does (runtime §2, §4, §5), and, next to it,
 the plain object the model drives with explicit time. The decisions themselves are the
 reference's pure rules of :mod:`a2a_lab.reference.runtime` (error classes, backoff, loop guard),
 never a second copy of them. This module gathers them in one namespace; they live by
-concept in :mod:`~a2a_lab.sim.failures`, :mod:`~a2a_lab.sim.retry` and
-:mod:`~a2a_lab.sim.limits`, the idempotency key, the synchronous path and relay depths here.
+concept in :mod:`~a2a_lab.sim.policies.failures`, :mod:`~a2a_lab.sim.policies.retry` and
+:mod:`~a2a_lab.sim.policies.limits`, the idempotency key, the synchronous path and relay depths in
+:mod:`~a2a_lab.sim.policies.send`.
 
 - ``failures`` (:class:`FailurePolicy`, default off): per target agent, the chance that a
   run ends in an error of each class of runtime §4, or that an ``agent.wait`` call fails;
@@ -49,10 +51,7 @@ Examples
 
 from __future__ import annotations
 
-from pydantic import BaseModel, Field, NonNegativeFloat, PositiveFloat
-
-from a2a_lab.sim._strict import STRICT
-from a2a_lab.sim.failures import (
+from a2a_lab.sim.policies.failures import (
     CALL_KINDS,
     ERROR_KINDS,
     KIND_INDEX,
@@ -63,7 +62,7 @@ from a2a_lab.sim.failures import (
     FailurePolicy,
     WaitResult,
 )
-from a2a_lab.sim.limits import (
+from a2a_lab.sim.policies.limits import (
     BLOCK_REASONS,
     CollaborateLimit,
     Delivery,
@@ -73,7 +72,7 @@ from a2a_lab.sim.limits import (
     SendGuards,
     SlidingLimiter,
 )
-from a2a_lab.sim.retry import (
+from a2a_lab.sim.policies.retry import (
     CollaborationRetry,
     ExponentialRetry,
     ReferenceRetry,
@@ -82,6 +81,7 @@ from a2a_lab.sim.retry import (
     RetryField,
     RetryPolicyConfig,
 )
+from a2a_lab.sim.policies.send import IdempotencyPolicy, RelayPolicy, SyncPath
 
 __all__ = [
     "BLOCK_REASONS",
@@ -112,40 +112,3 @@ __all__ = [
     "SyncPath",
     "WaitResult",
 ]
-
-
-class IdempotencyPolicy(BaseModel):
-    """Idempotency keys (runtime §5): a re-send within ``ttl_s`` of the original send joins
-    the original run unless that run has failed (a failure is not cached)."""
-
-    model_config = STRICT
-
-    ttl_s: NonNegativeFloat = 300.0
-
-
-class SyncPath(BaseModel):
-    """The synchronous ``sessions_send`` path (``timeoutSeconds > 0``, runtime §2).
-
-    The caller waits up to ``timeout_s`` for the run. On success the flow starts with the
-    reply (``a2a.send``, the reply, turns, announce, ``a2a.complete``); on an error it starts
-    and waits as the asynchronous path does. On a timeout, with ``emit_on_timeout`` False
-    (today's known bug) NOTHING is logged: the conversation is invisible although the run
-    goes on; True (the fix of commit ``0b3325a28``) starts the flow at the timeout.
-    """
-
-    model_config = STRICT
-
-    timeout_s: PositiveFloat = 30.0
-    emit_on_timeout: bool = False
-
-
-class RelayPolicy(BaseModel):
-    """Relay depths: each message is one hop deeper than a relay with ``continue_probability``.
-
-    A message's depth ``d`` has ``P(d ≥ k) = continue_probability^k`` (depth 0: sent
-    directly); every event of its exchange carries ``depth``.
-    """
-
-    model_config = STRICT
-
-    continue_probability: float = Field(0.2, ge=0, lt=1)

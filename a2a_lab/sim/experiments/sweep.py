@@ -5,10 +5,11 @@ replications and returns one row per point: the mean and a Student-t confidence 
 every figure of :meth:`~a2a_lab.sim.run.SimResult.summary`::
 
     from a2a_lab.sim import SimConfig
-    from a2a_lab.sim.sweep import sweep, capacity_search
+    from a2a_lab.sim.experiments.replicate import RunOptions
+    from a2a_lab.sim.experiments.sweep import sweep, capacity_search
 
     sweep(SimConfig(), {"rate_scale": [0.5, 1, 2], "gate.max_concurrent_flows": [1, 3]},
-          replications=10, seed=1)
+          RunOptions(replications=10, seed=1))
 
 **Grid.** A mapping of parameter → values (their cartesian product, in order) or a list of
 points (mappings, e.g. one per what-if scenario). A parameter is a dotted path into the configuration's JSON form
@@ -19,16 +20,18 @@ every arrival rate (:func:`scale_arrivals`; applied after the paths).
 **Seeding: common random numbers.** Replication ``k`` of every grid point runs with
 ``numpy.random.SeedSequence(seed, spawn_key=(k,))`` (:func:`replication_seed`, the same
 sequence as ``SeedSequence(seed).spawn(n)[k]``, so replication ``k`` of a sweep is
-replication ``k`` of :func:`~a2a_lab.sim.experiment.replicate`). The simulator splits it
+replication ``k`` of :func:`~a2a_lab.sim.experiments.replicate.replicate`). The simulator splits it
 into one stream per purpose (arrivals, routing, service, mix, turns, …) drawn per message
-index (:mod:`~a2a_lab.sim.plan`). The grid point is NOT part of the seed: every point sees
+index (:mod:`~a2a_lab.sim.workload.plan`). The grid point is NOT part of the seed: every point sees
 the same messages, service times and replies, so differences between points are the
 parameters' own (their confidence intervals are much narrower than those of the points),
 and a point's result does not depend on what else is in the grid.
 
 **Executors.** Each (point, replication) is one task of :func:`run_replication` (importable
-from the package, so nothing from a notebook has to be pickled). ``executor=None`` runs them
-on a process pool of this machine (``workers=1``: in this process); any
+from the package, so nothing from a notebook has to be pickled). How they run is a
+:class:`~a2a_lab.sim.experiments.replicate.RunOptions` (with the replications, seed, warm-up
+and progress bar): ``executor=None`` runs them on a process pool of this machine
+(``workers=1``: in this process); any
 :class:`concurrent.futures.Executor` works, e.g. a Dask cluster's
 ``distributed.Client(...).get_executor()``. Results are identical on every executor.
 
@@ -37,13 +40,13 @@ configuration, the seed, the replication, the warm-up and the a2a_lab version
 (:func:`cache_key`) and reused by later sweeps; clear the directory after changing the
 model's code without changing its version.
 
-**Progress.** A :mod:`tqdm.auto` bar counts finished replications when ``progress`` is True;
+**Progress.** A :mod:`tqdm.auto` bar counts finished replications when ``RunOptions.progress`` is True;
 ``None`` (the default) shows it in a terminal or a Jupyter kernel but not under pytest or
 nbval, and notebooks whose outputs are stored pass ``progress=False``.
 
-**Capacity search.** :func:`~a2a_lab.sim.capacity.capacity_search` finds the highest
+**Capacity search.** :func:`~a2a_lab.sim.experiments.capacity.capacity_search` finds the highest
 arrival rate at which a latency quantile stays under a target; it lives in
-:mod:`~a2a_lab.sim.capacity` (with :func:`~a2a_lab.sim.capacity.scale_arrivals`) and is
+:mod:`~a2a_lab.sim.experiments.capacity` (with :func:`~a2a_lab.sim.experiments.capacity.scale_arrivals`) and is
 importable from here too, as before.
 """
 
@@ -54,7 +57,6 @@ import itertools
 import json
 import os
 from collections.abc import Mapping, Sequence
-from concurrent.futures import Executor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
@@ -62,7 +64,8 @@ from typing import Any, Final
 import numpy as np
 import polars as pl
 
-from a2a_lab.sim.capacity import (
+from a2a_lab.sim.config import SimConfig
+from a2a_lab.sim.experiments.capacity import (
     CapacityResult,
     CapacityTask,
     capacity_replication,
@@ -70,8 +73,7 @@ from a2a_lab.sim.capacity import (
     latency_quantile,
     scale_arrivals,
 )
-from a2a_lab.sim.config import SimConfig
-from a2a_lab.sim.experiment import replication_seed, run_tasks, t_quantile
+from a2a_lab.sim.experiments.replicate import RunOptions, replication_seed, run_tasks, t_quantile
 from a2a_lab.sim.run import SUMMARY_KEYS, SUMMARY_RANGES, simulate
 
 __all__ = [
@@ -232,7 +234,7 @@ def run_replication(task: ReplicationTask) -> dict[str, float]:
 
     Examples
     --------
-    >>> from a2a_lab.sim.presets import mm1
+    >>> from a2a_lab.sim.workload.presets import mm1
     >>> s = run_replication(ReplicationTask(mm1(0.5, 1.0, n_messages=200), seed=1, replication=0))
     >>> s["messages"], s["replied_rate"]
     (200, 1.0)
@@ -250,7 +252,7 @@ def cache_key(config: SimConfig, seed: int, replication: int, warmup_s: float = 
 
     Examples
     --------
-    >>> from a2a_lab.sim.presets import mm1
+    >>> from a2a_lab.sim.workload.presets import mm1
     >>> k = cache_key(mm1(0.5, 1.0, n_messages=10), 1, 0)
     >>> len(k), k == cache_key(mm1(0.5, 1.0, n_messages=10), 1, 0), k == cache_key(mm1(0.5, 1.0, n_messages=10), 1, 1)
     (64, True, False)
@@ -294,14 +296,9 @@ def _cache_write(directory: Path, key: str, summary: dict[str, float]) -> None:
 def sweep_runs(
     config: SimConfig,
     grid: Grid,
+    options: RunOptions | None = None,
     *,
-    replications: int = 10,
-    seed: int = 0,
-    warmup_s: float = 0.0,
-    executor: Executor | None = None,
-    workers: int | None = None,
     cache_dir: str | os.PathLike[str] | None = None,
-    progress: bool | None = None,
 ) -> pl.DataFrame:
     """Every replication of every grid point: the raw material of :func:`sweep`.
 
@@ -316,11 +313,14 @@ def sweep_runs(
 
     Examples
     --------
-    >>> from a2a_lab.sim.presets import mm1
-    >>> runs = sweep_runs(mm1(0.5, 1.0, n_messages=100), {"rate_scale": [1.0, 1.5]}, replications=2, workers=1)
+    >>> from a2a_lab.sim.workload.presets import mm1
+    >>> from a2a_lab.sim.experiments.replicate import RunOptions
+    >>> runs = sweep_runs(mm1(0.5, 1.0, n_messages=100), {"rate_scale": [1.0, 1.5]}, RunOptions(replications=2, workers=1))
     >>> runs.select("point", "rate_scale", "replication", "messages").rows()
     [(0, 1.0, 0, 100), (0, 1.0, 1, 100), (1, 1.5, 0, 100), (1, 1.5, 1, 100)]
     """
+    opts = options if options is not None else RunOptions()
+    replications, seed, warmup_s = opts.replications, opts.seed, opts.warmup_s
     if replications < 1:
         raise ValueError("replications must be at least 1")
     points = grid_points(grid)
@@ -339,9 +339,9 @@ def sweep_runs(
     fresh = run_tasks(
         run_replication,
         [tasks[i] for i in todo],
-        executor=executor,
-        workers=workers,
-        progress=progress,
+        executor=opts.executor,
+        workers=opts.workers,
+        progress=opts.progress,
         desc="sweep",
     )
     for i, summary in zip(todo, fresh, strict=True):
@@ -429,16 +429,11 @@ def summarize(
 def sweep(
     config: SimConfig,
     grid: Grid,
+    options: RunOptions | None = None,
     *,
-    replications: int = 10,
-    seed: int = 0,
     metrics: Sequence[str] | None = None,
     level: float = 0.95,
-    warmup_s: float = 0.0,
-    executor: Executor | None = None,
-    workers: int | None = None,
     cache_dir: str | os.PathLike[str] | None = None,
-    progress: bool | None = None,
 ) -> pl.DataFrame:
     """Run a grid of configuration changes with replications; mean and CI per point.
 
@@ -449,27 +444,18 @@ def sweep(
     grid
         Parameter → values (cartesian product) or a list of points; a parameter is a dotted
         path into the configuration or ``"rate_scale"`` (see the module documentation).
-    replications
-        Independent replications per point; every point runs the same ones (common random
-        numbers).
-    seed
-        The experiment's seed.
+    options
+        Replications, seed, warm-up, executor, workers and progress bar
+        (:class:`~a2a_lab.sim.experiments.replicate.RunOptions`; default: 10 replications,
+        seed 0, on a process pool here); every point runs the same replications (common
+        random numbers).
     metrics
         Summary keys to report (default: all of
         :data:`~a2a_lab.sim.run.SUMMARY_KEYS`).
     level
         Confidence level of the intervals (Student t over replications).
-    warmup_s
-        Warm-up left out of each replication's summary.
-    executor
-        Any :class:`concurrent.futures.Executor` (e.g. ``Client(...).get_executor()`` of
-        Dask); None: a process pool here.
-    workers
-        Size of that process pool (default: one per CPU); 1 runs in this process.
     cache_dir
         Directory of cached replication summaries (None: no cache).
-    progress
-        Show a progress bar (None: only when someone is watching).
 
     Returns
     -------
@@ -478,23 +464,14 @@ def sweep(
 
     Examples
     --------
-    >>> from a2a_lab.sim.presets import mm1
-    >>> out = sweep(mm1(0.5, 1.0, n_messages=300), {"rate_scale": [1.0, 1.6]}, replications=3,
-    ...             metrics=["utilization", "mean_wait_s"], workers=1)
+    >>> from a2a_lab.sim.workload.presets import mm1
+    >>> from a2a_lab.sim.experiments.replicate import RunOptions
+    >>> out = sweep(mm1(0.5, 1.0, n_messages=300), {"rate_scale": [1.0, 1.6]}, RunOptions(replications=3, workers=1),
+    ...             metrics=["utilization", "mean_wait_s"])
     >>> out.columns
     ['point', 'rate_scale', 'replications', 'utilization', 'utilization_low', 'utilization_high', 'mean_wait_s', 'mean_wait_s_low', 'mean_wait_s_high']
     >>> bool(out["mean_wait_s"][1] > out["mean_wait_s"][0])  # same draws, more load: longer waits
     True
     """
-    runs = sweep_runs(
-        config,
-        grid,
-        replications=replications,
-        seed=seed,
-        warmup_s=warmup_s,
-        executor=executor,
-        workers=workers,
-        cache_dir=cache_dir,
-        progress=progress,
-    )
+    runs = sweep_runs(config, grid, options, cache_dir=cache_dir)
     return summarize(runs, metrics=metrics, level=level)

@@ -26,6 +26,7 @@ draws of an existing one.
 from __future__ import annotations
 
 import itertools
+import math
 from dataclasses import dataclass
 from functools import cache
 from typing import Final
@@ -41,8 +42,6 @@ from a2a_lab.reference.runtime.intent import (
     effective_turns,
     payload_intent,
 )
-from a2a_lab.sim import _texts as tx
-from a2a_lab.sim.arrivals import exponential_gaps, poisson_routes, profiled_times, trace_sends
 from a2a_lab.sim.config import (
     ENDINGS,
     INTENTS,
@@ -52,11 +51,30 @@ from a2a_lab.sim.config import (
     SimConfig,
 )
 from a2a_lab.sim.distributions import Exponential, Lognormal, ServiceTime
+from a2a_lab.sim.policies.failures import CALL_KINDS, ERROR_KINDS, KIND_INDEX, RUN_KINDS
+from a2a_lab.sim.workload import texts as tx
+from a2a_lab.sim.workload.arrivals import (
+    exponential_gaps,
+    poisson_routes,
+    profiled_times,
+    trace_sends,
+)
 
-__all__ = ["PURPOSES", "SESSION_KINDS", "Plan", "draw_plan", "purpose_seeds", "uniforms"]
+__all__ = [
+    "PURPOSES",
+    "SESSION_KINDS",
+    "Plan",
+    "PolicyPlan",
+    "child_seed",
+    "draw_plan",
+    "draw_policy_plan",
+    "policies_active",
+    "purpose_seeds",
+    "uniforms",
+]
 
 #: The random streams, one per purpose (append only); the last three are the policies'
-#: (:mod:`~a2a_lab.sim.policy_plan`): injected failures, backoff jitter, relay depths.
+#: (:mod:`~a2a_lab.sim.workload.plan`): injected failures, backoff jitter, relay depths.
 PURPOSES: Final = (
     "arrivals",
     "routing",
@@ -92,7 +110,7 @@ _PAYLOAD_TEXT_INTENT: Final = {
 }
 
 
-def _child(root: np.random.SeedSequence, index: int) -> np.random.SeedSequence:
+def child_seed(root: np.random.SeedSequence, index: int) -> np.random.SeedSequence:
     """Child ``index`` of ``root``, as ``root.spawn`` would make it, without mutating ``root``."""
     return np.random.SeedSequence(
         root.entropy, spawn_key=(*root.spawn_key, index), pool_size=root.pool_size
@@ -116,7 +134,7 @@ def uniforms(seed: np.random.SeedSequence, n: int, *key: int) -> np.ndarray:
     False
     """
     for k in key:
-        seed = _child(seed, k)
+        seed = child_seed(seed, k)
     return np.random.default_rng(seed).random(n)
 
 
@@ -138,7 +156,7 @@ def purpose_seeds(seed: int | np.random.SeedSequence) -> dict[str, np.random.See
     False
     """
     root = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
-    return {name: _child(root, i) for i, name in enumerate(PURPOSES)}
+    return {name: child_seed(root, i) for i, name in enumerate(PURPOSES)}
 
 
 @dataclass(frozen=True, eq=False)
@@ -323,7 +341,7 @@ def _tasks(
     for a, kind in enumerate(kinds):
         if policy.agents == "main" and kind != "main":
             continue
-        rng = np.random.default_rng(_child(seed, a))
+        rng = np.random.default_rng(child_seed(seed, a))
         t = 0.0
         while t <= horizon:
             u = rng.random((64, 2))
@@ -381,7 +399,7 @@ def draw_plan(config: SimConfig, seed: int | np.random.SeedSequence = 0) -> Plan
 
     Examples
     --------
-    >>> from a2a_lab.sim.presets import mm1
+    >>> from a2a_lab.sim.workload.presets import mm1
     >>> plan = draw_plan(mm1(0.8, 1.0, n_messages=1000), seed=1)
     >>> plan.n, plan.agents, float(plan.arrival_s[0]) == float(plan.interarrival_s[0])
     (1000, ('client', 'server'), True)
@@ -393,16 +411,11 @@ def draw_plan(config: SimConfig, seed: int | np.random.SeedSequence = 0) -> Plan
     agents, interarrival, arrival, sender, target, trace_texts = _arrivals(config, seeds)
     n = arrival.shape[0]
     agent_cfg = [config.agent(a) for a in agents]
+    target_kind = config.target_session_kind
     kinds = tuple(a.kind for a in agent_cfg)
     agent_main = np.array([k == "main" for k in kinds], dtype=bool)
 
-    # requester session: a main agent sometimes sends from one of its Discord channel sessions
-    u_session, u_channel = uniforms(seeds["routing"], n, 1), uniforms(seeds["routing"], n, 2)
-    via_channel = agent_main[sender] & (u_session < config.channel_share)
-    channels = len(config.channels)
-    channel = np.where(
-        via_channel, np.minimum((u_channel * channels).astype(np.int32), channels - 1), -1
-    )
+    via_channel, channel = _channels(config, seeds["routing"], agent_main[sender])
 
     texts, text, payload, intent, turns, first_reply = _message_mix(
         config, seeds["mix"], n, trace_texts
@@ -412,34 +425,21 @@ def draw_plan(config: SimConfig, seed: int | np.random.SeedSequence = 0) -> Plan
         config, seeds["turns"], sender, target, agent_cfg
     )
 
-    horizon = float(arrival[-1]) if n else 0.0
-    task_agent, task_start, task_end = _tasks(config, seeds["tasks"], kinds, horizon)
-    task = _task_of(sender, arrival, task_agent, task_start, task_end)
-    if config.topology == "lanes":
-        # one conversation per work session and UNORDERED pair, in both directions: a
-        # requester that is not in a task of its own continues its peer's work session
-        task = np.where(
-            task >= 0, task, _task_of(target, arrival, task_agent, task_start, task_end)
-        )
+    task, task_agent, task_start, task_end = _message_tasks(
+        config, seeds["tasks"], kinds, sender, target, arrival
+    )
     conversation = _conversations(agents, sender, target, task)
 
-    main_kind = np.where(agent_main, 0, 1)
-    a2a = (sender != target) if config.target_session_kind == "a2a" else np.zeros(n, dtype=bool)
+    a2a = (sender != target) if target_kind == "a2a" else np.zeros(n, dtype=bool)
     if config.topology == "lanes":
         # a send to a spawned sub-agent addresses its sub-agent session (a delegation, its
         # events' role delegation.subagent); only agent-to-agent sends get a conversation lane
         a2a &= agent_main[target]
-    req_kind = np.where(via_channel, 2, main_kind[sender])
-    tgt_kind = np.where(a2a, 3, main_kind[target])
-    sessions_agent, sessions_kind, sessions_ref, requester_session, target_session = _sessions(
-        main_kind,
-        sender,
-        target,
+    (
         req_kind,
         tgt_kind,
-        np.where(via_channel, channel, -1),
-        np.where(a2a, conversation, -1),
-    )
+        (sessions_agent, sessions_kind, sessions_ref, requester_session, target_session),
+    ) = _routed_sessions(agent_main, sender, target, via_channel, channel, a2a, conversation)
     runs, skip, announce_service = _announce_draws(
         config, seeds["announce"], req_kind, tgt_kind, target, agent_cfg
     )
@@ -481,6 +481,72 @@ def draw_plan(config: SimConfig, seed: int | np.random.SeedSequence = 0) -> Plan
         target_session=target_session,
         ids_seed=seeds["ids"],
     )
+
+
+def _channels(
+    config: SimConfig, seed: np.random.SeedSequence, main_sender: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Which messages a main agent sends from one of its Discord channel sessions, and which channel (-1: none)."""
+    n = main_sender.shape[0]
+    u_session, u_channel = uniforms(seed, n, 1), uniforms(seed, n, 2)
+    via_channel = main_sender & (u_session < config.channel_share)
+    channels = len(config.channels)
+    channel = np.where(
+        via_channel, np.minimum((u_channel * channels).astype(np.int32), channels - 1), -1
+    )
+    return via_channel, channel
+
+
+def _message_tasks(
+    config: SimConfig,
+    seed: np.random.SeedSequence,
+    kinds: tuple[str, ...],
+    sender: np.ndarray,
+    target: np.ndarray,
+    arrival: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The task of each message (-1: none) and the tasks' agents, starts and ends."""
+    horizon = float(arrival[-1]) if arrival.shape[0] else 0.0
+    task_agent, task_start, task_end = _tasks(config, seed, kinds, horizon)
+    task = _task_of(sender, arrival, task_agent, task_start, task_end)
+    if config.topology == "lanes":
+        # one conversation per work session and UNORDERED pair, in both directions: a
+        # requester that is not in a task of its own continues its peer's work session
+        task = np.where(
+            task >= 0, task, _task_of(target, arrival, task_agent, task_start, task_end)
+        )
+    return task, task_agent, task_start, task_end
+
+
+def _routed_sessions(
+    agent_main: np.ndarray,
+    sender: np.ndarray,
+    target: np.ndarray,
+    via_channel: np.ndarray,
+    channel: np.ndarray,
+    a2a: np.ndarray,
+    conversation: np.ndarray,
+) -> tuple[
+    np.ndarray, np.ndarray, tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+]:
+    """Requester and target session kinds and the sessions (:func:`_sessions`) of the messages.
+
+    A message sent ``via_channel`` comes from its Discord ``channel``'s session (kind 2), one
+    sent to an ``a2a`` session goes to its ``conversation``'s lane (kind 3).
+    """
+    main_kind = np.where(agent_main, 0, 1)
+    req_kind = np.where(via_channel, 2, main_kind[sender])
+    tgt_kind = np.where(a2a, 3, main_kind[target])
+    sessions = _sessions(
+        main_kind,
+        sender,
+        target,
+        req_kind,
+        tgt_kind,
+        np.where(via_channel, channel, -1),
+        np.where(a2a, conversation, -1),
+    )
+    return req_kind, tgt_kind, sessions
 
 
 def _arrivals(
@@ -694,3 +760,153 @@ def _key_shape(kind: str) -> str:
         "channel": "agent:x:discord:group:0",
         "a2a": "agent:x:a2a:0",
     }[kind]
+
+
+_LLM_TIMEOUT: Final = KIND_INDEX["llm_timeout"]
+
+
+def policies_active(config: SimConfig) -> bool:
+    """Whether a policy that changes the core behaviour is on (the model then draws a :class:`PolicyPlan`).
+
+    The retry policy and idempotency only act on errors and re-sends, so they alone change
+    nothing, unless the retry policy has an attempt timeout (which makes errors of slow
+    runs).
+
+    Examples
+    --------
+    >>> from a2a_lab.sim.workload.presets import mm1
+    >>> policies_active(mm1(0.8, 1.0, n_messages=10)), policies_active(mm1(0.8, 1.0, n_messages=10).model_copy(update={"queue_capacity": 5}))
+    (False, True)
+    """
+    if config.retry is not None and config.retry.attempt_timeout is not None:
+        return True
+    return any(
+        value is not None
+        for value in (
+            config.failures,
+            config.loop_guard,
+            config.collaborate_limit,
+            config.queue_capacity,
+            config.rate_limit,
+            config.sync,
+            config.relays,
+        )
+    )
+
+
+@dataclass(frozen=True, eq=False)
+class PolicyPlan:
+    """The pre-drawn inputs of the policies.
+
+    Attributes
+    ----------
+    run_kind
+        Shape ``(K, n)``: the error (index in :data:`~a2a_lab.sim.policies.ERROR_KINDS`)
+        run ``k`` of each message ends in, -1 = none; ``K`` is 1 plus the retries of a
+        re-sending policy.
+    run_service
+        Shape ``(K, n)``: how long run ``k`` occupies its session (cut short by a
+        run-level error, ``llm_timeout_s`` for an LLM timeout); row 0 is the plan's service
+        time, later rows are fresh draws of the target's service time.
+    call_kind
+        Shape ``(C, n)``: the error ``agent.wait`` call ``c`` fails with (-1 = none).
+    jitter
+        Shape ``(R, n)``: the uniform of retry ``r``'s backoff.
+    depth
+        Relay depth per message (None without relays).
+    """
+
+    run_kind: np.ndarray
+    run_service: np.ndarray
+    call_kind: np.ndarray
+    jitter: np.ndarray
+    depth: np.ndarray | None
+
+
+def _kinds(
+    u: np.ndarray, target: np.ndarray, cumulative: np.ndarray, kinds: tuple[int, ...]
+) -> np.ndarray:
+    """The error kind of each uniform by its target's cumulative chances (-1: none)."""
+    position = (u[:, None] >= cumulative[target]).sum(axis=1)
+    table = np.array([*kinds, -1], dtype=np.int8)
+    out: np.ndarray = table[position]
+    return out
+
+
+def draw_policy_plan(
+    config: SimConfig, plan: Plan, seed: int | np.random.SeedSequence = 0
+) -> PolicyPlan:
+    """Draw every random input of the policies (the same seed as :func:`~a2a_lab.sim.workload.plan.draw_plan`).
+
+    Examples
+    --------
+    >>> from a2a_lab.sim import FailurePolicy, draw_plan, presets
+    >>> cfg = presets.mm1(0.5, 1.0, n_messages=20_000).model_copy(
+    ...     update={"failures": FailurePolicy(rates={"server_overload": 0.3})})
+    >>> pp = draw_policy_plan(cfg, draw_plan(cfg, seed=1), seed=1)
+    >>> round(float((pp.run_kind[0] >= 0).mean()), 2), pp.run_kind.shape, pp.call_kind.shape
+    (0.3, (1, 20000), (4, 20000))
+    """
+    seeds = purpose_seeds(seed)
+    n = plan.n
+    policy = config.retry
+    retries = policy.retries_allowed if policy is not None else 0
+    runs = 1 + (retries if policy is not None and policy.resend else 0)
+    wait = config.wait
+    calls = math.ceil(wait.max_wait_s / wait.chunk_s) + 1 if wait is not None else 1 + retries
+    agents = [config.agent(a) for a in plan.agents]
+    run_service = np.empty((runs, n))
+    run_service[0] = plan.service_s
+    # one stream per run, call and retry (plan.uniforms): the k-th message's draws do not
+    # depend on the number of messages
+    for k in range(1, runs):
+        run_service[k] = _by_agent(
+            uniforms(seeds["failures"], n, 2, k), plan.target, [a.service for a in agents]
+        )
+    run_kind = np.full((runs, n), -1, dtype=np.int8)
+    call_kind = np.full((0, n), -1, dtype=np.int8)
+    failures = config.failures
+    if failures is not None:
+        known = set(plan.agents)
+        unknown = sorted(set(failures.agents) - known)
+        if unknown:
+            raise ValueError(f"failures.agents: unknown agent(s) {', '.join(unknown)}")
+        tables = [failures.table(a) for a in plan.agents]
+        run_cum = np.cumsum(
+            [[t.get(ERROR_KINDS[k].name, 0.0) for k in RUN_KINDS] for t in tables], axis=1
+        )
+        call_cum = np.cumsum(
+            [[t.get(ERROR_KINDS[k].name, 0.0) for k in CALL_KINDS] for t in tables], axis=1
+        )
+        for k in range(runs):
+            kind = _kinds(uniforms(seeds["failures"], n, 0, k), plan.target, run_cum, RUN_KINDS)
+            when = uniforms(seeds["failures"], n, 1, k)
+            run_kind[k] = kind
+            run_service[k] = np.where(
+                kind == _LLM_TIMEOUT,
+                failures.llm_timeout_s,
+                np.where(kind >= 0, run_service[k] * when, run_service[k]),
+            )
+        call_kind = np.stack(
+            [
+                _kinds(uniforms(seeds["failures"], n, 3, c), plan.target, call_cum, CALL_KINDS)
+                for c in range(calls)
+            ]
+        )
+    jitter = (
+        np.stack([uniforms(seeds["retries"], n, r) for r in range(retries)])
+        if retries
+        else np.empty((0, n))
+    )
+    depth = None
+    if config.relays is not None:
+        q = config.relays.continue_probability
+        u = 1.0 - uniforms(seeds["relays"], n)  # in (0, 1]
+        depth = (
+            np.floor(np.log(u) / math.log(q)).astype(np.int64)
+            if q > 0
+            else np.zeros(n, dtype=np.int64)
+        )
+    return PolicyPlan(
+        run_kind=run_kind, run_service=run_service, call_kind=call_kind, jitter=jitter, depth=depth
+    )

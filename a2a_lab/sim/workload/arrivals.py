@@ -1,6 +1,6 @@
 """Arrival processes of a workload: who sends to whom at which rate, and when.
 
-Drawn from a generator the caller owns (:mod:`~a2a_lab.sim.plan` hands each its own random
+Drawn from a generator the caller owns (:mod:`~a2a_lab.sim.workload.plan` hands each its own random
 stream): Poisson gaps (another rate rescales the same draws), an hourly profile by time
 change (the k-th arrival stays the k-th at any rate), or a recorded trace replayed.
 """

@@ -1,0 +1,32 @@
+"""The short path of :mod:`a2a_lab.analysis.checks` (``al.checks``).
+
+The same objects under the same names, so ``from a2a_lab.checks import ...`` works as
+``al.checks.<name>`` does (the package's short names load lazily; this module makes the
+path a real, statically importable one). Each name is re-exported explicitly
+(``name as name``): a second ``__all__`` would repeat the source's.
+"""
+
+from a2a_lab.analysis.checks import (
+    FINDING_SCHEMA as FINDING_SCHEMA,
+)
+from a2a_lab.analysis.checks import (
+    RULES as RULES,
+)
+from a2a_lab.analysis.checks import (
+    SEVERITIES as SEVERITIES,
+)
+from a2a_lab.analysis.checks import (
+    Rule as Rule,
+)
+from a2a_lab.analysis.checks import (
+    check as check,
+)
+from a2a_lab.analysis.checks import (
+    load_findings as load_findings,
+)
+from a2a_lab.analysis.checks import (
+    replay_guard as replay_guard,
+)
+from a2a_lab.analysis.checks import (
+    select_rules as select_rules,
+)
