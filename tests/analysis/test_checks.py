@@ -329,10 +329,10 @@ def test_cli_check_errors(
 
 def test_ambiguous_exchanges_are_reported_with_their_count() -> None:
     from a2a_lab import sim
-    from a2a_lab.sim import sweep
+    from a2a_lab.sim.experiments import capacity
 
     # tasks on at 3x the arrival rate: exchanges under one conversation id overlap
-    ev = sim.simulate(sweep.scale_arrivals(sim.SimConfig(n_messages=900), 3.0), seed=777).events
+    ev = sim.simulate(capacity.scale_arrivals(sim.SimConfig(n_messages=900), 3.0), seed=777).events
     conv = al.conversations(al.enrich(ev))
     n_amb = int(conv["ambiguous"].sum())
     assert n_amb > 0

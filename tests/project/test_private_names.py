@@ -27,6 +27,20 @@ KNOWN: set[tuple[str, str, str]] = {
     ("a2a_lab.otel._spans", "a2a_lab.analysis.conversations", "_conversations_of"),
     ("a2a_lab.cli._report", "a2a_lab.io._decode", "<private module>"),
     ("a2a_lab.views.report", "a2a_lab.io._decode", "<private module>"),
+    # the bucket-at-a-time readers (issue 24 item 2) reuse io's decoder and source internals
+    ("a2a_lab.analysis._check_log", "a2a_lab.io._decode", "<private module>"),
+    ("a2a_lab.analysis._check_log", "a2a_lab.io._load", "<private module>"),
+    ("a2a_lab.analysis._check_log", "a2a_lab.io._result", "<private module>"),
+    ("a2a_lab.analysis._check_log", "a2a_lab.io._sources", "<private module>"),
+    ("a2a_lab.analysis._chunked", "a2a_lab.io._decode", "<private module>"),
+    ("a2a_lab.analysis._chunked", "a2a_lab.io._load", "<private module>"),
+    ("a2a_lab.analysis._chunked", "a2a_lab.io._load", "_progress"),
+    ("a2a_lab.analysis._chunked", "a2a_lab.io._sources", "<private module>"),
+    ("a2a_lab.cli._check", "a2a_lab.analysis._check_log", "<private module>"),
+    ("a2a_lab.cli._otlp", "a2a_lab.otel._export", "<private module>"),
+    ("a2a_lab.cli._source", "a2a_lab.analysis._chunked", "<private module>"),
+    ("a2a_lab.otel._export", "a2a_lab.analysis._chunked", "<private module>"),
+    ("a2a_lab.otel._export", "a2a_lab.io._sources", "<private module>"),
 }
 
 

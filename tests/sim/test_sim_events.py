@@ -12,6 +12,7 @@ import polars as pl
 import pytest
 
 import a2a_lab as al
+from a2a_lab._frames import ms_to_seconds
 from a2a_lab.analysis.checks import check
 from a2a_lab.schema import polars_schema
 from a2a_lab.schema.payloads import parse_payload
@@ -133,7 +134,9 @@ def test_conversations_equal_the_per_message_frame(taskless_run) -> None:
     assert replied.height > 0.9 * m.height
     assert (
         replied["first_reply_s"]
-        == replied.select((_ms(pl.col("reply_s")) - _ms(pl.col("arrival_s"))) / 1000.0).to_series()
+        == replied.select(
+            ms_to_seconds(_ms(pl.col("reply_s")) - _ms(pl.col("arrival_s")))
+        ).to_series()
     ).all()
     assert (replied["turns"] == replied["turns_right"]).all()
     assert (replied["announced"] == replied["announced_right"]).all()
@@ -195,7 +198,9 @@ def test_with_tasks_conversations_match_where_the_log_is_unambiguous(default_run
     replied = joined.filter(pl.col("outcome") == "replied")
     assert (
         replied["first_reply_s"]
-        == replied.select((_ms(pl.col("reply_s")) - _ms(pl.col("arrival_s"))) / 1000.0).to_series()
+        == replied.select(
+            ms_to_seconds(_ms(pl.col("reply_s")) - _ms(pl.col("arrival_s")))
+        ).to_series()
     ).all()
     assert (replied["turns"] == replied["turns_right"]).all()
 

@@ -402,15 +402,9 @@ def test_summary_intervals_stay_in_the_range_each_figure_can_take(
 def test_a_light_load_wait_interval_starts_at_zero_not_below() -> None:
     """Few replications of a nearly idle queue: the t interval of the mean wait reaches
     below zero; the sweep shows 0 there (and an interval that still holds the mean)."""
-    out = sweep(
-        mm1(0.02, 1.0, n_messages=40),
-        {"rate_scale": [1.0]},
-        replications=3,
-        seed=5,
-        metrics=["mean_wait_s"],
-        workers=1,
-    )
-    runs = sweep_runs(mm1(0.02, 1.0, n_messages=40), [{}], replications=3, seed=5, workers=1)
+    opts = RunOptions(replications=3, seed=5, workers=1)
+    out = sweep(mm1(0.02, 1.0, n_messages=40), {"rate_scale": [1.0]}, opts, metrics=["mean_wait_s"])
+    runs = sweep_runs(mm1(0.02, 1.0, n_messages=40), [{}], opts)
     _, raw_low, _ = _t_interval(runs["mean_wait_s"].to_list(), 0.95)
     assert raw_low < 0  # the case this guards against
     row = out.row(0, named=True)
@@ -424,10 +418,8 @@ def test_capacity_interval_covers_the_bisection_bracket() -> None:
         mm1(0.4, 1.0, n_messages=3000),
         target_latency_s=12.0,
         target_quantile=0.9,
-        replications=3,
-        seed=8,
-        rel_tol=0.25,
-        workers=1,
+        options=RunOptions(replications=3, seed=8, workers=1),
+        search=SearchOptions(rel_tol=0.25),
     )
     reps = cap.replications
     assert cap.bracketed
