@@ -85,9 +85,18 @@ Waiting, turns, announce (spec §2-§3, ``sessions-send-tool.a2a.test.ts``)
     a failing step ends it with ``agent_error``, an empty one with ``empty_reply``, a
     ``REPLY_SKIP`` with ``explicit_skip`` (tests "ping-pong terminates with ..."), and the
     complete then carries ``terminationReason`` and the ``actualTurns`` done.
-  - The announce step always runs, also when ping-pong is skipped (test "announce always runs
-    even with skipPingPong"); its timeout is ``announceTimeoutMs`` = 30 s on the asynchronous
-    path (``sessions-send-tool.ts``: ``timeoutSeconds === 0 ? 30_000``).
+  - The announce step runs, also when ping-pong is skipped, unless ``shouldRunAnnounce``
+    says no (``sessions-send-tool.a2a.ts`` and ``a2a-intent-classifier.ts`` at 298c5ad5f,
+    spec §2.5): both session keys agent-internal (``/^agent:[^:]+:(main|a2a:|subagent:)/``),
+    so only a requester on a channel session (``agent:<id>:discord:group:<g>``) is ever
+    announced; the later test "uses per-turn timeout for ping-pong and keeps announce
+    timeout" makes its requester ``ext:requester`` to get one (its sibling "announce always
+    runs even with skipPingPong" uses two ``agent:…:main`` keys, which that code skips).
+    A skipped announce runs no step: the complete follows the loop at once with
+    ``announced: false, announceSkipped: true``; a run one writes ``announceSkipped: false``
+    (``!shouldRunAnnounce``) and ``announced`` unless it replied ``ANNOUNCE_SKIP`` or timed
+    out. Its timeout is ``announceTimeoutMs`` = 30 s on the asynchronous path
+    (``sessions-send-tool.ts``: ``timeoutSeconds === 0 ? 30_000``).
   - ``a2a.complete`` is emitted by the requester's flow, ``fromAgent`` = requester
     (test "emits A2A_COMPLETE event at end"), with ``announced, messageIntent,
     configuredMaxTurns, effectiveTurns, actualTurns, earlyTermination, terminationReason,
@@ -321,6 +330,10 @@ class ModelConfig:
         the requester's ping-pong turns queue on.
     p_subagent_requester
         Share of requester runs on a sub-agent session (``agent:<id>:subagent:<uuid>``).
+    p_channel_requester
+        Share of requester runs on a channel session (``agent:<id>:discord:group:<id>-team``,
+        lane ``main``, session type ``unknown`` as ``sessionTypeFromSessionKey`` reads it):
+        the only exchanges whose announce step runs.
     p_extra_send
         A requester run makes 1 + Geometric more ``sessions_send`` calls to its target:
         the chance of each further call (same work session, so same conversation id).
@@ -383,6 +396,7 @@ class ModelConfig:
     work_session_life_s: float = 3600.0
     background_runs_per_hour: float = 12.0
     p_subagent_requester: float = 0.1
+    p_channel_requester: float = 0.25
     p_extra_send: float = 0.25
     p_send_back: float = 0.2
     service: dict[str, float] = field(
@@ -513,6 +527,9 @@ class _Call:
     first: simpy.Event | None = None
     sync: bool = False
 
+
+#: shouldRunAnnounce's agent-internal session keys (a2a-intent-classifier.ts, 298c5ad5f).
+_AGENT_KEY = re.compile(r"^agent:[^:]+:(main|a2a:|subagent:)", re.IGNORECASE)
 
 _STEP_END = {"error": "agent_error", "empty": "empty_reply", "skip": "explicit_skip"}
 # early-termination reasons and texts that trigger them (spec §3); repetition repeats the
@@ -664,8 +681,11 @@ class _Gateway:
 
     def requester_run(self, req: str, tgt: str) -> Generator[simpy.Event, Any, None]:
         """The requester's own run in which it calls ``sessions_send`` one or more times."""
-        if self.rng.random() < self.cfg.p_subagent_requester:
+        u = self.rng.random()
+        if u < self.cfg.p_subagent_requester:
             key, lane, stype = f"agent:{req}:subagent:{self.uid()}", "subagent", "subagent"
+        elif u < self.cfg.p_subagent_requester + self.cfg.p_channel_requester:
+            key, lane, stype = f"agent:{req}:discord:group:{req}-team", "main", "unknown"
         else:
             key, lane, stype = f"agent:{req}:main", "main", "main"
         ws = self.work_session()
@@ -1011,14 +1031,17 @@ class _Gateway:
                 break
             speaker = call.tgt if speaker == call.req else call.req
         self.exchanges[call.ex].actual_turns = actual
-        done, status = self.step(call.tkey, "announce", 0.0, 0.0, cfg.p_announce_skip)
-        yield done | env.timeout(cfg.announce_timeout_s)
-        skipped = done.triggered and status == "skip"
+        announced, runs = False, not _AGENT_KEY.match(call.req_key)
+        if runs:
+            # shouldRunAnnounce: only a requester outside the agent sessions is announced
+            done, status = self.step(call.tkey, "announce", 0.0, 0.0, cfg.p_announce_skip)
+            yield done | env.timeout(cfg.announce_timeout_s)
+            announced = done.triggered and status != "skip"
         yield self._jitter()
         self._complete(
             call,
-            announced=done.triggered and not skipped,
-            announceSkipped=skipped,
+            announced=announced,
+            announceSkipped=not runs,
             actualTurns=actual,
             earlyTermination=reason is not None,
             terminationReason=reason,

@@ -285,3 +285,17 @@ def test_measure_matcher_on_reference_shape() -> None:
         assert table["rejects"].sum() == 0
         assert table["unmatched"].sum() == 0
         assert (table["exchanges"] >= 950).all()
+
+
+def test_announce_runs_only_for_a_channel_requester(run: ModelRun) -> None:
+    # shouldRunAnnounce (298c5ad5f): two agent-internal session keys skip the announce step
+    seen = set()
+    for ev in _events(run):
+        d = ev["data"]
+        if ev["type"] != "a2a.complete" or "announceSkipped" not in d:
+            continue
+        channel = d["fromSessionType"] == "unknown"
+        assert d["announceSkipped"] is not channel
+        assert not d["announced"] or channel
+        seen.add(channel)
+    assert seen == {True, False}
