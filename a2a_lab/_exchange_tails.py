@@ -36,6 +36,10 @@ _TURN_WINDOW_MS: Final = TURN_TIMEOUT_MS + _SLACK_MS
 #: deciding (then every event of the segment is flagged).
 _MAX_PLACEMENTS: Final = 1_000
 
+#: The longest an announce step keeps a replied exchange's complete waiting: the step's
+#: wait (at most 60 s, its call 2 s more) and the delivery call's 10 s timeout.
+_ANNOUNCE_WINDOW_MS: Final = 72_000.0
+
 #: The cost of an event placed against a rule in the causality-only reading (more than
 #: any squared lag of a day, less than an event left out).
 _BENT: Final = 1e10
@@ -139,6 +143,7 @@ def tails(
         "_to_type",
         "_wait",
         "_failed",
+        "_skip",
     )
     hard_ev = (
         hard.select(*_DIR, "_segment", "_seq", "event_ms", "type")
@@ -153,10 +158,11 @@ def tails(
     evs_of: dict[tuple[object, ...], list[_Event]] = {}
     for row in hard_ev.iter_rows():
         c, r, g, seg, seq, ms, typ = row[:7]
-        turn, mi, st, mx, term, conc, actual, eff, cfg, frm, to, wait, failed = row[7:]
+        turn, mi, st, mx, term, conc, actual, eff, cfg, frm, to, wait, failed, skip = row[7:]
         ev: _Event
         if typ == "a2a.complete":
             ev = ("c", seq, ms, bool(conc), actual, eff, cfg, term, mi, frm, to, wait, failed)
+            ev += (skip,)
         else:
             ev = ("t", seq, ms, turn, mi, st, mx, term)
         evs_of.setdefault((c, r, g, seg), []).append(ev)
@@ -182,6 +188,27 @@ def _allowed_eff(suggested: int | None, cfg: float | None) -> float | None:
     if suggested == 0:
         return 0.0
     return cfg if suggested < 0 else min(float(suggested), cfg)
+
+
+def _in_time(kind: str | None, term: object, skip: object, prev: float, ms: float) -> bool:
+    """Whether a complete logged at ``ms`` can close an exchange whose last event (reply,
+    turn or first outcome) was at ``prev``: no later than the reference lets it come.
+
+    A no-reply's or refusal's complete is written right after it (one ``emit`` after the
+    other: ``sessions-send-tool.a2a.ts``). A replied exchange's loop ends at its last turn,
+    or up to one turn timeout later when a step without a turn event ended it (a
+    termination reason the reply does not give); then, with ``announceSkipped: true``
+    (``!shouldRunAnnounce``: no announce step) the complete follows at once, with
+    ``false`` after the announce step, which ``runAgentStep`` waits for at most 60 s
+    (``Math.min(timeoutMs, 60_000)``, the wait call 2 s more) and whose delivery call
+    times out after 10 s. A complete that logs neither (an older shape) has no bound.
+    """
+    if kind in ("no_reply", "blocked"):
+        return ms <= prev + _SLACK_MS
+    if kind != "reply" or skip is None:
+        return True
+    loop_end = prev + (TURN_TIMEOUT_MS if term is not None and term not in _REPLY_REASONS else 0.0)
+    return ms <= loop_end + (0.0 if skip else _ANNOUNCE_WINDOW_MS) + _SLACK_MS
 
 
 def _agree(a: object, b: object) -> bool:
@@ -339,7 +366,7 @@ def _solve_segment(
                         continue
                     out.append((_square((ms - prev) / 1000.0), xn, None))
                     continue
-                _c, _s, _m, conc, actual, eff, cfg, term, mi, cf, ct, wait, failed = ev
+                _c, _s, _m, conc, actual, eff, cfg, term, mi, cf, ct, wait, failed, skip = ev
                 if kind is None and not failed:
                     continue
                 if (conc and kind != "blocked") or (wait and kind != "no_reply"):
@@ -353,6 +380,8 @@ def _solve_segment(
                 ):
                     continue
                 if not (_agree(mi, intent) and _agree(cf, rtype) and _agree(ct, ttype)):
+                    continue
+                if not _in_time(kind, term, skip, prev, ms):
                     continue
                 lane: tuple[float, float] | None = None
                 mu = 0.0

@@ -51,6 +51,7 @@ from typing import Final
 import polars as pl
 
 from a2a_lab import event_rules as _event_rules
+from a2a_lab._exchange_firsts import untangle
 from a2a_lab._exchange_tails import _DIR, _SLACK_MS, tails
 from a2a_lab._exchange_tails import TURN_TIMEOUT_MS as TURN_TIMEOUT_MS
 from a2a_lab._frames import data_text as _text
@@ -105,6 +106,7 @@ EXCHANGE_FIELDS: Final[tuple[str, ...]] = (
     "effectiveTurns",
     "actualTurns",
     "announced",
+    "announceSkipped",
     "earlyTermination",
     "terminationReason",
     "concurrencyBlocked",
@@ -114,6 +116,7 @@ EXCHANGE_FIELDS: Final[tuple[str, ...]] = (
     "depth",
     "hop",
     "attempt",
+    "backoffMs",
     "errorCode",
     "errorCategory",
     "runId",
@@ -144,6 +147,9 @@ _HELPERS: Final = (
     "_cfg",
     "_wait",
     "_failed",
+    "_skip",
+    "_backoff",
+    "_code",
 )
 
 
@@ -307,55 +313,61 @@ def _rank_match(events: pl.DataFrame, cands: pl.DataFrame, by: _Pairing) -> pl.D
     )
 
 
-def _out_of_order(fifo: pl.DataFrame, by_run: pl.DataFrame, ex: pl.DataFrame) -> pl.DataFrame:
-    """The exchanges whose first outcome may break first come first served, and those in
-    flight with them: a retried flow (a retried run queues again, behind later ones) and a
-    no-reply that a failed ``agent.wait`` call ended (``not_found``, an exception: not the
-    run's end, nor the wait limit) come whenever they come, so the log cannot tell which of
-    the overlapping exchanges they belong to. Returns ``_seq, exchange, _amb`` (all true)
-    for the first outcomes of those exchanges.
+#: The ``runId`` a send logs when its flow starts with the reply in hand: the synchronous
+#: path passes no ``waitRunId`` (``runId: params.waitRunId ?? "unknown"``, 298c5ad5f).
+IN_HAND_RUN_ID: Final = "unknown"
+
+
+def _in_hand(first: pl.DataFrame, open_: pl.DataFrame) -> pl.DataFrame:
+    """The replies of sends made with the reply in hand (``runId`` :data:`IN_HAND_RUN_ID`).
+
+    The synchronous path waits for the target's run inside the requester's call, then
+    starts the flow with the reply: the send is logged once the run is over, and its reply
+    right after it, as soon as the concurrency gate lets the flow go (at most
+    :data:`GATE_TIMEOUT_MS`; then a refusal is logged instead); no ``agent.wait``, so no
+    no-reply and no retry. Such a run left the lane's first come first served order
+    before its send was logged, so it is paired apart: each such send (in log order) with
+    the nearest unclaimed reply of its direction in that window. Ambiguous when the reply
+    was not at once (the gate held it) and another reply falls in the window, or when
+    two replies came at once.
+
+    Returns ``conversation_id, requester, target, _seq, exchange, _amb, event_ms, _kind``
+    per paired reply.
     """
-    retried = by_run.select(*_DIR, "exchange").unique()
-    spans = fifo.select(
-        *_DIR, "exchange", "_send_ms", pl.col("event_ms").alias("_end"), "_kind", "_reason"
+    schema = {
+        **dict.fromkeys(_DIR, pl.String),
+        "_seq": pl.UInt32,
+        "exchange": pl.Int64,
+        "_amb": pl.Boolean,
+        "event_ms": pl.Float64,
+        "_kind": pl.String,
+    }
+    sends = open_.filter(pl.col("_run") == IN_HAND_RUN_ID)
+    if sends.height == 0:
+        return pl.DataFrame(schema=schema)
+    lag = pl.col("event_ms") - pl.col("_send_ms")
+    cands = (
+        first.filter(pl.col("_kind") == "reply")
+        .select(*_DIR, "_seq", "event_ms")
+        .join(sends.select(*_DIR, "exchange", "_send_ms"), on=_DIR, nulls_equal=True)
+        .filter((lag >= 0) & (lag <= GATE_TIMEOUT_MS + _SLACK_MS))
+        .with_columns(lag.alias("_lag"))
+        .sort("_send_ms", "exchange", "_lag", "_seq")
     )
-    status = ex.select("_seq", "_status")
-    spans = spans.join(
-        fifo.select("exchange", *_DIR, "_seq"), on=[*_DIR, "exchange"], nulls_equal=True
-    ).join(status, on="_seq", how="left")
-    call_ended = (
-        (pl.col("_kind") == "no_reply")
-        & ~pl.col("_reason").is_in(["timeout"]).fill_null(False)
-        & (pl.col("_status").fill_null("") != "error")
-    )
-    loose = spans.filter(call_ended).select(*_DIR, "exchange").vstack(retried).unique()
-    loose = loose.join(
-        spans.select(*_DIR, "exchange", "_send_ms", "_end"),
-        on=[*_DIR, "exchange"],
-        how="left",
-        nulls_equal=True,
-    )
-    pairs = (
-        loose.rename({"exchange": "_u", "_send_ms": "_us", "_end": "_ue"})
-        .join(
-            spans.select(*_DIR, "exchange", "_send_ms", "_end"),
-            on=_DIR,
-            how="inner",
-            nulls_equal=True,
-        )
-        .filter(
-            (pl.col("exchange") != pl.col("_u"))
-            & (pl.col("_send_ms") <= pl.col("_ue").fill_null(float("inf")))
-            & (pl.col("_end") >= pl.col("_us"))
-        )
-    )
-    hit = pl.concat(
-        [pairs.select(*_DIR, "exchange"), pairs.select(*_DIR, pl.col("_u").alias("exchange"))]
-    ).unique()
-    firsts = fifo.select(*_DIR, "exchange", "_seq")
-    return firsts.join(hit, on=[*_DIR, "exchange"], how="semi", nulls_equal=True).select(
-        "_seq", "exchange", pl.lit(True).alias("_amb")
-    )
+    taken: set[int] = set()
+    rows: list[tuple[object, ...]] = []
+    by_send = cands.partition_by(*_DIR, "exchange", maintain_order=True)
+    for part in by_send:
+        free = [r for r in part.iter_rows(named=True) if r["_seq"] not in taken]
+        if not free:
+            continue
+        best = free[0]
+        taken.add(best["_seq"])
+        other = free[1]["_lag"] if len(free) > 1 else None
+        amb = other is not None and (best["_lag"] > _SLACK_MS or other <= _SLACK_MS)
+        key = tuple(best[c] for c in _DIR)
+        rows.append((*key, best["_seq"], best["exchange"], amb, best["event_ms"], "reply"))
+    return pl.DataFrame(rows, schema=schema, orient="row")
 
 
 @same_kind()
@@ -407,6 +419,9 @@ def exchange_events(
             _D.struct.field("configuredMaxTurns").alias("_cfg"),
             (_text("waitStatus").is_not_null() | _text("waitError").is_not_null()).alias("_wait"),
             (_text("outcome") == "failed").fill_null(False).alias("_failed"),
+            _D.struct.field("announceSkipped").alias("_skip"),
+            _D.struct.field("backoffMs").cast(pl.Float64, strict=False).alias("_backoff"),
+            _text("errorCode").alias("_code"),
         )
         .collect()
     )
@@ -500,9 +515,23 @@ def exchange_events(
     open_ = x.join(
         refused.select(*_DIR, "exchange"), on=[*_DIR, "exchange"], how="anti", nulls_equal=True
     )
+    # a send made with the reply in hand comes just before its reply, out of the lane's order
+    in_hand = _in_hand(first, open_)
+    first = first.join(in_hand.select("_seq"), on="_seq", how="anti")
+    open_ = open_.join(
+        in_hand.select(*_DIR, "exchange"), on=[*_DIR, "exchange"], how="anti", nulls_equal=True
+    )
     fifo = _rank_match(first, open_, _Pairing(_DIR, ["exchange"], "_send_ms"))
     # the wait limit: a reply within it (plus the gate's wait), a timed-out no-reply after it
-    fifo = fifo.join(first.select("_seq", *_DIR, "event_ms", "_kind", "_reason"), on="_seq").join(
+    fifo = fifo.join(
+        first.select("_seq", *_DIR, "event_ms", "_kind", "_reason", "_status"), on="_seq"
+    )
+    # a retried flow or a failed wait call may break that order: its retries bound it
+    fifo, amb_first = untangle(
+        fifo, by_run.select(*_DIR, "exchange", "event_ms", "_backoff", "_code"), open_
+    )
+    amb_ex.append(amb_first)
+    fifo = fifo.join(
         x.select(*_DIR, "exchange", "_send_ms"),
         on=[*_DIR, "exchange"],
         how="left",
@@ -521,10 +550,11 @@ def exchange_events(
         (pl.col("_amb") | ((late | early).fill_null(False) & (pl.col("_open") > 1))).alias("_amb")
     )
     placed.append(fifo.select("_seq", "exchange", "_amb"))
-    placed.append(_out_of_order(fifo, by_run, ex))
+    placed.append(in_hand.select("_seq", "exchange", "_amb"))
     outcome_of = pl.concat(
         [
             fifo.select("_seq", "exchange", "event_ms", "_kind"),
+            in_hand.select("_seq", "exchange", "event_ms", "_kind"),
             refused.select("_seq", "exchange", "event_ms", pl.lit("blocked").alias("_kind")),
         ]
     ).join(ex.select("_seq", *_DIR), on="_seq")
