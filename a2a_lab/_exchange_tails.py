@@ -316,6 +316,8 @@ def _solve_segment(
         # the target's ping-pong steps (even turns) placed on its conversation lane:
         # (queued = the exchange's event before, logged)
         steps_on_lane: list[tuple[float, float]] = []
+        # the requester's steps (odd turns) placed on its main session
+        steps_on_main: list[tuple[float, float]] = []
         assign: dict[int, int] = {}
         capped = [False]
 
@@ -437,6 +439,15 @@ def _solve_segment(
                 on_lane = lane_order and ev[0] == "t" and int(ev[3]) % 2 == 0  # type: ignore[call-overload]
                 if on_lane and not _fifo(steps_on_lane, last[xn], ms):
                     continue
+                # the requester's steps run on its session: one lane when that is its
+                # main session (session type main: agent:<id>:main only)
+                on_main = (
+                    lane_order and ev[0] == "t" and int(ev[3]) % 2 == 1 and xs[xn][4] == "main"  # type: ignore[call-overload]
+                )
+                if on_main and not _fifo(steps_on_main, last[xn], ms):
+                    continue
+                if on_main:
+                    steps_on_main.append((last[xn], ms))
                 if on_lane:
                     steps_on_lane.append((last[xn], ms))
                 saved = (turns[xn], last[xn], lterm[xn], lmax[xn])
@@ -457,6 +468,8 @@ def _solve_segment(
                 turns[xn], last[xn], lterm[xn], lmax[xn] = saved
                 if on_lane:
                     steps_on_lane.pop()
+                if on_main:
+                    steps_on_main.pop()
                 del assign[seq]
                 if stop:
                     return True

@@ -313,6 +313,67 @@ def _rank_match(events: pl.DataFrame, cands: pl.DataFrame, by: _Pairing) -> pl.D
     )
 
 
+def _refusals(ex: pl.DataFrame, x: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """Pair each refusal (``_kind`` blocked) with its send: the gate refuses exactly
+    :data:`GATE_TIMEOUT_MS` after the send, a safety limit at once (the log may only be
+    late, by :data:`_SLACK_MS`).
+
+    One refusal per exchange: a refusal only one unclaimed send fits takes it, which may
+    leave another refusal only one (repeated until none is forced); a refusal several
+    sends still fit goes to the one it fits best (ties to the earlier send) and is
+    ambiguous, with every send it fits; two refusals left with one send are both
+    ambiguous. Returns ``_seq, exchange, _amb, event_ms`` and the direction per refusal,
+    and the ambiguous exchanges.
+    """
+    refusals = ex.filter(pl.col("_kind") == "blocked")
+    fits = refusals.select(*_DIR, "_seq", "event_ms").join(
+        x.select(*_DIR, "exchange", "_send_ms"), on=_DIR, how="inner", nulls_equal=True
+    )
+    delay = pl.col("event_ms") - pl.col("_send_ms")
+    gate = (delay >= GATE_TIMEOUT_MS - 1) & (delay <= GATE_TIMEOUT_MS + _SLACK_MS)
+    fits = fits.filter(gate | ((delay >= 0) & (delay <= _SLACK_MS)))
+    miss = pl.min_horizontal((delay - GATE_TIMEOUT_MS).abs(), delay.abs())
+    fits = fits.sort(pl.col("_seq"), miss, pl.col("exchange"))
+    cands: dict[int, list[int]] = {}
+    info: dict[int, tuple[object, ...]] = {}
+    for row in fits.iter_rows(named=True):
+        key = tuple(row[c] for c in _DIR)
+        cands.setdefault(row["_seq"], []).append(row["exchange"])
+        info[row["_seq"]] = (*key, row["event_ms"])
+    taken: dict[tuple[object, ...], int] = {}
+    got: dict[int, tuple[int, bool]] = {}
+    forced = True
+    while forced:
+        forced = False
+        for seq, xs in cands.items():
+            left = [xn for xn in xs if (*info[seq][:3], xn) not in taken]
+            if seq not in got and len(left) == 1:
+                got[seq] = (left[0], False)
+                taken[(*info[seq][:3], left[0])] = seq
+                forced = True
+    amb: list[tuple[object, ...]] = []
+    for seq, xs in cands.items():
+        if seq in got:
+            continue
+        left = [xn for xn in xs if (*info[seq][:3], xn) not in taken] or xs
+        got[seq] = (left[0], True)
+        taken.setdefault((*info[seq][:3], left[0]), seq)
+        amb += [(*info[seq][:3], xn) for xn in left]
+    rows = [(seq, xn, a, info[seq][3], *info[seq][:3]) for seq, (xn, a) in got.items()]
+    schema = {
+        "_seq": pl.UInt32,
+        "exchange": pl.Int64,
+        "_amb": pl.Boolean,
+        "event_ms": pl.Float64,
+        **dict.fromkeys(_DIR, pl.String),
+    }
+    amb_schema = {**dict.fromkeys(_DIR, pl.String), "exchange": pl.Int64}
+    return (
+        pl.DataFrame(rows, schema=schema, orient="row"),
+        pl.DataFrame(amb, schema=amb_schema, orient="row"),
+    )
+
+
 #: The ``runId`` a send logs when its flow starts with the reply in hand: the synchronous
 #: path passes no ``waitRunId`` (``runId: params.waitRunId ?? "unknown"``, 298c5ad5f).
 IN_HAND_RUN_ID: Final = "unknown"
@@ -480,30 +541,8 @@ def exchange_events(
     amb_ex: list[pl.DataFrame] = [run_twice]
 
     # refusals: the gate's after GATE_TIMEOUT_MS, a safety limit's at once
-    refusals = ex.filter(pl.col("_kind") == "blocked")
-    fits = refusals.select(*_DIR, "_seq", "event_ms").join(
-        x.select(*_DIR, "exchange", "_send_ms"), on=_DIR, how="inner", nulls_equal=True
-    )
-    delay = pl.col("event_ms") - pl.col("_send_ms")
-    gate = (delay >= GATE_TIMEOUT_MS - 1) & (delay <= GATE_TIMEOUT_MS + _SLACK_MS)
-    fits = fits.filter(gate | ((delay >= 0) & (delay <= _SLACK_MS)))
-    # a refusal several sends fit goes to the one it fits best (the gate refuses exactly
-    # GATE_TIMEOUT_MS after the send, a safety limit at once; the log may only be late),
-    # ties to the earlier send; two refusals that fit one send are both ambiguous
-    miss = pl.min_horizontal((delay - GATE_TIMEOUT_MS).abs(), delay.abs())
-    fits = fits.sort(pl.col("_seq"), miss, pl.col("exchange")).with_columns(
-        pl.len().over("_seq").alias("_k")
-    )
-    first_fit = fits.group_by("_seq", maintain_order=True).agg(pl.all().first())
-    amb_ex.append(fits.filter(pl.col("_k") > 1).select(*_DIR, "exchange"))
-    first_fit = first_fit.with_columns(pl.len().over(*_DIR, "exchange").alias("_claims"))
-    refused = first_fit.select(
-        "_seq",
-        "exchange",
-        ((pl.col("_k") > 1) | (pl.col("_claims") > 1)).alias("_amb"),
-        "event_ms",
-        *_DIR,
-    )
+    refused, amb_refused = _refusals(ex, x)
+    amb_ex.append(amb_refused)
     placed.append(refused.select("_seq", "exchange", "_amb"))
 
     # first outcomes: in the order of their sends (the target's session is FIFO)
@@ -538,6 +577,7 @@ def exchange_events(
         nulls_equal=True,
     )
     # (a question only where another send of the direction could have had the event)
+    delay = pl.col("event_ms") - pl.col("_send_ms")
     late = (pl.col("_kind") == "reply") & (delay > MAX_WAIT_MS + GATE_TIMEOUT_MS + _SLACK_MS)
     early = (
         (pl.col("_kind") == "no_reply")

@@ -115,8 +115,13 @@ Ids and line shape
     complete in the conformance logs carries one); ``targetSessionKey`` on the send and the complete
     (``overlapping-same-direction``); session types swap with the speaking side on responses
     (``overlapping-same-direction``: the reply's ``toSessionType`` is the requester's).
-  - ``toSessionType`` of a conversation-scoped target session is written ``"main"``, as in
-    every conformance log (the reference's session-type derivation is not in this checkout).
+  - Session types as ``sessionTypeFromSessionKey`` derives them (``sessions-send-tool.a2a.ts``
+    at 298c5ad5f; the project's simulator writes the same): ``main`` only for
+    ``agent:<id>:main``, ``subagent`` for a key with ``:subagent:``, else ``unknown`` (the
+    conversation-scoped ``agent:<id>:a2a:<conversationId>``, a channel session). So the
+    target side of every exchange is ``unknown``, and so is a requester that sends back from
+    its conversation lane. (The exchange conformance logs write ``main`` for the target
+    side: hand-made, they do not follow that derivation.)
 
 Assumptions (no source decides them; each is a parameter or stated here)
   - A turn whose reply triggers an early-termination rule is emitted (with
@@ -135,10 +140,6 @@ Assumptions (no source decides them; each is a parameter or stated here)
   - A target may call ``sessions_send`` back to its requester from inside its run on the
     conversation lane (the reverse direction, same work session, so the same id), and a
     requester run may call it several times; how often is a parameter.
-  - Session types: ``main`` for an agent's main and conversation sessions, ``subagent`` for
-    a sub-agent session (the reference's task monitor classifies by agent, not by key:
-    ``task-monitor-events-classification.test.ts``; the emitter's rule is not in this
-    checkout).
 
 Public entry point: :func:`simulate`.
 """
@@ -746,7 +747,7 @@ class _Gateway:
             ws, tkey, req, tgt = call.ws, call.tkey, call.req, call.tgt
 
             def back() -> None:
-                self.env.process(self.flow(self.submit(tgt, req, tkey, "main", ws)))
+                self.env.process(self.flow(self.submit(tgt, req, tkey, "unknown", ws)))
 
         self.env.process(self.lane_run(call.tkey, "nested", "first", done, status, back))
         return done
@@ -798,7 +799,7 @@ class _Gateway:
     def _say(self, call: _Call, speaker: str, **d: Any) -> dict[str, Any]:
         """An event's data as ``speaker`` (requester or target) writes it to the other."""
         by_target = speaker == call.tgt
-        tgt_type = "main"  # as written by every conformance log for the a2a session
+        tgt_type = "unknown"  # sessionTypeFromSessionKey of agent:<id>:a2a:<conversationId>
         return {
             "fromAgent": speaker,
             "toAgent": call.req if by_target else call.tgt,
