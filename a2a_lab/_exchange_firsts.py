@@ -65,6 +65,43 @@ def _bounds(fifo: pl.DataFrame, retries: pl.DataFrame) -> pl.DataFrame:
     )
 
 
+def _components(
+    fifo: pl.DataFrame, x: pl.DataFrame, loose: pl.DataFrame, bounds: pl.DataFrame
+) -> pl.DataFrame:
+    """The open exchanges of the components that hold a loose exchange: per direction, the
+    exchanges whose spans (send .. paired outcome; no outcome yet: the end of the log)
+    overlap, chained in send order. Returns the exchanges with ``_send_ms, _comp`` and
+    their retry ``_bound`` and ``_run_error``."""
+    spans = (
+        x.select(*_DIR, "exchange", "_send_ms")
+        .join(
+            fifo.select(*_DIR, "exchange", pl.col("event_ms").alias("_end")),
+            on=[*_DIR, "exchange"],
+            how="left",
+            nulls_equal=True,
+        )
+        .join(
+            loose.with_columns(pl.lit(True).alias("_loose")),
+            on=[*_DIR, "exchange"],
+            how="left",
+            nulls_equal=True,
+        )
+        .join(bounds, on=[*_DIR, "exchange"], how="left", nulls_equal=True)
+        .sort([*_DIR, "_send_ms", "exchange"], nulls_last=True)
+        .with_columns(pl.col("_end").fill_null(float("inf")).cum_max().over(_DIR).alias("_reach"))
+    )
+    # a new component starts at a send after every earlier span has ended
+    spans = spans.with_columns(
+        (pl.col("_send_ms") > pl.col("_reach").shift(1).over(_DIR))
+        .fill_null(True)
+        .cum_sum()
+        .over(_DIR)
+        .alias("_comp")
+    )
+    hot = spans.group_by(*_DIR, "_comp").agg(pl.col("_loose").any()).filter("_loose")
+    return spans.join(hot.select(*_DIR, "_comp"), on=[*_DIR, "_comp"], nulls_equal=True)
+
+
 def untangle(
     fifo: pl.DataFrame, retries: pl.DataFrame, x: pl.DataFrame
 ) -> tuple[pl.DataFrame, pl.DataFrame]:
@@ -93,37 +130,7 @@ def untangle(
     ).unique()
     if loose.height == 0:
         return fifo, none
-    # components: exchanges of a direction whose spans (send .. paired outcome) overlap,
-    # chained, that hold a loose one
-    spans = (
-        x.select(*_DIR, "exchange", "_send_ms")
-        .join(
-            fifo.select(*_DIR, "exchange", pl.col("event_ms").alias("_end")),
-            on=[*_DIR, "exchange"],
-            how="left",
-            nulls_equal=True,
-        )
-        .join(
-            loose.with_columns(pl.lit(True).alias("_loose")),
-            on=[*_DIR, "exchange"],
-            how="left",
-            nulls_equal=True,
-        )
-        .join(bounds, on=[*_DIR, "exchange"], how="left", nulls_equal=True)
-        .sort([*_DIR, "_send_ms", "exchange"], nulls_last=True)
-    )
-    # a span with no outcome yet runs to the end of the log
-    end = pl.col("_end").fill_null(float("inf"))
-    reach = end.cum_max().over(_DIR)
-    spans = spans.with_columns(
-        (pl.col("_send_ms") > reach.shift(1).over(_DIR))
-        .fill_null(True)
-        .cum_sum()
-        .over(_DIR)
-        .alias("_comp")
-    )
-    hot = spans.group_by(*_DIR, "_comp").agg(pl.col("_loose").any()).filter("_loose")
-    spans = spans.join(hot.select(*_DIR, "_comp"), on=[*_DIR, "_comp"], nulls_equal=True)
+    spans = _components(fifo, x, loose, bounds)
     if spans.height == 0:
         return fifo, none
     events = fifo.join(

@@ -546,6 +546,38 @@ def exchange_events(
     placed.append(refused.select("_seq", "exchange", "_amb"))
 
     # first outcomes: in the order of their sends (the target's session is FIFO)
+    fifo, in_hand, amb_first = _first_outcomes(ex, x, refused, by_run)
+    amb_ex.append(amb_first)
+    placed.append(fifo.select("_seq", "exchange", "_amb"))
+    placed.append(in_hand.select("_seq", "exchange", "_amb"))
+    outcome_of = pl.concat(
+        [
+            fifo.select("_seq", "exchange", "event_ms", "_kind"),
+            in_hand.select("_seq", "exchange", "event_ms", "_kind"),
+            refused.select("_seq", "exchange", "event_ms", pl.lit("blocked").alias("_kind")),
+        ]
+    ).join(ex.select("_seq", *_DIR), on="_seq")
+
+    # ping-pong turns and completes: per segment of a direction (see _exchange_tails)
+    tails_placed, amb_tails = tails(ex, x, outcome_of)
+    placed.append(tails_placed)
+    amb_ex.append(amb_tails)
+
+    return _place(full, x, placed, amb_ex)
+
+
+def _first_outcomes(
+    ex: pl.DataFrame, x: pl.DataFrame, refused: pl.DataFrame, by_run: pl.DataFrame
+) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
+    """Pair the first outcomes (replies, no-replies) with the sends not refused.
+
+    In the order of their sends (the target's session is FIFO: a rank join), but a send
+    made with the reply in hand first (:func:`_in_hand`), and the retried flows and failed
+    wait calls re-paired exactly (:func:`a2a_lab._exchange_firsts.untangle`). Returns the
+    rank join's pairs (``_seq, exchange, _amb, event_ms, _kind`` ...), the in-hand pairs and
+    the exchanges another consistent pairing changes.
+    """
+    # first outcomes: in the order of their sends (the target's session is FIFO)
     first = ex.filter(pl.col("_kind").is_not_null() & ~pl.col("_kind").is_in(["turn", "blocked"]))
     first_send = x.group_by(_DIR).agg(pl.col("_send_ms").min().alias("_first_send"))
     first = first.join(first_send, on=_DIR, how="inner", nulls_equal=True).filter(
@@ -569,7 +601,6 @@ def exchange_events(
     fifo, amb_first = untangle(
         fifo, by_run.select(*_DIR, "exchange", "event_ms", "_backoff", "_code"), open_
     )
-    amb_ex.append(amb_first)
     fifo = fifo.join(
         x.select(*_DIR, "exchange", "_send_ms"),
         on=[*_DIR, "exchange"],
@@ -589,22 +620,7 @@ def exchange_events(
     ).with_columns(
         (pl.col("_amb") | ((late | early).fill_null(False) & (pl.col("_open") > 1))).alias("_amb")
     )
-    placed.append(fifo.select("_seq", "exchange", "_amb"))
-    placed.append(in_hand.select("_seq", "exchange", "_amb"))
-    outcome_of = pl.concat(
-        [
-            fifo.select("_seq", "exchange", "event_ms", "_kind"),
-            in_hand.select("_seq", "exchange", "event_ms", "_kind"),
-            refused.select("_seq", "exchange", "event_ms", pl.lit("blocked").alias("_kind")),
-        ]
-    ).join(ex.select("_seq", *_DIR), on="_seq")
-
-    # ping-pong turns and completes: per segment of a direction (see _exchange_tails)
-    tails_placed, amb_tails = tails(ex, x, outcome_of)
-    placed.append(tails_placed)
-    amb_ex.append(amb_tails)
-
-    return _place(full, x, placed, amb_ex)
+    return fifo, in_hand, amb_first
 
 
 def _place(
