@@ -431,35 +431,11 @@ def _in_hand(first: pl.DataFrame, open_: pl.DataFrame) -> pl.DataFrame:
     return pl.DataFrame(rows, schema=schema, orient="row")
 
 
-@same_kind()
-def exchange_events(
-    events: pl.DataFrame | pl.LazyFrame, *, intent_rules: IntentRules = INTENT_RULES_V1
-) -> pl.LazyFrame:
-    """The events of A2A exchanges, each with the exchange it belongs to.
-
-    Returns the ``a2a.send/response/retry/complete`` events that carry a conversation id,
-    with ``conversation_id`` (JS-trimmed), the exchange's direction ``requester`` →
-    ``target``, ``exchange`` (1-based: the number of the send within its conversation and
-    direction; 0 for an event before the first send, an orphan), ``ambiguous`` (the log
-    cannot tell this exchange's events from another's, see the module notes) and ``seq``
-    (frame order); sorted by conversation, direction, exchange, time and frame order.
-
-    Examples
-    --------
-    >>> from a2a_lab.io import from_records
-    >>> def e(t, type_, f, to, **d):
-    ...     return {"type": type_, "ts": t * 1000, "data": {"conversationId": "c", "fromAgent": f, "toAgent": to, **d}}
-    >>> ev = from_records([e(0, "a2a.send", "a", "b", runId="r1"), e(1, "a2a.send", "a", "b", runId="r2"),
-    ...     e(5, "a2a.response", "b", "a"), e(6, "a2a.complete", "a", "b"), e(9, "a2a.response", "b", "a"),
-    ...     e(9, "a2a.complete", "a", "b")])
-    >>> exchange_events(ev).select("type", "event_ms", "exchange").rows()[:3]
-    [('a2a.send', 0.0, 1), ('a2a.response', 5000.0, 1), ('a2a.complete', 6000.0, 1)]
-    """
-    ex = _directed(events)
-    t = pl.col("type")
+def _read_fields(ex: pl.DataFrame) -> pl.DataFrame:
+    """Every field the matching reads, read once into helper columns (:data:`_HELPERS`):
+    the matching itself runs without ``data``."""
     turn = _D.struct.field("turn")
-    # every field the matching reads, read once; the matching itself runs without ``data``
-    full = (
+    return (
         with_response_outcome(ex, "_kind", "_reason")
         .with_columns(
             _text("runId").alias("_run"),
@@ -486,7 +462,12 @@ def exchange_events(
         )
         .collect()
     )
-    ex = full.drop("data", "event_time", "file", "line", strict=False)
+
+
+def _sends(full: pl.DataFrame, intent_rules: IntentRules) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """The sends, numbered per direction in log order (``exchange``), with their intent and
+    suggested turns; and their keys the matching reads (``x``)."""
+    t = pl.col("type")
     sends = (
         full.filter(t == "a2a.send")
         .sort([*_DIR, "event_ms", "_seq"], nulls_last=True)
@@ -520,6 +501,38 @@ def exchange_events(
         "_to_type",
         pl.col("_seq").alias("_send_seq"),
     )
+    return sends, x
+
+
+@same_kind()
+def exchange_events(
+    events: pl.DataFrame | pl.LazyFrame, *, intent_rules: IntentRules = INTENT_RULES_V1
+) -> pl.LazyFrame:
+    """The events of A2A exchanges, each with the exchange it belongs to.
+
+    Returns the ``a2a.send/response/retry/complete`` events that carry a conversation id,
+    with ``conversation_id`` (JS-trimmed), the exchange's direction ``requester`` →
+    ``target``, ``exchange`` (1-based: the number of the send within its conversation and
+    direction; 0 for an event before the first send, an orphan), ``ambiguous`` (the log
+    cannot tell this exchange's events from another's, see the module notes) and ``seq``
+    (frame order); sorted by conversation, direction, exchange, time and frame order.
+
+    Examples
+    --------
+    >>> from a2a_lab.io import from_records
+    >>> def e(t, type_, f, to, **d):
+    ...     return {"type": type_, "ts": t * 1000, "data": {"conversationId": "c", "fromAgent": f, "toAgent": to, **d}}
+    >>> ev = from_records([e(0, "a2a.send", "a", "b", runId="r1"), e(1, "a2a.send", "a", "b", runId="r2"),
+    ...     e(5, "a2a.response", "b", "a"), e(6, "a2a.complete", "a", "b"), e(9, "a2a.response", "b", "a"),
+    ...     e(9, "a2a.complete", "a", "b")])
+    >>> exchange_events(ev).select("type", "event_ms", "exchange").rows()[:3]
+    [('a2a.send', 0.0, 1), ('a2a.response', 5000.0, 1), ('a2a.complete', 6000.0, 1)]
+    """
+    ex = _directed(events)
+    t = pl.col("type")
+    full = _read_fields(ex)
+    ex = full.drop("data", "event_time", "file", "line", strict=False)
+    sends, x = _sends(full, intent_rules)
     placed: list[pl.DataFrame] = [sends.select("_seq", "exchange", pl.lit(False).alias("_amb"))]
 
     # retries carry the send's runId
