@@ -40,6 +40,10 @@ _MAX_PLACEMENTS: Final = 1_000
 #: wait (at most 60 s, its call 2 s more) and the delivery call's 10 s timeout.
 _ANNOUNCE_WINDOW_MS: Final = 72_000.0
 
+#: The cost of a step a placement says ended without an event while a step queued after
+#: it on its session was logged (the squared lag of a turn at its 120 s timeout).
+_SILENT: Final = (TURN_TIMEOUT_MS / 1000.0) ** 2
+
 #: The cost of an event placed against a rule in the causality-only reading (more than
 #: any squared lag of a day, less than an event left out).
 _BENT: Final = 1e10
@@ -415,6 +419,22 @@ def _solve_segment(
             out.sort(key=lambda o: (o[0], o[1]))
             return out
 
+        def silent() -> float:
+            """The cost of the steps this placement says ended without an event: an
+            exchange still waiting for a step (replied, loop on, not closed) whose session
+            ran a step queued after its own (the lane is first come first served, so its
+            step ran first and logged nothing). Less likely than any lag."""
+            n_silent = 0
+            for y in xns:
+                if xs[y][0] != "reply" or y in closed or done(y):
+                    continue
+                odd = turns[y] % 2 == 0  # the next step is the requester's
+                runs = steps_on_main if odd and xs[y][4] == "main" else steps_on_lane
+                if (odd and xs[y][4] != "main") or not lane_order:
+                    continue
+                n_silent += any(q > last[y] for q, _t in runs)
+            return n_silent * _SILENT
+
         def lane_ok(lo: float, hi: float, ms: float, xn: int) -> bool:
             if any(lo2 > hi and t2 < ms for lo2, _h, t2 in lanes):
                 return False
@@ -426,7 +446,7 @@ def _solve_segment(
                 capped[0] = True
                 return True
             if i == n:
-                sols.append((cost, dict(assign)))
+                sols.append((cost + silent(), dict(assign)))
                 if len(sols) > _MAX_PLACEMENTS:
                     capped[0] = True
                     return True
