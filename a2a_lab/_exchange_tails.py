@@ -534,7 +534,11 @@ def _solve_segment(
     if not sols:
         return {}, set(), set(seqs)
     # the most likely: least cost, ties to the earlier exchanges in log order
-    best = min(sols, key=lambda sol: (sol[0], [sol[1].get(q, 0) for q in seqs]))[1]
+    # (the tie-break list is built only for the placements of least cost)
+    least = min(c for c, _sol in sols)
+    best = min(
+        (sol for c, sol in sols if c == least), key=lambda sol: [sol.get(q, 0) for q in seqs]
+    )
     if capped:
         return best, set(best.values()), set(seqs)
     amb_x: set[int] = set()
