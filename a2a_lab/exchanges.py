@@ -19,11 +19,14 @@ and only that:
 2. ``a2a.retry`` carries the send's ``runId``;
 3. a refusal (``a2a.response {outcome: "blocked"}`` without wait fields) comes when the
    concurrency gate gives up, :data:`GATE_TIMEOUT_MS` after its send, or at once when a
-   safety limit refuses it;
+   safety limit refuses it (one refusal per send);
 4. every other first outcome (the reply, or a no-reply) ends the target's run or the
    requester's wait; the target's session (``targetSessionKey``, the conversation's lane)
    runs one message at a time, first come first served (runtime §1), so they come in the
-   order of their sends (a rank join in Polars);
+   order of their sends (a rank join in Polars); except a send logged with the reply in
+   hand (``runId: "unknown"``, the synchronous path: :func:`_in_hand`), and the flows whose
+   wait was retried or failed, whose retries bound their outcome
+   (:mod:`a2a_lab._exchange_firsts`, an exact search per overlapping component);
 5. ping-pong turns and completes are placed together, per *segment* of a direction (a
    segment starts at a send once every earlier send has had its complete, so segments are
    independent): a segment with one send is settled in Polars, one with overlapping flows
@@ -31,14 +34,18 @@ and only that:
    *k - 1* of its exchange within the turn timeout, with its intent, requester session type
    and ``maxTurns``; one complete after the exchange's last reply or turn, agreeing with its
    outcome, ``actualTurns``, termination, ``messageIntent``, session types and effective
-   turns; first come first served on the target's lane for its ping-pong steps and announce
-   steps). The most likely placement (least squared lags) is kept.
+   turns, and no later than the reference lets it come: at once after a no-reply or
+   refusal, at once after the loop with ``announceSkipped: true``, within the announce
+   step's 72 s with ``false``; first come first served on the target's lane for its
+   ping-pong steps and announce steps, and on the requester's main session for its steps).
+   The most likely placement (least squared lags, and fewest steps said to end without an
+   event while a later-queued one was logged) is kept.
 
 Causality holds by construction: a reply is never placed before its send, a complete never
 before its exchange's last reply or turn, turns are numbered in time order. An exchange is
 ``ambiguous`` only when another placement is consistent with everything above (a log of one
-exchange never is): two sends a refusal fits, a retried flow or a failed wait among
-overlapping exchanges (their outcome may break first come first served), a turn or complete
+exchange never is): two sends a refusal fits, an outcome that another pairing consistent
+with the retries and the lane order gives another exchange, a turn or complete
 that some consistent placement gives another exchange, or an event no rule places (it falls
 back to the latest send before it).
 """
