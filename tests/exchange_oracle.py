@@ -18,7 +18,10 @@ Per conversation id and direction:
 4. turns and completes: EVERY way of giving each of them an exchange (or none) is tried,
    and the consistent ones (the rules below, checked on the whole assignment) with the
    fewest events left out are kept; the best is the one with the least sum of squared lags,
-   and an event is ambiguous when the kept assignments give it more than one exchange.
+   and an event is ambiguous when the kept assignments give it more than one exchange. (The
+   fast matcher also charges a step it says ended without an event; that only changes which
+   of several consistent placements is kept, i.e. events that are ambiguous either way,
+   which the property test checks through their flag alone.)
 
 Consistent, per exchange: its turns, in time order, are numbered 1, 2, … each after the event
 before it (within 121 s), while the loop goes on, with its intent, requester session type and
