@@ -36,6 +36,14 @@ _TURN_WINDOW_MS: Final = TURN_TIMEOUT_MS + _SLACK_MS
 #: deciding (then every event of the segment is flagged).
 _MAX_PLACEMENTS: Final = 1_000
 
+#: The longest an announce step keeps a replied exchange's complete waiting: the step's
+#: wait (at most 60 s, its call 2 s more) and the delivery call's 10 s timeout.
+_ANNOUNCE_WINDOW_MS: Final = 72_000.0
+
+#: The cost of a step a placement says ended without an event while a step queued after
+#: it on its session was logged (the squared lag of a turn at its 120 s timeout).
+_SILENT: Final = (TURN_TIMEOUT_MS / 1000.0) ** 2
+
 #: The cost of an event placed against a rule in the causality-only reading (more than
 #: any squared lag of a day, less than an event left out).
 _BENT: Final = 1e10
@@ -139,6 +147,7 @@ def tails(
         "_to_type",
         "_wait",
         "_failed",
+        "_skip",
     )
     hard_ev = (
         hard.select(*_DIR, "_segment", "_seq", "event_ms", "type")
@@ -153,10 +162,11 @@ def tails(
     evs_of: dict[tuple[object, ...], list[_Event]] = {}
     for row in hard_ev.iter_rows():
         c, r, g, seg, seq, ms, typ = row[:7]
-        turn, mi, st, mx, term, conc, actual, eff, cfg, frm, to, wait, failed = row[7:]
+        turn, mi, st, mx, term, conc, actual, eff, cfg, frm, to, wait, failed, skip = row[7:]
         ev: _Event
         if typ == "a2a.complete":
             ev = ("c", seq, ms, bool(conc), actual, eff, cfg, term, mi, frm, to, wait, failed)
+            ev += (skip,)
         else:
             ev = ("t", seq, ms, turn, mi, st, mx, term)
         evs_of.setdefault((c, r, g, seg), []).append(ev)
@@ -182,6 +192,27 @@ def _allowed_eff(suggested: int | None, cfg: float | None) -> float | None:
     if suggested == 0:
         return 0.0
     return cfg if suggested < 0 else min(float(suggested), cfg)
+
+
+def _in_time(kind: str | None, term: object, skip: object, prev: float, ms: float) -> bool:
+    """Whether a complete logged at ``ms`` can close an exchange whose last event (reply,
+    turn or first outcome) was at ``prev``: no later than the reference lets it come.
+
+    A no-reply's or refusal's complete is written right after it (one ``emit`` after the
+    other: ``sessions-send-tool.a2a.ts``). A replied exchange's loop ends at its last turn,
+    or up to one turn timeout later when a step without a turn event ended it (a
+    termination reason the reply does not give); then, with ``announceSkipped: true``
+    (``!shouldRunAnnounce``: no announce step) the complete follows at once, with
+    ``false`` after the announce step, which ``runAgentStep`` waits for at most 60 s
+    (``Math.min(timeoutMs, 60_000)``, the wait call 2 s more) and whose delivery call
+    times out after 10 s. A complete that logs neither (an older shape) has no bound.
+    """
+    if kind in ("no_reply", "blocked"):
+        return ms <= prev + _SLACK_MS
+    if kind != "reply" or skip is None:
+        return True
+    loop_end = prev + (TURN_TIMEOUT_MS if term is not None and term not in _REPLY_REASONS else 0.0)
+    return ms <= loop_end + (0.0 if skip else _ANNOUNCE_WINDOW_MS) + _SLACK_MS
 
 
 def _agree(a: object, b: object) -> bool:
@@ -289,6 +320,8 @@ def _solve_segment(
         # the target's ping-pong steps (even turns) placed on its conversation lane:
         # (queued = the exchange's event before, logged)
         steps_on_lane: list[tuple[float, float]] = []
+        # the requester's steps (odd turns) placed on its main session
+        steps_on_main: list[tuple[float, float]] = []
         assign: dict[int, int] = {}
         capped = [False]
 
@@ -339,7 +372,7 @@ def _solve_segment(
                         continue
                     out.append((_square((ms - prev) / 1000.0), xn, None))
                     continue
-                _c, _s, _m, conc, actual, eff, cfg, term, mi, cf, ct, wait, failed = ev
+                _c, _s, _m, conc, actual, eff, cfg, term, mi, cf, ct, wait, failed, skip = ev
                 if kind is None and not failed:
                     continue
                 if (conc and kind != "blocked") or (wait and kind != "no_reply"):
@@ -353,6 +386,8 @@ def _solve_segment(
                 ):
                     continue
                 if not (_agree(mi, intent) and _agree(cf, rtype) and _agree(ct, ttype)):
+                    continue
+                if not _in_time(kind, term, skip, prev, ms):
                     continue
                 lane: tuple[float, float] | None = None
                 mu = 0.0
@@ -384,6 +419,22 @@ def _solve_segment(
             out.sort(key=lambda o: (o[0], o[1]))
             return out
 
+        def silent() -> float:
+            """The cost of the steps this placement says ended without an event: an
+            exchange still waiting for a step (replied, loop on, not closed) whose session
+            ran a step queued after its own (the lane is first come first served, so its
+            step ran first and logged nothing). Less likely than any lag."""
+            n_silent = 0
+            for y in xns:
+                if xs[y][0] != "reply" or y in closed or done(y):
+                    continue
+                odd = turns[y] % 2 == 0  # the next step is the requester's
+                runs = steps_on_main if odd and xs[y][4] == "main" else steps_on_lane
+                if (odd and xs[y][4] != "main") or not lane_order:
+                    continue
+                n_silent += any(q > last[y] for q, _t in runs)
+            return n_silent * _SILENT
+
         def lane_ok(lo: float, hi: float, ms: float, xn: int) -> bool:
             if any(lo2 > hi and t2 < ms for lo2, _h, t2 in lanes):
                 return False
@@ -395,7 +446,7 @@ def _solve_segment(
                 capped[0] = True
                 return True
             if i == n:
-                sols.append((cost, dict(assign)))
+                sols.append((cost + silent(), dict(assign)))
                 if len(sols) > _MAX_PLACEMENTS:
                     capped[0] = True
                     return True
@@ -408,6 +459,15 @@ def _solve_segment(
                 on_lane = lane_order and ev[0] == "t" and int(ev[3]) % 2 == 0  # type: ignore[call-overload]
                 if on_lane and not _fifo(steps_on_lane, last[xn], ms):
                     continue
+                # the requester's steps run on its session: one lane when that is its
+                # main session (session type main: agent:<id>:main only)
+                on_main = (
+                    lane_order and ev[0] == "t" and int(ev[3]) % 2 == 1 and xs[xn][4] == "main"  # type: ignore[call-overload]
+                )
+                if on_main and not _fifo(steps_on_main, last[xn], ms):
+                    continue
+                if on_main:
+                    steps_on_main.append((last[xn], ms))
                 if on_lane:
                     steps_on_lane.append((last[xn], ms))
                 saved = (turns[xn], last[xn], lterm[xn], lmax[xn])
@@ -428,6 +488,8 @@ def _solve_segment(
                 turns[xn], last[xn], lterm[xn], lmax[xn] = saved
                 if on_lane:
                     steps_on_lane.pop()
+                if on_main:
+                    steps_on_main.pop()
                 del assign[seq]
                 if stop:
                     return True
@@ -472,7 +534,11 @@ def _solve_segment(
     if not sols:
         return {}, set(), set(seqs)
     # the most likely: least cost, ties to the earlier exchanges in log order
-    best = min(sols, key=lambda sol: (sol[0], [sol[1].get(q, 0) for q in seqs]))[1]
+    # (the tie-break list is built only for the placements of least cost)
+    least = min(c for c, _sol in sols)
+    best = min(
+        (sol for c, sol in sols if c == least), key=lambda sol: [sol.get(q, 0) for q in seqs]
+    )
     if capped:
         return best, set(best.values()), set(seqs)
     amb_x: set[int] = set()

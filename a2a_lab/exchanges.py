@@ -19,11 +19,14 @@ and only that:
 2. ``a2a.retry`` carries the send's ``runId``;
 3. a refusal (``a2a.response {outcome: "blocked"}`` without wait fields) comes when the
    concurrency gate gives up, :data:`GATE_TIMEOUT_MS` after its send, or at once when a
-   safety limit refuses it;
+   safety limit refuses it (one refusal per send);
 4. every other first outcome (the reply, or a no-reply) ends the target's run or the
    requester's wait; the target's session (``targetSessionKey``, the conversation's lane)
    runs one message at a time, first come first served (runtime §1), so they come in the
-   order of their sends (a rank join in Polars);
+   order of their sends (a rank join in Polars); except a send logged with the reply in
+   hand (``runId: "unknown"``, the synchronous path: :func:`_in_hand`), and the flows whose
+   wait was retried or failed, whose retries bound their outcome
+   (:mod:`a2a_lab._exchange_firsts`, an exact search per overlapping component);
 5. ping-pong turns and completes are placed together, per *segment* of a direction (a
    segment starts at a send once every earlier send has had its complete, so segments are
    independent): a segment with one send is settled in Polars, one with overlapping flows
@@ -31,14 +34,18 @@ and only that:
    *k - 1* of its exchange within the turn timeout, with its intent, requester session type
    and ``maxTurns``; one complete after the exchange's last reply or turn, agreeing with its
    outcome, ``actualTurns``, termination, ``messageIntent``, session types and effective
-   turns; first come first served on the target's lane for its ping-pong steps and announce
-   steps). The most likely placement (least squared lags) is kept.
+   turns, and no later than the reference lets it come: at once after a no-reply or
+   refusal, at once after the loop with ``announceSkipped: true``, within the announce
+   step's 72 s with ``false``; first come first served on the target's lane for its
+   ping-pong steps and announce steps, and on the requester's main session for its steps).
+   The most likely placement (least squared lags, and fewest steps said to end without an
+   event while a later-queued one was logged) is kept.
 
 Causality holds by construction: a reply is never placed before its send, a complete never
 before its exchange's last reply or turn, turns are numbered in time order. An exchange is
 ``ambiguous`` only when another placement is consistent with everything above (a log of one
-exchange never is): two sends a refusal fits, a retried flow or a failed wait among
-overlapping exchanges (their outcome may break first come first served), a turn or complete
+exchange never is): two sends a refusal fits, an outcome that another pairing consistent
+with the retries and the lane order gives another exchange, a turn or complete
 that some consistent placement gives another exchange, or an event no rule places (it falls
 back to the latest send before it).
 """
@@ -51,6 +58,7 @@ from typing import Final
 import polars as pl
 
 from a2a_lab import event_rules as _event_rules
+from a2a_lab._exchange_firsts import untangle
 from a2a_lab._exchange_tails import _DIR, _SLACK_MS, tails
 from a2a_lab._exchange_tails import TURN_TIMEOUT_MS as TURN_TIMEOUT_MS
 from a2a_lab._frames import data_text as _text
@@ -105,6 +113,7 @@ EXCHANGE_FIELDS: Final[tuple[str, ...]] = (
     "effectiveTurns",
     "actualTurns",
     "announced",
+    "announceSkipped",
     "earlyTermination",
     "terminationReason",
     "concurrencyBlocked",
@@ -114,6 +123,7 @@ EXCHANGE_FIELDS: Final[tuple[str, ...]] = (
     "depth",
     "hop",
     "attempt",
+    "backoffMs",
     "errorCode",
     "errorCategory",
     "runId",
@@ -144,6 +154,9 @@ _HELPERS: Final = (
     "_cfg",
     "_wait",
     "_failed",
+    "_skip",
+    "_backoff",
+    "_code",
 )
 
 
@@ -307,86 +320,129 @@ def _rank_match(events: pl.DataFrame, cands: pl.DataFrame, by: _Pairing) -> pl.D
     )
 
 
-def _out_of_order(fifo: pl.DataFrame, by_run: pl.DataFrame, ex: pl.DataFrame) -> pl.DataFrame:
-    """The exchanges whose first outcome may break first come first served, and those in
-    flight with them: a retried flow (a retried run queues again, behind later ones) and a
-    no-reply that a failed ``agent.wait`` call ended (``not_found``, an exception: not the
-    run's end, nor the wait limit) come whenever they come, so the log cannot tell which of
-    the overlapping exchanges they belong to. Returns ``_seq, exchange, _amb`` (all true)
-    for the first outcomes of those exchanges.
+def _refusals(ex: pl.DataFrame, x: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """Pair each refusal (``_kind`` blocked) with its send: the gate refuses exactly
+    :data:`GATE_TIMEOUT_MS` after the send, a safety limit at once (the log may only be
+    late, by :data:`_SLACK_MS`).
+
+    One refusal per exchange: a refusal only one unclaimed send fits takes it, which may
+    leave another refusal only one (repeated until none is forced); a refusal several
+    sends still fit goes to the one it fits best (ties to the earlier send) and is
+    ambiguous, with every send it fits; two refusals left with one send are both
+    ambiguous. Returns ``_seq, exchange, _amb, event_ms`` and the direction per refusal,
+    and the ambiguous exchanges.
     """
-    retried = by_run.select(*_DIR, "exchange").unique()
-    spans = fifo.select(
-        *_DIR, "exchange", "_send_ms", pl.col("event_ms").alias("_end"), "_kind", "_reason"
+    refusals = ex.filter(pl.col("_kind") == "blocked")
+    fits = refusals.select(*_DIR, "_seq", "event_ms").join(
+        x.select(*_DIR, "exchange", "_send_ms"), on=_DIR, how="inner", nulls_equal=True
     )
-    status = ex.select("_seq", "_status")
-    spans = spans.join(
-        fifo.select("exchange", *_DIR, "_seq"), on=[*_DIR, "exchange"], nulls_equal=True
-    ).join(status, on="_seq", how="left")
-    call_ended = (
-        (pl.col("_kind") == "no_reply")
-        & ~pl.col("_reason").is_in(["timeout"]).fill_null(False)
-        & (pl.col("_status").fill_null("") != "error")
-    )
-    loose = spans.filter(call_ended).select(*_DIR, "exchange").vstack(retried).unique()
-    loose = loose.join(
-        spans.select(*_DIR, "exchange", "_send_ms", "_end"),
-        on=[*_DIR, "exchange"],
-        how="left",
-        nulls_equal=True,
-    )
-    pairs = (
-        loose.rename({"exchange": "_u", "_send_ms": "_us", "_end": "_ue"})
-        .join(
-            spans.select(*_DIR, "exchange", "_send_ms", "_end"),
-            on=_DIR,
-            how="inner",
-            nulls_equal=True,
-        )
-        .filter(
-            (pl.col("exchange") != pl.col("_u"))
-            & (pl.col("_send_ms") <= pl.col("_ue").fill_null(float("inf")))
-            & (pl.col("_end") >= pl.col("_us"))
-        )
-    )
-    hit = pl.concat(
-        [pairs.select(*_DIR, "exchange"), pairs.select(*_DIR, pl.col("_u").alias("exchange"))]
-    ).unique()
-    firsts = fifo.select(*_DIR, "exchange", "_seq")
-    return firsts.join(hit, on=[*_DIR, "exchange"], how="semi", nulls_equal=True).select(
-        "_seq", "exchange", pl.lit(True).alias("_amb")
+    delay = pl.col("event_ms") - pl.col("_send_ms")
+    gate = (delay >= GATE_TIMEOUT_MS - 1) & (delay <= GATE_TIMEOUT_MS + _SLACK_MS)
+    fits = fits.filter(gate | ((delay >= 0) & (delay <= _SLACK_MS)))
+    miss = pl.min_horizontal((delay - GATE_TIMEOUT_MS).abs(), delay.abs())
+    fits = fits.sort(pl.col("_seq"), miss, pl.col("exchange"))
+    cands: dict[int, list[int]] = {}
+    info: dict[int, tuple[object, ...]] = {}
+    for row in fits.iter_rows(named=True):
+        key = tuple(row[c] for c in _DIR)
+        cands.setdefault(row["_seq"], []).append(row["exchange"])
+        info[row["_seq"]] = (*key, row["event_ms"])
+    taken: dict[tuple[object, ...], int] = {}
+    got: dict[int, tuple[int, bool]] = {}
+    forced = True
+    while forced:
+        forced = False
+        for seq, xs in cands.items():
+            left = [xn for xn in xs if (*info[seq][:3], xn) not in taken]
+            if seq not in got and len(left) == 1:
+                got[seq] = (left[0], False)
+                taken[(*info[seq][:3], left[0])] = seq
+                forced = True
+    amb: list[tuple[object, ...]] = []
+    for seq, xs in cands.items():
+        if seq in got:
+            continue
+        left = [xn for xn in xs if (*info[seq][:3], xn) not in taken] or xs
+        got[seq] = (left[0], True)
+        taken.setdefault((*info[seq][:3], left[0]), seq)
+        amb += [(*info[seq][:3], xn) for xn in left]
+    rows = [(seq, xn, a, info[seq][3], *info[seq][:3]) for seq, (xn, a) in got.items()]
+    schema = {
+        "_seq": pl.UInt32,
+        "exchange": pl.Int64,
+        "_amb": pl.Boolean,
+        "event_ms": pl.Float64,
+        **dict.fromkeys(_DIR, pl.String),
+    }
+    amb_schema = {**dict.fromkeys(_DIR, pl.String), "exchange": pl.Int64}
+    return (
+        pl.DataFrame(rows, schema=schema, orient="row"),
+        pl.DataFrame(amb, schema=amb_schema, orient="row"),
     )
 
 
-@same_kind()
-def exchange_events(
-    events: pl.DataFrame | pl.LazyFrame, *, intent_rules: IntentRules = INTENT_RULES_V1
-) -> pl.LazyFrame:
-    """The events of A2A exchanges, each with the exchange it belongs to.
+#: The ``runId`` a send logs when its flow starts with the reply in hand: the synchronous
+#: path passes no ``waitRunId`` (``runId: params.waitRunId ?? "unknown"``, 298c5ad5f).
+IN_HAND_RUN_ID: Final = "unknown"
 
-    Returns the ``a2a.send/response/retry/complete`` events that carry a conversation id,
-    with ``conversation_id`` (JS-trimmed), the exchange's direction ``requester`` →
-    ``target``, ``exchange`` (1-based: the number of the send within its conversation and
-    direction; 0 for an event before the first send, an orphan), ``ambiguous`` (the log
-    cannot tell this exchange's events from another's, see the module notes) and ``seq``
-    (frame order); sorted by conversation, direction, exchange, time and frame order.
 
-    Examples
-    --------
-    >>> from a2a_lab.io import from_records
-    >>> def e(t, type_, f, to, **d):
-    ...     return {"type": type_, "ts": t * 1000, "data": {"conversationId": "c", "fromAgent": f, "toAgent": to, **d}}
-    >>> ev = from_records([e(0, "a2a.send", "a", "b", runId="r1"), e(1, "a2a.send", "a", "b", runId="r2"),
-    ...     e(5, "a2a.response", "b", "a"), e(6, "a2a.complete", "a", "b"), e(9, "a2a.response", "b", "a"),
-    ...     e(9, "a2a.complete", "a", "b")])
-    >>> exchange_events(ev).select("type", "event_ms", "exchange").rows()[:3]
-    [('a2a.send', 0.0, 1), ('a2a.response', 5000.0, 1), ('a2a.complete', 6000.0, 1)]
+def _in_hand(first: pl.DataFrame, open_: pl.DataFrame) -> pl.DataFrame:
+    """The replies of sends made with the reply in hand (``runId`` :data:`IN_HAND_RUN_ID`).
+
+    The synchronous path waits for the target's run inside the requester's call, then
+    starts the flow with the reply: the send is logged once the run is over, and its reply
+    right after it, as soon as the concurrency gate lets the flow go (at most
+    :data:`GATE_TIMEOUT_MS`; then a refusal is logged instead); no ``agent.wait``, so no
+    no-reply and no retry. Such a run left the lane's first come first served order
+    before its send was logged, so it is paired apart: each such send (in log order) with
+    the nearest unclaimed reply of its direction in that window. Ambiguous when the reply
+    was not at once (the gate held it) and another reply falls in the window, or when
+    two replies came at once.
+
+    Returns ``conversation_id, requester, target, _seq, exchange, _amb, event_ms, _kind``
+    per paired reply.
     """
-    ex = _directed(events)
-    t = pl.col("type")
+    schema = {
+        **dict.fromkeys(_DIR, pl.String),
+        "_seq": pl.UInt32,
+        "exchange": pl.Int64,
+        "_amb": pl.Boolean,
+        "event_ms": pl.Float64,
+        "_kind": pl.String,
+    }
+    sends = open_.filter(pl.col("_run") == IN_HAND_RUN_ID)
+    if sends.height == 0:
+        return pl.DataFrame(schema=schema)
+    lag = pl.col("event_ms") - pl.col("_send_ms")
+    cands = (
+        first.filter(pl.col("_kind") == "reply")
+        .select(*_DIR, "_seq", "event_ms")
+        .join(sends.select(*_DIR, "exchange", "_send_ms"), on=_DIR, nulls_equal=True)
+        .filter((lag >= 0) & (lag <= GATE_TIMEOUT_MS + _SLACK_MS))
+        .with_columns(lag.alias("_lag"))
+        .sort("_send_ms", "exchange", "_lag", "_seq")
+    )
+    taken: set[int] = set()
+    rows: list[tuple[object, ...]] = []
+    by_send = cands.partition_by(*_DIR, "exchange", maintain_order=True)
+    for part in by_send:
+        free = [r for r in part.iter_rows(named=True) if r["_seq"] not in taken]
+        if not free:
+            continue
+        best = free[0]
+        taken.add(best["_seq"])
+        other = free[1]["_lag"] if len(free) > 1 else None
+        amb = other is not None and (best["_lag"] > _SLACK_MS or other <= _SLACK_MS)
+        key = tuple(best[c] for c in _DIR)
+        rows.append((*key, best["_seq"], best["exchange"], amb, best["event_ms"], "reply"))
+    return pl.DataFrame(rows, schema=schema, orient="row")
+
+
+def _read_fields(ex: pl.DataFrame) -> pl.DataFrame:
+    """Every field the matching reads, read once into helper columns (:data:`_HELPERS`):
+    the matching itself runs without ``data``."""
     turn = _D.struct.field("turn")
-    # every field the matching reads, read once; the matching itself runs without ``data``
-    full = (
+    return (
         with_response_outcome(ex, "_kind", "_reason")
         .with_columns(
             _text("runId").alias("_run"),
@@ -407,10 +463,18 @@ def exchange_events(
             _D.struct.field("configuredMaxTurns").alias("_cfg"),
             (_text("waitStatus").is_not_null() | _text("waitError").is_not_null()).alias("_wait"),
             (_text("outcome") == "failed").fill_null(False).alias("_failed"),
+            _D.struct.field("announceSkipped").alias("_skip"),
+            _D.struct.field("backoffMs").cast(pl.Float64, strict=False).alias("_backoff"),
+            _text("errorCode").alias("_code"),
         )
         .collect()
     )
-    ex = full.drop("data", "event_time", "file", "line", strict=False)
+
+
+def _sends(full: pl.DataFrame, intent_rules: IntentRules) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """The sends, numbered per direction in log order (``exchange``), with their intent and
+    suggested turns; and their keys the matching reads (``x``)."""
+    t = pl.col("type")
     sends = (
         full.filter(t == "a2a.send")
         .sort([*_DIR, "event_ms", "_seq"], nulls_last=True)
@@ -444,6 +508,38 @@ def exchange_events(
         "_to_type",
         pl.col("_seq").alias("_send_seq"),
     )
+    return sends, x
+
+
+@same_kind()
+def exchange_events(
+    events: pl.DataFrame | pl.LazyFrame, *, intent_rules: IntentRules = INTENT_RULES_V1
+) -> pl.LazyFrame:
+    """The events of A2A exchanges, each with the exchange it belongs to.
+
+    Returns the ``a2a.send/response/retry/complete`` events that carry a conversation id,
+    with ``conversation_id`` (JS-trimmed), the exchange's direction ``requester`` →
+    ``target``, ``exchange`` (1-based: the number of the send within its conversation and
+    direction; 0 for an event before the first send, an orphan), ``ambiguous`` (the log
+    cannot tell this exchange's events from another's, see the module notes) and ``seq``
+    (frame order); sorted by conversation, direction, exchange, time and frame order.
+
+    Examples
+    --------
+    >>> from a2a_lab.io import from_records
+    >>> def e(t, type_, f, to, **d):
+    ...     return {"type": type_, "ts": t * 1000, "data": {"conversationId": "c", "fromAgent": f, "toAgent": to, **d}}
+    >>> ev = from_records([e(0, "a2a.send", "a", "b", runId="r1"), e(1, "a2a.send", "a", "b", runId="r2"),
+    ...     e(5, "a2a.response", "b", "a"), e(6, "a2a.complete", "a", "b"), e(9, "a2a.response", "b", "a"),
+    ...     e(9, "a2a.complete", "a", "b")])
+    >>> exchange_events(ev).select("type", "event_ms", "exchange").rows()[:3]
+    [('a2a.send', 0.0, 1), ('a2a.response', 5000.0, 1), ('a2a.complete', 6000.0, 1)]
+    """
+    ex = _directed(events)
+    t = pl.col("type")
+    full = _read_fields(ex)
+    ex = full.drop("data", "event_time", "file", "line", strict=False)
+    sends, x = _sends(full, intent_rules)
     placed: list[pl.DataFrame] = [sends.select("_seq", "exchange", pl.lit(False).alias("_amb"))]
 
     # retries carry the send's runId
@@ -465,32 +561,42 @@ def exchange_events(
     amb_ex: list[pl.DataFrame] = [run_twice]
 
     # refusals: the gate's after GATE_TIMEOUT_MS, a safety limit's at once
-    refusals = ex.filter(pl.col("_kind") == "blocked")
-    fits = refusals.select(*_DIR, "_seq", "event_ms").join(
-        x.select(*_DIR, "exchange", "_send_ms"), on=_DIR, how="inner", nulls_equal=True
-    )
-    delay = pl.col("event_ms") - pl.col("_send_ms")
-    gate = (delay >= GATE_TIMEOUT_MS - 1) & (delay <= GATE_TIMEOUT_MS + _SLACK_MS)
-    fits = fits.filter(gate | ((delay >= 0) & (delay <= _SLACK_MS)))
-    # a refusal several sends fit goes to the one it fits best (the gate refuses exactly
-    # GATE_TIMEOUT_MS after the send, a safety limit at once; the log may only be late),
-    # ties to the earlier send; two refusals that fit one send are both ambiguous
-    miss = pl.min_horizontal((delay - GATE_TIMEOUT_MS).abs(), delay.abs())
-    fits = fits.sort(pl.col("_seq"), miss, pl.col("exchange")).with_columns(
-        pl.len().over("_seq").alias("_k")
-    )
-    first_fit = fits.group_by("_seq", maintain_order=True).agg(pl.all().first())
-    amb_ex.append(fits.filter(pl.col("_k") > 1).select(*_DIR, "exchange"))
-    first_fit = first_fit.with_columns(pl.len().over(*_DIR, "exchange").alias("_claims"))
-    refused = first_fit.select(
-        "_seq",
-        "exchange",
-        ((pl.col("_k") > 1) | (pl.col("_claims") > 1)).alias("_amb"),
-        "event_ms",
-        *_DIR,
-    )
+    refused, amb_refused = _refusals(ex, x)
+    amb_ex.append(amb_refused)
     placed.append(refused.select("_seq", "exchange", "_amb"))
 
+    # first outcomes: in the order of their sends (the target's session is FIFO)
+    fifo, in_hand, amb_first = _first_outcomes(ex, x, refused, by_run)
+    amb_ex.append(amb_first)
+    placed.append(fifo.select("_seq", "exchange", "_amb"))
+    placed.append(in_hand.select("_seq", "exchange", "_amb"))
+    outcome_of = pl.concat(
+        [
+            fifo.select("_seq", "exchange", "event_ms", "_kind"),
+            in_hand.select("_seq", "exchange", "event_ms", "_kind"),
+            refused.select("_seq", "exchange", "event_ms", pl.lit("blocked").alias("_kind")),
+        ]
+    ).join(ex.select("_seq", *_DIR), on="_seq")
+
+    # ping-pong turns and completes: per segment of a direction (see _exchange_tails)
+    tails_placed, amb_tails = tails(ex, x, outcome_of)
+    placed.append(tails_placed)
+    amb_ex.append(amb_tails)
+
+    return _place(full, x, placed, amb_ex)
+
+
+def _first_outcomes(
+    ex: pl.DataFrame, x: pl.DataFrame, refused: pl.DataFrame, by_run: pl.DataFrame
+) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
+    """Pair the first outcomes (replies, no-replies) with the sends not refused.
+
+    In the order of their sends (the target's session is FIFO: a rank join), but a send
+    made with the reply in hand first (:func:`_in_hand`), and the retried flows and failed
+    wait calls re-paired exactly (:func:`a2a_lab._exchange_firsts.untangle`). Returns the
+    rank join's pairs (``_seq, exchange, _amb, event_ms, _kind`` ...), the in-hand pairs and
+    the exchanges another consistent pairing changes.
+    """
     # first outcomes: in the order of their sends (the target's session is FIFO)
     first = ex.filter(pl.col("_kind").is_not_null() & ~pl.col("_kind").is_in(["turn", "blocked"]))
     first_send = x.group_by(_DIR).agg(pl.col("_send_ms").min().alias("_first_send"))
@@ -500,15 +606,29 @@ def exchange_events(
     open_ = x.join(
         refused.select(*_DIR, "exchange"), on=[*_DIR, "exchange"], how="anti", nulls_equal=True
     )
+    # a send made with the reply in hand comes just before its reply, out of the lane's order
+    in_hand = _in_hand(first, open_)
+    first = first.join(in_hand.select("_seq"), on="_seq", how="anti")
+    open_ = open_.join(
+        in_hand.select(*_DIR, "exchange"), on=[*_DIR, "exchange"], how="anti", nulls_equal=True
+    )
     fifo = _rank_match(first, open_, _Pairing(_DIR, ["exchange"], "_send_ms"))
     # the wait limit: a reply within it (plus the gate's wait), a timed-out no-reply after it
-    fifo = fifo.join(first.select("_seq", *_DIR, "event_ms", "_kind", "_reason"), on="_seq").join(
+    fifo = fifo.join(
+        first.select("_seq", *_DIR, "event_ms", "_kind", "_reason", "_status"), on="_seq"
+    )
+    # a retried flow or a failed wait call may break that order: its retries bound it
+    fifo, amb_first = untangle(
+        fifo, by_run.select(*_DIR, "exchange", "event_ms", "_backoff", "_code"), open_
+    )
+    fifo = fifo.join(
         x.select(*_DIR, "exchange", "_send_ms"),
         on=[*_DIR, "exchange"],
         how="left",
         nulls_equal=True,
     )
     # (a question only where another send of the direction could have had the event)
+    delay = pl.col("event_ms") - pl.col("_send_ms")
     late = (pl.col("_kind") == "reply") & (delay > MAX_WAIT_MS + GATE_TIMEOUT_MS + _SLACK_MS)
     early = (
         (pl.col("_kind") == "no_reply")
@@ -520,21 +640,7 @@ def exchange_events(
     ).with_columns(
         (pl.col("_amb") | ((late | early).fill_null(False) & (pl.col("_open") > 1))).alias("_amb")
     )
-    placed.append(fifo.select("_seq", "exchange", "_amb"))
-    placed.append(_out_of_order(fifo, by_run, ex))
-    outcome_of = pl.concat(
-        [
-            fifo.select("_seq", "exchange", "event_ms", "_kind"),
-            refused.select("_seq", "exchange", "event_ms", pl.lit("blocked").alias("_kind")),
-        ]
-    ).join(ex.select("_seq", *_DIR), on="_seq")
-
-    # ping-pong turns and completes: per segment of a direction (see _exchange_tails)
-    tails_placed, amb_tails = tails(ex, x, outcome_of)
-    placed.append(tails_placed)
-    amb_ex.append(amb_tails)
-
-    return _place(full, x, placed, amb_ex)
+    return fifo, in_hand, amb_first
 
 
 def _place(

@@ -284,6 +284,7 @@ CONVERSATIONS_TABLE = "conversations"
 _MATCHER_MODULES = (
     "a2a_lab.exchanges",
     "a2a_lab._exchange_tails",
+    "a2a_lab._exchange_firsts",
     "a2a_lab.analysis.conversations",
     "a2a_lab.reference.runtime.intent",
     "a2a_lab._frames",

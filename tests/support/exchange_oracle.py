@@ -4,21 +4,37 @@ event in plain Python, the oracle the fast matcher is property-tested against.
 Per conversation id and direction:
 
 1. sends open exchanges 1, 2, … in time order; a retry joins the send with its ``runId``;
-2. a refusal joins the earliest open send it fits: 30 s after it (the gate), or at once;
-3. the other first outcomes (replies, no-replies) join the sends left, first come first served;
+2. a refusal joins a send it fits: 30 s after it (the gate), or at once; one refusal per
+   send: a refusal only one unclaimed send fits takes it (repeated), the rest the send they
+   fit best;
+3. a send logged with its reply in hand (``runId: "unknown"``) takes the nearest unclaimed
+   reply within the gate's 30 s after it (sends in log order); the other first outcomes
+   (replies, no-replies) join the sends left: EVERY injective pairing is tried and the
+   consistent ones kept (each outcome after its send and after its exchange's last retry
+   plus ``backoffMs``; a run-level retry means a no-reply with ``waitStatus: "error"``; of
+   two run-ending outcomes, the earlier-sent exchange's comes first unless its retried wait
+   resumed just then; an exchange left without one only after every run-ending outcome of
+   a later one), the best by the least squared lags past each bound;
 4. turns and completes: EVERY way of giving each of them an exchange (or none) is tried,
    and the consistent ones (the rules below, checked on the whole assignment) with the
    fewest events left out are kept; the best is the one with the least sum of squared lags,
-   and an event is ambiguous when the kept assignments give it more than one exchange.
+   and an event is ambiguous when the kept assignments give it more than one exchange. (The
+   fast matcher also charges a step it says ended without an event; that only changes which
+   of several consistent placements is kept, i.e. events that are ambiguous either way,
+   which the property test checks through their flag alone.)
 
 Consistent, per exchange: its turns, in time order, are numbered 1, 2, … each after the event
 before it (within 121 s), while the loop goes on, with its intent, requester session type and
 ``maxTurns``; at most one complete, after every other event of it (and 120 s after the last on a
 turn timeout), agreeing with its outcome (refusal, no-reply, replied with that many turns and
-that reply-given termination), intent, session types and effective turns; and across
+that reply-given termination), intent, session types and effective turns, no later than
+the reference lets it come (at once after a no-reply or refusal; after the loop at once with
+``announceSkipped: true``, within 72 s with ``false``); and across
 exchanges, on the target's lane, the target's steps (even turns) queued earlier are logged no
 later, announces (replied exchanges' completes) queued strictly earlier complete no later, and
-a replied exchange whose loop ended before another's announce was queued is closed by then.
+a replied exchange whose loop ended before another's announce was queued is closed by then;
+on the requester's main session (session type ``main``), its steps (odd turns) queued
+earlier are logged no later.
 
 Direction and the per-event outcome kind come from :mod:`a2a_lab.exchanges` (they are
 property-tested against the reference functions on their own).
@@ -27,6 +43,7 @@ property-tested against the reference functions on their own).
 from __future__ import annotations
 
 import itertools
+import math
 import re
 from dataclasses import dataclass, field
 
@@ -39,6 +56,8 @@ _GATE = X.GATE_TIMEOUT_MS
 _SLACK = 1_000.0
 _TURN = X.TURN_TIMEOUT_MS
 _REPLY_REASONS = ("repetition_detected", "minimal_content", "conclusion_detected")
+_ANNOUNCE = 72_000.0
+_RUN_ERRORS = ("rate_limit", "server_overload", "error_unknown")
 
 
 def _blank(v: object) -> object:
@@ -89,6 +108,7 @@ def _consistent(exs: list[_Exchange], tails: list[dict], pick: tuple[int | None,
             by_x.setdefault(xn, []).append(ev)
     announces = []  # (queued at the earliest, at the latest, complete time)
     lane_steps = []  # the target's steps (even turns): (queued, logged)
+    main_steps = []  # the requester's steps (odd turns) on its main session
     loop_end = {}  # replied exchange -> when its loop ended with an event (announce queued)
     closed_at = {}
     for e in exs:
@@ -119,6 +139,8 @@ def _consistent(exs: list[_Exchange], tails: list[dict], pick: tuple[int | None,
                     return False
                 if k % 2 == 0:
                     lane_steps.append((prev, r["ms"]))
+                elif e.req_type == "main":
+                    main_steps.append((prev, r["ms"]))
                 turns, lterm, lmax, prev = k, r["term"], r["max"], r["ms"]
                 continue
             kind, term = e.first_kind, r["term"]
@@ -127,6 +149,8 @@ def _consistent(exs: list[_Exchange], tails: list[dict], pick: tuple[int | None,
             if r["wait"] and kind != "no_reply":
                 return False
             if kind == "blocked" and not r["conc"] and (r["actual"] is not None or r["wait"]):
+                return False
+            if kind in ("no_reply", "blocked") and r["ms"] > prev + _SLACK:
                 return False
             counted = turns if kind == "reply" else 0
             if r["actual"] is not None and kind is not None and r["actual"] != counted:
@@ -163,6 +187,11 @@ def _consistent(exs: list[_Exchange], tails: list[dict], pick: tuple[int | None,
                 mu = _TURN if term == "turn_timeout" else 0.0
                 if extra and (ended or r["ms"] < prev + mu - _SLACK):
                     return False
+                if r["skip"] is not None:
+                    # the loop ends at the last event, or a step without event later
+                    end = prev + (_TURN if extra else 0.0)
+                    if r["ms"] > end + (0.0 if r["skip"] else _ANNOUNCE) + _SLACK:
+                        return False
                 loose = extra or (term is None and r["eff"] is None)
                 announces.append((prev + mu, r["ms"], r["ms"]) if loose else (prev, prev, r["ms"]))
             closed_at[e.number] = r["ms"]
@@ -174,9 +203,10 @@ def _consistent(exs: list[_Exchange], tails: list[dict], pick: tuple[int | None,
             )
             if ended:
                 loop_end[e.number] = prev
-    for a, b in itertools.permutations(lane_steps, 2):
-        if a[0] < b[0] and a[1] > b[1]:
-            return False
+    for steps in (lane_steps, main_steps):
+        for a, b in itertools.permutations(steps, 2):
+            if a[0] < b[0] and a[1] > b[1]:
+                return False
     for a, b in itertools.permutations(announces, 2):
         if a[1] < b[0] and a[2] > b[2]:
             return False
@@ -185,6 +215,130 @@ def _consistent(exs: list[_Exchange], tails: list[dict], pick: tuple[int | None,
         if any(at < lo and end > c for lo, _hi, c in announces):
             return False
     return True
+
+
+def _refusals(evs: list[dict], exs: list[_Exchange], first: dict[int, int]) -> None:
+    """Pair each refusal with a send it fits (30 s after it, or at once), one per send."""
+    cands: dict[int, tuple[dict, list[int]]] = {}
+    for r in sorted(evs, key=lambda r: r["_seq"]):
+        if r["_kind"] != "blocked":
+            continue
+        fits = []
+        for e in exs:
+            delay = r["event_ms"] - e.send_ms
+            if _GATE - 1 <= delay <= _GATE + _SLACK or 0 <= delay <= _SLACK:
+                fits.append((min(abs(delay - _GATE), abs(delay)), e.number))
+        if fits:
+            cands[r["_seq"]] = (r, [n for _m, n in sorted(fits)])
+    got: dict[int, int] = {}
+    taken: set[int] = set()
+    forced = True
+    while forced:
+        forced = False
+        for seq, (_r, ns) in cands.items():
+            left = [n for n in ns if n not in taken]
+            if seq not in got and len(left) == 1:
+                got[seq], forced = left[0], True
+                taken.add(left[0])
+    for seq, (_r, ns) in cands.items():
+        if seq not in got:
+            got[seq] = ([n for n in ns if n not in taken] or ns)[0]
+            taken.add(got[seq])
+    for seq, n in got.items():
+        e = exs[n - 1]
+        e.refused, e.first_ms, e.first_kind = True, cands[seq][0]["event_ms"], "blocked"
+        first[seq] = n
+
+
+def _firsts(evs: list[dict], exs: list[_Exchange]) -> dict[int, int] | None:
+    """The first outcomes (replies, no-replies): in-hand sends first, then every injective
+    pairing of the rest with the sends left, the consistent ones kept, the best returned."""
+    outcomes = [
+        r
+        for r in evs
+        if r["_kind"] not in (None, "turn", "blocked") and exs and r["event_ms"] >= exs[0].send_ms
+    ]
+    got: dict[int, int] = {}
+    left = []
+    for e in exs:
+        if e.refused:
+            continue
+        near = sorted(
+            (r["event_ms"] - e.send_ms, r["_seq"])
+            for r in outcomes
+            if e.run_id == "unknown"
+            and r["_kind"] == "reply"
+            and r["_seq"] not in got
+            and 0 <= r["event_ms"] - e.send_ms <= _GATE + _SLACK
+        )
+        if near:
+            got[near[0][1]] = e.number
+        else:
+            left.append(e)
+    rest = [r for r in outcomes if r["_seq"] not in got]
+    if len(rest) > len(left) or math.perm(len(left), len(rest)) > 40_000:
+        return None
+    retries = [r for r in evs if r["type"] == "a2a.retry"]
+    bound, run_error = {}, {}
+    for e in left:
+        mine = [
+            r
+            for r in retries
+            if e.run_id is not None and _blank(r["data"].get("runId")) == e.run_id
+        ]
+        if mine:
+            b = max(r["event_ms"] + (_num(r["data"].get("backoffMs")) or 0.0) for r in mine)
+            bound[e.number] = max(e.send_ms, b - _SLACK)
+        run_error[e.number] = any(r["data"].get("errorCode") in _RUN_ERRORS for r in mine)
+    kept = []
+    for pick in itertools.permutations(range(len(left)), len(rest)):
+        ok, cost = _firsts_consistent(rest, left, pick, bound, run_error)
+        if ok:
+            kept.append((cost, pick))
+    if not kept:
+        return None
+    best = min(kept)[1]
+    got.update({r["_seq"]: left[i].number for r, i in zip(rest, best, strict=True)})
+    return got
+
+
+def _firsts_consistent(
+    rest: list[dict],
+    left: list[_Exchange],
+    pick: tuple[int, ...],
+    bound: dict[int, float],
+    run_error: dict[int, bool],
+) -> tuple[bool, float]:
+    """Whether outcome ``rest[k]`` (log order) on send ``left[pick[k]]`` keeps the rules."""
+
+    def run_bound(r: dict) -> bool:
+        status = _blank(r["data"].get("waitStatus"))
+        return r["_kind"] != "no_reply" or r["_reason"] == "timeout" or status == "error"
+
+    held: dict[int, int] = {}
+    cost = 0.0
+    for k, (r, i) in enumerate(zip(rest, pick, strict=True)):
+        e = left[i]
+        b = bound.get(e.number, e.send_ms)
+        status = _blank(r["data"].get("waitStatus"))
+        if r["event_ms"] < b:
+            return False, 0.0
+        if run_error[e.number] and not (r["_kind"] == "no_reply" and status == "error"):
+            return False, 0.0
+        cost += ((r["event_ms"] - b) / 1000.0) ** 2
+        held[i] = k
+    for i, k in held.items():
+        for j, k2 in held.items():
+            if i < j and k2 < k and run_bound(rest[k]) and run_bound(rest[k2]):
+                at_bound = left[i].number in bound and rest[k]["event_ms"] <= (
+                    bound[left[i].number] + 2 * _SLACK
+                )
+                if not at_bound:
+                    return False, 0.0
+    last = max((i for i, k in held.items() if run_bound(rest[k])), default=-1)
+    if any(j not in held and left[j].number not in bound for j in range(last)):
+        return False, 0.0
+    return True, cost
 
 
 def _cost(exs: list[_Exchange], tails: list[dict], pick: tuple[int | None, ...]) -> float:
@@ -239,25 +393,13 @@ def oracle(events: pl.DataFrame, max_tails: int = 8) -> dict[tuple, Placement]:
                     )
                 )
                 first[r["_seq"]] = len(exs)
-        for r in evs:  # refusals: the send each fits best (30 s after it, or at once)
-            if r["_kind"] == "blocked":
-                fits = []
-                for e in exs:
-                    delay = r["event_ms"] - e.send_ms
-                    if _GATE - 1 <= delay <= _GATE + _SLACK or 0 <= delay <= _SLACK:
-                        fits.append((min(abs(delay - _GATE), abs(delay)), e.number, e))
-                if fits:
-                    e = min(fits, key=lambda f: (f[0], f[1]))[2]
-                    e.refused, e.first_ms, e.first_kind = True, r["event_ms"], "blocked"
-                    first[r["_seq"]] = e.number
-        queue = [e for e in exs if not e.refused]
-        for r in evs:  # first outcomes, first come first served
-            if r["_kind"] in (None, "turn", "blocked") or not exs or r["event_ms"] < exs[0].send_ms:
-                continue
-            if queue:
-                e = queue.pop(0)
-                e.first_ms, e.first_kind = r["event_ms"], r["_kind"]
-                first[r["_seq"]] = e.number
+        _refusals(evs, exs, first)
+        firsts = _firsts(evs, exs)
+        if firsts is None:
+            # too many pairings to try, or more outcomes than sends: no oracle for them
+            first = {}
+        else:
+            first.update(firsts)
         out[(*key, "first")] = Placement(first, set(), 0)
         tails = []
         for r in evs:
@@ -279,6 +421,9 @@ def oracle(events: pl.DataFrame, max_tails: int = 8) -> dict[tuple, Placement]:
                         "wait": _blank(d.get("waitStatus")) is not None
                         or _blank(d.get("waitError")) is not None,
                         "failed": _blank(d.get("outcome")) == "failed",
+                        "skip": d.get("announceSkipped")
+                        if isinstance(d.get("announceSkipped"), bool)
+                        else None,
                     }
                 )
             elif r["_kind"] == "turn":

@@ -150,9 +150,17 @@ def score_lines(path: Path, truth: pl.DataFrame) -> dict[str, Any]:
             .alias("complete_before_last_turn")
         )
     )
+    # the true run id of each row comes from its send's line (a synchronous send logs
+    # runId "unknown", so the logged one does not identify it)
+    row_run = pred.select(*keys, "run_id").drop_nulls("run_id")
     rows = (
         truth.join(
-            conv.filter(pl.col("run_id").is_not_null()).select(
+            conv.drop("run_id")
+            .with_columns(
+                pl.col("from_agent").alias("requester"), pl.col("to_agent").alias("target")
+            )
+            .join(row_run, on=keys, how="inner")
+            .select(
                 "run_id",
                 "conversation_id",
                 pl.col("from_agent").alias("requester"),

@@ -47,14 +47,30 @@ Concurrency gate (``src/agents/a2a-concurrency.ts``)
 Synchronous path (``src/agents/tools/sessions-send-tool.ts``, spec §2)
   - ``timeoutSeconds`` defaults to 30; with it > 0 the tool waits for the target run inside
     the requester's run; on ``timeout`` or ``error`` it returns without starting the flow,
-    so no event is written at all; on success it starts the flow with ``roundOneReply``, so
-    ``a2a.send`` is written after the target has replied.
+    so no event is written at all (spec §2 and ``/work/ref/src``; the event-writing commit
+    298c5ad5f starts the flow there instead, the later fix the project's simulator offers
+    as ``SyncPath.emit_on_timeout``); on success it starts the flow with ``roundOneReply``
+    and NO ``waitRunId`` (``startA2AFlow(reply ?? undefined)``), so ``a2a.send`` is written
+    after the target has replied, with ``runId: "unknown"`` (``sessions-send-tool.a2a.ts``
+    at 298c5ad5f: ``runId: runContextId``, ``runContextId = params.waitRunId ??
+    "unknown"``), and the flow calls no ``agent.wait`` (``if (!primaryReply &&
+    params.waitRunId)``): the reply is written at once (after the gate).
 Waiting, turns, announce (spec §2-§3, ``sessions-send-tool.a2a.test.ts``)
   - ``agent.wait`` in 30 s chunks up to 300 s in total; a chunk timeout is not a retry
-    (test: no ``a2a.retry`` on a timed-out wait); a retriable error is retried at most 3
+    (spec §2.2, §4 and the later test: no ``a2a.retry`` on a timed-out wait; at 298c5ad5f
+    ``classifyA2AError`` still called it retriable); a retriable error is retried at most 3
     times after ``floor(min(60000, 2000 * 2^attempt) * U(0.5, 1))`` ms, each retry an
-    ``a2a.retry {attempt, maxAttempts, errorCategory, errorCode, reason, backoffMs,
-    elapsedMs}``, a non-retriable one stops the wait (spec §2.2, §4); no
+    ``a2a.retry``, a non-retriable one stops the wait (spec §2.2, §4). The budget is the
+    loop's counter, not the clock (``sessions-send-tool.a2a.ts`` at 298c5ad5f): every
+    ``agent.wait`` call adds 30 s to ``elapsed`` however soon it returned, a retry adds its
+    backoff first, and the loop ends once ``elapsed`` reaches 300 s. The retry is written
+    as that file writes it: ``agentId`` the TARGET, ``data {fromAgent: requester, toAgent:
+    target, runId: <the waited run id>, attempt (1-based), maxAttempts: 3, errorCategory,
+    errorCode, reason, backoffMs, elapsedMs (the counter), conversationId,
+    workSessionId}`` (no ``eventRole`` or session types). The complete after a no-reply is
+    ``{fromAgent, toAgent, announced: false, targetSessionKey, conversationId, eventRole,
+    fromSessionType, toSessionType, waitStatus, waitError, workSessionId}`` (no intent or
+    turn fields: same file, the ``!latestReply`` branch); no
     reply → ``a2a.response {outcome: "no_reply", waitStatus, waitError?}`` whose ``message``
     is ``[outcome] no_reply: 메시지가 전달되었으나 응답을 수신하지 못했습니다`` plus the reason
     suffix, then ``a2a.complete`` (spec §2.3; the test "emits outcome A2A_RESPONSE when
@@ -69,9 +85,18 @@ Waiting, turns, announce (spec §2-§3, ``sessions-send-tool.a2a.test.ts``)
     a failing step ends it with ``agent_error``, an empty one with ``empty_reply``, a
     ``REPLY_SKIP`` with ``explicit_skip`` (tests "ping-pong terminates with ..."), and the
     complete then carries ``terminationReason`` and the ``actualTurns`` done.
-  - The announce step always runs, also when ping-pong is skipped (test "announce always runs
-    even with skipPingPong"); its timeout is ``announceTimeoutMs`` = 30 s on the asynchronous
-    path (``sessions-send-tool.ts``: ``timeoutSeconds === 0 ? 30_000``).
+  - The announce step runs, also when ping-pong is skipped, unless ``shouldRunAnnounce``
+    says no (``sessions-send-tool.a2a.ts`` and ``a2a-intent-classifier.ts`` at 298c5ad5f,
+    spec §2.5): both session keys agent-internal (``/^agent:[^:]+:(main|a2a:|subagent:)/``),
+    so only a requester on a channel session (``agent:<id>:discord:group:<g>``) is ever
+    announced; the later test "uses per-turn timeout for ping-pong and keeps announce
+    timeout" makes its requester ``ext:requester`` to get one (its sibling "announce always
+    runs even with skipPingPong" uses two ``agent:…:main`` keys, which that code skips).
+    A skipped announce runs no step: the complete follows the loop at once with
+    ``announced: false, announceSkipped: true``; a run one writes ``announceSkipped: false``
+    (``!shouldRunAnnounce``) and ``announced`` unless it replied ``ANNOUNCE_SKIP`` or timed
+    out. Its timeout is ``announceTimeoutMs`` = 30 s on the asynchronous path
+    (``sessions-send-tool.ts``: ``timeoutSeconds === 0 ? 30_000``).
   - ``a2a.complete`` is emitted by the requester's flow, ``fromAgent`` = requester
     (test "emits A2A_COMPLETE event at end"), with ``announced, messageIntent,
     configuredMaxTurns, effectiveTurns, actualTurns, earlyTermination, terminationReason,
@@ -86,12 +111,17 @@ Ids and line shape
     ``src/infra/events/a2a-index.ts`` ``buildRouteKeyFromEvent``), shared by both
     directions. ``workSessionId = "ws_" + uuid`` (spec §6).
   - Line shape ``{"type", "agentId", "ts" (epoch ms), "data": {...}}`` and field order as in
-    the conformance logs; ``runId`` only on ``a2a.send`` (no response or complete in the
-    conformance logs carries one); ``targetSessionKey`` on the send and the complete
+    the conformance logs; ``runId`` only on ``a2a.send`` and ``a2a.retry`` (no response or
+    complete in the conformance logs carries one); ``targetSessionKey`` on the send and the complete
     (``overlapping-same-direction``); session types swap with the speaking side on responses
     (``overlapping-same-direction``: the reply's ``toSessionType`` is the requester's).
-  - ``toSessionType`` of a conversation-scoped target session is written ``"main"``, as in
-    every conformance log (the reference's session-type derivation is not in this checkout).
+  - Session types as ``sessionTypeFromSessionKey`` derives them (``sessions-send-tool.a2a.ts``
+    at 298c5ad5f; the project's simulator writes the same): ``main`` only for
+    ``agent:<id>:main``, ``subagent`` for a key with ``:subagent:``, else ``unknown`` (the
+    conversation-scoped ``agent:<id>:a2a:<conversationId>``, a channel session). So the
+    target side of every exchange is ``unknown``, and so is a requester that sends back from
+    its conversation lane. (The exchange conformance logs write ``main`` for the target
+    side: hand-made, they do not follow that derivation.)
 
 Assumptions (no source decides them; each is a parameter or stated here)
   - A turn whose reply triggers an early-termination rule is emitted (with
@@ -101,19 +131,15 @@ Assumptions (no source decides them; each is a parameter or stated here)
   - A retry repeats the ``agent.wait`` call on the same run id (the retried call is the
     wait, ``callGateway``), inside the same 300 s budget: a run that ended with a retriable
     error status is found in error again; a failed wait call (connection error) finds the
-    run still going. The ``a2a.retry`` is written ``requester → target`` with a 1-based
-    ``attempt``; a no-reply after a connection error has ``waitError`` and no
-    ``waitStatus``.
+    run still going. ``waitStatus``/``waitError`` are set by a wait that returned (an
+    exception sets neither, as at 298c5ad5f), and ``waitStatus`` becomes ``timeout`` when
+    the budget ran out with none.
   - The per-target gate is taken at the start of the flow, after ``a2a.send`` and before the
     first reply is read (the gate test sees the ``blocked`` response as the flow's first
     response, also when a ``roundOneReply`` is in hand).
   - A target may call ``sessions_send`` back to its requester from inside its run on the
     conversation lane (the reverse direction, same work session, so the same id), and a
     requester run may call it several times; how often is a parameter.
-  - Session types: ``main`` for an agent's main and conversation sessions, ``subagent`` for
-    a sub-agent session (the reference's task monitor classifies by agent, not by key:
-    ``task-monitor-events-classification.test.ts``; the emitter's rule is not in this
-    checkout).
 
 Public entry point: :func:`simulate`.
 """
@@ -305,6 +331,10 @@ class ModelConfig:
         the requester's ping-pong turns queue on.
     p_subagent_requester
         Share of requester runs on a sub-agent session (``agent:<id>:subagent:<uuid>``).
+    p_channel_requester
+        Share of requester runs on a channel session (``agent:<id>:discord:group:<id>-team``,
+        lane ``main``, session type ``unknown`` as ``sessionTypeFromSessionKey`` reads it):
+        the only exchanges whose announce step runs.
     p_extra_send
         A requester run makes 1 + Geometric more ``sessions_send`` calls to its target:
         the chance of each further call (same work session, so same conversation id).
@@ -323,8 +353,9 @@ class ModelConfig:
         Gateway-wide lane limits (8, 4, 8).
     gate_flows, gate_timeout_s
         Per-target concurrency gate (3 flows, 30 s).
-    wait_limit_s, turn_timeout_s, announce_timeout_s
-        Wait for the first reply (300 s), one ping-pong turn (120 s), the announce step (30 s).
+    wait_limit_s, wait_chunk_s, turn_timeout_s, announce_timeout_s
+        Wait for the first reply (300 s budget, 30 s ``agent.wait`` chunks), one ping-pong
+        turn (120 s), the announce step (30 s).
     configured_max_turns
         ``maxPingPongTurns`` (5).
     intent_mix
@@ -366,6 +397,7 @@ class ModelConfig:
     work_session_life_s: float = 3600.0
     background_runs_per_hour: float = 12.0
     p_subagent_requester: float = 0.1
+    p_channel_requester: float = 0.25
     p_extra_send: float = 0.25
     p_send_back: float = 0.2
     service: dict[str, float] = field(
@@ -385,6 +417,7 @@ class ModelConfig:
     gate_flows: int = 3
     gate_timeout_s: float = 30.0
     wait_limit_s: float = 300.0
+    wait_chunk_s: float = 30.0
     turn_timeout_s: float = 120.0
     announce_timeout_s: float = 30.0
     configured_max_turns: int = 5
@@ -495,6 +528,9 @@ class _Call:
     first: simpy.Event | None = None
     sync: bool = False
 
+
+#: shouldRunAnnounce's agent-internal session keys (a2a-intent-classifier.ts, 298c5ad5f).
+_AGENT_KEY = re.compile(r"^agent:[^:]+:(main|a2a:|subagent:)", re.IGNORECASE)
 
 _STEP_END = {"error": "agent_error", "empty": "empty_reply", "skip": "explicit_skip"}
 # early-termination reasons and texts that trigger them (spec §3); repetition repeats the
@@ -646,8 +682,11 @@ class _Gateway:
 
     def requester_run(self, req: str, tgt: str) -> Generator[simpy.Event, Any, None]:
         """The requester's own run in which it calls ``sessions_send`` one or more times."""
-        if self.rng.random() < self.cfg.p_subagent_requester:
+        u = self.rng.random()
+        if u < self.cfg.p_subagent_requester:
             key, lane, stype = f"agent:{req}:subagent:{self.uid()}", "subagent", "subagent"
+        elif u < self.cfg.p_subagent_requester + self.cfg.p_channel_requester:
+            key, lane, stype = f"agent:{req}:discord:group:{req}-team", "main", "unknown"
         else:
             key, lane, stype = f"agent:{req}:main", "main", "main"
         ws = self.work_session()
@@ -708,7 +747,7 @@ class _Gateway:
             ws, tkey, req, tgt = call.ws, call.tkey, call.req, call.tgt
 
             def back() -> None:
-                self.env.process(self.flow(self.submit(tgt, req, tkey, "main", ws)))
+                self.env.process(self.flow(self.submit(tgt, req, tkey, "unknown", ws)))
 
         self.env.process(self.lane_run(call.tkey, "nested", "first", done, status, back))
         return done
@@ -760,7 +799,7 @@ class _Gateway:
     def _say(self, call: _Call, speaker: str, **d: Any) -> dict[str, Any]:
         """An event's data as ``speaker`` (requester or target) writes it to the other."""
         by_target = speaker == call.tgt
-        tgt_type = "main"  # as written by every conformance log for the a2a session
+        tgt_type = "unknown"  # sessionTypeFromSessionKey of agent:<id>:a2a:<conversationId>
         return {
             "fromAgent": speaker,
             "toAgent": call.req if by_target else call.tgt,
@@ -792,8 +831,10 @@ class _Gateway:
         """The background A2A flow (``runSessionsSendA2AFlow``) of one exchange."""
         cfg, env = self.cfg, self.env
         self.last_send_s = env.now
+        # the synchronous path passes the reply and no waitRunId: runId "unknown" (298c5ad5f)
+        run_id = "unknown" if call.sync else call.run_id
         send = self._say(
-            call, call.req, message=call.message, targetSessionKey=call.tkey, runId=call.run_id
+            call, call.req, message=call.message, targetSessionKey=call.tkey, runId=run_id
         )
         self.emit("a2a.send", call.req, send, call.ex, "send")
         gate = self.gates[call.tgt]
@@ -808,14 +849,52 @@ class _Gateway:
             self._complete(call, announced=False, actualTurns=0, concurrencyBlocked=True)
             return
         try:
-            replied = yield from self._wait_reply(call)
+            if call.sync:
+                # the reply is in hand: no agent.wait, the reply is written at once
+                yield self._jitter()
+                self._reply(call)
+                replied = True
+            else:
+                replied = yield from self._wait_reply(call)
             if replied:
                 yield from self._ping_pong_and_announce(call)
         finally:
             gate.release(permit)
 
+    def _reply(self, call: _Call) -> None:
+        said = self._say(call, call.tgt, message=_REPLY_FIRST, replyPreview=_REPLY_FIRST[:200])
+        self.emit("a2a.response", call.tgt, said, call.ex, "reply")
+
+    def _wait_call(
+        self, call: _Call
+    ) -> Generator[simpy.Event, Any, tuple[str, str | None, str | None, tuple[str, str] | None]]:
+        """One ``agent.wait`` call of at most one chunk: ``(result, waitStatus, waitError,
+        error)`` with result ``ok``, ``timeout`` (the chunk ran out: not an error), ``error``
+        (the run ended in error, or the call failed) and ``error`` its (code, reason) when
+        retriable, else None."""
+        cfg, env, rng = self.cfg, self.env, self.rng
+        done = call.first
+        assert done is not None
+        if rng.random() < cfg.p_wait_call_error:
+            # the wait call itself fails (socket hang up) after a while: an exception,
+            # which sets neither waitStatus nor waitError
+            yield env.timeout(float(rng.uniform(0.5, 10.0)))
+            return "error", None, None, ("gateway_connection", "socket hang up")
+        yield done | env.timeout(cfg.wait_chunk_s)
+        yield self._jitter()
+        if not done.triggered:
+            return "timeout", "timeout", None, None
+        if done.value == "ok":
+            return "ok", "ok", None, None
+        if done.value == "fatal":
+            return "error", "error", "context length exceeded", None
+        return "error", "error", "rate limit exceeded", ("rate_limit", "rate limit exceeded")
+
     def _wait_reply(self, call: _Call) -> Generator[simpy.Event, Any, bool]:
-        """``agent.wait`` on the target's run, up to 300 s, with retries (spec §2.2-2.3, §4).
+        """``agent.wait`` on the target's run with retries (spec §2.2-2.3, §4), as the loop of
+        ``sessions-send-tool.a2a.ts`` (298c5ad5f) counts: each call adds a 30 s chunk to
+        ``elapsed`` however soon it returned, a retry its backoff; the wait ends when
+        ``elapsed`` reaches the 300 s budget. A chunk timeout is not a retry (spec §2.2).
 
         A retry repeats the WAIT on the same run id: a gateway connection error of the wait
         call (the run goes on meanwhile), or a run that ended with a retriable error status
@@ -823,57 +902,66 @@ class _Gateway:
         stops at once; so do exhausted retries.
         """
         cfg, env, rng = self.cfg, self.env, self.rng
-        deadline = env.now + cfg.wait_limit_s
-        started = env.now
-        done, attempt = call.first, 0
-        assert done is not None
-        status: str | None = "timeout"
+        chunk_ms, limit_ms = round(cfg.wait_chunk_s * 1000), round(cfg.wait_limit_s * 1000)
+        elapsed, attempt = 0, 0
+        status: str | None = None
         err: str | None = None
-        while True:
-            if rng.random() < cfg.p_wait_call_error:
-                # the wait call itself fails (socket hang up) after a while
-                yield env.timeout(
-                    max(0.0, min(deadline, env.now + rng.uniform(0.5, 10.0)) - env.now)
-                )
-                code, reason, wait_status = "gateway_connection", "socket hang up", None
-            else:
-                yield done | env.timeout(max(0.0, deadline - env.now))
-                yield self._jitter()
-                if not done.triggered:
-                    status, err = "timeout", None
+        while elapsed < limit_ms:
+            result, st, er, retriable = yield from self._wait_call(call)
+            if result == "ok":
+                self._reply(call)
+                return True
+            if st is not None:
+                status, err = st, er
+            if result == "error":
+                if retriable is None:
                     break
-                if done.value == "ok":
-                    said = self._say(
-                        call, call.tgt, message=_REPLY_FIRST, replyPreview=_REPLY_FIRST[:200]
-                    )
-                    self.emit("a2a.response", call.tgt, said, call.ex, "reply")
-                    return True
-                if done.value == "fatal":
-                    status, err = "error", "context length exceeded"
+                attempt += 1
+                if attempt > cfg.max_retries:
                     break
-                code, reason, wait_status = "rate_limit", "rate limit exceeded", "error"
-            if attempt >= cfg.max_retries:
-                status, err = wait_status, reason
-                break
-            backoff_ms = int(min(60_000, 2000 * 2**attempt) * rng.uniform(0.5, 1.0))
-            retry = self._say(
-                call,
-                call.req,
-                attempt=attempt + 1,
-                maxAttempts=cfg.max_retries,
-                errorCategory="transient",
-                errorCode=code,
-                reason=reason,
-                backoffMs=backoff_ms,
-                elapsedMs=round((env.now - started) * 1000.0),
-            )
-            self.emit("a2a.retry", call.req, retry, call.ex, "retry")
-            yield env.timeout(backoff_ms / 1000.0)
-            attempt += 1
-            if env.now >= deadline:
-                status, err = "timeout", None
-                break
-        suffix = f" ({err})" if err else " (대기 시간 300초 초과)"
+                backoff_ms = int(min(60_000, 2000 * 2 ** (attempt - 1)) * rng.uniform(0.5, 1.0))
+                self._retry(call, attempt, retriable, backoff_ms, elapsed)
+                yield env.timeout(backoff_ms / 1000.0)
+                elapsed += backoff_ms
+            elapsed += chunk_ms
+        if elapsed >= limit_ms:
+            status = status or "timeout"
+        yield from self._no_reply(call, status, err, elapsed >= limit_ms)
+        return False
+
+    def _retry(
+        self, call: _Call, attempt: int, error: tuple[str, str], backoff_ms: int, elapsed: int
+    ) -> None:
+        """``a2a.retry`` as 298c5ad5f writes it: by the target, with the waited run id."""
+        code, reason = error
+        data = {
+            "fromAgent": call.req,
+            "toAgent": call.tgt,
+            "runId": call.run_id,
+            "attempt": attempt,
+            "maxAttempts": self.cfg.max_retries,
+            "errorCategory": "transient",
+            "errorCode": code,
+            "reason": reason,
+            "backoffMs": backoff_ms,
+            "elapsedMs": elapsed,
+            "conversationId": call.conv,
+            "workSessionId": call.ws,
+        }
+        self.emit("a2a.retry", call.tgt, data, call.ex, "retry")
+
+    def _no_reply(
+        self, call: _Call, status: str | None, err: str | None, exceeded: bool
+    ) -> Generator[simpy.Event, Any, None]:
+        """The no-reply response (spec §2.3 wording) and the complete of that branch."""
+        if err:
+            suffix = f" ({err})"
+        elif status == "error":
+            suffix = " (실행 오류)"
+        elif exceeded or status == "timeout":
+            suffix = " (대기 시간 300초 초과)"
+        else:
+            suffix = ""
         said = self._say(
             call,
             call.tgt,
@@ -885,8 +973,16 @@ class _Gateway:
         )
         self.emit("a2a.response", call.tgt, said, call.ex, "no_reply")
         yield self._jitter()
-        self._complete(call, announced=False, actualTurns=0)
-        return False
+        # the !latestReply branch's complete: wait fields, no intent or turn fields
+        done = self._say(
+            call,
+            call.req,
+            announced=False,
+            targetSessionKey=call.tkey,
+            waitStatus=status,
+            waitError=err,
+        )
+        self.emit("a2a.complete", call.req, done, call.ex, "complete")
 
     def _ping_pong_and_announce(self, call: _Call) -> Generator[simpy.Event, Any, None]:
         cfg, env, rng = self.cfg, self.env, self.rng
@@ -936,14 +1032,17 @@ class _Gateway:
                 break
             speaker = call.tgt if speaker == call.req else call.req
         self.exchanges[call.ex].actual_turns = actual
-        done, status = self.step(call.tkey, "announce", 0.0, 0.0, cfg.p_announce_skip)
-        yield done | env.timeout(cfg.announce_timeout_s)
-        skipped = done.triggered and status == "skip"
+        announced, runs = False, not _AGENT_KEY.match(call.req_key)
+        if runs:
+            # shouldRunAnnounce: only a requester outside the agent sessions is announced
+            done, status = self.step(call.tkey, "announce", 0.0, 0.0, cfg.p_announce_skip)
+            yield done | env.timeout(cfg.announce_timeout_s)
+            announced = done.triggered and status != "skip"
         yield self._jitter()
         self._complete(
             call,
-            announced=done.triggered and not skipped,
-            announceSkipped=skipped,
+            announced=announced,
+            announceSkipped=not runs,
             actualTurns=actual,
             earlyTermination=reason is not None,
             terminationReason=reason,
