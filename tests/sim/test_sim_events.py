@@ -143,7 +143,7 @@ def test_conversations_equal_the_per_message_frame(taskless_run) -> None:
     assert (
         joined["duration_s"]
         == joined.select(
-            (_ms(pl.col("complete_s")) - _ms(pl.col("arrival_s"))) / 1000.0
+            ms_to_seconds(_ms(pl.col("complete_s")) - _ms(pl.col("arrival_s")))
         ).to_series()
     ).all()
     unanswered = joined.filter(pl.col("outcome") == "no_reply")
