@@ -18,7 +18,7 @@ from a2a_lab.analysis import checks
 from a2a_lab.analysis.conversations import conversations
 from a2a_lab.exchanges import exchange_events, from_agent_expr, to_agent_expr
 from a2a_lab.io import from_records
-from a2a_lab.sim import sweep
+from a2a_lab.sim.experiments import capacity
 from tests.support.exchange_truth import compare
 
 T0 = 1_771_500_000_000
@@ -165,7 +165,7 @@ def test_turns_follow_their_own_exchange() -> None:
 def run(request: pytest.FixtureRequest) -> tuple[sim.SimResult, pl.DataFrame]:
     scale, seed = request.param
     cfg = sim.SimConfig()
-    res = sim.simulate(sweep.scale_arrivals(cfg, scale) if scale != 1 else cfg, seed=seed)
+    res = sim.simulate(capacity.scale_arrivals(cfg, scale) if scale != 1 else cfg, seed=seed)
     return res, conversations(al.enrich(res.events))
 
 
@@ -391,14 +391,14 @@ _DIGEST = """
 import hashlib, sys
 import a2a_lab as al
 from a2a_lab import sim
-from a2a_lab.sim import sweep
+from a2a_lab.sim.experiments import capacity
 from a2a_lab.analysis.conversations import conversations
 from a2a_lab.exchanges import exchange_events
 
 def digest(frame):
     return hashlib.sha256(repr(frame.rows()).encode()).hexdigest()
 
-cfg = sweep.scale_arrivals(sim.SimConfig(n_messages=int(sys.argv[1])), 3.0)
+cfg = capacity.scale_arrivals(sim.SimConfig(n_messages=int(sys.argv[1])), 3.0)
 en = al.enrich(sim.simulate(cfg, seed=int(sys.argv[2])).events)
 print(digest(exchange_events(en)), digest(conversations(en)))
 """
@@ -429,7 +429,7 @@ def test_exchange_matching_is_deterministic() -> None:
         return hashlib.sha256(repr(frame.rows()).encode()).hexdigest()
 
     n, seed = 900, 777
-    cfg = sweep.scale_arrivals(sim.SimConfig(n_messages=n), 3.0)
+    cfg = capacity.scale_arrivals(sim.SimConfig(n_messages=n), 3.0)
     en = al.enrich(sim.simulate(cfg, seed=seed).events)
     first = exchange_events(en)
     assert first["ambiguous"].sum() > 0 or first["exchange"].max() > 1  # overlapping exchanges
