@@ -50,6 +50,8 @@ def _narrow(enriched: pl.DataFrame) -> pl.DataFrame:
     return enriched.with_columns(pl.when(data.is_not_null()).then(kept).alias("data"))
 
 
+#: Appended chunks of the event frame merged into one past this many.
+MAX_CHUNKS = 64
 #: Bodies at least this long are gzip-encoded when made (a large page: tens of MB).
 PRE_GZIP_BYTES = 1_000_000
 
@@ -144,7 +146,12 @@ class LiveEvents:
     )
     _computing: dict[Any, threading.Lock] = field(default_factory=dict, repr=False)
     # per key (any snapshot): when its newest body was begun, and the body
-    _latest: OrderedDict[Any, tuple[float, Body]] = field(default_factory=OrderedDict, repr=False)
+    # per key (any snapshot): the newest body's snapshot version, clock validity (ms), the
+    # time it was begun, and the body; and when each replaced snapshot was replaced
+    _latest: OrderedDict[Any, tuple[int, float, float, Body]] = field(
+        default_factory=OrderedDict, repr=False
+    )
+    _replaced: dict[int, float] = field(default_factory=dict, repr=False)
     _background: set[Any] = field(default_factory=set, repr=False)
     _listing: set[str] = field(default_factory=set, repr=False)
 
@@ -189,7 +196,15 @@ class LiveEvents:
         events = enriched if replace or old.events.width == 0 else pl.concat([old.events, enriched])
         files = _file_order(set(events.get_column("file").unique().drop_nulls().to_list()))
         times = events.get_column("event_ms").drop_nulls().sort()
-        self._snapshot = Snapshot(events.rechunk(), files, old.version + 1, times)
+        # appended rows stay chunks of their own (a rechunk copies every row, raw lines
+        # included, at each refresh: seconds at 860,000 events); merged now and then
+        if replace or events.n_chunks() > MAX_CHUNKS:
+            events = events.rechunk()
+        self._snapshot = Snapshot(events, files, old.version + 1, times)
+        self._replaced[old.version] = time.monotonic()
+        if len(self._replaced) > 4 * self.cache_size:
+            for version in sorted(self._replaced)[: len(self._replaced) // 2]:
+                del self._replaced[version]
         with self._cache_lock:
             self._cache.clear()
 
@@ -256,8 +271,9 @@ class LiveEvents:
         None: every event time. ``now_ms=None``: the body does not depend on the clock.
 
         With ``max_stale_s`` > 0, when the body no longer holds (new lines, or the clock
-        crossed an archive time) but the last body made for ``key`` was made at most that
-        many seconds ago, that body is returned at once and the new one is made in the
+        crossed an archive time) but the last body made for ``key`` stopped being current at
+        most that many seconds ago (its snapshot was replaced, or the clock passed its
+        validity, that long ago), that body is returned at once and the new one is made in the
         background (one at a time per key): a client then sees the log as it was at most
         ``max_stale_s`` ago, instead of waiting for the new body. 0: never (always current).
         """
@@ -269,7 +285,7 @@ class LiveEvents:
         if max_stale_s > 0:
             with self._cache_lock:
                 last = self._latest.get(key)
-                fresh_enough = last is not None and time.monotonic() - last[0] <= max_stale_s
+                fresh_enough = last is not None and self._stale_s(last, now_ms) <= max_stale_s
                 start = fresh_enough and key not in self._background
                 if start:
                     self._background.add(key)
@@ -282,8 +298,21 @@ class LiveEvents:
                         name="a2a-lab-serve-body",
                         daemon=True,
                     ).start()
-                return last[1]
+                return last[3]
         return self._compute(key, snap, now_ms, archive_window_ms, compute)
+
+    def _stale_s(self, last: tuple[int, float, float, Body], now_ms: float | None) -> float:
+        """Seconds since a body stopped being current: its snapshot replaced by a newer
+        one, or the clock past the time a session of it may have turned ARCHIVED."""
+        version, valid_until, _, _ = last
+        age = 0.0
+        replaced = self._replaced.get(version)
+        if version != self._snapshot.version:
+            # a version no longer recorded was replaced long ago: too old
+            age = time.monotonic() - replaced if replaced is not None else float("inf")
+        if now_ms is not None and now_ms >= valid_until:
+            age = max(age, (now_ms - valid_until) / 1000.0)
+        return age
 
     def _compute_later(
         self,
@@ -346,8 +375,8 @@ class LiveEvents:
                     self._cache.popitem(last=False)
                 self._computing.pop(full_key, None)
                 last = self._latest.get(key)
-                if last is None or last[0] <= made:
-                    self._latest[key] = (made, body)
+                if last is None or last[2] <= made:
+                    self._latest[key] = (snap.version, valid_until, made, body)
                     self._latest.move_to_end(key)
                     while len(self._latest) > self.cache_size:
                         self._latest.popitem(last=False)
