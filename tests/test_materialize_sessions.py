@@ -89,6 +89,12 @@ def test_a_store_behind_is_not_answered_from_the_table(tmp_path: Path) -> None:
     assert report.sessions[1] is None and report.sessions[0] > 0
     assert sessions_query_source(store) is not None
     assert sessions_query_source(store, main_agents=["sora"]) is None
+    # other main agents: another enrichment, so every session is made again, and said so
+    other = materialize(store, main_agents=["sora"], matched=False)
+    assert other.sessions[1] == "the enriched columns were rebuilt"
+    assert "work sessions made again (the enriched columns were rebuilt)" in str(other)
+    assert sessions_query_source(store, main_agents=["sora"]) is not None
+    assert sessions_query_source(store) is None
 
 
 @pytest.mark.slow
