@@ -27,7 +27,7 @@ import polars as pl
 
 from a2a_lab._frames import ms_to_seconds, ms_to_time
 from a2a_lab.io import StoreSnapshot, TableUpdate
-from a2a_lab.reference.jsstr import js_lower, js_string_expr
+from a2a_lab.reference.jsstr import js_string_expr
 from a2a_lab.reference.rules import TASK_MONITOR_V1, RuleSet
 from a2a_lab.sessions import (
     STATUSES,
@@ -38,6 +38,7 @@ from a2a_lab.sessions._build import (
     _OBJECT_PROTOTYPE_MEMBERS,
     _SESSION_COLUMNS,
     _is_terminal,
+    filter_sessions,
 )
 from a2a_lab.sessions._js import _as_string, _csv_values, _limit_count, _now_ms
 
@@ -244,24 +245,6 @@ def _with_overrides(
     )
 
 
-def _filtered(
-    sessions: pl.DataFrame, status: list[str], view: str | None, tag: str | None
-) -> pl.DataFrame:
-    matched = sessions
-    if status:
-        matched = matched.filter(pl.col("status").is_in(status))
-    if view is not None and view != "all":
-        matched = matched.filter(pl.col("collab_category") == view)
-    if tag is not None:
-        needle = js_lower(tag)
-        matched = matched.filter(
-            pl.col("collab_sub_tags")
-            .list.eval(pl.element().str.to_lowercase() == needle)
-            .list.any()
-        )
-    return matched
-
-
 def stored_work_sessions(
     snap: StoreSnapshot,
     enriched: pl.LazyFrame,
@@ -310,7 +293,7 @@ def stored_work_sessions(
         ["_last_ms", "_first_ts", "_fr", "_first_line"],
         descending=[True, False, False, False],
     )
-    matched = _filtered(sessions, status_filters, view, tag).with_columns(
+    matched = filter_sessions(sessions, status_filters, view, tag).with_columns(
         ms_to_time(pl.col("_start_ms")).alias("start_time"),
         ms_to_time(pl.col("_last_ms")).alias("last_time"),
         ms_to_seconds(pl.col("_duration_ms")).alias("duration_s"),

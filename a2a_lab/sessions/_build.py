@@ -574,6 +574,29 @@ class WorkSessionsResult:
         }
 
 
+def filter_sessions(
+    sessions: pl.DataFrame, status: list[str], view: str | None, tag: str | None
+) -> pl.DataFrame:
+    """Built sessions kept by the status, viewCategory and subTag filters (rules §8).
+
+    ``status``: valid statuses (none: no filter); ``view``: JS-trimmed category (``"all"``
+    or None: no filter); ``tag``: JS-trimmed sub-tag, compared JS-lower-cased.
+    """
+    matched = sessions
+    if status:
+        matched = matched.filter(pl.col("status").is_in(status))
+    if view is not None and view != "all":
+        matched = matched.filter(pl.col("collab_category") == view)
+    if tag is not None:
+        needle = js_lower(tag)
+        matched = matched.filter(
+            pl.col("collab_sub_tags")
+            .list.eval(pl.element().str.to_lowercase() == needle)
+            .list.any()
+        )
+    return matched
+
+
 def work_sessions(
     enriched: pl.DataFrame | pl.LazyFrame,
     *,
@@ -730,18 +753,7 @@ def work_sessions(
         .sort(["_last_ms", "_first"], descending=[True, False])
         .with_row_index("_rank")
     )
-    matched = sessions
-    if status_filters:
-        matched = matched.filter(pl.col("status").is_in(status_filters))
-    if view is not None and view != "all":
-        matched = matched.filter(pl.col("collab_category") == view)
-    if tag is not None:
-        needle = js_lower(tag)
-        matched = matched.filter(
-            pl.col("collab_sub_tags")
-            .list.eval(pl.element().str.to_lowercase() == needle)
-            .list.any()
-        )
+    matched = filter_sessions(sessions, status_filters, view, tag)
 
     threads = threads.join(
         matched.select("work_session_id", "_rank"),
