@@ -68,17 +68,31 @@ def main() -> None:
     parser.add_argument("--bust-cache", action="store_true")
     parser.add_argument("--query", default="", help="query string of the request (default none)")
     parser.add_argument("--workdir", type=Path, default=Path("/tmp/a2a_serve_bench"))
+    parser.add_argument(
+        "--log", type=Path, help="serve this log (its last --held-back lines held back)"
+    )
+    parser.add_argument("--now", help="the server's fixed clock (serve --now), e.g. for --log")
+    parser.add_argument(
+        "--raw",
+        action="store_true",
+        help="clients read the body as sent (gzip) without decoding it: the server's latency, "
+        "not the client's decompression (8 client threads share one Python process)",
+    )
+    parser.add_argument("--max-stale", type=float, help="serve --max-stale S")
     args = parser.parse_args()
 
-    from a2a_lab.samples import write_log
-
-    # the log ends now, as a live gateway's does: sessions of the last 24 h are ACTIVE or
-    # QUIET and turn ARCHIVED during the run, as on a real dashboard
-    span = timedelta(days=args.events / 60_000)
-    start = (datetime.now(UTC) - span).replace(microsecond=0)
-    source = args.workdir / f"log_{args.events}_{args.seed}.ndjson"
     args.workdir.mkdir(parents=True, exist_ok=True)
-    write_log(source, args.events, seed=args.seed, start=start)
+    if args.log is not None:
+        source = args.log
+    else:
+        from a2a_lab.samples import write_log
+
+        # the log ends now, as a live gateway's does: sessions of the last 24 h are ACTIVE or
+        # QUIET and turn ARCHIVED during the run, as on a real dashboard
+        span = timedelta(days=args.events / 60_000)
+        start = (datetime.now(UTC) - span).replace(microsecond=0)
+        source = args.workdir / f"log_{args.events}_{args.seed}.ndjson"
+        write_log(source, args.events, seed=args.seed, start=start)
     lines = source.read_bytes().splitlines(keepends=True)
     logdir = args.workdir / "live"
     logdir.mkdir(parents=True, exist_ok=True)
@@ -100,6 +114,8 @@ def main() -> None:
             HOST,
             "--port",
             str(port),
+            *(["--now", args.now] if args.now else []),
+            *(["--max-stale", str(args.max_stale)] if args.max_stale is not None else []),
         ],
         env=env,
         stderr=subprocess.PIPE,
@@ -117,6 +133,7 @@ def main() -> None:
                     time.sleep(0.2)
         ready_s = time.monotonic() - started
         first_body_mb = len(first.content) / 1e6
+        first_sent_mb = first.num_bytes_downloaded / 1e6
 
         latencies: list[float] = []
         errors: list[str] = []
@@ -133,8 +150,12 @@ def main() -> None:
                     if args.bust_cache:
                         query = "&".join(q for q in (query, f"limit={100 + next(counter)}") if q)
                     t0 = time.perf_counter()
+                    url = "/api/work-sessions" + (f"?{query}" if query else "")
                     try:
-                        reply = http.get("/api/work-sessions" + (f"?{query}" if query else ""))
+                        with http.stream("GET", url) as reply:
+                            # every byte received, decoded or (--raw) as sent
+                            for _ in reply.iter_raw() if args.raw else reply.iter_bytes():
+                                pass
                         if reply.status_code != 200:
                             bad.append(f"HTTP {reply.status_code}")
                     except httpx.HTTPError as exc:
@@ -182,8 +203,11 @@ def main() -> None:
         "seconds": args.seconds,
         "bust_cache": args.bust_cache,
         "query": args.query,
+        "raw": args.raw,
+        "now": args.now,
         "ready_s": round(ready_s, 2),
         "body_mb": round(first_body_mb, 2),
+        "body_sent_mb": round(first_sent_mb, 2),
         "requests": len(latencies),
         "errors": len(errors),
         "error_kinds": sorted(set(errors)),

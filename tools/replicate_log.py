@@ -24,6 +24,8 @@ unless both have 0 rejects and twice the distinct ids of one.
 Usage::
 
     python tools/replicate_log.py SOURCE.ndjson OUTDIR --copies 12 [--check]
+    # a dense log: copies 1 hour apart, overlapping in time (12 x 860k events in one month)
+    python tools/replicate_log.py SOURCE.ndjson OUTDIR --copies 12 --shift-hours 1
     # lines to append to the live file later (an incremental ingest): the first N of copy 12
     python tools/replicate_log.py SOURCE.ndjson OUTDIR --copies 12 --next-lines N FILE
 """
@@ -93,10 +95,16 @@ def span_ms(src: pl.DataFrame) -> int:
     return -(-(last - first + 1) // HOUR_MS) * HOUR_MS
 
 
-def replicate(source: Path, outdir: Path, copies: int) -> list[Path]:
-    """Write ``copies`` copies of ``source`` into ``outdir``, oldest first; returns them."""
+def replicate(
+    source: Path, outdir: Path, copies: int, shift_hours: int | None = None
+) -> list[Path]:
+    """Write ``copies`` copies of ``source`` into ``outdir``, oldest first; returns them.
+
+    ``shift_hours``: copy ``k`` is moved by ``k`` times that many hours instead of ``k``
+    spans, so the copies overlap in time (a dense log: every copy within one month).
+    """
     src = read_source(source)
-    span = span_ms(src)
+    span = span_ms(src) if shift_hours is None else shift_hours * HOUR_MS
     last = src["ts"].max()
     assert isinstance(last, int)
     outdir.mkdir(parents=True, exist_ok=True)
@@ -143,6 +151,11 @@ def main() -> None:
         metavar=("N", "FILE"),
         help="only write the first N lines of copy COPIES (the one after the last) to FILE",
     )
+    parser.add_argument(
+        "--shift-hours",
+        type=int,
+        help="move copy k by k x this many hours (copies overlap: a dense log), not k spans",
+    )
     args = parser.parse_args()
     started = time.perf_counter()
     if args.next_lines is not None:
@@ -154,7 +167,7 @@ def main() -> None:
         )
         print(f"{target}: {n} lines, {target.stat().st_size} bytes", file=sys.stderr)
         return
-    paths = replicate(args.source, args.outdir, args.copies)
+    paths = replicate(args.source, args.outdir, args.copies, args.shift_hours)
     print(f"{len(paths)} files in {time.perf_counter() - started:.1f} s", file=sys.stderr)
     if args.check:
         check(paths)

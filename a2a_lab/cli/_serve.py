@@ -57,6 +57,14 @@ def register(sub: argparse._SubParsersAction[OneLineArgumentParser]) -> None:
         metavar="S",
         help="seconds between two reads of the live log (default 0.5)",
     )
+    p.add_argument(
+        "--max-stale",
+        type=float,
+        default=10.0,
+        metavar="S",
+        help="serve a work-session body made at most S seconds ago while the new one is "
+        "made after the log changes (default 10; 0: clients wait for a current body)",
+    )
     add_main_agent_options(p)
 
 
@@ -69,6 +77,8 @@ def run(args: argparse.Namespace) -> int:
 
     if not args.refresh > 0:
         raise CliError(f"--refresh must be a positive number of seconds, not {args.refresh}")
+    if not args.max_stale >= 0 or args.max_stale == float("inf"):
+        raise CliError(f"--max-stale must be a number of seconds >= 0, not {args.max_stale}")
     overrides = None
     if args.overrides is not None:
         overrides = Path(args.overrides)
@@ -87,7 +97,13 @@ def run(args: argparse.Namespace) -> int:
     except OSError as exc:
         raise CliError(f"cannot read {args.source}: {exc.strerror or exc}") from None
     app = create_app(
-        ServeConfig(live=live, now_ms=args.now, overrides=overrides, refresh_s=args.refresh)
+        ServeConfig(
+            live=live,
+            now_ms=args.now,
+            overrides=overrides,
+            refresh_s=args.refresh,
+            max_stale_s=args.max_stale,
+        )
     )
     # the socket is bound here, so a port in use is one CLI error line like any other
     family = socket.AF_INET6 if ":" in args.host else socket.AF_INET

@@ -240,10 +240,31 @@ def run(args: argparse.Namespace) -> int:
     from a2a_lab.cli._source import lean_engine, scan_source
     from a2a_lab.enrich import enrich
 
+    agents = main_agents(args)
+    stored = stored_sessions(args, agents)
+    if stored is not None:
+        snap, enriched = stored
+        from a2a_lab.materialize import stored_work_sessions
+
+        with lean_engine():
+            result = stored_work_sessions(
+                snap,
+                enriched,
+                SessionQuery(
+                    status=args.status,
+                    view_category=args.view_category,
+                    sub_tag=args.sub_tag,
+                    limit=args.limit,
+                ),
+                now=now,
+                overrides=overrides,
+                threads=args.format == "json" and args.output is None,
+            )
+            return _print_result(result, args)
+
     # a store is scanned lazily: only the columns and data fields work sessions select
     # are read, collected by the streaming engine (the page's event objects re-read their
     # lines from the log files, as for a loaded directory)
-    agents = main_agents(args)
     frame: pl.DataFrame | pl.LazyFrame
     # a store whose enriched columns were materialised for this rule set and these main
     # agents (a2a_lab.materialize, made at ingest) is read as it is: nothing to enrich
@@ -273,15 +294,35 @@ def run(args: argparse.Namespace) -> int:
             limit=args.limit,
         )
         result = work_sessions(frame, query, now=now, overrides=overrides)
-        if args.output is not None:
-            write_output(result.sessions, args.output, cli_tz(args))
-            print(
-                f"{result.sessions.height} work sessions written to {args.output}",
-                file=sys.stderr,
-            )
-            return 0
-        if args.format == "json":
-            print_work_sessions(result)
-        else:
-            print_summary(result, args.format, args.limit, cli_tz(args))
+        return _print_result(result, args)
+
+
+def stored_sessions(args: argparse.Namespace, agents: frozenset[str] | None) -> Any:
+    """The store and its enriched frame when the query can read its sessions table.
+
+    That table (``a2a_lab.materialize``, made at ingest) holds each work session built from
+    all its events: a role, type or time filter changes which events make a session, so
+    those queries build the sessions from the events. None: build them.
+    """
+    from a2a_lab.io import is_store
+
+    if args.role or args.type or args.since is not None or args.until is not None:
+        return None
+    if not is_store(args.source):
+        return None
+    from a2a_lab.materialize import sessions_query_source
+
+    return sessions_query_source(args.source, main_agents=agents, tz=cli_tz(args))
+
+
+def _print_result(result: Any, args: argparse.Namespace) -> int:
+    """Write the sessions (``-o``), the API body (``--format json``) or the table."""
+    if args.output is not None:
+        write_output(result.sessions, args.output, cli_tz(args))
+        print(f"{result.sessions.height} work sessions written to {args.output}", file=sys.stderr)
+        return 0
+    if args.format == "json":
+        print_work_sessions(result)
+    else:
+        print_summary(result, args.format, args.limit, cli_tz(args))
     return 0

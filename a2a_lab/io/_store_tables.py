@@ -242,6 +242,14 @@ class TableUpdate:
         )
         return rel
 
+    def table_files(self, name: str) -> list[str]:
+        """Relative paths of table ``name``'s files as this update leaves them, in order."""
+        return sorted(
+            rel
+            for rel, entry in self._files.items()
+            if entry.kind == TABLES_KIND and _table_of(entry) == name
+        )
+
     def drop(self, name: str) -> None:
         """Remove every file of table ``name`` and its meta (deleted once committed)."""
         for rel, entry in list(self._files.items()):

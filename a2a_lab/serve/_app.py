@@ -143,12 +143,17 @@ class ServeConfig:
     refresh_s
         Seconds between two reads of the live log (the refresher thread); 0: no thread
         (each call of :meth:`LiveEvents.refresh` is up to the caller).
+    max_stale_s
+        A work-session body made at most this many seconds ago is served while its
+        successor (new lines, a session turning ARCHIVED) is made in the background
+        (:meth:`LiveEvents.cached`); 0: every body is current, clients wait for it.
     """
 
     live: LiveEvents
     now_ms: float | None = None
     overrides: Path | None = None
     refresh_s: float = 0.5
+    max_stale_s: float = 10.0
 
 
 class _Overrides:
@@ -249,6 +254,7 @@ def create_app(config: ServeConfig) -> Starlette:
             now,
             window,
             lambda snap: _work_sessions_body(snap, params, now, overrides.value, live.texts),
+            max_stale_s=config.max_stale_s,
         )
 
     def events(params: dict[str, str]) -> Body:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import gzip
 import sys
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
@@ -47,6 +48,12 @@ def _narrow(enriched: pl.DataFrame) -> pl.DataFrame:
     data = pl.col("data")
     kept = pl.struct([data.struct.field(name) for name in KEPT_DATA_FIELDS])
     return enriched.with_columns(pl.when(data.is_not_null()).then(kept).alias("data"))
+
+
+#: Appended chunks of the event frame merged into one past this many.
+MAX_CHUNKS = 64
+#: Bodies at least this long are gzip-encoded when made (a large page: tens of MB).
+PRE_GZIP_BYTES = 1_000_000
 
 
 class Body:
@@ -138,6 +145,14 @@ class LiveEvents:
         default_factory=OrderedDict, repr=False
     )
     _computing: dict[Any, threading.Lock] = field(default_factory=dict, repr=False)
+    # per key (any snapshot): when its newest body was begun, and the body
+    # per key (any snapshot): the newest body's snapshot version, clock validity (ms), the
+    # time it was begun, and the body; and when each replaced snapshot was replaced
+    _latest: OrderedDict[Any, tuple[int, float, float, Body]] = field(
+        default_factory=OrderedDict, repr=False
+    )
+    _replaced: dict[int, float] = field(default_factory=dict, repr=False)
+    _background: set[Any] = field(default_factory=set, repr=False)
     _listing: set[str] = field(default_factory=set, repr=False)
 
     def __post_init__(self) -> None:
@@ -181,7 +196,15 @@ class LiveEvents:
         events = enriched if replace or old.events.width == 0 else pl.concat([old.events, enriched])
         files = _file_order(set(events.get_column("file").unique().drop_nulls().to_list()))
         times = events.get_column("event_ms").drop_nulls().sort()
-        self._snapshot = Snapshot(events.rechunk(), files, old.version + 1, times)
+        # appended rows stay chunks of their own (a rechunk copies every row, raw lines
+        # included, at each refresh: seconds at 860,000 events); merged now and then
+        if replace or events.n_chunks() > MAX_CHUNKS:
+            events = events.rechunk()
+        self._snapshot = Snapshot(events, files, old.version + 1, times)
+        self._replaced[old.version] = time.monotonic()
+        if len(self._replaced) > 4 * self.cache_size:
+            for version in sorted(self._replaced)[: len(self._replaced) // 2]:
+                del self._replaced[version]
         with self._cache_lock:
             self._cache.clear()
 
@@ -234,6 +257,8 @@ class LiveEvents:
         now_ms: float | None,
         archive_window_ms: float,
         compute: Callable[[Snapshot], tuple[bytes, pl.Series | None]],
+        *,
+        max_stale_s: float = 0.0,
     ) -> Body:
         """The body for ``key`` at ``now_ms``, computed once per snapshot while valid.
 
@@ -244,12 +269,78 @@ class LiveEvents:
         never stale. ``compute`` may narrow the event times to the only ones that can
         matter (the sessions' last times, when no session is filtered out by its status);
         None: every event time. ``now_ms=None``: the body does not depend on the clock.
+
+        With ``max_stale_s`` > 0, when the body no longer holds (new lines, or the clock
+        crossed an archive time) but the last body made for ``key`` stopped being current at
+        most that many seconds ago (its snapshot was replaced, or the clock passed its
+        validity, that long ago), that body is returned at once and the new one is made in the
+        background (one at a time per key): a client then sees the log as it was at most
+        ``max_stale_s`` ago, instead of waiting for the new body. 0: never (always current).
         """
         snap = self._snapshot
         full_key = (snap.version, key)
         body = self._lookup(full_key, now_ms)
         if body is not None:
             return body
+        if max_stale_s > 0:
+            with self._cache_lock:
+                last = self._latest.get(key)
+                fresh_enough = last is not None and self._stale_s(last, now_ms) <= max_stale_s
+                start = fresh_enough and key not in self._background
+                if start:
+                    self._background.add(key)
+            if fresh_enough:
+                assert last is not None
+                if start:
+                    threading.Thread(
+                        target=self._compute_later,
+                        args=(key, snap, now_ms, archive_window_ms, compute),
+                        name="a2a-lab-serve-body",
+                        daemon=True,
+                    ).start()
+                return last[3]
+        return self._compute(key, snap, now_ms, archive_window_ms, compute)
+
+    def _stale_s(self, last: tuple[int, float, float, Body], now_ms: float | None) -> float:
+        """Seconds since a body stopped being current: its snapshot replaced by a newer
+        one, or the clock past the time a session of it may have turned ARCHIVED."""
+        version, valid_until, _, _ = last
+        age = 0.0
+        replaced = self._replaced.get(version)
+        if version != self._snapshot.version:
+            # a version no longer recorded was replaced long ago: too old
+            age = time.monotonic() - replaced if replaced is not None else float("inf")
+        if now_ms is not None and now_ms >= valid_until:
+            age = max(age, (now_ms - valid_until) / 1000.0)
+        return age
+
+    def _compute_later(
+        self,
+        key: Any,
+        snap: Snapshot,
+        now_ms: float | None,
+        archive_window_ms: float,
+        compute: Callable[[Snapshot], tuple[bytes, pl.Series | None]],
+    ) -> None:
+        """:meth:`_compute` in a background thread (a failure is logged, not raised)."""
+        try:
+            self._compute(key, snap, now_ms, archive_window_ms, compute)
+        except Exception as exc:  # the stale body stays; the next request tries again
+            print(f"a2a-lab serve: body failed: {type(exc).__name__}: {exc}", file=sys.stderr)
+        finally:
+            with self._cache_lock:
+                self._background.discard(key)
+
+    def _compute(
+        self,
+        key: Any,
+        snap: Snapshot,
+        now_ms: float | None,
+        archive_window_ms: float,
+        compute: Callable[[Snapshot], tuple[bytes, pl.Series | None]],
+    ) -> Body:
+        """Make the body of ``key`` on ``snap`` (once: others asking meanwhile wait) and cache it."""
+        full_key = (snap.version, key)
         # one computation per key at a time: clients asking the same thing while it is
         # computed wait for it instead of computing it again each (8 clients, 2 cores)
         with self._cache_lock:
@@ -259,8 +350,11 @@ class LiveEvents:
                 body = self._lookup(full_key, now_ms)
                 if body is not None:
                     return body
+                made = time.monotonic()
                 data, candidates = compute(snap)
                 body = Body(data)
+                if len(data) >= PRE_GZIP_BYTES:
+                    body.gzipped()  # made now, not by the first client that asks
             except BaseException:
                 with self._cache_lock:
                     self._computing.pop(full_key, None)
@@ -280,6 +374,12 @@ class LiveEvents:
                 while len(self._cache) > self.cache_size:
                     self._cache.popitem(last=False)
                 self._computing.pop(full_key, None)
+                last = self._latest.get(key)
+                if last is None or last[2] <= made:
+                    self._latest[key] = (snap.version, valid_until, made, body)
+                    self._latest.move_to_end(key)
+                    while len(self._latest) > self.cache_size:
+                        self._latest.popitem(last=False)
         return body
 
     def _lookup(self, full_key: Any, now_ms: float | None) -> Body | None:

@@ -487,6 +487,29 @@ class WorkSessionsResult:
         }
 
 
+def filter_sessions(
+    sessions: pl.DataFrame, status: list[str], view: str | None, tag: str | None
+) -> pl.DataFrame:
+    """Built sessions kept by the status, viewCategory and subTag filters (rules §8).
+
+    ``status``: valid statuses (none: no filter); ``view``: JS-trimmed category (``"all"``
+    or None: no filter); ``tag``: JS-trimmed sub-tag, compared JS-lower-cased.
+    """
+    matched = sessions
+    if status:
+        matched = matched.filter(pl.col("status").is_in(status))
+    if view is not None and view != "all":
+        matched = matched.filter(pl.col("collab_category") == view)
+    if tag is not None:
+        needle = js_lower(tag)
+        matched = matched.filter(
+            pl.col("collab_sub_tags")
+            .list.eval(pl.element().str.to_lowercase() == needle)
+            .list.any()
+        )
+    return matched
+
+
 def work_sessions(
     enriched: pl.DataFrame | pl.LazyFrame,
     query: SessionQuery | None = None,
@@ -707,17 +730,4 @@ def _sessions(
 
 def _matched(sessions: pl.DataFrame, echo: Mapping[str, Any]) -> pl.DataFrame:
     """The sessions that pass the status / viewCategory / subTag filters of ``echo``."""
-    matched = sessions
-    if echo["status"]:
-        matched = matched.filter(pl.col("status").is_in(echo["status"]))
-    view, tag = echo["viewCategory"], echo["subTag"]
-    if view is not None and view != "all":
-        matched = matched.filter(pl.col("collab_category") == view)
-    if tag is not None:
-        needle = js_lower(tag)
-        matched = matched.filter(
-            pl.col("collab_sub_tags")
-            .list.eval(pl.element().str.to_lowercase() == needle)
-            .list.any()
-        )
-    return matched
+    return filter_sessions(sessions, echo["status"], echo["viewCategory"], echo["subTag"])

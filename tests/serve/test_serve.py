@@ -400,3 +400,36 @@ def test_a_rotation_while_serving_reads_everything_again(tmp_path: Path, as_stor
     got = work_sessions(live.snapshot.events, SessionQuery(limit=1000), now=1.8e12).to_api()
     want = work_sessions(fresh, SessionQuery(limit=1000), now=1.8e12).to_api()
     assert js_json_bytes(got) == js_json_bytes(want)
+
+
+def test_a_stale_body_is_served_while_its_successor_is_made(tmp_path: Path) -> None:
+    """``max_stale_s``: after new lines the last body comes back at once, the new one later."""
+    lines = (PEER / "gen300_s11_bad5.ndjson").read_bytes().split(b"\n")
+    live_file = tmp_path / "coordination-events.ndjson"
+    live_file.write_bytes(b"\n".join(lines[:900]) + b"\n")
+    live = LiveEvents(tmp_path)
+    made: list[int] = []
+
+    def compute(snap: Any) -> tuple[bytes, None]:
+        made.append(snap.version)
+        time.sleep(0.3)  # a slow body: the stale one must not wait for it
+        return str(snap.events.height).encode(), None
+
+    first = live.cached("k", None, 0.0, compute, max_stale_s=30).plain
+    with live_file.open("ab") as fh:
+        fh.write(b"\n".join(lines[900:]))
+    assert live.refresh() > 0
+    t0 = time.monotonic()
+    stale = live.cached("k", None, 0.0, compute, max_stale_s=30).plain
+    assert stale == first and time.monotonic() - t0 < 0.2
+    deadline = time.monotonic() + 10
+    while live.cached("k", None, 0.0, compute, max_stale_s=30).plain == first:
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    assert live.cached("k", None, 0.0, compute, max_stale_s=30).plain == b"1716"
+    assert made == [made[0], made[0] + 1]  # each snapshot's body made once
+    # max_stale_s=0 (the default): a current body, waited for
+    with live_file.open("ab") as fh:
+        fh.write(lines[0] + b"\n")
+    live.refresh()
+    assert live.cached("k", None, 0.0, compute).plain == b"1717"

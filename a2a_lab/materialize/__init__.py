@@ -36,6 +36,15 @@ from a2a_lab.io import (
     scan_store,
     update_store,
 )
+from a2a_lab.materialize._sessions import (
+    SESSIONS_TABLE,
+    ranks_meta,
+    touched_sessions,
+    update_sessions,
+)
+from a2a_lab.materialize._sessions import (
+    stored_work_sessions as stored_work_sessions,
+)
 from a2a_lab.reference.jsstr import js_string_expr
 from a2a_lab.reference.rules import TASK_MONITOR_V1, RuleSet
 from a2a_lab.reference.runtime.intent import INTENT_RULES_V1
@@ -71,10 +80,14 @@ class MaterializeReport:
     rebuilt: str | None
     signature: dict[str, Any]
     conversations: ConversationsReport | None = None
+    #: Work sessions re-made in the sessions table, and why all were, if they were.
+    sessions: tuple[int, str | None] = (0, None)
 
     def __str__(self) -> str:
         text = f"materialised {self.new_rows} new events ({self.rows} in all, rule set {self.signature['version']})"
         text = text if self.rebuilt is None else f"{text}; rebuilt: {self.rebuilt}"
+        n, why = self.sessions
+        text = f"{text}; {n} work sessions made again" + ("" if why is None else f" ({why})")
         return text if self.conversations is None else f"{text}; {self.conversations}"
 
 
@@ -182,6 +195,7 @@ def materialize(
         rows = 0 if rebuilt is not None else table.total_rows
         new_rows = 0
         touched = [pl.Series("id", [], pl.String)]
+        sessions = [pl.Series("work_session_id", [], pl.String)]
         # one store part at a time: memory bounded by a part, not by how events fall in time
         for rel in snap.event_parts:
             new = (
@@ -200,13 +214,29 @@ def materialize(
             update.write(ENRICHED_TABLE, frame)
             new_rows += frame.height
             touched.append(_conversation_ids(frame))
+            sessions.append(touched_sessions(frame))
         update.set_meta(ENRICHED_TABLE, want)
+        n_sessions, sessions_rebuilt = update_sessions(
+            update,
+            _written_enriched(update),
+            None if rebuilt is not None else pl.concat(sessions),
+            {**want, "events": rows + new_rows},
+        )
         conv = (
             _update_conversations(update, store, pl.concat(touched).unique(), rows, new_rows)
             if matched
             else None
         )
-    return MaterializeReport(new_rows, rows + new_rows, rebuilt, signature, conv)
+    return MaterializeReport(
+        new_rows, rows + new_rows, rebuilt, signature, conv, (n_sessions, sessions_rebuilt)
+    )
+
+
+def _written_enriched(update: TableUpdate) -> pl.LazyFrame:
+    """The enriched table as this update leaves it (its files written so far)."""
+    return pl.scan_parquet(
+        [update.snapshot.path / rel for rel in update.table_files(ENRICHED_TABLE)]
+    )
 
 
 def _difference(meta: dict[str, Any], want: dict[str, Any]) -> str:
@@ -263,6 +293,36 @@ def scan_materialized(
     ):
         return None
     return _in_reading_order(snap)
+
+
+def sessions_query_source(
+    store: str | os.PathLike[str],
+    *,
+    rules: RuleSet = TASK_MONITOR_V1,
+    main_agents: MainAgents = None,
+    tz: str | None = None,
+) -> tuple[StoreSnapshot, pl.LazyFrame] | None:
+    """The store and its enriched frame when its sessions table is current, else None.
+
+    Current: made with this rule set and these main agents, in the store's zone (``tz``
+    None or the same), from every stored event. The caller then answers the sessions
+    query with :func:`stored_work_sessions` (no role, type or time filter).
+    """
+    try:
+        snap = open_store(store)
+    except StoreError:
+        return None
+    want = {**_wanted(rules_signature(rules, main_agents), snap.timezone), "events": snap.events}
+    meta = snap.table(SESSIONS_TABLE).meta
+    if (
+        {k: v for k, v in meta.items() if k != "ranks"} != want
+        or (tz is not None and tz != snap.timezone)
+        or snap.table(ENRICHED_TABLE).total_rows != snap.events
+        or not snap.table(SESSIONS_TABLE).files
+        or meta.get("ranks") != ranks_meta(snap)
+    ):
+        return None
+    return snap, _in_reading_order(snap)
 
 
 def _in_reading_order(snap: StoreSnapshot) -> pl.LazyFrame:
