@@ -36,12 +36,12 @@ from a2a_lab.sessions import (
     work_sessions,
 )
 from a2a_lab.sessions._build import (
-    _OBJECT_PROTOTYPE_MEMBERS,
     _SESSION_COLUMNS,
     _is_terminal,
     filter_sessions,
 )
 from a2a_lab.sessions._js import _as_string, _csv_values, _limit_count, _now_ms
+from a2a_lab.sessions._overrides import _OBJECT_PROTOTYPE_MEMBERS
 
 #: The derived table: one row per work session of the store's events.
 SESSIONS_TABLE = "work_sessions"
