@@ -86,10 +86,17 @@ def color_scale(palette: Mapping[str, str], present: list[str] | None = None) ->
 
     Names in ``present`` that the palette does not list are appended with
     :data:`~a2a_lab.views.palette.OTHER_COLOR`, so a new name never shifts the others.
+    Given ``present``, the scale (and so the legend) lists only those names, in the
+    palette's order; each keeps its fixed colour.
     """
-    extra = sorted(set(present or ()) - set(palette))
+    if present is None:
+        return alt.Scale(domain=list(palette), range=list(palette.values()))
+    seen = set(present)
+    kept = [name for name in palette if name in seen]
+    extra = sorted(seen - set(palette))
     return alt.Scale(
-        domain=[*palette, *extra], range=[*palette.values(), *([OTHER_COLOR] * len(extra))]
+        domain=[*kept, *extra],
+        range=[*(palette[k] for k in kept), *([OTHER_COLOR] * len(extra))],
     )
 
 
@@ -240,7 +247,12 @@ def pair_heatmap(conversations: pl.DataFrame, *, value: str = "exchanges") -> al
     # scale starts at the smallest value present and two different rates can look alike.
     top = data[value].max()
     domain = [0, max(number(top), 1e-9)] if top is not None else [0, 1]
-    base = alt.Chart(data, title=f"Requester × target: {value.replace('_', ' ')}").encode(
+    readable = {
+        "exchanges": "exchanges",
+        "no_reply_rate": "no-reply rate",
+        "p50_first_reply_s": "median first reply (s)",
+    }[value]
+    base = alt.Chart(data, title=f"Requester × target: {readable}").encode(
         x=alt.X("to_agent:N", title="target", sort="ascending", axis=alt.Axis(labelAngle=-40)),
         y=alt.Y("from_agent:N", title="requester", sort="ascending"),
     )
@@ -248,7 +260,7 @@ def pair_heatmap(conversations: pl.DataFrame, *, value: str = "exchanges") -> al
         color=alt.Color(
             f"{value}:Q",
             scale=alt.Scale(range=colours, domain=domain, clamp=True),
-            title=value,
+            title=readable,
             legend=alt.Legend(format=fmt),
         ),
         tooltip=[
