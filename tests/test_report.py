@@ -545,13 +545,16 @@ def test_cli_writes_the_report(log: Path, tmp_path: Path) -> None:
         (["LOG", "-o", "r.html", "--sim", "missing.json"], "--sim"),
         (["LOG"], "-o/--output"),
         (["LOG", "-o", "r.html", "--discord-users", "LOG"], "--discord-users"),
+        (["LOG", "-o", "r.pdf"], "the report is HTML"),
+        (["LOG", "-o", "r.PNG"], "the report is HTML"),
     ],
 )
 def test_cli_errors_are_one_line_with_status_2(
     log: Path, tmp_path: Path, args: list[str], message: str
 ) -> None:
     done = _cli(
-        *[str(log) if a == "LOG" else str(tmp_path / a) if a == "r.html" else a for a in args]
+        *[str(log) if a == "LOG" else str(tmp_path / a) if a.startswith("r.") else a for a in args]
     )
     assert done.returncode == 2
+    assert not list(tmp_path.iterdir()), "nothing written"
     assert len(done.stderr.strip().splitlines()) == 1 and message in done.stderr, done.stderr
