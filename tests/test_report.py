@@ -535,6 +535,27 @@ def test_cli_writes_the_report(log: Path, tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
+def test_cli_report_and_work_sessions_share_one_clock(log: Path, tmp_path: Path) -> None:
+    """Issue 23: sessions were ACTIVE/QUIET in the report and ARCHIVED in work-sessions."""
+    now = "2026-03-02T20:00:00Z"
+    out = tmp_path / "r.html"
+    assert _cli(str(log), "-o", str(out), "--now", now, "--max-sessions", "0").returncode == 0
+    html = out.read_text(encoding="utf-8")
+    shown = {
+        html_unescape(i): s
+        for i, s in re.findall(r'data-id="([^"]*)" data-status="([^"]*)"', html)
+    }
+    listed = subprocess.run(
+        [sys.executable, "-m", "a2a_lab", "work-sessions", str(log), "--now", now,
+         "--limit", "100000", "--format", "json"],
+        capture_output=True, text=True, timeout=600, check=True,
+    )
+    statuses = {s["id"]: s["status"] for s in json.loads(listed.stdout)["sessions"]}
+    assert {k: shown[k] for k in statuses} == statuses
+    assert {"ARCHIVED", "QUIET"} <= set(statuses.values()), "the clock decides something"
+
+
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("args", "message"),
     [

@@ -33,9 +33,7 @@ if CHROMIUM is None:
     )
 
 PAGE_HEIGHT = 900
-VISIBLE_SESSIONS = (
-    "[...document.querySelectorAll('#s-list > .s-item')].filter(s => !s.hidden)"
-)
+VISIBLE_SESSIONS = "[...document.querySelectorAll('#s-list > .s-item')].filter(s => !s.hidden)"
 
 
 @pytest.fixture(scope="module")
@@ -107,7 +105,6 @@ def test_planted_script_never_ran(page: tuple[Browser, Path]) -> None:
         "[...document.querySelectorAll('a[href]')].map(a => a.getAttribute('href'))"
     )
     assert not [h for h in links if h.lower().lstrip().startswith("javascript")]
-
 
 
 def test_everything_collapsed_the_page_is_short_and_sessions_expand(

@@ -313,9 +313,15 @@ def conversations(data: ReportData, *, max_rows: int) -> str:
         )
         parts.append(
             f'<p class="muted" data-charted="{charted.height}">The chart draws the table\'s first '
-            f"{charted.height} rows (worst first) that show a median.</p>"
+            f"{charted.height} rows (worst first) that show a median; the 5-95 % whisker only "
+            f"from {min_replies(0.95):,} replies.</p>"
             + chart_figure(
-                plots.latency_by_pair(chart_conv, top=TABLE_PAGE, min_exchanges=min_replies(0.5))
+                plots.latency_by_pair(
+                    chart_conv,
+                    top=TABLE_PAGE,
+                    min_exchanges=min_replies(0.5),
+                    min_whisker_replies=min_replies(0.95),
+                )
             )
         )
     parts.append("<h3>Why exchanges got no reply</h3>")

@@ -201,6 +201,7 @@ def _session_line(row: dict[str, Any], body: str | None) -> str:
     embedded = ' data-embedded=""' if body is not None else ""
     return (
         f'<details class="s-item pg-item" id="s-{row["row"]}" data-s="{row["row"]}"{embedded} '
+        f'data-id="{esc(row["id"])}" '
         f'data-status="{esc(status)}" data-category="{esc(row["collab_category"] or "")}" '
         f'data-agents="{esc(json.dumps(row["agents"]))}" data-last="{int(row["last_ms"] or 0)}">'
         f"<summary>{badge(status, color_of(SESSION_STATUS_COLORS, status))} "
