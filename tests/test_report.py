@@ -224,6 +224,10 @@ def test_first_screen_answers_the_kpis(log: Path, built: al.views.report.Report)
     ).fill_null(0)
     busiest = top.select((pl.col("len") + pl.col("len_right")).max()).item()
     assert k["busiest"][0]["total"] == busiest
+    findings = al.checks.check(al.load(log).events)
+    counts = dict(findings.group_by("rule").len().iter_rows())
+    assert k["top_rules"] and all(counts[r["rule"]] == r["findings"] for r in k["top_rules"])
+    assert 'id="top-rules"' in built.html
     # the headline is the answers, not a count of ambiguous exchanges
     assert "ambiguous exchanges</span>" not in built.html.split('id="search"')[0]
 
@@ -307,6 +311,20 @@ def test_search_fields_are_the_shown_text_fields_and_the_title() -> None:
     from a2a_lab.views.labels import TEXT_FIELDS
 
     assert (*TEXT_FIELDS, "title") == SEARCH_FIELDS
+
+
+def test_progress_follows_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    from a2a_lab.app.report import _stages
+
+    monkeypatch.delenv("CI", raising=False)
+    monkeypatch.setenv("A2A_LAB_PROGRESS", "0")
+    with _stages(3, None) as bar:
+        assert bar.disable
+    with _stages(3, True) as bar:
+        assert not bar.disable
+    monkeypatch.setenv("A2A_LAB_PROGRESS", "1")
+    with _stages(3, False) as bar:
+        assert bar.disable
 
 
 def test_worst_first_sorts_by_the_number_not_by_a_hidden_share() -> None:
@@ -542,13 +560,26 @@ def test_cli_report_and_work_sessions_share_one_clock(log: Path, tmp_path: Path)
     assert _cli(str(log), "-o", str(out), "--now", now, "--max-sessions", "0").returncode == 0
     html = out.read_text(encoding="utf-8")
     shown = {
-        html_unescape(i): s
-        for i, s in re.findall(r'data-id="([^"]*)" data-status="([^"]*)"', html)
+        html_unescape(i): s for i, s in re.findall(r'data-id="([^"]*)" data-status="([^"]*)"', html)
     }
     listed = subprocess.run(
-        [sys.executable, "-m", "a2a_lab", "work-sessions", str(log), "--now", now,
-         "--limit", "100000", "--format", "json"],
-        capture_output=True, text=True, timeout=600, check=True,
+        [
+            sys.executable,
+            "-m",
+            "a2a_lab",
+            "work-sessions",
+            str(log),
+            "--now",
+            now,
+            "--limit",
+            "100000",
+            "--format",
+            "json",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=True,
     )
     statuses = {s["id"]: s["status"] for s in json.loads(listed.stdout)["sessions"]}
     assert {k: shown[k] for k in statuses} == statuses

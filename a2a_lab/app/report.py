@@ -252,9 +252,22 @@ def _quantile_kpi(latency: pl.Series, q: float) -> dict[str, Any]:
     }
 
 
-def kpis(conv: pl.DataFrame, pairs: pl.DataFrame, flow: pl.DataFrame) -> dict[str, Any]:
+def kpis(
+    conv: pl.DataFrame, pairs: pl.DataFrame, flow: pl.DataFrame, findings: pl.DataFrame
+) -> dict[str, Any]:
     """The headline answers: outcomes, no-reply rate (Wilson 95 %), p50 / p95 first reply
-    (95 % order-statistic intervals), the five worst pairs and the five busiest agents."""
+    (95 % order-statistic intervals), the five worst pairs, the five busiest agents and the
+    five rules with the most findings (most severe first)."""
+    rank = pl.col("severity").replace_strict(
+        {s: i for i, s in enumerate(SEVERITIES)}, return_dtype=pl.Int8
+    )
+    rules = (
+        findings.group_by("rule", "severity")
+        .len("findings")
+        .sort(rank, "findings", "rule", descending=[True, True, False])
+        .head(5)
+        .to_dicts()
+    )
     counts = dict(conv.group_by("outcome").len().iter_rows())
     replied, no_reply = int(counts.get("replied", 0)), int(counts.get("no_reply", 0))
     finished = replied + no_reply
@@ -274,6 +287,7 @@ def kpis(conv: pl.DataFrame, pairs: pl.DataFrame, flow: pl.DataFrame) -> dict[st
         .select("from_agent", "to_agent", "finished", "no_reply", "no_reply_rate")
         .to_dicts(),
         "busiest": flow.head(5).to_dicts(),
+        "top_rules": rules,
     }
 
 
@@ -506,7 +520,7 @@ def collect(
         twin = None if sim is None else _twin(sim, seed, conv, _span_hours(events))
         bar.update(1 if sim is None else 2)
     figures = _figures(loaded, events, enriched, sessions, conv, findings)
-    figures["kpis"] = kpis(conv, pairs, flow)
+    figures["kpis"] = kpis(conv, pairs, flow, findings)
     return ReportData(
         source=source,
         tz=tz,

@@ -178,12 +178,22 @@ def _kpi_lists(data: ReportData) -> str:
         )
         or "<li>no exchange</li>"
     )
+    rules = (
+        "".join(
+            f"<li>{badge(r['severity'], color_of(SEVERITY_COLORS, r['severity']))} "
+            f"<code>{esc(r['rule'])}</code>: <strong>{r['findings']:,}</strong></li>"
+            for r in k["top_rules"]
+        )
+        or "<li>no finding</li>"
+    )
     return (
         '<div class="kpi-lists">'
         f'<div><h3><a href="#conversations">Worst pairs</a></h3><p class="muted">no-reply rate, pairs '
         f'with at least {MIN_FINISHED} finished exchanges</p><ol id="worst-pairs">{worst}</ol></div>'
         f'<div><h3><a href="#graph">Busiest agents</a></h3><p class="muted">exchanges asked + '
-        f'answered</p><ol id="busiest">{busiest}</ol></div></div>'
+        f'answered</p><ol id="busiest">{busiest}</ol></div>'
+        '<div><h3><a href="#health">Log health</a></h3><p class="muted">the rules with the most '
+        f'findings, most severe first</p><ol id="top-rules">{rules}</ol></div></div>'
     )
 
 
