@@ -65,6 +65,61 @@ class Report:
         return f"Report({f['events']} events, {f['sessions']} sessions, {f['findings']} findings, {len(self.html):,} bytes)"
 
 
+def _loaded(
+    source: str | os.PathLike[str] | list[str | os.PathLike[str]] | LoadResult,
+    progress: bool | None,
+) -> tuple[LoadResult, str]:
+    """The loaded log and how the page names it: its paths (a LoadResult's files)."""
+    if isinstance(source, LoadResult):
+        loaded = source
+        files = [str(f) for f in loaded.report.files]
+    else:
+        loaded = load(source, progress=progress)
+        files = [str(f) for f in (source if isinstance(source, list) else [source])]
+    # file_label: a name with bytes that are not UTF-8 shows them as \xNN (the page is UTF-8)
+    return loaded, ", ".join(map(file_label, files)) or "(events given in memory)"
+
+
+def _render(
+    data: ReportData,
+    title: str,
+    limits: dict[str, int],
+    discord_users: Mapping[str, str] | None,
+    embed_font: bool,
+) -> str:
+    """The page of ``data``: the sections in order, the table of contents, the font."""
+    body = "".join(
+        (
+            _sections.overview(data),
+            _sessions.search(data),
+            _sessions.sessions(
+                data,
+                max_sessions=limits["sessions"],
+                max_messages=limits["messages"],
+                discord_users=discord_users,
+            ),
+            _sections.conversations(data, max_rows=limits["rows"]),
+            _sections.graph(data),
+            _sections.health(data, max_per_rule=limits["rows"]),
+            _sections.twin(data),
+        )
+    )
+    f = data.figures
+    subtitle = (
+        f"{f['events']:,} events · {f['sessions']:,} work sessions · {f['exchanges']:,} exchanges"
+        f" · times in {data.tz}"
+    )
+    return page(
+        title=title,
+        subtitle=subtitle,
+        nav=_sections.sections(data),
+        body=body,
+        tz=data.tz,
+        embed_font=embed_font,
+        glyphs=cjk_glyphs(data.messages["text"]) if embed_font else "",
+    )
+
+
 def report(
     source: str | os.PathLike[str] | list[str | os.PathLike[str]] | LoadResult,
     *,
@@ -141,14 +196,7 @@ def report(
         if isinstance(value, bool) or not isinstance(value, int) or value < 0:
             raise ValueError(f"{name}: expected an integer >= 0, not {value!r}")
     check_tz(tz)
-    if isinstance(source, LoadResult):
-        loaded = source
-        files = [str(f) for f in loaded.report.files]
-    else:
-        loaded = load(source, progress=progress)
-        files = [str(f) for f in (source if isinstance(source, list) else [source])]
-    # file_label: a name with bytes that are not UTF-8 shows them as \xNN (the page is UTF-8)
-    label = ", ".join(map(file_label, files)) or "(events given in memory)"
+    loaded, label = _loaded(source, progress)
     data = collect(
         loaded,
         source=label,
@@ -159,34 +207,6 @@ def report(
         seed=seed,
         progress=progress,
     )
-    body = "".join(
-        (
-            _sections.overview(data),
-            _sessions.search(data),
-            _sessions.sessions(
-                data,
-                max_sessions=max_sessions,
-                max_messages=max_messages,
-                discord_users=discord_users,
-            ),
-            _sections.conversations(data, max_rows=max_rows),
-            _sections.graph(data),
-            _sections.health(data, max_per_rule=max_rows),
-            _sections.twin(data),
-        )
-    )
-    f = data.figures
-    subtitle = (
-        f"{f['events']:,} events · {f['sessions']:,} work sessions · {f['exchanges']:,} exchanges"
-        f" · times in {tz}"
-    )
-    html = page(
-        title=title or f"A2A log report: {label}",
-        subtitle=subtitle,
-        nav=_sections.sections(data),
-        body=body,
-        tz=tz,
-        embed_font=embed_font,
-        glyphs=cjk_glyphs(data.messages["text"]) if embed_font else "",
-    )
+    limits = {"sessions": max_sessions, "messages": max_messages, "rows": max_rows}
+    html = _render(data, title or f"A2A log report: {label}", limits, discord_users, embed_font)
     return Report(html=html, data=data)
