@@ -309,10 +309,14 @@ def message_index(enriched: pl.DataFrame, sessions: WorkSessionsResult) -> pl.Da
                 "text": pl.String,
             }
         )
-    text = pl.concat_str(
-        [pl.col("data").struct.field(f).cast(pl.String, strict=False) for f in fields],
-        separator="\n",
-        ignore_nulls=True,
+    # each distinct text once (a reply's preview repeats its message), in field order
+    text = (
+        pl.concat_list(
+            [pl.col("data").struct.field(f).cast(pl.String, strict=False) for f in fields]
+        )
+        .list.drop_nulls()
+        .list.unique(maintain_order=True)
+        .list.join("\n")
     )
     row_of = sessions.sessions.select("work_session_id").with_row_index("session")
     members = (
@@ -331,7 +335,7 @@ def message_index(enriched: pl.DataFrame, sessions: WorkSessionsResult) -> pl.Da
             text.alias("text"),
         )
         .filter(pl.col("text").is_not_null() & (pl.col("text") != ""))
-        .join(members.lazy(), on=["file", "line"], how="left")
+        .join(members.lazy(), on=["file", "line"], how="left", maintain_order="left")
         .select(
             "session",
             pl.col("thread_id").alias("thread"),

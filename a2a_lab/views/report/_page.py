@@ -43,6 +43,7 @@ main { padding: 0 24px 40px; max-width: 1200px; }
 section { margin-top: 28px; }
 h2 { border-bottom: 2px solid #4c78a8; padding-bottom: 2px; }
 .muted { color: var(--muted); font-size: 0.92em; }
+input, select, button { font: inherit; }
 .cards { display: flex; flex-wrap: wrap; gap: 10px; margin: 12px 0; }
 .card { display: flex; flex-direction: column; min-width: 120px; padding: 8px 12px; border: 1px solid var(--line);
         border-radius: 8px; text-decoration: none; color: inherit; }

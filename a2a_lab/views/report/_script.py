@@ -109,7 +109,10 @@ PAGE_SCRIPT = r"""
     clock = new Intl.DateTimeFormat("sv-SE", { timeZone: tz, year: "numeric", month: "2-digit",
       day: "2-digit", hour: "2-digit", minute: "2-digit", second: "2-digit" });
   } catch (e) { clock = new Intl.DateTimeFormat("sv-SE", { timeZone: "UTC" }); }
-  function when(ix, i) { return clock.format(new Date(ix.t0 + ix.t[i])); }
+  function when(ix, i) {
+    if (ix.t[i] === null) { return "—"; }
+    try { return clock.format(new Date(ix.t0 + ix.t[i])); } catch (e) { return "—"; }  // beyond Date
+  }
   function messageLine(ix, i, withSession) {
     var row = el("div", "hit");
     var meta = el("div", "meta");
