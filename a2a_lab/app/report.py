@@ -27,6 +27,7 @@ import polars as pl
 from a2a_lab._frames import number
 from a2a_lab.analysis.checks import SEVERITIES, check, replay_guard
 from a2a_lab.analysis.conversations import conversations, pair_stats
+from a2a_lab.app.fields import TEXT_FIELDS
 from a2a_lab.enrich import enrich
 from a2a_lab.io import LoadResult
 from a2a_lab.sessions import WorkSessionsResult, work_sessions
@@ -56,20 +57,9 @@ MIN_TAIL = 5
 #: not): a 1-of-1 no-reply is 100 % and says nothing.
 MIN_FINISHED = 10
 #: The ``data`` fields the search index matches: the fields a message's text comes from
-#: (:data:`a2a_lab.views.labels.TEXT_FIELDS`; a test keeps them in step) and a task's
-#: ``title``. A phrase matches an event where any of them contains it, as a text search of
-#: the log line finds it there.
-SEARCH_FIELDS: tuple[str, ...] = (
-    "message",
-    "replyPreview",
-    "summary",
-    "reason",
-    "description",
-    "label",
-    "errorMessage",
-    "waitError",
-    "title",
-)
+#: (:data:`a2a_lab.app.fields.TEXT_FIELDS`, the views' too) and a task's ``title``. A phrase
+#: matches an event where any of them contains it, as a text search of the log line finds it.
+SEARCH_FIELDS: tuple[str, ...] = (*TEXT_FIELDS, "title")
 
 
 def min_replies(q: float) -> int:

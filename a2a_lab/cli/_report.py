@@ -8,7 +8,6 @@ from pathlib import Path
 
 from a2a_lab.cli._common import CliError, OneLineArgumentParser, add_command, cli_tz
 
-
 #: The file names ``-o`` accepts (compared case-insensitively).
 HTML_SUFFIXES = (".html", ".htm")
 
