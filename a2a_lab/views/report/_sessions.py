@@ -19,7 +19,7 @@ import polars as pl
 
 from a2a_lab._frames import number
 from a2a_lab.app.report import ReportData, session_rows
-from a2a_lab.time import format_time, python_safe
+from a2a_lab.time import MAX_TIME_MS, format_time, python_safe
 from a2a_lab.views.palette import (
     MESSAGE_KIND_COLORS,
     SESSION_STATUS_COLORS,
@@ -51,7 +51,14 @@ def search_index(data: ReportData) -> str:
     ``x`` (text), ``s`` (session row, -1: none), ``th`` (thread, -1: none), ``from`` /
     ``to`` (agent, -1: none) and ``t`` (ms after ``t0``), in time order."""
     m = data.messages
-    t0 = number(m["event_ms"].min()) if m.height else 0.0
+    # a time beyond Date's ±8.64e15 ms is no instant (ts 1e308): shown as "—", not cast
+    instant = m["event_ms"].filter(m["event_ms"].abs() <= MAX_TIME_MS)
+    t0 = number(instant.min()) if instant.len() else 0.0
+    offsets = m.select(
+        pl.when(pl.col("event_ms").abs() <= MAX_TIME_MS)
+        .then((pl.col("event_ms") - t0).round(0))
+        .cast(pl.Int64)
+    ).to_series()
 
     def codes(column: str) -> tuple[list[str], list[int]]:
         values = m[column]
@@ -66,7 +73,7 @@ def search_index(data: ReportData) -> str:
     agent_code = {a: i for i, a in enumerate(agents.to_list())}
     payload = {
         "t0": t0,
-        "t": (m["event_ms"] - t0).round(0).cast(pl.Int64).to_list(),
+        "t": offsets.to_list(),
         "texts": texts,
         "x": x,
         "threads": threads,
