@@ -147,7 +147,7 @@ def _kpi_cards(data: ReportData) -> str:
             _num(f["rejects"]),
             "rejected lines",
             "health",
-            f"{f['warnings']:,} load warnings",
+            f'<span data-figure="warnings">{f["warnings"]:,}</span> load warnings',
         )
         + _card(
             "events",
