@@ -8,6 +8,9 @@ from pathlib import Path
 
 from a2a_lab.cli._common import CliError, OneLineArgumentParser, add_command, cli_tz
 
+#: The file names ``-o`` accepts (compared case-insensitively).
+HTML_SUFFIXES = (".html", ".htm")
+
 
 def register(sub: argparse._SubParsersAction[OneLineArgumentParser]) -> None:
     p = add_command(
@@ -22,7 +25,13 @@ def register(sub: argparse._SubParsersAction[OneLineArgumentParser]) -> None:
         ),
         epilog="example:\n  a2a-lab report ~/.openclaw/logs -o report.html --since 2026-02-18 --tz Asia/Seoul",
     )
-    p.add_argument("-o", "--output", required=True, metavar="FILE", help="the HTML file to write")
+    p.add_argument(
+        "-o",
+        "--output",
+        required=True,
+        metavar="FILE",
+        help="the HTML file to write (.html or .htm; any other suffix is refused)",
+    )
     p.add_argument(
         "--since",
         metavar="TIME",
@@ -101,6 +110,12 @@ def run(args: argparse.Namespace) -> int:
         instant_ms(_instant(args.until), "--until")
     except ValueError as exc:
         raise CliError(str(exc)) from None
+    if out.suffix.lower() not in HTML_SUFFIXES:
+        # the report is one HTML file: a .pdf or .png name would get HTML under a false name
+        raise CliError(
+            f"--output: cannot write {out.name!r}: the report is HTML, name it *.html "
+            "(print it to PDF from a browser)"
+        )
     if not out.parent.is_dir():
         raise CliError(f"--output: directory {str(out.parent)!r} does not exist")
     if args.sim is not None and not Path(args.sim).is_file():

@@ -7,6 +7,7 @@ import math
 import polars as pl
 
 from a2a_lab._frames import data_text
+from a2a_lab.app.fields import TEXT_FIELDS  # first present wins; the search index's too
 from a2a_lab.exchanges import outcome_text_expr, wait_reason_expr
 from a2a_lab.reference.jsstr import js_string_expr
 
@@ -32,17 +33,6 @@ def _int_text(expr: pl.Expr) -> pl.Expr:
 
 
 _TIMEOUT_SECONDS = r"대기 시간 (\d+)초 초과"
-#: Data fields that hold a message's text, first present wins.
-TEXT_FIELDS: tuple[str, ...] = (
-    "message",
-    "replyPreview",
-    "summary",
-    "reason",
-    "description",
-    "label",
-    "errorMessage",
-    "waitError",
-)
 
 
 def add_labels(frame: pl.LazyFrame, *, max_wait_ms: float) -> pl.LazyFrame:

@@ -206,11 +206,17 @@ def swimlane(
 
 
 def latency_by_pair(
-    conversations: pl.DataFrame, *, top: int = 15, min_exchanges: int = 3
+    conversations: pl.DataFrame,
+    *,
+    top: int = 15,
+    min_exchanges: int = 3,
+    min_whisker_replies: int = 0,
 ) -> alt.LayerChart:
     """First-reply latency per requester → target pair, as box plots from Polars quantiles.
 
-    The ``top`` pairs by median latency among pairs with at least ``min_exchanges`` replies.
+    The ``top`` pairs by median latency among pairs with at least ``min_exchanges`` replies;
+    the 5-95 % whisker only for pairs with at least ``min_whisker_replies`` replies (a p95
+    of a few replies is their largest, not a percentile).
     """
     lat = pl.col("first_reply_s")
     q = (
@@ -225,7 +231,13 @@ def latency_by_pair(
             lat.quantile(0.95, "linear").alias("p95"),
         )
         .filter(pl.col("replies") >= min_exchanges)
-        .with_columns(pl.concat_str("from_agent", pl.lit(" → "), "to_agent").alias("pair"))
+        .with_columns(
+            *(
+                pl.when(pl.col("replies") >= min_whisker_replies).then(pl.col(c)).alias(c)
+                for c in ("p5", "p95")
+            ),
+            pl.concat_str("from_agent", pl.lit(" → "), "to_agent").alias("pair"),
+        )
         .sort("p50", "pair", descending=[True, False])
         .head(top)
     )

@@ -32,21 +32,19 @@ if CHROMIUM is None:
         allow_module_level=True,
     )
 
-VISIBLE_MESSAGES = (
-    "[...document.querySelectorAll('#sessions .a2a-msg')].filter(m => !m.closest('[hidden]'))"
-)
-VISIBLE_THREADS = (
-    "[...document.querySelectorAll('#sessions .a2a-thread')].filter(t => !t.closest('[hidden]'))"
-)
+PAGE_HEIGHT = 900
+VISIBLE_SESSIONS = "[...document.querySelectorAll('#s-list > .s-item')].filter(s => !s.hidden)"
 
 
 @pytest.fixture(scope="module")
 def page(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Browser, Path]]:
     folder = tmp_path_factory.mktemp("browser")
     log = write_hostile_log(folder / "coordination-events.ndjson")
-    out = report(log, tz="Asia/Seoul", max_sessions=12).write(folder / "report.html")
+    out = report(log, tz="Asia/Seoul", max_sessions=12, progress=False).write(
+        folder / "report.html"
+    )
     assert CHROMIUM is not None
-    with Browser(CHROMIUM) as browser:
+    with Browser(CHROMIUM, height=PAGE_HEIGHT) as browser:
         browser.open(out.as_uri())
         browser.wait_for(
             "document.querySelectorAll('figure.a2a-chart').length === "
@@ -60,6 +58,13 @@ def _set(browser: Browser, selector: str, value: str) -> None:
         f"(() => {{ const el = document.querySelector({selector!r}); el.value = {value!r};"
         " el.dispatchEvent(new Event('input')); el.dispatchEvent(new Event('change')); })()"
     )
+
+
+def _search(browser: Browser, phrase: str) -> int:
+    browser.evaluate("document.querySelector('#q-count').removeAttribute('data-hits')")
+    _set(browser, "#q", phrase)
+    browser.wait_for("document.querySelector('#q-count').hasAttribute('data-hits')", timeout=60)
+    return int(browser.evaluate("document.querySelector('#q-count').getAttribute('data-hits')"))
 
 
 def test_every_chart_drew_marks(page: tuple[Browser, Path]) -> None:
@@ -94,7 +99,7 @@ def test_planted_script_never_ran(page: tuple[Browser, Path]) -> None:
     hostile = browser.evaluate(
         "[...document.querySelectorAll('#sessions .a2a-msg')].map(m => m.textContent)"
         ".filter(t => t.includes('__pwned')).length"
-    )
+    )  # the rendered (collapsed) threads of the most recent session
     assert hostile >= 6, "the hostile messages are shown as text"
     links = browser.evaluate(
         "[...document.querySelectorAll('a[href]')].map(a => a.getAttribute('href'))"
@@ -102,54 +107,145 @@ def test_planted_script_never_ran(page: tuple[Browser, Path]) -> None:
     assert not [h for h in links if h.lower().lstrip().startswith("javascript")]
 
 
-def test_search_and_filters_change_what_is_visible(page: tuple[Browser, Path]) -> None:
-    browser, folder = page
-    total = browser.evaluate(f"{VISIBLE_MESSAGES}.length")
-    threads = browser.evaluate(f"{VISIBLE_THREADS}.length")
-    assert total > 20 and threads > 3
-
-    _set(browser, "#f-search", "__PWNED")  # case-insensitive
-    found = browser.evaluate(
-        f"{VISIBLE_MESSAGES}.map(m => m.textContent.toLowerCase().includes('__pwned'))"
+def test_everything_collapsed_the_page_is_short_and_sessions_expand(
+    page: tuple[Browser, Path],
+) -> None:
+    browser, _ = page
+    assert browser.evaluate("document.querySelectorAll('#sessions details[open]').length") == 0
+    total = browser.evaluate("document.querySelectorAll('#s-list > .s-item').length")
+    assert total > 15
+    assert browser.evaluate(f"{VISIBLE_SESSIONS}.length") == 15
+    height = browser.evaluate("document.documentElement.scrollHeight")
+    assert height <= 8 * PAGE_HEIGHT, height
+    # the table of contents reaches every section from the top
+    for sid in ("conversations", "graph", "health", "search"):
+        assert browser.evaluate(f"!!document.querySelector('nav.toc a[href=\"#{sid}\"]')")
+    # open the first session: its threads show, each still one line
+    browser.evaluate("document.querySelector('#s-list > .s-item > summary').click()")
+    assert browser.evaluate("document.querySelector('#s-list > .s-item').open")
+    threads = browser.evaluate(
+        "[...document.querySelector('#s-list > .s-item').querySelectorAll('.a2a-thread')]"
+        ".filter(t => t.getClientRects().length).length"
     )
-    assert 6 <= len(found) < total and all(found)
-    assert "messages shown" in browser.evaluate("document.querySelector('#f-count').textContent")
-    _set(browser, "#f-search", "")
-    assert browser.evaluate(f"{VISIBLE_MESSAGES}.length") == total
+    assert threads > 0
+    assert browser.evaluate("document.documentElement.scrollHeight") > height
+    browser.evaluate("document.querySelector('#s-collapse').click()")
+    assert browser.evaluate("document.querySelectorAll('#sessions details[open]').length") == 0
+    assert browser.evaluate("document.documentElement.scrollHeight") == height
 
+
+def test_paging_walks_every_session(page: tuple[Browser, Path]) -> None:
+    browser, _ = page
+    total = browser.evaluate("document.querySelectorAll('#s-list > .s-item').length")
+    seen: list[str] = []
+    for _ in range(10):
+        seen += browser.evaluate(f"{VISIBLE_SESSIONS}.map(s => s.id)")
+        if browser.evaluate("document.querySelector('#s-list + .pager .pg-next').disabled"):
+            break
+        browser.evaluate("document.querySelector('#s-list + .pager .pg-next').click()")
+    assert sorted(seen) == sorted(set(seen)) and len(seen) == total
+    assert "of " + str(total) in browser.evaluate(
+        "document.querySelector('#s-list + .pager .pg-info').textContent"
+    )
+    browser.evaluate("document.querySelector('#s-list').setAttribute('data-page', '0')")
+
+
+def test_a_session_beyond_the_rendered_ones_opens_from_the_index(
+    page: tuple[Browser, Path],
+) -> None:
+    browser, _ = page
+    # the 14th session: its messages are not rendered in the page (max_sessions=12)
+    sid = browser.evaluate("document.querySelectorAll('#s-list > .s-item')[13].id")
+    assert browser.evaluate(f"!document.getElementById('{sid}').hasAttribute('data-embedded')")
+    browser.evaluate(f"document.getElementById('{sid}').open = true")
+    browser.wait_for(f"document.getElementById('{sid}').querySelectorAll('.a2a-thread').length > 0")
+    shown = browser.evaluate(f"document.getElementById('{sid}').querySelectorAll('.hit').length")
+    assert shown > 0
+    browser.evaluate("document.querySelector('#s-collapse').click()")
+
+
+def test_search_counts_every_message_of_the_log(page: tuple[Browser, Path]) -> None:
+    browser, folder = page
+    lines = (folder / "coordination-events.ndjson").read_text("utf-8").splitlines()
+    for phrase in ("billing", "Roadmap", "배포", "regression test"):
+        grep = sum(phrase.lower() in line.lower() for line in lines)
+        assert grep > 0
+        assert _search(browser, phrase) == grep, phrase
+    assert _search(browser, "no such phrase anywhere") == 0
+    # a hit links to its session, which opens on the page that holds it
+    _search(browser, "billing")
+    hits = browser.evaluate("document.querySelectorAll('#q-hits .hit').length")
+    assert 0 < hits <= 100
+    target = browser.evaluate(
+        "document.querySelector('#q-hits a.hit-session[data-s]').getAttribute('data-s')"
+    )
+    browser.evaluate("document.querySelector('#q-hits a.hit-session[data-s]').click()")
+    assert browser.evaluate(f"document.getElementById('s-{target}').open")
+    assert not browser.evaluate(f"document.getElementById('s-{target}').hidden")
+    _set(browser, "#q", "")
+    browser.evaluate("document.querySelector('#s-collapse').click()")
+
+
+def _column(browser: Browser, table: str, col: int) -> list[float | None]:
+    values = browser.evaluate(
+        f"[...document.querySelector({table!r}).tBodies[0].rows].map(r => r.cells[{col}].getAttribute('data-v'))"
+    )
+    return [None if v in ("", None) else float(v) for v in values]
+
+
+def test_tables_sort_by_the_number_shown(page: tuple[Browser, Path]) -> None:
+    browser, _ = page
+    table = "table.pairs"
+    # default order: worst first by the no-reply rate shown
+    rates = [v for v in _column(browser, table, 7) if v is not None]
+    assert rates == sorted(rates, reverse=True)
+    header = f"document.querySelector('{table}').tHead.rows[0].cells[2]"
+    browser.evaluate(f"{header}.click()")
+    assert browser.evaluate(f"{header}.getAttribute('aria-sort')") == "descending"
+    n = _column(browser, table, 2)
+    assert n == sorted(n, key=lambda v: -(v or 0)) and len(set(n)) > 1
+    browser.evaluate(f"{header}.click()")
+    n = _column(browser, table, 2)
+    assert n == sorted(n, key=lambda v: v or 0)
+    # a percentile column: numbers sort numerically, empty cells last both ways
+    p50 = f"document.querySelector('{table}').tHead.rows[0].cells[4]"
+    browser.evaluate(f"{p50}.click()")
+    values = _column(browser, table, 4)
+    known = [v for v in values if v is not None]
+    assert known == sorted(known, reverse=True) and values[: len(known)] == known
+    # the table is paged: 15 rows visible
+    visible = browser.evaluate(
+        f"[...document.querySelector('{table}').tBodies[0].rows].filter(r => !r.hidden).length"
+    )
+    assert visible == min(15, len(values))
+
+
+def test_filters_keep_the_matching_sessions(page: tuple[Browser, Path]) -> None:
+    browser, _ = page
     agent = browser.evaluate("document.querySelector('#f-agent').options[1].value")
     _set(browser, "#f-agent", agent)
     kept = browser.evaluate(
-        f"{VISIBLE_THREADS}.map(t => JSON.parse(t.getAttribute('data-agents')))"
+        "[...document.querySelectorAll('#s-list > .s-item:not(.filtered)')]"
+        ".map(s => JSON.parse(s.getAttribute('data-agents')))"
     )
-    assert 0 < len(kept) < threads and all(agent in a for a in kept)
+    total = browser.evaluate("document.querySelectorAll('#s-list > .s-item').length")
+    assert 0 < len(kept) < total and all(agent in a for a in kept)
     _set(browser, "#f-agent", "")
-
-    statuses = browser.evaluate(
-        f"[...new Set({VISIBLE_THREADS}.map(t => t.getAttribute('data-status')))]"
-    )
-    assert len(statuses) >= 2, statuses
-    _set(browser, "#f-status", statuses[0])
-    kept = browser.evaluate(f"{VISIBLE_THREADS}.map(t => t.getAttribute('data-status'))")
-    assert 0 < len(kept) < threads and set(kept) == {statuses[0]}
-    _set(browser, "#f-status", "")
-
-    _set(browser, "#f-time", "3600000")
-    last = browser.evaluate(
-        "Number(document.querySelector('#sessions .filters').getAttribute('data-end'))"
-    )
-    kept = browser.evaluate(f"{VISIBLE_THREADS}.map(t => Number(t.getAttribute('data-last')))")
-    assert 0 < len(kept) < threads and all(t >= last - 3_600_000 for t in kept)
-    _set(browser, "#f-time", "")
-
-    category = browser.evaluate("document.querySelector('#f-category').options[1].value")
-    _set(browser, "#f-category", category)
+    status = browser.evaluate("document.querySelector('#f-status').options[1].value")
+    _set(browser, "#f-status", status)
     kept = browser.evaluate(
-        "[...document.querySelectorAll('#sessions .a2a-session')].filter(s => !s.hidden)"
-        ".map(s => s.getAttribute('data-category'))"
+        "[...document.querySelectorAll('#s-list > .s-item:not(.filtered)')]"
+        ".map(s => s.getAttribute('data-status'))"
     )
-    assert kept and set(kept) == {category}
-    _set(browser, "#f-category", "")
-    assert browser.evaluate(f"{VISIBLE_MESSAGES}.length") == total
+    assert kept and set(kept) == {status}
+    _set(browser, "#f-status", "")
+    assert browser.evaluate(f"{VISIBLE_SESSIONS}.length") == 15
+
+
+def test_korean_renders_with_the_embedded_font(page: tuple[Browser, Path]) -> None:
+    browser, folder = page
+    browser.evaluate("document.fonts.ready.then(() => 0)")
+    assert browser.evaluate("document.fonts.check('14px \"A2A Noto Sans KR\"', '배포')")
+    browser.evaluate("window.scrollTo(0, 0)")
     browser.screenshot(folder / "report.png")
     assert browser.errors() == []

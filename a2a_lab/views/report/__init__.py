@@ -1,12 +1,15 @@
 """One offline HTML file that shows a log to people who will not open a notebook.
 
-:func:`report` loads a log (or takes a :class:`~a2a_lab.io.LoadResult`), computes the
-sections with the library's own functions (:mod:`._data`) and writes them as one
-self-contained page (:mod:`._page`): Overview, Work sessions (searchable and filterable in
-the browser), Conversations, Interaction graph, Log health and Twin comparison. Charts are
-the package's Altair specs drawn by one inlined Vega runtime with a PNG fallback where
-scripts are off; nothing is fetched from the network; every untrusted text is escaped and
-control / bidi characters are shown, not obeyed (:mod:`a2a_lab.views.safe_html`).
+:func:`report` loads a log (or takes a :class:`~a2a_lab.io.LoadResult`), has the
+application layer compute what it shows (:func:`a2a_lab.app.report.collect`) and renders it
+as one self-contained page (:mod:`._page`): the answers first (no-reply rate, first-reply
+p50 / p95, worst pairs, busiest agents, log health, with n and intervals), a search over
+every message, every work session as one collapsed line (paged, filterable), conversations,
+interaction graph, log health and, with a simulator run, the twin comparison. Tables sort
+by the numbers they show. Charts are the package's Altair specs drawn by one inlined Vega
+runtime with a PNG fallback where scripts are off; nothing is fetched from the network;
+every untrusted text is escaped and control / bidi characters are shown, not obeyed
+(:mod:`a2a_lab.views.safe_html`).
 """
 
 from __future__ import annotations
@@ -18,12 +21,12 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from a2a_lab.app.report import ReportData, collect
 from a2a_lab.io import LoadResult, load
 from a2a_lab.io._decode import file_label
 from a2a_lab.time import check_tz
-from a2a_lab.views.report import _sections
-from a2a_lab.views.report._data import ReportData, collect
-from a2a_lab.views.report._page import page
+from a2a_lab.views.report import _sections, _sessions
+from a2a_lab.views.report._page import cjk_glyphs, page
 
 __all__ = ["Report", "report"]
 
@@ -40,7 +43,7 @@ class Report:
         The whole page.
     data
         What it shows: frames and the headline ``figures``
-        (:class:`~a2a_lab.views.report._data.ReportData`).
+        (:class:`~a2a_lab.app.report.ReportData`).
     """
 
     html: str
@@ -62,6 +65,61 @@ class Report:
         return f"Report({f['events']} events, {f['sessions']} sessions, {f['findings']} findings, {len(self.html):,} bytes)"
 
 
+def _loaded(
+    source: str | os.PathLike[str] | list[str | os.PathLike[str]] | LoadResult,
+    progress: bool | None,
+) -> tuple[LoadResult, str]:
+    """The loaded log and how the page names it: its paths (a LoadResult's files)."""
+    if isinstance(source, LoadResult):
+        loaded = source
+        files = [str(f) for f in loaded.report.files]
+    else:
+        loaded = load(source, progress=progress)
+        files = [str(f) for f in (source if isinstance(source, list) else [source])]
+    # file_label: a name with bytes that are not UTF-8 shows them as \xNN (the page is UTF-8)
+    return loaded, ", ".join(map(file_label, files)) or "(events given in memory)"
+
+
+def _render(
+    data: ReportData,
+    title: str,
+    limits: dict[str, int],
+    discord_users: Mapping[str, str] | None,
+    embed_font: bool,
+) -> str:
+    """The page of ``data``: the sections in order, the table of contents, the font."""
+    body = "".join(
+        (
+            _sections.overview(data),
+            _sessions.search(data),
+            _sessions.sessions(
+                data,
+                max_sessions=limits["sessions"],
+                max_messages=limits["messages"],
+                discord_users=discord_users,
+            ),
+            _sections.conversations(data, max_rows=limits["rows"]),
+            _sections.graph(data),
+            _sections.health(data, max_per_rule=limits["rows"]),
+            _sections.twin(data),
+        )
+    )
+    f = data.figures
+    subtitle = (
+        f"{f['events']:,} events · {f['sessions']:,} work sessions · {f['exchanges']:,} exchanges"
+        f" · times in {data.tz}"
+    )
+    return page(
+        title=title,
+        subtitle=subtitle,
+        nav=_sections.sections(data),
+        body=body,
+        tz=data.tz,
+        embed_font=embed_font,
+        glyphs=cjk_glyphs(data.messages["text"]) if embed_font else "",
+    )
+
+
 def report(
     source: str | os.PathLike[str] | list[str | os.PathLike[str]] | LoadResult,
     *,
@@ -74,9 +132,10 @@ def report(
     now: Instant = None,
     max_sessions: int = 30,
     max_messages: int = 200,
-    max_rows: int = 50,
+    max_rows: int = 200,
     discord_users: Mapping[str, str] | None = None,
     embed_font: bool = True,
+    progress: bool | None = None,
 ) -> Report:
     """Build the shareable HTML report of a log.
 
@@ -103,16 +162,21 @@ def report(
         default as every CLI command and ``a2a-lab work-sessions``. Pin it to build the
         same report of the same log on any day.
     max_sessions
-        Work sessions shown (the dashboard's order: most recent activity first).
+        Work sessions whose threads and messages are rendered in the page (the dashboard's
+        order: most recent activity first). Every session is listed, and opening any other
+        shows its messages from the search index (as plain text).
     max_messages
-        Messages shown per work session.
+        Messages rendered per such work session (the search covers all of them).
     max_rows
-        Rows shown per table of pairs and per finding rule.
+        Rows of the table of pairs (paged in the page) and per finding rule.
     discord_users
         Discord user id → name, to resolve ``<@id>`` mentions.
     embed_font
         Embed the Noto Sans KR glyphs the page uses (a subset), so Korean renders on a
         machine without a Korean font.
+    progress
+        Show the steps on stderr (tqdm); None: unless ``CI`` is set or
+        ``A2A_LAB_PROGRESS=0``.
 
     Returns
     -------
@@ -132,37 +196,17 @@ def report(
         if isinstance(value, bool) or not isinstance(value, int) or value < 0:
             raise ValueError(f"{name}: expected an integer >= 0, not {value!r}")
     check_tz(tz)
-    if isinstance(source, LoadResult):
-        loaded, label = source, "(loaded events)"
-    else:
-        loaded = load(source)
-        # file_label: a name with bytes that are not UTF-8 shows them as \xNN (the page is UTF-8)
-        label = ", ".join(map(file_label, source if isinstance(source, list) else [source]))
+    loaded, label = _loaded(source, progress)
     data = collect(
-        loaded, source=label, since=since, until=until, tz=tz, now=now, sim=sim, seed=seed
+        loaded,
+        source=label,
+        window=(since, until),
+        tz=tz,
+        now=now,
+        sim=sim,
+        seed=seed,
+        progress=progress,
     )
-    body = "".join(
-        (
-            _sections.overview(data),
-            _sections.sessions(
-                data,
-                max_sessions=max_sessions,
-                max_messages=max_messages,
-                discord_users=discord_users,
-            ),
-            _sections.conversations(data, max_rows=max_rows),
-            _sections.graph(data),
-            _sections.health(data, max_per_rule=max_rows),
-            _sections.twin(data),
-        )
-    )
-    f = data.figures
-    subtitle = f"{f['events']:,} events · {f['sessions']:,} work sessions · {f['exchanges']:,} exchanges · times in {tz}"
-    html = page(
-        title=title or f"A2A log report: {label}",
-        subtitle=subtitle,
-        nav=list(_sections.SECTIONS),
-        body=body,
-        embed_font=embed_font,
-    )
+    limits = {"sessions": max_sessions, "messages": max_messages, "rows": max_rows}
+    html = _render(data, title or f"A2A log report: {label}", limits, discord_users, embed_font)
     return Report(html=html, data=data)

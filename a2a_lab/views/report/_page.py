@@ -1,4 +1,4 @@
-"""The report page: CSS, the filter script, the embedded Korean font and the security policy.
+"""The report page: CSS, the table of contents, the embedded Korean font and the security policy.
 
 The page runs only its own scripts
 (:func:`~a2a_lab.views.embed.content_security_policy`) and fetches nothing.
@@ -11,10 +11,13 @@ import io
 import re
 from functools import lru_cache
 
+import polars as pl
+
 from a2a_lab.views.embed import content_security_policy, embed_script, vega_bundle
+from a2a_lab.views.report._script import PAGE_SCRIPT
 from a2a_lab.views.safe_html import escape_html
 
-__all__ = ["FONT_STACK", "page"]
+__all__ = ["FONT_STACK", "cjk_glyphs", "page"]
 
 #: The report's font stack: the embedded Korean subset first for Hangul (unicode-range),
 #: then the system fonts; Korean system fonts after them where the subset is not embedded.
@@ -33,13 +36,14 @@ _UNICODE_RANGE = (
 CSS = """
 :root { --muted: #666; --line: #ddd; }
 body { font-family: FONT; font-size: 14px; line-height: 1.45; margin: 0; color: #111; background: #fff; }
-header { padding: 16px 24px 8px; border-bottom: 1px solid var(--line); }
+header { padding: 14px 24px 6px; }
 header h1 { margin: 0 0 4px; font-size: 1.5em; }
 nav a { margin-right: 14px; }
 main { padding: 0 24px 40px; max-width: 1200px; }
 section { margin-top: 28px; }
 h2 { border-bottom: 2px solid #4c78a8; padding-bottom: 2px; }
 .muted { color: var(--muted); font-size: 0.92em; }
+input, select, button { font: inherit; }
 .cards { display: flex; flex-wrap: wrap; gap: 10px; margin: 12px 0; }
 .card { display: flex; flex-direction: column; min-width: 120px; padding: 8px 12px; border: 1px solid var(--line);
         border-radius: 8px; text-decoration: none; color: inherit; }
@@ -52,11 +56,28 @@ th { background: #f5f5f5; }
 code, pre { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, "DejaVu Sans Mono", "A2A Noto Sans KR",
              "Noto Sans Mono CJK KR", monospace; }
 td code { white-space: pre-wrap; word-break: break-all; }
-.filters { position: sticky; top: 0; background: #fff; padding: 8px 0; z-index: 2; display: flex; gap: 8px;
+.filters { background: #fff; padding: 8px 0; display: flex; gap: 8px;
            flex-wrap: wrap; align-items: center; border-bottom: 1px solid var(--line); }
-.filters input { min-width: 280px; padding: 3px 6px; }
-.a2a-session { margin: 14px 0; padding: 8px 10px; border: 1px solid var(--line); border-radius: 8px; }
-.a2a-thread { margin: 8px 0 8px 8px; padding: 6px 8px; border-left: 3px solid #4c78a8; background: #fcfcfc; }
+#q { min-width: 360px; padding: 4px 8px; font-size: 1em; }
+.hit { margin: 4px 0; padding: 3px 8px; background: #fafafa; border-radius: 4px; }
+.hit .meta time, .s-item .meta time { color: var(--muted); margin-right: 4px; }
+.plain { white-space: pre-wrap; }
+details.s-item { margin: 0; padding: 3px 8px; border-bottom: 1px solid var(--line); }
+details.s-item > summary { cursor: pointer; white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
+details.s-item[open] { padding-bottom: 8px; background: #fcfcfc; }
+.a2a-thread { margin: 6px 0 6px 12px; padding: 4px 8px; border-left: 3px solid #4c78a8; }
+.a2a-thread > summary { cursor: pointer; }
+.pager { display: flex; gap: 10px; align-items: center; margin: 6px 0 14px; }
+th[aria-sort] { background: #e3ecf7; }
+th { cursor: pointer; user-select: none; }
+th[aria-sort=descending]::after { content: " ▼"; }
+th[aria-sort=ascending]::after { content: " ▲"; }
+.card .note { font-size: 0.85em; }
+.kpi-lists { display: flex; flex-wrap: wrap; gap: 40px; }
+.kpi-lists h3 { margin: 6px 0 0; }
+.kpi-lists p { margin: 0; }
+.kpi-lists ol { margin: 4px 0; padding-left: 22px; }
+nav.toc { position: sticky; top: 0; background: #fff; z-index: 3; padding: 6px 24px; border-bottom: 1px solid var(--line); }
 .a2a-msg { margin: 4px 0; padding: 3px 8px; background: #fafafa; border-radius: 4px; }
 .a2a-msg .meta time { color: var(--muted); margin-right: 4px; }
 .body { overflow-wrap: anywhere; }
@@ -68,45 +89,6 @@ figure.a2a-chart { margin: 12px 0; }
 .charts { display: flex; flex-wrap: wrap; gap: 24px; }
 details.rule { margin: 6px 0; }
 details.rule summary { cursor: pointer; }
-"""
-
-FILTER_SCRIPT = """
-(function () {
-  var bar = document.querySelector("#sessions .filters");
-  if (!bar) { return; }
-  var search = bar.querySelector("#f-search"), agent = bar.querySelector("#f-agent"),
-      status = bar.querySelector("#f-status"), category = bar.querySelector("#f-category"),
-      time = bar.querySelector("#f-time"), counter = bar.querySelector("#f-count");
-  var end = Number(bar.getAttribute("data-end"));
-  function apply() {
-    var q = search.value.trim().toLowerCase(), threads = 0, messages = 0;
-    document.querySelectorAll("#sessions .a2a-session").forEach(function (s) {
-      var any = false;
-      var catOk = !category.value || s.getAttribute("data-category") === category.value;
-      s.querySelectorAll(".a2a-thread").forEach(function (t) {
-        var ok = catOk
-          && (!agent.value || JSON.parse(t.getAttribute("data-agents")).indexOf(agent.value) >= 0)
-          && (!status.value || t.getAttribute("data-status") === status.value)
-          && (!time.value || Number(t.getAttribute("data-last")) >= end - Number(time.value));
-        var n = 0;
-        t.querySelectorAll(".a2a-msg").forEach(function (m) {
-          var hit = ok && (!q || m.textContent.toLowerCase().indexOf(q) >= 0);
-          m.hidden = !hit;
-          if (hit) { n += 1; }
-        });
-        t.hidden = n === 0;
-        if (n) { any = true; threads += 1; messages += n; }
-      });
-      s.hidden = !any;
-    });
-    counter.textContent = threads + " threads, " + messages + " messages shown";
-  }
-  [search, agent, status, category, time].forEach(function (el) {
-    el.addEventListener("input", apply);
-    el.addEventListener("change", apply);
-  });
-  apply();
-})();
 """
 
 
@@ -139,12 +121,21 @@ def _font_face(body: str) -> str:
 
 
 def page(
-    *, title: str, subtitle: str, nav: list[tuple[str, str]], body: str, embed_font: bool = True
+    *,
+    title: str,
+    subtitle: str,
+    nav: list[tuple[str, str]],
+    body: str,
+    tz: str = "UTC",
+    embed_font: bool = True,
+    glyphs: str = "",
 ) -> str:
-    """The whole HTML document around the sections' HTML."""
-    scripts = (vega_bundle(), embed_script(FONT_STACK), FILTER_SCRIPT)
+    """The whole HTML document around the sections' HTML: a sticky table of contents
+    (``nav``), ``tz`` for the times the script writes, and the font subset covering the
+    Korean of ``body`` and of ``glyphs`` (the texts the script shows from the index)."""
+    scripts = (vega_bundle(), embed_script(FONT_STACK), PAGE_SCRIPT)
     csp = content_security_policy(scripts)
-    style = (_font_face(body) if embed_font else "") + CSS.replace("FONT", FONT_STACK)
+    style = (_font_face(body + glyphs) if embed_font else "") + CSS.replace("FONT", FONT_STACK)
     links = "".join(f'<a href="#{sid}">{escape_html(label)}</a>' for sid, label in nav)
     return (
         "<!DOCTYPE html>\n"
@@ -152,8 +143,14 @@ def page(
         f'<meta http-equiv="Content-Security-Policy" content="{csp}">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f"<title>{escape_html(title)}</title><style>{style}</style>"
-        f"<script>{scripts[0]}</script></head><body>"
-        f'<header><h1>{escape_html(title)}</h1><div class="muted">{escape_html(subtitle)}</div>'
-        f"<nav>{links}</nav></header><main>{body}</main>"
+        f'<script>{scripts[0]}</script></head><body data-tz="{escape_html(tz)}">'
+        f'<header><h1>{escape_html(title)}</h1><div class="muted">{escape_html(subtitle)}</div></header>'
+        f'<nav class="toc" aria-label="contents">{links}</nav><main>{body}</main>'
         f"<script>{scripts[1]}</script><script>{scripts[2]}</script></body></html>\n"
     )
+
+
+def cjk_glyphs(texts: pl.Series) -> str:
+    """The distinct Hangul / CJK characters of ``texts`` (for the font subset)."""
+    found = texts.drop_nulls().unique().str.extract_all(_CJK.pattern).explode().drop_nulls()
+    return "".join(sorted(found.unique().to_list()))

@@ -1,60 +1,45 @@
 """The report's sections as HTML: every untrusted text through ``escape_html``.
 
-Each function takes :class:`~a2a_lab.views.report._data.ReportData` and returns the HTML of
-one ``<section>``. Numbers the tests compare with the library carry ``data-figure``.
+Each function takes :class:`~a2a_lab.app.report.ReportData` and returns the HTML of one
+``<section>``; it computes nothing the application layer (:mod:`a2a_lab.app.report`) has
+not. Numbers the tests compare with the library carry ``data-figure``; every sortable cell
+carries its number as ``data-v``, so a table sorts by the number it shows.
 """
 
 from __future__ import annotations
 
-import json
-from collections.abc import Mapping
 from typing import Any
 
 import polars as pl
 
-from a2a_lab._frames import number
 from a2a_lab.analysis.checks import RULES, SEVERITIES
-from a2a_lab.time import format_time, python_safe
+from a2a_lab.app.report import MIN_FINISHED, ReportData, min_replies
+from a2a_lab.time import format_time
 from a2a_lab.views import plots
 from a2a_lab.views.embed import chart_figure
-from a2a_lab.views.palette import (
-    MESSAGE_KIND_COLORS,
-    SESSION_STATUS_COLORS,
-    SEVERITY_COLORS,
-    THREAD_STATUS_COLORS,
-    color_of,
-)
-from a2a_lab.views.report._data import ReportData
+from a2a_lab.views.palette import SEVERITY_COLORS, color_of
+from a2a_lab.views.report._sessions import badge
 from a2a_lab.views.safe_html import escape_html as esc
-from a2a_lab.views.threads import MessageOptions, task_titles, thread_messages
 
-__all__ = [
-    "SECTIONS",
-    "conversations",
-    "graph",
-    "health",
-    "overview",
-    "sessions",
-    "thread_status",
-    "twin",
-]
+__all__ = ["SECTIONS", "conversations", "graph", "health", "overview", "sections", "twin"]
 
 #: Section ids and headings, in page order.
 SECTIONS: tuple[tuple[str, str], ...] = (
     ("overview", "Overview"),
+    ("search", "Search"),
     ("sessions", "Work sessions"),
     ("conversations", "Conversations"),
     ("graph", "Interaction graph"),
     ("health", "Log health"),
     ("twin", "Twin comparison"),
 )
-#: Time windows of the sessions filter (label, ms before the log's last event).
-TIME_WINDOWS: tuple[tuple[str, int], ...] = (
-    ("last hour", 3_600_000),
-    ("last 24 h", 86_400_000),
-    ("last 7 days", 604_800_000),
-)
-_EXCHANGE_KINDS = ("message", "reply", "turn", "complete", "no_reply", "refused", "outcome")
+#: Rows per page of a long table.
+TABLE_PAGE = 15
+
+
+def sections(data: ReportData) -> list[tuple[str, str]]:
+    """The sections this report has (the twin comparison only with a simulator run)."""
+    return [(sid, label) for sid, label in SECTIONS if sid != "twin" or data.twin is not None]
 
 
 def _heading(section: str) -> str:
@@ -83,52 +68,159 @@ def _num(value: Any, fmt: str = "{:,}") -> str:
     return fmt.format(value)
 
 
-def _badge(text: str, color: str, cls: str = "badge") -> str:
-    return f'<span class="{cls}" style="background:{color}">{esc(text)}</span>'
+def _pct(x: float | None) -> str:
+    return _num(None if x is None else 100 * x, "{:.1f} %")
 
 
-def _table(head: list[str], rows: list[list[str]], cls: str = "") -> str:
-    """A table; ``rows`` hold HTML cells (already escaped)."""
-    thead = "".join(f"<th>{esc(h)}</th>" for h in head)
-    body = "".join("<tr>" + "".join(f"<td>{c}</td>" for c in r) + "</tr>" for r in rows)
-    return f'<table class="{cls}"><thead><tr>{thead}</tr></thead><tbody>{body}</tbody></table>'
+def _sec(seconds: float | None) -> str:
+    return _num(seconds, "{:,.1f}")
+
+
+def _cell(text: str, value: float | None) -> str:
+    """A numeric cell: shown ``text`` (HTML), sort key ``value`` (empty: sorts last)."""
+    key = "" if value is None or value != value else repr(float(value))
+    return f'<td data-v="{key}">{text}</td>'
+
+
+def _table(head: list[str], rows: list[list[str]], cls: str = "", page: bool = False) -> str:
+    """A sortable table; ``rows`` hold HTML cells (already escaped), either whole ``<td>``
+    elements (from :func:`_cell`) or their content. Longer than a page: paged."""
+    thead = "".join(f'<th scope="col">{esc(h)}</th>' for h in head)
+    body = "".join(
+        "<tr>" + "".join(c if c.startswith("<td") else f"<td>{c}</td>" for c in r) + "</tr>"
+        for r in rows
+    )
+    pager = f' data-pager="{TABLE_PAGE}"' if page and len(rows) > TABLE_PAGE else ""
+    return (
+        f'<table class="sortable {cls}"{pager}><thead><tr>{thead}</tr></thead>'
+        f"<tbody>{body}</tbody></table>"
+    )
 
 
 # ---------------------------------------------------------------------------------------
-def overview(data: ReportData) -> str:
-    """Time range and the headline numbers, each linking to its section."""
-    f = data.figures
+def _card(key: str, value: str, label: str, href: str, note: str = "") -> str:
+    return (
+        f'<a class="card" href="#{href}"><span class="value" data-figure="{key}">{value}</span>'
+        f'<span class="label">{esc(label)}</span>'
+        + (f'<span class="note muted">{note}</span>' if note else "")
+        + "</a>"
+    )
 
-    def card(key: str, label: str, href: str) -> str:
-        return (
-            f'<a class="card" href="#{href}"><span class="value" data-figure="{key}">{_num(f[key])}</span>'
-            f'<span class="label">{esc(label)}</span></a>'
+
+def _kpi_cards(data: ReportData) -> str:
+    f, k = data.figures, data.figures["kpis"]
+    ci = k["no_reply_ci"]
+    rate_note = f"{k['no_reply']:,} of {k['finished']:,} finished" + (
+        f" · 95 % CI {_pct(ci[0])}–{_pct(ci[1])}" if ci else ""
+    )
+
+    def latency(q: str) -> str:
+        kq = k[q]
+        note = f"n = {kq['n']:,} replies"
+        if kq["value"] is None:
+            note += f" (shown from {min_replies(0.5 if q == 'p50' else 0.95):,})"
+        elif kq["ci"]:
+            note += f" · 95 % CI {_sec(kq['ci'][0])}–{_sec(kq['ci'][1])} s"
+        return _card(q, _num(kq["value"], "{:,.1f} s"), f"first reply {q}", "conversations", note)
+
+    sev = " ".join(
+        badge(f"{f[f'findings_{s}']:,} {s}", color_of(SEVERITY_COLORS, s))
+        for s in reversed(SEVERITIES)
+    )
+    return (
+        '<div class="cards">'
+        + _card(
+            "exchanges",
+            _num(f["exchanges"]),
+            "exchanges",
+            "conversations",
+            f"{f['ambiguous_exchanges']:,} ambiguous",
         )
+        + _card(
+            "no_reply_rate", _pct(k["no_reply_rate"]), "no-reply rate", "conversations", rate_note
+        )
+        + latency("p50")
+        + latency("p95")
+        + _card("findings", _num(f["findings"]), "health findings", "health", sev)
+        + _card(
+            "rejects",
+            _num(f["rejects"]),
+            "rejected lines",
+            "health",
+            f'<span data-figure="warnings">{f["warnings"]:,}</span> load warnings',
+        )
+        + _card(
+            "events",
+            _num(f["events"]),
+            "events",
+            "overview",
+            f"{f['agents']:,} agents · {f['sessions']:,} work sessions",
+        )
+        + "</div>"
+    )
 
-    cards = [
-        card("events", "events", "overview"),
-        card("agents", "agents", "graph"),
-        card("sessions", "work sessions", "sessions"),
-        card("exchanges", "exchanges", "conversations"),
-        card("ambiguous_exchanges", "ambiguous exchanges", "conversations"),
-        card("rejects", "rejected lines", "health"),
-        card("warnings", "load warnings", "health"),
-        *(card(f"findings_{s}", f"{s} findings", "health") for s in reversed(SEVERITIES)),
-    ]
+
+def _kpi_lists(data: ReportData) -> str:
+    k = data.figures["kpis"]
+    worst = (
+        "".join(
+            f"<li>{esc(p['from_agent'])} → {esc(p['to_agent'])}: <strong>{_pct(p['no_reply_rate'])}</strong> "
+            f'<span class="muted">({p["no_reply"]:,} of n = {p["finished"]:,})</span></li>'
+            for p in k["worst_pairs"]
+        )
+        or "<li>no pair with a no-reply</li>"
+    )
+    busiest = (
+        "".join(
+            f"<li>{esc(a['agent'])}: <strong>{a['total']:,}</strong> "
+            f'<span class="muted">({a["requests"]:,} asked, {a["received"]:,} answered)</span></li>'
+            for a in k["busiest"]
+        )
+        or "<li>no exchange</li>"
+    )
+    rules = (
+        "".join(
+            f"<li>{badge(r['severity'], color_of(SEVERITY_COLORS, r['severity']))} "
+            f"<code>{esc(r['rule'])}</code>: <strong>{r['findings']:,}</strong></li>"
+            for r in k["top_rules"]
+        )
+        or "<li>no finding</li>"
+    )
+    return (
+        '<div class="kpi-lists">'
+        f'<div><h3><a href="#conversations">Worst pairs</a></h3><p class="muted">no-reply rate, pairs '
+        f'with at least {MIN_FINISHED} finished exchanges</p><ol id="worst-pairs">{worst}</ol></div>'
+        f'<div><h3><a href="#graph">Busiest agents</a></h3><p class="muted">exchanges asked + '
+        f'answered</p><ol id="busiest">{busiest}</ol></div>'
+        '<div><h3><a href="#health">Log health</a></h3><p class="muted">the rules with the most '
+        f'findings, most severe first</p><ol id="top-rules">{rules}</ol></div></div>'
+    )
+
+
+def overview(data: ReportData) -> str:
+    """The answers first: source and span, the KPI cards, worst pairs, busiest agents."""
+    f = data.figures
     window = ""
     if data.since_ms is not None or data.until_ms is not None:
         window = (
-            f"<p>Window: from {esc(_time(data.since_ms, data.tz))} until "
-            f"{esc(_time(data.until_ms, data.tz))} ({esc(data.tz)}).</p>"
+            f" · window from {esc(_time(data.since_ms, data.tz))} until "
+            f"{esc(_time(data.until_ms, data.tz))}"
+        )
+    span = ""
+    if f["first_ms"] is not None:
+        days = (f["last_ms"] - f["first_ms"]) / 86_400_000
+        span = (
+            f"<strong>{esc(_time(f['first_ms'], data.tz, '%Y-%m-%d %H:%M'))}</strong> to "
+            f"<strong>{esc(_time(f['last_ms'], data.tz, '%Y-%m-%d %H:%M'))}</strong> ({esc(data.tz)}, "
+            f'<span data-figure="span_days">{days:,.1f}</span> days)'
         )
     untimed = f" · {f['untimed']:,} events without a usable time" if f["untimed"] else ""
     parts = [
         _open("overview"),
-        f"<p>Source <code>{esc(data.source)}</code> · events from <strong>{esc(_time(f['first_ms'], data.tz))}</strong> "
-        f"to <strong>{esc(_time(f['last_ms'], data.tz))}</strong> ({esc(data.tz)}){untimed} · "
-        f"{_num(data.load.report.total_lines)} lines read, {_num(f['blank'])} blank.</p>",
-        window,
-        f'<div class="cards">{"".join(cards)}</div>',
+        f'<p class="source">Source <code data-figure="source">{esc(data.source)}</code> · {span or "no timed event"}'
+        f"{window}{untimed} · {_num(data.load.report.total_lines)} lines read, {_num(f['blank'])} blank.</p>",
+        _kpi_cards(data),
+        _kpi_lists(data),
     ]
     if data.events.height:
         parts.append(
@@ -156,262 +248,109 @@ def _bucket(data: ReportData) -> str:
 
 
 # ---------------------------------------------------------------------------------------
-def thread_status(messages: pl.DataFrame, session_status: str) -> pl.DataFrame:
-    """Per thread of ``messages`` (:func:`thread_messages` rows) its status badge.
-
-    From the thread's last exchange message: a concurrency refusal → ``blocked``, a
-    no-reply → ``no reply``, a reply, ping-pong turn or completion → ``replied``, any other
-    runtime outcome → ``incomplete``; a message still waiting → ``active`` in an ACTIVE
-    session, else ``incomplete``. A thread without exchange messages is ``active`` in an
-    ACTIVE session, else ``incomplete``.
-    """
-    waiting = "active" if session_status == "ACTIVE" else "incomplete"
-    last = (
-        messages.filter(pl.col("kind").is_in(_EXCHANGE_KINDS))
-        .group_by("thread_id", maintain_order=True)
-        .agg(pl.col("kind").last())
-    )
-    status = pl.col("kind").replace_strict(
-        {
-            "refused": "blocked",
-            "no_reply": "no reply",
-            "reply": "replied",
-            "turn": "replied",
-            "complete": "replied",
-            "outcome": "incomplete",
-            "message": waiting,
-        },
-        default=waiting,
-    )
-    return (
-        messages.select("thread_id")
-        .unique(maintain_order=True)
-        .join(last, on="thread_id", how="left", maintain_order="left")
-        .select("thread_id", status.alias("status"))
-    )
+_PAIR_HEAD = [
+    "requester",
+    "target",
+    "exchanges",
+    "replies (n)",
+    "p50 s",
+    "p95 s",
+    "p99 s",
+    "no reply",
+    "blocked",
+    "retries",
+    "mean turns",
+]
 
 
-def _member_events(data: ReportData, ws_ids: list[str | None]) -> pl.DataFrame:
-    """The enriched events of the shown sessions' threads only (thread_messages joins on them)."""
-    members = data.sessions.thread_events.filter(
-        pl.col("work_session_id").is_in(ws_ids, nulls_equal=True)
-    )
-    return data.enriched.join(
-        members.select("file", "line").unique(), on=["file", "line"], how="semi"
-    )
-
-
-def sessions(
-    data: ReportData,
-    *,
-    max_sessions: int,
-    max_messages: int,
-    discord_users: Mapping[str, str] | None,
-) -> str:
-    """The dashboard's sessions with their threads, searchable and filterable in the browser."""
-    result = data.sessions
-    # the events without a work session come last: they are not one piece of work
-    shown = result.sessions.sort(pl.col("work_session_id").is_null(), maintain_order=True).head(
-        max_sessions
-    )
-    ws_ids = shown["work_session_id"].to_list()
-    events = _member_events(data, ws_ids)
-    titles = task_titles(data.enriched)
-    blocks: list[str] = []
-    agents: set[str] = set()
-    categories: set[str] = set()
-    counts = {"threads": 0, "messages": 0}
-    # a time beyond Python's datetime (Date reaches the year 275760) is absent in the row
-    for row in python_safe(shown).iter_rows(named=True):
-        msgs = thread_messages(
-            result,
-            events,
-            row["id"],
-            MessageOptions(discord_users=discord_users),
-            tz=data.tz,
-            titles=titles,
-        )
-        total = msgs.height
-        msgs = msgs.head(max_messages)
-        statuses = dict(thread_status(msgs, row["status"]).iter_rows())
-        categories.add(row["collab_category"] or "")
-        blocks.append(_session_html(row, msgs, statuses, total, data.tz, agents, counts))
-    status_opts = "".join(
-        f'<option value="{esc(s)}">{esc(s)}</option>' for s in THREAD_STATUS_COLORS
-    )
-    agent_opts = "".join(f'<option value="{esc(a)}">{esc(a)}</option>' for a in sorted(agents))
-    cat_opts = "".join(
-        f'<option value="{esc(c)}">{esc(c or "(none)")}</option>' for c in sorted(categories)
-    )
-    time_opts = "".join(f'<option value="{ms}">{esc(label)}</option>' for label, ms in TIME_WINDOWS)
-    legend = " ".join(_badge(s, c) for s, c in THREAD_STATUS_COLORS.items())
-    end = data.figures["last_ms"] or 0
-    return (
-        _open(
-            "sessions",
-            f"The {shown.height} most recently active of {data.figures['sessions']:,} work sessions "
-            f"(the dashboard's order; events without a session last), {counts['threads']:,} threads, "
-            f"{counts['messages']:,} messages; "
-            f"times in {esc(data.tz)}. Thread status: {legend}",
-        )
-        + f'<div class="filters" data-end="{int(end)}">'
-        '<input id="f-search" type="search" placeholder="search sender, label, text…" aria-label="search">'
-        f'<select id="f-agent" aria-label="agent"><option value="">any agent</option>{agent_opts}</select>'
-        f'<select id="f-status" aria-label="status"><option value="">any status</option>{status_opts}</select>'
-        f'<select id="f-category" aria-label="category"><option value="">any category</option>{cat_opts}</select>'
-        f'<select id="f-time" aria-label="time"><option value="">any time</option>{time_opts}</select>'
-        '<span id="f-count" class="muted"></span></div>' + "".join(blocks) + "</section>"
-    )
-
-
-def _session_html(
-    row: dict[str, Any],
-    msgs: pl.DataFrame,
-    statuses: dict[str, str],
-    total: int,
-    tz: str,
-    agents: set[str],
-    counts: dict[str, int],
-) -> str:
-    rows = msgs.with_columns(
-        format_time(pl.col("time"), "%m-%d %H:%M:%S").alias("_clock"),
-        format_time(pl.col("time"), "%Y-%m-%dT%H:%M:%S%.3f%:z").alias("_iso"),
-        pl.col("time").dt.epoch("ms").alias("_ms"),
-    )
-    # rows go to Python: a time beyond its datetime (Date reaches ±275760) is shown by _iso
-    rows = python_safe(rows)
-    tags = ", ".join(row["collab_sub_tags"] or [])
-    head = (
-        f'<div class="session-head">{_badge(row["status"], color_of(SESSION_STATUS_COLORS, row["status"]))} '
-        f"<strong>{esc(row['id'])}</strong> · {esc(row['collab_category'])}"
-        + (f" · {esc(tags)}" if tags else "")
-        + f" · {row['thread_count']} threads · {row['event_count']} events"
-        + (
-            f' · <span class="muted">showing the first {msgs.height} of {total} messages</span>'
-            if total > msgs.height
-            else ""
-        )
-        + "</div>"
-    )
-    out = [f'<div class="a2a-session" data-category="{esc(row["collab_category"] or "")}">{head}']
-    for (thread_id,), part in rows.group_by("thread_id", maintain_order=True):
-        status = statuses.get(str(thread_id), "incomplete")
-        who = sorted({a for a in (*part["sender"].to_list(), *part["receiver"].to_list()) if a})
-        agents.update(who)
-        counts["threads"] += 1
-        counts["messages"] += part.height
-        first = part.row(0, named=True)
-        out.append(
-            f'<div class="a2a-thread" data-status="{esc(status)}" data-agents="{esc(json.dumps(who))}" '
-            f'data-last="{int(number(part["_ms"].max() or 0))}">'
-            f'<div class="thread-head">{_badge(status, color_of(THREAD_STATUS_COLORS, status), "badge status")} '
-            f"<strong>{esc(first['thread_title'])}</strong> "
-            f'<span class="muted">{esc(thread_id)}</span></div>'
-        )
-        for m in part.iter_rows(named=True):
-            receiver = f" → <strong>{esc(m['receiver'])}</strong>" if m["receiver"] else ""
-            body = f'<div class="body kind-{esc(m["kind"])}">{m["html"]}</div>' if m["html"] else ""
-            out.append(
-                f'<div class="a2a-msg"><div class="meta"><span class="muted">#{m["n"]}</span> '
-                f'<time datetime="{m["_iso"]}">{m["_clock"]}</time> '
-                f"<strong>{esc(m['sender'] or 'unknown')}</strong>{receiver} "
-                f"{_badge(m['label'], color_of(MESSAGE_KIND_COLORS, m['kind']))}</div>{body}</div>"
-            )
-        out.append("</div>")
-    out.append("</div>")
-    return "".join(out)
-
-
-# ---------------------------------------------------------------------------------------
-def _worst_first(pairs: pl.DataFrame) -> pl.DataFrame:
-    """Pairs ordered worst first: no-reply + blocked share, then p95 latency, then volume."""
-    bad = (pl.col("no_reply") + pl.col("concurrency_blocked")) / pl.col("exchanges")
-    return pairs.with_columns(bad.alias("_bad")).sort(
-        "_bad", "p95_first_reply_s", "exchanges", descending=True, nulls_last=True
-    )
-
-
-def conversations(data: ReportData, *, max_rows: int) -> str:
-    """Latency per pair, no-reply / blocked rates and reasons, retries, turns."""
-    conv, pairs = data.conversations, _worst_first(data.pairs)
-
-    def s(seconds: float | None) -> str:
-        return _num(seconds, "{:,.1f}")
-
-    def pct(x: float | None) -> str:
-        return _num(None if x is None else 100 * x, "{:.1f} %")
-
-    rows = [
+def _pair_rows(pairs: pl.DataFrame) -> list[list[str]]:
+    return [
         [
             esc(r["from_agent"]),
             esc(r["to_agent"]),
-            _num(r["exchanges"]),
-            s(r["p50_first_reply_s"]),
-            s(r["p95_first_reply_s"]),
-            s(r["p99_first_reply_s"]),
-            pct(r["no_reply_rate"]),
-            pct(r["blocked_rate"]),
-            _num(r["retries"]),
-            _num(r["mean_turns"], "{:.2f}"),
+            _cell(_num(r["exchanges"]), r["exchanges"]),
+            _cell(_num(r["replies"]), r["replies"]),
+            _cell(_sec(r["p50_first_reply_s"]), r["p50_first_reply_s"]),
+            _cell(_sec(r["p95_first_reply_s"]), r["p95_first_reply_s"]),
+            _cell(_sec(r["p99_first_reply_s"]), r["p99_first_reply_s"]),
+            # the sort key is the rate shown (rounded as shown): no hidden measure reorders it
+            _cell(
+                _pct(r["no_reply_rate"]),
+                None if r["no_reply_rate"] is None else round(100 * r["no_reply_rate"], 1),
+            ),
+            _cell(
+                _pct(r["blocked_rate"]),
+                None if r["blocked_rate"] is None else round(100 * r["blocked_rate"], 1),
+            ),
+            _cell(_num(r["retries"]), r["retries"]),
+            _cell(_num(r["mean_turns"], "{:.2f}"), r["mean_turns"]),
         ]
-        for r in pairs.head(max_rows).iter_rows(named=True)
+        for r in pairs.iter_rows(named=True)
     ]
+
+
+def conversations(data: ReportData, *, max_rows: int) -> str:
+    """Per pair: latency, no-reply and blocked rates, retries, turns (worst first, sortable,
+    paged); why exchanges got no reply; the chart of the table's first page."""
+    conv, pairs = data.conversations, data.pairs
+    shown = pairs.head(max_rows)
     reasons = (
         conv.filter(pl.col("outcome").is_in(["no_reply", "concurrency_blocked"]))
         .group_by("outcome", pl.col("outcome_reason").fill_null("(not given)"))
         .len("exchanges")
         .sort("exchanges", "outcome", "outcome_reason", descending=[True, False, False])
     )
-    reason_rows = [[esc(o), esc(r), _num(n)] for o, r, n in reasons.iter_rows()]
+    reason_rows = [[esc(o), esc(r), _cell(_num(n), n)] for o, r, n in reasons.iter_rows()]
+    rule = ", ".join(f"p{round(q * 100)} from {min_replies(q):,}" for q in (0.5, 0.95, 0.99))
     parts = [
         _open(
             "conversations",
-            f"{conv.height:,} exchanges between {pairs.height:,} requester → target pairs; "
-            "pairs with the largest share of exchanges without a reply or refused first. "
-            "No-reply rate: among exchanges that finished with or without a reply.",
+            f"{conv.height:,} exchanges between {pairs.height:,} requester → target pairs, worst first: "
+            "the highest no-reply rate (among exchanges that finished with or without a reply), then "
+            "blocked rate, then p95. Click a heading to sort. A percentile is shown only where at least "
+            f"5 replies lie beyond it ({rule} replies); below that the cell is empty.",
         ),
-        f'<p class="muted">showing {min(max_rows, pairs.height)} of {pairs.height} pairs</p>'
-        if pairs.height > max_rows
+        f'<p class="muted">the first {shown.height:,} of {pairs.height:,} pairs</p>'
+        if pairs.height > shown.height
         else "",
-        _table(
-            [
-                "requester",
-                "target",
-                "exchanges",
-                "p50 s",
-                "p95 s",
-                "p99 s",
-                "no reply",
-                "blocked",
-                "retries",
-                "mean turns",
-            ],
-            rows,
-            "pairs",
-        ),
-        "<h3>Why exchanges got no reply</h3>",
-        _table(["outcome", "reason", "exchanges"], reason_rows)
-        if reason_rows
-        else "<p>Every exchange got its reply.</p>",
+        _table(_PAIR_HEAD, _pair_rows(shown), "pairs", page=True),
     ]
-    if conv.height:
-        parts.append('<div class="charts">')
-        if conv["first_reply_s"].drop_nulls().len():
-            parts.append(chart_figure(plots.latency_by_pair(conv, top=15, min_exchanges=1)))
-        top_targets = (
-            conv.group_by("to_agent")
-            .len()
-            .sort("len", "to_agent", descending=[True, False])
-            .head(30)
+    # the chart draws rows of the table: its first rows (worst first) that show a median
+    charted = shown.filter(pl.col("p50_first_reply_s").is_not_null()).head(TABLE_PAGE)
+    if charted.height:
+        chart_conv = conv.join(
+            charted.select("from_agent", "to_agent"), on=["from_agent", "to_agent"], how="semi"
         )
         parts.append(
-            chart_figure(
-                plots.outcome_bars(
-                    conv.join(top_targets.select("to_agent"), on="to_agent", how="semi")
+            f'<p class="muted" data-charted="{charted.height}">The chart draws the table\'s first '
+            f"{charted.height} rows (worst first) that show a median; the 5-95 % whisker only "
+            f"from {min_replies(0.95):,} replies.</p>"
+            + chart_figure(
+                plots.latency_by_pair(
+                    chart_conv,
+                    top=TABLE_PAGE,
+                    min_exchanges=min_replies(0.5),
+                    min_whisker_replies=min_replies(0.95),
                 )
             )
         )
-        parts.append("</div>")
+    parts.append("<h3>Why exchanges got no reply</h3>")
+    parts.append(
+        _table(["outcome", "reason", "exchanges"], reason_rows)
+        if reason_rows
+        else "<p>Every exchange got its reply.</p>"
+    )
+    if conv.height:
+        targets = data.traffic.sort("received", "agent", descending=[True, False]).head(30)
+        parts.append(
+            chart_figure(
+                plots.outcome_bars(
+                    conv.join(
+                        targets.select(pl.col("agent").alias("to_agent")), on="to_agent", how="semi"
+                    )
+                )
+            )
+        )
     parts.append("</section>")
     return "".join(parts)
 
@@ -420,16 +359,10 @@ def conversations(data: ReportData, *, max_rows: int) -> str:
 def graph(data: ReportData) -> str:
     """Who asks whom: a requester × target matrix (direction = row → column, colour = traffic)."""
     conv = data.conversations
-    sent = conv.group_by(pl.col("from_agent").alias("agent")).len("requests")
-    received = conv.group_by(pl.col("to_agent").alias("agent")).len("received")
-    traffic = (
-        sent.join(received, on="agent", how="full", coalesce=True)
-        .fill_null(0)
-        .drop_nulls("agent")
-        .with_columns((pl.col("requests") + pl.col("received")).alias("total"))
-        .sort("total", "agent", descending=[True, False])
-    )
-    rows = [[esc(a), _num(s), _num(r)] for a, s, r, _ in traffic.head(30).iter_rows()]
+    rows = [
+        [esc(a), _cell(_num(s), s), _cell(_num(r), r), _cell(_num(t), t)]
+        for a, s, r, t in data.traffic.iter_rows()
+    ]
     parts = [
         _open(
             "graph",
@@ -438,9 +371,11 @@ def graph(data: ReportData) -> str:
         ),
     ]
     if conv.height:
+        parts.append('<div class="charts">')
         parts.append(chart_figure(plots.pair_heatmap(conv, value="exchanges")))
         parts.append(chart_figure(plots.pair_heatmap(conv, value="no_reply_rate")))
-    parts.append(_table(["agent", "requests sent", "requests received"], rows))
+        parts.append("</div>")
+    parts.append(_table(["agent", "requests sent", "requests received", "total"], rows, page=True))
     parts.append("</section>")
     return "".join(parts)
 
@@ -452,7 +387,7 @@ def health(data: ReportData, *, max_per_rule: int) -> str:
     summary = rep.summary()
     parts = [_open("health")]
     reasons = [
-        [esc(r), _num(n)]
+        [esc(r), _cell(_num(n), n)]
         for r, n in sorted(summary["rejects_by_reason"].items(), key=lambda kv: (-kv[1], kv[0]))
     ]
     parts.append(f"<h3>Load: {rep.rejects.height:,} rejected lines, {rep.warnings:,} warnings</h3>")
@@ -463,12 +398,12 @@ def health(data: ReportData, *, max_per_rule: int) -> str:
             _table(
                 ["file", "line", "reason", "line text"],
                 [
-                    [esc(f), _num(n), esc(r), f"<code>{esc(raw)}</code>"]
+                    [esc(f), _cell(_num(n), n), esc(r), f"<code>{esc(raw)}</code>"]
                     for f, n, r, raw in rejects.iter_rows()
                 ],
             )
         )
-    issues = [[esc(k), _num(n)] for k, n in sorted(summary["issues_by_kind"].items())]
+    issues = [[esc(k), _cell(_num(n), n)] for k, n in sorted(summary["issues_by_kind"].items())]
     if issues:
         parts.append(_table(["warning", "events"], issues))
     found = data.findings
@@ -492,7 +427,7 @@ def health(data: ReportData, *, max_per_rule: int) -> str:
             else ""
         )
         parts.append(
-            f'<details class="rule" data-rule="{esc(rule)}"><summary>{_badge(severity, color_of(SEVERITY_COLORS, severity))} '
+            f'<details class="rule" data-rule="{esc(rule)}"><summary>{badge(severity, color_of(SEVERITY_COLORS, severity))} '
             f'<code>{esc(rule)}</code> · <span data-rule-count="{esc(rule)}">{group.height:,}</span> findings{more}'
             f' <span class="muted">{esc(described)}</span></summary>'
             + _table(["file", "lines", "finding"], rows)
@@ -506,7 +441,13 @@ def health(data: ReportData, *, max_per_rule: int) -> str:
         _table(
             ["guard", "limit", "counted messages", "would be blocked", "pairs affected"],
             [
-                [esc(n), f"{lim} per {w:g} s", _num(c), _num(b), _num(p)]
+                [
+                    esc(n),
+                    f"{lim} per {w:g} s",
+                    _cell(_num(c), c),
+                    _cell(_num(b), b),
+                    _cell(_num(p), p),
+                ]
                 for n, lim, w, c, b, p in data.guards.iter_rows()
             ],
         )
@@ -519,17 +460,17 @@ def health(data: ReportData, *, max_per_rule: int) -> str:
 def twin(data: ReportData) -> str:
     """Simulated vs observed quantiles and rates (only with a simulator configuration)."""
     t = data.twin
-    if t is None:
-        return (
-            _open("twin") + "<p>No simulator configuration was given (<code>--sim CONFIG</code>, "
-            "a SimConfig JSON file), so there is nothing to compare.</p></section>"
-        )
+    if t is None:  # no section and no link without a simulator run
+        return ""
     wide = t.quantiles.pivot(on="source", index=["measure", "quantile"], values="value")
     rows = [
-        [esc(m), f"{q:g}", _num(o, "{:,.3g}"), _num(s, "{:,.3g}")]
+        [esc(m), _cell(f"{q:g}", q), _cell(_num(o, "{:,.3g}"), o), _cell(_num(s, "{:,.3g}"), s)]
         for m, q, o, s in wide.select("measure", "quantile", "observed", "simulated").iter_rows()
     ]
-    rates = [[esc(m), _num(o, "{:,.4g}"), _num(s, "{:,.4g}")] for m, o, s in t.rates.iter_rows()]
+    rates = [
+        [esc(m), _cell(_num(o, "{:,.4g}"), o), _cell(_num(s, "{:,.4g}"), s)]
+        for m, o, s in t.rates.iter_rows()
+    ]
     return (
         _open(
             "twin",

@@ -1,0 +1,568 @@
+"""What the HTML report shows, computed once with the library's public functions.
+
+:func:`collect` runs the analyses (enrich, work sessions, conversations, check, the guard
+replays, optionally the simulator) and derives what the page shows: the headline KPIs with
+their intervals, the pair table ordered worst first with its percentiles gated by sample
+size, the traffic per agent and the message index the page searches. The views
+(:mod:`a2a_lab.views.report`) only format what this module returns.
+
+**Percentile rule.** A q-quantile of first-reply latency is shown only where at least
+:data:`MIN_TAIL` replies lie beyond it, i.e. ``n * (1 - q) >= 5``
+(:func:`min_replies`): the median from 10 replies, p95 from 100, p99 from 500. Below that a
+table shows "—" and n: a p99 of 7 replies would be the largest of them, not a percentile.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from a2a_lab._frames import number
+from a2a_lab.analysis.checks import SEVERITIES, check, replay_guard
+from a2a_lab.analysis.conversations import conversations, pair_stats
+from a2a_lab.app.fields import TEXT_FIELDS
+from a2a_lab.enrich import enrich
+from a2a_lab.io import LoadResult
+from a2a_lab.sessions import SessionQuery, WorkSessionsResult, work_sessions
+from a2a_lab.time import MAX_TIME_MS, Instant, instant_ms, now_ms
+
+__all__ = [
+    "GUARDS",
+    "MIN_TAIL",
+    "SEARCH_FIELDS",
+    "ReportData",
+    "Twin",
+    "collect",
+    "min_replies",
+    "worst_first",
+]
+
+#: The safety limits replayed in the log-health section: (name, limit, window s, replay options).
+GUARDS: tuple[tuple[str, int, float, dict[str, Any]], ...] = (
+    ("loop guard", 6, 60.0, {}),
+    ("collaborate limit", 10, 300.0, {"types": ("a2a.send",), "ping_pong_only": False}),
+)
+#: Quantiles of the twin comparison.
+TWIN_QUANTILES: tuple[float, ...] = (0.1, 0.25, 0.5, 0.75, 0.9, 0.95, 0.99)
+#: Replies that must lie beyond a shown quantile (the module's percentile rule).
+MIN_TAIL = 5
+#: Pairs ranked in the headline "worst pairs" need this many finished exchanges (replied or
+#: not): a 1-of-1 no-reply is 100 % and says nothing.
+MIN_FINISHED = 10
+#: The ``data`` fields the search index matches: the fields a message's text comes from
+#: (:data:`a2a_lab.app.fields.TEXT_FIELDS`, the views' too) and a task's ``title``. A phrase
+#: matches an event where any of them contains it, as a text search of the log line finds it.
+SEARCH_FIELDS: tuple[str, ...] = (*TEXT_FIELDS, "title")
+
+
+def min_replies(q: float) -> int:
+    """The fewest replies for which the ``q``-quantile is shown: ``ceil(MIN_TAIL / (1 - q))``.
+
+    >>> min_replies(0.5), min_replies(0.95), min_replies(0.99)
+    (10, 100, 500)
+    """
+    return math.ceil(round(MIN_TAIL / (1 - q), 9))
+
+
+@dataclass(frozen=True)
+class Twin:
+    """A simulated run beside the observed log: quantiles of both, long format."""
+
+    config_name: str
+    seed: int
+    quantiles: pl.DataFrame  # measure, quantile, source, value
+    rates: pl.DataFrame  # measure, observed, simulated
+
+
+@dataclass(frozen=True)
+class ReportData:
+    """What the report shows (all frames collected, all figures plain Python numbers).
+
+    ``pairs`` is ordered worst first (:func:`worst_first`), its percentiles gated
+    (:func:`min_replies`); ``traffic`` is per agent (``agent, requests, received, total``,
+    busiest first); ``messages`` is the search index (:func:`message_index`).
+    """
+
+    source: str
+    tz: str
+    since_ms: float | None
+    until_ms: float | None
+    now_ms: float
+    load: LoadResult
+    events: pl.DataFrame
+    enriched: pl.DataFrame
+    sessions: WorkSessionsResult
+    conversations: pl.DataFrame
+    pairs: pl.DataFrame
+    traffic: pl.DataFrame
+    findings: pl.DataFrame
+    guards: pl.DataFrame  # name, limit, window_s, counted, blocked, pairs
+    messages: pl.DataFrame
+    twin: Twin | None
+    figures: dict[str, Any] = field(default_factory=dict)
+
+
+@contextmanager
+def _stages(total: int, progress: bool | None) -> Iterator[Any]:
+    """A stage bar on stderr (tqdm), as the load's: None shows it on a terminal after two
+    seconds, never when ``CI`` is set or ``A2A_LAB_PROGRESS=0``; True / False force it."""
+    disable: bool | None = not progress
+    if progress is None:
+        quiet = bool(os.environ.get("CI")) or os.environ.get("A2A_LAB_PROGRESS") == "0"
+        disable = True if quiet else None  # None: tqdm hides itself off a terminal
+    from tqdm import tqdm  # the plain bar: it writes to stderr, in a kernel too
+
+    bar = tqdm(total=total, desc="report", unit=" step", delay=2.0, disable=disable, leave=False)
+    try:
+        yield bar
+    finally:
+        bar.close()
+
+
+def _agents(enriched: pl.DataFrame) -> list[str]:
+    names = pl.concat(
+        [enriched.get_column(c).cast(pl.String) for c in ("from_agent", "to_agent", "agent_id")]
+    )
+    return sorted(names.drop_nulls().filter(names.drop_nulls() != "unknown").unique().to_list())
+
+
+def _guards(events: pl.DataFrame) -> pl.DataFrame:
+    rows = []
+    for name, limit, window_s, options in GUARDS:
+        rep = replay_guard(events, limit=limit, window_s=window_s, **options)
+        blocked = rep.filter(pl.col("blocked"))
+        rows.append(
+            {
+                "name": name,
+                "limit": limit,
+                "window_s": window_s,
+                "counted": rep.height,
+                "blocked": blocked.height,
+                "pairs": blocked["pair"].n_unique(),
+            }
+        )
+    return pl.DataFrame(
+        rows,
+        schema={
+            "name": pl.String,
+            "limit": pl.Int64,
+            "window_s": pl.Float64,
+            "counted": pl.Int64,
+            "blocked": pl.Int64,
+            "pairs": pl.Int64,
+        },
+    )
+
+
+def worst_first(pairs: pl.DataFrame) -> pl.DataFrame:
+    """Pairs ordered worst first by the numbers a table shows: no-reply rate, then blocked
+    rate, then p95 latency, then volume (nulls last; ties by pair)."""
+    return pairs.sort(
+        [
+            "no_reply_rate",
+            "blocked_rate",
+            "p95_first_reply_s",
+            "exchanges",
+            "from_agent",
+            "to_agent",
+        ],
+        descending=[True, True, True, True, False, False],
+        nulls_last=True,
+    )
+
+
+def pair_table(conv: pl.DataFrame) -> pl.DataFrame:
+    """:func:`pair_stats` plus ``replies`` (latencies measured) and ``finished`` (replied or
+    not), percentiles nulled below :func:`min_replies`, ordered :func:`worst_first`."""
+    measured = conv.group_by("from_agent", "to_agent").agg(
+        pl.col("first_reply_s").count().cast(pl.Int64).alias("replies")
+    )
+    gated = [
+        pl.when(pl.col("replies") >= min_replies(q)).then(pl.col(name)).alias(name)
+        for q, name in (
+            (0.5, "p50_first_reply_s"),
+            (0.95, "p95_first_reply_s"),
+            (0.99, "p99_first_reply_s"),
+        )
+    ]
+    table = (
+        pair_stats(conv)
+        .join(measured, on=["from_agent", "to_agent"], how="left", nulls_equal=True)
+        .with_columns(*gated, (pl.col("replied") + pl.col("no_reply")).alias("finished"))
+    )
+    return worst_first(table)
+
+
+def traffic(conv: pl.DataFrame) -> pl.DataFrame:
+    """Exchanges per agent as requester and as target, busiest first."""
+    sent = conv.group_by(pl.col("from_agent").alias("agent")).len("requests")
+    received = conv.group_by(pl.col("to_agent").alias("agent")).len("received")
+    return (
+        sent.join(received, on="agent", how="full", coalesce=True)
+        .fill_null(0)
+        .drop_nulls("agent")
+        .with_columns((pl.col("requests") + pl.col("received")).alias("total"))
+        .sort("total", "agent", descending=[True, False])
+    )
+
+
+def _ci_proportion(k: int, n: int) -> tuple[float, float] | None:
+    """Wilson 95 % interval of ``k / n`` (scipy)."""
+    if n == 0:
+        return None
+    from scipy.stats import binomtest
+
+    ci = binomtest(k, n).proportion_ci(confidence_level=0.95, method="wilson")
+    return float(ci.low), float(ci.high)
+
+
+def _quantile_kpi(latency: pl.Series, q: float) -> dict[str, Any]:
+    """The ``q``-quantile with its distribution-free 95 % interval (order statistics,
+    :func:`scipy.stats.quantile_test`), or nulls below :func:`min_replies`."""
+    n = latency.len()
+    if n < min_replies(q):
+        return {"value": None, "ci": None, "n": n}
+    from scipy.stats import quantile_test
+
+    values = latency.to_numpy()
+    value = number(latency.quantile(q, "linear"))
+    ci = quantile_test(values, q=value, p=q).confidence_interval(0.95)
+    low, high = float(ci.low), float(ci.high)
+    return {
+        "value": value,
+        "ci": None if not (math.isfinite(low) and math.isfinite(high)) else (low, high),
+        "n": n,
+    }
+
+
+def kpis(
+    conv: pl.DataFrame, pairs: pl.DataFrame, flow: pl.DataFrame, findings: pl.DataFrame
+) -> dict[str, Any]:
+    """The headline answers: outcomes, no-reply rate (Wilson 95 %), p50 / p95 first reply
+    (95 % order-statistic intervals), the five worst pairs, the five busiest agents and the
+    five rules with the most findings (most severe first)."""
+    rank = pl.col("severity").replace_strict(
+        {s: i for i, s in enumerate(SEVERITIES)}, return_dtype=pl.Int8
+    )
+    rules = (
+        findings.group_by("rule", "severity")
+        .len("findings")
+        .sort(rank, "findings", "rule", descending=[True, True, False])
+        .head(5)
+        .to_dicts()
+    )
+    counts = dict(conv.group_by("outcome").len().iter_rows())
+    replied, no_reply = int(counts.get("replied", 0)), int(counts.get("no_reply", 0))
+    finished = replied + no_reply
+    latency = conv["first_reply_s"].drop_nulls()
+    worst = pairs.filter((pl.col("finished") >= MIN_FINISHED) & (pl.col("no_reply") > 0))
+    return {
+        "replied": replied,
+        "no_reply": no_reply,
+        "blocked": int(counts.get("concurrency_blocked", 0)),
+        "incomplete": int(counts.get("incomplete", 0)),
+        "finished": finished,
+        "no_reply_rate": no_reply / finished if finished else None,
+        "no_reply_ci": _ci_proportion(no_reply, finished),
+        "p50": _quantile_kpi(latency, 0.5),
+        "p95": _quantile_kpi(latency, 0.95),
+        "worst_pairs": worst.head(5)
+        .select("from_agent", "to_agent", "finished", "no_reply", "no_reply_rate")
+        .to_dicts(),
+        "busiest": flow.head(5).to_dicts(),
+        "top_rules": rules,
+    }
+
+
+def message_index(enriched: pl.DataFrame, sessions: WorkSessionsResult) -> pl.DataFrame:
+    """Every event with a text, for the page's search: ``session`` (row of
+    ``sessions.sessions``, null outside every thread), ``thread`` (thread id), ``event_ms``,
+    ``sender``, ``receiver`` and ``text`` (the :data:`SEARCH_FIELDS` present, joined by a
+    newline), in time order."""
+    present = set(enriched.schema["data"].to_schema()) if "data" in enriched.schema else set()  # type: ignore[attr-defined]
+    fields = [f for f in SEARCH_FIELDS if f in present]
+    if not fields:
+        return pl.DataFrame(
+            schema={
+                "session": pl.UInt32,
+                "thread": pl.String,
+                "event_ms": pl.Float64,
+                "sender": pl.String,
+                "receiver": pl.String,
+                "text": pl.String,
+            }
+        )
+    # each distinct text once (a reply's preview repeats its message), in field order
+    text = (
+        pl.concat_list(
+            [pl.col("data").struct.field(f).cast(pl.String, strict=False) for f in fields]
+        )
+        .list.drop_nulls()
+        .list.unique(maintain_order=True)
+        .list.join("\n")
+    )
+    row_of = sessions.sessions.select("work_session_id").with_row_index("session")
+    members = (
+        sessions.thread_events.select("work_session_id", "thread_id", "file", "line")
+        .unique(["file", "line"], keep="first", maintain_order=True)
+        .join(row_of, on="work_session_id", how="left", nulls_equal=True)
+    )
+    return (
+        enriched.lazy()
+        .select(
+            "file",
+            "line",
+            "event_ms",
+            pl.col("from_agent").alias("sender"),
+            pl.col("to_agent").alias("receiver"),
+            text.alias("text"),
+        )
+        .filter(pl.col("text").is_not_null() & (pl.col("text") != ""))
+        .join(members.lazy(), on=["file", "line"], how="left", maintain_order="left")
+        .select(
+            "session",
+            pl.col("thread_id").alias("thread"),
+            "event_ms",
+            "sender",
+            "receiver",
+            "text",
+        )
+        .collect()
+    )
+
+
+def _measures(conv: pl.DataFrame) -> pl.DataFrame:
+    """Per exchange the measures compared with a twin: first reply (s) and turns."""
+    return conv.select(
+        pl.col("first_reply_s").alias("first reply (s)"),
+        pl.col("turns").cast(pl.Float64).alias("turns"),
+    )
+
+
+def _quantiles(conv: pl.DataFrame, source: str) -> pl.DataFrame:
+    measures = _measures(conv)
+    return pl.DataFrame(
+        [
+            {
+                "measure": m,
+                "quantile": q,
+                "source": source,
+                "value": measures[m].drop_nulls().quantile(q, "linear"),
+            }
+            for m in measures.columns
+            for q in TWIN_QUANTILES
+        ],
+        schema={
+            "measure": pl.String,
+            "quantile": pl.Float64,
+            "source": pl.String,
+            "value": pl.Float64,
+        },
+    )
+
+
+def _rates(conv: pl.DataFrame, hours: float) -> dict[str, float | None]:
+    n = conv.height
+    outcome = conv["outcome"]
+    return {
+        "exchanges per hour": n / hours if hours > 0 else None,
+        "no-reply rate": float((outcome == "no_reply").sum()) / n if n else None,
+        "blocked rate": float((outcome == "concurrency_blocked").sum()) / n if n else None,
+        "retries per exchange": float(conv["retries"].sum()) / n if n else None,
+    }
+
+
+def _timed(events: pl.DataFrame) -> pl.DataFrame:
+    """The events with a time: positive and an instant JavaScript's ``Date`` holds.
+
+    A time beyond ±8.64e15 ms (``ts`` 1e308) is no instant (the load reports it as an
+    ``out_of_range`` warning): it is left out of the span, the first/last times and the
+    default ``now``, which describe what the log holds, not its extremes.
+    """
+    return events.filter((pl.col("event_ms") > 0) & (pl.col("event_ms") <= MAX_TIME_MS))
+
+
+def _span_hours(events: pl.DataFrame) -> float:
+    timed = _timed(events)["event_ms"]
+    return (number(timed.max()) - number(timed.min())) / 3_600_000 if timed.len() > 1 else 0.0
+
+
+def _twin(sim: Any, seed: int, observed: pl.DataFrame, observed_hours: float) -> Twin:
+    from a2a_lab.sim import SimConfig, simulate
+
+    if isinstance(sim, SimConfig):
+        config, name = sim, "SimConfig"
+    else:
+        path = Path(sim)
+        config, name = SimConfig.model_validate_json(path.read_text(encoding="utf-8")), path.name
+    simulated_events = simulate(config, seed=seed).events
+    simulated = conversations(enrich(simulated_events))
+    quantiles = pl.concat([_quantiles(observed, "observed"), _quantiles(simulated, "simulated")])
+    obs, sim_rates = (
+        _rates(observed, observed_hours),
+        _rates(simulated, _span_hours(simulated_events)),
+    )
+    rates = pl.DataFrame(
+        [{"measure": k, "observed": obs[k], "simulated": sim_rates[k]} for k in obs],
+        schema={"measure": pl.String, "observed": pl.Float64, "simulated": pl.Float64},
+    )
+    return Twin(config_name=name, seed=seed, quantiles=quantiles, rates=rates)
+
+
+def _window(
+    events: pl.DataFrame, since: Instant | None, until: Instant | None
+) -> tuple[pl.DataFrame, float | None, float | None]:
+    since_ms, until_ms = instant_ms(since, "since"), instant_ms(until, "until")
+    if since_ms is not None and until_ms is not None and until_ms < since_ms:
+        raise ValueError("until: it lies before since")
+    if since_ms is not None:
+        events = events.filter(pl.col("event_ms") >= since_ms)
+    if until_ms is not None:
+        events = events.filter(pl.col("event_ms") < until_ms)
+    return events, since_ms, until_ms
+
+
+def _figures(
+    loaded: LoadResult,
+    events: pl.DataFrame,
+    enriched: pl.DataFrame,
+    sessions: WorkSessionsResult,
+    conv: pl.DataFrame,
+    findings: pl.DataFrame,
+) -> dict[str, Any]:
+    timed = _timed(events)
+    severity_counts = dict(findings.group_by("severity").len().iter_rows())
+    return {
+        "events": events.height,
+        "agents": len(_agents(enriched)),
+        # the events without a work session form a pseudo-session row: not counted
+        "sessions": int(sessions.sessions["work_session_id"].is_not_null().sum()),
+        "exchanges": conv.height,
+        # exchanges the log cannot tell from another under the same conversation id
+        "ambiguous_exchanges": int(conv["ambiguous"].sum()),
+        "rejects": loaded.report.rejects.height,
+        "warnings": loaded.report.warnings,
+        "blank": loaded.report.total_blank,
+        "findings": findings.height,
+        **{f"findings_{s}": int(severity_counts.get(s, 0)) for s in SEVERITIES},
+        "first_ms": None if timed.height == 0 else number(timed["event_ms"].min()),
+        "last_ms": None if timed.height == 0 else number(timed["event_ms"].max()),
+        "untimed": events.height - timed.height,
+    }
+
+
+def collect(
+    loaded: LoadResult,
+    *,
+    source: str,
+    window: tuple[Instant | None, Instant | None] = (None, None),
+    tz: str = "UTC",
+    now: Instant | None = None,
+    sim: Any = None,
+    seed: int = 1,
+    progress: bool | None = None,
+) -> ReportData:
+    """Compute everything the report shows (:func:`a2a_lab.views.report.report`).
+
+    Parameters
+    ----------
+    loaded
+        The loaded log.
+    source
+        How the page names the log (its paths).
+    window
+        ``(since, until)``: keep events with ``since <= time < until`` (None: open).
+    tz
+        The display time zone (checked by the caller).
+    now
+        The clock of session statuses and future-time findings (:func:`a2a_lab.time.now_ms`:
+        the wall clock unless pinned), the same as ``a2a-lab work-sessions``.
+    sim, seed
+        A SimConfig (or the path of its JSON) for the twin comparison, and its seed.
+    progress
+        A stage bar on stderr; None: on unless ``CI`` is set or ``A2A_LAB_PROGRESS=0``.
+
+    Returns
+    -------
+    ReportData
+        Frames and figures; ``figures["kpis"]`` holds the headline answers (:func:`kpis`).
+    """
+    events, since_ms, until_ms = _window(loaded.events, *window)
+    clock_ms = now_ms(now)
+    with _stages(7 if sim is None else 8, progress) as bar:
+        enriched = enrich(events)
+        bar.update()
+        # the package's one clock: the report and `a2a-lab work-sessions` agree on a status
+        sessions = work_sessions(enriched, SessionQuery(unassigned=True), now=clock_ms)
+        bar.update()
+        conv = conversations(enriched)
+        pairs, flow = pair_table(conv), traffic(conv)
+        bar.update()
+        findings = check(events, now=clock_ms)
+        bar.update()
+        guards = _guards(events)
+        bar.update()
+        messages = message_index(enriched, sessions)
+        bar.update()
+        twin = None if sim is None else _twin(sim, seed, conv, _span_hours(events))
+        bar.update(1 if sim is None else 2)
+    figures = _figures(loaded, events, enriched, sessions, conv, findings)
+    figures["kpis"] = kpis(conv, pairs, flow, findings)
+    return ReportData(
+        source=source,
+        tz=tz,
+        since_ms=since_ms,
+        until_ms=until_ms,
+        now_ms=clock_ms,
+        load=loaded,
+        events=events,
+        enriched=enriched,
+        sessions=sessions,
+        conversations=conv,
+        pairs=pairs,
+        traffic=flow,
+        findings=findings,
+        guards=guards,
+        messages=messages,
+        twin=twin,
+        figures=figures,
+    )
+
+
+def session_rows(sessions: WorkSessionsResult) -> pl.DataFrame:
+    """The sessions the page lists, in the dashboard's order (the events without a work
+    session last): ``row`` (row of ``sessions.sessions``), ``id, work_session_id, status,
+    collab_category, thread_count, event_count``, ``last_ms`` and ``agents`` (sorted, every
+    requester and target of its threads, ``unknown`` left out)."""
+    per = (
+        sessions.threads.select(
+            "work_session_id", pl.concat_list(pl.col("from_agent"), pl.col("to_agent")).alias("a")
+        )
+        .explode("a")
+        .filter(pl.col("a").is_not_null() & (pl.col("a") != "unknown"))
+        .group_by("work_session_id")
+        .agg(pl.col("a").unique().sort().alias("agents"))
+    )
+    return (
+        sessions.sessions.with_row_index("row")
+        .select(
+            "row",
+            "id",
+            "work_session_id",
+            "status",
+            "collab_category",
+            "thread_count",
+            "event_count",
+            pl.col("last_time").dt.epoch("ms").cast(pl.Float64).alias("last_ms"),
+        )
+        .join(per, on="work_session_id", how="left", nulls_equal=True, maintain_order="left")
+        .with_columns(pl.col("agents").fill_null(pl.lit([], dtype=pl.List(pl.String))))
+        .sort(pl.col("work_session_id").is_null(), maintain_order=True)
+    )
