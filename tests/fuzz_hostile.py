@@ -562,7 +562,7 @@ def check_source(
     _each(
         "events_query.to_api",
         lambda: js_well_formed_json(
-            deep_call(json.dumps, al.events_query(enriched).to_api(), ensure_ascii=False)
+            json.dumps(al.events_query(enriched).to_api(), ensure_ascii=False)
         ).encode(),
         failures,
     )
@@ -570,10 +570,8 @@ def check_source(
         _each(
             "work_sessions.to_api",
             lambda: js_well_formed_json(
-                deep_call(
-                    json.dumps,
-                    ws.to_api(thread_events="summary" if lean else "full"),
-                    ensure_ascii=False,
+                json.dumps(
+                    ws.to_api(thread_events="summary" if lean else "full"), ensure_ascii=False
                 )
             ).encode(),
             failures,
