@@ -102,6 +102,7 @@ def _enriched_object(row: Mapping[str, Any]) -> dict[str, Any]:
     usable string (JSON drops undefined).
     """
     raw = row["raw"]
+    record: dict[str, Any]
     if raw is None:
         record = _record_from_columns(row)
     else:
@@ -134,7 +135,8 @@ def _enriched_object(row: Mapping[str, Any]) -> dict[str, Any]:
         # no key of the line is an array index: JavaScript's order is the insertion order,
         # and the walk (most of the time of a large page) would change nothing
         return record
-    return _js_key_order(record)
+    ordered: dict[str, Any] = _js_key_order(record)
+    return ordered
 
 
 _OBJECT_COLUMNS = (
