@@ -42,6 +42,8 @@ _SHALLOW = 100
 #: comprehension), and the room kept for the caller's own stack.
 _FRAMES_PER_LEVEL = 2
 _HEADROOM = 1000
+#: The recursion limit the values made so far need (raised by allow_nesting only).
+_FLOOR = [0]
 
 # a JSON string (skipped: brackets inside it are text) or one bracket
 _SCAN = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]')
@@ -84,9 +86,13 @@ def allow_nesting(depth: int) -> None:
     thread's 8 MiB).
     """
     need = _FRAMES_PER_LEVEL * depth + _HEADROOM
-    if sys.getrecursionlimit() < need:
-        with _LOCK:
-            sys.setrecursionlimit(max(sys.getrecursionlimit(), need))
+    if need <= _FLOOR[0]:
+        return
+    with _LOCK:
+        # the floor survives a deep_call running meanwhile (it restores at least the floor)
+        _FLOOR[0] = max(_FLOOR[0], need)
+        if sys.getrecursionlimit() < need:
+            sys.setrecursionlimit(need)
 
 
 def nested_json(text: str, **kwargs: Any) -> Any:
@@ -161,7 +167,7 @@ def deep_call(fn: Callable[..., T], *args: object, depth: int | None = None, **k
             worker.join()
         finally:
             threading.stack_size(old_stack)
-            sys.setrecursionlimit(old_limit)
+            sys.setrecursionlimit(max(old_limit, _FLOOR[0]))
     if error:
         raise error[0]
     return result[0]

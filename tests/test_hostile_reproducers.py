@@ -31,7 +31,7 @@ import pytest
 from node_js import needs_node, node_json
 
 import a2a_lab as al
-from a2a_lab._deep import NESTING_LIMIT
+from a2a_lab._deep import NESTING_LIMIT, deep_call, nested_json
 from a2a_lab._frames import ms_to_time
 from a2a_lab.analysis.graph import conversation_tree
 from a2a_lab.cli import main
@@ -187,6 +187,18 @@ def test_deep_values_dump_with_plain_json_as_the_reference_writes_them(
         src.read_text().strip(),
     )
     assert done.stdout.decode() == reference
+
+
+def test_the_raised_limit_stays_after_a_deep_retry() -> None:
+    """A value made deep keeps its recursion limit: the loader's retry of a deeper parse
+    (deep_call, which raises the limit for its thread and restores it) never lowers it."""
+    value = nested_json('{"a":' + "[" * 3000 + "]" * 3000 + "}")
+    floor = sys.getrecursionlimit()
+    assert floor >= 2 * 3001
+    text = "[" * (floor + 500) + "]" * (floor + 500)
+    assert len(deep_call(json.dumps, deep_call(json.loads, text, depth=len(text)))) == len(text)
+    assert sys.getrecursionlimit() >= floor
+    json.dumps(value)
 
 
 def test_a_value_deeper_than_the_reference_writes_is_kept_as_its_text(tmp_path: Path) -> None:
