@@ -349,3 +349,53 @@ def test_times_at_the_int64_edge_format_and_convert() -> None:
     assert out[2] == "1970-01-01" and all(isinstance(x, str) for x in out)
     ms = pl.DataFrame({"m": [-(2.0**63), 8.64e15, 8.64e15 + 1, float("inf")]})
     assert ms.select(ms_to_time(pl.col("m")).is_null())["m"].to_list() == [True, False, True, True]
+
+
+def test_turns_beyond_the_integers_are_left_out_of_the_fit() -> None:
+    """Found by the 104,000-line fuzz corpus with every analysis: a reply's ``turn`` of
+    -1e308 or 2**64 failed fit_log's cast to Int64; such a reply is left out of the fit."""
+    rows = [
+        {
+            "type": "a2a.send",
+            "agentId": "a",
+            "ts": 1_770_000_000_000 + 60_000 * i,
+            "data": {"fromAgent": "a", "toAgent": "b", "conversationId": f"c{i}", "runId": f"r{i}"},
+        }
+        for i in range(12)
+    ]
+    for i, turn in enumerate([1, 1e308, -1e308, 2.0**64, 1.5, 2]):
+        rows.append(
+            {
+                "type": "a2a.response",
+                "agentId": "b",
+                "ts": 1_770_000_000_000 + 60_000 * i + 5_000,
+                "data": {"fromAgent": "a", "toAgent": "b", "conversationId": f"c{i}", "turn": turn},
+            }
+        )
+    events = al.from_records(rows)
+    cal = al.fit_log(events)
+    assert cal.exchanges.height == 12
+
+
+def test_graphml_shows_control_characters_of_agent_ids(tmp_path: Path) -> None:
+    """Found by the fuzz corpus: an agent id with a control character made write_graph
+    raise (XML cannot hold it); GraphML shows it as ⟨U+XXXX⟩, the JSON keeps it."""
+    ev = al.enrich(
+        al.from_records(
+            [
+                {
+                    "type": "a2a.send",
+                    "agentId": "a\u0007b",
+                    "ts": 1_770_000_000_000 + i,
+                    "data": {"fromAgent": "a\u0007b", "toAgent": "c\u0000", "message": "x"},
+                }
+                for i in range(2)
+            ]
+        )
+    )
+    g = al.interaction_graph(ev)
+    text = al.write_graph(g, tmp_path / "g.graphml").read_text(encoding="utf-8")
+    assert "a⟨U+0007⟩b" in text and "c⟨U+0000⟩" in text
+    nodes = json.loads(al.write_graph(g, tmp_path / "g.json").read_text(encoding="utf-8"))
+    assert {n["id"] for n in nodes["nodes"]} >= {"a\u0007b", "c\u0000"}
+    assert "a\u0007b" in g  # the graph itself is unchanged
