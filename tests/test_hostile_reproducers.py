@@ -399,3 +399,15 @@ def test_graphml_shows_control_characters_of_agent_ids(tmp_path: Path) -> None:
     nodes = json.loads(al.write_graph(g, tmp_path / "g.json").read_text(encoding="utf-8"))
     assert {n["id"] for n in nodes["nodes"]} >= {"a\u0007b", "c\u0000"}
     assert "a\u0007b" in g  # the graph itself is unchanged
+
+
+def test_retry_counts_beyond_the_model_are_capped_or_left_out() -> None:
+    """Found by the fuzz corpus with every analysis: a retry's ``maxAttempts`` of 8.64e15
+    failed fit_log's SimConfig validation. Counts are capped at the simulator's 10; what is
+    no whole count (Infinity, -1, 2.5) is left out."""
+    from a2a_lab.analysis.calibrate._settings import fit_retry
+
+    assert fit_retry(pl.Series([8_640_000_000_000_001, 3, None])).max_retries == 10
+    assert fit_retry(pl.Series([float("inf"), -1.0, 2.5, 4.0])).max_retries == 4
+    assert fit_retry(pl.Series([1e308, 4.0])).max_retries == 10
+    assert fit_retry(pl.Series([2])).max_retries == 2
