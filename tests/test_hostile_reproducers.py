@@ -298,7 +298,7 @@ def test_non_utf8_paths_in_every_command(tmp_path: Path) -> None:
         )
         assert b"Traceback" not in done.stderr, (args, done.stderr[-300:])
     # the store is whole and its parts sit in the directory of the odd name
-    assert list((tmp_path / store / "events").glob("*.parquet"))
+    assert list((tmp_path / store / "events").rglob("*.parquet"))
     assert al.load(tmp_path / store).events.height == al.load(tmp_path / log).events.height
     # the frame's file column names the file readably; the lines are found again from it
     res = al.load(tmp_path / log)
