@@ -411,3 +411,28 @@ def test_retry_counts_beyond_the_model_are_capped_or_left_out() -> None:
     assert fit_retry(pl.Series([float("inf"), -1.0, 2.5, 4.0])).max_retries == 4
     assert fit_retry(pl.Series([1e308, 4.0])).max_retries == 10
     assert fit_retry(pl.Series([2])).max_retries == 2
+
+
+def test_max_turns_beyond_the_gateway_limits_are_left_out_of_the_fit() -> None:
+    """Found by the fuzz corpus with every analysis: a complete's ``configuredMaxTurns`` of
+    8.64e15 made fit_log's SimConfig invalid (``ping_pong.max_turns``); only 0-30 whole
+    turns are read."""
+    hostile = [8.64e15, 8.64e15, -1, 2.5, 1e308, 3]  # the mode is the hostile 8.64e15
+    rows = [
+        {
+            "type": kind,
+            "agentId": "a",
+            "ts": 1_770_000_000_000 + 60_000 * i + 5_000 * k,
+            "data": {
+                "fromAgent": "a",
+                "toAgent": "b",
+                "conversationId": f"c{i}",
+                "turn": 1,
+                "configuredMaxTurns": hostile[i % len(hostile)],
+            },
+        }
+        for i in range(12)
+        for k, kind in enumerate(("a2a.send", "a2a.response", "a2a.complete"))
+    ]
+    cal = al.fit_log(al.from_records(rows))
+    assert cal.config.ping_pong.max_turns == 3
