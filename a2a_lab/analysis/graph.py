@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Iterable
 from datetime import datetime
 from pathlib import Path
@@ -437,11 +438,43 @@ def to_node_link(g: nx.DiGraph) -> dict[str, Any]:
     return out
 
 
+#: Characters XML 1.0 cannot hold, not even as character references (C0 controls but tab,
+#: newline and carriage return; lone surrogates; U+FFFE, U+FFFF).
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+
+
+def _xml_text(value: Any) -> Any:
+    """A string with each character XML cannot hold shown as ``⟨U+XXXX⟩`` (as the package
+    displays control characters everywhere); other values as they are."""
+    if isinstance(value, str) and _NOT_XML.search(value):
+        return _NOT_XML.sub(lambda m: f"⟨U+{ord(m.group()):04X}⟩", value)
+    return value
+
+
+def _xml_safe(g: nx.DiGraph) -> nx.DiGraph:
+    """``g`` with its node names and string attributes fit for GraphML (a log's agent ids
+    are any JSON string; XML refuses control characters)."""
+    h = nx.relabel_nodes(g, {n: _xml_text(n) for n in g if _xml_text(n) is not n})
+    if h is g:
+        h = g.copy()
+    h.graph.update({k: _xml_text(v) for k, v in h.graph.items()})
+    for _, attrs in h.nodes(data=True):
+        attrs.update({k: _xml_text(v) for k, v in attrs.items()})
+    for _, _, attrs in h.edges(data=True):
+        attrs.update({k: _xml_text(v) for k, v in attrs.items()})
+    return h
+
+
 def write_graph(g: nx.DiGraph, path: str | Path) -> Path:
-    """Write ``.graphml`` (GraphML) or ``.json`` (node-link JSON), chosen by the suffix."""
+    """Write ``.graphml`` (GraphML) or ``.json`` (node-link JSON), chosen by the suffix.
+
+    GraphML is XML, which cannot hold control characters: in that format a character XML
+    refuses (in an agent id or an attribute) is written as ``⟨U+XXXX⟩``. The JSON keeps
+    every name as it is.
+    """
     out = Path(path)
     if out.suffix == ".graphml":
-        nx.write_graphml(g, out)
+        nx.write_graphml(_xml_safe(g), out)
     elif out.suffix == ".json":
         out.write_text(
             json.dumps(to_node_link(g), ensure_ascii=False, indent=1) + "\n", encoding="utf-8"

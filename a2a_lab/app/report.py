@@ -29,7 +29,7 @@ from a2a_lab.analysis.checks import SEVERITIES, check, replay_guard
 from a2a_lab.analysis.conversations import conversations, pair_stats
 from a2a_lab.app.fields import TEXT_FIELDS
 from a2a_lab.enrich import enrich
-from a2a_lab.io import LoadResult
+from a2a_lab.io import LoadResult, file_label
 from a2a_lab.sessions import SessionQuery, WorkSessionsResult, work_sessions
 from a2a_lab.time import MAX_TIME_MS, Instant, instant_ms, now_ms
 
@@ -401,7 +401,9 @@ def _twin(sim: Any, seed: int, observed: pl.DataFrame, observed_hours: float) ->
         config, name = sim, "SimConfig"
     else:
         path = Path(sim)
-        config, name = SimConfig.model_validate_json(path.read_text(encoding="utf-8")), path.name
+        # the name is shown in the page: a byte that is not UTF-8 is shown as \xNN
+        config = SimConfig.model_validate_json(path.read_text(encoding="utf-8"))
+        name = file_label(path.name)
     simulated_events = simulate(config, seed=seed).events
     simulated = conversations(enrich(simulated_events))
     quantiles = pl.concat([_quantiles(observed, "observed"), _quantiles(simulated, "simulated")])

@@ -55,10 +55,9 @@ class OneLineArgumentParser(argparse.ArgumentParser):
 
 def print_json(obj: Any) -> None:
     """Write one JSON document to stdout (UTF-8, no ASCII escaping)."""
-    from a2a_lab._deep import deep_call
     from a2a_lab.reference.jsstr import js_well_formed_json
 
-    sys.stdout.write(js_well_formed_json(deep_call(json.dumps, obj, ensure_ascii=False)))
+    sys.stdout.write(js_well_formed_json(json.dumps(obj, ensure_ascii=False)))
     sys.stdout.write("\n")
 
 

@@ -109,7 +109,6 @@ def register(sub: argparse._SubParsersAction[OneLineArgumentParser]) -> None:
 
 
 def _write(frame: pl.DataFrame, out: TextIO) -> None:
-    from a2a_lab._deep import deep_call
     from a2a_lab.reference.jsstr import js_well_formed_json
     from a2a_lab.sessions import event_objects
 
@@ -122,9 +121,7 @@ def _write(frame: pl.DataFrame, out: TextIO) -> None:
             obj["file"] = file
             obj["line"] = line
             text.append(
-                js_well_formed_json(
-                    deep_call(json.dumps, obj, ensure_ascii=False, separators=(",", ":"))
-                )
+                js_well_formed_json(json.dumps(obj, ensure_ascii=False, separators=(",", ":")))
             )
         out.write("\n".join(text) + "\n")
 

@@ -18,10 +18,9 @@ from typing import Any
 
 
 def _dumps(value: Any) -> str:
-    from a2a_lab._deep import deep_call
     from a2a_lab.reference.jsstr import js_well_formed_json
 
-    return js_well_formed_json(deep_call(json.dumps, value, ensure_ascii=False))
+    return js_well_formed_json(json.dumps(value, ensure_ascii=False))
 
 
 def print_work_sessions(result: Any, batch_rows: int = 5000) -> None:

@@ -99,7 +99,7 @@ def run(args: argparse.Namespace) -> int:
     import pydantic
 
     from a2a_lab.cli._source import load_source
-    from a2a_lab.io._decode import file_label
+    from a2a_lab.io import file_label
     from a2a_lab.time import instant_ms, now_ms
     from a2a_lab.views.report import report
 

@@ -1,6 +1,6 @@
 """Loading coordination logs: sources, lossless decoding, write-back, incremental follow, the history store."""
 
-from a2a_lab.io._decode import ChunkDecoder, decode_chunk, parse_line
+from a2a_lab.io._decode import ChunkDecoder, decode_chunk, file_label, parse_line
 from a2a_lab.io._follow import LogFollower
 from a2a_lab.io._load import (
     from_records,
@@ -39,6 +39,7 @@ __all__ = [
     "decode_chunk",
     "event_ms_expr",
     "export_store",
+    "file_label",
     "from_records",
     "ingest",
     "is_store",

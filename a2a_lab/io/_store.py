@@ -44,6 +44,7 @@ from typing import Any
 import polars as pl
 
 from a2a_lab.io._decode import DecodedText
+from a2a_lab.io._paths import polars_path
 from a2a_lab.io._result import _finish, join_decoded
 from a2a_lab.io._sources import split_target
 from a2a_lab.io._store_state import (
@@ -170,7 +171,7 @@ def _upgrade(store: Path, state: _State) -> None:
         if part_rows(path) != e.rows:
             continue  # the check reports it
         cols = ["source", "kind"] if e.kind == "notes" else ["source"]
-        e.lines = lines_held(pl.read_parquet(path, columns=cols), e.kind)
+        e.lines = lines_held(pl.read_parquet(polars_path(path), columns=cols), e.kind)
         st = path.stat()
         e.bytes, e.mtime_ns, e.sha256 = st.st_size, st.st_mtime_ns, sha256_of(path)
 
@@ -307,13 +308,13 @@ def seen_lines(store: Path, files: list[FileEntry], source: int) -> pl.Series:
     frames = []
     if events:
         frames.append(
-            pl.scan_parquet(events)
+            pl.scan_parquet([polars_path(p) for p in events])
             .filter(pl.col("source") == source)
             .select(pl.coalesce("orig", pl.col("raw").cast(pl.Binary)).alias("b"))
         )
     if notes:
         frames.append(
-            pl.scan_parquet(notes)
+            pl.scan_parquet([polars_path(p) for p in notes])
             .filter((pl.col("source") == source) & pl.col("kind").is_in(LINE_NOTES))
             .select(pl.col("orig").alias("b"))
         )

@@ -14,6 +14,7 @@ from pathlib import Path
 import polars as pl
 
 from a2a_lab.io._decode import file_label
+from a2a_lab.io._paths import polars_path
 from a2a_lab.io._result import LoadReport, LoadResult, _counts, no_timestamp_issues
 from a2a_lab.io._sources import rotation_key
 from a2a_lab.io._store_state import LINE_NOTES, _State, verified_state
@@ -61,17 +62,19 @@ def _scan_events(store: Path, state: _State) -> pl.LazyFrame:
         return pl.LazyFrame(schema=schema)
     noted = [_part_data_fields(p) for p in parts]
     if any(fields is None for fields in noted):
-        return pl.scan_parquet(parts)
+        return pl.scan_parquet([polars_path(p) for p in parts])
     used: set[str] = set().union(*noted)  # type: ignore[arg-type]
     if not used:  # a struct without fields cannot be read: nothing to skip anyway
-        return pl.scan_parquet(parts)
+        return pl.scan_parquet([polars_path(p) for p in parts])
     full = schema["data"]
     assert isinstance(full, pl.Struct)
     read = dict(schema)
     read["data"] = pl.Struct([f for f in full.fields if f.name in used])
     data = pl.col("data").struct
     return pl.scan_parquet(
-        parts, schema=read, cast_options=pl.ScanCastOptions(extra_struct_fields="ignore")
+        [polars_path(p) for p in parts],
+        schema=read,
+        cast_options=pl.ScanCastOptions(extra_struct_fields="ignore"),
     ).with_columns(
         pl.when(pl.col("data").is_not_null())
         .then(
@@ -192,7 +195,7 @@ def load_store(
     names = _file_names(state)
     notes_parts = _parts(store_path, state, "notes")
     notes = (
-        pl.scan_parquet(notes_parts)
+        pl.scan_parquet([polars_path(p) for p in notes_parts])
         .join(names.lazy(), on="source", how="left")
         .sort("_rank", "line", "nseq")
         .collect()
@@ -244,7 +247,7 @@ def _scan_lines(store: Path, state: _State) -> pl.LazyFrame:
     notes_parts = _parts(store, state, "notes")
     if notes_parts:
         frames.append(
-            pl.scan_parquet(notes_parts)
+            pl.scan_parquet([polars_path(p) for p in notes_parts])
             .filter(pl.col("kind").is_in(LINE_NOTES))
             .select("source", "line", "kind", pl.col("orig").alias("bytes"))
         )

@@ -31,6 +31,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
+from a2a_lab.io._paths import polars_path
 from a2a_lab.io._store_state import (
     DAMAGED_DIR,
     JOURNAL_NAME,
@@ -77,10 +78,12 @@ def _set_aside(store: Path, rel: str, why: str, report: IngestReport) -> None:
 def _keys(path: Path, kind: str) -> pl.DataFrame:
     """The rows' identities: ``source, line, kind, key`` (key: line, or the note's nseq)."""
     if kind == "events":
-        return pl.read_parquet(path, columns=["source", "line"]).with_columns(
+        return pl.read_parquet(polars_path(path), columns=["source", "line"]).with_columns(
             pl.lit("event").alias("kind"), pl.col("line").alias("key")
         )
-    return pl.read_parquet(path, columns=["source", "line", "kind", "nseq"]).rename({"nseq": "key"})
+    return pl.read_parquet(polars_path(path), columns=["source", "line", "kind", "nseq"]).rename(
+        {"nseq": "key"}
+    )
 
 
 def _read_old(store: Path, report: IngestReport) -> _State | None:
@@ -152,7 +155,7 @@ def _footers(store: Path, rels: list[str]) -> tuple[dict[str, str], dict[int, di
     store_info: dict[str, str] = {}
     sources: dict[int, dict[str, object]] = {}
     for rel in sorted(rels):  # generation order: the later name wins
-        note = pl.read_parquet_metadata(store / rel).get(SOURCES_KEY)
+        note = pl.read_parquet_metadata(polars_path(store / rel)).get(SOURCES_KEY)
         if note is None:
             continue
         obj = json.loads(note)
@@ -171,7 +174,7 @@ def _kept_lines(store: Path, rels: list[str], source: int) -> pl.DataFrame:
     """``line, bytes`` of every line of one source the parts hold, in line order."""
     frames = []
     for rel in rels:
-        scan = pl.scan_parquet(store / rel).filter(pl.col("source") == source)
+        scan = pl.scan_parquet(polars_path(store / rel)).filter(pl.col("source") == source)
         if rel.startswith("events/"):
             frames.append(
                 scan.select("line", pl.coalesce("orig", pl.col("raw").cast(pl.Binary)).alias("b"))
@@ -370,7 +373,7 @@ def repair_store(store: Path, logdir: Path, timezone: str | None, report: Ingest
         if cursor is None:
             notes = [store / r for r in src_rels if r.startswith("notes/")]
             blank = (
-                pl.scan_parquet(notes)
+                pl.scan_parquet([polars_path(p) for p in notes])
                 .filter((pl.col("source") == sid) & (pl.col("kind") == "blank"))
                 .select(pl.len())
                 .collect()

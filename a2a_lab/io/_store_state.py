@@ -25,6 +25,7 @@ from typing import Any
 
 import polars as pl
 
+from a2a_lab.io._paths import polars_path
 from a2a_lab.io._tracking import Cursor
 
 STATE_NAME = "a2a-store.json"
@@ -350,7 +351,7 @@ def write_state(store: Path, state: _State) -> None:
 def part_rows(path: Path) -> int | None:
     """Rows a Parquet file's footer records; None when it cannot be read."""
     try:
-        return int(pl.scan_parquet(path).select(pl.len()).collect().item())
+        return int(pl.scan_parquet(polars_path(path)).select(pl.len()).collect().item())
     except Exception:
         return None
 

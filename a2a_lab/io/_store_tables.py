@@ -26,6 +26,7 @@ from typing import Any
 
 import polars as pl
 
+from a2a_lab.io._paths import polars_path
 from a2a_lab.io._store_read import _events, _file_names, _named
 from a2a_lab.io._store_state import JOURNAL_NAME as _JOURNAL
 from a2a_lab.io._store_state import (
@@ -157,7 +158,7 @@ class StoreSnapshot:
         table = self.table(name)
         if not table.files:
             return None
-        return pl.scan_parquet([self.path / rel for rel in table.files])
+        return pl.scan_parquet([polars_path(self.path / rel) for rel in table.files])
 
 
 def _table_of(entry: FileEntry) -> str:
@@ -225,7 +226,7 @@ class TableUpdate:
         path = self._store / rel
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(path.name + ".tmp")
-        frame.write_parquet(tmp)
+        frame.write_parquet(polars_path(tmp))
         with tmp.open("rb") as fh:
             os.fsync(fh.fileno())
         crash_point("table-part-tmp")

@@ -13,6 +13,7 @@ import numpy as np
 import polars as pl
 
 from a2a_lab.io._decode import DecodedText
+from a2a_lab.io._paths import polars_path
 from a2a_lab.io._result import LoadResult, decode_piece
 from a2a_lab.io._store_state import (
     LINE_NOTES,
@@ -153,9 +154,9 @@ def _write_part(
     # bounded row groups: a reader decodes a column a row group at a time, so a compacted
     # part of a million rows must not be one group (its texts would be decoded at once)
     if isinstance(frame, pl.LazyFrame):
-        frame.sink_parquet(tmp, metadata=metadata, row_group_size=ROW_GROUP_ROWS)
+        frame.sink_parquet(polars_path(tmp), metadata=metadata, row_group_size=ROW_GROUP_ROWS)
     else:
-        frame.write_parquet(tmp, metadata=metadata, row_group_size=ROW_GROUP_ROWS)
+        frame.write_parquet(polars_path(tmp), metadata=metadata, row_group_size=ROW_GROUP_ROWS)
     with tmp.open("rb") as fh:
         os.fsync(fh.fileno())
     crash_point("part-tmp")
@@ -196,7 +197,7 @@ def _data_fields_metadata(frame: pl.DataFrame) -> dict[str, str] | None:
 
 def _part_data_fields(path: Path) -> set[str] | None:
     """The ``data`` fields a part notes as used; None for a part written without the note."""
-    note = pl.read_parquet_metadata(path).get(DATA_FIELDS_KEY)
+    note = pl.read_parquet_metadata(polars_path(path)).get(DATA_FIELDS_KEY)
     return None if note is None else set(json.loads(note))
 
 
@@ -372,7 +373,7 @@ class _Writer:
                 )
         rel = self._name(partition)
         paths = [self.store / p for p in small]
-        footers = [pl.read_parquet_metadata(p) for p in paths]
+        footers = [pl.read_parquet_metadata(polars_path(p)) for p in paths]
         metadata: dict[str, str] = {}
         note = merge_notes([f.get(SOURCES_KEY) for f in footers])
         if note is not None:
@@ -388,7 +389,7 @@ class _Writer:
         entry = _write_part(
             self.store,
             rel,
-            pl.scan_parquet(paths),
+            pl.scan_parquet([polars_path(p) for p in paths]),
             metadata or None,
             rows=sum(self.files[p].rows for p in small),
             lines=lines,

@@ -13,7 +13,6 @@ import json
 import math
 from typing import Any
 
-from a2a_lab._deep import deep_call
 from a2a_lab.reference.jsstr import js_well_formed_json
 
 #: ``json``'s string encoder without ASCII escaping: the escapes JSON.stringify writes
@@ -190,4 +189,4 @@ def js_json_bytes(value: Any) -> bytes:
     >>> js_json_bytes({"a": [1, 2.5e-7], "b": {}, "c": None})
     b'{\\n  "a": [\\n    1,\\n    2.5e-7\\n  ],\\n  "b": {},\\n  "c": null\\n}'
     """
-    return deep_call(_bytes, value)
+    return _bytes(value)

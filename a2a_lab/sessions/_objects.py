@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from collections.abc import Mapping
@@ -10,7 +9,7 @@ from typing import Any
 
 import polars as pl
 
-from a2a_lab._deep import deep_call
+from a2a_lab._deep import nested_json
 from a2a_lab.reference.jsstr import js_trim
 from a2a_lab.schema import LOG_FIELD_NAMES
 from a2a_lab.sessions._js import _as_string
@@ -103,12 +102,13 @@ def _enriched_object(row: Mapping[str, Any]) -> dict[str, Any]:
     usable string (JSON drops undefined).
     """
     raw = row["raw"]
+    record: dict[str, Any]
     if raw is None:
         record = _record_from_columns(row)
     else:
-        record = deep_call(
-            json.loads, js_trim(raw), parse_int=_js_int, parse_float=_js_float, depth=len(raw)
-        )
+        # values nested as deep as the reference's JSON.stringify writes stay as they are
+        # (and dump with plain json.dumps); a deeper one is kept as its JSON text
+        record = nested_json(js_trim(raw), parse_int=_js_int, parse_float=_js_float)
     data = record.get("data")
     data = dict(data) if isinstance(data, dict) else {}
     enrichment = {key: row[column] for key, column in _ENRICHMENT_TOP.items()}
@@ -135,7 +135,8 @@ def _enriched_object(row: Mapping[str, Any]) -> dict[str, Any]:
         # no key of the line is an array index: JavaScript's order is the insertion order,
         # and the walk (most of the time of a large page) would change nothing
         return record
-    return deep_call(_js_key_order, record, depth=None if raw is None else len(raw))
+    ordered: dict[str, Any] = _js_key_order(record)
+    return ordered
 
 
 _OBJECT_COLUMNS = (

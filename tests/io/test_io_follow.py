@@ -7,6 +7,8 @@ import gzip
 import json
 import os
 import shutil
+import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
@@ -398,6 +400,21 @@ def test_shrink_then_rotate_reproducer_returns_each_new_line_once(tmp_path: Path
         [f"r{i}" for i in range(200)] + [f"r{i}" for i in range(1000, 1010)] + ["r2000"]
     )
     assert len(seen) == len(set(seen))
+
+
+_REPRODUCER = Path("/work/shared/conformance/hostile/follow-shrink-then-rotate.py")
+
+
+@pytest.mark.skipif(not _REPRODUCER.exists(), reason="the shared hostile corpus is not here")
+def test_the_shared_shrink_then_rotate_script_prints_the_ten_lines_once() -> None:
+    """The reproducer itself, run as it is: 200, then the 10 new lines (r1000-r1009, was 0),
+    then r2000 and nothing more."""
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    done = subprocess.run(
+        [sys.executable, str(_REPRODUCER)], capture_output=True, text=True, env=env, timeout=120
+    )
+    assert done.returncode == 0, done.stderr[-500:]
+    assert done.stdout.split("\n")[:3] == ["200", "10", "['r2000'] 0"]
 
 
 @pytest.mark.parametrize("refresh_between", [True, False])

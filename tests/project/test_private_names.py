@@ -25,8 +25,6 @@ KNOWN: set[tuple[str, str, str]] = {
     ("a2a_lab.exchanges", "a2a_lab._exchange_tails", "_SLACK_MS"),
     ("a2a_lab.exchanges", "a2a_lab.event_rules", "_D"),
     ("a2a_lab.otel._spans", "a2a_lab.analysis.conversations", "_conversations_of"),
-    ("a2a_lab.cli._report", "a2a_lab.io._decode", "<private module>"),
-    ("a2a_lab.views.report", "a2a_lab.io._decode", "<private module>"),
     # the bucket-at-a-time readers (issue 24 item 2) reuse io's decoder and source internals
     ("a2a_lab.analysis._check_log", "a2a_lab.io._decode", "<private module>"),
     ("a2a_lab.analysis._check_log", "a2a_lab.io._load", "<private module>"),

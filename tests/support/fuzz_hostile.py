@@ -11,6 +11,7 @@ import gzip
 import json
 import random
 import re
+import warnings
 from collections.abc import Callable
 from datetime import UTC, datetime
 from html.parser import HTMLParser
@@ -22,6 +23,7 @@ import polars as pl
 import a2a_lab as al
 from a2a_lab._deep import deep_call
 from a2a_lab.analysis import checks, pm
+from a2a_lab.analysis.calibrate import calibrate
 from a2a_lab.analysis.graph import conversation_tree, graph_metrics, interaction_graph
 from a2a_lab.reference.jsstr import js_trim, js_well_formed_json
 from a2a_lab.reference.strict_json import parse_int
@@ -513,6 +515,7 @@ def check_source(
     views: int = 3,
     stats: dict[str, int] | None = None,
     lean: bool = False,
+    every: bool = False,
 ) -> list[str]:
     """Load ``source`` and run every analysis on it; return the invariant breaches (empty = fine).
 
@@ -522,6 +525,8 @@ def check_source(
     physical lines, events, rejects and blank lines of the load added to it. ``lean`` (for
     100,000-line directories within a minute): ``work_sessions.to_api`` with summary thread
     events, no second ``check`` on the raw frame and no pm (the full set runs on the batches).
+    ``every``: also the public analyses and writers the views do not use
+    (:func:`_every_other_analysis`).
     """
     failures: list[str] = []
     res = _each("load", lambda: al.load(source, raw=raw), failures)
@@ -562,7 +567,7 @@ def check_source(
     _each(
         "events_query.to_api",
         lambda: js_well_formed_json(
-            deep_call(json.dumps, al.events_query(enriched).to_api(), ensure_ascii=False)
+            json.dumps(al.events_query(enriched).to_api(), ensure_ascii=False)
         ).encode(),
         failures,
     )
@@ -570,10 +575,8 @@ def check_source(
         _each(
             "work_sessions.to_api",
             lambda: js_well_formed_json(
-                deep_call(
-                    json.dumps,
-                    ws.to_api(thread_events="summary" if lean else "full"),
-                    ensure_ascii=False,
+                json.dumps(
+                    ws.to_api(thread_events="summary" if lean else "full"), ensure_ascii=False
                 )
             ).encode(),
             failures,
@@ -644,7 +647,65 @@ def check_source(
         _each("pm.variants", lambda: pm.variants(enriched), failures)
         _each("pm.to_ocel2", lambda: json.dumps(pm.to_ocel2(enriched)), failures)
     _each("write_events", lambda: _roundtrip(ev, source, raw, failures), failures)
+    if every:
+        _every_other_analysis(source, res, enriched, conv, graph, failures)
     return failures
+
+
+def _every_other_analysis(
+    source: Path,
+    res: al.LoadResult,
+    enriched: pl.DataFrame,
+    conv: pl.DataFrame | None,
+    graph: Any,
+    failures: list[str],
+) -> None:
+    """The rest of the public API on the same frames: scans, payload tables, exchanges,
+    calibration, the writers (OCEL, OTLP, GraphML, frames) and the HTML report."""
+    out = source.parent / (source.name + "-out")
+    out.mkdir(exist_ok=True)
+    _each("scan", lambda: al.scan(source).collect(), failures)
+    _each("load_findings", lambda: al.load_findings(res.report), failures)
+    _each("message_counts", lambda: al.message_counts(enriched), failures)
+    _each("exchange_events", lambda: al.exchange_events(enriched), failures)
+    if conv is not None:
+        _each("exchange_summary", lambda: al.exchange_summary(conv), failures)
+        _each("target_stats", lambda: al.target_stats(conv), failures)
+        _each("target_stats(by_hour)", lambda: al.target_stats(conv, by_hour=True), failures)
+    payloads = _each("payload_events", lambda: al.payload_events(enriched), failures)
+    if payloads is not None:
+        for name, fn in (
+            ("question_answers", al.question_answers),
+            ("status_timeline", al.status_timeline),
+            ("delegation_reports", al.delegation_reports),
+        ):
+            _each(name, lambda fn=fn: fn(payloads), failures)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # a fit's warnings (saturation, few samples) are findings
+        _each("fit_log", lambda: al.fit_log(res.events), failures)
+        _each("calibrate", lambda: calibrate(res.events), failures)
+        _each("compare", lambda: al.compare(res.events, res.events).chart().to_dict(), failures)
+    if graph is not None:
+        _each("to_node_link", lambda: json.dumps(al.to_node_link(graph)), failures)
+        _each("write_graph", lambda: al.write_graph(graph, out / "g.graphml"), failures)
+        _each("graph_overview", lambda: plots.graph_overview(graph).to_dict(), failures)
+    _each("to_ocel2", lambda: json.dumps(al.to_ocel2(enriched)), failures)
+    _each("write_ocel2", lambda: al.write_ocel2(enriched, out / "o.json"), failures)
+    _each(
+        "to_otlp",
+        lambda: al.to_otlp(enriched, output=out / "t.otlp.json", progress=False),
+        failures,
+    )
+    _each("flatten", lambda: al.flatten(enriched), failures)
+    for suffix in ("csv", "parquet", "json", "ndjson"):
+        _each(
+            f"write_frame.{suffix}",
+            lambda suffix=suffix: al.write_frame(enriched, out / f"f.{suffix}"),
+            failures,
+        )
+    report = _each("report", lambda: al.report(res, tz="Asia/Seoul", embed_font=False), failures)
+    if report is not None:
+        _each("report.html", lambda: _safe_html(str(report.html), "report"), failures)
 
 
 def _chart_json(spec: dict[str, Any], where: str) -> None:

@@ -26,7 +26,11 @@ def run_lanes(
     ``all_ex`` holds every exchange (spawns too: they occupy sessions all the same), with
     ``_row``.
     """
-    turn = pl.col("data").struct.field("turn")
+    # a reply's ping-pong turn; one that is not a whole number within 32 bits (a fuzzed
+    # 1e308 or 2**64) names no turn the gateway ran, and its reply is left out of the fit
+    # as an out-of-range time is (the cast to Int64 below would fail on it)
+    logged = pl.col("data").struct.field("turn")
+    turn = pl.when((logged.abs() <= 2**31) & (logged == logged.floor())).then(logged)
     xe = exchange_events(ev.lazy()).collect()
     # the lanes (runtime §1). On today's gateway (most sends name a conversation-scoped
     # `agent:<target>:a2a:<conversation>` session) the target's runs queue on the session

@@ -29,6 +29,7 @@ from a2a_lab.analysis.calibrate._saturation import SATURATION, lane_load, pool_l
 from a2a_lab.analysis.calibrate._settings import fit_failures, fit_retry, fit_tasks
 from a2a_lab.analysis.calibrate._window import FAR_GAP_MS, FitWarning, core_window
 from a2a_lab.reference.jsstr import js_trim_expr
+from a2a_lab.reference.runtime import PING_PONG_LIMITS_0B3325A28
 from a2a_lab.sim.config import (
     ENDINGS,
     AgentConfig,
@@ -775,7 +776,13 @@ def _policies(
 
 def _ping_pong(conv: pl.DataFrame, endings: pl.DataFrame, given: PingPongPolicy) -> PingPongPolicy:
     """The ping-pong policy with the log's most logged turn limit and its ending chances."""
-    logged_max = conv["configured_max_turns"].drop_nulls()
+    # the gateway writes its resolved turns (0 to the largest limit, 30): a maxTurns
+    # outside them (a fuzzed 8.64e15, -1, 2.5) is no configuration and is left out
+    logged_max = conv["configured_max_turns"].cast(pl.Float64).drop_nulls()
+    logged_max = logged_max.filter(
+        logged_max.is_between(0, PING_PONG_LIMITS_0B3325A28.maximum)
+        & (logged_max == logged_max.floor())
+    )
     max_turns = int(logged_max.mode().sort()[-1]) if logged_max.len() else given.max_turns
     return given.model_copy(
         update={

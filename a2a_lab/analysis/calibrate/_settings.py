@@ -28,8 +28,10 @@ import polars as pl
 from a2a_lab._frames import ms_to_time
 from a2a_lab.analysis.calibrate._fits import fit_service_time
 from a2a_lab.reference.runtime.errors import classify_error
+from a2a_lab.sim.budget import MAX_CV, MIN_POSITIVE
 from a2a_lab.sim.config import TaskPolicy, WaitPolicy
 from a2a_lab.sim.policies import ERROR_KINDS, REQUEST_TIMEOUT, FailurePolicy, ReferenceRetry
+from a2a_lab.sim.retry import MAX_RETRIES
 
 __all__ = ["fit_failures", "fit_retry", "fit_tasks"]
 
@@ -139,11 +141,16 @@ def fit_failures(
 
 
 def fit_retry(max_attempts: pl.Series) -> ReferenceRetry:
-    """The reference wait loop with the largest ``maxAttempts`` the log's retries carry."""
-    logged = max_attempts.drop_nulls()
+    """The reference wait loop with the largest ``maxAttempts`` the log's retries carry.
+
+    Only whole, non-negative, finite counts are read (-1, 2.5 or Infinity is no count), and the
+    count is capped at the simulator's :data:`~a2a_lab.sim.retry.MAX_RETRIES` per message.
+    """
+    logged = max_attempts.cast(pl.Float64).drop_nulls()
+    logged = logged.filter(logged.is_finite() & (logged >= 0) & (logged == logged.floor()))
     if logged.is_empty():
         return ReferenceRetry()
-    return ReferenceRetry(max_retries=int(logged.max()))  # type: ignore[arg-type]
+    return ReferenceRetry(max_retries=int(min(float(logged.max()), MAX_RETRIES)))  # type: ignore[arg-type]
 
 
 def fit_tasks(
@@ -214,6 +221,12 @@ def fit_tasks(
     cv = getattr(duration, "cv", 1.0)
     if not (math.isfinite(duration.mean) and math.isfinite(cv)):
         return None, table
+    # a fit of near-identical durations (a fuzzed log: cv 3.9e-12) is held within what a
+    # configuration may state (a cv below 1e-9 is refused as no positive value)
+    cv = min(max(cv, MIN_POSITIVE), MAX_CV)
     return TaskPolicy(
-        mean_duration_s=duration.mean, duration_cv=cv, mean_gap_s=mean_gap, agents=agents
+        mean_duration_s=max(duration.mean, MIN_POSITIVE),
+        duration_cv=cv,
+        mean_gap_s=max(mean_gap, MIN_POSITIVE),
+        agents=agents,
     ), table

@@ -22,8 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from a2a_lab.app.report import ReportData, collect
-from a2a_lab.io import LoadResult, load
-from a2a_lab.io._decode import file_label
+from a2a_lab.io import LoadResult, file_label, load
 from a2a_lab.time import check_tz
 from a2a_lab.views.report import _sections, _sessions
 from a2a_lab.views.report._page import cjk_glyphs, page
