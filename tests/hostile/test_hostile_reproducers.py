@@ -28,7 +28,6 @@ from pathlib import Path
 
 import polars as pl
 import pytest
-from node_js import needs_node, node_json
 
 import a2a_lab as al
 from a2a_lab._deep import NESTING_LIMIT, deep_call, nested_json
@@ -39,6 +38,7 @@ from a2a_lab.time import format_time
 from a2a_lab.views import plots, threads
 from a2a_lab.views.embed import chart_figure
 from a2a_lab.views.search import search_chart
+from tests.support.node_js import needs_node, node_json
 from tests.support.paths import ROOT, SHARED
 
 HOSTILE = SHARED / "conformance" / "hostile"

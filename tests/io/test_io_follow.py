@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
 from a2a_lab.io import LoadResult, LogFollower, ingest, load_store, store_lines
+from tests.support.paths import ROOT
 
 
 def _append(path: Path, text: str) -> None:
@@ -409,7 +410,7 @@ _REPRODUCER = Path("/work/shared/conformance/hostile/follow-shrink-then-rotate.p
 def test_the_shared_shrink_then_rotate_script_prints_the_ten_lines_once() -> None:
     """The reproducer itself, run as it is: 200, then the 10 new lines (r1000-r1009, was 0),
     then r2000 and nothing more."""
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
     done = subprocess.run(
         [sys.executable, str(_REPRODUCER)], capture_output=True, text=True, env=env, timeout=120
     )
