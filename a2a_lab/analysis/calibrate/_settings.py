@@ -31,7 +31,7 @@ from a2a_lab.reference.runtime.errors import classify_error
 from a2a_lab.sim.budget import MAX_CV, MIN_POSITIVE
 from a2a_lab.sim.config import TaskPolicy, WaitPolicy
 from a2a_lab.sim.policies import ERROR_KINDS, REQUEST_TIMEOUT, FailurePolicy, ReferenceRetry
-from a2a_lab.sim.retry import MAX_RETRIES
+from a2a_lab.sim.policies.retry import MAX_RETRIES
 
 __all__ = ["fit_failures", "fit_retry", "fit_tasks"]
 
@@ -144,7 +144,7 @@ def fit_retry(max_attempts: pl.Series) -> ReferenceRetry:
     """The reference wait loop with the largest ``maxAttempts`` the log's retries carry.
 
     Only whole, non-negative, finite counts are read (-1, 2.5 or Infinity is no count), and the
-    count is capped at the simulator's :data:`~a2a_lab.sim.retry.MAX_RETRIES` per message.
+    count is capped at the simulator's :data:`~a2a_lab.sim.policies.retry.MAX_RETRIES` per message.
     """
     logged = max_attempts.cast(pl.Float64).drop_nulls()
     logged = logged.filter(logged.is_finite() & (logged >= 0) & (logged == logged.floor()))
