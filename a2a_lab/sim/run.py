@@ -74,8 +74,8 @@ SUMMARY_KEYS: tuple[str, ...] = (
 
 #: The range each summary figure can take (``None``: unbounded). Every figure is a count,
 #: a time, a rate or a share, never negative; the four shares are at most 1. A confidence
-#: interval is clipped to this range (:func:`~a2a_lab.sim.experiment.confidence_interval`,
-#: :func:`~a2a_lab.sim.sweep.summarize`): the figure's true mean lies in it, so the clipped
+#: interval is clipped to this range (:func:`~a2a_lab.sim.experiments.replicate.confidence_interval`,
+#: :func:`~a2a_lab.sim.experiments.sweep.summarize`): the figure's true mean lies in it, so the clipped
 #: interval covers it exactly as often as the t interval did.
 SUMMARY_RANGES: dict[str, tuple[float, float | None]] = {
     k: (0.0, 1.0 if k in ("p_wait", "replied_rate", "no_reply_rate", "blocked_rate") else None)

@@ -389,7 +389,7 @@ def summarize(
         whose metric is NaN (e.g. no replied message) makes the point's figures NaN. The
         interval of a summary figure is clipped to the range the figure can take
         (:data:`~a2a_lab.sim.run.SUMMARY_RANGES`: never below 0, shares never above 1), as
-        :func:`~a2a_lab.sim.experiment.confidence_interval` with ``bounds`` explains.
+        :func:`~a2a_lab.sim.experiments.replicate.confidence_interval` with ``bounds`` explains.
 
     Examples
     --------
