@@ -85,7 +85,8 @@ def run_conversations(args: argparse.Namespace) -> int:
     import polars as pl
 
     from a2a_lab.analysis.conversations import conversations
-    from a2a_lab.cli._source import is_store, lean_engine, log_conversations_of, scan_source
+    from a2a_lab.cli._source import lean_engine, log_conversations_of, scan_source
+    from a2a_lab.io import is_store
 
     check_output(args.output)
     tz = cli_tz(args)
