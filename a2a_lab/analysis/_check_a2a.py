@@ -95,6 +95,14 @@ def sequence_rules(ex: pl.LazyFrame) -> list[pl.LazyFrame]:
             ),
         )
     )
+    return out + _order_rules(sent)
+
+
+def _order_rules(sent: pl.LazyFrame) -> list[pl.LazyFrame]:
+    """Turns out of order and events after the complete, of the events of sent exchanges."""
+    keys = KEYS
+    t = pl.col("type")
+    out: list[pl.LazyFrame] = []
     turns = sent.filter(pl.col("_turn").is_not_null()).with_columns(
         pl.int_range(1, pl.len() + 1).over(keys).cast(pl.Float64).alias("_expected"),
         (pl.col("_turn") != pl.int_range(1, pl.len() + 1).over(keys).cast(pl.Float64))
