@@ -54,7 +54,8 @@ def measure(argv: list[str], code: Path = ROOT) -> dict[str, float]:
         ["/usr/bin/time", "-v", *argv],
         capture_output=True,
         text=True,
-        cwd=ROOT,
+        # ``python -m`` puts the working directory first on sys.path: run in ``code``
+        cwd=code,
         env={**os.environ, "PYTHONPATH": str(code), "A2A_LAB_PROGRESS": "0"},
         check=False,
     )

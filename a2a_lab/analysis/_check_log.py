@@ -60,11 +60,14 @@ _LEAN_COLUMNS: Final = ("file", "line", "type", "agent_id", "event_ms", "event_t
 class _Lean:
     """Collects, chunk by chunk, the lean events and what the load report needs."""
 
-    def __init__(self, files: int) -> None:
+    def __init__(self, files: int, tmp: Path) -> None:
         keep = data_fields_option(LEAN_FIELDS)
         assert keep is not None
         self.keep = keep
-        self.frames: list[pl.DataFrame] = []
+        self.tmp = tmp
+        # the lean chunks wait on disk while the buckets are matched (a dense log's
+        # buckets take most of the peak: both at once went past 1.25 GB)
+        self.frames: list[Path] = []
         self.chunks: list[list[DecodedText]] = [[] for _ in range(files)]
 
     def __call__(self, i: int, dec: DecodedText) -> None:
@@ -72,14 +75,15 @@ class _Lean:
         lean = narrow_data(
             ev.select(*_LEAN_COLUMNS, "data", data_hash().alias(_DATA_HASH)), self.keep
         )
-        self.frames.append(lean)
+        self.frames.append(self.tmp / f"lean-{len(self.frames):06d}.parquet")
+        lean.write_parquet(self.frames[-1], compression="lz4", statistics=False)
         # the chunk's events are dropped by the spill: the report reads the rest
         self.chunks[i].append(dec)
 
     def result(self, files: list[Path]) -> LoadResult:
         """The lean events in the load's order, and the load's report."""
         # every file gives at least one chunk (maybe without events, with the schema)
-        events = pl.concat(self.frames, rechunk=True)
+        events = pl.read_parquet(self.frames).rechunk()
         self.frames.clear()
         no_time = no_timestamp_issues(events)
         events = events.sort("event_ms", maintain_order=True)
@@ -100,8 +104,8 @@ def log_check(
     load's; its ``events`` hold only what the rules read).
     """
     files = resolve_source(source)
-    lean = _Lean(len(files))
     with spill_dir() as tmp:
+        lean = _Lean(len(files), Path(tmp))
         spill = spill_exchanges(
             source, Path(tmp), tz=tz, since=opts.since, until=opts.until, sink=lean
         )
@@ -115,7 +119,7 @@ def log_check(
             head, count = pl.collect_all(ambiguity(ex))
             heads.append(head)
             counts.append(count)
-    res = lean.result(files)
+        res = lean.result(files)
     # the ambiguity summary: the first ambiguous exchanges of every bucket, in log order
     parts = (
         [_ambiguous(pl.concat(heads).sort("seq").lazy(), pl.concat(counts).sum().lazy())]

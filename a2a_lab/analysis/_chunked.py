@@ -25,6 +25,7 @@ from typing import Final
 
 import polars as pl
 
+from a2a_lab._deep import deep_call
 from a2a_lab._frames import data_text
 from a2a_lab.exchanges import EXCHANGE_FIELDS, EXCHANGE_TYPES, exchange_events
 from a2a_lab.io._decode import DecodedText
@@ -43,8 +44,9 @@ __all__ = [
     "spill_exchanges",
 ]
 
-#: Log bytes per bucket: about 150,000 events of the benchmark log's kind, matched at once.
-SPILL_BYTES: Final = 64 * 2**20
+#: Log bytes per bucket: about 60,000 events of the benchmark log's kind, matched at once (64 MB
+#: buckets of the log with its events in one day peaked at 1.36 GB in export-otlp, 32 MB at 1.13 GB).
+SPILL_BYTES: Final = 32 * 2**20
 #: A gzipped log holds about this many times its size in text.
 _GZIP_RATIO: Final = 8
 #: The ``data`` fields kept: what the matcher reads, and the agent fields (rules §3).
@@ -165,8 +167,24 @@ def chunked_exchange_events(
     """:func:`a2a_lab.exchange_events` of one bucket, ``seq`` as a whole load numbers it
     (``frame`` from :func:`bucket_frames` with ``ranked``)."""
     gseq = frame["_gseq"]
-    ex = exchange_events(frame.drop("_gseq").lazy(), intent_rules=intent_rules).collect()
+    ex = matched(frame.drop("_gseq"), intent_rules)
     return ex.with_columns(gseq.gather(ex["seq"]).alias("seq"))
+
+
+def matched(frame: pl.DataFrame, intent_rules: IntentRules = INTENT_RULES_V1) -> pl.DataFrame:
+    """:func:`a2a_lab.exchange_events` of one bucket, with room to recurse.
+
+    The matcher's exact search recurses once per event of a segment of overlapping
+    exchanges; a log dense in time has segments of thousands of events, past Python's
+    recursion limit (the 860,000 events of the benchmark log in one day raised
+    RecursionError). :func:`a2a_lab._deep.deep_call` runs it again in a thread with a stack
+    and a limit that fit the bucket.
+    """
+
+    def run() -> pl.DataFrame:
+        return exchange_events(frame.lazy(), intent_rules=intent_rules).collect()
+
+    return deep_call(run, depth=frame.height)
 
 
 def log_conversations(
@@ -187,7 +205,7 @@ def log_conversations(
     with spill_dir() as tmp:
         spill = spill_exchanges(source, Path(tmp), tz=tz, since=since, until=until)
         frames = [
-            _conversations_of(exchange_events(f.lazy()), intent_rules, with_ms=True)
+            _conversations_of(matched(f, intent_rules).lazy(), intent_rules, with_ms=True)
             for f in bucket_frames(spill)
         ]
     if not frames:
