@@ -23,7 +23,6 @@ import polars as pl
 import a2a_lab as al
 from a2a_lab._deep import deep_call
 from a2a_lab.analysis import checks, pm
-from a2a_lab.analysis.calibrate import calibrate
 from a2a_lab.analysis.graph import conversation_tree, graph_metrics, interaction_graph
 from a2a_lab.reference.jsstr import js_trim, js_well_formed_json
 from a2a_lab.reference.strict_json import parse_int
@@ -683,7 +682,6 @@ def _every_other_analysis(
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # a fit's warnings (saturation, few samples) are findings
         _each("fit_log", lambda: al.fit_log(res.events), failures)
-        _each("calibrate", lambda: calibrate(res.events), failures)
         _each("compare", lambda: al.compare(res.events, res.events).chart().to_dict(), failures)
     if graph is not None:
         _each("to_node_link", lambda: json.dumps(al.to_node_link(graph)), failures)
