@@ -41,7 +41,7 @@ from a2a_lab.sessions._build import (
     filter_sessions,
 )
 from a2a_lab.sessions._js import _as_string, _csv_values, _limit_count, _now_ms
-from a2a_lab.sessions._overrides import _OBJECT_PROTOTYPE_MEMBERS
+from a2a_lab.sessions._overrides import with_overrides
 
 #: The derived table: one row per work session of the store's events.
 SESSIONS_TABLE = "work_sessions"
@@ -219,17 +219,8 @@ def _with_overrides(
 ) -> pl.DataFrame:
     """Status at ``now_ms``, the category with overrides, the fields of the sessions frame."""
     valid = overrides or {}
-    override_frame = pl.DataFrame(
-        {
-            "work_session_id": list(valid),
-            "_overrideCategory": [o["collabCategory"] for o in valid.values()],
-        },
-        schema={"work_session_id": pl.String, "_overrideCategory": pl.String},
-    )
-    overridden = pl.col("_overrideCategory").is_not_null() | pl.col("work_session_id").is_in(
-        sorted(_OBJECT_PROTOTYPE_MEMBERS - set(valid))
-    )
-    return sessions.join(override_frame, on="work_session_id", how="left").with_columns(
+    joined, overridden = with_overrides(sessions, valid)
+    return joined.with_columns(
         (pl.lit("ws:") + pl.col("work_session_id")).alias("id"),
         pl.when(now_ms - pl.col("_last_ms") > rules.archive_window_ms)
         .then(pl.lit("ARCHIVED"))

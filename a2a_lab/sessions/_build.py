@@ -16,7 +16,7 @@ from a2a_lab.reference.jsstr import js_lower, js_string_expr, utf16_sort_key_exp
 from a2a_lab.reference.rules import TASK_MONITOR_V1, RuleSet
 from a2a_lab.sessions._js import Now, _limit_count, _now_ms
 from a2a_lab.sessions._objects import _event_objects, _event_rows, _json_number, event_objects
-from a2a_lab.sessions._overrides import _OBJECT_PROTOTYPE_MEMBERS, load_overrides
+from a2a_lab.sessions._overrides import load_overrides, with_overrides
 from a2a_lab.sessions._session_query import SessionQuery
 from a2a_lab.time import in_window, python_safe
 
@@ -697,19 +697,9 @@ def _sessions(
         _gathered(events, "_dataStatus", sessions["_last"]),
         _gathered(events, "_topStatus", sessions["_last"]),
     )
-    override_frame = pl.DataFrame(
-        {
-            "work_session_id": list(overrides),
-            "_overrideCategory": [o["collabCategory"] for o in overrides.values()],
-        },
-        schema={"work_session_id": pl.String, "_overrideCategory": pl.String},
-    )
-    overridden = pl.col("_overrideCategory").is_not_null() | pl.col("work_session_id").is_in(
-        sorted(_OBJECT_PROTOTYPE_MEMBERS - set(overrides))
-    )
+    joined, overridden = with_overrides(sessions, overrides)
     return (
-        sessions.join(override_frame, on="work_session_id", how="left")
-        .with_columns(
+        joined.with_columns(
             pl.when(pl.col("work_session_id").is_null())
             .then(pl.lit(UNASSIGNED_SESSION_ID))
             .otherwise(pl.lit("ws:") + pl.col("work_session_id"))

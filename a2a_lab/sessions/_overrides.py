@@ -8,6 +8,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+import polars as pl
+
 from a2a_lab.reference.rules import TASK_MONITOR_V1, RuleSet
 from a2a_lab.reference.strict_json import reject_constant as _reject_constant
 from a2a_lab.sessions._js import _as_string
@@ -90,3 +92,22 @@ def load_overrides(
             "updatedBy": _as_string(record.get("updatedBy")),
         }
     return result
+
+
+def with_overrides(
+    sessions: pl.DataFrame, overrides: Mapping[str, Any]
+) -> tuple[pl.DataFrame, pl.Expr]:
+    """``sessions`` joined with the valid ``overrides``' categories (``_overrideCategory``),
+    and whether the reference finds an override for each (``overrides[id]`` truthy: an own
+    entry or an inherited ``Object.prototype`` member, see :data:`_OBJECT_PROTOTYPE_MEMBERS`)."""
+    frame = pl.DataFrame(
+        {
+            "work_session_id": list(overrides),
+            "_overrideCategory": [o["collabCategory"] for o in overrides.values()],
+        },
+        schema={"work_session_id": pl.String, "_overrideCategory": pl.String},
+    )
+    overridden = pl.col("_overrideCategory").is_not_null() | pl.col("work_session_id").is_in(
+        sorted(_OBJECT_PROTOTYPE_MEMBERS - set(overrides))
+    )
+    return sessions.join(frame, on="work_session_id", how="left"), overridden

@@ -51,7 +51,6 @@ KNOWN: set[tuple[str, str, str]] = {
     ("a2a_lab.materialize._sessions", "a2a_lab.sessions._js", "_limit_count"),
     ("a2a_lab.materialize._sessions", "a2a_lab.sessions._js", "_now_ms"),
     ("a2a_lab.materialize._sessions", "a2a_lab.sessions._overrides", "<private module>"),
-    ("a2a_lab.materialize._sessions", "a2a_lab.sessions._overrides", "_OBJECT_PROTOTYPE_MEMBERS"),
 }
 
 
