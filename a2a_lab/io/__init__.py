@@ -8,6 +8,7 @@ from a2a_lab.io._load import (
     original_lines,
     scan,
 )
+from a2a_lab.io._paths import polars_path
 from a2a_lab.io._result import LoadReport, LoadResult, decode_bytes
 from a2a_lab.io._sources import LIVE_NAME, SourceError, resolve_source, rotation_key
 from a2a_lab.io._store import IngestReport, StoreError, ingest, is_store
@@ -49,6 +50,7 @@ __all__ = [
     "open_store",
     "original_lines",
     "parse_line",
+    "polars_path",
     "resolve_source",
     "rotation_key",
     "scan",

@@ -33,6 +33,7 @@ from a2a_lab.io import (
     StoreSnapshot,
     TableUpdate,
     open_store,
+    polars_path,
     scan_store,
     update_store,
 )
@@ -235,7 +236,7 @@ def materialize(
 def _written_enriched(update: TableUpdate) -> pl.LazyFrame:
     """The enriched table as this update leaves it (its files written so far)."""
     return pl.scan_parquet(
-        [update.snapshot.path / rel for rel in update.table_files(ENRICHED_TABLE)]
+        [polars_path(update.snapshot.path / rel) for rel in update.table_files(ENRICHED_TABLE)]
     )
 
 
