@@ -26,15 +26,9 @@ from a2a_lab.materialize import (
 )
 from a2a_lab.reference.rules import TASK_MONITOR_V1
 from a2a_lab.sessions import SessionQuery, work_sessions
-from tests.support.paths import DATA
+from tests.support.store_logs import PEER_LINES, ingest_in_pieces
 
-PEER = DATA / "peer"
-LINES = [
-    line
-    for log in ("tricky.ndjson", "gen300_s11_bad5.ndjson")
-    for line in (PEER / log).read_bytes().split(b"\n")
-    if line
-]
+LINES = PEER_LINES
 
 
 def _recomputed(store: Path, main_agents: Any = None) -> pl.DataFrame:
@@ -62,17 +56,8 @@ def test_materialised_path_equals_recomputed_path(
     rng = random.Random(seed)
     lines = rng.sample(LINES, n_lines)
     root = tmp_path_factory.mktemp("m")
-    logdir = root / "logs"
-    logdir.mkdir()
-    live = logdir / "coordination-events.ndjson"
-    cuts = sorted(rng.sample(range(n_lines + 1), min(n_ingests, n_lines + 1)))
-    written = 0
-    for cut in [*cuts[1:], n_lines]:
-        with live.open("ab") as fh:
-            fh.write(b"".join(line + b"\n" for line in lines[written:cut]))
-        written = cut
-        ingest(logdir, root / "store")
-        materialize(root / "store", main_agents=agents)  # incremental after the first
+    for _ in ingest_in_pieces(root, rng, lines, n_ingests, main_agents=agents):
+        pass  # incremental after the first
     got = scan_materialized(root / "store", main_agents=agents)
     assert got is not None
     frame = got.collect()
@@ -215,17 +200,8 @@ def test_materialised_conversations_equal_recomputed(
     rng = random.Random(seed)
     lines = rng.sample(LINES, n_lines)
     root = tmp_path_factory.mktemp("c")
-    logdir = root / "logs"
-    logdir.mkdir()
-    live = logdir / "coordination-events.ndjson"
-    cuts = sorted(rng.sample(range(n_lines + 1), min(n_ingests, n_lines + 1)))
-    written = 0
-    for cut in [*cuts[1:], n_lines]:
-        with live.open("ab") as fh:
-            fh.write(b"".join(line + b"\n" for line in lines[written:cut]))
-        written = cut
-        ingest(logdir, root / "store")
-        materialize(root / "store")  # only the touched conversation ids after the first
+    # only the touched conversation ids are matched again after the first piece
+    for _ in ingest_in_pieces(root, rng, lines, n_ingests):
         got = scan_conversations(root / "store")
         assert got is not None
         assert_frame_equal(got, _conv(root / "store"))

@@ -19,15 +19,9 @@ from a2a_lab.materialize import (
     stored_work_sessions,
 )
 from a2a_lab.sessions import SessionQuery, load_overrides, work_sessions
-from tests.support.paths import DATA
+from tests.support.store_logs import PEER_LINES
 
-PEER = DATA / "peer"
-LINES = [
-    line
-    for log in ("tricky.ndjson", "gen300_s11_bad5.ndjson")
-    for line in (PEER / log).read_bytes().split(b"\n")
-    if line
-]
+LINES = PEER_LINES
 #: Clocks around the logs' times: every session ACTIVE/QUIET, some ARCHIVED, all ARCHIVED.
 NOWS = (1_771_000_000_000, 1_771_400_000_000, 1_790_000_000_000)
 QUERIES: tuple[dict[str, Any], ...] = (
