@@ -30,7 +30,8 @@ from typing import Final
 
 import polars as pl
 
-from a2a_lab._exchange_tails import _DIR, _SLACK_MS
+from a2a_lab._exchange_tails import DIRECTION as _DIR
+from a2a_lab._exchange_tails import SLACK_MS as _SLACK_MS
 
 __all__ = ["untangle"]
 

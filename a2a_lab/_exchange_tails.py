@@ -2,18 +2,20 @@
 (:func:`tails`, the last step of :func:`a2a_lab.exchanges.exchange_events`).
 
 Split from :mod:`a2a_lab.exchanges` (which re-exports :data:`TURN_TIMEOUT_MS`): the exact
-search of overlapping flows and the Polars frame around it.
+search of overlapping flows (:func:`solve_segment`, iterative) and the Polars frame around
+it.
 """
 
 from __future__ import annotations
 
-from typing import Final
+from dataclasses import dataclass
+from typing import Any, Final
 
 import polars as pl
 
 from a2a_lab.reference.runtime.termination import TERMINATION_REASONS
 
-__all__ = ["TURN_TIMEOUT_MS", "tails"]
+__all__ = ["DIRECTION", "SLACK_MS", "TURN_TIMEOUT_MS", "solve_segment", "tails"]
 
 #: A ping-pong turn that takes longer times out and ends the loop (runtime §2.4).
 TURN_TIMEOUT_MS: Final = 120_000.0
@@ -21,9 +23,9 @@ TURN_TIMEOUT_MS: Final = 120_000.0
 #: end the loop without a turn event, on the complete only.
 _REPLY_REASONS: Final = TERMINATION_REASONS[:3]
 #: Clock slack of the log: a refusal or a timeout may be logged this much late.
-_SLACK_MS: Final = 1_000.0
-#: An exchange's direction.
-_DIR: Final = ["conversation_id", "requester", "target"]
+SLACK_MS: Final = 1_000.0
+#: An exchange's direction: the key every rule of the matcher is per.
+DIRECTION: Final = ["conversation_id", "requester", "target"]
 
 
 #: How many search steps one segment may take before the matcher stops deciding and flags
@@ -31,7 +33,7 @@ _DIR: Final = ["conversation_id", "requester", "target"]
 #: traffic takes a few steps per event).
 _SEARCH_STEPS: Final = 20_000
 #: A ping-pong turn comes at most this long after the event before it in its exchange.
-_TURN_WINDOW_MS: Final = TURN_TIMEOUT_MS + _SLACK_MS
+_TURN_WINDOW_MS: Final = TURN_TIMEOUT_MS + SLACK_MS
 #: How many consistent placements of one segment the search collects before it stops
 #: deciding (then every event of the segment is flagged).
 _MAX_PLACEMENTS: Final = 1_000
@@ -54,8 +56,9 @@ _XInfo = tuple[str | None, float, str | None, int | None, str | None, str | None
 #: What the search reads of a turn: ("t", seq, time, turn, messageIntent, requester's session
 #: type, maxTurns, terminationReason) and of a complete: ("c", seq, time, concurrencyBlocked,
 #: actualTurns, effectiveTurns, configuredMaxTurns, terminationReason, messageIntent,
-#: fromSessionType, toSessionType, wait fields, outcome failed).
+#: fromSessionType, toSessionType, wait fields, outcome failed, announceSkipped).
 _Event = tuple[object, ...]
+_AMB_SCHEMA: Final = {**dict.fromkeys(DIRECTION, pl.String), "exchange": pl.Int64}
 
 
 def _square(x: float) -> float:
@@ -74,53 +77,81 @@ def tails(
     log order). Every complete closes one exchange sent before it, so no exchange of one
     segment is open in the next and the segments are independent. A segment with one send
     is settled in Polars (its turns and complete are that exchange's); a segment with
-    several (overlapping flows) is solved exactly by :func:`_solve_segment`.
+    several (overlapping flows) is solved exactly by :func:`solve_segment`.
 
     Returns the placed events (``_seq, exchange, _amb``) and the ambiguous exchanges
     (direction, ``exchange``).
     """
+    segs, seg_x = _segments(ex, x)
+    sizes = seg_x.group_by(*DIRECTION, "_segment").agg(
+        pl.len().alias("_sends"), pl.col("exchange").min().alias("_only")
+    )
+    events = segs.filter(pl.col("type") != "a2a.send").join(
+        sizes, on=[*DIRECTION, "_segment"], how="inner", nulls_equal=True
+    )
+    easy = events.filter(pl.col("_sends") == 1).select(
+        pl.col("_seq").cast(pl.UInt32),
+        pl.col("_only").cast(pl.Int64).alias("exchange"),
+        pl.lit(False).alias("_amb"),
+    )
+    hard = events.filter(pl.col("_sends") > 1)
+    if hard.height == 0:
+        return easy, pl.DataFrame(schema=_AMB_SCHEMA)
+    ids, hard_x, hard_ev = _hard_frames(ex, x, outcome_of, seg_x, hard)
+    solved, amb = _solve_all(hard_x, hard_ev)
+    amb = amb.join(ids, on="_sid").select(*DIRECTION, "exchange")
+    return pl.concat([easy, solved]), amb
+
+
+def _segments(ex: pl.DataFrame, x: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """The sends, turns and completes of each direction with their ``_segment`` (see
+    :func:`tails`), and the exchanges of each segment."""
     t = pl.col("type")
     step = pl.when(t == "a2a.send").then(1).when(t == "a2a.complete").then(-1).otherwise(0)
     segs = (
         ex.filter(t.is_in(["a2a.send", "a2a.complete"]) | (pl.col("_kind") == "turn"))
-        .select("_seq", *_DIR, "event_ms", "type")
-        .sort([*_DIR, "event_ms", "_seq"], nulls_last=True)
+        .select("_seq", *DIRECTION, "event_ms", "type")
+        .sort([*DIRECTION, "event_ms", "_seq"], nulls_last=True)
         .with_columns(step.cast(pl.Int64).alias("_step"))
-        .with_columns((pl.col("_step").cum_sum().over(_DIR) - pl.col("_step")).alias("_open"))
+        .with_columns((pl.col("_step").cum_sum().over(DIRECTION) - pl.col("_step")).alias("_open"))
         .with_columns(
-            ((t == "a2a.send") & (pl.col("_open") <= 0)).cum_sum().over(_DIR).alias("_segment")
+            ((t == "a2a.send") & (pl.col("_open") <= 0)).cum_sum().over(DIRECTION).alias("_segment")
         )
     )
     seg_x = segs.join(x.select(pl.col("_send_seq").alias("_seq"), "exchange"), on="_seq").select(
-        *_DIR, "_segment", "exchange"
+        *DIRECTION, "_segment", "exchange"
     )
-    sizes = seg_x.group_by(*_DIR, "_segment").agg(
-        pl.len().alias("_sends"), pl.col("exchange").min().alias("_only")
+    return segs, seg_x
+
+
+def _hard_frames(
+    ex: pl.DataFrame,
+    x: pl.DataFrame,
+    outcome_of: pl.DataFrame,
+    seg_x: pl.DataFrame,
+    hard: pl.DataFrame,
+) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
+    """The segments with several sends (direction, ``_segment`` and their number ``_sid``,
+    dense in direction and segment order), and their exchanges and events, each row with
+    its ``_sid``, sorted by it."""
+    key = [*DIRECTION, "_segment"]
+    ids = (
+        hard.select(key)
+        .unique()
+        .sort(key, nulls_last=True)
+        .with_columns(pl.int_range(pl.len(), dtype=pl.Int64).alias("_sid"))
     )
-    events = segs.filter(t != "a2a.send").join(
-        sizes, on=[*_DIR, "_segment"], how="inner", nulls_equal=True
-    )
-    easy = events.filter(pl.col("_sends") == 1).select(
-        "_seq", pl.col("_only").alias("exchange"), pl.lit(False).alias("_amb")
-    )
-    amb_schema = {**dict.fromkeys(_DIR, pl.String), "exchange": pl.Int64}
-    hard = events.filter(pl.col("_sends") > 1)
-    if hard.height == 0:
-        return easy, pl.DataFrame(schema=amb_schema)
     hard_x = (
-        seg_x.join(
-            hard.select(*_DIR, "_segment").unique(), on=[*_DIR, "_segment"], nulls_equal=True
-        )
+        seg_x.join(ids, on=key, nulls_equal=True)
         .join(
-            outcome_of.select(*_DIR, "exchange", "_kind", pl.col("event_ms").alias("_first_ms")),
-            on=[*_DIR, "exchange"],
+            outcome_of.select(*DIRECTION, "exchange", "_kind", pl.col("event_ms").alias("_first_ms")),
+            on=[*DIRECTION, "exchange"],
             how="left",
             nulls_equal=True,
         )
-        .join(x, on=[*_DIR, "exchange"], how="left", nulls_equal=True)
+        .join(x, on=[*DIRECTION, "exchange"], how="left", nulls_equal=True)
         .select(
-            *_DIR,
-            "_segment",
+            "_sid",
             "exchange",
             "_kind",
             pl.coalesce("_first_ms", "_send_ms").cast(pl.Float64),
@@ -130,7 +161,7 @@ def tails(
             "_req_type",
             "_to_type",
         )
-        .sort([*_DIR, "_segment", "exchange"], nulls_last=True)
+        .sort("_sid", "exchange")
     )
     cols = ex.select(
         "_seq",
@@ -150,39 +181,57 @@ def tails(
         "_skip",
     )
     hard_ev = (
-        hard.select(*_DIR, "_segment", "_seq", "event_ms", "type")
+        hard.join(ids, on=key, nulls_equal=True)
+        .select("_sid", "_seq", "event_ms", "type")
         .join(cols, on="_seq", how="left")
-        .sort([*_DIR, "_segment", "event_ms", "_seq"], nulls_last=True)
+        .sort(["_sid", "event_ms", "_seq"], nulls_last=True)
     )
-    xs_of: dict[tuple[object, ...], dict[int, _XInfo]] = {}
-    sent_of: dict[tuple[object, ...], dict[int, float]] = {}
-    for c, r, g, seg, xn, kind, first, sent, intent, sugg, rt, tt in hard_x.iter_rows():
-        xs_of.setdefault((c, r, g, seg), {})[xn] = (kind, first, intent, sugg, rt, tt)
-        sent_of.setdefault((c, r, g, seg), {})[xn] = sent
-    evs_of: dict[tuple[object, ...], list[_Event]] = {}
-    for row in hard_ev.iter_rows():
-        c, r, g, seg, seq, ms, typ = row[:7]
-        turn, mi, st, mx, term, conc, actual, eff, cfg, frm, to, wait, failed, skip = row[7:]
-        ev: _Event
-        if typ == "a2a.complete":
-            ev = ("c", seq, ms, bool(conc), actual, eff, cfg, term, mi, frm, to, wait, failed)
-            ev += (skip,)
-        else:
-            ev = ("t", seq, ms, turn, mi, st, mx, term)
-        evs_of.setdefault((c, r, g, seg), []).append(ev)
+    return ids, hard_x, hard_ev
+
+
+def _runs(sids: list[int]) -> list[tuple[int, int, int]]:
+    """(segment, start, end) of each run of equal values of the sorted ``sids``."""
+    out: list[tuple[int, int, int]] = []
+    start = 0
+    for pos in range(1, len(sids) + 1):
+        if pos == len(sids) or sids[pos] != sids[start]:
+            out.append((sids[start], start, pos))
+            start = pos
+    return out
+
+
+def _solve_all(hard_x: pl.DataFrame, hard_ev: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """:func:`solve_segment` of every segment of ``hard_x``/``hard_ev``
+    (:func:`_hard_frames`): the placed events and the ambiguous exchanges."""
+    xrows = hard_x.drop("_sid").rows()
+    xs_of: dict[int, dict[int, _XInfo]] = {}
+    sent_of: dict[int, dict[int, float]] = {}
+    for sid, lo, hi in _runs(hard_x["_sid"].to_list()):
+        xs_of[sid] = {r[0]: (r[1], r[2], r[4], r[5], r[6], r[7]) for r in xrows[lo:hi]}
+        sent_of[sid] = {r[0]: r[3] for r in xrows[lo:hi]}
+    evs = [_event(row) for row in hard_ev.drop("_sid").rows()]
     placed_rows: list[tuple[int, int, bool]] = []
-    amb_rows: list[tuple[object, ...]] = []
-    for seg_key, evs in evs_of.items():
-        best, amb_x, amb_seq = _solve_segment(xs_of.get(seg_key, {}), evs, sent_of.get(seg_key, {}))
+    amb_rows: list[tuple[int, int]] = []
+    for sid, lo, hi in _runs(hard_ev["_sid"].to_list()):
+        best, amb_x, amb_seq = solve_segment(xs_of.get(sid, {}), evs[lo:hi], sent_of.get(sid, {}))
         placed_rows += [(seq, xn, seq in amb_seq) for seq, xn in best.items()]
-        amb_rows += [(*seg_key[:3], xn) for xn in amb_x]
+        amb_rows += [(sid, xn) for xn in amb_x]
     solved = pl.DataFrame(
         placed_rows,
         schema={"_seq": pl.UInt32, "exchange": pl.Int64, "_amb": pl.Boolean},
         orient="row",
     )
-    amb = pl.DataFrame(amb_rows, schema=amb_schema, orient="row")
-    return pl.concat([easy.cast({"_seq": pl.UInt32, "exchange": pl.Int64}), solved]), amb
+    amb = pl.DataFrame(amb_rows, schema={"_sid": pl.Int64, "exchange": pl.Int64}, orient="row")
+    return solved, amb
+
+
+def _event(row: tuple[Any, ...]) -> _Event:
+    """A turn or complete as the search reads it (see :data:`_Event`), from a row of
+    ``_seq, event_ms, type`` and the helper columns of :func:`_hard_frames`."""
+    seq, ms, typ, turn, mi, st, mx, term, conc, actual, eff, cfg, frm, to, wait, failed, skip = row
+    if typ == "a2a.complete":
+        return ("c", seq, ms, bool(conc), actual, eff, cfg, term, mi, frm, to, wait, failed, skip)
+    return ("t", seq, ms, turn, mi, st, mx, term)
 
 
 def _allowed_eff(suggested: int | None, cfg: float | None) -> float | None:
@@ -208,11 +257,11 @@ def _in_time(kind: str | None, term: object, skip: object, prev: float, ms: floa
     times out after 10 s. A complete that logs neither (an older shape) has no bound.
     """
     if kind in ("no_reply", "blocked"):
-        return ms <= prev + _SLACK_MS
+        return ms <= prev + SLACK_MS
     if kind != "reply" or skip is None:
         return True
     loop_end = prev + (TURN_TIMEOUT_MS if term is not None and term not in _REPLY_REASONS else 0.0)
-    return ms <= loop_end + (0.0 if skip else _ANNOUNCE_WINDOW_MS) + _SLACK_MS
+    return ms <= loop_end + (0.0 if skip else _ANNOUNCE_WINDOW_MS) + SLACK_MS
 
 
 def _agree(a: object, b: object) -> bool:
@@ -227,7 +276,359 @@ def _fifo(runs: list[tuple[float, float]], queued: float, logged: float) -> bool
     return not any((q < queued and t > logged) or (q > queued and t < logged) for q, t in runs)
 
 
-def _solve_segment(
+def _fits(ev: _Event, x: _XInfo) -> bool:
+    """Whether event ``ev`` could belong to the exchange ``x`` by its keys alone."""
+    kind, _first, intent, sugg, rtype, ttype = x
+    if ev[0] == "t":
+        if kind != "reply" or not (_agree(ev[4], intent) and _agree(ev[5], rtype)):
+            return False
+        return not (ev[3] == 1 and sugg == 0)
+    conc, wait, failed = ev[3], ev[11], ev[12]
+    if (kind is None and not failed) or (conc and kind != "blocked"):
+        return False
+    if wait and kind != "no_reply":
+        return False
+    return _agree(ev[8], intent) and _agree(ev[9], rtype) and _agree(ev[10], ttype)
+
+
+def _closes(ev: _Event, x: _XInfo) -> bool:
+    """The state-free rules of a complete ``ev`` closing the exchange ``x`` (beyond
+    :func:`_fits`): a refusal's complete logs no turns and no wait fields."""
+    kind = x[0]
+    conc, actual, wait = ev[3], ev[4], ev[11]
+    return not (kind == "blocked" and not conc and (actual is not None or wait))
+
+
+class _Segment:
+    """One segment as the search reads it: its exchanges ``xs`` (first outcomes placed),
+    its turns and completes ``evs`` in log order, each exchange's send time, and per event
+    the exchanges it could take by its time and keys alone (the search only looks at
+    these: an event with one has no alternative) and, for the causality-only reading, any
+    exchange sent before it."""
+
+    def __init__(
+        self, xs: dict[int, _XInfo], evs: list[_Event], sent: dict[int, float] | None
+    ) -> None:
+        self.xs, self.evs, self.n = xs, evs, len(evs)
+        self.xns = sorted(xs)
+        self.sent_at = sent if sent is not None else {xn: xs[xn][1] for xn in self.xns}
+        self.ms = [float(ev[2]) for ev in evs]  # type: ignore[arg-type]
+        self.seqs = [int(ev[1]) for ev in evs]  # type: ignore[call-overload]
+        self.anywhere = [[xn for xn in self.xns if self.sent_at[xn] <= ms] for ms in self.ms]
+        self.static = [
+            [xn for xn in near if _fits(ev, xs[xn])]
+            for ev, near in zip(evs, self.anywhere, strict=True)
+        ]
+        self.static_set = [set(s) for s in self.static]
+        # the rule readings' candidates: the state-free rules checked once here
+        self.rule_cands = [
+            [xn for xn in s if ev[0] == "t" or _closes(ev, xs[xn])]
+            for ev, s in zip(evs, self.static, strict=True)
+        ]
+
+
+@dataclass(frozen=True)
+class _Reading:
+    """One reading of the rules a search applies: with or without the lane order, how
+    many events may stay unplaced, whether turns and completes come after the first
+    outcome, and whether only causality holds (``relaxed``)."""
+
+    lane_order: bool
+    max_free: int
+    after_outcome: bool = True
+    relaxed: bool = False
+
+
+#: A search option: (cost, exchange, the announce's (queued, logged) on the lane or None).
+_Option = tuple[float, int, tuple[float, float] | None]
+#: The cost of an event left out (more than any placement of it).
+_FREE: Final = 1e12
+#: A node of the search: [event index, cost so far, events left out, its options, the next
+#: option's index, what the node changed for its child (None, or the undo record), the
+#: placements found before that child, whether the left-out branch was taken].
+_Node = list[Any]
+
+
+class _Search:
+    """Every consistent placement of a segment under one :class:`_Reading`, searched
+    depth first in log order without recursion (an explicit stack of nodes: a segment of
+    thousands of events runs as one of ten).
+
+    The placements are not kept: what the answer needs is folded in as each is found:
+    their number, the least cost with the placement it has (ties to the earlier exchanges
+    in log order) and, per event, the exchanges the placements give it (``taken``)."""
+
+    def __init__(self, seg: _Segment, reading: _Reading) -> None:
+        self.seg, self.reading = seg, reading
+        xs, xns = seg.xs, seg.xns
+        self.turns = dict.fromkeys(xns, 0)
+        # without after_outcome, a turn or complete need only follow the send: the first
+        # outcomes (placed first come first served) are then in question, not the turns
+        self.last = {xn: xs[xn][1] if reading.after_outcome else seg.sent_at[xn] for xn in xns}
+        self.lterm: dict[int, object] = dict.fromkeys(xns)
+        self.lmax: dict[int, object] = dict.fromkeys(xns)
+        self.closed: set[int] = set()
+        self.lanes: list[tuple[float, float, float]] = []
+        # the target's ping-pong steps (even turns) placed on its conversation lane:
+        # (queued = the exchange's event before, logged); the requester's steps (odd
+        # turns) placed on its main session
+        self.steps_on_lane: list[tuple[float, float]] = []
+        self.steps_on_main: list[tuple[float, float]] = []
+        self.pick = [0] * seg.n
+        self.steps = 0
+        self.capped = False
+        self.count = 0
+        self.least = 0.0
+        self.best: list[int] | None = None
+        self.taken: list[set[int | None]] = [set() for _ in range(seg.n)]
+
+    # ---- the rules ------------------------------------------------------------------
+
+    def done(self, xn: int) -> bool:
+        """Whether exchange ``xn``'s ping-pong loop has ended."""
+        if self.seg.xs[xn][0] != "reply":
+            return False
+        k, mx = self.turns[xn], self.lmax[xn]
+        return (
+            self.lterm[xn] is not None
+            or (k >= 1 and isinstance(mx, float) and k >= mx)
+            or (k == 0 and self.seg.xs[xn][3] == 0)
+        )
+
+    def relaxed_options(self, i: int) -> list[_Option]:
+        """Causality only: after the exchange's last event, none after its complete; what
+        breaks a rule costs more than any lag (as few as possible)."""
+        seg, ev, ms = self.seg, self.seg.evs[i], self.seg.ms[i]
+        closed, last, static = self.closed, self.last, seg.static_set[i]
+        out: list[_Option] = []
+        for xn in seg.anywhere[i]:
+            if xn not in closed and ms >= last[xn]:
+                bent = xn not in static or (ev[0] == "t" and ev[3] != self.turns[xn] + 1)
+                lag = _square((ms - last[xn]) / 1000.0)
+                out.append((lag + (_BENT if bent else 0.0), xn, None))
+        out.sort(key=_by_cost)
+        return out
+
+    def turn_option(self, ev: _Event, ms: float, xn: int) -> _Option | None:
+        """Turn ``ev`` as the next turn of exchange ``xn``, if the loop allows it."""
+        _kind, _first, intent, sugg, rtype, _ttype = self.seg.xs[xn]
+        k, mx, prev = self.turns[xn], self.lmax[xn], self.last[xn]
+        _t, _s, _m, level, mi, st, tmax, _term = ev
+        if (
+            level != k + 1
+            or self.lterm[xn] is not None
+            or (isinstance(mx, float) and k + 1 > mx)
+            or (k == 0 and sugg == 0)
+            or ms > prev + _TURN_WINDOW_MS
+            or not _agree(mi, intent)
+            or not _agree(st, rtype)
+            or (k >= 1 and not _agree(tmax, mx))
+        ):
+            return None
+        return (_square((ms - prev) / 1000.0), xn, None)
+
+    def complete_option(self, ev: _Event, ms: float, xn: int) -> _Option | None:
+        """Complete ``ev`` closing exchange ``xn``, if its outcome, turns, termination,
+        timing and effective turns agree (see :func:`solve_segment`)."""
+        kind, _first, _intent, sugg, _rtype, _ttype = self.seg.xs[xn]
+        k, lt, mx, prev = self.turns[xn], self.lterm[xn], self.lmax[xn], self.last[xn]
+        actual, eff, cfg, term, skip = ev[4], ev[5], ev[6], ev[7], ev[13]
+        if actual is not None and kind is not None and actual != (k if kind == "reply" else 0):
+            return None
+        if not _in_time(kind, term, skip, prev, ms):
+            return None
+        lane: tuple[float, float] | None = None
+        mu = 0.0
+        if kind == "reply":
+            if eff is not None:
+                if k >= 1 and mx is not None:
+                    if eff != mx:
+                        return None
+                else:
+                    allowed = _allowed_eff(sugg, cfg)  # type: ignore[arg-type]
+                    if allowed is not None and eff not in (allowed, 0.0):
+                        return None
+            if (term if term in _REPLY_REASONS else None) != lt:
+                return None
+            extra = term is not None and term not in _REPLY_REASONS
+            if extra:
+                if self.done(xn):
+                    return None
+                mu = TURN_TIMEOUT_MS if term == "turn_timeout" else 0.0
+                if ms < prev + mu - SLACK_MS:
+                    return None
+            # a complete that logs neither termination nor effective turns (an older
+            # shape) does not say whether a step without event ran after the last one:
+            # its announce was queued somewhere between then and now
+            unknown = term is None and eff is None
+            lane = (prev + mu, ms) if extra or unknown else (prev, prev)
+        return (_square((ms - prev - mu) / 1000.0), xn, lane)
+
+    def options(self, i: int) -> list[_Option]:
+        """The exchanges event ``i`` can take now, least cost first (ties: lower number)."""
+        if self.reading.relaxed:
+            return self.relaxed_options(i)
+        seg = self.seg
+        ev, ms = seg.evs[i], seg.ms[i]
+        closed, last = self.closed, self.last
+        make = self.turn_option if ev[0] == "t" else self.complete_option
+        out: list[_Option] = []
+        for xn in seg.rule_cands[i]:
+            if xn in closed or ms < last[xn]:
+                continue
+            option = make(ev, ms, xn)
+            if option is not None:
+                out.append(option)
+        out.sort(key=_by_cost)
+        return out
+
+    def lane_ok(self, lo: float, hi: float, ms: float, xn: int) -> bool:
+        """An announce queued between ``lo`` and ``hi`` and logged at ``ms`` keeps the
+        target lane's order with the announces placed and the loops already ended."""
+        if any(lo2 > hi and t2 < ms for lo2, _h, t2 in self.lanes):
+            return False
+        closed, last = self.closed, self.last
+        return not any(
+            y != xn and y not in closed and self.done(y) and last[y] < lo for y in self.seg.xns
+        )
+
+    def silent(self) -> float:
+        """The cost of the steps this placement says ended without an event: an exchange
+        still waiting for a step (replied, loop on, not closed) whose session ran a step
+        queued after its own (the lane is first come first served, so its step ran first
+        and logged nothing). Less likely than any lag."""
+        if not self.reading.lane_order:
+            return 0.0
+        n_silent = 0
+        xs = self.seg.xs
+        for y in self.seg.xns:
+            if xs[y][0] != "reply" or y in self.closed or self.done(y):
+                continue
+            odd = self.turns[y] % 2 == 0  # the next step is the requester's
+            if odd and xs[y][4] != "main":
+                continue
+            runs = self.steps_on_main if odd else self.steps_on_lane
+            n_silent += any(q > self.last[y] for q, _t in runs)
+        return n_silent * _SILENT
+
+    # ---- one step ---------------------------------------------------------------------
+
+    def place(self, i: int, xn: int, lane: tuple[float, float] | None) -> tuple[Any, ...] | None:
+        """Give event ``i`` to exchange ``xn`` if the session lanes allow it; returns
+        what to undo, or None (not allowed)."""
+        seg, lane_order = self.seg, self.reading.lane_order
+        ev, ms = seg.evs[i], seg.ms[i]
+        if lane_order and lane is not None and not self.lane_ok(lane[0], lane[1], ms, xn):
+            return None
+        is_turn = ev[0] == "t"
+        on_lane = on_main = False
+        if lane_order and is_turn:
+            even = int(ev[3]) % 2 == 0  # type: ignore[call-overload]
+            # the target's steps run on its lane; the requester's on its session: one
+            # lane when that is its main session (session type main: agent:<id>:main only)
+            on_lane = even
+            on_main = not even and seg.xs[xn][4] == "main"
+        if on_lane and not _fifo(self.steps_on_lane, self.last[xn], ms):
+            return None
+        if on_main and not _fifo(self.steps_on_main, self.last[xn], ms):
+            return None
+        if on_main:
+            self.steps_on_main.append((self.last[xn], ms))
+        if on_lane:
+            self.steps_on_lane.append((self.last[xn], ms))
+        undo = (xn, self.turns[xn], self.last[xn], self.lterm[xn], self.lmax[xn], on_lane, on_main)
+        self.pick[i] = xn
+        self.last[xn] = ms
+        if is_turn:
+            self.turns[xn] += 1
+            self.lterm[xn], self.lmax[xn] = ev[7], ev[6]
+        else:
+            self.closed.add(xn)
+            if lane is not None:
+                self.lanes.append((lane[0], lane[1], ms))
+        return (*undo, lane is not None and not is_turn)
+
+    def unplace(self, undo: tuple[Any, ...]) -> None:
+        """Undo :meth:`place`."""
+        xn, turns, last, lterm, lmax, on_lane, on_main, laned = undo
+        if xn in self.closed:
+            self.closed.discard(xn)
+            if laned:
+                self.lanes.pop()
+        self.turns[xn], self.last[xn], self.lterm[xn], self.lmax[xn] = turns, last, lterm, lmax
+        if on_lane:
+            self.steps_on_lane.pop()
+        if on_main:
+            self.steps_on_main.pop()
+
+    def found(self, cost: float) -> None:
+        """Fold in the placement just completed (``pick``, 0 = left out)."""
+        total = cost + self.silent()
+        self.count += 1
+        if self.best is None or total < self.least:
+            self.least, self.best = total, list(self.pick)
+        elif total == self.least and self.pick < self.best:
+            self.best = list(self.pick)
+
+    def enter(self, stack: list[_Node], i: int, cost: float, free: int) -> bool:
+        """Visit a node (one search step); whether the search must stop (its budgets)."""
+        self.steps += 1
+        if self.steps > _SEARCH_STEPS:
+            self.capped = True
+            return True
+        if i == self.seg.n:
+            self.found(cost)
+            if self.count > _MAX_PLACEMENTS:
+                self.capped = True
+                return True
+            return False
+        stack.append([i, cost, free, self.options(i), 0, None, 0, False])
+        return False
+
+    def run(self) -> _Search:
+        """Search every placement (depth first, options least cost first, then the event
+        left out when the reading allows); stops at :data:`_SEARCH_STEPS` steps or past
+        :data:`_MAX_PLACEMENTS` placements (``capped``)."""
+        stack: list[_Node] = []
+        if self.enter(stack, 0, 0.0, 0):
+            return self
+        while stack:
+            node = stack[-1]
+            i, cost, free, opts, k, undo, before, free_tried = node
+            if undo is not None:
+                if undo != "free":
+                    self.unplace(undo)
+                if self.count > before:
+                    self.taken[i].add(None if undo == "free" else undo[0])
+                node[5] = None
+            while k < len(opts):
+                c, xn, lane = opts[k]
+                k += 1
+                undo = self.place(i, xn, lane)
+                if undo is not None:
+                    node[4], node[5], node[6] = k, undo, self.count
+                    break
+            else:
+                node[4] = k
+                if not free_tried and free < self.reading.max_free:
+                    self.pick[i] = 0
+                    node[5], node[6], node[7] = "free", self.count, True
+                    if self.enter(stack, i + 1, cost + _FREE, free + 1):
+                        return self
+                    continue
+                stack.pop()
+                continue
+            if self.enter(stack, i + 1, cost + c, free):
+                return self
+        return self
+
+
+def _by_cost(option: _Option) -> tuple[float, int]:
+    """Options in order: least cost, ties to the lower exchange number."""
+    return (option[0], option[1])
+
+
+def solve_segment(
     xs: dict[int, _XInfo], evs: list[_Event], sent: dict[int, float] | None = None
 ) -> tuple[dict[int, int], set[int], set[int]]:
     """The most likely consistent placement of one segment's turns and completes, and what
@@ -263,288 +664,52 @@ def _solve_segment(
     ambiguous when some consistent placement gives it another exchange; the exchanges such
     a placement changes are flagged.
 
-    A depth-first search in log order that collects every consistent placement (the lane
-    order is a pairwise side constraint no assignment solver, scipy's or networkx's, takes;
-    a segment has a few exchanges, so the placements are few); after :data:`_SEARCH_STEPS`
-    steps or :data:`_MAX_PLACEMENTS` placements it stops deciding and flags the segment.
+    A depth-first search in log order (:class:`_Search`, iterative) that visits every
+    consistent placement (the lane order is a pairwise side constraint no assignment
+    solver, scipy's or networkx's, takes; a segment has a few exchanges, so the
+    placements are few); after :data:`_SEARCH_STEPS` steps or :data:`_MAX_PLACEMENTS`
+    placements it stops deciding and flags the segment.
     """
-    n = len(evs)
-    xns = sorted(xs)
-    sent_at = sent if sent is not None else {xn: xs[xn][1] for xn in xns}
-    steps = [0]
-    # the exchanges each event could take by its time and keys alone (the search only
-    # looks at these, and an event with one has no alternative)
-    static: dict[object, list[int]] = {}
-    for ev in evs:
-        ms = float(ev[2])  # type: ignore[arg-type]
-        cands = []
-        for xn in xns:
-            kind, _first, intent, sugg, rtype, ttype = xs[xn]
-            if sent_at[xn] > ms:
-                continue
-            if ev[0] == "t":
-                if kind != "reply" or not (_agree(ev[4], intent) and _agree(ev[5], rtype)):
-                    continue
-                if ev[3] == 1 and sugg == 0:
-                    continue
-            else:
-                conc, wait, failed = ev[3], ev[11], ev[12]
-                if (kind is None and not failed) or (conc and kind != "blocked"):
-                    continue
-                if wait and kind != "no_reply":
-                    continue
-                if not (_agree(ev[8], intent) and _agree(ev[9], rtype) and _agree(ev[10], ttype)):
-                    continue
-            cands.append(xn)
-        static[ev[1]] = cands
-    # the last reading keeps causality only: any exchange sent before the event
-    anywhere = {ev[1]: [xn for xn in xns if sent_at[xn] <= float(ev[2])] for ev in evs}  # type: ignore[arg-type]
-
-    def search(
-        max_free: int,
-        sols: list[tuple[float, dict[int, int]]],
-        lane_order: bool,
-        after_outcome: bool = True,
-        relaxed: bool = False,
-    ) -> bool:
-        """Every consistent placement with ``max_free`` events left out (with or without
-        the lane order), into ``sols``; whether the search stopped at its step budget."""
-        turns = dict.fromkeys(xns, 0)
-        # without after_outcome, a turn or complete need only follow the send: the first
-        # outcomes (placed first come first served) are then in question, not the turns
-        last = {xn: xs[xn][1] if after_outcome else sent_at[xn] for xn in xns}
-        lterm: dict[int, object] = dict.fromkeys(xns)
-        lmax: dict[int, object] = dict.fromkeys(xns)
-        closed: set[int] = set()
-        lanes: list[tuple[float, float, float]] = []
-        # the target's ping-pong steps (even turns) placed on its conversation lane:
-        # (queued = the exchange's event before, logged)
-        steps_on_lane: list[tuple[float, float]] = []
-        # the requester's steps (odd turns) placed on its main session
-        steps_on_main: list[tuple[float, float]] = []
-        assign: dict[int, int] = {}
-        capped = [False]
-
-        def done(xn: int) -> bool:
-            kind, _f, _i, sugg, _r, _t = xs[xn]
-            if kind != "reply":
-                return False
-            k, mx = turns[xn], lmax[xn]
-            return (
-                lterm[xn] is not None
-                or (k >= 1 and isinstance(mx, float) and k >= mx)
-                or (k == 0 and sugg == 0)
-            )
-
-        def options(ev: _Event) -> list[tuple[float, int, tuple[float, float] | None]]:
-            out: list[tuple[float, int, tuple[float, float] | None]] = []
-            ms = float(ev[2])  # type: ignore[arg-type]
-            if relaxed:
-                # causality only: after the exchange's last event, none after its complete
-                for xn in anywhere[ev[1]]:
-                    if xn not in closed and ms >= last[xn]:
-                        # what breaks a rule costs more than any lag: as few as possible
-                        bent = xn not in static[ev[1]] or (ev[0] == "t" and ev[3] != turns[xn] + 1)
-                        lag = _square((ms - last[xn]) / 1000.0)
-                        out.append((lag + (_BENT if bent else 0.0), xn, None))
-                out.sort(key=lambda o: (o[0], o[1]))
-                return out
-            for xn in static[ev[1]]:
-                if xn in closed:
-                    continue
-                kind, _first, intent, sugg, rtype, ttype = xs[xn]
-                k, lt, mx, prev = turns[xn], lterm[xn], lmax[xn], last[xn]
-                if ms < prev:
-                    continue
-                if ev[0] == "t":
-                    _t, _s, _m, level, mi, st, tmax, _term = ev
-                    if (
-                        kind != "reply"
-                        or level != k + 1
-                        or lt is not None
-                        or (isinstance(mx, float) and k + 1 > mx)
-                        or (k == 0 and sugg == 0)
-                        or ms > prev + _TURN_WINDOW_MS
-                        or not _agree(mi, intent)
-                        or not _agree(st, rtype)
-                        or (k >= 1 and not _agree(tmax, mx))
-                    ):
-                        continue
-                    out.append((_square((ms - prev) / 1000.0), xn, None))
-                    continue
-                _c, _s, _m, conc, actual, eff, cfg, term, mi, cf, ct, wait, failed, skip = ev
-                if kind is None and not failed:
-                    continue
-                if (conc and kind != "blocked") or (wait and kind != "no_reply"):
-                    continue
-                if kind == "blocked" and not conc and (actual is not None or wait):
-                    continue
-                if (
-                    actual is not None
-                    and kind is not None
-                    and actual != (k if kind == "reply" else 0)
-                ):
-                    continue
-                if not (_agree(mi, intent) and _agree(cf, rtype) and _agree(ct, ttype)):
-                    continue
-                if not _in_time(kind, term, skip, prev, ms):
-                    continue
-                lane: tuple[float, float] | None = None
-                mu = 0.0
-                if kind == "reply":
-                    if eff is not None:
-                        if k >= 1 and mx is not None:
-                            if eff != mx:
-                                continue
-                        else:
-                            allowed = _allowed_eff(sugg, cfg)  # type: ignore[arg-type]
-                            if allowed is not None and eff not in (allowed, 0.0):
-                                continue
-                    reply_term = term if term in _REPLY_REASONS else None
-                    if reply_term != lt:
-                        continue
-                    extra = term is not None and term not in _REPLY_REASONS
-                    if extra:
-                        if done(xn):
-                            continue
-                        mu = TURN_TIMEOUT_MS if term == "turn_timeout" else 0.0
-                        if ms < prev + mu - _SLACK_MS:
-                            continue
-                    # a complete that logs neither termination nor effective turns (an
-                    # older shape) does not say whether a step without event ran after the
-                    # last one: its announce was queued somewhere between then and now
-                    unknown = term is None and eff is None
-                    lane = (prev + mu, ms) if extra or unknown else (prev, prev)
-                out.append((_square((ms - prev - mu) / 1000.0), xn, lane))
-            out.sort(key=lambda o: (o[0], o[1]))
-            return out
-
-        def silent() -> float:
-            """The cost of the steps this placement says ended without an event: an
-            exchange still waiting for a step (replied, loop on, not closed) whose session
-            ran a step queued after its own (the lane is first come first served, so its
-            step ran first and logged nothing). Less likely than any lag."""
-            n_silent = 0
-            for y in xns:
-                if xs[y][0] != "reply" or y in closed or done(y):
-                    continue
-                odd = turns[y] % 2 == 0  # the next step is the requester's
-                runs = steps_on_main if odd and xs[y][4] == "main" else steps_on_lane
-                if (odd and xs[y][4] != "main") or not lane_order:
-                    continue
-                n_silent += any(q > last[y] for q, _t in runs)
-            return n_silent * _SILENT
-
-        def lane_ok(lo: float, hi: float, ms: float, xn: int) -> bool:
-            if any(lo2 > hi and t2 < ms for lo2, _h, t2 in lanes):
-                return False
-            return not any(y != xn and y not in closed and done(y) and last[y] < lo for y in xns)
-
-        def rec(i: int, cost: float, free: int) -> bool:
-            steps[0] += 1
-            if steps[0] > _SEARCH_STEPS:
-                capped[0] = True
-                return True
-            if i == n:
-                sols.append((cost + silent(), dict(assign)))
-                if len(sols) > _MAX_PLACEMENTS:
-                    capped[0] = True
-                    return True
-                return False
-            ev = evs[i]
-            seq, ms = int(ev[1]), float(ev[2])  # type: ignore[call-overload, arg-type]
-            for c, xn, lane in options(ev):
-                if lane_order and lane is not None and not lane_ok(lane[0], lane[1], ms, xn):
-                    continue
-                on_lane = lane_order and ev[0] == "t" and int(ev[3]) % 2 == 0  # type: ignore[call-overload]
-                if on_lane and not _fifo(steps_on_lane, last[xn], ms):
-                    continue
-                # the requester's steps run on its session: one lane when that is its
-                # main session (session type main: agent:<id>:main only)
-                on_main = (
-                    lane_order and ev[0] == "t" and int(ev[3]) % 2 == 1 and xs[xn][4] == "main"  # type: ignore[call-overload]
-                )
-                if on_main and not _fifo(steps_on_main, last[xn], ms):
-                    continue
-                if on_main:
-                    steps_on_main.append((last[xn], ms))
-                if on_lane:
-                    steps_on_lane.append((last[xn], ms))
-                saved = (turns[xn], last[xn], lterm[xn], lmax[xn])
-                assign[seq] = xn
-                last[xn] = ms
-                if ev[0] == "t":
-                    turns[xn] += 1
-                    lterm[xn], lmax[xn] = ev[7], ev[6]
-                else:
-                    closed.add(xn)
-                    if lane is not None:
-                        lanes.append((lane[0], lane[1], ms))
-                stop = rec(i + 1, cost + c, free)
-                if ev[0] == "c":
-                    closed.discard(xn)
-                    if lane is not None:
-                        lanes.pop()
-                turns[xn], last[xn], lterm[xn], lmax[xn] = saved
-                if on_lane:
-                    steps_on_lane.pop()
-                if on_main:
-                    steps_on_main.pop()
-                del assign[seq]
-                if stop:
-                    return True
-            if free < max_free:
-                return rec(i + 1, cost + 1e12, free + 1)
-            return False
-
-        rec(0, 0.0, 0)
-        return capped[0]
-
-    def placements(
-        lane_order: bool, max_free: int, after_outcome: bool = True, relaxed: bool = False
-    ) -> tuple[list[tuple[float, dict[int, int]]], bool]:
-        sols: list[tuple[float, dict[int, int]]] = []
-        steps[0] = 0
-        capped = search(max_free, sols, lane_order, after_outcome, relaxed)
-        return sols, capped
-
+    seg = _Segment(xs, evs, sent)
     # every event placed, in lane order; else every event placed without it (the log breaks
     # the lane order, a gateway that does not queue this way), else also with turns allowed
     # before the first outcome first come first served gave their exchange (that order is
     # broken too): the whole segment is then flagged, the log cannot decide between
     # readings; else as few left out as possible
-    sols, capped = placements(True, 0)
-    if not sols and not capped:
-        sols, capped = placements(False, 0)
-        if not sols and not capped:
-            sols, capped = placements(False, 0, after_outcome=False)
-        if not sols:
+    found = _Search(seg, _Reading(True, 0)).run()
+    capped = found.capped
+    if not found.count and not capped:
+        found = _Search(seg, _Reading(False, 0)).run()
+        if not found.count and not found.capped:
+            found = _Search(seg, _Reading(False, 0, after_outcome=False)).run()
+        if not found.count:
             # no reading of the rules places every event (an older gateway whose main
             # session runs several runs at once: its first outcomes are not first come
             # first served, so their kinds may sit on the wrong sends): causality only,
             # each event after its exchange's first outcome and last event, one complete
             # each, the least squared lags; the segment is flagged whole
-            sols, capped = placements(False, 0, relaxed=True)
-        capped = capped or bool(sols)
-    for max_free in range(1, n + 1):
-        if sols or capped:
+            found = _Search(seg, _Reading(False, 0, relaxed=True)).run()
+        capped = found.capped or bool(found.count)
+    for max_free in range(1, seg.n + 1):
+        if found.count or capped:
             break
-        sols, capped = placements(True, max_free)
-    seqs = [int(ev[1]) for ev in evs]  # type: ignore[call-overload]
-    if not sols:
-        return {}, set(), set(seqs)
-    # the most likely: least cost, ties to the earlier exchanges in log order
-    # (the tie-break list is built only for the placements of least cost)
-    least = min(c for c, _sol in sols)
-    best = min(
-        (sol for c, sol in sols if c == least), key=lambda sol: [sol.get(q, 0) for q in seqs]
-    )
+        found = _Search(seg, _Reading(True, max_free)).run()
+        capped = found.capped
+    return _answer(seg, found, capped)
+
+
+def _answer(
+    seg: _Segment, found: _Search, capped: bool
+) -> tuple[dict[int, int], set[int], set[int]]:
+    """The best placement as ``{seq: exchange}``, the flagged exchanges and events."""
+    if found.best is None:
+        return {}, set(), set(seg.seqs)
+    best = {q: xn for q, xn in zip(seg.seqs, found.best, strict=True) if xn}
     if capped:
-        return best, set(best.values()), set(seqs)
+        return best, set(best.values()), set(seg.seqs)
     amb_x: set[int] = set()
     amb_seq: set[int] = set()
-    for q in seqs:
-        taken = {sol.get(q) for _c, sol in sols}
+    for q, taken in zip(seg.seqs, found.taken, strict=True):
         if len(taken) > 1:
             amb_seq.add(q)
             amb_x.update(xn for xn in taken if xn is not None)

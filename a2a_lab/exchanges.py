@@ -59,7 +59,9 @@ import polars as pl
 
 from a2a_lab import event_rules as _event_rules
 from a2a_lab._exchange_firsts import untangle
-from a2a_lab._exchange_tails import _DIR, _SLACK_MS, tails
+from a2a_lab._exchange_tails import DIRECTION as _DIR
+from a2a_lab._exchange_tails import SLACK_MS as _SLACK_MS
+from a2a_lab._exchange_tails import tails
 from a2a_lab._exchange_tails import TURN_TIMEOUT_MS as TURN_TIMEOUT_MS
 from a2a_lab._frames import data_text as _text
 from a2a_lab._frames import narrow, same_kind
