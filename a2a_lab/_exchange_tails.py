@@ -8,7 +8,7 @@ it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Final
 
 import polars as pl
@@ -406,7 +406,7 @@ class _Search:
                 bent = xn not in static or (ev[0] == "t" and ev[3] != self.turns[xn] + 1)
                 lag = _square((ms - last[xn]) / 1000.0)
                 out.append((lag + (_BENT if bent else 0.0), xn, None))
-        out.sort(key=_by_cost)
+        out.sort()  # by cost, ties to the lower exchange (one option per exchange)
         return out
 
     def turn_option(self, ev: _Event, ms: float, xn: int) -> _Option | None:
@@ -479,7 +479,7 @@ class _Search:
             option = make(ev, ms, xn)
             if option is not None:
                 out.append(option)
-        out.sort(key=_by_cost)
+        out.sort()  # by cost, ties to the lower exchange (one option per exchange)
         return out
 
     def lane_ok(self, lo: float, hi: float, ms: float, xn: int) -> bool:
@@ -623,9 +623,121 @@ class _Search:
         return self
 
 
-def _by_cost(option: _Option) -> tuple[float, int]:
-    """Options in order: least cost, ties to the lower exchange number."""
-    return (option[0], option[1])
+@dataclass
+class _Found:
+    """What a search found (see :class:`_Search`): how many placements, the least cost
+    and the placement with it (``best``: the exchange per event, 0 = left out), whether a
+    budget stopped it, and per event the exchanges the placements give it."""
+
+    count: int = 0
+    least: float = 0.0
+    best: list[int] | None = None
+    capped: bool = False
+    taken: list[set[int | None]] = field(default_factory=list)
+
+    def fold(self, total: float, pick: list[int]) -> None:
+        """Count one placement ``pick`` of cost ``total``; keep it if it is the best so far
+        (least cost, ties to the earlier exchanges in log order)."""
+        self.count += 1
+        if self.best is None or total < self.least:
+            self.least, self.best = total, list(pick)
+        elif total == self.least and pick < self.best:
+            self.best = list(pick)
+
+
+def _relaxed_search(seg: _Segment) -> _Found:
+    """:class:`_Search` of the causality-only reading (``_Reading(False, 0, relaxed=True)``),
+    the same steps in the same order, written for speed: it is the reading of the segments
+    whose events no rule places, whose placements are many (the old gateways' logs).
+
+    Every event is placed (none left out), on an exchange sent before it, not closed, whose
+    last event is not later; with no lane order every option is taken, so a node's children
+    are its options, and the last event's are the placements (no state to change)."""
+    n, xns = seg.n, seg.xns
+    index = {xn: p for p, xn in enumerate(xns)}
+    last = [seg.xs[xn][1] for xn in xns]
+    turns = [0] * len(xns)
+    is_turn = [ev[0] == "t" for ev in seg.evs]
+    level = [ev[3] for ev in seg.evs]
+    cands = [[(index[xn], xn, xn in seg.static_set[i]) for xn in seg.anywhere[i]] for i in range(n)]
+    ms_of = seg.ms
+    found = _Found()
+    pick = [0] * n
+    # the exchanges closed and those with an event placed, as bit masks
+    state = [0, 0]
+
+    def options(i: int) -> list[tuple[float, int, int]]:
+        ms, turn, lv, closed = ms_of[i], is_turn[i], level[i], state[0]
+        out = []
+        for p, xn, static in cands[i]:
+            if not closed >> p & 1 and ms >= last[p]:
+                bent = not static or (turn and lv != turns[p] + 1)
+                lag = _square((ms - last[p]) / 1000.0)
+                out.append((lag + (_BENT if bent else 0.0), xn, p))
+        out.sort()  # by cost, ties to the lower exchange (one option per exchange)
+        return out
+
+    steps = 1
+    if n == 0:
+        found.fold(0.0, pick)
+        return found
+    # a node: [event index, cost so far, options, next option, what its child changed:
+    # (exchange position, its last time, the masks) or None]
+    stack: list[list[Any]] = [[0, 0.0, options(0), 0, None]]
+    while stack:
+        node = stack[-1]
+        i, cost, opts, k, undo = node
+        if undo is not None:
+            p, last[p], state[0], state[1] = undo
+            if is_turn[i]:
+                turns[p] -= 1
+            node[4] = None
+        if k == len(opts):
+            stack.pop()
+            continue
+        c, xn, p = opts[k]
+        node[3] = k + 1
+        steps += 1
+        if steps > _SEARCH_STEPS:
+            found.capped = True
+            return found
+        pick[i] = xn
+        if i + 1 == n:
+            found.fold(cost + c, pick)
+            if found.count > _MAX_PLACEMENTS:
+                found.capped = True
+                return found
+            continue
+        node[4] = (p, last[p], state[0], state[1])
+        last[p] = ms_of[i]
+        state[1] |= 1 << p
+        if is_turn[i]:
+            turns[p] += 1
+        else:
+            state[0] |= 1 << p
+        child = [i + 1, cost + c, options(i + 1), 0, None]
+        if i + 2 == n and _fold_leaves(found, child, pick, _SEARCH_STEPS - steps):
+            steps += len(child[2])
+            continue
+        stack.append(child)
+    return found
+
+
+def _fold_leaves(found: _Found, node: list[Any], pick: list[int], room: int) -> bool:
+    """Fold the placements of a node of the last event at once (its options are
+    placements that differ in that event alone), when the budgets leave room for all of
+    them; whether it did (else the search takes them one by one)."""
+    i, cost, opts = node[0], node[1], node[2]
+    if len(opts) > room or found.count + len(opts) > _MAX_PLACEMENTS or not opts:
+        return not opts
+    totals = [(cost + c, xn) for c, xn, _p in opts]
+    if any(t != t for t, _xn in totals):
+        return False  # a NaN cost: the order of the folds would matter
+    top = min(totals)
+    found.count += len(opts) - 1
+    pick[i] = top[1]
+    found.fold(top[0], pick)
+    return True
 
 
 def solve_segment(
@@ -671,6 +783,7 @@ def solve_segment(
     placements it stops deciding and flags the segment.
     """
     seg = _Segment(xs, evs, sent)
+    found: _Search | _Found
     # every event placed, in lane order; else every event placed without it (the log breaks
     # the lane order, a gateway that does not queue this way), else also with turns allowed
     # before the first outcome first come first served gave their exchange (that order is
@@ -688,7 +801,7 @@ def solve_segment(
             # first served, so their kinds may sit on the wrong sends): causality only,
             # each event after its exchange's first outcome and last event, one complete
             # each, the least squared lags; the segment is flagged whole
-            found = _Search(seg, _Reading(False, 0, relaxed=True)).run()
+            found = _relaxed_search(seg)
         capped = found.capped or bool(found.count)
     for max_free in range(1, seg.n + 1):
         if found.count or capped:
@@ -699,7 +812,7 @@ def solve_segment(
 
 
 def _answer(
-    seg: _Segment, found: _Search, capped: bool
+    seg: _Segment, found: _Search | _Found, capped: bool
 ) -> tuple[dict[int, int], set[int], set[int]]:
     """The best placement as ``{seq: exchange}``, the flagged exchanges and events."""
     if found.best is None:
