@@ -144,7 +144,9 @@ def _hard_frames(
     hard_x = (
         seg_x.join(ids, on=key, nulls_equal=True)
         .join(
-            outcome_of.select(*DIRECTION, "exchange", "_kind", pl.col("event_ms").alias("_first_ms")),
+            outcome_of.select(
+                *DIRECTION, "exchange", "_kind", pl.col("event_ms").alias("_first_ms")
+            ),
             on=[*DIRECTION, "exchange"],
             how="left",
             nulls_equal=True,

@@ -61,11 +61,10 @@ from a2a_lab import event_rules as _event_rules
 from a2a_lab._exchange_firsts import untangle
 from a2a_lab._exchange_tails import DIRECTION as _DIR
 from a2a_lab._exchange_tails import SLACK_MS as _SLACK_MS
-from a2a_lab._exchange_tails import tails
 from a2a_lab._exchange_tails import TURN_TIMEOUT_MS as TURN_TIMEOUT_MS
+from a2a_lab._exchange_tails import tails
 from a2a_lab._frames import data_text as _text
 from a2a_lab._frames import narrow, same_kind
-from a2a_lab.event_rules import _D
 
 # the per-event readers, re-exported (``name as name``)
 from a2a_lab.event_rules import FROM_AGENT as FROM_AGENT
@@ -80,6 +79,9 @@ from a2a_lab.event_rules import wait_reason_expr as wait_reason_expr
 from a2a_lab.event_rules import with_agents as with_agents
 from a2a_lab.event_rules import with_response_outcome as with_response_outcome
 from a2a_lab.reference.runtime.intent import INTENT_RULES_V1, IntentRules
+
+#: The event's ``data`` struct.
+_D = pl.col("data")
 
 __all__ = [
     "EXCHANGE_FIELDS",

@@ -189,48 +189,77 @@ def _part_count(lazy: pl.LazyFrame) -> int:
     return max(1, -(-int(n) // PART_EVENTS))
 
 
-def _conversations_of(
+def conversation_rows(
     ex: pl.LazyFrame, intent_rules: IntentRules = INTENT_RULES_V1, *, with_ms: bool = False
 ) -> pl.DataFrame:
-    """:func:`conversations` from already computed :func:`exchange_events`.
+    """:func:`conversations` from already computed :func:`exchange_events` (the OpenTelemetry
+    export matches once and reads both).
 
     ``with_ms`` adds ``_start_ms``, ``_end_ms`` and ``_first_reply_ms``: the times as the
     log's float epoch ms, exact where a ``Datetime`` cuts fractions of a millisecond.
     """
-    t = pl.col("type")
-    is_send, is_resp, is_retry, is_complete = (t == x for x in EXCHANGE_TYPES)
-    ex = with_response_outcome(ex, "_kind", "_said_reason")
-    kind = pl.col("_kind")
-    replied = kind.is_in(["reply", "turn"])
-    no_reply_resp = kind.is_in(["no_reply", "blocked"])
-    field_reason = wait_reason_expr()
-    # every "first/last value where <condition>" is a masked column aggregated with
-    # first/last(ignore_nulls=True): Polars' fast group-by kernels, no per-group filter
-    masked = {
-        "_send_ms": (pl.col("event_ms"), is_send),
-        "_reply_ms": (pl.col("event_ms"), replied),
-        "end": (pl.col("event_ms"), is_complete),
-        "configured_max_turns": (_num("configuredMaxTurns"), is_complete),
-        "effective_turns": (_num("effectiveTurns"), is_complete),
-        "actual_turns": (_num("actualTurns"), is_complete),
-        "announced": (_num("announced"), is_complete),
-        "early_termination": (_num("earlyTermination"), is_complete),
-        "_complete_termination": (data_text("terminationReason"), is_complete),
-        "_any_termination": (data_text("terminationReason"), pl.lit(True)),
-        "_no_reply_reason": (pl.col("_said_reason"), no_reply_resp),
-        "_complete_reason": (field_reason, is_complete),
-        "_complete_intent": (data_text("messageIntent"), is_complete),
-        "_any_intent": (data_text("messageIntent"), pl.lit(True)),
-        "_send_message": (_D.struct.field("message"), is_send),
-        "payload_type": (data_text("payloadType"), is_send),
-        "run_id": (data_text("runId"), is_send),
-        "_payload_json": (_D.struct.field("payloadJson"), is_send),
-        "depth": (_num("depth"), is_send),
-        "parent_conversation_id": (data_text("parentConversationId"), is_send),
-        "work_session_id": (data_text("workSessionId"), pl.lit(True)),
-        "task_id": (data_text("taskId"), pl.lit(True)),
-    }
-    last_of = {
+    out = _row_columns(_per_exchange(ex), intent_rules)
+    cols = list(_CONVERSATION_COLUMNS)
+    if with_ms:
+        out = out.with_columns(
+            pl.col("start").alias("_start_ms"),
+            pl.col("end").alias("_end_ms"),
+            (pl.col("_reply_ms") - pl.col("start")).alias("_first_reply_ms"),
+        )
+        cols += ["_start_ms", "_end_ms", "_first_reply_ms"]
+    return (
+        out.sort(
+            ["start", "conversation_id", "from_agent", "to_agent", "exchange"], nulls_last=True
+        )
+        .select(cols)
+        .collect()
+    )
+
+
+#: The analysis modules' name for :func:`conversation_rows`.
+_conversations_of = conversation_rows
+
+#: The columns of :func:`conversations`, in order.
+_CONVERSATION_COLUMNS: tuple[str, ...] = (
+    "conversation_id",
+    "exchange",
+    "run_id",
+    "from_agent",
+    "to_agent",
+    "work_session_id",
+    "task_id",
+    "start_time",
+    "first_reply_s",
+    "end_time",
+    "duration_s",
+    "responses",
+    "configured_max_turns",
+    "effective_turns",
+    "actual_turns",
+    "turns",
+    "outcome",
+    "outcome_reason",
+    "retries",
+    "announced",
+    "termination_reason",
+    "early_termination",
+    "intent",
+    "intent_source",
+    "payload_type",
+    "depth",
+    "parent_conversation_id",
+    "has_send",
+    "has_complete",
+    "ambiguous",
+    "events",
+    "file",
+    "line",
+)
+
+#: The masked columns of :func:`_per_exchange` aggregated with their last value (the others
+#: with their first).
+_LAST_OF: frozenset[str] = frozenset(
+    {
         "end",
         "configured_max_turns",
         "effective_turns",
@@ -242,24 +271,68 @@ def _conversations_of(
         "_complete_reason",
         "_complete_intent",
     }
+)
+
+
+def _masked(is_send: pl.Expr, is_complete: pl.Expr) -> dict[str, tuple[pl.Expr, pl.Expr]]:
+    """Per column of :func:`_per_exchange`: (value, the rows it is read from)."""
+    replied = pl.col("_kind").is_in(["reply", "turn"])
+    no_reply_resp = pl.col("_kind").is_in(["no_reply", "blocked"])
+    return {
+        "_send_ms": (pl.col("event_ms"), is_send),
+        "_reply_ms": (pl.col("event_ms"), replied),
+        "end": (pl.col("event_ms"), is_complete),
+        "configured_max_turns": (_num("configuredMaxTurns"), is_complete),
+        "effective_turns": (_num("effectiveTurns"), is_complete),
+        "actual_turns": (_num("actualTurns"), is_complete),
+        "announced": (_num("announced"), is_complete),
+        "early_termination": (_num("earlyTermination"), is_complete),
+        "_complete_termination": (data_text("terminationReason"), is_complete),
+        "_any_termination": (data_text("terminationReason"), pl.lit(True)),
+        "_no_reply_reason": (pl.col("_said_reason"), no_reply_resp),
+        "_complete_reason": (wait_reason_expr(), is_complete),
+        "_complete_intent": (data_text("messageIntent"), is_complete),
+        "_any_intent": (data_text("messageIntent"), pl.lit(True)),
+        "_send_message": (_D.struct.field("message"), is_send),
+        "payload_type": (data_text("payloadType"), is_send),
+        "run_id": (data_text("runId"), is_send),
+        "_payload_json": (_D.struct.field("payloadJson"), is_send),
+        "depth": (_num("depth"), is_send),
+        "parent_conversation_id": (data_text("parentConversationId"), is_send),
+        "work_session_id": (data_text("workSessionId"), pl.lit(True)),
+        "task_id": (data_text("taskId"), pl.lit(True)),
+    }
+
+
+def _per_exchange(ex: pl.LazyFrame) -> pl.LazyFrame:
+    """One row per exchange of the matched events ``ex``: the fields the rows read.
+
+    Every "first/last value where <condition>" is a masked column aggregated with
+    first/last(ignore_nulls=True): Polars' fast group-by kernels, no per-group filter.
+    """
+    t = pl.col("type")
+    is_send, is_resp, is_retry, is_complete = (t == x for x in EXCHANGE_TYPES)
+    ex = with_response_outcome(ex, "_kind", "_said_reason")
+    kind = pl.col("_kind")
+    masked = _masked(is_send, is_complete)
     ex = ex.with_columns(
         *[pl.when(cond).then(value).alias("_m" + name) for name, (value, cond) in masked.items()],
         is_send.alias("_is_send"),
         is_resp.alias("_is_resp"),
         is_retry.alias("_is_retry"),
         is_complete.alias("_is_complete"),
-        replied.alias("_replied_row"),
-        no_reply_resp.alias("_no_reply_row"),
+        kind.is_in(["reply", "turn"]).alias("_replied_row"),
+        kind.is_in(["no_reply", "blocked"]).alias("_no_reply_row"),
         (is_resp & _num("turn").is_not_null()).alias("_turn_row"),
         (is_complete & _num("concurrencyBlocked").fill_null(False)).alias("_conc_row"),
     )
-    agg = (
+    return (
         ex.group_by("conversation_id", "requester", "target", "exchange")
         .agg(
             *[
                 (
                     pl.col("_m" + name).last(ignore_nulls=True)
-                    if name in last_of
+                    if name in _LAST_OF
                     else pl.col("_m" + name).first(ignore_nulls=True)
                 ).alias(name)
                 for name in masked
@@ -283,9 +356,10 @@ def _conversations_of(
             pl.coalesce("_complete_intent", "_any_intent").alias("_logged_intent"),
         )
     )
-    payload_intent = payload_intent_expr(pl.col("payload_type"), pl.col("_payload_json"))
-    classified = intent_expr(pl.col("_send_message"), intent_rules)
-    start = pl.coalesce("_send_ms", "_first_ms")
+
+
+def _outcome_exprs() -> tuple[pl.Expr, pl.Expr]:
+    """The exchange's outcome and its reason (runtime §3b) from :func:`_per_exchange`."""
     outcome = (
         pl.when(pl.col("_conc_blocked"))
         .then(pl.lit("concurrency_blocked"))
@@ -307,6 +381,15 @@ def _conversations_of(
         .when(~pl.col("_replied"))
         .then(pl.lit("no_response"))
     )
+    return outcome, reason
+
+
+def _row_columns(agg: pl.LazyFrame, intent_rules: IntentRules) -> pl.LazyFrame:
+    """The columns of :func:`conversations` computed from :func:`_per_exchange`."""
+    payload_intent = payload_intent_expr(pl.col("payload_type"), pl.col("_payload_json"))
+    classified = intent_expr(pl.col("_send_message"), intent_rules)
+    start = pl.coalesce("_send_ms", "_first_ms")
+    outcome, reason = _outcome_exprs()
     out = agg.with_columns(
         pl.col("requester").alias("from_agent"),
         pl.col("target").alias("to_agent"),
@@ -334,55 +417,7 @@ def _conversations_of(
         ms_to_time(pl.col("start")).alias("start_time"),
         ms_to_time(pl.col("end")).alias("end_time"),
     )
-    cols = [
-        "conversation_id",
-        "exchange",
-        "run_id",
-        "from_agent",
-        "to_agent",
-        "work_session_id",
-        "task_id",
-        "start_time",
-        "first_reply_s",
-        "end_time",
-        "duration_s",
-        "responses",
-        "configured_max_turns",
-        "effective_turns",
-        "actual_turns",
-        "turns",
-        "outcome",
-        "outcome_reason",
-        "retries",
-        "announced",
-        "termination_reason",
-        "early_termination",
-        "intent",
-        "intent_source",
-        "payload_type",
-        "depth",
-        "parent_conversation_id",
-        "has_send",
-        "has_complete",
-        "ambiguous",
-        "events",
-        "file",
-        "line",
-    ]
-    if with_ms:
-        out = out.with_columns(
-            pl.col("start").alias("_start_ms"),
-            pl.col("end").alias("_end_ms"),
-            (pl.col("_reply_ms") - pl.col("start")).alias("_first_reply_ms"),
-        )
-        cols += ["_start_ms", "_end_ms", "_first_reply_ms"]
-    return (
-        out.sort(
-            ["start", "conversation_id", "from_agent", "to_agent", "exchange"], nulls_last=True
-        )
-        .select(cols)
-        .collect()
-    )
+    return out
 
 
 # ---------------------------------------------------------------------------------------

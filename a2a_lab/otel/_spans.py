@@ -30,7 +30,7 @@ from typing import Final
 
 import polars as pl
 
-from a2a_lab.analysis.conversations import _conversations_of
+from a2a_lab.analysis.conversations import conversation_rows
 from a2a_lab.exchanges import exchange_events, with_response_outcome
 from a2a_lab.reference.runtime.intent import INTENT_RULES_V1, IntentRules
 
@@ -107,7 +107,7 @@ def span_events_of(
 ) -> tuple[pl.DataFrame, pl.DataFrame]:
     """:func:`span_events` of already matched :func:`a2a_lab.exchange_events` (``lazy``):
     a set of whole conversations gives the rows the whole log gives them."""
-    conv = _conversations_of(lazy, intent_rules, with_ms=True)
+    conv = conversation_rows(lazy, intent_rules, with_ms=True)
     t = pl.col("type")
     ev = (
         with_response_outcome(lazy, "_kind", "_said")

@@ -21,10 +21,6 @@ KNOWN: set[tuple[str, str, str]] = {
     ("a2a_lab.cli._sessions", "a2a_lab.sessions", "_js_number"),
     ("a2a_lab.cli._sessions", "a2a_lab.sessions._js", "<private module>"),
     ("a2a_lab.cli._sessions", "a2a_lab.sessions._js", "_limit_count"),
-    ("a2a_lab.exchanges", "a2a_lab._exchange_tails", "_DIR"),
-    ("a2a_lab.exchanges", "a2a_lab._exchange_tails", "_SLACK_MS"),
-    ("a2a_lab.exchanges", "a2a_lab.event_rules", "_D"),
-    ("a2a_lab.otel._spans", "a2a_lab.analysis.conversations", "_conversations_of"),
     # the bucket-at-a-time readers (issue 24 item 2) reuse io's decoder and source internals
     ("a2a_lab.analysis._check_log", "a2a_lab.io._decode", "<private module>"),
     ("a2a_lab.analysis._check_log", "a2a_lab.io._load", "<private module>"),
@@ -39,9 +35,7 @@ KNOWN: set[tuple[str, str, str]] = {
     ("a2a_lab.cli._source", "a2a_lab.analysis._chunked", "<private module>"),
     ("a2a_lab.otel._export", "a2a_lab.analysis._chunked", "<private module>"),
     ("a2a_lab.otel._export", "a2a_lab.io._sources", "<private module>"),
-    # the matcher's exact search of retried flows, and the store's sessions table (issues 22, 24)
-    ("a2a_lab._exchange_firsts", "a2a_lab._exchange_tails", "_DIR"),
-    ("a2a_lab._exchange_firsts", "a2a_lab._exchange_tails", "_SLACK_MS"),
+    # the store's sessions table (issue 24)
     ("a2a_lab.materialize._sessions", "a2a_lab.sessions._build", "<private module>"),
     ("a2a_lab.materialize._sessions", "a2a_lab.sessions._build", "_SESSION_COLUMNS"),
     ("a2a_lab.materialize._sessions", "a2a_lab.sessions._build", "_is_terminal"),

@@ -1,0 +1,147 @@
+"""The iterative search of a segment's turns and completes equals the recursive one it
+replaced (tests/support/exchange_search_reference.py, the slow obvious reference): the same
+placement, the same flagged exchanges and events, on random dense segments (every reading:
+lane order, without it, before the first outcome, causality only, events left out; and the
+budgets that stop a search), and on a segment too deep for Python's recursion limit."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from a2a_lab._deep import deep_call
+from a2a_lab._exchange_tails import _MAX_PLACEMENTS, _SEARCH_STEPS, solve_segment
+from tests.support.exchange_search_reference import solve_segment_recursive
+
+KINDS = st.sampled_from(["reply", "reply", "reply", "no_reply", "blocked", None])
+INTENTS = st.sampled_from([None, "request", "notify"])
+TYPES = st.sampled_from([None, "main", "subagent"])
+TERMS = st.sampled_from(
+    [None, None, "repetition_detected", "conclusion_detected", "turn_timeout", "max_turns"]
+)
+
+
+@st.composite
+def segments(draw: st.DrawFn) -> tuple[dict, list, dict]:
+    """A segment: 2-6 exchanges sent within a minute, 1-14 turns and completes within a few
+    minutes (dense: many fit several exchanges). Half of them log keys drawn from small
+    sets, which agree and disagree often (most then need the causality-only reading); the
+    other half log none (replied exchanges whose turns and completes the rules place, in
+    many ways: ambiguity, the lane order, events left out)."""
+    clean = draw(st.booleans())
+
+    def pick(strategy: st.SearchStrategy, plain: object = None) -> object:
+        return plain if clean else draw(strategy)
+
+    n_x = draw(st.integers(2, 6))
+    sends = sorted(draw(st.lists(st.integers(0, 60), min_size=n_x, max_size=n_x)))
+    xs, sent = {}, {}
+    for xn, s in enumerate(sends, start=1):
+        first = (s + draw(st.integers(0, 30))) * 1000.0
+        sugg = pick(st.sampled_from([None, 0, 1, 3, -1]))
+        keys = (pick(INTENTS), sugg, draw(TYPES), pick(st.sampled_from([None, "a2a"])))
+        xs[xn], sent[xn] = (pick(KINDS, "reply"), first, *keys), s * 1000.0
+    n_ev = draw(st.integers(1, 14))
+    times = sorted(
+        draw(st.lists(st.integers(0, 200 if clean else 400), min_size=n_ev, max_size=n_ev))
+    )
+    evs = []
+    # a clean segment's events are drawn from its exchanges: the next turn of an open one,
+    # or its complete
+    turns = dict.fromkeys(xs, 0)
+    start = max(x[1] for x in xs.values()) if clean else 0.0
+    for seq, t in enumerate(times, start=100):
+        ms = start + t * 1000.0
+        owner = draw(st.sampled_from(sorted(turns))) if clean and turns else None
+        if owner is not None and draw(st.integers(0, 2)) == 0:
+            del turns[owner]
+            evs.append(("c", seq, ms, False, None, None, None, None, None, None, None))
+            evs[-1] += (False, False, None)
+            continue
+        if owner is not None:
+            turns[owner] += 1
+            evs.append(("t", seq, ms, float(turns[owner]), None, None, None, None))
+            continue
+        if draw(st.booleans()):
+            turn = float(draw(st.integers(1, 4)))
+            mx = draw(st.sampled_from([None, 2.0, 3.0, 5.0]))
+            evs.append(("t", seq, ms, turn, pick(INTENTS), draw(TYPES), mx, pick(TERMS)))
+        else:
+            actual = pick(st.sampled_from([None, 0.0, 1.0, 2.0]))
+            eff = pick(st.sampled_from([None, 0.0, 2.0, 5.0]))
+            cfg = draw(st.sampled_from([None, 5.0]))
+            keys = (pick(INTENTS), draw(TYPES), pick(st.sampled_from([None, "a2a"])))
+            wait, failed = pick(st.booleans(), False), pick(st.booleans(), False)
+            skip = pick(st.sampled_from([None, True, False]))
+            conc = pick(st.integers(0, 5), 1) == 0
+            evs.append(("c", seq, ms, conc, actual, eff, cfg, pick(TERMS), *keys))
+            evs[-1] += (wait, failed, skip)
+    return xs, evs, sent
+
+
+def _same(case: tuple[dict, list, dict]) -> None:
+    xs, evs, sent = case
+    fast = solve_segment(xs, evs, sent)
+    slow = solve_segment_recursive(xs, evs, sent)
+    assert fast == slow
+    # the placement lists its events in log order, as the recursive one did
+    assert list(fast[0].items()) == list(slow[0].items())
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(case=segments())
+def test_iterative_search_equals_the_recursive_one(case: tuple[dict, list, dict]) -> None:
+    _same(case)
+
+
+@pytest.mark.slow
+@settings(max_examples=800, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(case=segments())
+def test_iterative_search_equals_the_recursive_one_at_length(
+    case: tuple[dict, list, dict],
+) -> None:
+    _same(case)
+
+
+def _dense(n_x: int, n_ev: int, step_ms: float) -> tuple[dict, list, dict]:
+    """``n_x`` replied exchanges sent at 0 and ``n_ev`` turns ``step_ms`` apart that each
+    of them could take (no keys logged): the placements multiply with every turn."""
+    xs = {xn: ("reply", 0.0, None, None, None, None) for xn in range(1, n_x + 1)}
+    evs = [
+        ("t", 10 + i, (i + 1) * step_ms, float(i // n_x + 1), None, None, None, None)
+        for i in range(n_ev)
+    ]
+    return xs, evs, dict.fromkeys(xs, 0.0)
+
+
+def test_a_search_past_its_budgets_stops_as_the_recursive_one() -> None:
+    """A segment with more placements than the search collects: both stop at the same
+    step and keep the same best, and every event is flagged."""
+    xs, evs, sent = _dense(4, 12, 5_000.0)
+    fast = solve_segment(xs, evs, sent)
+    assert fast == solve_segment_recursive(xs, evs, sent)
+    assert fast[2] == {ev[1] for ev in evs}
+    assert _MAX_PLACEMENTS < 4**12 and _SEARCH_STEPS < 4**12
+
+
+def test_a_segment_deeper_than_the_recursion_limit() -> None:
+    """A dense loaded frame: one exchange's ping-pong of thousands of turns beside a
+    second exchange. The recursive search exceeds Python's recursion limit on it; the
+    iterative one does not, and (given the room to recurse) both agree."""
+    n_ev = sys.getrecursionlimit() + 500
+    xs = {
+        1: ("reply", 0.0, None, None, "main", None),
+        2: ("no_reply", 0.0, None, None, "main", None),
+    }
+    evs: list = [
+        ("t", 10 + i, (i + 1) * 1_000.0, float(i + 1), None, None, None, None) for i in range(n_ev)
+    ]
+    sent = {1: 0.0, 2: 0.0}
+    with pytest.raises(RecursionError):
+        solve_segment_recursive(xs, evs, sent)
+    fast = solve_segment(xs, evs, sent)
+    assert len(fast[0]) == n_ev and set(fast[0].values()) == {1}
+    assert fast == deep_call(solve_segment_recursive, xs, evs, sent, depth=4 * n_ev)
