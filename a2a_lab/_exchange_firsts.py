@@ -26,7 +26,7 @@ an exchange is ambiguous only when another consistent pairing gives it another o
 
 from __future__ import annotations
 
-from typing import Final
+from typing import Any, Final
 
 import polars as pl
 
@@ -188,7 +188,6 @@ def _solve(xs: list[_X], evs: list[_E]) -> tuple[list[tuple[int, int, bool]], se
     n = len(evs)
     held: dict[int, tuple[int, bool]] = {}  # exchange index -> (event index, run-bound)
     sols: list[tuple[float, tuple[int, ...]]] = []
-    steps = [0]
     pick: list[int] = []
 
     def run_bound(e: _E) -> bool:
@@ -213,29 +212,42 @@ def _solve(xs: list[_X], evs: list[_E]) -> tuple[list[tuple[int, int, bool]], se
         last_rb = max((j for j, (_k, rb) in held.items() if rb), default=-1)
         return all(held.get(j) is not None for j in range(last_rb) if plain[j])
 
-    def rec(k: int, cost: float) -> bool:
-        steps[0] += 1
-        if steps[0] > _SEARCH_STEPS:
-            return True
-        if k == n:
+    def search() -> bool:
+        """Depth first in log order, without recursion (a node per outcome: [its index,
+        the cost so far, the next exchange to try]); whether a budget stopped it."""
+        steps = 1
+        if n == 0:
             if complete():
-                sols.append((cost, tuple(pick)))
-            return len(sols) > _MAX_PAIRINGS
-        e = evs[k]
-        for i in range(len(xs)):
-            if i in held or not fits(i, e):
+                sols.append((0.0, ()))
+            return False
+        stack: list[list[Any]] = [[0, 0.0, 0]]
+        while stack:
+            node = stack[-1]
+            k, cost, start = node
+            if len(pick) > k:
+                del held[pick.pop()]
+            e = evs[k]
+            i = next((i for i in range(start, len(xs)) if i not in held and fits(i, e)), None)
+            if i is None:
+                stack.pop()
                 continue
+            node[2] = i + 1
             held[i] = (k, run_bound(e))
             pick.append(i)
             lag = (e[1] - xs[i][2]) / 1000.0
-            stop = rec(k + 1, cost + lag * lag)
-            pick.pop()
-            del held[i]
-            if stop:
+            steps += 1
+            if steps > _SEARCH_STEPS:
+                return True
+            if k + 1 < n:
+                stack.append([k + 1, cost + lag * lag, 0])
+                continue
+            if complete():
+                sols.append((cost + lag * lag, tuple(pick)))
+            if len(sols) > _MAX_PAIRINGS:
                 return True
         return False
 
-    capped = rec(0, 0.0)
+    capped = search()
     if capped or not sols:
         return [(e[0], e[5], True) for e in evs], {xn for xn, *_r in xs}
     best = min(sols, key=lambda s: (s[0], s[1]))[1]

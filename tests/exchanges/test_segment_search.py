@@ -13,8 +13,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from a2a_lab._deep import deep_call
+from a2a_lab._exchange_firsts import _solve
 from a2a_lab._exchange_tails import _MAX_PLACEMENTS, _SEARCH_STEPS, solve_segment
-from tests.support.exchange_search_reference import solve_segment_recursive
+from tests.support.exchange_search_reference import (
+    solve_component_recursive,
+    solve_segment_recursive,
+)
 
 KINDS = st.sampled_from(["reply", "reply", "reply", "no_reply", "blocked", None])
 INTENTS = st.sampled_from([None, "request", "notify"])
@@ -145,3 +149,48 @@ def test_a_segment_deeper_than_the_recursion_limit() -> None:
     fast = solve_segment(xs, evs, sent)
     assert len(fast[0]) == n_ev and set(fast[0].values()) == {1}
     assert fast == deep_call(solve_segment_recursive, xs, evs, sent, depth=4 * n_ev)
+
+
+@st.composite
+def components(draw: st.DrawFn) -> tuple[list, list]:
+    """A component of first outcomes (:mod:`a2a_lab._exchange_firsts`): 1-6 exchanges, some
+    retried (a bound), some with a run-level error, and as many outcomes or fewer, of every
+    kind, at times that fit several exchanges."""
+    n_x = draw(st.integers(1, 6))
+    sends = sorted(draw(st.lists(st.integers(0, 60), min_size=n_x, max_size=n_x)))
+    xs = []
+    for xn, s in enumerate(sends, start=1):
+        retried = draw(st.booleans())
+        bound = (s + draw(st.integers(0, 40))) * 1000.0 if retried else s * 1000.0
+        xs.append((xn, s * 1000.0, bound, retried, retried and draw(st.booleans())))
+    n_ev = draw(st.integers(1, n_x))
+    times = sorted(draw(st.lists(st.integers(0, 120), min_size=n_ev, max_size=n_ev)))
+    evs = []
+    for seq, t in enumerate(times, start=100):
+        kind = draw(st.sampled_from(["reply", "no_reply"]))
+        reason = draw(st.sampled_from([None, "timeout", "error"])) if kind == "no_reply" else None
+        status = draw(st.sampled_from([None, "error", "timeout"])) if kind == "no_reply" else None
+        evs.append((seq, t * 1000.0, kind, reason, status, draw(st.integers(1, n_x))))
+    return xs, evs
+
+
+@settings(max_examples=200, deadline=None)
+@given(case=components())
+def test_iterative_pairing_of_first_outcomes_equals_the_recursive_one(
+    case: tuple[list, list],
+) -> None:
+    xs, evs = case
+    assert _solve(xs, evs) == solve_component_recursive(xs, evs)
+
+
+def test_a_component_deeper_than_the_recursion_limit() -> None:
+    """Thousands of overlapping exchanges, each answered in turn: the recursive pairing
+    exceeds the recursion limit, the iterative one pairs them first come first served."""
+    n = sys.getrecursionlimit() + 200
+    xs = [(xn, xn * 1000.0, xn * 1000.0, False, False) for xn in range(1, n + 1)]
+    evs = [(10 + xn, xn * 1000.0 + 500.0, "reply", None, None, xn) for xn in range(1, n + 1)]
+    with pytest.raises(RecursionError):
+        solve_component_recursive(xs, evs)
+    pairs, flagged = _solve(xs, evs)
+    assert [xn for _seq, xn, _amb in pairs] == list(range(1, n + 1))
+    assert (pairs, flagged) == deep_call(solve_component_recursive, xs, evs, depth=4 * n)

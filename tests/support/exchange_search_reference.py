@@ -9,6 +9,7 @@ recursion limit needs a raised limit (the tests raise it).
 
 from __future__ import annotations
 
+from a2a_lab._exchange_firsts import _E, _MAX_PAIRINGS, _X
 from a2a_lab._exchange_tails import (
     _ANNOUNCE_WINDOW_MS,
     _BENT,
@@ -22,6 +23,7 @@ from a2a_lab._exchange_tails import (
 )
 
 _SLACK_MS = SLACK_MS
+_FIRSTS_SEARCH_STEPS = 20_000
 _XInfo = tuple[str | None, float, str | None, int | None, str | None, str | None]
 _Event = tuple[object, ...]
 
@@ -377,3 +379,76 @@ def solve_segment_recursive(
             amb_seq.add(q)
             amb_x.update(xn for xn in taken if xn is not None)
     return best, amb_x, amb_seq
+
+
+def solve_component_recursive(
+    xs: list[_X], evs: list[_E]
+) -> tuple[list[tuple[int, int, bool]], set[int]]:
+    """Every consistent pairing of one component's outcomes ``evs`` (in log order) with its
+    exchanges ``xs`` (in send order); ``(seq, exchange, ambiguous)`` per outcome of the
+    most likely one, and the exchanges another consistent pairing changes. When none is
+    consistent, or the search hits its budget, the rank join's pairing stands, flagged
+    whole."""
+    plain = [not retried for _xn, _s, _b, retried, _r in xs]
+    n = len(evs)
+    held: dict[int, tuple[int, bool]] = {}  # exchange index -> (event index, run-bound)
+    sols: list[tuple[float, tuple[int, ...]]] = []
+    steps = [0]
+    pick: list[int] = []
+
+    def run_bound(e: _E) -> bool:
+        kind, reason, status = e[2], e[3], e[4]
+        return kind != "no_reply" or reason == "timeout" or status == "error"
+
+    def fits(i: int, e: _E) -> bool:
+        _xn, _sent, bound, _retried, run_error = xs[i]
+        if e[1] < bound or (run_error and not (e[2] == "no_reply" and e[4] == "error")):
+            return False
+        if not run_bound(e):
+            return True
+        # the lane's order: no later-sent exchange holds an outcome that ended its run
+        # earlier, unless this one's wait was away then (the outcome comes as the retried
+        # wait resumes, at its bound: after it the wait is on again, as a plain one's)
+        if not plain[i] and e[1] <= bound + 2 * SLACK_MS:
+            return True
+        return not any(j > i and rb for j, (_k, rb) in held.items())
+
+    def complete() -> bool:
+        # a plain exchange has an outcome once a later one's run has ended
+        last_rb = max((j for j, (_k, rb) in held.items() if rb), default=-1)
+        return all(held.get(j) is not None for j in range(last_rb) if plain[j])
+
+    def rec(k: int, cost: float) -> bool:
+        steps[0] += 1
+        if steps[0] > _FIRSTS_SEARCH_STEPS:
+            return True
+        if k == n:
+            if complete():
+                sols.append((cost, tuple(pick)))
+            return len(sols) > _MAX_PAIRINGS
+        e = evs[k]
+        for i in range(len(xs)):
+            if i in held or not fits(i, e):
+                continue
+            held[i] = (k, run_bound(e))
+            pick.append(i)
+            lag = (e[1] - xs[i][2]) / 1000.0
+            stop = rec(k + 1, cost + lag * lag)
+            pick.pop()
+            del held[i]
+            if stop:
+                return True
+        return False
+
+    capped = rec(0, 0.0)
+    if capped or not sols:
+        return [(e[0], e[5], True) for e in evs], {xn for xn, *_r in xs}
+    best = min(sols, key=lambda s: (s[0], s[1]))[1]
+    out = []
+    flagged: set[int] = set()
+    for k, e in enumerate(evs):
+        taken = {s[1][k] for s in sols}
+        out.append((e[0], xs[best[k]][0], len(taken) > 1))
+        if len(taken) > 1:
+            flagged.update(xs[i][0] for i in taken)
+    return out, flagged
