@@ -178,46 +178,62 @@ def untangle(
     return settled, pl.DataFrame(amb, schema=amb_schema, orient="row")
 
 
+class _Pairs:
+    """The state of a pairing search of one component: ``held`` maps an exchange's index
+    (in ``xs``, send order) to the index of the outcome it holds and whether that outcome
+    ended its run."""
+
+    def __init__(self, xs: list[_X]) -> None:
+        self.xs = xs
+        self.plain = [not retried for _xn, _s, _b, retried, _r in xs]
+        self.held: dict[int, tuple[int, bool]] = {}
+
+    @staticmethod
+    def run_bound(e: _E) -> bool:
+        """Whether outcome ``e`` ended with the target's run (not a failed wait call)."""
+        kind, reason, status = e[2], e[3], e[4]
+        return kind != "no_reply" or reason == "timeout" or status == "error"
+
+    def fits(self, i: int, e: _E) -> bool:
+        """Whether exchange ``i`` can take outcome ``e`` now."""
+        _xn, _sent, bound, _retried, run_error = self.xs[i]
+        if e[1] < bound or (run_error and not (e[2] == "no_reply" and e[4] == "error")):
+            return False
+        if not self.run_bound(e):
+            return True
+        # the lane's order: no later-sent exchange holds an outcome that ended its run
+        # earlier, unless this one's wait was away then (the outcome comes as the retried
+        # wait resumes, at its bound: after it the wait is on again, as a plain one's)
+        if not self.plain[i] and e[1] <= bound + 2 * _SLACK_MS:
+            return True
+        return not any(j > i and rb for j, (_k, rb) in self.held.items())
+
+    def complete(self) -> bool:
+        """Whether the pairing is whole: a plain exchange has an outcome once a later
+        one's run has ended."""
+        held = self.held
+        last_rb = max((j for j, (_k, rb) in held.items() if rb), default=-1)
+        return all(held.get(j) is not None for j in range(last_rb) if self.plain[j])
+
+
 def _solve(xs: list[_X], evs: list[_E]) -> tuple[list[tuple[int, int, bool]], set[int]]:
     """Every consistent pairing of one component's outcomes ``evs`` (in log order) with its
     exchanges ``xs`` (in send order); ``(seq, exchange, ambiguous)`` per outcome of the
     most likely one, and the exchanges another consistent pairing changes. When none is
     consistent, or the search hits its budget, the rank join's pairing stands, flagged
-    whole."""
-    plain = [not retried for _xn, _s, _b, retried, _r in xs]
+    whole. Depth first in log order, without recursion (a node per outcome: [its index,
+    the cost so far, the next exchange to try])."""
     n = len(evs)
-    held: dict[int, tuple[int, bool]] = {}  # exchange index -> (event index, run-bound)
+    state = _Pairs(xs)
+    held = state.held
     sols: list[tuple[float, tuple[int, ...]]] = []
     pick: list[int] = []
 
-    def run_bound(e: _E) -> bool:
-        kind, reason, status = e[2], e[3], e[4]
-        return kind != "no_reply" or reason == "timeout" or status == "error"
-
-    def fits(i: int, e: _E) -> bool:
-        _xn, _sent, bound, _retried, run_error = xs[i]
-        if e[1] < bound or (run_error and not (e[2] == "no_reply" and e[4] == "error")):
-            return False
-        if not run_bound(e):
-            return True
-        # the lane's order: no later-sent exchange holds an outcome that ended its run
-        # earlier, unless this one's wait was away then (the outcome comes as the retried
-        # wait resumes, at its bound: after it the wait is on again, as a plain one's)
-        if not plain[i] and e[1] <= bound + 2 * _SLACK_MS:
-            return True
-        return not any(j > i and rb for j, (_k, rb) in held.items())
-
-    def complete() -> bool:
-        # a plain exchange has an outcome once a later one's run has ended
-        last_rb = max((j for j, (_k, rb) in held.items() if rb), default=-1)
-        return all(held.get(j) is not None for j in range(last_rb) if plain[j])
-
     def search() -> bool:
-        """Depth first in log order, without recursion (a node per outcome: [its index,
-        the cost so far, the next exchange to try]); whether a budget stopped it."""
+        """Collect the pairings into ``sols``; whether a budget stopped it."""
         steps = 1
         if n == 0:
-            if complete():
+            if state.complete():
                 sols.append((0.0, ()))
             return False
         stack: list[list[Any]] = [[0, 0.0, 0]]
@@ -227,12 +243,13 @@ def _solve(xs: list[_X], evs: list[_E]) -> tuple[list[tuple[int, int, bool]], se
             if len(pick) > k:
                 del held[pick.pop()]
             e = evs[k]
-            i = next((i for i in range(start, len(xs)) if i not in held and fits(i, e)), None)
+            free = (i for i in range(start, len(xs)) if i not in held and state.fits(i, e))
+            i = next(free, None)
             if i is None:
                 stack.pop()
                 continue
             node[2] = i + 1
-            held[i] = (k, run_bound(e))
+            held[i] = (k, state.run_bound(e))
             pick.append(i)
             lag = (e[1] - xs[i][2]) / 1000.0
             steps += 1
@@ -241,13 +258,20 @@ def _solve(xs: list[_X], evs: list[_E]) -> tuple[list[tuple[int, int, bool]], se
             if k + 1 < n:
                 stack.append([k + 1, cost + lag * lag, 0])
                 continue
-            if complete():
+            if state.complete():
                 sols.append((cost + lag * lag, tuple(pick)))
             if len(sols) > _MAX_PAIRINGS:
                 return True
         return False
 
-    capped = search()
+    return pairing_answer(xs, evs, sols, search())
+
+
+def pairing_answer(
+    xs: list[_X], evs: list[_E], sols: list[tuple[float, tuple[int, ...]]], capped: bool
+) -> tuple[list[tuple[int, int, bool]], set[int]]:
+    """What :func:`_solve` returns from the pairings ``sols`` (cost, exchange index per
+    outcome) a search collected, and whether a budget stopped it."""
     if capped or not sols:
         return [(e[0], e[5], True) for e in evs], {xn for xn, *_r in xs}
     best = min(sols, key=lambda s: (s[0], s[1]))[1]
