@@ -194,3 +194,27 @@ def test_a_component_deeper_than_the_recursion_limit() -> None:
     pairs, flagged = _solve(xs, evs)
     assert [xn for _seq, xn, _amb in pairs] == list(range(1, n + 1))
     assert (pairs, flagged) == deep_call(solve_component_recursive, xs, evs, depth=4 * n)
+
+
+def test_exchange_events_of_a_frame_past_the_recursion_limit() -> None:
+    """Two overlapping sends and a ping-pong of more turns than Python's recursion limit
+    (the recursive matcher raised RecursionError on it without ``deep_call``'s retry): the
+    frame is matched in the caller's stack, every event placed."""
+    from a2a_lab.exchanges import exchange_events
+    from a2a_lab.io import from_records
+
+    def e(t: int, type_: str, f: str, to: str, **d: object) -> dict:
+        data = {"conversationId": "c", "fromAgent": f, "toAgent": to, **d}
+        return {"type": type_, "ts": t, "data": data}
+
+    n = sys.getrecursionlimit() + 500
+    recs = [e(0, "a2a.send", "a", "b", runId="r1"), e(10, "a2a.send", "a", "b", runId="r2")]
+    recs += [e(1000, "a2a.response", "b", "a"), e(2000, "a2a.response", "b", "a")]
+    for i in range(n):
+        odd = i % 2 == 0  # turn i + 1
+        recs.append(e(3000 + i * 100, "a2a.response", *("ab" if odd else "ba"), turn=i + 1))
+    end = 3000 + n * 100
+    recs += [e(end + 50, "a2a.complete", "a", "b"), e(end + 60, "a2a.complete", "a", "b")]
+    out = exchange_events(from_records(recs))
+    assert out.height == n + 6
+    assert set(out["exchange"].to_list()) == {1, 2}
