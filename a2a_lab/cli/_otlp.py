@@ -63,8 +63,7 @@ def register(sub: argparse._SubParsersAction[OneLineArgumentParser]) -> None:
 def run_export_otlp(args: argparse.Namespace) -> int:
     from a2a_lab.cli._source import load_source
     from a2a_lab.io import SourceError, is_store
-    from a2a_lab.otel import OtlpExportError
-    from a2a_lab.otel._export import log_otlp_lines, otlp_lines, write_otlp
+    from a2a_lab.otel import OtlpExportError, log_otlp_lines, otlp_lines, write_otlp
 
     if args.endpoint is not None and not args.endpoint.startswith(("http://", "https://")):
         raise CliError(f"--endpoint must be an http:// or https:// URL, not {args.endpoint!r}")

@@ -90,9 +90,9 @@ def print_summary(result: Any, fmt: str, limit: str | None, tz: str) -> None:
     """The page's sessions (the API's ``--limit`` page) as a table or CSV; counts on stderr."""
     import polars as pl
 
-    from a2a_lab.sessions._js import _limit_count
+    from a2a_lab.sessions import limit_count
 
-    page = _limit_count(limit)
+    page = limit_count(limit)
     counts = result.sessions.group_by("status").len().sort("status").rows()
     sessions = result.sessions if page is None else result.sessions.head(page)
     shown = sessions.select(TABLE_COLUMNS).with_columns(
@@ -111,9 +111,9 @@ def print_summary(result: Any, fmt: str, limit: str | None, tz: str) -> None:
 
 def number_option(name: str, value: str) -> float:
     """A numeric option value as JavaScript's ``Number()`` reads it; anything else is an error."""
-    from a2a_lab.sessions import _js_number
+    from a2a_lab.sessions import js_number
 
-    number = _js_number(value)
+    number = js_number(value)
     if math.isnan(number):
         raise CliError(f"{name} must be a number, not {value!r}")
     return number

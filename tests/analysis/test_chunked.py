@@ -132,7 +132,7 @@ def test_chunked_equals_whole(tmp_path_factory: pytest.TempPathFactory, case: Lo
 @pytest.mark.parametrize("batch", [1, 7, 2_000])
 def test_otlp_file_same_bytes(tiny_buckets: None, batch: int) -> None:
     """The export of a log, bucket by bucket, writes the bytes of the whole load's export."""
-    from a2a_lab.otel._export import log_otlp_lines, otlp_lines
+    from a2a_lab.otel import log_otlp_lines, otlp_lines
 
     got = [b.line for b in log_otlp_lines(sample_dir(), batch_exchanges=batch)]
     want = [b.line for b in otlp_lines(al.load(sample_dir()).events, batch_exchanges=batch)]
@@ -142,7 +142,7 @@ def test_otlp_file_same_bytes(tiny_buckets: None, batch: int) -> None:
 
 def test_otlp_missing_source_fails_before_writing(tmp_path: Path) -> None:
     from a2a_lab.io import SourceError
-    from a2a_lab.otel._export import log_otlp_lines
+    from a2a_lab.otel import log_otlp_lines
 
     with pytest.raises(SourceError):
         log_otlp_lines(tmp_path / "nope.ndjson")
