@@ -26,9 +26,8 @@ from a2a_lab.io import (
     scan_store,
     store_lines,
 )
-from a2a_lab.samples import write_log
+from tests.support.store_logs import LIVE, generated_lines
 
-LIVE = "coordination-events.ndjson"
 ROTATED = [
     "coordination-events-2026-01-20T08-00-00-000Z.ndjson",
     "coordination-events-2026-01.ndjson",
@@ -38,10 +37,7 @@ ROTATED = [
 
 @pytest.fixture(scope="module")
 def log_lines(tmp_path_factory: pytest.TempPathFactory) -> list[bytes]:
-    """A generated log with malformed lines, as its physical lines (newline kept)."""
-    path = tmp_path_factory.mktemp("gen") / "log.ndjson"
-    write_log(path, 4000, seed=7, bad_line_fraction=0.01)
-    return path.read_bytes().splitlines(keepends=True)
+    return generated_lines(tmp_path_factory, 4000, seed=7, bad_line_fraction=0.01)
 
 
 def _write(path: Path, lines: list[bytes], gz: bool = False) -> None:

@@ -34,10 +34,9 @@ from polars.testing import assert_frame_equal
 from a2a_lab.cli import main
 from a2a_lab.io import StoreError, ingest, load_store, store_lines
 from a2a_lab.io._store_state import CRASH_ENV, JOURNAL_NAME, LOCK_NAME, STATE_NAME, sealed
-from a2a_lab.samples import write_log
 from tests.support.paths import ROOT
+from tests.support.store_logs import LIVE, generated_lines
 
-LIVE = "coordination-events.ndjson"
 #: Files no ingest writes, planted in the store: they must survive everything.
 FOREIGN = [
     "events/README.txt",
@@ -49,9 +48,7 @@ FOREIGN = [
 
 @pytest.fixture(scope="module")
 def lines(tmp_path_factory: pytest.TempPathFactory) -> list[bytes]:
-    path = tmp_path_factory.mktemp("gen") / "log.ndjson"
-    write_log(path, 700, seed=5, bad_line_fraction=0.02)
-    return path.read_bytes().splitlines(keepends=True)
+    return generated_lines(tmp_path_factory, 700, seed=5, bad_line_fraction=0.02)
 
 
 def _rotated_name(day: int) -> str:

@@ -1,4 +1,5 @@
-"""Peer-case lines and a log ingested in pieces, for the store's materialisation tests."""
+"""Logs for the store's tests: a generated log's lines, peer-case lines, and a log ingested
+in pieces (the materialisation tests)."""
 
 from __future__ import annotations
 
@@ -7,10 +8,15 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from a2a_lab.io import ingest
 from a2a_lab.materialize import materialize
+from a2a_lab.samples import write_log
 from tests.support.paths import DATA
 
+#: The live file of a log directory.
+LIVE = "coordination-events.ndjson"
 PEER = DATA / "peer"
 #: Every non-empty line of two peer-api logs (hostile and generated).
 PEER_LINES = [
@@ -38,3 +44,13 @@ def ingest_in_pieces(
         ingest(logdir, root / "store")
         materialize(root / "store", **materialize_kw)
         yield root / "store"
+
+
+def generated_lines(
+    tmp_path_factory: pytest.TempPathFactory, n: int, seed: int, bad_line_fraction: float
+) -> list[bytes]:
+    """A generated log of ``n`` events with malformed lines, as its physical lines (newline
+    kept)."""
+    path = tmp_path_factory.mktemp("gen") / "log.ndjson"
+    write_log(path, n, seed=seed, bad_line_fraction=bad_line_fraction)
+    return path.read_bytes().splitlines(keepends=True)
