@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import random
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import strategies as st
 
 from a2a_lab.io import ingest
 from a2a_lab.materialize import materialize
@@ -54,3 +56,29 @@ def generated_lines(
     path = tmp_path_factory.mktemp("gen") / "log.ndjson"
     write_log(path, n, seed=seed, bad_line_fraction=bad_line_fraction)
     return path.read_bytes().splitlines(keepends=True)
+
+
+@dataclass(frozen=True)
+class Pieces:
+    """``n_lines`` of :data:`PEER_LINES` drawn with ``seed``, to be ingested in up to
+    ``n_ingests`` pieces (:func:`ingest_in_pieces`, with the same random generator)."""
+
+    seed: int
+    n_lines: int
+    n_ingests: int
+
+    def ingest(self, root: Path, **materialize_kw: Any) -> Iterator[Path]:
+        """:func:`ingest_in_pieces` of the drawn lines under ``root``."""
+        rng = random.Random(self.seed)
+        lines = rng.sample(PEER_LINES, self.n_lines)
+        return ingest_in_pieces(root, rng, lines, self.n_ingests, **materialize_kw)
+
+
+def pieces(max_ingests: int) -> st.SearchStrategy[Pieces]:
+    """Any sample of 1 to 400 peer lines, ingested in 1 to ``max_ingests`` pieces."""
+    return st.builds(
+        Pieces,
+        seed=st.integers(0, 2**32 - 1),
+        n_lines=st.integers(1, 400),
+        n_ingests=st.integers(1, max_ingests),
+    )
