@@ -35,9 +35,7 @@ ROTATED = [
 ]
 
 
-@pytest.fixture(scope="module")
-def log_lines(tmp_path_factory: pytest.TempPathFactory) -> list[bytes]:
-    return generated_lines(tmp_path_factory, 4000, seed=7, bad_line_fraction=0.01)
+log_lines = generated_lines("log_lines", 4000, seed=7, bad_line_fraction=0.01)
 
 
 def _write(path: Path, lines: list[bytes], gz: bool = False) -> None:

@@ -46,9 +46,7 @@ FOREIGN = [
 ]
 
 
-@pytest.fixture(scope="module")
-def lines(tmp_path_factory: pytest.TempPathFactory) -> list[bytes]:
-    return generated_lines(tmp_path_factory, 700, seed=5, bad_line_fraction=0.02)
+lines = generated_lines("lines", 700, seed=5, bad_line_fraction=0.02)
 
 
 def _rotated_name(day: int) -> str:

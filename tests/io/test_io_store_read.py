@@ -19,9 +19,7 @@ from tests.support.store_logs import LIVE, generated_lines
 OLDER = "coordination-events-2026-01-20T08-00-00-000Z.ndjson"
 
 
-@pytest.fixture(scope="module")
-def lines(tmp_path_factory: pytest.TempPathFactory) -> list[bytes]:
-    return generated_lines(tmp_path_factory, 3000, seed=11, bad_line_fraction=0.01)
+lines = generated_lines("lines", 3000, seed=11, bad_line_fraction=0.01)
 
 
 def _store_of(tmp_path: Path, lines: list[bytes]) -> tuple[Path, Path]:

@@ -48,14 +48,17 @@ def ingest_in_pieces(
         yield root / "store"
 
 
-def generated_lines(
-    tmp_path_factory: pytest.TempPathFactory, n: int, seed: int, bad_line_fraction: float
-) -> list[bytes]:
-    """A generated log of ``n`` events with malformed lines, as its physical lines (newline
+def generated_lines(name: str, n: int, seed: int, bad_line_fraction: float) -> Any:
+    """A module-scoped fixture ``name``: a generated log of ``n`` events with malformed lines
+    (``write_log`` with ``seed`` and ``bad_line_fraction``), as its physical lines (newline
     kept)."""
-    path = tmp_path_factory.mktemp("gen") / "log.ndjson"
-    write_log(path, n, seed=seed, bad_line_fraction=bad_line_fraction)
-    return path.read_bytes().splitlines(keepends=True)
+
+    def lines(tmp_path_factory: pytest.TempPathFactory) -> list[bytes]:
+        path = tmp_path_factory.mktemp("gen") / "log.ndjson"
+        write_log(path, n, seed=seed, bad_line_fraction=bad_line_fraction)
+        return path.read_bytes().splitlines(keepends=True)
+
+    return pytest.fixture(lines, scope="module", name=name)
 
 
 @dataclass(frozen=True)
