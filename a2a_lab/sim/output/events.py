@@ -370,6 +370,22 @@ def _part(
     return _Part(frame, [*head, *fields], where)
 
 
+def _complete_part(
+    source: pl.DataFrame | tuple[pl.DataFrame, pl.Expr], announced: pl.Expr, *fields: pl.Expr
+) -> _Part:
+    """The requester's ``a2a.complete`` of an exchange that was sent (after every turn):
+    its sides, ``announced``, the target's session key, then ``fields``."""
+    return _part(
+        source,
+        _head("t_complete", 1, _LAST_STEP, "a2a.complete", "from"),
+        *_sides("from"),
+        announced.alias("announced"),
+        pl.col("to_key").alias("targetSessionKey"),
+        *fields,
+        *_shared(),
+    )
+
+
 def _sent_parts(m: pl.DataFrame) -> list[_Part]:
     """The ``a2a.send`` of every logged message."""
     parts: list[_Part] = []
@@ -434,15 +450,11 @@ def _refused_parts(m: pl.DataFrame) -> list[_Part]:
         )
     )
     parts.append(
-        _part(
+        _complete_part(
             unanswered,
-            _head("t_complete", 1, _LAST_STEP, "a2a.complete", "from"),
-            *_sides("from"),
-            pl.lit(False).alias("announced"),
-            pl.col("to_key").alias("targetSessionKey"),
+            pl.lit(False),
             pl.col("wait_status").alias("waitStatus"),
             pl.col("wait_error").alias("waitError"),
-            *_shared(),
         )
     )
     return parts
@@ -504,12 +516,9 @@ def _replied_parts(m: pl.DataFrame, trace: Trace, config: SimConfig) -> list[_Pa
         )
     )
     parts.append(
-        _part(
+        _complete_part(
             replied,
-            _head("t_complete", 1, _LAST_STEP, "a2a.complete", "from"),
-            *_sides("from"),
             pl.col("announced"),
-            pl.col("to_key").alias("targetSessionKey"),
             pl.col("intent").alias("messageIntent"),
             pl.lit(float(config.ping_pong.max_turns)).alias("configuredMaxTurns"),
             pl.col("effective").alias("effectiveTurns"),
@@ -517,7 +526,6 @@ def _replied_parts(m: pl.DataFrame, trace: Trace, config: SimConfig) -> list[_Pa
             pl.col("termination").is_not_null().alias("earlyTermination"),
             pl.col("termination").alias("terminationReason"),
             pl.col("announce_skipped").alias("announceSkipped"),
-            *_shared(),
         )
     )
     return parts
