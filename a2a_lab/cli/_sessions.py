@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from a2a_lab.cli._common import (
     CliError,
-    OneLineArgumentParser,
+    Commands,
     add_command,
     add_output_option,
     add_window_options,
@@ -28,7 +28,7 @@ if TYPE_CHECKING:  # Polars loads when a command runs, not for --help
     import polars as pl
 
 
-def register(sub: argparse._SubParsersAction[OneLineArgumentParser]) -> None:
+def register(sub: Commands) -> None:
     p = add_command(
         sub,
         "work-sessions",
@@ -44,29 +44,20 @@ def register(sub: argparse._SubParsersAction[OneLineArgumentParser]) -> None:
         "  a2a-lab work-sessions ~/.openclaw/logs --format json > work-sessions.json\n"
         "  a2a-lab work-sessions ~/.openclaw/logs --since 2026-02-18 --until 2026-02-19 -o sessions.csv",
     )
-    p.add_argument(
-        "--role", action="append", metavar="R", help="keep events of this role (before building)"
-    )
-    p.add_argument(
-        "--type", action="append", metavar="T", help="keep events of this type (before building)"
-    )
-    p.add_argument(
-        "--status", action="append", metavar="S", help="keep sessions: ACTIVE, QUIET, ARCHIVED"
-    )
-    p.add_argument(
-        "--view-category", metavar="C", help="keep sessions of this category ('all': every one)"
-    )
-    p.add_argument(
-        "--sub-tag", metavar="X", help="keep sessions with this sub-tag (case-insensitive)"
-    )
-    p.add_argument(
-        "--limit", metavar="N", help="at most this many sessions (default 100; 0 means 100)"
-    )
-    p.add_argument(
-        "--overrides",
-        metavar="F",
-        help="category overrides file {workSessionId: {collabCategory, ...}}",
-    )
+    # the dashboard's query parameters: the repeated ones, then the single ones
+    for flag, metavar, help in (
+        ("--role", "R", "keep events of this role (before building)"),
+        ("--type", "T", "keep events of this type (before building)"),
+        ("--status", "S", "keep sessions: ACTIVE, QUIET, ARCHIVED"),
+    ):
+        p.add_argument(flag, action="append", metavar=metavar, help=help)
+    for flag, metavar, help in (
+        ("--view-category", "C", "keep sessions of this category ('all': every one)"),
+        ("--sub-tag", "X", "keep sessions with this sub-tag (case-insensitive)"),
+        ("--limit", "N", "at most this many sessions (default 100; 0 means 100)"),
+        ("--overrides", "F", "category overrides file {workSessionId: {collabCategory, ...}}"),
+    ):
+        p.add_argument(flag, metavar=metavar, help=help)
     add_window_options(p)
     add_main_agent_options(p)
     add_output_option(p, "matched sessions (one row each, not only the --limit page)")
