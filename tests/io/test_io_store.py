@@ -26,7 +26,7 @@ from a2a_lab.io import (
     scan_store,
     store_lines,
 )
-from tests.support.store_logs import LIVE, generated_lines
+from tests.support.store_logs import LIVE, assert_same_load, generated_lines
 
 ROTATED = [
     "coordination-events-2026-01-20T08-00-00-000Z.ndjson",
@@ -48,14 +48,7 @@ def _write(path: Path, lines: list[bytes], gz: bool = False) -> None:
 
 
 def _assert_same_as_directory(logdir: Path, store: Path) -> None:
-    a = al.load(logdir.absolute())
-    b = al.load(store)
-    assert_frame_equal(a.events, b.events)
-    assert a.report.summary() == b.report.summary()
-    assert a.report.lines == b.report.lines
-    assert a.report.blank == b.report.blank
-    assert_frame_equal(a.report.rejects, b.report.rejects)
-    assert_frame_equal(a.report.issues, b.report.issues)
+    assert_same_load(al.load(logdir.absolute()), al.load(store))
 
 
 def _rotated_dir(tmp_path: Path, lines: list[bytes], gz_second: bool = True) -> Path:

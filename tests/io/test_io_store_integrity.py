@@ -35,7 +35,7 @@ from a2a_lab.cli import main
 from a2a_lab.io import StoreError, ingest, load_store, store_lines
 from a2a_lab.io._store_state import CRASH_ENV, JOURNAL_NAME, LOCK_NAME, STATE_NAME, sealed
 from tests.support.paths import ROOT
-from tests.support.store_logs import LIVE, generated_lines
+from tests.support.store_logs import LIVE, assert_same_load, generated_lines
 
 #: Files no ingest writes, planted in the store: they must survive everything.
 FOREIGN = [
@@ -90,13 +90,7 @@ def _grow(logdir: Path, lines: list[bytes], n_rotations: int = 8) -> None:
 
 
 def _assert_same_store(expected: Path, store: Path) -> None:
-    a, b = load_store(expected), load_store(store)
-    assert_frame_equal(a.events, b.events)
-    assert a.report.summary() == b.report.summary()
-    assert a.report.lines == b.report.lines
-    assert a.report.blank == b.report.blank
-    assert_frame_equal(a.report.rejects, b.report.rejects)
-    assert_frame_equal(a.report.issues, b.report.issues)
+    assert_same_load(load_store(expected), load_store(store))
     assert_frame_equal(store_lines(expected), store_lines(store))
 
 

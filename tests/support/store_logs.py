@@ -11,8 +11,9 @@ from typing import Any
 
 import pytest
 from hypothesis import strategies as st
+from polars.testing import assert_frame_equal
 
-from a2a_lab.io import ingest
+from a2a_lab.io import LoadResult, ingest
 from a2a_lab.materialize import materialize
 from a2a_lab.samples import write_log
 from tests.support.paths import DATA
@@ -85,3 +86,14 @@ def pieces(max_ingests: int) -> st.SearchStrategy[Pieces]:
         n_lines=st.integers(1, 400),
         n_ingests=st.integers(1, max_ingests),
     )
+
+
+def assert_same_load(a: LoadResult, b: LoadResult) -> None:
+    """Two loads agree: the events, and the load report's summary, line and blank counts,
+    rejects and issues."""
+    assert_frame_equal(a.events, b.events)
+    assert a.report.summary() == b.report.summary()
+    assert a.report.lines == b.report.lines
+    assert a.report.blank == b.report.blank
+    assert_frame_equal(a.report.rejects, b.report.rejects)
+    assert_frame_equal(a.report.issues, b.report.issues)
