@@ -380,9 +380,7 @@ def fit_log(
         ping_pong=_ping_pong(log.conv, endings, log.ping_pong),
         # the reference's topology when most sends name a conversation-scoped session
         topology="lanes" if a2a_share > 0.5 else "agent_main",
-        lanes=sim_config.LanePools(nested=log.nested_limit)
-        if log.nested_limit is not None
-        else sim_config.LanePools(),
+        lanes=_lanes(log.nested_limit),
         start=start.astimezone(ZoneInfo(zone)),
         tasks=task_policy,
         failures=failure_policy,
@@ -734,6 +732,13 @@ def _saturation(
             " be far off"
         )
     return service
+
+
+def _lanes(nested_limit: int | None) -> sim_config.LanePools:
+    """The twin's lane pools: the gateway's nested limit where it is known, else the default."""
+    if nested_limit is None:
+        return sim_config.LanePools()
+    return sim_config.LanePools(nested=nested_limit)
 
 
 def _agent_configs(
