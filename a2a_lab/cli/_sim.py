@@ -17,6 +17,7 @@ from typing import Any
 from a2a_lab.cli._common import (
     CliError,
     Commands,
+    OneLineArgumentParser,
     add_command,
     add_number_option,
     add_output_file,
@@ -65,6 +66,11 @@ def read_config(path: str, option: str = "CONFIG") -> Any:
         raise CliError(f"{option} {path}: {exc}") from None
 
 
+def add_config_argument(parser: OneLineArgumentParser, help: str) -> None:
+    """``CONFIG``: the SimConfig JSON file a simulator command reads (:func:`read_config`)."""
+    parser.add_argument("config", metavar="CONFIG", help=help)
+
+
 def register(sub: Commands) -> None:
     """Add ``simulate``, ``sweep`` and ``calibrate`` to the CLI's commands."""
     s = add_command(
@@ -82,7 +88,7 @@ def register(sub: Commands) -> None:
         epilog="example:\n  a2a-lab simulate twin.json --seed 7 -o simulated-logs/\n"
         "  a2a-lab simulate twin.json --format json",
     )
-    s.add_argument("config", metavar="CONFIG", help="a SimConfig JSON file")
+    add_config_argument(s, "a SimConfig JSON file")
     add_output_file(
         s, "LOG", "write the simulated log: LOG.ndjson, or a directory (created; rotated files)"
     )
@@ -129,7 +135,7 @@ def _register_sweep(sub: Commands) -> None:
         "  a2a-lab sweep twin.json --grid '{\"rate_scale\": [0.5, 1, 2]}' --replications 10 --seed 1\n"
         "  a2a-lab sweep twin.json --grid grid.json --metrics p95_latency_s,utilization -o sweep.csv",
     )
-    w.add_argument("config", metavar="CONFIG", help="the base SimConfig JSON file")
+    add_config_argument(w, "the base SimConfig JSON file")
     w.add_argument(
         "--grid",
         required=True,
