@@ -346,7 +346,7 @@ SOURCE_HELP = "an NDJSON file, a glob, or a log directory"
 
 
 def add_command(
-    sub: argparse._SubParsersAction[OneLineArgumentParser],
+    sub: Commands,
     name: str,
     run: Callable[[argparse.Namespace], int],
     *,
