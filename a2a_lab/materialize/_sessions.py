@@ -40,7 +40,7 @@ from a2a_lab.sessions._build import (
     _is_terminal,
     filter_sessions,
 )
-from a2a_lab.sessions._js import _as_string, _csv_values, _limit_count, _now_ms
+from a2a_lab.sessions._js import _as_string, _csv_values, _now_ms, limit_count
 from a2a_lab.sessions._overrides import with_overrides
 
 #: The derived table: one row per work session of the store's events.
@@ -293,7 +293,7 @@ def stored_work_sessions(
         ms_to_time(pl.col("_last_ms")).alias("last_time"),
         ms_to_seconds(pl.col("_duration_ms")).alias("duration_s"),
     )
-    count = _limit_count(query.limit)
+    count = limit_count(query.limit)
     page_ids = matched.get_column("work_session_id")
     page_ids = page_ids if count is None else page_ids.head(count)
     keep = session_id_expr().is_in(page_ids.implode()) if threads else pl.lit(False)
