@@ -17,7 +17,7 @@ import contextlib
 import sys
 import threading
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -25,15 +25,16 @@ from urllib.parse import parse_qsl
 
 import polars as pl
 from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
 from a2a_lab.reference.rules import TASK_MONITOR_V1
-from a2a_lab.serve._bodies import EventTexts, work_sessions_bytes
+from a2a_lab.serve._bodies import Body, work_sessions_body
 from a2a_lab.serve._json import js_json_bytes
-from a2a_lab.serve._live import Body, LiveEvents, Snapshot
+from a2a_lab.serve._live import LiveEvents, Snapshot, BodyJob
 from a2a_lab.sessions import SessionQuery, events_query, load_overrides, work_sessions
 
 #: The reference's response headers (``peer-api/*.json`` ``meta.headers``).
@@ -79,9 +80,7 @@ GZIP_MIN_BYTES = 1400
 
 def body_response(body: Body, request: Request) -> Response:
     """A 200 with ``body``, gzip-encoded when the client accepts it and it is large."""
-    if len(body.plain) >= GZIP_MIN_BYTES and accepts_gzip(
-        request.headers.get("accept-encoding", "")
-    ):
+    if body.size >= GZIP_MIN_BYTES and accepts_gzip(request.headers.get("accept-encoding", "")):
         headers = {**HEADERS, "Content-Encoding": "gzip", "Vary": "Accept-Encoding"}
         return Response(body.gzipped(), headers=headers, media_type="application/json")
     return Response(
@@ -183,8 +182,8 @@ class _Overrides:
 
 
 def _work_sessions_body(
-    snap: Snapshot, params: dict[str, str], now_ms: float, overrides: Any, texts: EventTexts
-) -> tuple[bytes, pl.Series | None]:
+    live: LiveEvents, snap: Snapshot, params: dict[str, str], now_ms: float, overrides: Any
+) -> tuple[Body, pl.Series | None]:
     """The body, and the times at which a session of it may turn ARCHIVED (None: unknown).
 
     Without a status filter every session built is in ``result.sessions`` (the other
@@ -197,7 +196,7 @@ def _work_sessions_body(
     candidates = None
     if not result.query["status"]:
         candidates = result.sessions.get_column("last_time").dt.epoch("ms").cast(pl.Float64)
-    return work_sessions_bytes(result, snap.events, texts), candidates
+    return work_sessions_body(result, snap.events, live.texts, live.sessions), candidates
 
 
 def _events_body(snap: Snapshot, params: dict[str, str]) -> tuple[bytes, None]:
@@ -235,31 +234,38 @@ def create_app(config: ServeConfig) -> Starlette:
         return time.time() * 1000 if config.now_ms is None else config.now_ms
 
     def endpoint(
-        allowed: tuple[str, ...], body: Callable[[dict[str, str]], Body]
-    ) -> Callable[[Request], Response]:
-        def handle(request: Request) -> Response:
+        allowed: tuple[str, ...], job: Callable[[dict[str, str]], tuple[BodyJob, float]]
+    ) -> Callable[[Request], Awaitable[Response]]:
+        async def handle(request: Request) -> Response:
             try:
                 params = parse_query(request.scope.get("query_string", b""), allowed)
             except BadRequest as exc:
                 return error_response(400, str(exc))
-            return body_response(body(params), request)
+            made, max_stale_s = job(params)
+            # a body made already (or a stale one while its successor is made) is sent from
+            # the event loop; making one (a sessions query: CPU seconds) goes to a worker
+            # thread, so the loop keeps sending the other clients their bodies meanwhile
+            body = live.ready(made, max_stale_s=max_stale_s)
+            if body is None:
+                body = await run_in_threadpool(live.compute, made)
+            return body_response(body, request)
 
         return handle
 
-    def sessions(params: dict[str, str]) -> Body:
+    def sessions(params: dict[str, str]) -> tuple[BodyJob, float]:
         now = clock()
         key = ("ws", overrides.version, tuple(sorted(params.items())))
-        return live.cached(
+        made = live.job(
             key,
             now,
             window,
-            lambda snap: _work_sessions_body(snap, params, now, overrides.value, live.texts),
-            max_stale_s=config.max_stale_s,
+            lambda snap: _work_sessions_body(live, snap, params, now, overrides.value),
         )
+        return made, config.max_stale_s
 
-    def events(params: dict[str, str]) -> Body:
+    def events(params: dict[str, str]) -> tuple[BodyJob, float]:
         key = ("ev", tuple(sorted(params.items())))
-        return live.cached(key, None, window, lambda snap: _events_body(snap, params))
+        return live.job(key, None, window, lambda snap: _events_body(snap, params)), 0.0
 
     async def not_found(request: Request, exc: Exception) -> Response:
         if isinstance(exc, HTTPException):

@@ -1,41 +1,124 @@
-"""Work-session bodies from event texts made once: the page is mostly its event objects.
+"""Work-session bodies from kept texts: event objects by line, sessions by their content.
 
 The dashboard's default page holds every event of a hundred sessions as an enriched event
 object (rules §6). Each object depends on its own line only (enrichment is row by row), so
-its JSON text is made the first time a body needs it and kept; a body is then the session
-and thread skeleton (``to_api(thread_events="summary")``, a small part of the work) with
-the kept texts put in place. After the log grows or a session turns ARCHIVED, a new body
-costs the sessions query and a join of texts, not a parse and a write of every event.
+its JSON text is made the first time a body needs it and kept (:class:`EventTexts`). A
+session's text depends only on its row, its threads and its events, so it is kept too,
+under a signature of exactly those (:class:`SessionTexts`), with its deflate stream: after
+the log grows or a session turns ARCHIVED, a new body costs the sessions query, the
+writing and compression of the sessions that changed, and a join of the others.
 """
 
 from __future__ import annotations
 
 import threading
+import zlib
+from collections import OrderedDict
 from typing import Any
 
 import polars as pl
 
-from a2a_lab.serve._json import Fragment, js_json_bytes
+from a2a_lab.serve._json import Fragment, fragment_at, js_json_parts
 from a2a_lab.sessions import WorkSessionsResult, event_objects
 
 #: Where a thread's events stand in the body: body → sessions → session → threads → thread
 #: → events → the event, two spaces a level.
 EVENT_INDENT = " " * 12
+#: Where a session stands in the body: body → sessions → the session.
+SESSION_INDENT = " " * 4
+#: zlib's default level: a kept session is compressed once, so the smaller stream (about
+#: 0.6 of level 1's on the dashboard's page) is paid for once and sent at every request.
+DEFLATE_LEVEL = 6
 
 
-class EventTexts:
-    """Event object texts by ``(file, line)``, at most about ``budget_chars`` bytes.
+def deflated(data: bytes, level: int = DEFLATE_LEVEL) -> bytes:
+    """``data`` as raw deflate blocks ending on a byte boundary, none of them the last.
+
+    A sync flush ends the stream without finishing it, so such pieces, each compressed on
+    its own, concatenate to one valid deflate stream (closed by :data:`DEFLATE_END`).
+    """
+    packer = zlib.compressobj(level, zlib.DEFLATED, -zlib.MAX_WBITS)
+    return packer.compress(data) + packer.flush(zlib.Z_SYNC_FLUSH)
+
+
+#: The last block of a deflate stream: empty, fixed Huffman codes, final bit set.
+DEFLATE_END = b"\x03\x00"
+#: A gzip member's header (RFC 1952): deflate, no name, no time, unknown OS.
+GZIP_HEADER = b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\xff"
+
+
+class Piece(Fragment):
+    """A fragment whose deflate stream (:func:`deflated`) is made once, when first asked."""
+
+    __slots__ = ("_deflated",)
+
+    def __init__(self, data: bytes, indent: str = "") -> None:
+        super().__init__(data, indent)
+        self._deflated: bytes | None = None
+
+    def deflated(self) -> bytes:
+        """The deflate stream of the text (made by the first caller; the same bytes each time)."""
+        if self._deflated is None:
+            self._deflated = deflated(self.data)
+        return self._deflated
+
+
+class Body:
+    """A response body made of pieces; its bytes and its gzip encoding made when first asked.
 
     Parameters
     ----------
-    budget_chars
-        When the kept texts would pass this many characters, the older ones are dropped
-        first (memory is bounded by construction, whatever the pages ask for).
+    parts
+        The body's bytes in order: plain bytes or fragments; the deflate streams of kept
+        :class:`Piece` texts are reused by every body they stand in.
     """
 
-    def __init__(self, budget_chars: int = 256_000_000) -> None:
+    __slots__ = ("_gzip", "_lock", "_plain", "parts", "size")
+
+    def __init__(self, parts: list[bytes | Fragment] | bytes) -> None:
+        self.parts = [parts] if isinstance(parts, bytes) else parts
+        self.size = sum(len(_data(p)) for p in self.parts)
+        self._plain: bytes | None = parts if isinstance(parts, bytes) else None
+        self._gzip: bytes | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def plain(self) -> bytes:
+        """The body's bytes."""
+        with self._lock:
+            if self._plain is None:
+                self._plain = b"".join(_data(p) for p in self.parts)
+            return self._plain
+
+    def gzipped(self) -> bytes:
+        """The gzip encoding (one member): the pieces' kept deflate streams, the plain parts
+        deflated now, the end block, then the CRC-32 and length of the whole text."""
+        with self._lock:
+            if self._gzip is None:
+                crc = 0
+                streams = [GZIP_HEADER]
+                for part in self.parts:
+                    crc = zlib.crc32(_data(part), crc)
+                    streams.append(
+                        part.deflated() if isinstance(part, Piece) else deflated(_data(part))
+                    )
+                streams.append(DEFLATE_END)
+                streams.append(crc.to_bytes(4, "little"))
+                streams.append((self.size & 0xFFFFFFFF).to_bytes(4, "little"))
+                self._gzip = b"".join(streams)
+            return self._gzip
+
+
+def _data(part: bytes | Fragment) -> bytes:
+    return part.data if isinstance(part, Fragment) else part
+
+
+class _Kept:
+    """Texts by key, the least recently used dropped past ``budget_chars`` (thread-safe)."""
+
+    def __init__(self, budget_chars: int) -> None:
         self.budget_chars = budget_chars
-        self._texts: dict[tuple[str, int], Fragment] = {}
+        self._texts: OrderedDict[Any, Fragment] = OrderedDict()
         self._chars = 0
         self._lock = threading.Lock()
 
@@ -45,11 +128,45 @@ class EventTexts:
             self._texts.clear()
             self._chars = 0
 
+    def found(self, keys: list[Any]) -> dict[Any, Fragment]:
+        """The kept texts among ``keys`` (each marked as just used)."""
+        with self._lock:
+            found = {}
+            for key in keys:
+                text = self._texts.get(key)
+                if text is not None:
+                    self._texts.move_to_end(key)
+                    found[key] = text
+            return found
+
+    def keep(self, made: dict[Any, Fragment]) -> None:
+        """Keep ``made``, then drop the least recently used texts past the budget."""
+        with self._lock:
+            for key, text in made.items():
+                if key not in self._texts:
+                    self._texts[key] = text
+                    self._chars += len(text.data)
+            while self._chars > self.budget_chars and self._texts:
+                self._chars -= len(self._texts.popitem(last=False)[1].data)
+
+
+class EventTexts(_Kept):
+    """Event object texts by ``(file, line)``, at most about ``budget_chars`` bytes.
+
+    Parameters
+    ----------
+    budget_chars
+        When the kept texts would pass this many characters, the least recently used are
+        dropped first (memory is bounded by construction, whatever the pages ask for).
+    """
+
+    def __init__(self, budget_chars: int = 256_000_000) -> None:
+        super().__init__(budget_chars)
+
     def texts(self, events: pl.DataFrame, keys: pl.DataFrame) -> list[Fragment]:
         """The texts of the events at ``keys`` (``file, line`` rows of ``events``), in order."""
         wanted = list(keys.select("file", "line").iter_rows())
-        with self._lock:
-            found = {k: self._texts[k] for k in wanted if k in self._texts}
+        found = self.found(wanted)
         missing = pl.DataFrame(
             list(dict.fromkeys(k for k in wanted if k not in found)),
             schema={"file": pl.String, "line": pl.Int64},
@@ -67,26 +184,47 @@ class EventTexts:
                 for key, obj in zip(missing.iter_rows(), event_objects(rows), strict=True)
             }
             found.update(made)
-            self._keep(made)
+            self.keep(made)
         return [found[k] for k in wanted]
 
-    def _keep(self, made: dict[tuple[str, int], Fragment]) -> None:
-        with self._lock:
-            for key, text in made.items():
-                if key in self._texts:
-                    continue
-                self._texts[key] = text
-                self._chars += len(text.data)
-            # dicts keep insertion order: drop the oldest texts past the budget
-            while self._chars > self.budget_chars and self._texts:
-                old = next(iter(self._texts))
-                self._chars -= len(self._texts.pop(old).data)
+
+class SessionTexts(_Kept):
+    """Session texts (:class:`Piece`) by the signature of what they are written from."""
+
+    def __init__(self, budget_chars: int = 256_000_000) -> None:
+        super().__init__(budget_chars)
 
 
-def work_sessions_bytes(
-    result: WorkSessionsResult, events: pl.DataFrame, texts: EventTexts
-) -> bytes:
-    """``JSON.stringify(result.to_api(), null, 2)``, the event objects from ``texts``.
+def _signatures(
+    page: pl.DataFrame, threads: pl.DataFrame, members: pl.DataFrame
+) -> list[tuple[int, int]]:
+    """Per session of ``page``, a 128-bit hash of its row, its threads' rows and its events'
+    membership rows (``file, line, ts, type``), in order: everything its text is written
+    from (an event's text is its line's, :class:`EventTexts`)."""
+    key = "work_session_id"
+    columns = []
+    for seed in (1, 2):
+        row = pl.struct(pl.all()).hash(seed)
+        per_session = [
+            frame.group_by(key, maintain_order=True)
+            .agg(row.alias(name))
+            .with_columns(pl.col(name).hash(seed))
+            for frame, name in ((threads, "_t"), (members, "_m"))
+        ]
+        signed = page.select(key, row.alias("_s"))
+        for table in per_session:
+            signed = signed.join(table, on=key, how="left", nulls_equal=True, maintain_order="left")
+        columns.append(signed.select(pl.struct("_s", "_t", "_m").hash(seed)).to_series())
+    return list(zip(columns[0].to_list(), columns[1].to_list(), strict=True))
+
+
+def work_sessions_body(
+    result: WorkSessionsResult,
+    events: pl.DataFrame,
+    texts: EventTexts,
+    sessions: SessionTexts,
+) -> Body:
+    """``JSON.stringify(result.to_api(), null, 2)`` as a :class:`Body` of kept texts.
 
     Parameters
     ----------
@@ -94,20 +232,39 @@ def work_sessions_bytes(
         The sessions query on ``events``.
     events
         The enriched events the query ran on (their ``raw`` lines give the objects).
-    texts
-        The kept event texts (filled with the ones this body makes).
+    texts, sessions
+        The kept event and session texts (filled with the ones this body makes).
 
     Returns
     -------
-    bytes
-        The same bytes as ``js_json_bytes(result.to_api())``.
+    Body
+        Its bytes are those of ``js_json_bytes(result.to_api())``.
     """
     body: dict[str, Any] = result.to_api(thread_events="summary")
-    threads = [t for s in body["sessions"] for t in s["threads"]]
-    count = sum(len(t["events"]) for t in threads)
+    listed: list[dict[str, Any]] = body["sessions"]
+    sizes = [sum(len(t["events"]) for t in s["threads"]) for s in listed]
+    n_threads = sum(len(s["threads"]) for s in listed)
     # the summary lists the events as the thread-event membership does, in the same order
-    keys = result.thread_events.head(count).select("file", "line")
-    made = iter(texts.texts(events, keys))
-    for thread in threads:
-        thread["events"] = [next(made) for _ in thread["events"]]
-    return js_json_bytes(body)
+    members = result.thread_events.head(sum(sizes)).select(
+        "work_session_id", "thread_id", "file", "line", "ts", "type"
+    )
+    signatures = _signatures(
+        result.sessions.head(len(listed)), result.threads.head(n_threads), members
+    )
+    kept = sessions.found(signatures)
+    starts = [0]
+    for size in sizes:
+        starts.append(starts[-1] + size)
+    todo = [i for i, sig in enumerate(signatures) if sig not in kept]
+    if todo:
+        keys = pl.concat([members.slice(starts[i], sizes[i]).select("file", "line") for i in todo])
+        made_texts = iter(texts.texts(events, keys))
+        made: dict[Any, Fragment] = {}
+        for i in todo:
+            for thread in listed[i]["threads"]:
+                thread["events"] = [next(made_texts) for _ in thread["events"]]
+            made[signatures[i]] = Piece(fragment_at(listed[i], SESSION_INDENT).data, SESSION_INDENT)
+        sessions.keep(made)
+        kept.update(made)
+    body["sessions"] = [kept[sig] for sig in signatures]
+    return Body(js_json_parts(body))

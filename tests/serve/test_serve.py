@@ -7,6 +7,7 @@ Each server runs uvicorn in a thread on an ephemeral loopback port; requests go 
 from __future__ import annotations
 
 import functools
+import gzip
 import hashlib
 import json
 import random
@@ -30,6 +31,7 @@ from a2a_lab.enrich import enrich
 from a2a_lab.io import load
 from a2a_lab.serve import LiveEvents, ServeConfig, create_app, js_json_bytes, js_number
 from a2a_lab.serve._app import _work_sessions_body
+from a2a_lab.serve._bodies import Body, EventTexts, SessionTexts, work_sessions_body
 from a2a_lab.sessions import SessionQuery, work_sessions
 from tests.support.node_js import needs_node, node_json
 from tests.support.paths import DATA, ROOT
@@ -242,7 +244,7 @@ def test_a_cached_body_is_the_body_at_that_clock(offsets: list[float]) -> None:
         assert got == compute(live.snapshot)[0]
         for status in ("ARCHIVED", "ACTIVE,QUIET"):
             # a status filter: the server's own body function, which must not narrow
-            body = _work_sessions_body(live.snapshot, {"status": status}, now, None, live.texts)
+            body = _work_sessions_body(live, live.snapshot, {"status": status}, now, None)
             assert body[1] is None
             got = live.cached(("s", status), now, window, functools.partial(_same, body)).plain
             want = work_sessions(
@@ -251,7 +253,7 @@ def test_a_cached_body_is_the_body_at_that_clock(offsets: list[float]) -> None:
             assert got == js_json_bytes(want)
 
 
-def _same(body: tuple[bytes, pl.Series | None], snap: Any) -> tuple[bytes, pl.Series | None]:
+def _same(body: tuple[Body, pl.Series | None], snap: Any) -> tuple[Body, pl.Series | None]:
     return body
 
 
@@ -327,15 +329,16 @@ def test_a_store_source_serves_what_its_log_serves(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("budget", [0, 20_000, 10**9])
-def test_bodies_from_kept_event_texts_equal_the_whole_body_written_at_once(budget: int) -> None:
-    """Texts kept, partly dropped (a small budget) or never kept (0): the same bytes."""
-    from a2a_lab.serve._bodies import EventTexts, work_sessions_bytes
-
+def test_bodies_from_kept_texts_equal_the_whole_body_written_at_once(budget: int) -> None:
+    """Texts kept, partly dropped (a small budget) or never kept (0): the same bytes, and
+    the gzip made of kept deflate streams decodes to them."""
     events = LiveEvents(PEER / "gen300_s11_bad5.ndjson").snapshot.events
-    texts = EventTexts(budget_chars=budget)
+    texts, sessions = EventTexts(budget_chars=budget), SessionTexts(budget_chars=budget)
     for status, limit in ((None, "5"), ("ACTIVE,QUIET", None), (None, "5"), (None, "1e9")):
         result = work_sessions(events, SessionQuery(status=status, limit=limit), now=1771302796260)
-        assert work_sessions_bytes(result, events, texts) == js_json_bytes(result.to_api())
+        body = work_sessions_body(result, events, texts, sessions)
+        assert body.plain == js_json_bytes(result.to_api())
+        assert gzip.decompress(body.gzipped()) == body.plain
 
 
 def test_the_command_binds_loopback_serves_and_refuses_a_busy_port() -> None:
