@@ -34,7 +34,7 @@ from starlette.routing import Route
 from a2a_lab.reference.rules import TASK_MONITOR_V1
 from a2a_lab.serve._bodies import Body, work_sessions_body
 from a2a_lab.serve._json import js_json_bytes
-from a2a_lab.serve._live import LiveEvents, Snapshot, BodyJob
+from a2a_lab.serve._live import BodyJob, LiveEvents, Snapshot
 from a2a_lab.sessions import SessionQuery, events_query, load_overrides, work_sessions
 
 #: The reference's response headers (``peer-api/*.json`` ``meta.headers``).

@@ -13,13 +13,14 @@ from __future__ import annotations
 
 import threading
 import zlib
-from collections import OrderedDict
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 import polars as pl
 
 from a2a_lab.serve._json import Fragment, fragment_at, js_json_parts
 from a2a_lab.sessions import WorkSessionsResult, event_objects
+
+V = TypeVar("V", bytes, tuple[bytes, bytes])
 
 #: Where a thread's events stand in the body: body → sessions → session → threads → thread
 #: → events → the event, two spaces a level.
@@ -48,16 +49,16 @@ GZIP_HEADER = b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\xff"
 
 
 class Piece(Fragment):
-    """A fragment whose deflate stream (:func:`deflated`) is made once, when first asked."""
+    """A session's text (at :data:`SESSION_INDENT`) with its deflate stream (:func:`deflated`)."""
 
     __slots__ = ("_deflated",)
 
-    def __init__(self, data: bytes, indent: str = "") -> None:
-        super().__init__(data, indent)
-        self._deflated: bytes | None = None
+    def __init__(self, data: bytes, packed: bytes | None = None) -> None:
+        super().__init__(data, SESSION_INDENT)
+        self._deflated = packed
 
     def deflated(self) -> bytes:
-        """The deflate stream of the text (made by the first caller; the same bytes each time)."""
+        """The deflate stream of the text (made once, by the first caller if not given)."""
         if self._deflated is None:
             self._deflated = deflated(self.data)
         return self._deflated
@@ -113,45 +114,59 @@ def _data(part: bytes | Fragment) -> bytes:
     return part.data if isinstance(part, Fragment) else part
 
 
-class _Kept:
-    """Texts by key, the least recently used dropped past ``budget_chars`` (thread-safe)."""
+class _Kept(Generic[V]):
+    """Values by key, the least recently used dropped past ``budget_chars`` (thread-safe).
+
+    The values are bytes or tuples of bytes in a plain dict, never objects of a class:
+    the garbage collector stops looking into such a dict after its first pass over it,
+    where a dict of 100,000 objects is traversed by every full collection, which holds
+    the interpreter (hundreds of ms on a loaded machine: every client waits).
+    """
 
     def __init__(self, budget_chars: int) -> None:
         self.budget_chars = budget_chars
-        self._texts: OrderedDict[Any, Fragment] = OrderedDict()
+        self._values: dict[Any, V] = {}
         self._chars = 0
         self._lock = threading.Lock()
 
+    @staticmethod
+    def _size(value: V) -> int:
+        return len(value) if isinstance(value, bytes) else sum(len(v) for v in value)
+
     def clear(self) -> None:
-        """Forget every text (the source was read again: a line may now be another event)."""
+        """Forget every value (the source was read again: a line may now be another event)."""
         with self._lock:
-            self._texts.clear()
+            self._values.clear()
             self._chars = 0
 
-    def found(self, keys: list[Any]) -> dict[Any, Fragment]:
-        """The kept texts among ``keys`` (each marked as just used)."""
+    def found(self, keys: list[Any]) -> dict[Any, V]:
+        """The kept values among ``keys`` (each marked as just used)."""
+        values = self._values
         with self._lock:
             found = {}
             for key in keys:
-                text = self._texts.get(key)
-                if text is not None:
-                    self._texts.move_to_end(key)
-                    found[key] = text
+                value = values.pop(key, None)
+                if value is not None:
+                    values[key] = value  # moved to the end: the most recently used
+                    found[key] = value
             return found
 
-    def keep(self, made: dict[Any, Fragment]) -> None:
-        """Keep ``made``, then drop the least recently used texts past the budget."""
+    def keep(self, made: dict[Any, V]) -> None:
+        """Keep ``made``, then drop the least recently used values past the budget."""
+        values = self._values
         with self._lock:
-            for key, text in made.items():
-                if key not in self._texts:
-                    self._texts[key] = text
-                    self._chars += len(text.data)
-            while self._chars > self.budget_chars and self._texts:
-                self._chars -= len(self._texts.popitem(last=False)[1].data)
+            for key, value in made.items():
+                if key not in values:
+                    values[key] = value
+                    self._chars += self._size(value)
+            while self._chars > self.budget_chars and values:
+                oldest = next(iter(values))
+                self._chars -= self._size(values.pop(oldest))
 
 
-class EventTexts(_Kept):
-    """Event object texts by ``(file, line)``, at most about ``budget_chars`` bytes.
+class EventTexts(_Kept[bytes]):
+    """Event object texts (at :data:`EVENT_INDENT`) by ``(file, line)``, at most about
+    ``budget_chars`` bytes.
 
     Parameters
     ----------
@@ -180,16 +195,17 @@ class EventTexts(_Kept):
                 .drop("_order")
             )
             made = {
-                key: Fragment.of(obj, EVENT_INDENT)
+                key: fragment_at(obj, EVENT_INDENT).data
                 for key, obj in zip(missing.iter_rows(), event_objects(rows), strict=True)
             }
             found.update(made)
             self.keep(made)
-        return [found[k] for k in wanted]
+        return [Fragment(found[k], EVENT_INDENT) for k in wanted]
 
 
-class SessionTexts(_Kept):
-    """Session texts (:class:`Piece`) by the signature of what they are written from."""
+class SessionTexts(_Kept[tuple[bytes, bytes]]):
+    """Session texts (at :data:`SESSION_INDENT`) and their deflate streams, by the
+    signature of what they are written from."""
 
     def __init__(self, budget_chars: int = 256_000_000) -> None:
         super().__init__(budget_chars)
@@ -251,7 +267,7 @@ def work_sessions_body(
     signatures = _signatures(
         result.sessions.head(len(listed)), result.threads.head(n_threads), members
     )
-    kept = sessions.found(signatures)
+    kept = {sig: Piece(*pair) for sig, pair in sessions.found(signatures).items()}
     starts = [0]
     for size in sizes:
         starts.append(starts[-1] + size)
@@ -259,12 +275,13 @@ def work_sessions_body(
     if todo:
         keys = pl.concat([members.slice(starts[i], sizes[i]).select("file", "line") for i in todo])
         made_texts = iter(texts.texts(events, keys))
-        made: dict[Any, Fragment] = {}
+        made: dict[Any, tuple[bytes, bytes]] = {}
         for i in todo:
             for thread in listed[i]["threads"]:
                 thread["events"] = [next(made_texts) for _ in thread["events"]]
-            made[signatures[i]] = Piece(fragment_at(listed[i], SESSION_INDENT).data, SESSION_INDENT)
+            data = fragment_at(listed[i], SESSION_INDENT).data
+            made[signatures[i]] = (data, deflated(data))
+            kept[signatures[i]] = Piece(*made[signatures[i]])
         sessions.keep(made)
-        kept.update(made)
     body["sessions"] = [kept[sig] for sig in signatures]
     return Body(js_json_parts(body))

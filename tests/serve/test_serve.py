@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import gzip
 import hashlib
+import itertools
 import json
 import random
 import shutil
@@ -436,3 +437,101 @@ def test_a_stale_body_is_served_while_its_successor_is_made(tmp_path: Path) -> N
         fh.write(lines[0] + b"\n")
     live.refresh()
     assert live.cached("k", None, 0.0, compute).plain == b"1717"
+
+
+_PARTS = st.lists(
+    st.tuples(st.booleans(), st.binary(max_size=3000) | st.text(max_size=400).map(str.encode)),
+    max_size=12,
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(parts=_PARTS)
+def test_gzip_of_kept_deflate_streams_decodes_to_the_body(parts: list[tuple[bool, bytes]]) -> None:
+    """Pieces compressed on their own, bytes between them: one valid gzip member."""
+    import zlib
+
+    from a2a_lab.serve._bodies import Piece
+
+    body = Body([Piece(data) if kept else data for kept, data in parts])
+    whole = b"".join(data for _, data in parts)
+    assert body.plain == whole and body.size == len(whole)
+    packed = body.gzipped()
+    assert gzip.decompress(packed) == whole
+    # a streaming decoder (what HTTP clients use) reads it to its end, nothing left over
+    reader = zlib.decompressobj(16 + zlib.MAX_WBITS)
+    assert reader.decompress(packed) + reader.flush() == whole
+    assert reader.eof and reader.unused_data == b""
+
+
+def _fresh_body(path: Path, query: str) -> bytes:
+    result = work_sessions(
+        enrich(load(path, raw=True).events), SessionQuery.from_params(_params(query)), now=1.9e12
+    )
+    return js_json_bytes(result.to_api())
+
+
+def _params(query: str) -> dict[str, str]:
+    return dict(item.split("=", 1) for item in query.split("&") if item)
+
+
+def test_a_refresh_during_requests_never_serves_a_torn_body(tmp_path: Path) -> None:
+    """Lines appended while clients ask: every body is the whole body of one snapshot."""
+    lines = (PEER / "gen300_s11_bad5.ndjson").read_bytes().split(b"\n")
+    live_file = tmp_path / "coordination-events.ndjson"
+    cuts = [700, 1000, 1250, 1500, len(lines)]
+    query = "limit=1000"
+    expected = []
+    for cut in cuts:  # the body after each append, from a fresh read of the same file
+        live_file.write_bytes(b"\n".join(lines[:cut]) + b"\n")
+        expected.append(_fresh_body(live_file, query))
+    assert len(set(expected)) == len(cuts)
+    live_file.write_bytes(b"\n".join(lines[: cuts[0]]) + b"\n")
+    config = ServeConfig(live=LiveEvents(tmp_path), now_ms=1.9e12, refresh_s=0.05)
+    seen: list[bytes] = []
+    statuses: list[int] = []
+    done = threading.Event()
+
+    def ask(encoding: str) -> None:
+        with httpx.Client(base_url=base, headers={"Accept-Encoding": encoding}) as client:
+            while not done.is_set():
+                reply = client.get(f"/api/work-sessions?{query}")
+                statuses.append(reply.status_code)
+                seen.append(reply.content)  # decoded from gzip by httpx where it was sent so
+
+    with serving(config) as base:
+        askers = [threading.Thread(target=ask, args=(e,)) for e in ("gzip", "gzip", "identity")]
+        for asker in askers:
+            asker.start()
+        for start, end in itertools.pairwise(cuts):
+            time.sleep(0.3)
+            with live_file.open("ab") as fh:
+                fh.write(b"\n".join(lines[start:end]) + b"\n")
+        deadline = time.monotonic() + 30
+        while (not seen or seen[-1] != expected[-1]) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        done.set()
+        for asker in askers:
+            asker.join(timeout=60)
+    assert seen and seen[-1] == expected[-1] and set(statuses) == {200}
+    assert {body for body in seen} <= set(expected)
+
+
+def test_an_append_reaches_the_work_sessions_page_within_two_seconds(tmp_path: Path) -> None:
+    """From the append's write to the first ``/api/work-sessions`` body that holds it."""
+    lines = (PEER / "gen300_s11_bad5.ndjson").read_bytes().split(b"\n")
+    live_file = tmp_path / "coordination-events.ndjson"
+    live_file.write_bytes(b"\n".join(lines[:1200]) + b"\n")
+    config = ServeConfig(live=LiveEvents(tmp_path), now_ms=1.9e12, refresh_s=0.25)
+    with serving(config) as base, httpx.Client(base_url=base) as client:
+        before = client.get("/api/work-sessions").content
+        with live_file.open("ab") as fh:
+            fh.write(b"\n".join(lines[1200:]))
+        appended = time.monotonic()
+        while client.get("/api/work-sessions").content == before:
+            assert time.monotonic() - appended < 10, "the append never reached the page"
+            time.sleep(0.02)
+        waited = time.monotonic() - appended
+        after = client.get("/api/work-sessions").content
+    assert after == _fresh_body(live_file, "")
+    assert waited <= 2.0, waited
