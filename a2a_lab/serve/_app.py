@@ -14,6 +14,7 @@ the first), bytes that are not UTF-8 once percent-decoded, a value over
 from __future__ import annotations
 
 import contextlib
+import gc
 import sys
 import threading
 import time
@@ -151,7 +152,7 @@ class ServeConfig:
     live: LiveEvents
     now_ms: float | None = None
     overrides: Path | None = None
-    refresh_s: float = 0.5
+    refresh_s: float = 0.25
     max_stale_s: float = 10.0
 
 
@@ -294,6 +295,9 @@ def create_app(config: ServeConfig) -> Starlette:
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        # what was loaded so far lives as long as the server: out of the collector's
+        # full passes, which then traverse only what requests and refreshes make
+        gc.freeze()
         thread = None
         if config.refresh_s > 0:
             thread = threading.Thread(target=refresher, name="a2a-lab-serve-refresh", daemon=True)
@@ -301,6 +305,7 @@ def create_app(config: ServeConfig) -> Starlette:
         try:
             yield
         finally:
+            gc.unfreeze()
             stop.set()
             if thread is not None:
                 thread.join(timeout=10)
