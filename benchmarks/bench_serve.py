@@ -61,6 +61,13 @@ def _percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, max(0, int(q * len(ordered) + 0.5) - 1))]
 
 
+def _cpu_s(pid: int) -> float:
+    """User + system CPU seconds of process ``pid`` so far (all its threads)."""
+    # the fields after the command name (which may hold spaces): utime, stime are 14, 15
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def _peak_rss_mb(pid: int) -> float:
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith("VmHWM:"):
@@ -323,10 +330,18 @@ def main() -> None:
         first = _wait_ready(server, base)
         ready_s = time.monotonic() - started
         if args.single_seconds > 0:
+            cpu0 = _cpu_s(server.pid)
             with LoadSampler() as load:
                 lat, err = _load_clients(args, base, 1, args.single_seconds)
             phases.append(
-                {"phase": "single client", **_latency_summary(lat, err), "load": load.summary()}
+                {
+                    "phase": "single client",
+                    **_latency_summary(lat, err),
+                    "server_cpu_ms_per_request": round(
+                        1000 * (_cpu_s(server.pid) - cpu0) / max(1, len(lat)), 2
+                    ),
+                    "load": load.summary(),
+                }
             )
             print(phases[-1], flush=True)
         for r in range(args.rounds):
@@ -339,6 +354,7 @@ def main() -> None:
                     out.extend(_appender(*args))
                 )
             )
+            cpu0 = _cpu_s(server.pid)
             with LoadSampler() as load:
                 appender.start()
                 lat, err = _load_clients(args, base, args.clients, args.seconds)
@@ -350,6 +366,7 @@ def main() -> None:
                     "phase": f"round {r + 1}: {args.clients} clients",
                     **_latency_summary(lat, err),
                     "append_visible": visible,
+                    "server_cpu_s": round(_cpu_s(server.pid) - cpu0, 1),
                     "load": load.summary(),
                 }
             )

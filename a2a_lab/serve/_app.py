@@ -213,6 +213,57 @@ def _events_body(snap: Snapshot, params: dict[str, str]) -> tuple[bytes, None]:
     return js_json_bytes(result.to_api()), None
 
 
+async def not_found(request: Request, exc: Exception) -> Response:
+    if isinstance(exc, HTTPException):
+        if exc.status_code == 405:
+            return error_response(405, f"method {request.method} not allowed; use GET")
+        return error_response(exc.status_code, str(exc.detail))
+    return error_response(404, "not found")
+
+
+async def server_error(request: Request, exc: Exception) -> Response:
+    # one line in the server's log, one JSON line to the client; never a traceback
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+    print(f"a2a-lab serve: {request.url.path}: {type(exc).__name__}: {text}", file=sys.stderr)
+    return error_response(500, f"internal error: {type(exc).__name__}")
+
+
+def _lifespan(
+    config: ServeConfig, overrides: _Overrides
+) -> Callable[[Starlette], contextlib.AbstractAsyncContextManager[None]]:
+    """The server's start and stop: the refresher thread, the collector's frozen state."""
+    stop = threading.Event()
+
+    def refresher() -> None:
+        while not stop.wait(config.refresh_s):
+            try:
+                config.live.refresh()
+                overrides.check()
+            except Exception as exc:  # keep serving the last good snapshot
+                print(
+                    f"a2a-lab serve: refresh failed: {type(exc).__name__}: {exc}", file=sys.stderr
+                )
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        # what was loaded so far lives as long as the server: out of the collector's
+        # full passes, which then traverse only what requests and refreshes make
+        gc.freeze()
+        thread = None
+        if config.refresh_s > 0:
+            thread = threading.Thread(target=refresher, name="a2a-lab-serve-refresh", daemon=True)
+            thread.start()
+        try:
+            yield
+        finally:
+            gc.unfreeze()
+            stop.set()
+            if thread is not None:
+                thread.join(timeout=10)
+
+    return lifespan
+
+
 def create_app(config: ServeConfig) -> Starlette:
     """The Starlette application serving ``config``'s source (read-only).
 
@@ -268,53 +319,11 @@ def create_app(config: ServeConfig) -> Starlette:
         key = ("ev", tuple(sorted(params.items())))
         return live.job(key, None, window, lambda snap: _events_body(snap, params)), 0.0
 
-    async def not_found(request: Request, exc: Exception) -> Response:
-        if isinstance(exc, HTTPException):
-            if exc.status_code == 405:
-                return error_response(405, f"method {request.method} not allowed; use GET")
-            return error_response(exc.status_code, str(exc.detail))
-        return error_response(404, "not found")
-
-    async def server_error(request: Request, exc: Exception) -> Response:
-        # one line in the server's log, one JSON line to the client; never a traceback
-        text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-        print(f"a2a-lab serve: {request.url.path}: {type(exc).__name__}: {text}", file=sys.stderr)
-        return error_response(500, f"internal error: {type(exc).__name__}")
-
-    stop = threading.Event()
-
-    def refresher() -> None:
-        while not stop.wait(config.refresh_s):
-            try:
-                live.refresh()
-                overrides.check()
-            except Exception as exc:  # keep serving the last good snapshot
-                print(
-                    f"a2a-lab serve: refresh failed: {type(exc).__name__}: {exc}", file=sys.stderr
-                )
-
-    @contextlib.asynccontextmanager
-    async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        # what was loaded so far lives as long as the server: out of the collector's
-        # full passes, which then traverse only what requests and refreshes make
-        gc.freeze()
-        thread = None
-        if config.refresh_s > 0:
-            thread = threading.Thread(target=refresher, name="a2a-lab-serve-refresh", daemon=True)
-            thread.start()
-        try:
-            yield
-        finally:
-            gc.unfreeze()
-            stop.set()
-            if thread is not None:
-                thread.join(timeout=10)
-
     return Starlette(
         routes=[
             Route("/api/work-sessions", endpoint(WORK_SESSION_PARAMS, sessions), methods=["GET"]),
             Route("/api/events", endpoint(EVENT_PARAMS, events), methods=["GET"]),
         ],
         exception_handlers={404: not_found, 405: not_found, 500: server_error},
-        lifespan=lifespan,
+        lifespan=_lifespan(config, overrides),
     )
