@@ -129,6 +129,9 @@ class _Kept(Generic[V]):
         self._chars = 0
         self._lock = threading.Lock()
 
+    def __len__(self) -> int:
+        return len(self._values)
+
     @staticmethod
     def _size(value: V) -> int:
         return len(value) if isinstance(value, bytes) else sum(len(v) for v in value)

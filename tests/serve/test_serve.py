@@ -535,3 +535,24 @@ def test_an_append_reaches_the_work_sessions_page_within_two_seconds(tmp_path: P
         after = client.get("/api/work-sessions").content
     assert after == _fresh_body(live_file, "")
     assert waited <= 2.0, waited
+
+
+def test_after_an_append_only_the_sessions_it_touched_are_written_again(tmp_path: Path) -> None:
+    """The kept session texts are reused for the sessions whose content did not change."""
+    lines = (PEER / "gen300_s11_bad5.ndjson").read_bytes().split(b"\n")
+    live_file = tmp_path / "coordination-events.ndjson"
+    live_file.write_bytes(b"\n".join(lines[:1600]) + b"\n")
+    live = LiveEvents(tmp_path)
+    params = {"limit": "1000"}
+    first = _work_sessions_body(live, live.snapshot, params, 1.9e12, None)[0]
+    kept = len(live.sessions)
+    pages = first.plain.count(b'\n    {\n      "id": ')
+    assert kept == pages > 10
+    with live_file.open("ab") as fh:
+        fh.write(b"\n".join(lines[1600:1603]) + b"\n")
+    assert live.refresh() > 0
+    second = _work_sessions_body(live, live.snapshot, params, 1.9e12, None)[0]
+    assert second.plain == _fresh_body(live_file, "limit=1000") != first.plain
+    assert gzip.decompress(second.gzipped()) == second.plain
+    # three lines touch at most three sessions (a session moved up the page is the same text)
+    assert 1 <= len(live.sessions) - kept <= 3
