@@ -30,6 +30,9 @@ SESSION_INDENT = " " * 4
 #: zlib's default level: a kept session is compressed once, so the smaller stream (about
 #: 0.6 of level 1's on the dashboard's page) is paid for once and sent at every request.
 DEFLATE_LEVEL = 6
+#: The level of text deflated for one body only (an events page, the joins between
+#: sessions): level 1 takes about half the time of level 6 for about 1.6 times the bytes.
+ONCE_LEVEL = 1
 
 
 def deflated(data: bytes, level: int = DEFLATE_LEVEL) -> bytes:
@@ -101,7 +104,9 @@ class Body:
                 for part in self.parts:
                     crc = zlib.crc32(_data(part), crc)
                     streams.append(
-                        part.deflated() if isinstance(part, Piece) else deflated(_data(part))
+                        part.deflated()
+                        if isinstance(part, Piece)
+                        else deflated(_data(part), ONCE_LEVEL)
                     )
                 streams.append(DEFLATE_END)
                 streams.append(crc.to_bytes(4, "little"))
