@@ -31,6 +31,7 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
+from starlette.types import Receive, Scope, Send
 
 from a2a_lab.reference.rules import TASK_MONITOR_V1
 from a2a_lab.serve._bodies import Body, work_sessions_body
@@ -84,9 +85,32 @@ def body_response(body: Body, request: Request) -> Response:
     if body.size >= GZIP_MIN_BYTES and accepts_gzip(request.headers.get("accept-encoding", "")):
         headers = {**HEADERS, "Content-Encoding": "gzip", "Vary": "Accept-Encoding"}
         return Response(body.gzipped(), headers=headers, media_type="application/json")
-    return Response(
-        body.plain, headers={**HEADERS, "Vary": "Accept-Encoding"}, media_type="application/json"
-    )
+    headers = {**HEADERS, "Vary": "Accept-Encoding"}
+    if len(body.parts) > 1:
+        return PartsResponse(body, headers)
+    return Response(body.plain, headers=headers, media_type="application/json")
+
+
+class PartsResponse(Response):
+    """A 200 whose body is sent part by part, as :class:`Body` keeps it.
+
+    A page's plain bytes are its kept session texts and the joins between them: sent as
+    they are, they are never copied into one 125 MB string in the event loop (nor kept a
+    second time beside the texts).
+    """
+
+    def __init__(self, body: Body, headers: dict[str, str]) -> None:
+        super().__init__(b"", headers=headers, media_type="application/json")
+        self.headers["content-length"] = str(body.size)
+        self._chunks = body.chunks()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await send(
+            {"type": "http.response.start", "status": self.status_code, "headers": self.raw_headers}
+        )
+        last = len(self._chunks) - 1
+        for i, chunk in enumerate(self._chunks):
+            await send({"type": "http.response.body", "body": chunk, "more_body": i < last})
 
 
 def error_response(status: int, message: str) -> Response:

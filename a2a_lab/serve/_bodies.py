@@ -86,6 +86,10 @@ class Body:
         self._gzip: bytes | None = None
         self._lock = threading.Lock()
 
+    def chunks(self) -> list[bytes]:
+        """The body's bytes in its parts, in order (``b"".join`` of them: :attr:`plain`)."""
+        return [_data(p) for p in self.parts]
+
     @property
     def plain(self) -> bytes:
         """The body's bytes."""
