@@ -261,7 +261,8 @@ def _lifespan(
     def refresher() -> None:
         while not stop.wait(config.refresh_s):
             try:
-                config.live.refresh()
+                if config.live.refresh() > 0:
+                    config.live.prefetch()
                 overrides.check()
             except Exception as exc:  # keep serving the last good snapshot
                 print(
@@ -318,6 +319,7 @@ def create_app(config: ServeConfig) -> Starlette:
             except BadRequest as exc:
                 return error_response(400, str(exc))
             made, max_stale_s = job(params)
+            live.watch(made.key, lambda: job(params)[0])
             # a body made already (or a stale one while its successor is made) is sent from
             # the event loop; making one (a sessions query: CPU seconds) goes to a worker
             # thread, so the loop keeps sending the other clients their bodies meanwhile

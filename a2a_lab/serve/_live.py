@@ -54,6 +54,10 @@ def _narrow(enriched: pl.DataFrame) -> pl.DataFrame:
 MAX_CHUNKS = 64
 #: Bodies at least this long are gzip-encoded when made (a large page: tens of MB).
 PRE_GZIP_BYTES = 1_000_000
+#: How many of the queries asked for last :meth:`LiveEvents.prefetch` makes again after a
+#: refresh (a dashboard asks a few; a client asking a new query each time must not make
+#: the server compute hundreds).
+WATCHED_KEYS = 4
 
 
 class CollectorPause:
@@ -186,6 +190,12 @@ class LiveEvents:
     _replaced: dict[int, float] = field(default_factory=dict, repr=False)
     _background: set[Any] = field(default_factory=set, repr=False)
     _listing: set[str] = field(default_factory=set, repr=False)
+    # the queries asked for lately: how to make each one's job, and when it was last asked
+    _watched: OrderedDict[Any, tuple[Callable[[], BodyJob], float]] = field(
+        default_factory=OrderedDict, repr=False
+    )
+    #: the snapshot version :meth:`prefetch` last began its bodies on (0: never)
+    prefetched_version: int = field(default=0, init=False)
 
     def __post_init__(self) -> None:
         self.source = Path(self.source).expanduser()
@@ -348,6 +358,43 @@ class LiveEvents:
                 target=self._compute_later, args=(job,), name="a2a-lab-serve-body", daemon=True
             ).start()
         return last[3]
+
+    def watch(self, key: Any, make_job: Callable[[], BodyJob]) -> None:
+        """Note that ``key`` was just asked for (:meth:`prefetch` makes its next body)."""
+        with self._cache_lock:
+            self._watched[key] = (make_job, time.monotonic())
+            self._watched.move_to_end(key)
+            while len(self._watched) > WATCHED_KEYS:
+                self._watched.popitem(last=False)
+
+    def prefetch(self, within_s: float = 60.0) -> int:
+        """Begin the bodies of the queries asked for in the last ``within_s`` seconds on the
+        current snapshot, each in a background thread; returns how many were begun.
+
+        Called after a refresh brought new lines: a dashboard that asks every few seconds
+        then gets the new page at its next request, instead of the previous page while its
+        request begins the new one (which it would see one request later).
+        """
+        moment = time.monotonic()
+        with self._cache_lock:
+            makers = [make for make, asked in self._watched.values() if moment - asked <= within_s]
+        jobs = [make() for make in makers]
+        begun = []
+        with self._cache_lock:
+            self.prefetched_version = max(
+                (job.snap.version for job in jobs), default=self.prefetched_version
+            )
+            for job in jobs:
+                full_key = (job.snap.version, job.key)
+                if job.key in self._background or full_key in self._cache:
+                    continue
+                self._background.add(job.key)
+                begun.append(job)
+        for job in begun:
+            threading.Thread(
+                target=self._compute_later, args=(job,), name="a2a-lab-serve-body", daemon=True
+            ).start()
+        return len(begun)
 
     def compute(self, job: BodyJob) -> Body:
         """The body of ``job``, made now unless cached (others asking meanwhile wait)."""

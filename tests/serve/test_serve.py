@@ -556,3 +556,30 @@ def test_after_an_append_only_the_sessions_it_touched_are_written_again(tmp_path
     assert gzip.decompress(second.gzipped()) == second.plain
     # three lines touch at most three sessions (a session moved up the page is the same text)
     assert 1 <= len(live.sessions) - kept <= 3
+
+
+def test_a_refresh_makes_the_next_page_before_anyone_asks(tmp_path: Path) -> None:
+    """A dashboard asking now and then: its first request after an append gets the new page
+    (without the prefetch it would get the previous one and begin the new one)."""
+    lines = (PEER / "gen300_s11_bad5.ndjson").read_bytes().split(b"\n")
+    live_file = tmp_path / "coordination-events.ndjson"
+    live_file.write_bytes(b"\n".join(lines[:1200]) + b"\n")
+    live = LiveEvents(tmp_path)
+    config = ServeConfig(live=live, now_ms=1.9e12, refresh_s=0.05, max_stale_s=60)
+    with serving(config) as base, httpx.Client(base_url=base) as client:
+        before = client.get("/api/work-sessions").content
+        height = live.snapshot.events.height
+        with live_file.open("ab") as fh:
+            fh.write(b"\n".join(lines[1200:]))
+        deadline = time.monotonic() + 30
+        # no request meanwhile: the refresher reads the lines and makes the page by itself
+        while (
+            live.snapshot.events.height == height
+            or live.prefetched_version != live.snapshot.version
+            or live._background
+        ):
+            assert time.monotonic() < deadline, "the refresh or its prefetch never ended"
+            time.sleep(0.02)
+        after = client.get("/api/work-sessions").content
+    assert after != before
+    assert after == _fresh_body(live_file, "")
