@@ -192,15 +192,20 @@ def _load_clients(
 
 
 def _batch_ts_needle(batch: list[bytes], earlier_max: int) -> tuple[int | None, int]:
-    """The batch's latest event time if it is later than every earlier line's (else
-    None), and the latest time so far."""
+    """The latest time of the batch's events that belong to a work session, if later than
+    every earlier such event's (else None), and the latest such time so far.
+
+    Only events with a ``workSessionId`` make sessions: an event without one never shows
+    on the page, so it cannot tell when the batch did.
+    """
     latest = earlier_max
     for line in batch:
         try:
-            ts = json.loads(line)["ts"]
-        except (ValueError, KeyError, TypeError):
+            event = json.loads(line)
+            ts, session = event["ts"], (event.get("data") or {}).get("workSessionId")
+        except (ValueError, KeyError, TypeError, AttributeError):
             continue
-        if isinstance(ts, int) and ts > latest:
+        if isinstance(ts, int) and session and ts > latest:
             latest = ts
     return (latest if latest > earlier_max else None), latest
 
@@ -356,9 +361,7 @@ def main() -> None:
     n_batches = max(1, args.rounds * args.batches)
     per = max(1, len(held) // n_batches)
     batches = [held[i * per : (i + 1) * per] for i in range(n_batches)]
-    earlier_max = max(
-        (json.loads(line).get("ts", 0) for line in kept[-5000:] if line.strip()), default=0
-    )
+    earlier_max = _batch_ts_needle(kept[-5000:], 0)[1]
 
     port = _free_port()
     started = time.monotonic()

@@ -65,6 +65,14 @@ def serving(config: ServeConfig) -> Iterator[str]:
         thread.join(timeout=30)
 
 
+def _live_log(folder: Path, first: int) -> tuple[list[bytes], Path]:
+    """The test log's lines, and a live file in ``folder`` holding the ``first`` of them."""
+    lines = (PEER / "gen300_s11_bad5.ndjson").read_bytes().split(b"\n")
+    live_file = folder / "coordination-events.ndjson"
+    live_file.write_bytes(b"\n".join(lines[:first]) + b"\n")
+    return lines, live_file
+
+
 def _case(name: str) -> dict[str, Any]:
     case: dict[str, Any] = json.loads((API / name).read_text(encoding="utf-8"))
     return case
@@ -169,9 +177,7 @@ def test_unknown_route_and_method_are_json() -> None:
 
 
 def test_lines_appended_while_serving_are_visible_within_two_seconds(tmp_path: Path) -> None:
-    lines = (PEER / "gen300_s11_bad5.ndjson").read_bytes().split(b"\n")
-    live_file = tmp_path / "coordination-events.ndjson"
-    live_file.write_bytes(b"\n".join(lines[:900]) + b"\n")
+    lines, live_file = _live_log(tmp_path, 900)
     config = ServeConfig(live=LiveEvents(tmp_path), now_ms=1.9e12, refresh_s=0.25)
     with serving(config) as base, httpx.Client(base_url=base) as client:
         before = client.get("/api/events").json()["total"]
@@ -408,9 +414,7 @@ def test_a_rotation_while_serving_reads_everything_again(tmp_path: Path, as_stor
 
 def test_a_stale_body_is_served_while_its_successor_is_made(tmp_path: Path) -> None:
     """``max_stale_s``: after new lines the last body comes back at once, the new one later."""
-    lines = (PEER / "gen300_s11_bad5.ndjson").read_bytes().split(b"\n")
-    live_file = tmp_path / "coordination-events.ndjson"
-    live_file.write_bytes(b"\n".join(lines[:900]) + b"\n")
+    lines, live_file = _live_log(tmp_path, 900)
     live = LiveEvents(tmp_path)
     made: list[int] = []
 
@@ -519,9 +523,7 @@ def test_a_refresh_during_requests_never_serves_a_torn_body(tmp_path: Path) -> N
 
 def test_an_append_reaches_the_work_sessions_page_within_two_seconds(tmp_path: Path) -> None:
     """From the append's write to the first ``/api/work-sessions`` body that holds it."""
-    lines = (PEER / "gen300_s11_bad5.ndjson").read_bytes().split(b"\n")
-    live_file = tmp_path / "coordination-events.ndjson"
-    live_file.write_bytes(b"\n".join(lines[:1200]) + b"\n")
+    lines, live_file = _live_log(tmp_path, 1200)
     config = ServeConfig(live=LiveEvents(tmp_path), now_ms=1.9e12, refresh_s=0.25)
     with serving(config) as base, httpx.Client(base_url=base) as client:
         before = client.get("/api/work-sessions").content
@@ -539,9 +541,7 @@ def test_an_append_reaches_the_work_sessions_page_within_two_seconds(tmp_path: P
 
 def test_after_an_append_only_the_sessions_it_touched_are_written_again(tmp_path: Path) -> None:
     """The kept session texts are reused for the sessions whose content did not change."""
-    lines = (PEER / "gen300_s11_bad5.ndjson").read_bytes().split(b"\n")
-    live_file = tmp_path / "coordination-events.ndjson"
-    live_file.write_bytes(b"\n".join(lines[:1600]) + b"\n")
+    lines, live_file = _live_log(tmp_path, 1600)
     live = LiveEvents(tmp_path)
     params = {"limit": "1000"}
     first = _work_sessions_body(live, live.snapshot, params, 1.9e12, None)[0]
@@ -561,9 +561,7 @@ def test_after_an_append_only_the_sessions_it_touched_are_written_again(tmp_path
 def test_a_refresh_makes_the_next_page_before_anyone_asks(tmp_path: Path) -> None:
     """A dashboard asking now and then: its first request after an append gets the new page
     (without the prefetch it would get the previous one and begin the new one)."""
-    lines = (PEER / "gen300_s11_bad5.ndjson").read_bytes().split(b"\n")
-    live_file = tmp_path / "coordination-events.ndjson"
-    live_file.write_bytes(b"\n".join(lines[:1200]) + b"\n")
+    lines, live_file = _live_log(tmp_path, 1200)
     live = LiveEvents(tmp_path)
     config = ServeConfig(live=live, now_ms=1.9e12, refresh_s=0.05, max_stale_s=60)
     with serving(config) as base, httpx.Client(base_url=base) as client:
