@@ -53,9 +53,10 @@ def register(sub: Commands) -> None:
     p.add_argument(
         "--refresh",
         type=float,
-        default=0.5,
+        default=0.25,
         metavar="S",
-        help="seconds between two reads of the live log (default 0.5)",
+        help="seconds between two reads of the live log (default 0.25; each reads only "
+        "the bytes appended since the last)",
     )
     p.add_argument(
         "--max-stale",
