@@ -91,3 +91,48 @@ MINIMAL: Final[tuple[str, ...]] = ("OK", "네", "Done.", "확인", "👍 sounds 
 
 #: The explicit skip reply.
 REPLY_SKIP: Final = "REPLY_SKIP"
+
+#: Orchestration texts the simulator does not write itself, added by
+#: :func:`a2a_lab.sim.output.inject.orchestration`: why a task is blocked, why a plan is
+#: rejected or a task cancelled, what a plan proposes, and why a spawn failed.
+BLOCK_REASONS: Final[tuple[str, ...]] = (
+    "Waiting for staging DB credentials",
+    "법무 검토 회신 대기 중",
+    "Blocked on the API rate limit increase",
+    "디자인 시안 확정 전이라 진행 불가",
+)
+PLAN_REJECTIONS: Final[tuple[str, ...]] = (
+    "일정 근거가 부족합니다.",
+    "Split the rollout into two steps first.",
+)
+PLAN_SUMMARIES: Final[tuple[str, ...]] = (
+    "1) assess 2) design review 3) implement 4) test and deploy",
+    "1) 현황 조사 2) 초안 작성 3) 리뷰 반영 4) 공유",
+)
+CANCEL_REASONS: Final[tuple[str, ...]] = (
+    "요구사항 변경으로 중단",
+    "Superseded by the incident response task",
+)
+SPAWN_ERRORS: Final[tuple[str, ...]] = (
+    "maxChildrenPerAgent exceeded",
+    "spawn depth limit reached",
+)
+UNBLOCK_ERRORS: Final[tuple[str, ...]] = ("agent session busy", "target agent offline")
+#: Display names, emoji and role of the sample's main agents (its ``openclaw.json``).
+AGENT_IDENTITIES: Final[dict[str, tuple[str, str, str]]] = {
+    "main": ("메인", "🦞", "coordinator"),
+    "ruda": ("루다", "🧭", "product manager"),
+    "eden": ("이든", "🛠️", "engineering lead"),
+    "seum": ("세움", "🚀", "infrastructure"),
+    "bada": ("바다", "🔎", "research"),
+    "haneul": ("하늘", "📣", "growth and customers"),
+}
+#: The Discord user of each main agent, whose mention ``<@id>`` starts an auto-routed exchange.
+DISCORD_USER_IDS: Final[dict[str, str]] = {
+    "main": "130050000004821007",
+    "ruda": "130150079194821017",
+    "eden": "130250158384821027",
+    "seum": "130350237574821037",
+    "bada": "130450316764821047",
+    "haneul": "130550395954821057",
+}
