@@ -556,6 +556,13 @@ def _task_events(
                 agent,
                 {"taskId": task_id},
             )
+            if rng.random() < 0.1:
+                # the nudge failed: the hub backs off before the next one
+                fails = int(rng.integers(1, 4))
+                backoff = {"reason": "context_overflow", "consecutiveFailures": fails}
+                backoff |= {"backoffMs": fails * _MINUTE}
+                at_ms = int(at) + 6 * _MINUTE
+                added.add(at_ms, key, "continuation.backoff", agent, {"taskId": task_id, **backoff})
     if rng.random() < 0.3 and span > 20 * _MINUTE:
         _block(
             added,
@@ -737,14 +744,15 @@ def orchestration(
     The simulator writes exchanges and the start and end of each task; a recorded log also
     holds what the task hub and the spawn tool write around them (rules §1). For each
     simulated task: sometimes a backlog pick-up before its start, a plan (sometimes rejected
-    once, then approved), ``task.updated`` progress with ``continuation.sent`` nudges, a block
-    with unblock requests (one may fail) and its resume, a reminder; at its end
-    ``continuation.complete`` (rarely a ``milestone.sync_failed``), or the
-    ``task.completed`` becomes a ``task.cancelled`` with a reason. Before the first send to
-    each sub-agent session an ``a2a.spawn`` and after it the ``a2a.spawn_result``
-    (``refused_spawn_share`` of them are refused first and spawned again); before ``auto_route_share`` of the
-    main-to-main sends outside tasks an ``a2a.auto_route`` with the Discord mention. The
-    simulated lines are kept (bar the cancelled ones) and every event is placed in time order.
+    once, then approved), ``task.updated`` progress with ``continuation.sent`` nudges (some
+    fail: ``continuation.backoff``), a block with unblock requests (one may fail) and its
+    resume, a reminder; at its end ``continuation.complete`` (rarely a
+    ``milestone.sync_failed``), or the ``task.completed`` becomes a ``task.cancelled`` with a
+    reason. Before the first send to each sub-agent session an ``a2a.spawn`` and after it the
+    ``a2a.spawn_result`` (``refused_spawn_share`` of them are refused first and spawned
+    again); before ``auto_route_share`` of the main-to-main sends outside tasks an
+    ``a2a.auto_route`` with the Discord mention. The simulated lines are kept (bar the
+    cancelled ones) and every event is placed in time order.
 
     Parameters
     ----------
