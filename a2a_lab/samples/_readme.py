@@ -117,7 +117,8 @@ from the written files by the same command.
 ## What it is
 
 The simulator's `sample_like` deployment (`a2a_lab.sim.workload.presets`) run for three and a
-half days from 2026-01-30 00:00 KST, its events written as the gateway writes them, then given
+half days from 2026-01-30 00:00 KST and read at that moment, as a live log is (the exchanges
+still running then are incomplete), its events written as the gateway writes them, then given
 what a recorded log holds and the simulator does not write (`a2a_lab.sim.output.inject`). A log
 directory as the reference writes it (`rules §9`): the live `coordination-events.ndjson` and its
 rotated siblings, {events} events from {first} to {last}, written by {agents} agents.

@@ -521,9 +521,8 @@ def _task_events(
     t = start + int(rng.integers(5_000, 120_000))
     if rng.random() < 0.5 and t < end:
         summary = str(rng.choice(texts.PLAN_SUMMARIES))
-        added.add(
-            t, key, "plan.submitted", agent, {**ids, "title": f"task {task_id}", "summary": summary}
-        )
+        title = str(rng.choice(texts.PLAN_TITLES))
+        added.add(t, key, "plan.submitted", agent, {**ids, "title": title, "summary": summary})
         t += int(rng.integers(1, 20)) * _MINUTE
         if rng.random() < 0.15:
             reason = str(rng.choice(texts.PLAN_REJECTIONS))
@@ -534,7 +533,7 @@ def _task_events(
                 key,
                 "plan.submitted",
                 agent,
-                {**ids, "title": f"task {task_id}", "summary": summary},
+                {**ids, "title": title, "summary": summary},
             )
             t += int(rng.integers(1, 10)) * _MINUTE
         added.add(t, key, "plan.approved", agent, {**ids, "approvedBy": _APPROVER})

@@ -105,6 +105,16 @@ PLAN_REJECTIONS: Final[tuple[str, ...]] = (
     "일정 근거가 부족합니다.",
     "Split the rollout into two steps first.",
 )
+PLAN_TITLES: Final[tuple[str, ...]] = (
+    "스테이징 배포 파이프라인 정비",
+    "Q2 campaign conversion analysis",
+    "온보딩 가이드 개편",
+    "Gateway 502 incident follow-up",
+    "고객 문의 분류 자동화",
+    "계약서 약관 개정 검토",
+    "Flaky e2e suite on CI",
+    "커뮤니티 피드백 정리",
+)
 PLAN_SUMMARIES: Final[tuple[str, ...]] = (
     "1) assess 2) design review 3) implement 4) test and deploy",
     "1) 현황 조사 2) 초안 작성 3) 리뷰 반영 4) 공유",
