@@ -106,7 +106,7 @@ def _openclaw() -> str:
                     "name": AGENT_IDENTITIES[agent][0],
                     "workspace": "~/.openclaw/workspace" + ("" if agent == "main" else f"-{agent}"),
                     "identity": dict(
-                        zip(("name", "emoji", "theme"), AGENT_IDENTITIES[agent], strict=True)
+                        zip(("name", "emoji", "theme"), AGENT_IDENTITIES[agent][:3], strict=True)
                     ),
                     "subagents": {"allowAgents": list(SAMPLE_WORKER_AGENTS)},
                 }

@@ -128,21 +128,14 @@ SPAWN_ERRORS: Final[tuple[str, ...]] = (
     "spawn depth limit reached",
 )
 UNBLOCK_ERRORS: Final[tuple[str, ...]] = ("agent session busy", "target agent offline")
-#: Display names, emoji and role of the sample's main agents (its ``openclaw.json``).
-AGENT_IDENTITIES: Final[dict[str, tuple[str, str, str]]] = {
-    "main": ("메인", "🦞", "coordinator"),
-    "ruda": ("루다", "🧭", "product manager"),
-    "eden": ("이든", "🛠️", "engineering lead"),
-    "seum": ("세움", "🚀", "infrastructure"),
-    "bada": ("바다", "🔎", "research"),
-    "haneul": ("하늘", "📣", "growth and customers"),
+#: Display name, emoji and role of the sample's main agents (its ``openclaw.json``), and the
+#: Discord user whose mention ``<@id>`` starts an auto-routed exchange with the agent.
+AGENT_IDENTITIES: Final[dict[str, tuple[str, str, str, str]]] = {
+    "main": ("메인", "🦞", "coordinator", "130050000004821007"),
+    "ruda": ("루다", "🧭", "product manager", "130150079194821017"),
+    "eden": ("이든", "🛠️", "engineering lead", "130250158384821027"),
+    "seum": ("세움", "🚀", "infrastructure", "130350237574821037"),
+    "bada": ("바다", "🔎", "research", "130450316764821047"),
+    "haneul": ("하늘", "📣", "growth and customers", "130550395954821057"),
 }
-#: The Discord user of each main agent, whose mention ``<@id>`` starts an auto-routed exchange.
-DISCORD_USER_IDS: Final[dict[str, str]] = {
-    "main": "130050000004821007",
-    "ruda": "130150079194821017",
-    "eden": "130250158384821027",
-    "seum": "130350237574821037",
-    "bada": "130450316764821047",
-    "haneul": "130550395954821057",
-}
+DISCORD_USER_IDS: Final[dict[str, str]] = {a: v[3] for a, v in AGENT_IDENTITIES.items()}
