@@ -31,7 +31,7 @@ import hashlib
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Final, Literal, get_args
+from typing import Any, Final, Literal, get_args
 
 import numpy as np
 import polars as pl
@@ -452,7 +452,7 @@ def malformed(
 # --------------------------------------------------------------------------------------------
 # orchestration: the task, plan, spawn and auto-route events around the simulated exchanges
 # --------------------------------------------------------------------------------------------
-#: Discord ids of the channels and users the sample's auto-routed mentions come from.
+#: Discord ids of the channels auto-routed mentions come from, and of the user approving plans.
 _CHANNELS: Final = ("1468291038471023616", "1468291038471023617", "1468291038471023618")
 _APPROVER: Final = "512093847561029384"
 _MINUTE: Final = 60_000
@@ -499,12 +499,12 @@ def _columns(lines: pl.Series) -> pl.DataFrame:
 
 
 def _task_events(
-    added: _Added, task: dict[str, object], rng: np.random.Generator, others: Sequence[str]
+    added: _Added, task: dict[str, Any], rng: np.random.Generator, others: Sequence[str]
 ) -> None:
     """Backlog pick-up, plan, progress, a block, nudges and the end of one simulated task."""
     agent, task_id, ws = str(task["agentId"]), task["taskId"], task["workSessionId"]
-    start, end = int(task["start"]), int(task["end"])  # type: ignore[call-overload]
-    key, ids = 4 * int(task["index"]) + 1, {"taskId": task_id, "workSessionId": ws}  # type: ignore[call-overload]
+    start, end = int(task["start"]), int(task["end"])
+    key, ids = 4 * int(task["index"]) + 1, {"taskId": task_id, "workSessionId": ws}
     if rng.random() < 0.15:
         picked = "backlog.auto_picked" if rng.random() < 0.6 else "task.backlog_picked"
         priority = str(rng.choice(["medium", "high", "low", "urgent"]))
@@ -628,9 +628,9 @@ def _block(
     )
 
 
-def _task_end(added: _Added, row: dict[str, object], rng: np.random.Generator) -> None:
+def _task_end(added: _Added, row: dict[str, Any], rng: np.random.Generator) -> None:
     """A simulated ``task.completed``: cancelled instead, or followed by the continuation's end."""
-    index, ms, agent = int(row["index"]), int(row["ms"]), str(row["agentId"])  # type: ignore[call-overload]
+    index, ms, agent = int(row["index"]), int(row["ms"]), str(row["agentId"])
     ids = {"taskId": row["taskId"], "workSessionId": row["workSessionId"]}
     if rng.random() < 0.12:
         reason = json.dumps(str(rng.choice(texts.CANCEL_REASONS)), ensure_ascii=False)
