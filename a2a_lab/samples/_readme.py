@@ -126,7 +126,8 @@ rotated siblings, {events} events from {first} to {last}, written by {agents} ag
 - Main agents (configured in `openclaw.json`): {mains}. Worker agents {workers} are not
   configured; they only run as spawned sub-agent sessions `agent:<id>:subagent:<uuid>`
   ({subagent_sessions} such sessions, one per worker, spawned at their first delegation).
-- Traffic follows a KST working day (quiet at night, busiest in the afternoon).
+- Messages follow a KST working day (quiet at night, busiest in the afternoon); the task hub's
+  updates and nudges go on around the clock.
 - Until 2026-01-31 00:00 KST the older runtime wrote the log (`inject.legacy_wording`): no-reply
   outcomes say `outcome: "blocked"` with `[outcome] blocked: 응답을 받지 못했습니다 …` and a spawn
   result says `status: "ok"`; from then on the current runtime writes `outcome: "no_reply"` and
