@@ -682,6 +682,20 @@ def test_orchestration_adds_events_around_the_simulated_ones(
         if e["type"] in inside:
             start, end = spans[e["data"]["taskId"]]
             assert start <= e["ts"] < end, e
+    # nobody works on a blocked task; progress counts 1, 2, … in time order
+    blocked: dict[str, int] = {}
+    progress: Counter[str] = Counter()
+    for e in events:
+        task = e["data"].get("taskId")
+        if e["type"] == "task.blocked":
+            blocked[task] = e["ts"]
+        elif e["type"] == "task.resumed":
+            del blocked[task]
+        elif e["type"] in ("task.updated", "continuation.sent", "continuation.backoff"):
+            assert task not in blocked, e
+            if e["type"] == "task.updated":
+                progress[task] += 1
+                assert e["data"]["progressCount"] == progress[task], e
     # a sub-agent session is spawned before its first send, and the result names that run
     first_send: dict[str, dict[str, Any]] = {}
     for position, e in enumerate(events):

@@ -458,25 +458,49 @@ _APPROVER: Final = "512093847561029384"
 _MINUTE: Final = 60_000
 
 
+#: A task's events that say it is being worked on: none while it is blocked.
+_WORKING: Final = frozenset({"task.updated", "continuation.sent", "continuation.backoff"})
+
+
+@dataclass
+class _Row:
+    """One event to add: its time, order key, type, writing agent and ``data``."""
+
+    ms: int
+    key: int
+    kind: str
+    agent: str
+    data: dict[str, object]
+
+    def line(self) -> str:
+        """The event as the reference writes it (``JSON.stringify``: compact, non-ASCII as is)."""
+        body = {k: v for k, v in self.data.items() if v is not None}
+        event = {"type": self.kind, "agentId": self.agent, "ts": self.ms, "data": body}
+        return json.dumps(event, ensure_ascii=False, separators=(",", ":"))
+
+
 @dataclass
 class _Added:
-    """Events to add (``ms``, order key, line) and the kinds of the simulated lines changed."""
+    """Events to add and the kinds and new lines of the simulated lines changed."""
 
-    rows: list[tuple[int, int, str, str]] = field(default_factory=list)
+    rows: list[_Row] = field(default_factory=list)
     changed: dict[int, tuple[str, str]] = field(default_factory=dict)
 
     #: Events of a task are dropped at or after this time (its end).
     until: int | None = None
 
     def add(self, ms: int, key: int, kind: str, agent: str, data: dict[str, object]) -> None:
-        if self.until is not None and ms >= self.until:
-            return
-        body = {k: v for k, v in data.items() if v is not None}
-        event = {"type": kind, "agentId": agent, "ts": int(ms), "data": body}
-        # JSON.stringify: compact separators, non-ASCII as is
-        self.rows.append(
-            (int(ms), key, kind, json.dumps(event, ensure_ascii=False, separators=(",", ":")))
-        )
+        if self.until is None or ms < self.until:
+            self.rows.append(_Row(int(ms), key, kind, agent, data))
+
+    def unblock(self, first: int, blocked: tuple[int, int]) -> None:
+        """Drop the working events of ``rows[first:]`` (one task) in ``blocked``; renumber progress."""
+        low, high = blocked
+        kept = [r for r in self.rows[first:] if not (r.kind in _WORKING and low <= r.ms <= high)]
+        updates = sorted((r for r in kept if r.kind == "task.updated"), key=lambda r: r.ms)
+        for n, row in enumerate(updates, start=1):
+            row.data["progressCount"] = n
+        self.rows[first:] = kept
 
 
 def _columns(lines: pl.Series) -> pl.DataFrame:
@@ -517,6 +541,7 @@ def _task_events(
         )
         added.add(start - int(rng.integers(1_000, 60_000)), key, picked, agent, ids)
     added.until = end
+    first = len(added.rows)
     span = max(end - start, 1)
     t = start + int(rng.integers(5_000, 120_000))
     if rng.random() < 0.5 and t < end:
@@ -563,13 +588,14 @@ def _task_events(
                 at_ms = int(at) + 6 * _MINUTE
                 added.add(at_ms, key, "continuation.backoff", agent, {"taskId": task_id, **backoff})
     if rng.random() < 0.3 and span > 20 * _MINUTE:
-        _block(
+        blocked = _block(
             added,
             (agent, task_id, ws, key),
             int(rng.uniform(start, end - 15 * _MINUTE)),
             rng,
             others,
         )
+        added.unblock(first, blocked)
     if rng.random() < 0.1:
         added.add(
             start + span // 2, key, "resume_reminder.sent", agent, {**ids, "reminderCount": 1}
@@ -583,9 +609,10 @@ def _block(
     at: int,
     rng: np.random.Generator,
     others: Sequence[str],
-) -> None:
-    """``task.blocked``, the unblock requests (one may fail), ``task.resumed``."""
+) -> tuple[int, int]:
+    """``task.blocked``, the unblock requests (one may fail), ``task.resumed``; their times."""
     agent, task_id, ws, key = task
+    at0 = at
     helper = str(rng.choice([a for a in others if a != agent]))
     reason = str(rng.choice(texts.BLOCK_REASONS))
     added.add(
@@ -619,13 +646,10 @@ def _block(
                     "error": error,
                 },
             )
-    added.add(
-        at + int(rng.integers(1, 5)) * _MINUTE,
-        key,
-        "task.resumed",
-        agent,
-        {"taskId": task_id, "workSessionId": ws},
-    )
+    blocked_at = at0
+    resumed_at = at + int(rng.integers(1, 5)) * _MINUTE
+    added.add(resumed_at, key, "task.resumed", agent, {"taskId": task_id, "workSessionId": ws})
+    return blocked_at, resumed_at
 
 
 def _task_end(added: _Added, row: dict[str, Any], rng: np.random.Generator) -> None:
@@ -827,10 +851,10 @@ def _placed(frame: pl.DataFrame, added: _Added, name: str) -> Injected:
         kind="new_kind",
     )
     extra = pl.DataFrame(
-        added.rows,
-        schema={"ms": pl.Int64, "key": pl.Int64, "kind": pl.String, "line": pl.String},
+        [(r.ms, r.key, r.line(), r.kind) for r in added.rows],
+        schema={"ms": pl.Int64, "key": pl.Int64, "line": pl.String, "kind": pl.String},
         orient="row",
-    ).select("ms", "key", "line", "kind")
+    )
     out = pl.concat([own, extra]).sort("ms", "key", maintain_order=True)
     marked = out.with_row_index("at").filter(pl.col("kind").is_not_null())
     return Injected(
