@@ -545,12 +545,12 @@ def _task_events(
     span = max(end - start, 1)
     t = start + int(rng.integers(5_000, 120_000))
     if rng.random() < 0.5 and t < end:
-        summary = str(rng.choice(texts.PLAN_SUMMARIES))
-        title = str(rng.choice(texts.PLAN_TITLES))
+        summary = str(rng.choice(texts.ORCHESTRATION["plan_summary"]))
+        title = str(rng.choice(texts.ORCHESTRATION["plan_title"]))
         added.add(t, key, "plan.submitted", agent, {**ids, "title": title, "summary": summary})
         t += int(rng.integers(1, 20)) * _MINUTE
         if rng.random() < 0.15:
-            reason = str(rng.choice(texts.PLAN_REJECTIONS))
+            reason = str(rng.choice(texts.ORCHESTRATION["plan_rejection"]))
             added.add(t, key, "plan.rejected", agent, {**ids, "reason": reason})
             t += int(rng.integers(1, 10)) * _MINUTE
             added.add(
@@ -614,7 +614,7 @@ def _block(
     agent, task_id, ws, key = task
     at0 = at
     helper = str(rng.choice([a for a in others if a != agent]))
-    reason = str(rng.choice(texts.BLOCK_REASONS))
+    reason = str(rng.choice(texts.ORCHESTRATION["block_reason"]))
     added.add(
         at,
         key,
@@ -633,7 +633,7 @@ def _block(
             {"taskId": task_id, "targetAgentId": helper, "requestCount": n},
         )
         if n < requests and rng.random() < 0.5:
-            error = str(rng.choice(texts.UNBLOCK_ERRORS))
+            error = str(rng.choice(texts.ORCHESTRATION["unblock_error"]))
             added.add(
                 at + 30_000,
                 key,
@@ -657,7 +657,9 @@ def _task_end(added: _Added, row: dict[str, Any], rng: np.random.Generator) -> N
     index, ms, agent = int(row["index"]), int(row["ms"]), str(row["agentId"])
     ids = {"taskId": row["taskId"], "workSessionId": row["workSessionId"]}
     if rng.random() < 0.12:
-        reason = json.dumps(str(rng.choice(texts.CANCEL_REASONS)), ensure_ascii=False)
+        reason = json.dumps(
+            str(rng.choice(texts.ORCHESTRATION["cancel_reason"])), ensure_ascii=False
+        )
         line = str(row["line"]).replace('{"type":"task.completed"', '{"type":"task.cancelled"', 1)
         added.changed[index] = ("task_cancelled", line[:-2] + f',"reason":{reason}}}}}')
         return
@@ -688,7 +690,7 @@ def _spawns(added: _Added, sends: pl.DataFrame, rng: np.random.Generator, refuse
         if rng.random() < refused:
             # a spawn refused first (limits), then spawned again
             failed = {**fields, "targetSessionKey": key.rsplit(":", 1)[0] + ":" + _uuid(rng)}
-            error = str(rng.choice(texts.SPAWN_ERRORS))
+            error = str(rng.choice(texts.ORCHESTRATION["spawn_error"]))
             added.add(ms - 9_000, 4 * index + 1, "a2a.spawn", row["fromAgent"], failed)
             added.add(
                 ms - 8_500,
