@@ -13,8 +13,7 @@ from pathlib import Path
 
 import polars as pl
 
-from a2a_lab.io._decode import file_label
-from a2a_lab.io._paths import polars_path
+from a2a_lab.io._paths import file_label, polars_path
 from a2a_lab.io._result import LoadReport, LoadResult, _counts, no_timestamp_issues
 from a2a_lab.io._sources import rotation_key
 from a2a_lab.io._store_state import LINE_NOTES, _State, verified_state

@@ -22,12 +22,10 @@ import hashlib
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
-from a2a_lab.analysis.conversations import EXCHANGE_TYPES, conversations
-from a2a_lab.enrich import ENRICHMENT_COLUMNS, MainAgents, enrich, resolve_main_agents
 from a2a_lab.io import (
     StoreError,
     StoreSnapshot,
@@ -48,8 +46,10 @@ from a2a_lab.materialize._sessions import (
 )
 from a2a_lab.reference.jsstr import js_string_expr
 from a2a_lab.reference.rules import TASK_MONITOR_V1, RuleSet
-from a2a_lab.reference.runtime.intent import INTENT_RULES_V1
 from a2a_lab.schema import polars_schema
+
+if TYPE_CHECKING:
+    from a2a_lab.enrich import MainAgents
 
 #: The derived table of the store (``materialized/enriched/``) holding the columns.
 ENRICHED_TABLE = "enriched"
@@ -119,10 +119,16 @@ def rules_signature(
     rules: RuleSet = TASK_MONITOR_V1, main_agents: MainAgents = None
 ) -> dict[str, Any]:
     """What the enriched columns depend on: the rule set (version and content) and main agents."""
+    if main_agents is None:
+        agents = rules.default_main_agents  # as resolve_main_agents, without enrichment's imports
+    else:
+        from a2a_lab.enrich import resolve_main_agents
+
+        agents = resolve_main_agents(main_agents, rules)
     return {
         "version": rules.version,
         "fingerprint": rules.fingerprint,
-        "main_agents": sorted(resolve_main_agents(main_agents, rules)),
+        "main_agents": sorted(agents),
     }
 
 
@@ -134,6 +140,8 @@ def _narrow_data() -> pl.Expr:
 
 #: The stored columns, in this order (``source`` stands for ``file`` until read back).
 def _columns() -> list[str]:
+    from a2a_lab.enrich import ENRICHMENT_COLUMNS
+
     return ["source", *(c for c in polars_schema() if c != "file"), *ENRICHMENT_COLUMNS]
 
 
@@ -175,6 +183,8 @@ def materialize(
     StoreError
         Not a store, damaged, or an ingest is running in it.
     """
+    from a2a_lab.enrich import enrich
+
     signature = rules_signature(rules, main_agents)
     with update_store(store) as update:
         snap = update.snapshot
@@ -329,9 +339,10 @@ def sessions_query_source(
 def _in_reading_order(snap: StoreSnapshot) -> pl.LazyFrame:
     frame = snap.scan_table(ENRICHED_TABLE)
     assert frame is not None
-    frame = snap.named(frame)
-    order = [c for c in polars_schema() if c not in ("raw",)] + list(ENRICHMENT_COLUMNS)
-    return frame.sort("_rank", "line").select(order)
+    # the stored columns are _columns(): the frame's order, ``file`` first, without ``raw``
+    # (read from the parts' schema: the query imports neither the models nor enrichment)
+    stored = [c for c in frame.collect_schema().names() if c not in ("source", "raw")]
+    return snap.named(frame).sort("_rank", "line").select("file", *stored)
 
 
 # ---------------------------------------------------------------------------------------
@@ -361,6 +372,8 @@ def matcher_signature() -> dict[str, Any]:
     import importlib
     import importlib.util
 
+    from a2a_lab.reference.runtime.intent import INTENT_RULES_V1
+
     digest = hashlib.sha256()
     for name in _MATCHER_MODULES:
         if importlib.util.find_spec(name) is None:
@@ -379,6 +392,8 @@ def _conv_id() -> pl.Expr:
 
 def _conversation_ids(enriched: pl.DataFrame) -> pl.Series:
     """The conversation ids of exchange events in ``enriched`` (the ids they touch)."""
+    from a2a_lab.analysis.conversations import EXCHANGE_TYPES
+
     return (
         enriched.lazy()
         .filter(pl.col("type").is_in(EXCHANGE_TYPES))
@@ -410,6 +425,8 @@ def _update_conversations(
     when the table is missing, incomplete, made by another matcher, or behind: it must
     cover the ``before`` events materialised before the ``new`` ones whose ids are
     ``touched``)."""
+    from a2a_lab.analysis.conversations import EXCHANGE_TYPES, conversations
+
     snap = update.snapshot
     table = snap.table(CONVERSATIONS_TABLE)
     want = _conversations_meta(snap.timezone, before + new)
@@ -460,6 +477,8 @@ def _update_conversations(
 
 def _matched(events: pl.LazyFrame) -> pl.DataFrame:
     """:func:`conversations` of a lazy scan, collected by the streaming engine as the CLI does."""
+    from a2a_lab.analysis.conversations import conversations
+
     with pl.Config(engine_affinity="streaming"):
         out = conversations(events)
         return out.collect() if isinstance(out, pl.LazyFrame) else out
