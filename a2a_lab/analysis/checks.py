@@ -24,7 +24,13 @@ import polars as pl
 from a2a_lab._frames import data_text as _text
 from a2a_lab._frames import narrow, same_kind
 from a2a_lab._options import reject_removed_keywords
-from a2a_lab.analysis._check_a2a import _a2a_sequence
+from a2a_lab.analysis._check_a2a import (
+    _a2a_sequence,
+    _ambiguous,
+    ambiguity,
+    sequence_frame,
+    sequence_rules,
+)
 from a2a_lab.analysis._check_rules import (
     _CAUSE_COLUMNS,
     _D,
@@ -50,8 +56,11 @@ __all__ = [
     "CheckLimits",
     "CheckOptions",
     "Rule",
+    "ambiguity_finding",
     "check",
     "data_hash",
+    "exchange_findings",
+    "finish_findings",
     "load_findings",
     "replay_guard",
     "run_checks",
@@ -606,6 +615,15 @@ def run_checks(
     parts += _identity(events)
     if report is not None:
         parts.append(load_findings(report).lazy())
+    return finish_findings(parts, chosen)
+
+
+def finish_findings(parts: list[pl.LazyFrame], chosen: set[str]) -> pl.DataFrame:
+    """The findings of the rules ``chosen`` among ``parts``, in :func:`check`'s order.
+
+    What :func:`run_checks` does last; a history store's check
+    (``a2a_lab.materialize``), whose findings were mostly made at ingest, does it too.
+    """
     found = pl.concat(
         [p.select(list(FINDING_SCHEMA)).cast(FINDING_SCHEMA) for p in parts]
     ).collect()
@@ -614,6 +632,30 @@ def run_checks(
         {s: i for i, s in enumerate(SEVERITIES)}, return_dtype=pl.Int8
     )
     return found.sort(-sev, "rule", "file", pl.col("lines").list.first(), nulls_last=True)
+
+
+def exchange_findings(ex: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
+    """The A2A sequence findings of :func:`a2a_lab.exchange_events` of whole conversations.
+
+    Returns the findings (:data:`FINDING_SCHEMA`) but the ambiguity summary, and what the
+    summary is made of (:func:`ambiguity_finding`), per conversation id: its first
+    ambiguous exchanges with their ``seq``, and the counts ``_n`` (ambiguous) and ``_all``
+    (exchanges).
+    Of several sets of whole conversations, the summary is that of all of them when the
+    first exchanges are ordered by their first event in the load's order.
+    """
+    seq = sequence_frame(ex)
+    found = pl.collect_all(
+        [p.select(list(FINDING_SCHEMA)).cast(FINDING_SCHEMA) for p in sequence_rules(seq)]
+    )
+    head, count = pl.collect_all(ambiguity(seq, by_conversation=True))
+    return pl.concat(found), head, count
+
+
+def ambiguity_finding(heads: pl.DataFrame, counts: pl.DataFrame) -> pl.LazyFrame:
+    """The ``a2a.ambiguous_exchanges`` finding of :func:`exchange_findings`' ``heads`` (their
+    rows in the load's order) and ``counts`` (rows summed)."""
+    return _ambiguous(heads.lazy(), counts.select("_n", "_all").sum().lazy())
 
 
 def select_rules(select: list[str] | None = None, ignore: list[str] | None = None) -> set[str]:

@@ -23,7 +23,13 @@ if TYPE_CHECKING:
     from a2a_lab.io._result import LoadReport, LoadResult, decode_bytes
     from a2a_lab.io._sources import LIVE_NAME, SourceError, resolve_source, rotation_key
     from a2a_lab.io._store import IngestReport, StoreError, ingest, is_store
-    from a2a_lab.io._store_read import export_store, load_store, scan_store, store_lines
+    from a2a_lab.io._store_read import (
+        export_store,
+        load_store,
+        scan_store,
+        store_lines,
+        store_report,
+    )
     from a2a_lab.io._store_tables import (
         StoreSnapshot,
         StoreTable,
@@ -62,6 +68,7 @@ _LAZY = {
     "load_store": "a2a_lab.io._store_read",
     "scan_store": "a2a_lab.io._store_read",
     "store_lines": "a2a_lab.io._store_read",
+    "store_report": "a2a_lab.io._store_read",
     "StoreSnapshot": "a2a_lab.io._store_tables",
     "StoreTable": "a2a_lab.io._store_tables",
     "TableUpdate": "a2a_lab.io._store_tables",
@@ -106,6 +113,7 @@ __all__ = [
     "scan",
     "scan_store",
     "store_lines",
+    "store_report",
     "update_store",
     "write_events",
 ]

@@ -1,0 +1,146 @@
+"""The tables a store keeps of its matched exchanges: conversations and ``check``'s A2A rules.
+
+Both read :func:`a2a_lab.exchange_events` of whole conversations; one matching of a batch
+of conversation ids makes the rows of both (:func:`update_exchanges`). Exchanges never span
+conversation ids, so new lines re-match only the ids they touch, and a rebuild matches the
+store a hash class of ids at a time (bounded memory, whatever the density in time).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import polars as pl
+
+from a2a_lab.analysis.conversations import EXCHANGE_TYPES, exchanges_and_conversations
+from a2a_lab.io import TableUpdate
+from a2a_lab.materialize._check import (
+    CHECK_AMBIGUOUS,
+    CHECK_COUNTS,
+    CHECK_EXCHANGES,
+    exchange_tables,
+)
+from a2a_lab.reference.jsstr import js_string_expr
+from a2a_lab.schema import polars_schema
+
+#: The derived table holding :func:`~a2a_lab.analysis.conversations.conversations` rows.
+CONVERSATIONS_TABLE = "conversations"
+#: Its columns that only order it (the exact times), left out when read.
+MS_COLUMNS = ("_start_ms", "_end_ms", "_first_reply_ms")
+#: The row order of :func:`conversations` (start, then the exchange's identity).
+_CONV_ORDER = ["_start_ms", "conversation_id", "from_agent", "to_agent", "exchange"]
+#: Conversation ids matched again per batch of an incremental update (bounded memory).
+TOUCHED_BATCH = 50_000
+#: Exchange events per hash class of conversation ids when everything is matched again.
+PART_EVENTS = 250_000
+#: The tables of one batch, in the order :func:`_batch` gives them.
+TABLES = (CONVERSATIONS_TABLE, CHECK_EXCHANGES, CHECK_AMBIGUOUS, CHECK_COUNTS)
+
+
+@dataclass(frozen=True)
+class ConversationsReport:
+    """What :func:`a2a_lab.materialize.materialize` did to the conversations table.
+
+    Attributes
+    ----------
+    touched
+        Conversation ids whose exchanges were matched again (all, on a rebuild).
+    rows
+        Exchanges (rows of :func:`a2a_lab.analysis.conversations.conversations`) in all.
+    rebuilt
+        Why the table was built again from every event, or None.
+    """
+
+    touched: int
+    rows: int
+    rebuilt: str | None
+
+    def __str__(self) -> str:
+        text = f"{self.rows} exchanges ({self.touched} conversation ids matched again)"
+        return text if self.rebuilt is None else f"{text}; rebuilt: {self.rebuilt}"
+
+
+def conv_id() -> pl.Expr:
+    """The matcher's key (``a2a_lab._frames.data_text``): the JS-trimmed id, null if blank."""
+    return js_string_expr(pl.col("data").struct.field("conversationId"))
+
+
+def _batch(update: TableUpdate, where: pl.Expr) -> list[pl.DataFrame]:
+    """The rows of :data:`TABLES` for the exchange events ``where`` selects (whole
+    conversations), matched once, in the load's order."""
+    snap = update.snapshot
+    cols = list(polars_schema(raw=False))
+    frame = (
+        snap.scan_events()
+        .filter(pl.col("type").is_in(EXCHANGE_TYPES) & conv_id().is_not_null() & where)
+        .select(*cols, "_rank")
+        .collect(engine="streaming")
+        .sort("_rank", "line")
+        .sort("event_ms", maintain_order=True)
+    )
+    ex, conv = exchanges_and_conversations(frame.drop("_rank"))
+    return [conv, *exchange_tables(ex, frame)]
+
+
+def _sorted(tables: list[pl.DataFrame]) -> list[pl.DataFrame]:
+    conv, *rest = tables
+    return [conv.sort(_CONV_ORDER, nulls_last=True, maintain_order=True), *rest]
+
+
+def _concat(parts: list[list[pl.DataFrame]]) -> list[pl.DataFrame]:
+    return [pl.concat(list(column), how="vertical_relaxed") for column in zip(*parts, strict=True)]
+
+
+def update_exchanges(
+    update: TableUpdate, touched: pl.Series | None, meta: dict[str, Any]
+) -> ConversationsReport:
+    """Bring :data:`TABLES` to ``meta`` (what current tables record), matching again the
+    conversation ids ``touched`` (None: every id, a rebuild whose reason the tables' old
+    meta gives)."""
+    snap = update.snapshot
+    old = {name: snap.table(name) for name in TABLES}
+    before = {**meta, "events": old[CONVERSATIONS_TABLE].meta.get("events")}
+    rebuilt = None
+    if not any(t.files for t in old.values()):
+        rebuilt = "no table yet"
+    elif touched is None or any(t.meta != before or not t.files for t in old.values()):
+        rebuilt = "another matcher, zone, limits or file names, or events it had not matched"
+    elif touched.len() > TOUCHED_BATCH and touched.len() * 2 > old[CONVERSATIONS_TABLE].total_rows:
+        rebuilt = f"{touched.len()} conversation ids touched"
+    if rebuilt is not None:
+        n = (
+            snap.scan_events()
+            .filter(pl.col("type").is_in(EXCHANGE_TYPES))
+            .select(pl.len())
+            .collect()
+            .item()
+        )
+        k = max(1, -(-int(n) // PART_EVENTS))
+        # a hash class of ids at a time: the peak is one class's events (issue 12)
+        parts = [_batch(update, conv_id().hash(seed=0) % k == i) for i in range(k)]
+        tables = _sorted(_concat(parts))
+        ids = tables[0].get_column("conversation_id").n_unique()
+    else:
+        assert touched is not None
+        if touched.len() == 0:
+            for name in TABLES:
+                update.set_meta(name, meta)
+            return ConversationsReport(0, old[CONVERSATIONS_TABLE].total_rows, None)
+        keys = touched.sort()
+        fresh = [
+            _batch(update, conv_id().is_in(keys.slice(i, TOUCHED_BATCH).implode()))
+            for i in range(0, keys.len(), TOUCHED_BATCH)
+        ]
+        kept = []
+        for name in TABLES:
+            scan = snap.scan_table(name)
+            assert scan is not None
+            kept.append(scan.filter(~pl.col("conversation_id").is_in(keys.implode())).collect())
+        tables = _sorted(_concat([kept, *fresh]))
+        ids = keys.len()
+    for name, rows in zip(TABLES, tables, strict=True):
+        update.drop(name)
+        update.write(name, rows)
+        update.set_meta(name, meta)
+    return ConversationsReport(ids, tables[0].height, rebuilt)
