@@ -203,10 +203,12 @@ def materialize(
         conv = None
         if matched:
             check_want = _check_want(snap, limits, events)
-            if new_rows or snap.table(CHECK_EVENTS).meta != check_want:
+            if snap.table(CHECK_EVENTS).meta != check_want or not snap.table(CHECK_EVENTS).files:
                 update_event_findings(update, _written(update, CHECK_LEAN), limits)
             update.set_meta(CHECK_EVENTS, check_want)
-            conv = update_exchanges(update, None if rebuilt is not None else touched, check_want)
+            conv = update_exchanges(
+                update, None if rebuilt is not None else touched, check_want, rows
+            )
     return MaterializeReport(
         new_rows, events, rebuilt, signature, conv, (n_sessions, sessions_rebuilt)
     )

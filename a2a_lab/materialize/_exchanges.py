@@ -93,18 +93,19 @@ def _concat(parts: list[list[pl.DataFrame]]) -> list[pl.DataFrame]:
 
 
 def update_exchanges(
-    update: TableUpdate, touched: pl.Series | None, meta: dict[str, Any]
+    update: TableUpdate, touched: pl.Series | None, meta: dict[str, Any], before: int
 ) -> ConversationsReport:
     """Bring :data:`TABLES` to ``meta`` (what current tables record), matching again the
-    conversation ids ``touched`` (None: every id, a rebuild whose reason the tables' old
-    meta gives)."""
+    conversation ids ``touched`` by the events materialised after the first ``before``
+    (None: every id). Tables that did not cover those ``before`` events (or were made
+    otherwise) are built again."""
     snap = update.snapshot
     old = {name: snap.table(name) for name in TABLES}
-    before = {**meta, "events": old[CONVERSATIONS_TABLE].meta.get("events")}
+    covered = {**meta, "events": before}
     rebuilt = None
     if not any(t.files for t in old.values()):
         rebuilt = "no table yet"
-    elif touched is None or any(t.meta != before or not t.files for t in old.values()):
+    elif touched is None or any(t.meta != covered or not t.files for t in old.values()):
         rebuilt = "another matcher, zone, limits or file names, or events it had not matched"
     elif touched.len() > TOUCHED_BATCH and touched.len() * 2 > old[CONVERSATIONS_TABLE].total_rows:
         rebuilt = f"{touched.len()} conversation ids touched"
