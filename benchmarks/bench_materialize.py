@@ -21,53 +21,11 @@ Usage::
 from __future__ import annotations
 
 import argparse
-import re
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 
-from _common import B21, ROOT, machine, save
-
-
-def run_timed(cmd: list[str], stdout: Path | None = None) -> dict[str, float]:
-    """Wall and CPU seconds and peak RSS (MB) of one process, from ``/usr/bin/time -v``."""
-    out = stdout.open("wb") if stdout is not None else subprocess.DEVNULL
-    try:
-        proc = subprocess.run(
-            ["/usr/bin/time", "-v", *cmd],
-            stdout=out,
-            stderr=subprocess.PIPE,
-            cwd=ROOT,
-            env={"PYTHONPATH": str(ROOT), "TZ": "UTC", "PATH": "/usr/bin:/bin"},
-        )
-    finally:
-        if stdout is not None:
-            out.close()
-    err = proc.stderr.decode()
-    if proc.returncode != 0:
-        raise SystemExit(f"{cmd} failed:\n{err[-2000:]}")
-
-    def num(pattern: str) -> float:
-        match = re.search(pattern, err)
-        assert match, (pattern, err)
-        return float(match.group(1))
-
-    wall = re.search(
-        r"Elapsed \(wall clock\) time \(h:mm:ss or m:ss\): (?:(\d+):)?(\d+):([\d.]+)", err
-    )
-    assert wall, err
-    row = {
-        "wall_s": round(
-            int(wall.group(1) or 0) * 3600 + int(wall.group(2)) * 60 + float(wall.group(3)), 2
-        ),
-        "cpu_s": round(
-            num(r"User time \(seconds\): ([\d.]+)") + num(r"System time \(seconds\): ([\d.]+)"), 2
-        ),
-        "peak_rss_mb": round(num(r"Maximum resident set size \(kbytes\): (\d+)") / 1024, 1),
-    }
-    print(f"{' '.join(cmd[-4:])[:90]}: {row}", file=sys.stderr, flush=True)
-    return row
+from _common import B21, machine, run_timed, save
 
 
 def _queries(py: str, source: Path, now: str) -> dict[str, list[str]]:

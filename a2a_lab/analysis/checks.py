@@ -50,7 +50,10 @@ if TYPE_CHECKING:
     from a2a_lab.io import LoadReport
 
 __all__ = [
+    "DATA_HASH_COLUMN",
     "FINDING_SCHEMA",
+    "LEAN_COLUMNS",
+    "LEAN_FIELDS",
     "RULES",
     "SEVERITIES",
     "CheckLimits",
@@ -384,6 +387,25 @@ def _clock(events: pl.DataFrame, now_ms: float, tolerance_ms: float) -> list[pl.
 
 #: The column of a lean event frame holding :func:`data_hash` of the event's full ``data``.
 _DATA_HASH = "_data_hash"
+DATA_HASH_COLUMN = _DATA_HASH
+#: The ``data`` fields the rules other than the A2A sequence read (a lean event frame:
+#: ``a2a_lab.analysis._check_log``, and a history store's, ``a2a_lab.materialize``).
+LEAN_FIELDS = (
+    "taskId",
+    "workSessionId",
+    "status",
+    "state",
+    "fromAgent",
+    "toAgent",
+    "senderAgentId",
+    "targetAgentId",
+    "turn",
+    "depth",
+    "conversationId",
+    "parentConversationId",
+)
+#: The top-level columns they read.
+LEAN_COLUMNS = ("file", "line", "type", "agent_id", "event_ms", "event_time", "status")
 
 
 def data_hash() -> pl.Expr:

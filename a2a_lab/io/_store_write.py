@@ -145,8 +145,10 @@ def _write_part(
     *,
     rows: int,
     lines: dict[int, int],
+    crash: str = "part",
 ) -> FileEntry:
     """Write a part under a temporary name, flush it to disk, give it its name; its entry.
+    (``crash``: the name of its crash points, ``{crash}-tmp`` and ``{crash}``.)
 
     The checksum is of the bytes read back (from the page cache: the part was just
     written), so the state records what is on disk.
@@ -162,9 +164,9 @@ def _write_part(
         frame.write_parquet(polars_path(tmp), metadata=metadata, row_group_size=ROW_GROUP_ROWS)
     with tmp.open("rb") as fh:
         os.fsync(fh.fileno())
-    crash_point("part-tmp")
+    crash_point(f"{crash}-tmp")
     os.replace(tmp, path)
-    crash_point("part")
+    crash_point(crash)
     st = path.stat()
     return FileEntry(
         path=rel,

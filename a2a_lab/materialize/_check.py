@@ -31,6 +31,9 @@ from typing import Any
 import polars as pl
 
 from a2a_lab.analysis.checks import (
+    DATA_HASH_COLUMN,
+    LEAN_COLUMNS,
+    LEAN_FIELDS,
     CheckLimits,
     CheckOptions,
     ambiguity_finding,
@@ -55,24 +58,9 @@ CHECK_EXCHANGES = "check_exchanges"
 CHECK_AMBIGUOUS = "check_ambiguous"
 CHECK_COUNTS = "check_counts"
 
-#: The ``data`` fields the lean rules read (``a2a_lab.analysis._check_log`` reads the same).
-LEAN_FIELDS = (
-    "taskId",
-    "workSessionId",
-    "status",
-    "state",
-    "fromAgent",
-    "toAgent",
-    "senderAgentId",
-    "targetAgentId",
-    "turn",
-    "depth",
-    "conversationId",
-    "parentConversationId",
-)
-_LEAN_COLUMNS = ("line", "type", "agent_id", "event_ms", "event_time", "status")
-#: The column of the lean frame holding the hash of the event's full ``data``.
-_DATA_HASH = "_data_hash"
+#: The top-level columns the lean rules read (``file``: ``source`` until read).
+_LEAN_COLUMNS = tuple(c for c in LEAN_COLUMNS if c != "file")
+
 
 #: The rules made from the lean frame at ingest.
 EVENT_RULES = ("task.", "guard.", "clock.zero_ts", "identity.")
@@ -94,7 +82,7 @@ def lean_rows(new: pl.LazyFrame) -> pl.LazyFrame:
         "source",
         *_LEAN_COLUMNS,
         pl.when(data.is_not_null()).then(narrow).alias("data"),
-        data_hash().alias(_DATA_HASH),
+        data_hash().alias(DATA_HASH_COLUMN),
     )
 
 

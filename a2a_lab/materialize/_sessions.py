@@ -20,13 +20,11 @@ whose files came to be read in another order is rebuilt (the ties could then cha
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 import polars as pl
 
 from a2a_lab.io import StoreSnapshot, TableUpdate
-from a2a_lab.reference.rules import TASK_MONITOR_V1, RuleSet
 from a2a_lab.sessions import (
     SessionQuery,
     WorkSessionsResult,
@@ -125,19 +123,13 @@ def touched_sessions(enriched: pl.DataFrame) -> pl.Series:
 
 
 def stored_work_sessions(
-    snap: StoreSnapshot,
-    enriched: pl.LazyFrame,
-    query: SessionQuery | None = None,
-    *,
-    now: Any,
-    overrides: Mapping[str, Any] | None = None,
-    threads: bool = True,
-    rules: RuleSet = TASK_MONITOR_V1,
+    snap: StoreSnapshot, enriched: pl.LazyFrame, query: SessionQuery | None = None, **options: Any
 ) -> WorkSessionsResult:
     """:func:`~a2a_lab.sessions.work_sessions` of every stored event, from the sessions table.
 
     ``snap``'s :data:`SESSIONS_TABLE` must be current (the caller checks its meta);
-    ``enriched`` is its materialised enriched frame in reading order. The rest is
+    ``enriched`` is its materialised enriched frame in reading order; ``query`` and the
+    keyword ``options`` (``now``, ``overrides``, ``threads``, ``rules``) are those of
     :func:`~a2a_lab.sessions.sessions_from_aggregates`, run with Polars' streaming engine.
     """
     table = snap.scan_table(SESSIONS_TABLE)
@@ -145,6 +137,4 @@ def stored_work_sessions(
     ranks = snap.files().select(pl.col("file").alias("_first_file"), pl.col("_rank").alias("_fr"))
     rows = table.collect().join(ranks, on="_first_file", how="left")
     with pl.Config(engine_affinity="streaming"):
-        return sessions_from_aggregates(
-            rows, enriched, query, now=now, overrides=overrides, threads=threads, rules=rules
-        )
+        return sessions_from_aggregates(rows, enriched, query, **options)

@@ -1,12 +1,12 @@
 """Event schema: pydantic models (source of truth) and the Polars schema derived from them.
 
 The models load on first use (PEP 562), and the dtype functions load them when first
-called: a store query that reads no log line imports neither pydantic nor the models (``a2a-lab work-sessions STORE``, issue 24).
+called: a store query that reads no log line imports neither pydantic nor the models
+(``a2a-lab work-sessions STORE``, issue 24).
 """
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING, Any
 
 from a2a_lab.schema._names import FRAME_COLUMN_NAMES, LOG_FIELD_NAMES, REFERENCE_FIELD_ORDER
@@ -14,12 +14,6 @@ from a2a_lab.schema._polars import data_dtype, polars_schema, raw_event_dtype, s
 
 if TYPE_CHECKING:
     from a2a_lab.schema.event import CoordinationEvent, EventData
-
-#: The pydantic models, loaded on first use (the dtype functions load them when called).
-_LAZY = {
-    "CoordinationEvent": "a2a_lab.schema.event",
-    "EventData": "a2a_lab.schema.event",
-}
 
 __all__ = [
     "FRAME_COLUMN_NAMES",
@@ -35,13 +29,11 @@ __all__ = [
 
 
 def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
+    # the two pydantic models, imported (with pydantic) when first named
+    if name not in ("CoordinationEvent", "EventData"):
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+    from a2a_lab.schema import event
 
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+    model = getattr(event, name)
+    globals()[name] = model
+    return model

@@ -27,7 +27,7 @@ from a2a_lab.sessions._build import (
     work_sessions,
 )
 from a2a_lab.sessions._js import _as_string, _csv_values, _limit_count, _now_ms
-from a2a_lab.sessions._overrides import with_overrides
+from a2a_lab.sessions._overrides import session_columns, with_overrides
 from a2a_lab.sessions._session_query import STATUSES, SessionQuery
 
 __all__ = ["AGGREGATE_COLUMNS", "session_aggregates", "session_id_expr", "sessions_from_aggregates"]
@@ -129,12 +129,7 @@ def _with_overrides(
         .then(pl.lit("QUIET"))
         .otherwise(pl.lit("ACTIVE"))
         .alias("status"),
-        (pl.col("_last_ms") - pl.col("_start_ms")).clip(lower_bound=0.0).alias("_duration_ms"),
-        pl.coalesce("_overrideCategory", "_event_category").alias("collab_category"),
-        pl.when(overridden.fill_null(False))
-        .then(pl.lit("manual_override"))
-        .otherwise(pl.lit("event"))
-        .alias("category_source"),
+        *session_columns(overridden, "_event_category"),
     )
 
 

@@ -40,17 +40,19 @@ def _stored(store: Path, opts: CheckOptions) -> pl.DataFrame:
     return got[0]
 
 
+#: A log: a seed, how many peer lines, in how many ingests, and the query's clock.
+LOGS = st.tuples(
+    st.integers(0, 2**32 - 1), st.integers(1, 400), st.integers(1, 5), st.sampled_from(CLOCKS)
+)
+
+
 @pytest.mark.slow
 @settings(max_examples=10, deadline=None)
-@given(
-    seed=st.integers(0, 2**32 - 1),
-    n_lines=st.integers(1, 400),
-    n_ingests=st.integers(1, 5),
-    now=st.sampled_from(CLOCKS),
-)
+@given(log=LOGS)
 def test_stored_check_equals_check_of_the_log(
-    tmp_path_factory: Any, seed: int, n_lines: int, n_ingests: int, now: str
+    tmp_path_factory: Any, log: tuple[int, int, int, str]
 ) -> None:
+    seed, n_lines, n_ingests, now = log
     rng = random.Random(seed)
     # duplicated lines make identity.duplicate_event findings across pieces
     lines = rng.sample(PEER_LINES, n_lines)
@@ -68,8 +70,7 @@ def test_check_cli_reads_the_tables_with_the_same_output(
 ) -> None:
     rng = random.Random(7)
     lines = rng.sample(PEER_LINES, 300)
-    for store in ingest_in_pieces(tmp_path, rng, lines, 3):
-        pass
+    *_, store = ingest_in_pieces(tmp_path, rng, lines, 3)
     logdir = str((tmp_path / "logs").absolute())
     for extra in ([], ["--select", "a2a.,guard.loop"], ["--ignore", "clock."]):
         args = ["--now", CLOCKS[1], "--json", *extra]
@@ -81,8 +82,7 @@ def test_check_cli_reads_the_tables_with_the_same_output(
 
 def test_other_limits_are_not_answered_and_rebuild_the_tables(tmp_path: Path) -> None:
     rng = random.Random(3)
-    for store in ingest_in_pieces(tmp_path, rng, PEER_LINES[:300], 2):
-        pass
+    *_, store = ingest_in_pieces(tmp_path, rng, PEER_LINES[:300], 2)
     tight = CheckLimits(loop_limit=2, max_depth=1)
     # tables of the default limits do not answer other limits (the caller loads instead)
     assert stored_check(store, CheckOptions(limits=tight)) is None
