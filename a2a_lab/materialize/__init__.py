@@ -35,6 +35,12 @@ from a2a_lab.io import (
     polars_path,
     update_store,
 )
+from a2a_lab.materialize._names import (
+    CHECK_EVENTS,
+    CHECK_LEAN,
+    CONVERSATIONS_TABLE,
+    MS_COLUMNS,
+)
 from a2a_lab.materialize._sessions import (
     SESSIONS_TABLE,
     ranks_meta,
@@ -172,7 +178,7 @@ def materialize(
         Not a store, damaged, or an ingest is running in it.
     """
     from a2a_lab.analysis.checks import CheckLimits
-    from a2a_lab.materialize._check import CHECK_EVENTS, CHECK_LEAN, update_event_findings
+    from a2a_lab.materialize._check import update_event_findings
     from a2a_lab.materialize._exchanges import update_exchanges
 
     limits = CheckLimits() if limits is None else limits
@@ -221,7 +227,7 @@ def _enrich_new(
     them, and their lean rows for ``check``; returns how many, and the conversation ids
     and work sessions they touch."""
     from a2a_lab.enrich import enrich
-    from a2a_lab.materialize._check import CHECK_LEAN, lean_rows
+    from a2a_lab.materialize._check import lean_rows
 
     snap = update.snapshot
     scan = snap.scan_table(ENRICHED_TABLE) if keep else None
@@ -388,25 +394,31 @@ _MATCHER_MODULES = (
     "a2a_lab.analysis.conversations",
     "a2a_lab.reference.runtime.intent",
     "a2a_lab._frames",
+    "a2a_lab.event_rules",
+    # check's rules: the check tables share this signature
+    "a2a_lab.analysis.checks",
+    "a2a_lab.analysis._check_a2a",
+    "a2a_lab.analysis._check_rules",
 )
 
 
 def matcher_signature() -> dict[str, Any]:
-    """What the conversations table depends on: the matcher's code and intent rules."""
-    import importlib
-    import importlib.util
+    """What the conversations table depends on: the matcher's code (intent rules included).
 
-    from a2a_lab.reference.runtime.intent import INTENT_RULES_V1
-
+    The modules' files are read, not imported: a query of the table (``conversations
+    STORE``, ``check STORE``) does not load the matcher it does not run.
+    """
+    package = Path(__file__).resolve().parent.parent
     digest = hashlib.sha256()
     for name in _MATCHER_MODULES:
-        if importlib.util.find_spec(name) is None:
+        base = package.joinpath(*name.split(".")[1:])
+        files = [base.with_suffix(".py"), base / "__init__.py"]
+        found = [f for f in files if f.is_file()]
+        if not found:
             continue  # a module the matcher does not have (any more)
-        module = importlib.import_module(name)
         digest.update(name.encode())
-        digest.update(Path(str(module.__file__)).read_bytes())
-    intent = hashlib.sha256(repr(INTENT_RULES_V1).encode()).hexdigest()
-    return {"code": digest.hexdigest(), "intent_rules": intent}
+        digest.update(found[0].read_bytes())
+    return {"code": digest.hexdigest()}
 
 
 def _conversation_ids(enriched: pl.DataFrame) -> pl.Series:
@@ -441,7 +453,6 @@ def scan_conversations(
     None when the table is missing, not current (events not materialised, another
     matcher) or ``tz`` is not the store's zone.
     """
-    from a2a_lab.materialize._exchanges import CONVERSATIONS_TABLE, MS_COLUMNS
 
     try:
         snap = open_store(store)

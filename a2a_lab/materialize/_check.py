@@ -45,18 +45,14 @@ from a2a_lab.analysis.checks import (
     select_rules,
 )
 from a2a_lab.io import LoadResult, StoreSnapshot, TableUpdate, store_report
+from a2a_lab.materialize._names import (
+    CHECK_AMBIGUOUS,
+    CHECK_COUNTS,
+    CHECK_EVENTS,
+    CHECK_EXCHANGES,
+    CHECK_LEAN,
+)
 from a2a_lab.time import now_ms as clock_ms
-
-#: Per event: the columns and ``data`` fields the rules but the A2A sequence read.
-CHECK_LEAN = "check_lean"
-#: The findings of those rules (but ``clock.future_ts``) over every stored event.
-CHECK_EVENTS = "check_events"
-#: The A2A sequence findings, by conversation id.
-CHECK_EXCHANGES = "check_exchanges"
-#: Per conversation id: its first ambiguous exchanges (with their first event's place in
-#: the load's order) and its counts of ambiguous and all exchanges.
-CHECK_AMBIGUOUS = "check_ambiguous"
-CHECK_COUNTS = "check_counts"
 
 #: The top-level columns the lean rules read (``file``: ``source`` until read).
 _LEAN_COLUMNS = tuple(c for c in LEAN_COLUMNS if c != "file")

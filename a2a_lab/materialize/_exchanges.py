@@ -15,19 +15,16 @@ import polars as pl
 
 from a2a_lab.analysis.conversations import EXCHANGE_TYPES, exchanges_and_conversations
 from a2a_lab.io import TableUpdate
-from a2a_lab.materialize._check import (
+from a2a_lab.materialize._check import exchange_tables
+from a2a_lab.materialize._names import (
     CHECK_AMBIGUOUS,
     CHECK_COUNTS,
     CHECK_EXCHANGES,
-    exchange_tables,
+    CONVERSATIONS_TABLE,
 )
 from a2a_lab.reference.jsstr import js_string_expr
 from a2a_lab.schema import polars_schema
 
-#: The derived table holding :func:`~a2a_lab.analysis.conversations.conversations` rows.
-CONVERSATIONS_TABLE = "conversations"
-#: Its columns that only order it (the exact times), left out when read.
-MS_COLUMNS = ("_start_ms", "_end_ms", "_first_reply_ms")
 #: The row order of :func:`conversations` (start, then the exchange's identity).
 _CONV_ORDER = ["_start_ms", "conversation_id", "from_agent", "to_agent", "exchange"]
 #: Conversation ids matched again per batch of an incremental update (bounded memory).
