@@ -8,7 +8,9 @@ store a hash class of ids at a time (bounded memory, whatever the density in tim
 
 from __future__ import annotations
 
+import tempfile
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import polars as pl
@@ -31,6 +33,8 @@ _CONV_ORDER = ["_start_ms", "conversation_id", "from_agent", "to_agent", "exchan
 TOUCHED_BATCH = 50_000
 #: Exchange events per hash class of conversation ids when everything is matched again.
 PART_EVENTS = 250_000
+#: Stored rows read at a time when the store's exchange events are split by class.
+SLICE_ROWS = 250_000
 #: The tables of one batch, in the order :func:`_batch` gives them.
 TABLES = (CONVERSATIONS_TABLE, CHECK_EXCHANGES, CHECK_AMBIGUOUS, CHECK_COUNTS)
 
@@ -63,21 +67,49 @@ def conv_id() -> pl.Expr:
     return js_string_expr(pl.col("data").struct.field("conversationId"))
 
 
-def _batch(update: TableUpdate, where: pl.Expr) -> list[pl.DataFrame]:
-    """The rows of :data:`TABLES` for the exchange events ``where`` selects (whole
-    conversations), matched once, in the load's order."""
-    snap = update.snapshot
-    cols = list(polars_schema(raw=False))
+def _exchange_events(events: pl.LazyFrame) -> pl.LazyFrame:
+    """The exchange events of stored ``events`` (with a conversation id), the columns the
+    matching reads and the file's reading ``_rank``."""
+    return events.filter(pl.col("type").is_in(EXCHANGE_TYPES) & conv_id().is_not_null()).select(
+        *polars_schema(raw=False), "_rank"
+    )
+
+
+def _batch(frame: pl.DataFrame | pl.LazyFrame) -> list[pl.DataFrame]:
+    """The rows of :data:`TABLES` for the exchange events ``frame`` (whole conversations,
+    from :func:`_exchange_events`), matched once, in the load's order."""
     frame = (
-        snap.scan_events()
-        .filter(pl.col("type").is_in(EXCHANGE_TYPES) & conv_id().is_not_null() & where)
-        .select(*cols, "_rank")
+        frame.lazy()
         .collect(engine="streaming")
         .sort("_rank", "line")
         .sort("event_ms", maintain_order=True)
     )
     ex, conv = exchanges_and_conversations(frame.drop("_rank"))
     return [conv, *exchange_tables(ex, frame)]
+
+
+def _by_class(update: TableUpdate, tmp: Path) -> list[list[pl.DataFrame]]:
+    """:func:`_batch` of every hash class of conversation ids, the store read once: its
+    exchange events are spilled to ``tmp``, :data:`SLICE_ROWS` stored rows at a time, a
+    file per class and slice (reading the store once per class would decode every
+    ``data`` struct as many times)."""
+    snap = update.snapshot
+    events = _exchange_events(snap.scan_events())
+    n = int(events.select(pl.len()).collect().item())
+    k = max(1, -(-n // PART_EVENTS))
+    files: list[list[Path]] = [[] for _ in range(k)]
+    for rel, rows in zip(snap.event_parts, snap.event_rows, strict=True):
+        for offset in range(0, rows, SLICE_ROWS):
+            chunk = (
+                _exchange_events(snap.scan_events([rel]).slice(offset, SLICE_ROWS))
+                .with_columns((conv_id().hash(seed=0) % k).alias("_class"))
+                .collect(engine="streaming")
+            )
+            for (i,), part in chunk.partition_by("_class", as_dict=True, include_key=False).items():
+                files[int(i)].append(tmp / f"{i}-{len(files[int(i)]):06d}.parquet")
+                part.write_parquet(files[int(i)][-1])
+            del chunk
+    return [_batch(pl.scan_parquet(paths)) for paths in files if paths]
 
 
 def _sorted(tables: list[pl.DataFrame]) -> list[pl.DataFrame]:
@@ -107,17 +139,10 @@ def update_exchanges(
     elif touched.len() > TOUCHED_BATCH and touched.len() * 2 > old[CONVERSATIONS_TABLE].total_rows:
         rebuilt = f"{touched.len()} conversation ids touched"
     if rebuilt is not None:
-        n = (
-            snap.scan_events()
-            .filter(pl.col("type").is_in(EXCHANGE_TYPES))
-            .select(pl.len())
-            .collect()
-            .item()
-        )
-        k = max(1, -(-int(n) // PART_EVENTS))
         # a hash class of ids at a time: the peak is one class's events (issue 12)
-        parts = [_batch(update, conv_id().hash(seed=0) % k == i) for i in range(k)]
-        tables = _sorted(_concat(parts))
+        with tempfile.TemporaryDirectory(prefix="a2a_lab_exchanges_") as tmp:
+            parts = _by_class(update, Path(tmp))
+        tables = _sorted(_concat(parts)) if parts else _batch(_exchange_events(snap.scan_events()))
         ids = tables[0].get_column("conversation_id").n_unique()
     else:
         assert touched is not None
@@ -126,8 +151,9 @@ def update_exchanges(
                 update.set_meta(name, meta)
             return ConversationsReport(0, old[CONVERSATIONS_TABLE].total_rows, None)
         keys = touched.sort()
+        events = _exchange_events(snap.scan_events())
         fresh = [
-            _batch(update, conv_id().is_in(keys.slice(i, TOUCHED_BATCH).implode()))
+            _batch(events.filter(conv_id().is_in(keys.slice(i, TOUCHED_BATCH).implode())))
             for i in range(0, keys.len(), TOUCHED_BATCH)
         ]
         kept = []
