@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from a2a_lab.cli._common import (
     CliError,
-    OneLineArgumentParser,
+    Commands,
     add_command,
     add_window_options,
     check_output,
@@ -40,7 +40,7 @@ if TYPE_CHECKING:
 _JSON_TIME_FORMAT = "%Y-%m-%dT%H:%M:%S%.3fZ"
 
 
-def register(sub: argparse._SubParsersAction[OneLineArgumentParser]) -> None:
+def register(sub: Commands) -> None:
     p = add_command(
         sub,
         "conversations",

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, TextIO
 
 from a2a_lab.cli._common import (
     CliError,
-    OneLineArgumentParser,
+    Commands,
     add_command,
     cli_tz,
     read_input,
@@ -92,7 +92,7 @@ def load_enriched(args: argparse.Namespace) -> tuple[pl.DataFrame, list[str]]:
     return enrich(loaded.events, main_agents=agents), list(loaded.report.files)
 
 
-def register(sub: argparse._SubParsersAction[OneLineArgumentParser]) -> None:
+def register(sub: Commands) -> None:
     p = add_command(
         sub,
         "enrich",

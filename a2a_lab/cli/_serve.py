@@ -9,7 +9,7 @@ from pathlib import Path
 
 from a2a_lab.cli._common import (
     CliError,
-    OneLineArgumentParser,
+    Commands,
     add_command,
     cli_tz,
     int_option,
@@ -18,7 +18,7 @@ from a2a_lab.cli._common import (
 from a2a_lab.cli._enrich import add_main_agent_options, main_agents
 
 
-def register(sub: argparse._SubParsersAction[OneLineArgumentParser]) -> None:
+def register(sub: Commands) -> None:
     p = add_command(
         sub,
         "serve",

@@ -29,9 +29,7 @@ from a2a_lab.sessions._build import (
     WorkSessionsResult,
     work_sessions,
 )
-from a2a_lab.sessions._js import Filter, Limit, Now
-from a2a_lab.sessions._js import _js_number as _js_number  # the CLI's --limit check
-from a2a_lab.sessions._js import _limit_count as _limit_count
+from a2a_lab.sessions._js import Filter, Limit, Now, js_number, limit_count
 from a2a_lab.sessions._objects import event_objects
 from a2a_lab.sessions._overrides import load_overrides
 from a2a_lab.sessions._query import EventsResult, events_query
@@ -56,6 +54,8 @@ __all__ = [
     "WorkSessionsResult",
     "event_objects",
     "events_query",
+    "js_number",
+    "limit_count",
     "load_overrides",
     "session_aggregates",
     "session_id_expr",

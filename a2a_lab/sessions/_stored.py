@@ -26,7 +26,7 @@ from a2a_lab.sessions._build import (
     filter_sessions,
     work_sessions,
 )
-from a2a_lab.sessions._js import _as_string, _csv_values, _limit_count, _now_ms
+from a2a_lab.sessions._js import _as_string, _csv_values, _now_ms, limit_count
 from a2a_lab.sessions._overrides import session_columns, with_overrides
 from a2a_lab.sessions._session_query import STATUSES, SessionQuery
 
@@ -184,7 +184,7 @@ def sessions_from_aggregates(
         ms_to_time(pl.col("_last_ms")).alias("last_time"),
         ms_to_seconds(pl.col("_duration_ms")).alias("duration_s"),
     )
-    count = _limit_count(query.limit)
+    count = limit_count(query.limit)
     page_ids = matched.get_column("work_session_id")
     page_ids = page_ids if count is None else page_ids.head(count)
     keep = session_id_expr().is_in(page_ids.implode()) if threads else pl.lit(False)
