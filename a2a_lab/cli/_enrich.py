@@ -46,6 +46,8 @@ def add_main_agent_options(parser: argparse.ArgumentParser) -> None:
 
 def main_agents(args: argparse.Namespace) -> frozenset[str] | None:
     """The main-agent set the options name (None: the rule set's default)."""
+    if args.openclaw_config is None and args.main_agents is None:
+        return None  # without importing enrichment: a store's sessions table needs none
     from a2a_lab.enrich import resolve_main_agents
 
     if args.openclaw_config is not None:

@@ -228,30 +228,29 @@ def run(args: argparse.Namespace) -> int:
             invalid=f"overrides file {args.overrides}",
         )
         _check_overrides(args.overrides, overrides)
-    from a2a_lab.cli._source import lean_engine, scan_source
-    from a2a_lab.enrich import enrich
-
     agents = main_agents(args)
     stored = stored_sessions(args, agents)
     if stored is not None:
         snap, enriched = stored
         from a2a_lab.materialize import stored_work_sessions
 
-        with lean_engine():
-            result = stored_work_sessions(
-                snap,
-                enriched,
-                SessionQuery(
-                    status=args.status,
-                    view_category=args.view_category,
-                    sub_tag=args.sub_tag,
-                    limit=args.limit,
-                ),
-                now=now,
-                overrides=overrides,
-                threads=args.format == "json" and args.output is None,
-            )
-            return _print_result(result, args)
+        result = stored_work_sessions(
+            snap,
+            enriched,
+            SessionQuery(
+                status=args.status,
+                view_category=args.view_category,
+                sub_tag=args.sub_tag,
+                limit=args.limit,
+            ),
+            now=now,
+            overrides=overrides,
+            threads=args.format == "json" and args.output is None,
+        )
+        return _print_result(result, args)
+    # imported only here: the sessions table above needs neither the loader nor enrichment
+    from a2a_lab.cli._source import lean_engine, scan_source
+    from a2a_lab.enrich import enrich
 
     # a store is scanned lazily: only the columns and data fields work sessions select
     # are read, collected by the streaming engine (the page's event objects re-read their

@@ -19,7 +19,8 @@ correct what analysts usually want corrected:
 The code is split by concept: ``_build`` (work sessions and threads), ``_session_query``
 (their filters as one value), ``_overrides`` (category overrides), ``_query``
 (``GET /api/events``), ``_objects`` (the reference's enriched event objects of the JSON
-output) and ``_js`` (JavaScript semantics of the query values, rules §8.0).
+output), ``_js`` (JavaScript semantics of the query values, rules §8.0) and ``_stored``
+(work sessions from per-session aggregates, which a history store keeps).
 """
 
 from a2a_lab.sessions._build import (
@@ -33,8 +34,15 @@ from a2a_lab.sessions._objects import event_objects
 from a2a_lab.sessions._overrides import load_overrides
 from a2a_lab.sessions._query import EventsResult, events_query
 from a2a_lab.sessions._session_query import STATUSES, SessionQuery
+from a2a_lab.sessions._stored import (
+    AGGREGATE_COLUMNS,
+    session_aggregates,
+    session_id_expr,
+    sessions_from_aggregates,
+)
 
 __all__ = [
+    "AGGREGATE_COLUMNS",
     "LIFECYCLE_TERMINAL_TYPES",
     "STATUSES",
     "UNASSIGNED_SESSION_ID",
@@ -49,5 +57,8 @@ __all__ = [
     "js_number",
     "limit_count",
     "load_overrides",
+    "session_aggregates",
+    "session_id_expr",
+    "sessions_from_aggregates",
     "work_sessions",
 ]

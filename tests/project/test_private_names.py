@@ -35,17 +35,9 @@ KNOWN: set[tuple[str, str, str]] = {
     ("a2a_lab.cli._source", "a2a_lab.analysis._chunked", "<private module>"),
     ("a2a_lab.otel._export", "a2a_lab.analysis._chunked", "<private module>"),
     ("a2a_lab.otel._export", "a2a_lab.io._sources", "<private module>"),
-    # the matcher's exact search of retried flows, and the store's sessions table (issues 22, 24)
+    # the matcher's exact search of retried flows (issue 22)
     ("a2a_lab._exchange_firsts", "a2a_lab._exchange_tails", "_DIR"),
     ("a2a_lab._exchange_firsts", "a2a_lab._exchange_tails", "_SLACK_MS"),
-    ("a2a_lab.materialize._sessions", "a2a_lab.sessions._build", "<private module>"),
-    ("a2a_lab.materialize._sessions", "a2a_lab.sessions._build", "_SESSION_COLUMNS"),
-    ("a2a_lab.materialize._sessions", "a2a_lab.sessions._build", "_is_terminal"),
-    ("a2a_lab.materialize._sessions", "a2a_lab.sessions._js", "<private module>"),
-    ("a2a_lab.materialize._sessions", "a2a_lab.sessions._js", "_as_string"),
-    ("a2a_lab.materialize._sessions", "a2a_lab.sessions._js", "_csv_values"),
-    ("a2a_lab.materialize._sessions", "a2a_lab.sessions._js", "_now_ms"),
-    ("a2a_lab.materialize._sessions", "a2a_lab.sessions._overrides", "<private module>"),
 }
 
 
