@@ -6,39 +6,15 @@ path a real, statically importable one). Each name is re-exported explicitly
 (``name as name``): a second ``__all__`` would repeat the source's.
 """
 
-from a2a_lab.analysis.checks import (
-    FINDING_SCHEMA as FINDING_SCHEMA,
-)
-from a2a_lab.analysis.checks import (
-    RULES as RULES,
-)
-from a2a_lab.analysis.checks import (
-    SEVERITIES as SEVERITIES,
-)
-from a2a_lab.analysis.checks import (
-    CheckLimits as CheckLimits,
-)
-from a2a_lab.analysis.checks import (
-    CheckOptions as CheckOptions,
-)
-from a2a_lab.analysis.checks import (
-    Rule as Rule,
-)
-from a2a_lab.analysis.checks import (
-    check as check,
-)
-from a2a_lab.analysis.checks import (
-    data_hash as data_hash,
-)
-from a2a_lab.analysis.checks import (
-    load_findings as load_findings,
-)
-from a2a_lab.analysis.checks import (
-    replay_guard as replay_guard,
-)
-from a2a_lab.analysis.checks import (
-    run_checks as run_checks,
-)
-from a2a_lab.analysis.checks import (
-    select_rules as select_rules,
-)
+from a2a_lab.analysis.checks import FINDING_SCHEMA as FINDING_SCHEMA
+from a2a_lab.analysis.checks import RULES as RULES
+from a2a_lab.analysis.checks import SEVERITIES as SEVERITIES
+from a2a_lab.analysis.checks import CheckLimits as CheckLimits
+from a2a_lab.analysis.checks import CheckOptions as CheckOptions
+from a2a_lab.analysis.checks import Rule as Rule
+from a2a_lab.analysis.checks import check as check
+from a2a_lab.analysis.checks import data_hash as data_hash
+from a2a_lab.analysis.checks import load_findings as load_findings
+from a2a_lab.analysis.checks import replay_guard as replay_guard
+from a2a_lab.analysis.checks import run_checks as run_checks
+from a2a_lab.analysis.checks import select_rules as select_rules

@@ -219,3 +219,47 @@ def print_throughput(
             last = f" {result[ratio + '_wall']} / {result[ratio + '_cpu']} "
         wall, cpu = result[key + "_msgs_per_s"], result[key + "_msgs_per_cpu_s"]
         print(f"| {label} | {messages:,} | {wall:,} | {cpu:,} |{last}|")
+
+
+def run_timed(
+    cmd: list[str], stdout: Path | None = None, env: dict[str, str] | None = None
+) -> dict[str, float]:
+    """Wall and CPU (user + system) seconds and peak RSS (MB) of one process, from
+    ``/usr/bin/time -v``, run from the checkout with its code first on the path."""
+    out = stdout.open("wb") if stdout is not None else subprocess.DEVNULL
+    try:
+        proc = subprocess.run(
+            ["/usr/bin/time", "-v", *cmd],
+            stdout=out,
+            stderr=subprocess.PIPE,
+            cwd=ROOT,
+            env=env or {**os.environ, "PYTHONPATH": str(ROOT), "TZ": "UTC"},
+        )
+    finally:
+        if stdout is not None:
+            out.close()
+    err = proc.stderr.decode()
+    if proc.returncode != 0:
+        raise SystemExit(f"{cmd} failed:\n{err[-2000:]}")
+
+    def num(pattern: str) -> float:
+        match = re.search(pattern, err)
+        assert match, (pattern, err)
+        return float(match.group(1))
+
+    wall = re.search(
+        r"Elapsed \(wall clock\) time \(h:mm:ss or m:ss\): (?:(\d+):)?(\d+):([\d.]+)", err
+    )
+    assert wall, err
+    row = {
+        "wall_s": round(
+            int(wall.group(1) or 0) * 3600 + int(wall.group(2)) * 60 + float(wall.group(3)), 2
+        ),
+        "cpu_s": round(
+            num(r"User time \(seconds\): ([\d.]+)") + num(r"System time \(seconds\): ([\d.]+)"), 2
+        ),
+        "peak_rss_mb": round(num(r"Maximum resident set size \(kbytes\): (\d+)") / 1024, 1),
+    }
+    # each step as it ends: a long run cut short still leaves its figures
+    print(f"{' '.join(cmd[-6:])[:100]}: {row}", file=sys.stderr, flush=True)
+    return row

@@ -9,9 +9,11 @@ user+system CPU seconds, peak RSS), in one run:
   columns, conversations table, work-sessions table);
 * ``work-sessions`` (the readable table, the default page), ``work-sessions --format json
   --limit 10`` (the API body), ``conversations --json`` and ``check --json``, each from the
-  LOG and from the STORE (outputs compared: the same bytes);
+  LOG and from the STORE (outputs compared: the same bytes, ``check``'s load report too:
+  the log is named by its absolute path, as the store names it);
 * the held-back 1 % appended, ``a2a-lab ingest`` again (the new events materialised and
-  the sessions and conversations they touch made again), against the full ingest.
+  the sessions, conversations and check findings they touch made again), against the
+  full ingest.
 
 Usage::
 
@@ -21,53 +23,11 @@ Usage::
 from __future__ import annotations
 
 import argparse
-import re
 import shutil
-import subprocess
 import sys
 from pathlib import Path
 
-from _common import B21, ROOT, machine, save
-
-
-def run_timed(cmd: list[str], stdout: Path | None = None) -> dict[str, float]:
-    """Wall and CPU seconds and peak RSS (MB) of one process, from ``/usr/bin/time -v``."""
-    out = stdout.open("wb") if stdout is not None else subprocess.DEVNULL
-    try:
-        proc = subprocess.run(
-            ["/usr/bin/time", "-v", *cmd],
-            stdout=out,
-            stderr=subprocess.PIPE,
-            cwd=ROOT,
-            env={"PYTHONPATH": str(ROOT), "TZ": "UTC", "PATH": "/usr/bin:/bin"},
-        )
-    finally:
-        if stdout is not None:
-            out.close()
-    err = proc.stderr.decode()
-    if proc.returncode != 0:
-        raise SystemExit(f"{cmd} failed:\n{err[-2000:]}")
-
-    def num(pattern: str) -> float:
-        match = re.search(pattern, err)
-        assert match, (pattern, err)
-        return float(match.group(1))
-
-    wall = re.search(
-        r"Elapsed \(wall clock\) time \(h:mm:ss or m:ss\): (?:(\d+):)?(\d+):([\d.]+)", err
-    )
-    assert wall, err
-    row = {
-        "wall_s": round(
-            int(wall.group(1) or 0) * 3600 + int(wall.group(2)) * 60 + float(wall.group(3)), 2
-        ),
-        "cpu_s": round(
-            num(r"User time \(seconds\): ([\d.]+)") + num(r"System time \(seconds\): ([\d.]+)"), 2
-        ),
-        "peak_rss_mb": round(num(r"Maximum resident set size \(kbytes\): (\d+)") / 1024, 1),
-    }
-    print(f"{' '.join(cmd[-4:])[:90]}: {row}", file=sys.stderr, flush=True)
-    return row
+from _common import B21, machine, run_timed, save
 
 
 def _queries(py: str, source: Path, now: str) -> dict[str, list[str]]:
@@ -172,8 +132,8 @@ def main() -> None:
     result["machine"] = machine()
     print(result)
     save("materialize", result)
-    # check's JSON names its source (the load report): compared, not required equal
-    if not all(v for k, v in same.items() if k != "check"):
+    # the log is named by its absolute path, as the store names it: every output the same
+    if not all(same.values()):
         raise SystemExit(f"outputs differ between the log and the store: {same}")
 
 

@@ -27,14 +27,14 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import re
+import os
 import shutil
 import subprocess
 import sys
 from datetime import timedelta
 from pathlib import Path
 
-from _common import ROOT, machine, save
+from _common import ROOT, machine, run_timed, save
 
 #: Events per simulated day of ``write_log`` (its default).
 BENCH_EVENTS_PER_DAY = 60_000
@@ -51,42 +51,6 @@ schema = {"type": U, "agentId": U, "ts": pl.Int64, "data": data}
 frames = [pl.read_ndjson(p, schema=schema) for p in sys.argv[1:]]
 print(sum(f.height for f in frames))
 """
-
-
-def run_timed(cmd: list[str], stdout: Path | None = None) -> dict[str, float]:
-    """Wall seconds and peak RSS (MB) of one process, from ``/usr/bin/time -v``."""
-    out = stdout.open("wb") if stdout is not None else subprocess.DEVNULL
-    try:
-        proc = subprocess.run(
-            ["/usr/bin/time", "-v", *cmd],
-            stdout=out,
-            stderr=subprocess.PIPE,
-            text=False,
-            cwd=ROOT,
-            env=_env(),
-        )
-    finally:
-        if stdout is not None:
-            out.close()
-    err = proc.stderr.decode()
-    if proc.returncode != 0:
-        raise SystemExit(f"{cmd} failed:\n{err[-2000:]}")
-    wall = re.search(
-        r"Elapsed \(wall clock\) time \(h:mm:ss or m:ss\): (?:(\d+):)?(\d+):([\d.]+)", err
-    )
-    rss = re.search(r"Maximum resident set size \(kbytes\): (\d+)", err)
-    assert wall and rss, err
-    seconds = int(wall.group(1) or 0) * 3600 + int(wall.group(2)) * 60 + float(wall.group(3))
-    out_row = {"wall_s": round(seconds, 2), "peak_rss_mb": round(int(rss.group(1)) / 1024, 1)}
-    # each step as it ends: a long run cut short still leaves its figures
-    print(f"{' '.join(cmd[-6:])[:100]}: {out_row}", file=sys.stderr, flush=True)
-    return out_row
-
-
-def _env() -> dict[str, str]:
-    import os
-
-    return {**os.environ, "PYTHONPATH": str(ROOT), "TZ": "UTC"}
 
 
 def generate(logdir: Path, files: int, per_file: int, seed: int) -> list[Path]:
@@ -118,7 +82,7 @@ def _replicate(
         cmd += ["--next-lines", str(next_lines[0]), str(next_lines[1])]
     else:
         shutil.rmtree(logdir, ignore_errors=True)
-    subprocess.run(cmd, check=True, cwd=ROOT, env=_env())
+    subprocess.run(cmd, check=True, cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)})
     from a2a_lab.io._sources import log_files_in_dir
 
     return log_files_in_dir(logdir)

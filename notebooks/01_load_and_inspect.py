@@ -159,7 +159,8 @@ alt.Chart(by_agent, title="Events per writing agent").mark_bar().encode(
 ).properties(width=520)
 
 # %% [markdown]
-# Activity per day (UTC) and family: quiet nights and weekends show up as dips.
+# Activity per day (UTC) and family: quiet days show up as dips, and so do a first and a last
+# day the log covers only in part (*in the sample* the simulated deployment works weekends too).
 
 # %%
 per_day = (
@@ -183,8 +184,9 @@ alt.Chart(per_day, title="Events per day").mark_bar().encode(
 ).properties(width=520)
 
 # %% [markdown]
-# Hour of day shows when the agents work (*in the sample* they follow a Korean office day,
-# UTC+9). A log rarely covers each hour of the day equally often (it starts and ends
+# Hour of day shows when the agents work (*in the sample* their messages follow a Korean office
+# day, UTC+9, while the task hub's updates and nudges go on around the clock, so the rhythm of
+# all events is weaker than that of the messages). A log rarely covers each hour of the day equally often (it starts and ends
 # mid-day), so the chart shows events per hour the log covered, in the display time zone
 # (`$A2A_LAB_TZ`, else UTC); the sentence under the chart is computed from this log.
 

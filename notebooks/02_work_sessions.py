@@ -247,10 +247,11 @@ pl.DataFrame(rows)
 
 # %% [markdown]
 # The role filter changes more than counts. Keeping only `conversation.main` events, sessions
-# without any such event disappear (`null` below), and (*in the sample*) every ACTIVE session
-# that remains becomes QUIET: its latest *conversation* event is an `a2a.complete` (terminal), while its
-# latest event of any role was a task update. A session's category changes whenever the event
-# that decided it is filtered out:
+# without any such event disappear (`null` below), and (*in the sample*) most ACTIVE sessions
+# that remain become QUIET: their latest *conversation* event is an `a2a.complete` (terminal),
+# while their latest event of any role came from the task hub (a progress update, a
+# cancellation, a reminder). A session's category changes whenever the event that decided it is
+# filtered out:
 
 # %%
 by_role = al.work_sessions(events, al.SessionQuery(roles="conversation.main"), now=NOW)
@@ -285,13 +286,15 @@ lifecycle = al.work_sessions(events, al.SessionQuery(lifecycle_terminal=True), n
 )
 
 # %% [markdown]
-# *In the sample*, most sessions the dashboard shows as ACTIVE are in fact finished tasks.
+# *In the sample*, several sessions the dashboard shows as ACTIVE are in fact finished tasks
+# (ACTIVE → QUIET above): their last event is the task's completion or cancellation.
 #
 # * `SessionQuery(unassigned=True)`: events without a `workSessionId` — which the reference leaves out of
 #   every session — form one extra session, `id = "unassigned"`. In the sample these are
-#   conversations started from Discord, DMs and the main session, gate refusals and
-#   observability events: a large share of the traffic that the dashboard's session view
-#   never shows.
+#   the exchanges outside any task (auto-routed Discord mentions and gate refusals among
+#   them) and the task hub's nudges and unblock requests, which name their task but not its
+#   work session: a large share of the traffic that the dashboard's session view never
+#   shows.
 
 # %%
 with_unassigned = al.work_sessions(events, al.SessionQuery(unassigned=True), now=NOW)
@@ -433,10 +436,10 @@ if SESSION:
 
 # %% [markdown]
 # Message numbers are counted before the search, so `n` points at the place in the thread.
-# *In the sample* two exchanges hit a gateway overload (HTTP 503): one recovered after a single retry; the
-# other was retried three times, the most the runtime allows, and ended without a reply —
-# the label carries the wait error. Open the threads above at those numbers to see what the
-# agents did next.
+# *In the sample* one exchange hit the rate limit (HTTP 429): it was retried three times, the
+# most the runtime allows, and ended without a reply, written in the older runtime's words
+# (`[outcome] blocked: …`) — the label carries the wait error. Open the thread above at those
+# numbers to see what the agents did next.
 #
 # A compact index of every message of the session, with a search box that runs in the
 # browser without a kernel (a Vega-Lite parameter: type in it where the chart is rendered

@@ -84,8 +84,9 @@ conv.select(
 # %% [markdown]
 # How exchanges end (runtime §3b): **replied**; **no_reply** — the message was delivered but no
 # answer came within the wait (`대기 시간 300초 초과` = waited more than 300 s), or the run
-# failed; **concurrency_blocked** — the target already ran 3 A2A flows and the permit did not
-# come within 30 s; **incomplete** — no `a2a.complete` in the log (still running, or lost).
+# failed; **concurrency_blocked** — the target already ran as many A2A flows as its gate
+# allows (3 by default; *in the sample* 1) and the permit did not come within 30 s;
+# **incomplete** — no `a2a.complete` in the log (still running, or lost).
 
 # %%
 conv.group_by("outcome", "outcome_reason").len("exchanges").sort(

@@ -96,9 +96,10 @@ alt.Chart(summary, title="Findings per rule").mark_bar().encode(
 # ### A few findings explained
 #
 # **`a2a.missing_complete`** — an exchange that never closed. Looking at what else the log says
-# about the same conversation usually tells why (*in the sample*, the first one's send came right
-# after an `a2a.spawn` whose `a2a.spawn_result` reported an error, so the sub-agent never ran).
-# Here the first one of this log, with every event of its conversation:
+# about the same conversation usually tells why (*in the sample*, the only one is the exchange
+# still running when the log was read: its send, near the end of the live file, is its
+# conversation's only event). Here the first one of this log, with every event of its
+# conversation:
 
 # %%
 missing = findings.filter(pl.col("rule") == "a2a.missing_complete")

@@ -146,8 +146,9 @@ if cal is not None:
 #   agents look faster than they are. Runs that ended in an error say nothing of their length.
 #
 # Per target, the family of least AIC (exponential, gamma or lognormal: `family`), with a 95 %
-# profile-likelihood interval on the mean (`mean_lo`–`mean_hi`); agents with fewer than 8 usable replies (*in the sample*: the sub-agents, which
-# only ever send) get the fit pooled over all targets.
+# profile-likelihood interval on the mean (`mean_lo`–`mean_hi`); agents with fewer than 8
+# usable replies get the fit pooled over all targets (*in the sample* every agent has enough:
+# the sub-agents reply to the main agents' delegations).
 
 # %%
 if cal is not None:
@@ -390,9 +391,10 @@ if cal is not None:
 # replications with its confidence interval. A bisection only knows that each replication's
 # capacity lies between the last scale that met the target and the first that missed it, so
 # the interval spans that bracket as well as the spread between replications: replications
-# that end in the same bracket give the bracket, not a zero-width interval. The twin carries the log's failures, so some
-# messages get no reply at any load — more than 5 % of them, and in a day's run sometimes
-# more than 10 % — so p95 and p90 could miss any target at any load; the search holds p85.
+# that end in the same bracket give the bracket, not a zero-width interval. The twin carries
+# the log's failures, so some messages get no reply at any load — *in the sample* about 5 %
+# of them (the `no_reply_rate` of the `today` row above, with its interval) — so p95 could
+# miss any target at any load; the search holds p85.
 # To keep the notebook quick, one day of traffic per run, three replications and a 10 %
 # bracket.
 

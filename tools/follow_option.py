@@ -5,6 +5,7 @@ parsed ``args``) is recorded with its module; a *stay* is a run of consecutive c
 module, a *return* a stay in a module already left. Usage::
 
     python tools/follow_option.py report LOG -o r.html --tz Pacific/Chatham
+    python tools/follow_option.py --calls load LOG --tz Pacific/Chatham  # and each call
 
 (``--tz Pacific/Chatham`` must be among the arguments: it is the value followed.)
 """
@@ -17,6 +18,8 @@ from types import FrameType
 from typing import Any
 
 TZ = "Pacific/Chatham"
+#: ``module:function`` of each call of the last :func:`follow` (``--calls`` prints them).
+names: list[str] = []
 
 
 def _holds(value: object) -> bool:
@@ -32,12 +35,14 @@ def follow(argv: list[str]) -> tuple[int, list[str]]:
     from a2a_lab.cli import main
 
     seq: list[str] = []
+    names.clear()
 
     def tracer(frame: FrameType, event: str, arg: Any) -> None:
         if event == "call":
             mod = str(frame.f_globals.get("__name__", ""))
             if mod.startswith("a2a_lab") and any(_holds(v) for v in frame.f_locals.values()):
                 seq.append(mod)
+                names.append(f"{mod}:{frame.f_code.co_name}")
 
     sys.settrace(tracer)  # type: ignore[arg-type]
     try:
@@ -60,7 +65,10 @@ def stays(seq: list[str]) -> tuple[list[str], int]:
 
 
 if __name__ == "__main__":
-    code, calls = follow(sys.argv[1:])
+    show_calls = sys.argv[1:2] == ["--calls"]
+    code, calls = follow(sys.argv[2:] if show_calls else sys.argv[1:])
+    if show_calls:
+        print("\n".join(names), file=sys.stderr)
     runs, back = stays(calls)
     print(
         f"exit {code}: {len(calls)} calls, {len(runs)} stays in {len(set(runs))} modules, "

@@ -189,11 +189,16 @@ def _after_complete(sent: pl.LazyFrame, keys: list[str]) -> pl.LazyFrame:
 _AMBIGUOUS_EXAMPLES = 5
 
 
-def ambiguity(ex: pl.LazyFrame) -> tuple[pl.LazyFrame, pl.LazyFrame]:
+def ambiguity(
+    ex: pl.LazyFrame, *, by_conversation: bool = False
+) -> tuple[pl.LazyFrame, pl.LazyFrame]:
     """What :func:`_ambiguous` reports of :func:`sequence_frame` (``ex``): the first
     ambiguous exchanges in log order (their first event's ``seq``), and ``_n`` (ambiguous
     exchanges) and ``_all`` (exchanges) in one row. Of several sets of whole
-    conversations: concatenate the first, sort it by ``seq``, and sum the counts."""
+    conversations: concatenate the first, sort it by ``seq``, and sum the counts.
+
+    ``by_conversation``: the first ambiguous exchanges and the counts of each conversation
+    id (a store replaces those of the ids new lines touch)."""
     per = (
         ex.filter(pl.col("exchange") > 0)
         .sort("seq")
@@ -207,10 +212,15 @@ def ambiguity(ex: pl.LazyFrame) -> tuple[pl.LazyFrame, pl.LazyFrame]:
             pl.col("seq").first(),
         )
     )
-    counts = per.select(
-        pl.col("ambiguous").sum().cast(pl.Int64).alias("_n"), pl.len().cast(pl.Int64).alias("_all")
-    )
-    return per.filter("ambiguous").sort("seq").head(_AMBIGUOUS_EXAMPLES), counts
+    n = [
+        pl.col("ambiguous").sum().cast(pl.Int64).alias("_n"),
+        pl.len().cast(pl.Int64).alias("_all"),
+    ]
+    first = per.filter("ambiguous").sort("seq")
+    if by_conversation:
+        heads = first.group_by("conversation_id", maintain_order=True).head(_AMBIGUOUS_EXAMPLES)
+        return heads, per.group_by("conversation_id").agg(n)
+    return first.head(_AMBIGUOUS_EXAMPLES), per.select(n)
 
 
 def _ambiguous(amb: pl.LazyFrame, counts: pl.LazyFrame) -> pl.LazyFrame:

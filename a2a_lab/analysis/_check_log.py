@@ -18,7 +18,6 @@ The findings are those of ``check(load(source).events, report=load(source).repor
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Final
 
 import polars as pl
 
@@ -29,7 +28,8 @@ from a2a_lab.analysis._chunked import (
     spill_dir,
     spill_exchanges,
 )
-from a2a_lab.analysis.checks import _DATA_HASH, CheckOptions, data_hash, run_checks
+from a2a_lab.analysis.checks import _DATA_HASH, LEAN_FIELDS, CheckOptions, data_hash, run_checks
+from a2a_lab.analysis.checks import LEAN_COLUMNS as _LEAN_COLUMNS
 from a2a_lab.io import LoadResult
 from a2a_lab.io._decode import DecodedText, file_label, issues_frame
 from a2a_lab.io._load import data_fields_option, joined_chunks, narrow_data
@@ -37,24 +37,6 @@ from a2a_lab.io._result import load_report, no_timestamp_issues
 from a2a_lab.io._sources import Source, resolve_source
 
 __all__ = ["LEAN_FIELDS", "log_check"]
-
-#: The ``data`` fields the rules other than the A2A sequence read.
-LEAN_FIELDS: Final = (
-    "taskId",
-    "workSessionId",
-    "status",
-    "state",
-    "fromAgent",
-    "toAgent",
-    "senderAgentId",
-    "targetAgentId",
-    "turn",
-    "depth",
-    "conversationId",
-    "parentConversationId",
-)
-#: The top-level columns they read.
-_LEAN_COLUMNS: Final = ("file", "line", "type", "agent_id", "event_ms", "event_time", "status")
 
 
 class _Lean:

@@ -24,7 +24,13 @@ import polars as pl
 from a2a_lab._frames import data_text as _text
 from a2a_lab._frames import narrow, same_kind
 from a2a_lab._options import reject_removed_keywords
-from a2a_lab.analysis._check_a2a import _a2a_sequence
+from a2a_lab.analysis._check_a2a import (
+    _a2a_sequence,
+    _ambiguous,
+    ambiguity,
+    sequence_frame,
+    sequence_rules,
+)
 from a2a_lab.analysis._check_rules import (
     _CAUSE_COLUMNS,
     _D,
@@ -44,14 +50,20 @@ if TYPE_CHECKING:
     from a2a_lab.io import LoadReport
 
 __all__ = [
+    "DATA_HASH_COLUMN",
     "FINDING_SCHEMA",
+    "LEAN_COLUMNS",
+    "LEAN_FIELDS",
     "RULES",
     "SEVERITIES",
     "CheckLimits",
     "CheckOptions",
     "Rule",
+    "ambiguity_finding",
     "check",
     "data_hash",
+    "exchange_findings",
+    "finish_findings",
     "load_findings",
     "replay_guard",
     "run_checks",
@@ -375,6 +387,25 @@ def _clock(events: pl.DataFrame, now_ms: float, tolerance_ms: float) -> list[pl.
 
 #: The column of a lean event frame holding :func:`data_hash` of the event's full ``data``.
 _DATA_HASH = "_data_hash"
+DATA_HASH_COLUMN = _DATA_HASH
+#: The ``data`` fields the rules other than the A2A sequence read (a lean event frame:
+#: ``a2a_lab.analysis._check_log``, and a history store's, ``a2a_lab.materialize``).
+LEAN_FIELDS = (
+    "taskId",
+    "workSessionId",
+    "status",
+    "state",
+    "fromAgent",
+    "toAgent",
+    "senderAgentId",
+    "targetAgentId",
+    "turn",
+    "depth",
+    "conversationId",
+    "parentConversationId",
+)
+#: The top-level columns they read.
+LEAN_COLUMNS = ("file", "line", "type", "agent_id", "event_ms", "event_time", "status")
 
 
 def data_hash() -> pl.Expr:
@@ -606,6 +637,15 @@ def run_checks(
     parts += _identity(events)
     if report is not None:
         parts.append(load_findings(report).lazy())
+    return finish_findings(parts, chosen)
+
+
+def finish_findings(parts: list[pl.LazyFrame], chosen: set[str]) -> pl.DataFrame:
+    """The findings of the rules ``chosen`` among ``parts``, in :func:`check`'s order.
+
+    What :func:`run_checks` does last; a history store's check
+    (``a2a_lab.materialize``), whose findings were mostly made at ingest, does it too.
+    """
     found = pl.concat(
         [p.select(list(FINDING_SCHEMA)).cast(FINDING_SCHEMA) for p in parts]
     ).collect()
@@ -614,6 +654,30 @@ def run_checks(
         {s: i for i, s in enumerate(SEVERITIES)}, return_dtype=pl.Int8
     )
     return found.sort(-sev, "rule", "file", pl.col("lines").list.first(), nulls_last=True)
+
+
+def exchange_findings(ex: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
+    """The A2A sequence findings of :func:`a2a_lab.exchange_events` of whole conversations.
+
+    Returns the findings (:data:`FINDING_SCHEMA`) but the ambiguity summary, and what the
+    summary is made of (:func:`ambiguity_finding`), per conversation id: its first
+    ambiguous exchanges with their ``seq``, and the counts ``_n`` (ambiguous) and ``_all``
+    (exchanges).
+    Of several sets of whole conversations, the summary is that of all of them when the
+    first exchanges are ordered by their first event in the load's order.
+    """
+    seq = sequence_frame(ex)
+    found = pl.collect_all(
+        [p.select(list(FINDING_SCHEMA)).cast(FINDING_SCHEMA) for p in sequence_rules(seq)]
+    )
+    head, count = pl.collect_all(ambiguity(seq, by_conversation=True))
+    return pl.concat(found), head, count
+
+
+def ambiguity_finding(heads: pl.DataFrame, counts: pl.DataFrame) -> pl.LazyFrame:
+    """The ``a2a.ambiguous_exchanges`` finding of :func:`exchange_findings`' ``heads`` (their
+    rows in the load's order) and ``counts`` (rows summed)."""
+    return _ambiguous(heads.lazy(), counts.select("_n", "_all").sum().lazy())
 
 
 def select_rules(select: list[str] | None = None, ignore: list[str] | None = None) -> set[str]:

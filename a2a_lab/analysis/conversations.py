@@ -23,6 +23,7 @@ from pathlib import Path
 
 import polars as pl
 
+from a2a_lab._deep import deep_call
 from a2a_lab._frames import data_text, ms_to_seconds, ms_to_time, same_kind
 from a2a_lab.exchanges import (
     EXCHANGE_TYPES,
@@ -44,6 +45,7 @@ __all__ = [
     "delegation_reports",
     "exchange_events",
     "exchange_summary",
+    "exchanges_and_conversations",
     "intent_expr",
     "outcome_text_expr",
     "pair_stats",
@@ -122,6 +124,25 @@ def conversations(
     # is matched part by part, each part a hash class of conversation ids: the peak is one
     # part's (issue 12); ``seq`` is renumbered within a part, which keeps its order
     return _sorted_by_start(_conversations_by_part(lazy, parts, intent_rules))
+
+
+def exchanges_and_conversations(
+    frame: pl.DataFrame, intent_rules: IntentRules = INTENT_RULES_V1
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """:func:`a2a_lab.exchange_events` and :func:`conversations` of ``frame`` from one matching.
+
+    ``frame`` holds whole conversations (every event of each conversation id it has), in
+    the load's order. The rows carry ``_start_ms``, ``_end_ms`` and ``_first_reply_ms``
+    (the exact times, which order them as :func:`conversations` does). A history store (``a2a_lab.materialize``) keeps both the
+    conversations and the A2A sequence findings of ``check``, which read the same matching.
+    """
+    # the exact search recurses once per event of a segment: room to recurse, as a bucket
+    # of a log's check has (a2a_lab.analysis._chunked.matched)
+    ex = deep_call(
+        lambda: exchange_events(frame.lazy(), intent_rules=intent_rules).collect(),
+        depth=frame.height,
+    )
+    return ex, _conversations_of(ex.lazy(), intent_rules, with_ms=True)
 
 
 def _conversations_by_part(

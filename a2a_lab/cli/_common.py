@@ -7,8 +7,8 @@ import contextlib
 import json
 import math
 import sys
-from collections.abc import Callable
-from typing import Any, NoReturn, TypeVar
+from collections.abc import Callable, Iterator
+from typing import Any, NoReturn, TypeAlias, TypeVar
 
 T = TypeVar("T")
 
@@ -51,6 +51,22 @@ class OneLineArgumentParser(argparse.ArgumentParser):
         program, _, command = self.prog.partition(" ")
         report_error(program, f"{command}: {message}" if command else message)
         raise SystemExit(2)
+
+
+#: The sub-command table every command module's ``register`` adds its parsers to.
+Commands: TypeAlias = "argparse._SubParsersAction[OneLineArgumentParser]"
+
+
+@contextlib.contextmanager
+def errors_as_cli(*expected: type[Exception], os_error: str) -> Iterator[None]:
+    """Run the block; an exception of ``expected`` (a library's error a user can fix) becomes
+    a :class:`CliError` of its text, any other OSError ``"{os_error}: {reason}"``."""
+    try:
+        yield
+    except expected as exc:
+        raise CliError(str(exc)) from None
+    except OSError as exc:
+        raise CliError(f"{os_error}: {exc.strerror or exc}") from None
 
 
 def print_json(obj: Any) -> None:
@@ -113,6 +129,25 @@ def _argument_type(check: Callable[..., T], value: Any, name: str) -> T:
         return check(value, name=name)
     except ValueError as exc:
         raise argparse.ArgumentTypeError(str(exc).removeprefix(f"{name}: ")) from None
+
+
+def add_number_option(
+    parser: Any, flag: str, parse: Callable[[str], float], default: float, help: str, **kw: Any
+) -> None:
+    """``flag N``: a number read by ``parse`` (:func:`int_option`, :func:`float_option`); its
+    help ends with the default, so the two cannot disagree."""
+    shown = default if isinstance(default, int) else f"{default:g}"
+    parser.add_argument(flag, type=parse, default=default, help=f"{help} (default {shown})", **kw)
+
+
+def add_seed_option(parser: Any, of: str) -> None:
+    """``--seed``: the seed of ``of`` (``"the run's"``), any 63-bit integer; default 0."""
+    add_number_option(parser, "--seed", int_option(0, 2**63 - 1), 0, f"{of} seed")
+
+
+def add_output_file(parser: Any, metavar: str, help: str, *, required: bool = False) -> None:
+    """``-o``/``--output``: the file a command writes (one spelling on every command)."""
+    parser.add_argument("-o", "--output", required=required, metavar=metavar, help=help)
 
 
 def instant_option(text: str) -> float:
@@ -311,7 +346,7 @@ SOURCE_HELP = "an NDJSON file, a glob, or a log directory"
 
 
 def add_command(
-    sub: argparse._SubParsersAction[OneLineArgumentParser],
+    sub: Commands,
     name: str,
     run: Callable[[argparse.Namespace], int],
     *,

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from a2a_lab.cli._common import (
     CliError,
-    OneLineArgumentParser,
+    Commands,
     add_command,
     add_window_options,
     check_output,
@@ -40,7 +40,7 @@ if TYPE_CHECKING:
 _JSON_TIME_FORMAT = "%Y-%m-%dT%H:%M:%S%.3fZ"
 
 
-def register(sub: argparse._SubParsersAction[OneLineArgumentParser]) -> None:
+def register(sub: Commands) -> None:
     p = add_command(
         sub,
         "conversations",
@@ -88,8 +88,6 @@ _JSON_ROWS = 20_000
 def run_conversations(args: argparse.Namespace) -> int:
     import polars as pl
 
-    from a2a_lab.analysis.conversations import conversations
-    from a2a_lab.cli._source import lean_engine, log_conversations_of, scan_source
     from a2a_lab.io import is_store
 
     check_output(args.output)
@@ -101,6 +99,10 @@ def run_conversations(args: argparse.Namespace) -> int:
         if args.since is None and args.until is None
         else None
     )
+    if conv is None:
+        # imported here: the table above needs neither the loader nor the matcher
+        from a2a_lab.analysis.conversations import conversations
+        from a2a_lab.cli._source import lean_engine, log_conversations_of, scan_source
     if conv is None and not is_store(args.source):
         # a log is read once and matched a bucket of whole conversations at a time
         conv = log_conversations_of(args)

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, TextIO
 
 from a2a_lab.cli._common import (
     CliError,
-    OneLineArgumentParser,
+    Commands,
     add_command,
     cli_tz,
     read_input,
@@ -46,6 +46,8 @@ def add_main_agent_options(parser: argparse.ArgumentParser) -> None:
 
 def main_agents(args: argparse.Namespace) -> frozenset[str] | None:
     """The main-agent set the options name (None: the rule set's default)."""
+    if args.openclaw_config is None and args.main_agents is None:
+        return None  # without importing enrichment: a store's sessions table needs none
     from a2a_lab.enrich import resolve_main_agents
 
     if args.openclaw_config is not None:
@@ -90,7 +92,7 @@ def load_enriched(args: argparse.Namespace) -> tuple[pl.DataFrame, list[str]]:
     return enrich(loaded.events, main_agents=agents), list(loaded.report.files)
 
 
-def register(sub: argparse._SubParsersAction[OneLineArgumentParser]) -> None:
+def register(sub: Commands) -> None:
     p = add_command(
         sub,
         "enrich",

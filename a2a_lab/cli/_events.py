@@ -6,7 +6,7 @@ import argparse
 import sys
 
 from a2a_lab.cli._common import (
-    OneLineArgumentParser,
+    Commands,
     add_command,
     add_output_option,
     check_output,
@@ -18,7 +18,7 @@ from a2a_lab.cli._enrich import add_main_agent_options, load_enriched
 from a2a_lab.cli._sessions import limit_option
 
 
-def register(sub: argparse._SubParsersAction[OneLineArgumentParser]) -> None:
+def register(sub: Commands) -> None:
     p = add_command(
         sub,
         "events",

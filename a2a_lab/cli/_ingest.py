@@ -6,11 +6,11 @@ import argparse
 import os
 import sys
 
-from a2a_lab.cli._common import CliError, OneLineArgumentParser, add_command, cli_tz, print_json
+from a2a_lab.cli._common import CliError, Commands, add_command, cli_tz, print_json
 from a2a_lab.time import TZ_ENV
 
 
-def register(sub: argparse._SubParsersAction[OneLineArgumentParser]) -> None:
+def register(sub: Commands) -> None:
     p = add_command(
         sub,
         "ingest",

@@ -6,12 +6,12 @@ import argparse
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from a2a_lab.cli._common import OneLineArgumentParser
+    from a2a_lab.cli._common import Commands
 
 from a2a_lab.cli._common import add_command, cli_tz
 
 
-def register(sub: argparse._SubParsersAction[OneLineArgumentParser]) -> None:
+def register(sub: Commands) -> None:
     p = add_command(
         sub,
         "load",

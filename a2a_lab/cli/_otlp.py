@@ -7,15 +7,18 @@ import sys
 
 from a2a_lab.cli._common import (
     CliError,
-    OneLineArgumentParser,
+    Commands,
     add_command,
+    add_number_option,
+    add_output_file,
     cli_tz,
+    errors_as_cli,
     float_option,
     int_option,
 )
 
 
-def register(sub: argparse._SubParsersAction[OneLineArgumentParser]) -> None:
+def register(sub: Commands) -> None:
     p = add_command(
         sub,
         "export-otlp",
@@ -35,40 +38,27 @@ def register(sub: argparse._SubParsersAction[OneLineArgumentParser]) -> None:
     )
     out = p.add_mutually_exclusive_group(required=True)
     out.add_argument("--endpoint", metavar="URL", help="an OTLP/HTTP traces URL (.../v1/traces)")
-    out.add_argument(
-        "-o", "--output", metavar="FILE.json", help="write OTLP/JSON, one request per line"
-    )
+    add_output_file(out, "FILE.json", "write OTLP/JSON, one request per line")
     p.add_argument(
         "--project",
         default="a2a-lab",
         help="openinference.project.name of the traces (the Phoenix project; default a2a-lab)",
     )
-    p.add_argument(
-        "--batch",
-        type=int_option(1, 1_000_000),
-        default=2_000,
-        metavar="N",
-        help="exchanges per request (default 2000)",
-    )
-    p.add_argument(
-        "--timeout",
-        type=float_option(0.1, 3600.0),
-        default=30.0,
-        metavar="SECONDS",
-        help="how long the exporter tries one request, retries included (default 30)",
-    )
+    batch, timeout = int_option(1, 1_000_000), float_option(0.1, 3600.0)
+    add_number_option(p, "--batch", batch, 2_000, "exchanges per request", metavar="N")
+    per_request = "how long the exporter tries one request, retries included"
+    add_number_option(p, "--timeout", timeout, 30.0, per_request, metavar="SECONDS")
     p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
 
 
 def run_export_otlp(args: argparse.Namespace) -> int:
     from a2a_lab.cli._source import load_source
     from a2a_lab.io import SourceError, is_store
-    from a2a_lab.otel import OtlpExportError
-    from a2a_lab.otel._export import log_otlp_lines, otlp_lines, write_otlp
+    from a2a_lab.otel import OtlpExportError, log_otlp_lines, otlp_lines, write_otlp
 
     if args.endpoint is not None and not args.endpoint.startswith(("http://", "https://")):
         raise CliError(f"--endpoint must be an http:// or https:// URL, not {args.endpoint!r}")
-    try:
+    with errors_as_cli(SourceError, OtlpExportError, os_error=f"cannot write {args.output}"):
         if is_store(args.source):
             events = load_source(args.source, tz=cli_tz(args)).events
             lines = otlp_lines(events, project=args.project, batch_exchanges=args.batch)
@@ -84,12 +74,6 @@ def run_export_otlp(args: argparse.Namespace) -> int:
             progress=not args.no_progress,
             timeout_s=args.timeout,
         )
-    except SourceError as exc:
-        raise CliError(str(exc)) from None
-    except OtlpExportError as exc:
-        raise CliError(str(exc)) from None
-    except OSError as exc:
-        raise CliError(f"cannot write {args.output}: {exc.strerror or exc}") from None
     print(
         f"{res.exchanges} exchanges -> {res.spans} spans ({res.span_events} log events) "
         f"in {res.requests} requests -> {res.target}",

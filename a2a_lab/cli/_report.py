@@ -6,13 +6,13 @@ import argparse
 import sys
 from pathlib import Path
 
-from a2a_lab.cli._common import CliError, OneLineArgumentParser, add_command, cli_tz
+from a2a_lab.cli._common import CliError, Commands, add_command, cli_tz
 
 #: The file names ``-o`` accepts (compared case-insensitively).
 HTML_SUFFIXES = (".html", ".htm")
 
 
-def register(sub: argparse._SubParsersAction[OneLineArgumentParser]) -> None:
+def register(sub: Commands) -> None:
     p = add_command(
         sub,
         "report",

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from a2a_lab.cli._common import (
     CliError,
-    OneLineArgumentParser,
+    Commands,
     add_command,
     cli_tz,
     int_option,
@@ -18,7 +18,7 @@ from a2a_lab.cli._common import (
 from a2a_lab.cli._enrich import add_main_agent_options, main_agents
 
 
-def register(sub: argparse._SubParsersAction[OneLineArgumentParser]) -> None:
+def register(sub: Commands) -> None:
     p = add_command(
         sub,
         "serve",
@@ -53,9 +53,10 @@ def register(sub: argparse._SubParsersAction[OneLineArgumentParser]) -> None:
     p.add_argument(
         "--refresh",
         type=float,
-        default=0.5,
+        default=0.25,
         metavar="S",
-        help="seconds between two reads of the live log (default 0.5)",
+        help="seconds between two reads of the live log (default 0.25; each reads only "
+        "the bytes appended since the last)",
     )
     p.add_argument(
         "--max-stale",

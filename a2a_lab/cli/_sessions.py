@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from a2a_lab.cli._common import (
     CliError,
-    OneLineArgumentParser,
+    Commands,
     add_command,
     add_output_option,
     add_window_options,
@@ -28,7 +28,7 @@ if TYPE_CHECKING:  # Polars loads when a command runs, not for --help
     import polars as pl
 
 
-def register(sub: argparse._SubParsersAction[OneLineArgumentParser]) -> None:
+def register(sub: Commands) -> None:
     p = add_command(
         sub,
         "work-sessions",
@@ -44,29 +44,20 @@ def register(sub: argparse._SubParsersAction[OneLineArgumentParser]) -> None:
         "  a2a-lab work-sessions ~/.openclaw/logs --format json > work-sessions.json\n"
         "  a2a-lab work-sessions ~/.openclaw/logs --since 2026-02-18 --until 2026-02-19 -o sessions.csv",
     )
-    p.add_argument(
-        "--role", action="append", metavar="R", help="keep events of this role (before building)"
-    )
-    p.add_argument(
-        "--type", action="append", metavar="T", help="keep events of this type (before building)"
-    )
-    p.add_argument(
-        "--status", action="append", metavar="S", help="keep sessions: ACTIVE, QUIET, ARCHIVED"
-    )
-    p.add_argument(
-        "--view-category", metavar="C", help="keep sessions of this category ('all': every one)"
-    )
-    p.add_argument(
-        "--sub-tag", metavar="X", help="keep sessions with this sub-tag (case-insensitive)"
-    )
-    p.add_argument(
-        "--limit", metavar="N", help="at most this many sessions (default 100; 0 means 100)"
-    )
-    p.add_argument(
-        "--overrides",
-        metavar="F",
-        help="category overrides file {workSessionId: {collabCategory, ...}}",
-    )
+    # the dashboard's query parameters: the repeated ones, then the single ones
+    for flag, metavar, help in (
+        ("--role", "R", "keep events of this role (before building)"),
+        ("--type", "T", "keep events of this type (before building)"),
+        ("--status", "S", "keep sessions: ACTIVE, QUIET, ARCHIVED"),
+    ):
+        p.add_argument(flag, action="append", metavar=metavar, help=help)
+    for flag, metavar, help in (
+        ("--view-category", "C", "keep sessions of this category ('all': every one)"),
+        ("--sub-tag", "X", "keep sessions with this sub-tag (case-insensitive)"),
+        ("--limit", "N", "at most this many sessions (default 100; 0 means 100)"),
+        ("--overrides", "F", "category overrides file {workSessionId: {collabCategory, ...}}"),
+    ):
+        p.add_argument(flag, metavar=metavar, help=help)
     add_window_options(p)
     add_main_agent_options(p)
     add_output_option(p, "matched sessions (one row each, not only the --limit page)")
@@ -90,9 +81,9 @@ def print_summary(result: Any, fmt: str, limit: str | None, tz: str) -> None:
     """The page's sessions (the API's ``--limit`` page) as a table or CSV; counts on stderr."""
     import polars as pl
 
-    from a2a_lab.sessions._js import _limit_count
+    from a2a_lab.sessions import limit_count
 
-    page = _limit_count(limit)
+    page = limit_count(limit)
     counts = result.sessions.group_by("status").len().sort("status").rows()
     sessions = result.sessions if page is None else result.sessions.head(page)
     shown = sessions.select(TABLE_COLUMNS).with_columns(
@@ -111,9 +102,9 @@ def print_summary(result: Any, fmt: str, limit: str | None, tz: str) -> None:
 
 def number_option(name: str, value: str) -> float:
     """A numeric option value as JavaScript's ``Number()`` reads it; anything else is an error."""
-    from a2a_lab.sessions import _js_number
+    from a2a_lab.sessions import js_number
 
-    number = _js_number(value)
+    number = js_number(value)
     if math.isnan(number):
         raise CliError(f"{name} must be a number, not {value!r}")
     return number
@@ -237,30 +228,29 @@ def run(args: argparse.Namespace) -> int:
             invalid=f"overrides file {args.overrides}",
         )
         _check_overrides(args.overrides, overrides)
-    from a2a_lab.cli._source import lean_engine, scan_source
-    from a2a_lab.enrich import enrich
-
     agents = main_agents(args)
     stored = stored_sessions(args, agents)
     if stored is not None:
         snap, enriched = stored
         from a2a_lab.materialize import stored_work_sessions
 
-        with lean_engine():
-            result = stored_work_sessions(
-                snap,
-                enriched,
-                SessionQuery(
-                    status=args.status,
-                    view_category=args.view_category,
-                    sub_tag=args.sub_tag,
-                    limit=args.limit,
-                ),
-                now=now,
-                overrides=overrides,
-                threads=args.format == "json" and args.output is None,
-            )
-            return _print_result(result, args)
+        result = stored_work_sessions(
+            snap,
+            enriched,
+            SessionQuery(
+                status=args.status,
+                view_category=args.view_category,
+                sub_tag=args.sub_tag,
+                limit=args.limit,
+            ),
+            now=now,
+            overrides=overrides,
+            threads=args.format == "json" and args.output is None,
+        )
+        return _print_result(result, args)
+    # imported only here: the sessions table above needs neither the loader nor enrichment
+    from a2a_lab.cli._source import lean_engine, scan_source
+    from a2a_lab.enrich import enrich
 
     # a store is scanned lazily: only the columns and data fields work sessions select
     # are read, collected by the streaming engine (the page's event objects re-read their

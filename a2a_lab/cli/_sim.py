@@ -16,8 +16,12 @@ from typing import Any
 
 from a2a_lab.cli._common import (
     CliError,
+    Commands,
     OneLineArgumentParser,
     add_command,
+    add_number_option,
+    add_output_file,
+    add_seed_option,
     cli_tz,
     int_option,
     one_line,
@@ -62,7 +66,12 @@ def read_config(path: str, option: str = "CONFIG") -> Any:
         raise CliError(f"{option} {path}: {exc}") from None
 
 
-def register(sub: argparse._SubParsersAction[OneLineArgumentParser]) -> None:
+def add_config_argument(parser: OneLineArgumentParser, help: str) -> None:
+    """``CONFIG``: the SimConfig JSON file a simulator command reads (:func:`read_config`)."""
+    parser.add_argument("config", metavar="CONFIG", help=help)
+
+
+def register(sub: Commands) -> None:
     """Add ``simulate``, ``sweep`` and ``calibrate`` to the CLI's commands."""
     s = add_command(
         sub,
@@ -79,16 +88,11 @@ def register(sub: argparse._SubParsersAction[OneLineArgumentParser]) -> None:
         epilog="example:\n  a2a-lab simulate twin.json --seed 7 -o simulated-logs/\n"
         "  a2a-lab simulate twin.json --format json",
     )
-    s.add_argument("config", metavar="CONFIG", help="a SimConfig JSON file")
-    s.add_argument(
-        "-o",
-        "--output",
-        metavar="LOG",
-        help="write the simulated log: LOG.ndjson, or a directory (created; rotated files)",
+    add_config_argument(s, "a SimConfig JSON file")
+    add_output_file(
+        s, "LOG", "write the simulated log: LOG.ndjson, or a directory (created; rotated files)"
     )
-    s.add_argument(
-        "--seed", type=int_option(0, 2**63 - 1), default=0, help="the run's seed (default 0)"
-    )
+    add_seed_option(s, "the run's")
     add_format_option(s)
 
     _register_sweep(sub)
@@ -107,13 +111,11 @@ def register(sub: argparse._SubParsersAction[OneLineArgumentParser]) -> None:
         epilog="example:\n  a2a-lab calibrate ~/.openclaw/logs -o twin.json --tz Asia/Seoul\n"
         "  a2a-lab report ~/.openclaw/logs --sim twin.json -o report.html",
     )
-    c.add_argument(
-        "-o", "--output", required=True, metavar="FILE", help="the twin's SimConfig JSON to write"
-    )
+    add_output_file(c, "FILE", "the twin's SimConfig JSON to write", required=True)
     add_format_option(c)
 
 
-def _register_sweep(sub: argparse._SubParsersAction[OneLineArgumentParser]) -> None:
+def _register_sweep(sub: Commands) -> None:
     """Add ``sweep`` to the CLI's commands."""
     w = add_command(
         sub,
@@ -133,23 +135,16 @@ def _register_sweep(sub: argparse._SubParsersAction[OneLineArgumentParser]) -> N
         "  a2a-lab sweep twin.json --grid '{\"rate_scale\": [0.5, 1, 2]}' --replications 10 --seed 1\n"
         "  a2a-lab sweep twin.json --grid grid.json --metrics p95_latency_s,utilization -o sweep.csv",
     )
-    w.add_argument("config", metavar="CONFIG", help="the base SimConfig JSON file")
+    add_config_argument(w, "the base SimConfig JSON file")
     w.add_argument(
         "--grid",
         required=True,
         metavar="GRID",
         help="a JSON object {parameter: [values]} or list of points, inline or a file",
     )
-    w.add_argument(
-        "--replications",
-        type=int_option(1, 100_000),
-        default=10,
-        metavar="N",
-        help="replications per point (default 10)",
-    )
-    w.add_argument(
-        "--seed", type=int_option(0, 2**63 - 1), default=0, help="the experiment's seed (default 0)"
-    )
+    replications = int_option(1, 100_000)
+    add_number_option(w, "--replications", replications, 10, "replications per point", metavar="N")
+    add_seed_option(w, "the experiment's")
     w.add_argument(
         "--metrics",
         metavar="M",
@@ -168,11 +163,8 @@ def _register_sweep(sub: argparse._SubParsersAction[OneLineArgumentParser]) -> N
         metavar="N",
         help="processes (default: one per CPU; 1 runs in this process)",
     )
-    w.add_argument(
-        "-o",
-        "--output",
-        metavar="FILE",
-        help="write the table (every interval bound) to FILE.csv, .parquet, .json or .ndjson",
+    add_output_file(
+        w, "FILE", "write the table (every interval bound) to FILE.csv, .parquet, .json or .ndjson"
     )
     add_format_option(w)
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import atexit
 import os
+import re
 import shutil
 import tempfile
 import threading
@@ -85,3 +86,30 @@ def polars_path(path: str | os.PathLike[str]) -> Path:
     if _is_utf8(name):
         return _alias(parent) / name
     return _alias(full)
+
+
+def file_label(path: str | os.PathLike[str]) -> str:
+    """A file's name as the frames' ``file`` column holds it: valid UTF-8 always.
+
+    A name with bytes that are not UTF-8 (Python holds them as lone surrogates, which
+    Polars and every text output refuse) shows each such byte as ``\\xNN``; a UTF-8 name
+    is kept as it is. :func:`label_path` finds the file again.
+
+    >>> file_label(os.fsdecode(b"log\\xff.ndjson")), file_label("로그.ndjson")
+    ('log\\\\xff.ndjson', '로그.ndjson')
+    """
+    name = str(path)
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return os.fsencode(name).decode("utf-8", "backslashreplace")
+    return name
+
+
+def label_path(label: str) -> Path:
+    """The file a :func:`file_label` names (the label itself when such a file exists)."""
+    path = Path(label)
+    if path.exists() or "\\x" not in label:
+        return path
+    raw = re.sub(rb"\\x([0-9a-f]{2})", lambda m: bytes([int(m.group(1), 16)]), label.encode())
+    return Path(os.fsdecode(raw))

@@ -8,13 +8,16 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import polars as pl
 
-from a2a_lab.io._decode import DecodedText, decode_chunk, issues_frame
 from a2a_lab.io._tracking import Piece
 from a2a_lab.schema import polars_schema
+
+if TYPE_CHECKING:
+    # the decoder (pydantic) loads when a decode needs it: a store's reads import none of it
+    from a2a_lab.io._decode import DecodedText
 
 __all__ = [
     "LoadReport",
@@ -317,6 +320,8 @@ def decode_bytes(
 
     Returns the decoded text and an (empty) frame of extra issues, for :func:`_finish`.
     """
+    from a2a_lab.io._decode import decode_chunk, issues_frame
+
     return decode_chunk(data, file=file, timezone=timezone, raw=raw), issues_frame([])
 
 
@@ -347,6 +352,8 @@ def join_decoded(
     decoded: list[tuple[str, DecodedText, pl.DataFrame]],
 ) -> list[tuple[str, DecodedText, pl.DataFrame]]:
     """Join consecutive decoded pieces of one file into one entry."""
+    from a2a_lab.io._decode import DecodedText
+
     out: list[tuple[str, DecodedText, pl.DataFrame]] = []
     for name, dec, extra in decoded:
         if out and out[-1][0] == name:

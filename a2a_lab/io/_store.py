@@ -60,15 +60,14 @@ from a2a_lab.io._store_state import (
     _State,
     check,
     crash_point,
-    ignore_unproven,
     is_store,
     locked,
     next_generation,
     part_files,
     part_rows,
     read_state,
+    recover,
     remove_retired,
-    remove_uncommitted,
     repair_hint,
     sha256_of,
     write_journal,
@@ -151,12 +150,7 @@ def _open_state(
         raise StoreError(
             f"timezone: the store {store} was ingested with {state.timezone!r}, not {timezone!r}"
         )
-    n = remove_uncommitted(store, state.generation)
-    if n:
-        report.recovered.append(f"deleted {n} uncommitted part file(s) of an interrupted ingest")
-    for rel in ignore_unproven(store, state):
-        report.recovered.append(f"left {rel} in place: no journal proves an ingest wrote it")
-    remove_retired(store, state)
+    report.recovered += recover(store, state)
     _upgrade(store, state)
     check(store, state, full=full)
     return state
@@ -242,15 +236,7 @@ def ingest(
     """
     timezone = None if tz is None else check_tz(tz)
     started = time.perf_counter()
-    logdir_path, single = split_target(logdir)
-    if single is not None:
-        raise StoreError(f"logdir: a log directory or its live file is needed, not {logdir}")
-    logdir_path = logdir_path.absolute()
-    if not logdir_path.is_dir():
-        raise StoreError(f"logdir: no such directory: {logdir_path}")
-    store_path = Path(store).expanduser().absolute()
-    if store_path == logdir_path:
-        raise StoreError("store: the store cannot be the log directory itself")
+    logdir_path, store_path = _targets(logdir, store)
     _prepare(store_path)
     report = IngestReport(store=store_path)
     with locked(store_path) as stale:
@@ -267,26 +253,7 @@ def ingest(
         write_journal(store_path, state.generation)
         crash_point("journal")
         writer = _Writer(store_path, state)
-        kept: list[tuple[str, DecodedText, pl.DataFrame]] = []
-        bar = _progress(progress)
-        try:
-            for piece in new_pieces(
-                logdir_path,
-                state.cursors,
-                _next_id(state.cursors),
-                single=None,
-                seen=lambda c: seen_lines(store_path, committed, c.id),
-            ):
-                if piece.repeat:
-                    _repeat_piece(piece, state, writer, report)
-                else:
-                    dec, extra = _ingest_piece(piece, state, writer, report)
-                    if keep_events:
-                        kept.append((str(piece.path), dec, extra))
-                    del dec, extra
-                bar.update(len(piece.data))
-        finally:
-            bar.close()
+        kept = _add_pieces(logdir_path, state, writer, report, committed, keep_events, progress)
         report.damaged = _damaged(logdir_path, state.cursors)
         state.files = list(writer.files.values())
         state.retired = state.retired + writer.retired
@@ -299,6 +266,53 @@ def ingest(
         report.new = _finish(join_decoded(kept), state.timezone, True)
     report.seconds = time.perf_counter() - started
     return report
+
+
+def _targets(logdir: str | os.PathLike[str], store: str | os.PathLike[str]) -> tuple[Path, Path]:
+    """The log directory and the store, absolute, checked (a directory, not the same)."""
+    logdir_path, single = split_target(logdir)
+    if single is not None:
+        raise StoreError(f"logdir: a log directory or its live file is needed, not {logdir}")
+    logdir_path = logdir_path.absolute()
+    if not logdir_path.is_dir():
+        raise StoreError(f"logdir: no such directory: {logdir_path}")
+    store_path = Path(store).expanduser().absolute()
+    if store_path == logdir_path:
+        raise StoreError("store: the store cannot be the log directory itself")
+    return logdir_path, store_path
+
+
+def _add_pieces(
+    logdir: Path,
+    state: _State,
+    writer: _Writer,
+    report: IngestReport,
+    committed: list[FileEntry],
+    keep_events: bool,
+    progress: bool | None,
+) -> list[tuple[str, DecodedText, pl.DataFrame]]:
+    """Write the new pieces of the log directory's files; the decoded ones if ``keep_events``."""
+    kept: list[tuple[str, DecodedText, pl.DataFrame]] = []
+    bar = _progress(progress)
+    try:
+        for piece in new_pieces(
+            logdir,
+            state.cursors,
+            _next_id(state.cursors),
+            single=None,
+            seen=lambda c: seen_lines(writer.store, committed, c.id),
+        ):
+            if piece.repeat:
+                _repeat_piece(piece, state, writer, report)
+            else:
+                dec, extra = _ingest_piece(piece, state, writer, report)
+                if keep_events:
+                    kept.append((str(piece.path), dec, extra))
+                del dec, extra
+            bar.update(len(piece.data))
+    finally:
+        bar.close()
+    return kept
 
 
 def seen_lines(store: Path, files: list[FileEntry], source: int) -> pl.Series:

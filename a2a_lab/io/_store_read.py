@@ -13,8 +13,7 @@ from pathlib import Path
 
 import polars as pl
 
-from a2a_lab.io._decode import file_label
-from a2a_lab.io._paths import polars_path
+from a2a_lab.io._paths import file_label, polars_path
 from a2a_lab.io._result import LoadReport, LoadResult, _counts, no_timestamp_issues
 from a2a_lab.io._sources import rotation_key
 from a2a_lab.io._store_state import LINE_NOTES, _State, verified_state
@@ -192,8 +191,14 @@ def load_store(
     events = events.drop("_rank")
     if sort and not events["event_ms"].is_sorted():
         events = events.sort("event_ms", maintain_order=True)
+    return LoadResult(events=events, report=_report(store_path, state, events))
+
+
+def _report(store: Path, state: _State, events: pl.DataFrame) -> LoadReport:
+    """The load report of the store's lines: ``events`` (``file``, ``line``, ``type``,
+    ``event_ms`` of every stored event, in the load's order) and the notes."""
     names = _file_names(state)
-    notes_parts = _parts(store_path, state, "notes")
+    notes_parts = _parts(store, state, "notes")
     notes = (
         pl.scan_parquet([polars_path(p) for p in notes_parts])
         .join(names.lazy(), on="source", how="left")
@@ -221,7 +226,7 @@ def load_store(
     for c, name in zip(_ordered_cursors(state), names["file"], strict=True):
         lines[name] = lines.get(name, 0) + c.lines - repeats.get(c.id, 0)
         blank[name] = blank.get(name, 0) + c.blank
-    report = LoadReport(
+    return LoadReport(
         files=list(dict.fromkeys(names["file"])),
         lines=lines,
         blank=blank,
@@ -231,7 +236,24 @@ def load_store(
         events=events.height,
         exact_lines=sum(c.exact for c in state.cursors),
     )
-    return LoadResult(events=events, report=report)
+
+
+def store_report(store: str | os.PathLike[str]) -> LoadReport:
+    """The report :func:`load_store` gives, reading four narrow columns instead of the events.
+
+    For a query answered from the store's tables (``a2a-lab check STORE``), which still
+    reports the load (its rejects are ``load.rejects`` findings).
+    """
+    store_path = Path(store).expanduser()
+    state = verified_state(store_path)
+    events = (
+        _named(_scan_events(store_path, state).select("source", "line", "type", "event_ms"), state)
+        .sort("_rank", "line")
+        .select("file", "line", "type", "event_ms")
+        .collect()
+        .sort("event_ms", maintain_order=True)
+    )
+    return _report(store_path, state, events)
 
 
 def _scan_lines(store: Path, state: _State) -> pl.LazyFrame:

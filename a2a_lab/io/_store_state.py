@@ -597,3 +597,17 @@ def remove_retired(store: Path, state: _State) -> None:
                 path.unlink()
                 crash_point("retire")
     state.retired = [e for e in state.retired if (store / e.path).exists()]
+
+
+def recover(store: Path, state: _State) -> list[str]:
+    """Remove what an interrupted ingest or table update left (its uncommitted parts, the
+    parts its commit retired); returns what was done, for the report. The caller checks
+    the store next."""
+    notes = []
+    n = remove_uncommitted(store, state.generation)
+    if n:
+        notes.append(f"deleted {n} uncommitted part file(s) of an interrupted ingest")
+    for rel in ignore_unproven(store, state):
+        notes.append(f"left {rel} in place: no journal proves an ingest wrote it")
+    remove_retired(store, state)
+    return notes

@@ -35,18 +35,16 @@ from a2a_lab.io._store_state import (
     StoreError,
     _State,
     check,
-    crash_point,
-    ignore_unproven,
     locked,
     next_generation,
     read_state,
+    recover,
     remove_retired,
-    remove_uncommitted,
-    sha256_of,
     verified_state,
     write_journal,
     write_state,
 )
+from a2a_lab.io._store_write import _write_part
 
 __all__ = ["StoreSnapshot", "StoreTable", "TableUpdate", "open_store", "update_store"]
 
@@ -86,14 +84,12 @@ class StoreSnapshot:
 
     Attributes
     ----------
-    path
-        The store directory.
-    timezone
-        The store's zone.
+    path, timezone
+        The store directory and its zone (fixed by the first ingest).
     generation
         The state's generation (changes with every commit).
-    event_parts
-        Relative paths of the event parts, with :attr:`event_rows` their row counts.
+    event_parts, event_rows
+        Relative paths of the event parts, and their row counts.
     """
 
     path: Path
@@ -223,23 +219,8 @@ class TableUpdate:
         self._start()
         self._counter += 1
         rel = f"{TABLES_KIND}/{name}/part-{self._generation:08d}-{self._counter:05d}.parquet"
-        path = self._store / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(path.name + ".tmp")
-        frame.write_parquet(polars_path(tmp))
-        with tmp.open("rb") as fh:
-            os.fsync(fh.fileno())
-        crash_point("table-part-tmp")
-        os.replace(tmp, path)
-        crash_point("table-part")
-        st = path.stat()
-        self._files[rel] = FileEntry(
-            path=rel,
-            kind=TABLES_KIND,
-            rows=frame.height,
-            bytes=st.st_size,
-            sha256=sha256_of(path),
-            mtime_ns=st.st_mtime_ns,
+        self._files[rel] = _write_part(
+            self._store, rel, frame, None, rows=frame.height, lines={}, crash="table-part"
         )
         return rel
 
@@ -295,8 +276,6 @@ def update_store(store: str | os.PathLike[str]) -> Iterator[TableUpdate]:
 
 def _recovered(store: Path) -> _State:
     state = read_state(store)
-    remove_uncommitted(store, state.generation)
-    ignore_unproven(store, state)
-    remove_retired(store, state)
+    recover(store, state)
     check(store, state)
     return state

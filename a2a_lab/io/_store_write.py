@@ -7,12 +7,10 @@ import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
 import polars as pl
 
-from a2a_lab.io._decode import DecodedText
 from a2a_lab.io._paths import polars_path
 from a2a_lab.io._result import LoadResult, decode_piece
 from a2a_lab.io._store_state import (
@@ -27,6 +25,11 @@ from a2a_lab.io._store_state import (
 )
 from a2a_lab.io._tracking import Piece
 from a2a_lab.time import format_time
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from a2a_lab.io._decode import DecodedText
 
 #: The Parquet footer key listing the ``data`` fields a part holds values of.
 DATA_FIELDS_KEY = "a2a_lab.data_fields"
@@ -142,8 +145,10 @@ def _write_part(
     *,
     rows: int,
     lines: dict[int, int],
+    crash: str = "part",
 ) -> FileEntry:
     """Write a part under a temporary name, flush it to disk, give it its name; its entry.
+    (``crash``: the name of its crash points, ``{crash}-tmp`` and ``{crash}``.)
 
     The checksum is of the bytes read back (from the page cache: the part was just
     written), so the state records what is on disk.
@@ -159,9 +164,9 @@ def _write_part(
         frame.write_parquet(polars_path(tmp), metadata=metadata, row_group_size=ROW_GROUP_ROWS)
     with tmp.open("rb") as fh:
         os.fsync(fh.fileno())
-    crash_point("part-tmp")
+    crash_point(f"{crash}-tmp")
     os.replace(tmp, path)
-    crash_point("part")
+    crash_point(crash)
     st = path.stat()
     return FileEntry(
         path=rel,
@@ -242,6 +247,8 @@ def merge_notes(notes: list[str | None]) -> str | None:
 
 def _line_bounds(data: bytes) -> tuple[np.ndarray, np.ndarray]:
     """Start and end (newline excluded) byte of every physical line of ``data``."""
+    import numpy as np  # only an ingest needs it: the store's queries do not import it
+
     nl = np.flatnonzero(np.frombuffer(data, dtype=np.uint8) == 10)
     ends = nl if data.endswith(b"\n") else np.append(nl, len(data))
     starts = np.concatenate(([0], nl + 1))[: len(ends)]
@@ -254,6 +261,8 @@ def _originals(data: bytes, first_line: int, events: pl.DataFrame, exact_text: b
     With no CR and valid UTF-8 (``exact_text``), ``raw`` is the line itself or the line
     trimmed, so equal byte lengths mean equal lines and only the others are compared.
     """
+    import numpy as np
+
     starts, ends = _line_bounds(data)
     idx = events["line"].to_numpy() - 1 - first_line
     if exact_text:
@@ -275,6 +284,8 @@ def _notes(
     piece: Piece, dec: DecodedText, extra: pl.DataFrame, events_lines: np.ndarray, nseq: int
 ) -> pl.DataFrame:
     """Rejected and blank lines with their exact bytes, and the issue rows of kept events."""
+    import numpy as np
+
     data = piece.data
     starts, ends = _line_bounds(data)
     n = len(ends)

@@ -18,24 +18,28 @@ enriches as before.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
-from a2a_lab.analysis.conversations import EXCHANGE_TYPES, conversations
-from a2a_lab.enrich import ENRICHMENT_COLUMNS, MainAgents, enrich, resolve_main_agents
 from a2a_lab.io import (
     StoreError,
     StoreSnapshot,
     TableUpdate,
     open_store,
     polars_path,
-    scan_store,
     update_store,
+)
+from a2a_lab.materialize._names import (
+    CHECK_EVENTS,
+    CHECK_LEAN,
+    CONVERSATIONS_TABLE,
+    MS_COLUMNS,
 )
 from a2a_lab.materialize._sessions import (
     SESSIONS_TABLE,
@@ -46,14 +50,21 @@ from a2a_lab.materialize._sessions import (
 from a2a_lab.materialize._sessions import (
     stored_work_sessions as stored_work_sessions,
 )
-from a2a_lab.reference.jsstr import js_string_expr
 from a2a_lab.reference.rules import TASK_MONITOR_V1, RuleSet
-from a2a_lab.reference.runtime.intent import INTENT_RULES_V1
 from a2a_lab.schema import polars_schema
+
+if TYPE_CHECKING:
+    from a2a_lab.analysis.checks import CheckLimits, CheckOptions
+    from a2a_lab.enrich import MainAgents
+    from a2a_lab.io import LoadResult
+    from a2a_lab.materialize._exchanges import ConversationsReport
+
+# the tables of exchanges and of ``check`` import the matcher and the rules: their modules
+# load when an ingest or a query of those tables needs them, not for work sessions
 
 #: The derived table of the store (``materialized/enriched/``) holding the columns.
 ENRICHED_TABLE = "enriched"
-_VERSION = 2
+_VERSION = 3
 
 #: The ``data`` fields the work-sessions query reads after enrichment (rules §7-§8).
 MATERIALIZED_DATA_FIELDS = ("workSessionId", "conversationId", "status")
@@ -92,37 +103,20 @@ class MaterializeReport:
         return text if self.conversations is None else f"{text}; {self.conversations}"
 
 
-@dataclass(frozen=True)
-class ConversationsReport:
-    """What :func:`materialize` did to the conversations table.
-
-    Attributes
-    ----------
-    touched
-        Conversation ids whose exchanges were matched again (all, on a rebuild).
-    rows
-        Exchanges (rows of :func:`a2a_lab.analysis.conversations.conversations`) in all.
-    rebuilt
-        Why the table was built again from every event, or None.
-    """
-
-    touched: int
-    rows: int
-    rebuilt: str | None
-
-    def __str__(self) -> str:
-        text = f"{self.rows} exchanges ({self.touched} conversation ids matched again)"
-        return text if self.rebuilt is None else f"{text}; rebuilt: {self.rebuilt}"
-
-
 def rules_signature(
     rules: RuleSet = TASK_MONITOR_V1, main_agents: MainAgents = None
 ) -> dict[str, Any]:
     """What the enriched columns depend on: the rule set (version and content) and main agents."""
+    if main_agents is None:
+        agents = rules.default_main_agents  # as resolve_main_agents, without enrichment's imports
+    else:
+        from a2a_lab.enrich import resolve_main_agents
+
+        agents = resolve_main_agents(main_agents, rules)
     return {
         "version": rules.version,
         "fingerprint": rules.fingerprint,
-        "main_agents": sorted(resolve_main_agents(main_agents, rules)),
+        "main_agents": sorted(agents),
     }
 
 
@@ -134,6 +128,8 @@ def _narrow_data() -> pl.Expr:
 
 #: The stored columns, in this order (``source`` stands for ``file`` until read back).
 def _columns() -> list[str]:
+    from a2a_lab.enrich import ENRICHMENT_COLUMNS
+
     return ["source", *(c for c in polars_schema() if c != "file"), *ENRICHMENT_COLUMNS]
 
 
@@ -147,6 +143,7 @@ def materialize(
     rules: RuleSet = TASK_MONITOR_V1,
     main_agents: MainAgents = None,
     matched: bool = True,
+    limits: CheckLimits | None = None,
 ) -> MaterializeReport:
     """Enrich the stored events not yet materialised and store their narrow enriched columns.
 
@@ -161,9 +158,14 @@ def materialize(
     rules, main_agents
         As for :func:`a2a_lab.enrich`. Columns built with others are built again.
     matched
-        Also bring the conversations table up to date (matching again the conversation ids
-        the new events touch). False (``a2a-lab serve``'s frequent refreshes) leaves it
-        behind: it is then not read, and the next call with ``matched`` builds it again.
+        Also bring the conversations table and ``check``'s tables up to date (matching
+        again the conversation ids the new events touch). False (``a2a-lab serve``'s
+        frequent refreshes) leaves them behind: they are then not read, and the next call
+        with ``matched`` builds them again.
+    limits
+        The safety limits ``check``'s tables replay (default: today's gateway,
+        :class:`~a2a_lab.analysis.checks.CheckLimits`); tables of other limits are built
+        again, and ``a2a-lab check`` with other limits checks the loaded events instead.
 
     Returns
     -------
@@ -175,6 +177,11 @@ def materialize(
     StoreError
         Not a store, damaged, or an ingest is running in it.
     """
+    from a2a_lab.analysis.checks import CheckLimits
+    from a2a_lab.materialize._check import update_event_findings
+    from a2a_lab.materialize._exchanges import update_exchanges
+
+    limits = CheckLimits() if limits is None else limits
     signature = rules_signature(rules, main_agents)
     with update_store(store) as update:
         snap = update.snapshot
@@ -187,56 +194,95 @@ def materialize(
             rebuilt = f"{table.total_rows} rows for the store's {snap.events} events"
         if rebuilt is not None:
             update.drop(ENRICHED_TABLE)
-        scan = None if rebuilt is not None else snap.scan_table(ENRICHED_TABLE)
-        done = (
-            scan.select("source", "line").collect()
-            if scan is not None
-            else pl.DataFrame(schema={"source": pl.Int32, "line": pl.Int64})
-        )
+            update.drop(CHECK_LEAN)
         rows = 0 if rebuilt is not None else table.total_rows
-        new_rows = 0
-        touched = [pl.Series("id", [], pl.String)]
-        sessions = [pl.Series("work_session_id", [], pl.String)]
-        # one store part at a time: memory bounded by a part, not by how events fall in time
-        for rel in snap.event_parts:
-            new = (
-                snap.scan_events([rel])
-                .join(done.lazy(), on=["source", "line"], how="anti")
-                .select(*polars_schema(), "source")
-            )
-            frame = (
-                enrich(new, rules=rules, main_agents=main_agents)
-                .with_columns(_narrow_data())
-                .select(_columns())
-                .collect()
-            )
-            if frame.height == 0:
-                continue
-            update.write(ENRICHED_TABLE, frame)
-            new_rows += frame.height
-            touched.append(_conversation_ids(frame))
-            sessions.append(touched_sessions(frame))
+        new_rows, touched, sessions = _enrich_new(update, rebuilt is None, rules, main_agents)
         update.set_meta(ENRICHED_TABLE, want)
+        update.set_meta(CHECK_LEAN, want)
+        events = rows + new_rows
         n_sessions, sessions_rebuilt = update_sessions(
             update,
-            _written_enriched(update),
-            None if rebuilt is not None else pl.concat(sessions),
-            {**want, "events": rows + new_rows},
+            _written(update, ENRICHED_TABLE),
+            None if rebuilt is not None else sessions,
+            {**want, "events": events},
         )
-        conv = (
-            _update_conversations(update, store, pl.concat(touched).unique(), rows, new_rows)
-            if matched
-            else None
-        )
+        conv = None
+        if matched:
+            check_want = _check_want(snap, limits, events)
+            if snap.table(CHECK_EVENTS).meta != check_want or not snap.table(CHECK_EVENTS).files:
+                update_event_findings(update, _written(update, CHECK_LEAN), limits)
+            update.set_meta(CHECK_EVENTS, check_want)
+            conv = update_exchanges(
+                update, None if rebuilt is not None else touched, check_want, rows
+            )
     return MaterializeReport(
-        new_rows, rows + new_rows, rebuilt, signature, conv, (n_sessions, sessions_rebuilt)
+        new_rows, events, rebuilt, signature, conv, (n_sessions, sessions_rebuilt)
     )
 
 
-def _written_enriched(update: TableUpdate) -> pl.LazyFrame:
-    """The enriched table as this update leaves it (its files written so far)."""
+def _enrich_new(
+    update: TableUpdate, keep: bool, rules: RuleSet, main_agents: MainAgents
+) -> tuple[int, pl.Series, pl.Series]:
+    """Enrich the stored events the enriched table lacks (all, unless ``keep``) and write
+    them, and their lean rows for ``check``; returns how many, and the conversation ids
+    and work sessions they touch."""
+    from a2a_lab.enrich import enrich
+    from a2a_lab.materialize._check import lean_rows
+
+    snap = update.snapshot
+    scan = snap.scan_table(ENRICHED_TABLE) if keep else None
+    done = (
+        scan.select("source", "line").collect()
+        if scan is not None
+        else pl.DataFrame(schema={"source": pl.Int32, "line": pl.Int64})
+    )
+    new_rows = 0
+    touched = [pl.Series("id", [], pl.String)]
+    sessions = [pl.Series("work_session_id", [], pl.String)]
+    # one store part at a time: memory bounded by a part, not by how events fall in time
+    for rel in snap.event_parts:
+        new = (
+            snap.scan_events([rel])
+            .join(done.lazy(), on=["source", "line"], how="anti")
+            .select(*polars_schema(), "source")
+        )
+        frame = (
+            enrich(new, rules=rules, main_agents=main_agents)
+            .with_columns(_narrow_data())
+            .select(_columns())
+            .collect()
+        )
+        if frame.height == 0:
+            continue
+        update.write(ENRICHED_TABLE, frame)
+        update.write(CHECK_LEAN, lean_rows(new).collect(engine="streaming"))
+        new_rows += frame.height
+        touched.append(_conversation_ids(frame))
+        sessions.append(touched_sessions(frame))
+    return new_rows, pl.concat(touched).unique(), pl.concat(sessions)
+
+
+def _check_want(snap: StoreSnapshot, limits: CheckLimits | None, events: int) -> dict[str, Any]:
+    """What current exchange and ``check`` tables record: the matcher, zone, limits (None:
+    left out), the events they cover, and the store's files (names and reading ranks)."""
+    want: dict[str, Any] = {
+        "version": _VERSION,
+        "matcher": matcher_signature(),
+        "timezone": snap.timezone,
+        "names": [list(row) for row in snap.files().select("source", "file", "_rank").rows()],
+        "events": events,
+    }
+    if limits is not None:
+        fields = dataclasses.asdict(limits)
+        del fields["future_tolerance_s"]  # applied by the query, on the lean rows
+        want["limits"] = fields
+    return want
+
+
+def _written(update: TableUpdate, name: str) -> pl.LazyFrame:
+    """Table ``name`` as this update leaves it (its files written so far)."""
     return pl.scan_parquet(
-        [polars_path(update.snapshot.path / rel) for rel in update.table_files(ENRICHED_TABLE)]
+        [polars_path(update.snapshot.path / rel) for rel in update.table_files(name)]
     )
 
 
@@ -329,17 +375,16 @@ def sessions_query_source(
 def _in_reading_order(snap: StoreSnapshot) -> pl.LazyFrame:
     frame = snap.scan_table(ENRICHED_TABLE)
     assert frame is not None
-    frame = snap.named(frame)
-    order = [c for c in polars_schema() if c not in ("raw",)] + list(ENRICHMENT_COLUMNS)
-    return frame.sort("_rank", "line").select(order)
+    # the stored columns are _columns(): the frame's order, ``file`` first, without ``raw``
+    # (read from the parts' schema: the query imports neither the models nor enrichment)
+    stored = [c for c in frame.collect_schema().names() if c not in ("source", "raw")]
+    return snap.named(frame).sort("_rank", "line").select("file", *stored)
 
 
 # ---------------------------------------------------------------------------------------
 # the conversations table: one row per matched exchange
 # ---------------------------------------------------------------------------------------
 
-#: The derived table holding :func:`~a2a_lab.analysis.conversations.conversations` rows.
-CONVERSATIONS_TABLE = "conversations"
 #: The modules whose code decides the exchanges and their rows: any change to them (the
 #: matcher being replaced, a rule fixed) makes the table another one, built again.
 _MATCHER_MODULES = (
@@ -349,40 +394,42 @@ _MATCHER_MODULES = (
     "a2a_lab.analysis.conversations",
     "a2a_lab.reference.runtime.intent",
     "a2a_lab._frames",
+    "a2a_lab.event_rules",
+    # check's rules: the check tables share this signature
+    "a2a_lab.analysis.checks",
+    "a2a_lab.analysis._check_a2a",
+    "a2a_lab.analysis._check_rules",
 )
-#: The row order of :func:`conversations` (start, then the exchange's identity).
-_CONV_ORDER = ["start_time", "conversation_id", "from_agent", "to_agent", "exchange"]
-#: Conversation ids matched again per batch of an incremental update (bounded memory).
-TOUCHED_BATCH = 50_000
 
 
 def matcher_signature() -> dict[str, Any]:
-    """What the conversations table depends on: the matcher's code and intent rules."""
-    import importlib
-    import importlib.util
+    """What the conversations table depends on: the matcher's code (intent rules included).
 
+    The modules' files are read, not imported: a query of the table (``conversations
+    STORE``, ``check STORE``) does not load the matcher it does not run.
+    """
+    package = Path(__file__).resolve().parent.parent
     digest = hashlib.sha256()
     for name in _MATCHER_MODULES:
-        if importlib.util.find_spec(name) is None:
+        base = package.joinpath(*name.split(".")[1:])
+        files = [base.with_suffix(".py"), base / "__init__.py"]
+        found = [f for f in files if f.is_file()]
+        if not found:
             continue  # a module the matcher does not have (any more)
-        module = importlib.import_module(name)
         digest.update(name.encode())
-        digest.update(Path(str(module.__file__)).read_bytes())
-    intent = hashlib.sha256(repr(INTENT_RULES_V1).encode()).hexdigest()
-    return {"code": digest.hexdigest(), "intent_rules": intent}
-
-
-def _conv_id() -> pl.Expr:
-    # the matcher's key (a2a_lab._frames.data_text): the JS-trimmed string, null if blank
-    return js_string_expr(pl.col("data").struct.field("conversationId"))
+        digest.update(found[0].read_bytes())
+    return {"code": digest.hexdigest()}
 
 
 def _conversation_ids(enriched: pl.DataFrame) -> pl.Series:
     """The conversation ids of exchange events in ``enriched`` (the ids they touch)."""
+    from a2a_lab.analysis.conversations import EXCHANGE_TYPES
+    from a2a_lab.materialize._exchanges import conv_id
+
     return (
         enriched.lazy()
         .filter(pl.col("type").is_in(EXCHANGE_TYPES))
-        .select(_conv_id().alias("id"))
+        .select(conv_id().alias("id"))
         .drop_nulls()
         .unique()
         .collect()
@@ -390,79 +437,12 @@ def _conversation_ids(enriched: pl.DataFrame) -> pl.Series:
     )
 
 
-def _conversations_meta(timezone: str, events: int) -> dict[str, Any]:
-    return {
-        "version": _VERSION,
-        "matcher": matcher_signature(),
-        "timezone": timezone,
-        "events": events,
-    }
-
-
-def _update_conversations(
-    update: TableUpdate,
-    store: str | os.PathLike[str],
-    touched: pl.Series,
-    before: int,
-    new: int,
-) -> ConversationsReport:
-    """Match again the exchanges of the conversation ids new events touched (all of them
-    when the table is missing, incomplete, made by another matcher, or behind: it must
-    cover the ``before`` events materialised before the ``new`` ones whose ids are
-    ``touched``)."""
-    snap = update.snapshot
-    table = snap.table(CONVERSATIONS_TABLE)
-    want = _conversations_meta(snap.timezone, before + new)
-    rebuilt = None
-    if table.meta != _conversations_meta(snap.timezone, before):
-        rebuilt = (
-            "no table yet"
-            if not table.meta and not table.files
-            else "another matcher, an incomplete table, or events it had not matched"
-        )
-    elif touched.len() > TOUCHED_BATCH and touched.len() * 2 > table.total_rows:
-        rebuilt = f"{touched.len()} conversation ids touched"
-    events = scan_store(store)
-    if rebuilt is not None:
-        update.drop(CONVERSATIONS_TABLE)
-        # conversations() matches a lazy source by hash classes of conversation ids, a
-        # bounded number of exchange events at a time: memory does not follow density
-        rows = _matched(events)
-        update.write(CONVERSATIONS_TABLE, rows)
-        update.set_meta(CONVERSATIONS_TABLE, want)
-        n_ids = rows.get_column("conversation_id").n_unique()
-        return ConversationsReport(n_ids, rows.height, rebuilt)
-    if touched.len() == 0:
-        update.set_meta(CONVERSATIONS_TABLE, want)
-        return ConversationsReport(0, table.total_rows, None)
-    old = snap.scan_table(CONVERSATIONS_TABLE)
-    assert old is not None
-    ids = touched.sort()
-    # exchanges never span conversation ids: the touched ids' rows are theirs alone
-    # (each batch's events read once: conversations() of a LazyFrame would scan it again
-    # for every step of the matching)
-    fresh = [
-        conversations(
-            events.filter(
-                pl.col("type").is_in(EXCHANGE_TYPES)
-                & _conv_id().is_in(ids.slice(i, TOUCHED_BATCH).implode())
-            ).collect(engine="streaming")
-        )
-        for i in range(0, ids.len(), TOUCHED_BATCH)
-    ]
-    kept = old.filter(~pl.col("conversation_id").is_in(ids.implode()).fill_null(False)).collect()
-    rows = pl.concat([kept, *fresh]).sort(_CONV_ORDER, nulls_last=True, maintain_order=True)
-    update.drop(CONVERSATIONS_TABLE)
-    update.write(CONVERSATIONS_TABLE, rows)
-    update.set_meta(CONVERSATIONS_TABLE, want)
-    return ConversationsReport(ids.len(), rows.height, None)
-
-
-def _matched(events: pl.LazyFrame) -> pl.DataFrame:
-    """:func:`conversations` of a lazy scan, collected by the streaming engine as the CLI does."""
-    with pl.Config(engine_affinity="streaming"):
-        out = conversations(events)
-        return out.collect() if isinstance(out, pl.LazyFrame) else out
+def _current_for_reads(snap: StoreSnapshot, table: str) -> bool:
+    """Whether ``table`` was made by this matcher from every stored event in the store's
+    zone and file names (whatever the limits: they change ``check``'s findings only)."""
+    meta = dict(snap.table(table).meta)
+    meta.pop("limits", None)
+    return meta == _check_want(snap, None, snap.events) and bool(snap.table(table).files)
 
 
 def scan_conversations(
@@ -473,18 +453,34 @@ def scan_conversations(
     None when the table is missing, not current (events not materialised, another
     matcher) or ``tz`` is not the store's zone.
     """
+
     try:
         snap = open_store(store)
     except StoreError:
         return None
-    table = snap.table(CONVERSATIONS_TABLE)
-    if (
-        # current: made by this matcher from every stored event
-        table.meta != _conversations_meta(snap.timezone, snap.events)
-        or not table.files
-        or (tz is not None and tz != snap.timezone)
+    if not _current_for_reads(snap, CONVERSATIONS_TABLE) or (
+        tz is not None and tz != snap.timezone
     ):
         return None
     frame = snap.scan_table(CONVERSATIONS_TABLE)
     assert frame is not None
-    return frame.collect()
+    return frame.drop(MS_COLUMNS).collect()
+
+
+def stored_check(
+    store: str | os.PathLike[str], opts: CheckOptions, *, tz: str | None = None
+) -> tuple[pl.DataFrame, LoadResult] | None:
+    """``check`` of a store from the tables made at ingest (:mod:`._check`), with the
+    store's load report: the findings ``check`` of the log gives; None when the tables
+    cannot answer (not current, a time window, other limits, another zone)."""
+    if opts.since is not None or opts.until is not None:
+        return None
+    try:
+        snap = open_store(store)
+    except StoreError:
+        return None
+    if tz is not None and tz != snap.timezone:
+        return None
+    from a2a_lab.materialize._check import check_from_tables
+
+    return check_from_tables(snap, opts, _check_want(snap, opts.limits, snap.events))

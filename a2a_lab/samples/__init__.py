@@ -2,11 +2,11 @@
 
 The sample is a log directory (live ``coordination-events.ndjson``, rotated siblings,
 ``openclaw.json`` and a ``README.md`` describing the data) shipped as package data, so
-notebooks and tests can load it after ``pip install``. It was made by a seeded generator that
-is a development tool (``tools/generate_sample.py``), not part of the package. Large logs of
-the same shape come from the simulator: :func:`write_log` runs the
-:func:`~a2a_lab.sim.workload.presets.sample_like` deployment and adds malformed lines with
-:mod:`a2a_lab.sim.output.inject`.
+notebooks and tests can load it after ``pip install``. It comes from the simulator, as large
+logs of its shape do: :func:`write_sample` (``python -m a2a_lab.samples DIR``) runs the
+:func:`~a2a_lab.sim.workload.presets.sample_like` deployment for a few days and adds what a
+recorded log holds and the simulator does not write with :mod:`a2a_lab.sim.output.inject`;
+:func:`write_log` writes one large log of the same deployment for benchmarks.
 """
 
 from __future__ import annotations
@@ -17,11 +17,38 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from a2a_lab.samples._sample import (
+        SAMPLE_DAYS,
+        SAMPLE_SEED,
+        SAMPLE_START,
+        SampleSummary,
+        write_sample,
+    )
     from a2a_lab.samples._write import LOG_START, LogSummary, write_log
 
-__all__ = ["LOG_START", "LogSummary", "sample_dir", "sample_openclaw_config", "write_log"]
+__all__ = [
+    "LOG_START",
+    "SAMPLE_DAYS",
+    "SAMPLE_SEED",
+    "SAMPLE_START",
+    "LogSummary",
+    "SampleSummary",
+    "sample_dir",
+    "sample_openclaw_config",
+    "write_log",
+    "write_sample",
+]
 #: Imported on first use: finding the sample must not import the simulator.
-_SIMULATED = frozenset({"LOG_START", "LogSummary", "write_log"})
+_SIMULATED = {
+    "LOG_START": "_write",
+    "LogSummary": "_write",
+    "write_log": "_write",
+    "SAMPLE_DAYS": "_sample",
+    "SAMPLE_SEED": "_sample",
+    "SAMPLE_START": "_sample",
+    "SampleSummary": "_sample",
+    "write_sample": "_sample",
+}
 
 
 def sample_dir() -> Path:
@@ -70,7 +97,7 @@ def sample_openclaw_config() -> Path:
 
 def __getattr__(name: str) -> Any:
     if name in _SIMULATED:
-        return getattr(import_module("a2a_lab.samples._write"), name)
+        return getattr(import_module(f"a2a_lab.samples.{_SIMULATED[name]}"), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 

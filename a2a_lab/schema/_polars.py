@@ -5,12 +5,17 @@ from __future__ import annotations
 import types
 import typing
 from functools import cache
+from typing import TYPE_CHECKING
 
 import polars as pl
 from polars.datatypes import DataTypeClass
-from pydantic import BaseModel
 
-from a2a_lab.schema.event import FRAME_COLUMN_NAMES, CoordinationEvent, EventData
+from a2a_lab.schema._names import FRAME_COLUMN_NAMES
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+
+# the models (pydantic) load when a dtype is first derived: importing this module is cheap
 
 
 def _leaf_dtype(annotation: object) -> pl.DataType:
@@ -29,6 +34,8 @@ def _leaf_dtype(annotation: object) -> pl.DataType:
     if origin is list:
         (item,) = typing.get_args(annotation)
         return pl.List(_leaf_dtype(item))
+    from pydantic import BaseModel
+
     if isinstance(annotation, type) and issubclass(annotation, BaseModel):
         return struct_dtype(annotation)
     # Strict* aliases are Annotated[...] at runtime; plain types end here
@@ -46,12 +53,16 @@ def struct_dtype(model: type[BaseModel]) -> pl.Struct:
 @cache
 def data_dtype() -> pl.Struct:
     """Dtype of the ``data`` column: every declared :class:`EventData` field."""
+    from a2a_lab.schema.event import EventData
+
     return struct_dtype(EventData)
 
 
 @cache
 def raw_event_dtype() -> pl.Struct:
     """Dtype of one decoded event line (top-level fields and ``data``)."""
+    from a2a_lab.schema.event import CoordinationEvent
+
     return struct_dtype(CoordinationEvent)
 
 

@@ -13,6 +13,11 @@ from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictFloat, StrictInt, StrictStr
 
+# the names of fields, here before pydantic existed, need no pydantic (a2a_lab.schema._names)
+from a2a_lab.schema._names import FRAME_COLUMN_NAMES as FRAME_COLUMN_NAMES
+from a2a_lab.schema._names import LOG_FIELD_NAMES as LOG_FIELD_NAMES
+from a2a_lab.schema._names import REFERENCE_FIELD_ORDER as REFERENCE_FIELD_ORDER
+
 #: A JSON number as JavaScript sees it: int or float, never bool, never NaN/Infinity.
 JsonNumber = Annotated[StrictInt | StrictFloat, Field(allow_inf_nan=False)]
 
@@ -123,13 +128,3 @@ class CoordinationEvent(BaseModel):
     timestamp: StrictStr | None = None
     status: StrictStr | None = None
     data: EventData = Field(default_factory=EventData)
-
-
-#: Top-level fields in the reference's write order (rules §9); others follow.
-REFERENCE_FIELD_ORDER: tuple[str, ...] = ("type", "agentId", "ts", "data")
-
-#: Top-level log fields whose event-frame column is named otherwise: the frame's columns
-#: are snake_case, the ``data`` struct keeps the log's own field names.
-FRAME_COLUMN_NAMES: dict[str, str] = {"agentId": "agent_id", "timestampMs": "timestamp_ms"}
-#: The inverse of :data:`FRAME_COLUMN_NAMES`: the log field of an event-frame column.
-LOG_FIELD_NAMES: dict[str, str] = {v: k for k, v in FRAME_COLUMN_NAMES.items()}

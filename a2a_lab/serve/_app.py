@@ -14,10 +14,11 @@ the first), bytes that are not UTF-8 once percent-decoded, a value over
 from __future__ import annotations
 
 import contextlib
+import gc
 import sys
 import threading
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -25,15 +26,17 @@ from urllib.parse import parse_qsl
 
 import polars as pl
 from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
+from starlette.types import Receive, Scope, Send
 
 from a2a_lab.reference.rules import TASK_MONITOR_V1
-from a2a_lab.serve._bodies import EventTexts, work_sessions_bytes
+from a2a_lab.serve._bodies import Body, work_sessions_body
 from a2a_lab.serve._json import js_json_bytes
-from a2a_lab.serve._live import Body, LiveEvents, Snapshot
+from a2a_lab.serve._live import BodyJob, LiveEvents, Snapshot
 from a2a_lab.sessions import SessionQuery, events_query, load_overrides, work_sessions
 
 #: The reference's response headers (``peer-api/*.json`` ``meta.headers``).
@@ -79,14 +82,35 @@ GZIP_MIN_BYTES = 1400
 
 def body_response(body: Body, request: Request) -> Response:
     """A 200 with ``body``, gzip-encoded when the client accepts it and it is large."""
-    if len(body.plain) >= GZIP_MIN_BYTES and accepts_gzip(
-        request.headers.get("accept-encoding", "")
-    ):
+    if body.size >= GZIP_MIN_BYTES and accepts_gzip(request.headers.get("accept-encoding", "")):
         headers = {**HEADERS, "Content-Encoding": "gzip", "Vary": "Accept-Encoding"}
         return Response(body.gzipped(), headers=headers, media_type="application/json")
-    return Response(
-        body.plain, headers={**HEADERS, "Vary": "Accept-Encoding"}, media_type="application/json"
-    )
+    headers = {**HEADERS, "Vary": "Accept-Encoding"}
+    if len(body.parts) > 1:
+        return PartsResponse(body, headers)
+    return Response(body.plain, headers=headers, media_type="application/json")
+
+
+class PartsResponse(Response):
+    """A 200 whose body is sent part by part, as :class:`Body` keeps it.
+
+    A page's plain bytes are its kept session texts and the joins between them: sent as
+    they are, they are never copied into one 125 MB string in the event loop (nor kept a
+    second time beside the texts).
+    """
+
+    def __init__(self, body: Body, headers: dict[str, str]) -> None:
+        super().__init__(b"", headers=headers, media_type="application/json")
+        self.headers["content-length"] = str(body.size)
+        self._chunks = body.chunks()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await send(
+            {"type": "http.response.start", "status": self.status_code, "headers": self.raw_headers}
+        )
+        last = len(self._chunks) - 1
+        for i, chunk in enumerate(self._chunks):
+            await send({"type": "http.response.body", "body": chunk, "more_body": i < last})
 
 
 def error_response(status: int, message: str) -> Response:
@@ -152,7 +176,7 @@ class ServeConfig:
     live: LiveEvents
     now_ms: float | None = None
     overrides: Path | None = None
-    refresh_s: float = 0.5
+    refresh_s: float = 0.25
     max_stale_s: float = 10.0
 
 
@@ -183,8 +207,8 @@ class _Overrides:
 
 
 def _work_sessions_body(
-    snap: Snapshot, params: dict[str, str], now_ms: float, overrides: Any, texts: EventTexts
-) -> tuple[bytes, pl.Series | None]:
+    live: LiveEvents, snap: Snapshot, params: dict[str, str], now_ms: float, overrides: Any
+) -> tuple[Body, pl.Series | None]:
     """The body, and the times at which a session of it may turn ARCHIVED (None: unknown).
 
     Without a status filter every session built is in ``result.sessions`` (the other
@@ -197,7 +221,7 @@ def _work_sessions_body(
     candidates = None
     if not result.query["status"]:
         candidates = result.sessions.get_column("last_time").dt.epoch("ms").cast(pl.Float64)
-    return work_sessions_bytes(result, snap.events, texts), candidates
+    return work_sessions_body(result, snap.events, live.texts, live.sessions), candidates
 
 
 def _events_body(snap: Snapshot, params: dict[str, str]) -> tuple[bytes, None]:
@@ -211,6 +235,58 @@ def _events_body(snap: Snapshot, params: dict[str, str]) -> tuple[bytes, None]:
         files=snap.files,
     )
     return js_json_bytes(result.to_api()), None
+
+
+async def not_found(request: Request, exc: Exception) -> Response:
+    if isinstance(exc, HTTPException):
+        if exc.status_code == 405:
+            return error_response(405, f"method {request.method} not allowed; use GET")
+        return error_response(exc.status_code, str(exc.detail))
+    return error_response(404, "not found")
+
+
+async def server_error(request: Request, exc: Exception) -> Response:
+    # one line in the server's log, one JSON line to the client; never a traceback
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+    print(f"a2a-lab serve: {request.url.path}: {type(exc).__name__}: {text}", file=sys.stderr)
+    return error_response(500, f"internal error: {type(exc).__name__}")
+
+
+def _lifespan(
+    config: ServeConfig, overrides: _Overrides
+) -> Callable[[Starlette], contextlib.AbstractAsyncContextManager[None]]:
+    """The server's start and stop: the refresher thread, the collector's frozen state."""
+    stop = threading.Event()
+
+    def refresher() -> None:
+        while not stop.wait(config.refresh_s):
+            try:
+                if config.live.refresh() > 0:
+                    config.live.prefetch()
+                overrides.check()
+            except Exception as exc:  # keep serving the last good snapshot
+                print(
+                    f"a2a-lab serve: refresh failed: {type(exc).__name__}: {exc}", file=sys.stderr
+                )
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        # what was loaded so far lives as long as the server: out of the collector's
+        # full passes, which then traverse only what requests and refreshes make
+        gc.freeze()
+        thread = None
+        if config.refresh_s > 0:
+            thread = threading.Thread(target=refresher, name="a2a-lab-serve-refresh", daemon=True)
+            thread.start()
+        try:
+            yield
+        finally:
+            gc.unfreeze()
+            stop.set()
+            if thread is not None:
+                thread.join(timeout=10)
+
+    return lifespan
 
 
 def create_app(config: ServeConfig) -> Starlette:
@@ -235,69 +311,39 @@ def create_app(config: ServeConfig) -> Starlette:
         return time.time() * 1000 if config.now_ms is None else config.now_ms
 
     def endpoint(
-        allowed: tuple[str, ...], body: Callable[[dict[str, str]], Body]
-    ) -> Callable[[Request], Response]:
-        def handle(request: Request) -> Response:
+        allowed: tuple[str, ...], job: Callable[[dict[str, str]], tuple[BodyJob, float]]
+    ) -> Callable[[Request], Awaitable[Response]]:
+        async def handle(request: Request) -> Response:
             try:
                 params = parse_query(request.scope.get("query_string", b""), allowed)
             except BadRequest as exc:
                 return error_response(400, str(exc))
-            return body_response(body(params), request)
+            made, max_stale_s = job(params)
+            live.watch(made.key, lambda: job(params)[0])
+            # a body made already (or a stale one while its successor is made) is sent from
+            # the event loop; making one (a sessions query: CPU seconds) goes to a worker
+            # thread, so the loop keeps sending the other clients their bodies meanwhile
+            body = live.ready(made, max_stale_s=max_stale_s)
+            if body is None:
+                body = await run_in_threadpool(live.compute, made)
+            return body_response(body, request)
 
         return handle
 
-    def sessions(params: dict[str, str]) -> Body:
+    def sessions(params: dict[str, str]) -> tuple[BodyJob, float]:
         now = clock()
         key = ("ws", overrides.version, tuple(sorted(params.items())))
-        return live.cached(
+        made = live.job(
             key,
             now,
             window,
-            lambda snap: _work_sessions_body(snap, params, now, overrides.value, live.texts),
-            max_stale_s=config.max_stale_s,
+            lambda snap: _work_sessions_body(live, snap, params, now, overrides.value),
         )
+        return made, config.max_stale_s
 
-    def events(params: dict[str, str]) -> Body:
+    def events(params: dict[str, str]) -> tuple[BodyJob, float]:
         key = ("ev", tuple(sorted(params.items())))
-        return live.cached(key, None, window, lambda snap: _events_body(snap, params))
-
-    async def not_found(request: Request, exc: Exception) -> Response:
-        if isinstance(exc, HTTPException):
-            if exc.status_code == 405:
-                return error_response(405, f"method {request.method} not allowed; use GET")
-            return error_response(exc.status_code, str(exc.detail))
-        return error_response(404, "not found")
-
-    async def server_error(request: Request, exc: Exception) -> Response:
-        # one line in the server's log, one JSON line to the client; never a traceback
-        text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-        print(f"a2a-lab serve: {request.url.path}: {type(exc).__name__}: {text}", file=sys.stderr)
-        return error_response(500, f"internal error: {type(exc).__name__}")
-
-    stop = threading.Event()
-
-    def refresher() -> None:
-        while not stop.wait(config.refresh_s):
-            try:
-                live.refresh()
-                overrides.check()
-            except Exception as exc:  # keep serving the last good snapshot
-                print(
-                    f"a2a-lab serve: refresh failed: {type(exc).__name__}: {exc}", file=sys.stderr
-                )
-
-    @contextlib.asynccontextmanager
-    async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        thread = None
-        if config.refresh_s > 0:
-            thread = threading.Thread(target=refresher, name="a2a-lab-serve-refresh", daemon=True)
-            thread.start()
-        try:
-            yield
-        finally:
-            stop.set()
-            if thread is not None:
-                thread.join(timeout=10)
+        return live.job(key, None, window, lambda snap: _events_body(snap, params)), 0.0
 
     return Starlette(
         routes=[
@@ -305,5 +351,5 @@ def create_app(config: ServeConfig) -> Starlette:
             Route("/api/events", endpoint(EVENT_PARAMS, events), methods=["GET"]),
         ],
         exception_handlers={404: not_found, 405: not_found, 500: server_error},
-        lifespan=lifespan,
+        lifespan=_lifespan(config, overrides),
     )

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Iterator
 from typing import Any
 
 from a2a_lab.reference.jsstr import js_well_formed_json
@@ -85,7 +86,7 @@ class Fragment:
     @classmethod
     def of(cls, value: Any, indent: str) -> Fragment:
         """The fragment of ``value`` to stand at ``indent``."""
-        return cls(_reindent(js_json_bytes(value), "", indent), indent)
+        return fragment_at(value, indent)
 
 
 def _write(value: Any, indent: str, out: list[str | Fragment]) -> None:
@@ -101,31 +102,10 @@ def _write(value: Any, indent: str, out: list[str | Fragment]) -> None:
     elif isinstance(value, int | float):
         out.append(js_number(value))
     elif isinstance(value, dict):
-        if not value:
-            out.append("{}")
-            return
-        inner = indent + "  "
-        out.append("{")
-        first = True
-        for key, item in value.items():
-            out.append("\n" + inner if first else ",\n" + inner)
-            first = False
-            out.append(_encode_string(str(key)))
-            out.append(": ")
-            _write(item, inner, out)
-        out.append("\n" + indent + "}")
+        items = ((_encode_string(str(key)) + ": ", item) for key, item in value.items())
+        _write_members(items, "{", "}", indent, out)
     elif isinstance(value, list | tuple):
-        if not value:
-            out.append("[]")
-            return
-        inner = indent + "  "
-        out.append("[")
-        first = True
-        for item in value:
-            out.append("\n" + inner if first else ",\n" + inner)
-            first = False
-            _write(item, inner, out)
-        out.append("\n" + indent + "]")
+        _write_members((("", item) for item in value), "[", "]", indent, out)
     elif isinstance(value, Fragment):
         out.append(
             value
@@ -134,6 +114,22 @@ def _write(value: Any, indent: str, out: list[str | Fragment]) -> None:
         )
     else:
         raise TypeError(f"not JSON-able: {type(value).__name__}")
+
+
+def _write_members(
+    items: Iterator[tuple[str, Any]], start: str, end: str, indent: str, out: list[str | Fragment]
+) -> None:
+    """An object's or array's members (``prefix`` then value) one per line, or ``{}``/``[]``."""
+    inner = indent + "  "
+    opening = len(out)
+    out.append(start)
+    for prefix, item in items:
+        out.append(("\n" if len(out) == opening + 1 else ",\n") + inner + prefix)
+        _write(item, inner, out)
+    if len(out) == opening + 1:
+        out[opening] = start + end
+    else:
+        out.append("\n" + indent + end)
 
 
 def _reindent(data: bytes, old: str, new: str) -> bytes:
@@ -155,20 +151,33 @@ def _encode(text: str) -> bytes:
         return js_well_formed_json(text).encode("utf-8")
 
 
-def _bytes(value: Any) -> bytes:
+def js_json_parts(value: Any, indent: str = "") -> list[bytes | Fragment]:
+    """``value``'s JSON text at nesting ``indent`` in pieces: the fragments in it, kept as
+    they are (the same objects where they stood at ``indent`` already), and the UTF-8 text
+    between them; ``b"".join`` of the pieces' bytes is the whole text."""
     out: list[str | Fragment] = []
-    _write(value, "", out)
-    parts: list[bytes] = []
+    _write(value, indent, out)
+    parts: list[bytes | Fragment] = []
     run: list[str] = []
     for piece in out:
         if isinstance(piece, Fragment):
             parts.append(_encode("".join(run)))
             run.clear()
-            parts.append(piece.data)
+            parts.append(piece)
         else:
             run.append(piece)
     parts.append(_encode("".join(run)))
-    return b"".join(parts)
+    return parts
+
+
+def fragment_at(value: Any, indent: str) -> Fragment:
+    """``value`` written as JSON text to stand at nesting ``indent`` (its first line not
+    indented: it continues the line it is placed on)."""
+    return Fragment(_join(js_json_parts(value, indent)), indent)
+
+
+def _join(parts: list[bytes | Fragment]) -> bytes:
+    return b"".join(p.data if isinstance(p, Fragment) else p for p in parts)
 
 
 def js_json_bytes(value: Any) -> bytes:
@@ -189,4 +198,4 @@ def js_json_bytes(value: Any) -> bytes:
     >>> js_json_bytes({"a": [1, 2.5e-7], "b": {}, "c": None})
     b'{\\n  "a": [\\n    1,\\n    2.5e-7\\n  ],\\n  "b": {},\\n  "c": null\\n}'
     """
-    return _bytes(value)
+    return _join(js_json_parts(value))

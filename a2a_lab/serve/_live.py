@@ -15,7 +15,7 @@ and the file order ``GET /api/events`` sorts by would be wrong.
 
 from __future__ import annotations
 
-import gzip
+import gc
 import sys
 import threading
 import time
@@ -36,7 +36,7 @@ from a2a_lab.io import (
     open_store,
     rotation_key,
 )
-from a2a_lab.serve._bodies import EventTexts
+from a2a_lab.serve._bodies import Body, EventTexts, SessionTexts
 
 #: The ``data`` fields the handlers read after enrichment (sessions §7-§8); the page's
 #: event objects are written from ``raw``, the original line.
@@ -54,34 +54,42 @@ def _narrow(enriched: pl.DataFrame) -> pl.DataFrame:
 MAX_CHUNKS = 64
 #: Bodies at least this long are gzip-encoded when made (a large page: tens of MB).
 PRE_GZIP_BYTES = 1_000_000
+#: How many of the queries asked for last :meth:`LiveEvents.prefetch` makes again after a
+#: refresh (a dashboard asks a few; a client asking a new query each time must not make
+#: the server compute hundreds).
+WATCHED_KEYS = 4
 
 
-class Body:
-    """A response body, and its gzip encoding made once, when first asked for.
+class CollectorPause:
+    """While any thread is inside, the cyclic garbage collector does not run by itself.
 
-    A work-session body of the dashboard's default page holds every event of a hundred
-    sessions, tens of megabytes of indented JSON that gzip shrinks about tenfold: made once
-    per cached body, not once per request.
+    A body is made of about 100,000 short-lived dicts and lists (the page's summary), which
+    reference counting frees: a collection while they live only traverses them. A full one
+    holds the interpreter, so every client waits: 0.28 s of wall time measured in one body
+    at a load average of 13. Collections resume when the last thread leaves.
     """
 
-    __slots__ = ("_gzip", "_lock", "plain")
-
-    def __init__(self, plain: bytes) -> None:
-        self.plain = plain
-        self._gzip: bytes | None = None
+    def __init__(self) -> None:
+        self._inside = 0
         self._lock = threading.Lock()
+        self._was_enabled = True
 
-    def gzipped(self) -> bytes:
-        """The gzip encoding, made by the first request that asks (the others wait for it).
-
-        Level 1: on the dashboard's page it takes half the time of level 6 (0.29 s against
-        0.59 s for 25 MB) for 2.1 MB instead of 1.3 MB on loopback; no timestamp, so the
-        bytes are the same each time.
-        """
+    def __enter__(self) -> None:
         with self._lock:
-            if self._gzip is None:
-                self._gzip = gzip.compress(self.plain, compresslevel=1, mtime=0)
-            return self._gzip
+            if self._inside == 0:
+                self._was_enabled = gc.isenabled()
+                gc.disable()
+            self._inside += 1
+
+    def __exit__(self, *exc: object) -> None:
+        with self._lock:
+            self._inside -= 1
+            if self._inside == 0 and self._was_enabled:
+                gc.enable()
+
+
+#: One for the process: the collector is the process's.
+COLLECTOR_PAUSED = CollectorPause()
 
 
 @dataclass(frozen=True)
@@ -113,6 +121,34 @@ def _file_order(names: Collection[str]) -> list[str]:
     return sorted(names, key=lambda name: (str(Path(name).parent), rotation_key(Path(name))))
 
 
+@dataclass(frozen=True)
+class BodyJob:
+    """A body to make: its cache key, the snapshot and clock it is made at, and how."""
+
+    key: Any
+    snap: Snapshot
+    now_ms: float | None
+    archive_window_ms: float
+    compute: Callable[[Snapshot], tuple[bytes | Body, pl.Series | None]]
+
+    @property
+    def t0(self) -> float:
+        """The clock the body was made at (0: it does not depend on the clock)."""
+        return self.now_ms if self.now_ms is not None else 0.0
+
+    def valid_until(self, candidates: pl.Series | None) -> float:
+        """The clock until which the body holds (see :meth:`LiveEvents.cached`)."""
+        if self.now_ms is None:
+            return float("inf")
+        # the first event time at or after now - window: at that time + window (and just
+        # after) a session may turn ARCHIVED
+        times = self.snap.times if candidates is None else candidates.drop_nulls().sort()
+        index = times.search_sorted(self.now_ms - self.archive_window_ms, side="left")
+        if index < times.len():
+            return float(times[index]) + self.archive_window_ms
+        return float("inf")
+
+
 @dataclass
 class LiveEvents:
     """A source's enriched events, refreshed on demand, with a small cache of bodies.
@@ -127,8 +163,8 @@ class LiveEvents:
         As for :func:`a2a_lab.enrich` (None: the rule set's default).
     cache_size
         How many response bodies to keep (least recently used dropped first).
-    texts
-        The event object texts kept for the work-session bodies.
+    texts, sessions
+        The event object and session texts kept for the work-session bodies.
     """
 
     source: Path
@@ -136,6 +172,7 @@ class LiveEvents:
     main_agents: frozenset[str] | None = None
     cache_size: int = 64
     texts: EventTexts = field(default_factory=EventTexts, repr=False)
+    sessions: SessionTexts = field(default_factory=SessionTexts, repr=False)
     _follower: LogFollower = field(init=False, repr=False)
     _snapshot: Snapshot = field(init=False, repr=False)
     # re-entrant: a reload from inside refresh() refreshes a store source once more
@@ -145,7 +182,6 @@ class LiveEvents:
         default_factory=OrderedDict, repr=False
     )
     _computing: dict[Any, threading.Lock] = field(default_factory=dict, repr=False)
-    # per key (any snapshot): when its newest body was begun, and the body
     # per key (any snapshot): the newest body's snapshot version, clock validity (ms), the
     # time it was begun, and the body; and when each replaced snapshot was replaced
     _latest: OrderedDict[Any, tuple[int, float, float, Body]] = field(
@@ -154,6 +190,12 @@ class LiveEvents:
     _replaced: dict[int, float] = field(default_factory=dict, repr=False)
     _background: set[Any] = field(default_factory=set, repr=False)
     _listing: set[str] = field(default_factory=set, repr=False)
+    # the queries asked for lately: how to make each one's job, and when it was last asked
+    _watched: OrderedDict[Any, tuple[Callable[[], BodyJob], float]] = field(
+        default_factory=OrderedDict, repr=False
+    )
+    #: the snapshot version :meth:`prefetch` last began its bodies on (0: never)
+    prefetched_version: int = field(default=0, init=False)
 
     def __post_init__(self) -> None:
         self.source = Path(self.source).expanduser()
@@ -193,6 +235,7 @@ class LiveEvents:
         old = self._snapshot
         if replace:
             self.texts.clear()
+            self.sessions.clear()
         events = enriched if replace or old.events.width == 0 else pl.concat([old.events, enriched])
         files = _file_order(set(events.get_column("file").unique().drop_nulls().to_list()))
         times = events.get_column("event_ms").drop_nulls().sort()
@@ -256,7 +299,7 @@ class LiveEvents:
         key: Any,
         now_ms: float | None,
         archive_window_ms: float,
-        compute: Callable[[Snapshot], tuple[bytes, pl.Series | None]],
+        compute: Callable[[Snapshot], tuple[bytes | Body, pl.Series | None]],
         *,
         max_stale_s: float = 0.0,
     ) -> Body:
@@ -277,29 +320,85 @@ class LiveEvents:
         background (one at a time per key): a client then sees the log as it was at most
         ``max_stale_s`` ago, instead of waiting for the new body. 0: never (always current).
         """
-        snap = self._snapshot
-        full_key = (snap.version, key)
-        body = self._lookup(full_key, now_ms)
-        if body is not None:
+        job = BodyJob(key, self._snapshot, now_ms, archive_window_ms, compute)
+        body = self.ready(job, max_stale_s=max_stale_s)
+        return body if body is not None else self._compute(job)
+
+    def job(
+        self,
+        key: Any,
+        now_ms: float | None,
+        archive_window_ms: float,
+        compute: Callable[[Snapshot], tuple[bytes | Body, pl.Series | None]],
+    ) -> BodyJob:
+        """The making of ``key``'s body on the current snapshot (see :meth:`cached`)."""
+        return BodyJob(key, self._snapshot, now_ms, archive_window_ms, compute)
+
+    def ready(self, job: BodyJob, *, max_stale_s: float = 0.0) -> Body | None:
+        """:meth:`cached`'s body if it needs no computing by the caller, else None.
+
+        Never blocks on a computation (a stale body's successor is begun in a background
+        thread): the server answers from its event loop when this returns a body, and
+        computes in a worker thread (:meth:`compute`) only when it does not.
+        """
+        body = self._lookup((job.snap.version, job.key), job.now_ms)
+        if body is not None or max_stale_s <= 0:
             return body
-        if max_stale_s > 0:
-            with self._cache_lock:
-                last = self._latest.get(key)
-                fresh_enough = last is not None and self._stale_s(last, now_ms) <= max_stale_s
-                start = fresh_enough and key not in self._background
-                if start:
-                    self._background.add(key)
-            if fresh_enough:
-                assert last is not None
-                if start:
-                    threading.Thread(
-                        target=self._compute_later,
-                        args=(key, snap, now_ms, archive_window_ms, compute),
-                        name="a2a-lab-serve-body",
-                        daemon=True,
-                    ).start()
-                return last[3]
-        return self._compute(key, snap, now_ms, archive_window_ms, compute)
+        with self._cache_lock:
+            last = self._latest.get(job.key)
+            fresh_enough = last is not None and self._stale_s(last, job.now_ms) <= max_stale_s
+            start = fresh_enough and job.key not in self._background
+            if start:
+                self._background.add(job.key)
+        if not fresh_enough:
+            return None
+        assert last is not None
+        if start:
+            threading.Thread(
+                target=self._compute_later, args=(job,), name="a2a-lab-serve-body", daemon=True
+            ).start()
+        return last[3]
+
+    def watch(self, key: Any, make_job: Callable[[], BodyJob]) -> None:
+        """Note that ``key`` was just asked for (:meth:`prefetch` makes its next body)."""
+        with self._cache_lock:
+            self._watched[key] = (make_job, time.monotonic())
+            self._watched.move_to_end(key)
+            while len(self._watched) > WATCHED_KEYS:
+                self._watched.popitem(last=False)
+
+    def prefetch(self, within_s: float = 60.0) -> int:
+        """Begin the bodies of the queries asked for in the last ``within_s`` seconds on the
+        current snapshot, each in a background thread; returns how many were begun.
+
+        Called after a refresh brought new lines: a dashboard that asks every few seconds
+        then gets the new page at its next request, instead of the previous page while its
+        request begins the new one (which it would see one request later).
+        """
+        moment = time.monotonic()
+        with self._cache_lock:
+            makers = [make for make, asked in self._watched.values() if moment - asked <= within_s]
+        jobs = [make() for make in makers]
+        begun = []
+        with self._cache_lock:
+            self.prefetched_version = max(
+                (job.snap.version for job in jobs), default=self.prefetched_version
+            )
+            for job in jobs:
+                full_key = (job.snap.version, job.key)
+                if job.key in self._background or full_key in self._cache:
+                    continue
+                self._background.add(job.key)
+                begun.append(job)
+        for job in begun:
+            threading.Thread(
+                target=self._compute_later, args=(job,), name="a2a-lab-serve-body", daemon=True
+            ).start()
+        return len(begun)
+
+    def compute(self, job: BodyJob) -> Body:
+        """The body of ``job``, made now unless cached (others asking meanwhile wait)."""
+        return self._compute(job)
 
     def _stale_s(self, last: tuple[int, float, float, Body], now_ms: float | None) -> float:
         """Seconds since a body stopped being current: its snapshot replaced by a newer
@@ -314,70 +413,49 @@ class LiveEvents:
             age = max(age, (now_ms - valid_until) / 1000.0)
         return age
 
-    def _compute_later(
-        self,
-        key: Any,
-        snap: Snapshot,
-        now_ms: float | None,
-        archive_window_ms: float,
-        compute: Callable[[Snapshot], tuple[bytes, pl.Series | None]],
-    ) -> None:
+    def _compute_later(self, job: BodyJob) -> None:
         """:meth:`_compute` in a background thread (a failure is logged, not raised)."""
         try:
-            self._compute(key, snap, now_ms, archive_window_ms, compute)
+            self._compute(job)
         except Exception as exc:  # the stale body stays; the next request tries again
             print(f"a2a-lab serve: body failed: {type(exc).__name__}: {exc}", file=sys.stderr)
         finally:
             with self._cache_lock:
-                self._background.discard(key)
+                self._background.discard(job.key)
 
-    def _compute(
-        self,
-        key: Any,
-        snap: Snapshot,
-        now_ms: float | None,
-        archive_window_ms: float,
-        compute: Callable[[Snapshot], tuple[bytes, pl.Series | None]],
-    ) -> Body:
-        """Make the body of ``key`` on ``snap`` (once: others asking meanwhile wait) and cache it."""
-        full_key = (snap.version, key)
+    def _compute(self, job: BodyJob) -> Body:
+        """Make the body of ``job`` (once: others asking meanwhile wait) and cache it."""
+        full_key = (job.snap.version, job.key)
         # one computation per key at a time: clients asking the same thing while it is
         # computed wait for it instead of computing it again each (8 clients, 2 cores)
         with self._cache_lock:
             gate = self._computing.setdefault(full_key, threading.Lock())
         with gate:
             try:
-                body = self._lookup(full_key, now_ms)
+                body = self._lookup(full_key, job.now_ms)
                 if body is not None:
                     return body
                 made = time.monotonic()
-                data, candidates = compute(snap)
-                body = Body(data)
-                if len(data) >= PRE_GZIP_BYTES:
+                with COLLECTOR_PAUSED:
+                    data, candidates = job.compute(job.snap)
+                body = data if isinstance(data, Body) else Body(data)
+                if body.size >= PRE_GZIP_BYTES:
                     body.gzipped()  # made now, not by the first client that asks
             except BaseException:
                 with self._cache_lock:
                     self._computing.pop(full_key, None)
                 raise
-            valid_until = float("inf")
-            if now_ms is not None:
-                # the first event time at or after now - window: at that time + window (and
-                # just after) a session may turn ARCHIVED
-                times = snap.times if candidates is None else candidates.drop_nulls().sort()
-                index = times.search_sorted(now_ms - archive_window_ms, side="left")
-                if index < times.len():
-                    valid_until = float(times[index]) + archive_window_ms
+            valid_until = job.valid_until(candidates)
             with self._cache_lock:
-                t0 = now_ms if now_ms is not None else 0.0
-                self._cache[full_key] = (t0, valid_until, body)
+                self._cache[full_key] = (job.t0, valid_until, body)
                 self._cache.move_to_end(full_key)
                 while len(self._cache) > self.cache_size:
                     self._cache.popitem(last=False)
                 self._computing.pop(full_key, None)
-                last = self._latest.get(key)
+                last = self._latest.get(job.key)
                 if last is None or last[2] <= made:
-                    self._latest[key] = (snap.version, valid_until, made, body)
-                    self._latest.move_to_end(key)
+                    self._latest[job.key] = (job.snap.version, valid_until, made, body)
+                    self._latest.move_to_end(job.key)
                     while len(self._latest) > self.cache_size:
                         self._latest.popitem(last=False)
         return body

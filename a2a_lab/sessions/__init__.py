@@ -19,7 +19,8 @@ correct what analysts usually want corrected:
 The code is split by concept: ``_build`` (work sessions and threads), ``_session_query``
 (their filters as one value), ``_overrides`` (category overrides), ``_query``
 (``GET /api/events``), ``_objects`` (the reference's enriched event objects of the JSON
-output) and ``_js`` (JavaScript semantics of the query values, rules §8.0).
+output), ``_js`` (JavaScript semantics of the query values, rules §8.0) and ``_stored``
+(work sessions from per-session aggregates, which a history store keeps).
 """
 
 from a2a_lab.sessions._build import (
@@ -28,15 +29,20 @@ from a2a_lab.sessions._build import (
     WorkSessionsResult,
     work_sessions,
 )
-from a2a_lab.sessions._js import Filter, Limit, Now
-from a2a_lab.sessions._js import _js_number as _js_number  # the CLI's --limit check
-from a2a_lab.sessions._js import _limit_count as _limit_count
+from a2a_lab.sessions._js import Filter, Limit, Now, js_number, limit_count
 from a2a_lab.sessions._objects import event_objects
 from a2a_lab.sessions._overrides import load_overrides
 from a2a_lab.sessions._query import EventsResult, events_query
 from a2a_lab.sessions._session_query import STATUSES, SessionQuery
+from a2a_lab.sessions._stored import (
+    AGGREGATE_COLUMNS,
+    session_aggregates,
+    session_id_expr,
+    sessions_from_aggregates,
+)
 
 __all__ = [
+    "AGGREGATE_COLUMNS",
     "LIFECYCLE_TERMINAL_TYPES",
     "STATUSES",
     "UNASSIGNED_SESSION_ID",
@@ -48,6 +54,11 @@ __all__ = [
     "WorkSessionsResult",
     "event_objects",
     "events_query",
+    "js_number",
+    "limit_count",
     "load_overrides",
+    "session_aggregates",
+    "session_id_expr",
+    "sessions_from_aggregates",
     "work_sessions",
 ]

@@ -14,9 +14,9 @@ from a2a_lab._frames import ms_to_seconds, ms_to_time
 from a2a_lab._options import reject_removed_keywords
 from a2a_lab.reference.jsstr import js_lower, js_string_expr, utf16_sort_key_expr
 from a2a_lab.reference.rules import TASK_MONITOR_V1, RuleSet
-from a2a_lab.sessions._js import Now, _limit_count, _now_ms
+from a2a_lab.sessions._js import Now, _now_ms, limit_count
 from a2a_lab.sessions._objects import _event_objects, _event_rows, _json_number, event_objects
-from a2a_lab.sessions._overrides import load_overrides, with_overrides
+from a2a_lab.sessions._overrides import load_overrides, session_columns, with_overrides
 from a2a_lab.sessions._session_query import SessionQuery
 from a2a_lab.time import in_window, python_safe
 
@@ -631,7 +631,7 @@ def _result(
             matched.group_by("collab_category", maintain_order=True).len().iter_rows()
         ),
         total_sessions=sessions.height,
-        limit_count=_limit_count(query.limit),
+        limit_count=limit_count(query.limit),
         query=echo,
         _members=threads.get_column("_members"),
         _events=events.select("file", "line", "ts", "type"),
@@ -705,12 +705,7 @@ def _sessions(
             .otherwise(pl.lit("ws:") + pl.col("work_session_id"))
             .alias("id"),
             status.alias("status"),
-            (pl.col("_last_ms") - pl.col("_start_ms")).clip(lower_bound=0.0).alias("_duration_ms"),
-            pl.coalesce("_overrideCategory", "_eventCategory").alias("collab_category"),
-            pl.when(overridden.fill_null(False))
-            .then(pl.lit("manual_override"))
-            .otherwise(pl.lit("event"))
-            .alias("category_source"),
+            *session_columns(overridden, "_eventCategory"),
             pl.struct(rules.event_roles).alias("role_counts"),
         )
         .sort(["_last_ms", "_first"], descending=[True, False])

@@ -28,7 +28,7 @@ _JS_DECIMAL = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?
 _JS_RADIX = {"0x": 16, "0X": 16, "0o": 8, "0O": 8, "0b": 2, "0B": 2}
 
 
-def _js_number(text: str) -> float:
+def js_number(text: str) -> float:
     """JavaScript ``Number(text)`` for a string: ``""`` is 0, junk is NaN."""
     body = js_trim(text)
     if body == "":
@@ -72,7 +72,7 @@ def _date_parse_ms(text: str, tz: str) -> float | None:
     return None if value is None else float(value)
 
 
-def _limit_count(limit: Limit) -> int | None:
+def limit_count(limit: Limit) -> int | None:
     """How many items ``Number(limit) || 100`` keeps; None = all (an infinite limit).
 
     Both handlers take ``max(1, limit)`` items (the first sessions, the last events), and
@@ -81,7 +81,7 @@ def _limit_count(limit: Limit) -> int | None:
     if limit is None:
         number = 0.0
     elif isinstance(limit, str):
-        number = _js_number(limit)
+        number = js_number(limit)
     elif isinstance(limit, bool) or not isinstance(limit, (int, float)):
         raise TypeError(f"limit must be a number, a string or None, not {type(limit).__name__}")
     else:

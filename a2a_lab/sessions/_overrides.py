@@ -111,3 +111,16 @@ def with_overrides(
         sorted(_OBJECT_PROTOTYPE_MEMBERS - set(overrides))
     )
     return sessions.join(frame, on="work_session_id", how="left"), overridden
+
+
+def session_columns(overridden: pl.Expr, event_category: str) -> list[pl.Expr]:
+    """A session's duration, its category with the overrides (``overridden``: whether the
+    session's override applies) over ``event_category``, and where the category came from."""
+    return [
+        (pl.col("_last_ms") - pl.col("_start_ms")).clip(lower_bound=0.0).alias("_duration_ms"),
+        pl.coalesce("_overrideCategory", event_category).alias("collab_category"),
+        pl.when(overridden.fill_null(False))
+        .then(pl.lit("manual_override"))
+        .otherwise(pl.lit("event"))
+        .alias("category_source"),
+    ]

@@ -17,8 +17,8 @@ from a2a_lab.sessions._js import (
     _as_string,
     _csv_values,
     _date_parse_ms,
-    _limit_count,
     _now_ms,
+    limit_count,
 )
 from a2a_lab.sessions._objects import event_objects
 
@@ -164,7 +164,7 @@ def events_query(
         .with_columns(_file_rank(lazy, files).alias("_fileRank"))
         .sort(["_fileRank", "line"], maintain_order=True)
     )
-    count = _limit_count(limit)
+    count = limit_count(limit)
     kept_rows, count_frame, total_frame = pl.collect_all(
         [
             (matched if count is None else matched.tail(count)).select("_row"),

@@ -32,6 +32,7 @@ from a2a_lab.sim import (
     SimConfig,
     simulate,
 )
+from tests.support.exchange_truth import measured_runs
 
 SEEDS = range(20)
 AGENTS = {
@@ -155,19 +156,7 @@ def test_runs_are_measured_from_max_of_request_lane_and_pool_slot() -> None:
     cfg = config().model_copy(update={"lanes": LanePools(nested=5), "duration_s": 43_200.0})
     result = simulate(cfg, seed=7)
     cal = fit_log(result.events, hourly=False, limits=GatewayLimits(nested_limit=5))
-    used = cal.exchanges.filter(
-        pl.col("run_start").is_not_null() & pl.col("first_reply_s").is_not_null()
-    ).with_columns(
-        (
-            (pl.col("start_time").dt.epoch("ms") + pl.col("first_reply_s") * 1000.0)
-            - pl.col("run_start")
-        ).alias("measured_ms")
-    )
-    truth = result.messages.select(
-        "run_id",
-        (pl.col("service_s") * 1000.0).alias("service_ms"),
-    )
-    joined = used.join(truth, on="run_id", how="inner")
+    used, joined = measured_runs(cal.exchanges, result.messages)
     assert joined.height == used.height > 300
     off = joined.filter((pl.col("measured_ms") - pl.col("service_ms")).abs() > 2.0)
     assert off.height <= 0.005 * joined.height, off

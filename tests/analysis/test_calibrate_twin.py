@@ -21,6 +21,7 @@ from a2a_lab.analysis.calibrate._hidden import behind_hidden
 from a2a_lab.analysis.calibrate._lanes import run_lanes
 from a2a_lab.sim import AgentConfig, FailurePolicy, Lognormal, SimConfig, SimResult, simulate
 from a2a_lab.sim.workload.arrivals import poisson_routes
+from tests.support.exchange_truth import measured_runs
 
 # statistical validation of the twin: make test-all
 pytestmark = pytest.mark.slow
@@ -90,16 +91,7 @@ def test_service_times_measured_exactly_where_the_log_tells(
     exchange whose run start the fit read from the log (``run_start``: the send, or the end
     of the run before it on the session), reply - run start is the run's simulated service
     time, to the millisecond of the log, for all but a handful of runs."""
-    used = fit.exchanges.filter(
-        pl.col("run_start").is_not_null() & pl.col("first_reply_s").is_not_null()
-    ).with_columns(
-        (
-            (pl.col("start_time").dt.epoch("ms") + pl.col("first_reply_s") * 1000.0)
-            - pl.col("run_start")
-        ).alias("measured_ms")
-    )
-    truth = log.messages.select("run_id", (pl.col("service_s") * 1000.0).alias("service_ms"))
-    joined = used.join(truth, on="run_id", how="inner")
+    used, joined = measured_runs(fit.exchanges, log.messages)
     assert joined.height == used.height > 1000
     off = joined.filter((pl.col("measured_ms") - pl.col("service_ms")).abs() > 2.0)
     assert off.height <= 0.005 * joined.height, off

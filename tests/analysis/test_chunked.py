@@ -3,6 +3,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 import polars as pl
@@ -70,44 +73,66 @@ def test_hostile_logs_same_rows(tiny_buckets: None, name: str) -> None:
     assert log_conversations(path).equals(_whole(path), null_equal=True)
 
 
-@pytest.mark.slow
-@settings(max_examples=12, deadline=None)
-@given(
+@dataclass(frozen=True)
+class LogCase:
+    """A generated log (``n`` events of ``seed`` at ``per_day``), the bucket size to read it
+    with, and whether the analysis is windowed to the middle 60 % of its time."""
+
+    n: int
+    seed: int
+    per_day: int
+    bucket: int
+    window: bool
+
+    def write(self, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, object]]:
+        """The log written to a fresh folder, and the window's ``since``/``until`` (or none)."""
+        path = tmp_path_factory.mktemp("log") / "log.ndjson"
+        write_log(path, self.n, self.seed, 0.02, events_per_day=self.per_day)
+        if not self.window:
+            return path, {}
+        ms = al.load(path).events["event_ms"]
+        return path, {"since": float(ms.quantile(0.2)), "until": float(ms.quantile(0.8))}
+
+
+#: Any log, sparse or dense in time, any bucket size, with or without a window.
+LOG_CASES = st.builds(
+    LogCase,
     n=st.integers(30, 900),
     seed=st.integers(0, 10_000),
     per_day=st.sampled_from([2_000, 60_000, 2_000_000]),
     bucket=st.sampled_from([2_048, 16_384, 2**30]),
     window=st.booleans(),
 )
-def test_chunked_equals_whole(
-    tmp_path_factory: pytest.TempPathFactory,
-    n: int,
-    seed: int,
-    per_day: int,
-    bucket: int,
-    window: bool,
-) -> None:
-    """Property: any log (sparse or dense in time), any bucket size, with or without a
-    window: the same rows as the whole load, in the same order."""
-    path = tmp_path_factory.mktemp("log") / "log.ndjson"
-    write_log(path, n, seed, 0.02, events_per_day=per_day)
-    kw: dict[str, object] = {}
-    if window:
-        ms = al.load(path).events["event_ms"]
-        kw = {"since": float(ms.quantile(0.2)), "until": float(ms.quantile(0.8))}
+
+
+@contextmanager
+def spill_bytes(bucket: int) -> Iterator[None]:
+    """``_chunked.SPILL_BYTES`` set to ``bucket`` for the block (hypothesis runs many examples
+    in one test, so the monkeypatch fixture, undone only at its end, does not fit)."""
     old = _chunked.SPILL_BYTES
     _chunked.SPILL_BYTES = bucket
     try:
-        got = log_conversations(path, **kw)  # type: ignore[arg-type]
+        yield
     finally:
         _chunked.SPILL_BYTES = old
+
+
+@pytest.mark.slow
+@settings(max_examples=12, deadline=None)
+@given(case=LOG_CASES)
+def test_chunked_equals_whole(tmp_path_factory: pytest.TempPathFactory, case: LogCase) -> None:
+    """Property: any log (sparse or dense in time), any bucket size, with or without a
+    window: the same rows as the whole load, in the same order."""
+    path, kw = case.write(tmp_path_factory)
+    with spill_bytes(case.bucket):
+        got = log_conversations(path, **kw)  # type: ignore[arg-type]
     assert got.equals(_whole(path, **kw), null_equal=True)
 
 
 @pytest.mark.parametrize("batch", [1, 7, 2_000])
 def test_otlp_file_same_bytes(tiny_buckets: None, batch: int) -> None:
     """The export of a log, bucket by bucket, writes the bytes of the whole load's export."""
-    from a2a_lab.otel._export import log_otlp_lines, otlp_lines
+    from a2a_lab.otel import log_otlp_lines, otlp_lines
 
     got = [b.line for b in log_otlp_lines(sample_dir(), batch_exchanges=batch)]
     want = [b.line for b in otlp_lines(al.load(sample_dir()).events, batch_exchanges=batch)]
@@ -117,7 +142,7 @@ def test_otlp_file_same_bytes(tiny_buckets: None, batch: int) -> None:
 
 def test_otlp_missing_source_fails_before_writing(tmp_path: Path) -> None:
     from a2a_lab.io import SourceError
-    from a2a_lab.otel._export import log_otlp_lines
+    from a2a_lab.otel import log_otlp_lines
 
     with pytest.raises(SourceError):
         log_otlp_lines(tmp_path / "nope.ndjson")
@@ -132,7 +157,7 @@ def _check_both(source: Path, **kw: object) -> tuple[pl.DataFrame, pl.DataFrame]
     full = al.load(source)
     assert res.report.summary() == full.report.summary()
     assert res.report.issues.equals(full.report.issues, null_equal=True)
-    want = al.check(full.events, now=1.9e12, report=full.report, **kw)  # type: ignore[arg-type]
+    want = al.check(full.events, now=1.9e12, report=full.report, **kw)
     return got, want
 
 
@@ -162,33 +187,13 @@ def test_check_hostile_same_findings(tiny_buckets: None, name: str) -> None:
 
 @pytest.mark.slow
 @settings(max_examples=8, deadline=None)
-@given(
-    n=st.integers(30, 900),
-    seed=st.integers(0, 10_000),
-    per_day=st.sampled_from([2_000, 60_000, 2_000_000]),
-    bucket=st.sampled_from([2_048, 16_384, 2**30]),
-    window=st.booleans(),
-)
+@given(case=LOG_CASES)
 def test_check_chunked_equals_whole(
-    tmp_path_factory: pytest.TempPathFactory,
-    n: int,
-    seed: int,
-    per_day: int,
-    bucket: int,
-    window: bool,
+    tmp_path_factory: pytest.TempPathFactory, case: LogCase
 ) -> None:
     """Property: the findings and the load report of any log, any bucket size, with or
     without a window, are the whole load's."""
-    path = tmp_path_factory.mktemp("log") / "log.ndjson"
-    write_log(path, n, seed, 0.02, events_per_day=per_day)
-    kw: dict[str, object] = {}
-    if window:
-        ms = al.load(path).events["event_ms"]
-        kw = {"since": float(ms.quantile(0.2)), "until": float(ms.quantile(0.8))}
-    old = _chunked.SPILL_BYTES
-    _chunked.SPILL_BYTES = bucket
-    try:
+    path, kw = case.write(tmp_path_factory)
+    with spill_bytes(case.bucket):
         got, want = _check_both(path, **kw)
-    finally:
-        _chunked.SPILL_BYTES = old
     assert got.equals(want, null_equal=True)

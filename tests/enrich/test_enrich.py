@@ -334,25 +334,16 @@ def test_a_modified_rule_set_drives_enrichment() -> None:
 # ---- property test against the slow oracle -----------------------------------------------
 
 PADS = ["", " ", "\u3000", "\ufeff", "\t\r\n", "\u2028", "\x85", "\x1c"]
-AGENTS = [
-    "main",
-    "ruda",
-    "Main",
-    "RUDA",
-    "eden",
-    "seum",
-    "Zed",
-    "unknown",
-    "İnci",
-    "i̇nci",
-    "\u212abot",
-    "kbot",
-    "ΟΔΟΣ",
-    "οδος",
-    "😀bot",
-    "\ue000bot",
-    "worker-1",
+# ids equal only under some case mapping (ASCII, dotted İ, the Kelvin sign, Greek final sigma)
+CASE_PAIRS = [
+    ("main", "Main"),
+    ("ruda", "RUDA"),
+    ("İnci", "i̇nci"),
+    ("\u212abot", "kbot"),
+    ("ΟΔΟΣ", "οδος"),
 ]
+AGENTS = [a for pair in CASE_PAIRS for a in pair] + ["eden", "seum", "Zed", "unknown", "worker-1"]
+AGENTS += ["😀bot", "\ue000bot"]  # outside the Basic Multilingual Plane, a private-use character
 KEYWORD_TEXT = [kw for _, kw in TASK_MONITOR_V1.keywords]
 # characters Python 3.11 knows (its str.lower is the oracle's lower-casing; see enrich_ref)
 CHARS = st.characters(exclude_categories=("Cs", "Cn"))

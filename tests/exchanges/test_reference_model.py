@@ -18,6 +18,7 @@ from tests.support.exchange_score import GOALS, measure, pooled
 from tests.support.reference_model import (
     _MESSAGES,
     EFFECTIVE_TURNS,
+    MINIMAL_COMPLETE_FIELDS,
     ModelConfig,
     ModelRun,
     classify_intent,
@@ -202,22 +203,7 @@ def test_minimal_line_shape() -> None:
         d = ev["data"]
         assert "messageIntent" not in d
         if ev["type"] == "a2a.complete":
-            assert (
-                {"announced"}
-                <= set(d)
-                <= {
-                    "fromAgent",
-                    "toAgent",
-                    "conversationId",
-                    "workSessionId",
-                    "eventRole",
-                    "fromSessionType",
-                    "toSessionType",
-                    "announced",
-                    "actualTurns",
-                    "concurrencyBlocked",
-                }
-            )
+            assert {"announced"} <= set(d) <= MINIMAL_COMPLETE_FIELDS
     # same traffic as the full shape: only fields differ
     full = simulate(ModelConfig(n_sends=150), seed=2)
     assert run.truth.equals(full.truth)

@@ -320,20 +320,25 @@ def test_a_non_utf8_path_loads_and_checks_in_process(tmp_path: Path) -> None:
     assert body["count"] > 0 and body["sessions"][0]["threads"][0]["events"][0]["type"]
 
 
-def test_chart_specs_show_bidi_and_control_characters(tmp_path: Path) -> None:
-    ev = al.enrich(
+def _sends(from_agent: str, to_agent: str, n: int) -> pl.DataFrame:
+    """``n`` enriched ``a2a.send`` events of ``from_agent`` to ``to_agent``, 1 ms apart."""
+    return al.enrich(
         al.from_records(
             [
                 {
                     "type": "a2a.send",
-                    "agentId": "\u202eevil",
-                    "ts": 1770000000000 + i,
-                    "data": {"fromAgent": "\u202eevil", "toAgent": "a\u0007b", "message": "x"},
+                    "agentId": from_agent,
+                    "ts": 1_770_000_000_000 + i,
+                    "data": {"fromAgent": from_agent, "toAgent": to_agent, "message": "x"},
                 }
-                for i in range(3)
+                for i in range(n)
             ]
         )
     )
+
+
+def test_chart_specs_show_bidi_and_control_characters(tmp_path: Path) -> None:
+    ev = _sends("\u202eevil", "a\u0007b", 3)
     for chart in (plots.swimlane(ev), plots.family_timeline(ev)):
         text = json.dumps(chart.to_dict(), ensure_ascii=False)
         assert "\u202e" not in text and "\\u0007" not in text
@@ -380,19 +385,7 @@ def test_turns_beyond_the_integers_are_left_out_of_the_fit() -> None:
 def test_graphml_shows_control_characters_of_agent_ids(tmp_path: Path) -> None:
     """Found by the fuzz corpus: an agent id with a control character made write_graph
     raise (XML cannot hold it); GraphML shows it as ⟨U+XXXX⟩, the JSON keeps it."""
-    ev = al.enrich(
-        al.from_records(
-            [
-                {
-                    "type": "a2a.send",
-                    "agentId": "a\u0007b",
-                    "ts": 1_770_000_000_000 + i,
-                    "data": {"fromAgent": "a\u0007b", "toAgent": "c\u0000", "message": "x"},
-                }
-                for i in range(2)
-            ]
-        )
-    )
+    ev = _sends("a\u0007b", "c\u0000", 2)
     g = al.interaction_graph(ev)
     text = al.write_graph(g, tmp_path / "g.graphml").read_text(encoding="utf-8")
     assert "a⟨U+0007⟩b" in text and "c⟨U+0000⟩" in text

@@ -11,6 +11,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import NamedTuple
 
 import polars as pl
 import pytest
@@ -418,18 +419,39 @@ def test_the_shared_shrink_then_rotate_script_prints_the_ten_lines_once() -> Non
     assert done.stdout.split("\n")[:3] == ["200", "10", "['r2000'] 0"]
 
 
-@pytest.mark.parametrize("refresh_between", [True, False])
-def test_rewrite_then_rotate_is_read_once_by_the_follower_and_the_store(
-    tmp_path: Path, refresh_between: bool
-) -> None:
+class Followed(NamedTuple):
+    """A log directory followed and ingested once: what the tests go on with."""
+
+    logdir: Path
+    live: Path
+    store: Path
+    follower: LogFollower
+    seen: list[str]
+
+
+def _followed(tmp_path: Path, n: int) -> Followed:
+    """``tmp_path/logs`` with ``n`` events in its live file, read once by a follower and
+    ingested once into ``tmp_path/store``."""
     logdir = tmp_path / "logs"
     logdir.mkdir()
     live = logdir / "coordination-events.ndjson"
     store = tmp_path / "store"
-    live.write_text("".join(_ev(i) for i in range(200)), encoding="utf-8")
+    live.write_text("".join(_ev(i) for i in range(n)), encoding="utf-8")
     fol = LogFollower(logdir)
     seen = _messages(fol.refresh())
     ingest(logdir, store)
+    return Followed(logdir, live, store, fol, seen)
+
+
+def _stored_messages(store: Path) -> list[str]:
+    return load_store(store).events["data"].struct.field("message").to_list()
+
+
+@pytest.mark.parametrize("refresh_between", [True, False])
+def test_rewrite_then_rotate_is_read_once_by_the_follower_and_the_store(
+    tmp_path: Path, refresh_between: bool
+) -> None:
+    logdir, live, store, fol, seen = _followed(tmp_path, 200)
     live.write_text("".join(_ev(i) for i in range(50)) + "".join(_ev(i) for i in range(1000, 1010)))
     if refresh_between:
         seen += _messages(fol.refresh())
@@ -440,8 +462,7 @@ def test_rewrite_then_rotate_is_read_once_by_the_follower_and_the_store(
     report = ingest(logdir, store)
     want = sorted(f"m{i}" for i in [*range(200), *range(1000, 1010), 2000])
     assert sorted(seen) == want
-    stored = load_store(store).events["data"].struct.field("message").to_list()
-    assert sorted(stored) == want
+    assert sorted(_stored_messages(store)) == want
     assert report.repeated == (0 if refresh_between else 50)
     assert store_lines(store).filter(pl.col("kind") == "repeat").height == 50
 
@@ -463,14 +484,7 @@ def test_sed_in_place_then_appends_returns_only_the_new_lines(tmp_path: Path) ->
 def test_copytruncate_and_delete_recreate_stay_right(tmp_path: Path, how: str) -> None:
     """The cases that were right before issue 27 stay right with the rewrite rules: the
     content moved to a copy (or deleted) is not a rewrite of the new live file."""
-    logdir = tmp_path / "logs"
-    logdir.mkdir()
-    live = logdir / "coordination-events.ndjson"
-    store = tmp_path / "store"
-    live.write_text("".join(_ev(i) for i in range(100)), encoding="utf-8")
-    fol = LogFollower(logdir)
-    seen = _messages(fol.refresh())
-    ingest(logdir, store)
+    logdir, live, store, fol, seen = _followed(tmp_path, 100)
     _append(live, "".join(_ev(i) for i in range(100, 110)))
     if how == "copytruncate":
         shutil.copyfile(live, logdir / "coordination-events-2026-01.ndjson")
@@ -484,5 +498,4 @@ def test_copytruncate_and_delete_recreate_stay_right(tmp_path: Path, how: str) -
     seen += _messages(fol.refresh())
     assert seen == [f"m{i}" for i in want]
     ingest(logdir, store)
-    stored = load_store(store).events["data"].struct.field("message").to_list()
-    assert sorted(stored) == sorted(f"m{i}" for i in want)
+    assert sorted(_stored_messages(store)) == sorted(f"m{i}" for i in want)

@@ -26,9 +26,8 @@ from a2a_lab.io import (
     scan_store,
     store_lines,
 )
-from a2a_lab.samples import write_log
+from tests.support.store_logs import LIVE, assert_same_load, generated_lines
 
-LIVE = "coordination-events.ndjson"
 ROTATED = [
     "coordination-events-2026-01-20T08-00-00-000Z.ndjson",
     "coordination-events-2026-01.ndjson",
@@ -36,12 +35,7 @@ ROTATED = [
 ]
 
 
-@pytest.fixture(scope="module")
-def log_lines(tmp_path_factory: pytest.TempPathFactory) -> list[bytes]:
-    """A generated log with malformed lines, as its physical lines (newline kept)."""
-    path = tmp_path_factory.mktemp("gen") / "log.ndjson"
-    write_log(path, 4000, seed=7, bad_line_fraction=0.01)
-    return path.read_bytes().splitlines(keepends=True)
+log_lines = generated_lines("log_lines", 4000, seed=7, bad_line_fraction=0.01)
 
 
 def _write(path: Path, lines: list[bytes], gz: bool = False) -> None:
@@ -54,14 +48,7 @@ def _write(path: Path, lines: list[bytes], gz: bool = False) -> None:
 
 
 def _assert_same_as_directory(logdir: Path, store: Path) -> None:
-    a = al.load(logdir.absolute())
-    b = al.load(store)
-    assert_frame_equal(a.events, b.events)
-    assert a.report.summary() == b.report.summary()
-    assert a.report.lines == b.report.lines
-    assert a.report.blank == b.report.blank
-    assert_frame_equal(a.report.rejects, b.report.rejects)
-    assert_frame_equal(a.report.issues, b.report.issues)
+    assert_same_load(al.load(logdir.absolute()), al.load(store))
 
 
 def _rotated_dir(tmp_path: Path, lines: list[bytes], gz_second: bool = True) -> Path:

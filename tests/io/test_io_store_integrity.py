@@ -34,10 +34,9 @@ from polars.testing import assert_frame_equal
 from a2a_lab.cli import main
 from a2a_lab.io import StoreError, ingest, load_store, store_lines
 from a2a_lab.io._store_state import CRASH_ENV, JOURNAL_NAME, LOCK_NAME, STATE_NAME, sealed
-from a2a_lab.samples import write_log
 from tests.support.paths import ROOT
+from tests.support.store_logs import LIVE, assert_same_load, generated_lines
 
-LIVE = "coordination-events.ndjson"
 #: Files no ingest writes, planted in the store: they must survive everything.
 FOREIGN = [
     "events/README.txt",
@@ -47,11 +46,7 @@ FOREIGN = [
 ]
 
 
-@pytest.fixture(scope="module")
-def lines(tmp_path_factory: pytest.TempPathFactory) -> list[bytes]:
-    path = tmp_path_factory.mktemp("gen") / "log.ndjson"
-    write_log(path, 700, seed=5, bad_line_fraction=0.02)
-    return path.read_bytes().splitlines(keepends=True)
+lines = generated_lines("lines", 700, seed=5, bad_line_fraction=0.02)
 
 
 def _rotated_name(day: int) -> str:
@@ -75,6 +70,11 @@ def _logdir(root: Path, lines: list[bytes], n_rotated: int = 10) -> Path:
     return logdir
 
 
+def _logdir_and_store(root: Path, lines: list[bytes], n_rotated: int = 10) -> tuple[Path, Path]:
+    """:func:`_logdir` under ``root``, and the path of a store beside it (not created)."""
+    return _logdir(root, lines, n_rotated), root / "store"
+
+
 def _grow(logdir: Path, lines: list[bytes], n_rotations: int = 8) -> None:
     """What happens between two ingests, with the second half of ``lines``: appends to the
     live file and rotations."""
@@ -90,13 +90,7 @@ def _grow(logdir: Path, lines: list[bytes], n_rotations: int = 8) -> None:
 
 
 def _assert_same_store(expected: Path, store: Path) -> None:
-    a, b = load_store(expected), load_store(store)
-    assert_frame_equal(a.events, b.events)
-    assert a.report.summary() == b.report.summary()
-    assert a.report.lines == b.report.lines
-    assert a.report.blank == b.report.blank
-    assert_frame_equal(a.report.rejects, b.report.rejects)
-    assert_frame_equal(a.report.issues, b.report.issues)
+    assert_same_load(load_store(expected), load_store(store))
     assert_frame_equal(store_lines(expected), store_lines(store))
 
 
@@ -399,8 +393,7 @@ def test_damage_is_a_clear_error_and_repair_restores_a_clean_ingest(
 def test_lines_no_file_holds_any_more_are_a_clear_repair_error(
     tmp_path: Path, lines: list[bytes]
 ) -> None:
-    logdir = _logdir(tmp_path, lines, n_rotated=2)
-    store = tmp_path / "store"
+    logdir, store = _logdir_and_store(tmp_path, lines, n_rotated=2)
     ingest(logdir, store)
     _delete("events")(store)
     for p in logdir.iterdir():  # the log's files rotated away and deleted
@@ -450,8 +443,7 @@ def test_a_version_1_state_is_read_and_upgraded(tmp_path: Path, built: tuple[Pat
 def test_a_busy_store_says_busy_even_before_its_first_state(
     tmp_path: Path, lines: list[bytes]
 ) -> None:
-    logdir = _logdir(tmp_path, lines, n_rotated=1)
-    store = tmp_path / "store"
+    logdir, store = _logdir_and_store(tmp_path, lines, n_rotated=1)
     store.mkdir()
     with (store / LOCK_NAME).open("a") as fh:  # a first ingest holding its lock
         fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
@@ -470,8 +462,7 @@ def test_a_busy_store_says_busy_even_before_its_first_state(
 def test_a_lock_left_by_a_dead_holder_is_taken_over(
     tmp_path: Path, lines: list[bytes], content: bytes
 ) -> None:
-    logdir = _logdir(tmp_path, lines, n_rotated=1)
-    store = tmp_path / "store"
+    logdir, store = _logdir_and_store(tmp_path, lines, n_rotated=1)
     store.mkdir()
     (store / LOCK_NAME).write_bytes(content)
     report = ingest(logdir, store)
@@ -481,8 +472,7 @@ def test_a_lock_left_by_a_dead_holder_is_taken_over(
 
 
 def test_a_lock_that_is_a_directory_is_a_clear_error(tmp_path: Path, lines: list[bytes]) -> None:
-    logdir = _logdir(tmp_path, lines, n_rotated=1)
-    store = tmp_path / "store"
+    logdir, store = _logdir_and_store(tmp_path, lines, n_rotated=1)
     (store / LOCK_NAME).mkdir(parents=True)
     with pytest.raises(StoreError, match=r"^lock: cannot open .*\.lock"):
         ingest(logdir, store)
@@ -674,8 +664,7 @@ def test_a_read_racing_a_commit_is_not_called_damage(
     compaction replaced deleted: it checks again on the newer state instead of crying damage."""
     from a2a_lab.io import _store_state
 
-    logdir = _logdir(tmp_path, lines)
-    store = tmp_path / "store"
+    logdir, store = _logdir_and_store(tmp_path, lines)
     ingest(logdir, store)
     old_state = _store_state.read_state(store)
     _grow(logdir, lines)

@@ -13,19 +13,13 @@ import a2a_lab as al
 from a2a_lab.cli import main
 from a2a_lab.io import _store, ingest, scan_store
 from a2a_lab.io._store_state import read_state, sealed, sha256_of
-from a2a_lab.samples import write_log
 from a2a_lab.schema import polars_schema
+from tests.support.store_logs import LIVE, generated_lines
 
-LIVE = "coordination-events.ndjson"
 OLDER = "coordination-events-2026-01-20T08-00-00-000Z.ndjson"
 
 
-@pytest.fixture(scope="module")
-def lines(tmp_path_factory: pytest.TempPathFactory) -> list[bytes]:
-    """A generated log with malformed lines, as its physical lines (newline kept)."""
-    path = tmp_path_factory.mktemp("gen") / "log.ndjson"
-    write_log(path, 3000, seed=11, bad_line_fraction=0.01)
-    return path.read_bytes().splitlines(keepends=True)
+lines = generated_lines("lines", 3000, seed=11, bad_line_fraction=0.01)
 
 
 def _store_of(tmp_path: Path, lines: list[bytes]) -> tuple[Path, Path]:

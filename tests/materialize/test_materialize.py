@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import random
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +25,7 @@ from a2a_lab.materialize import (
 )
 from a2a_lab.reference.rules import TASK_MONITOR_V1
 from a2a_lab.sessions import SessionQuery, work_sessions
-from tests.support.store_logs import PEER_LINES, ingest_in_pieces
+from tests.support.store_logs import PEER_LINES, Pieces, pieces
 
 LINES = PEER_LINES
 
@@ -44,19 +43,12 @@ def _recomputed(store: Path, main_agents: Any = None) -> pl.DataFrame:
 
 @pytest.mark.slow
 @settings(max_examples=8, deadline=None)
-@given(
-    seed=st.integers(0, 2**32 - 1),
-    n_lines=st.integers(1, 400),
-    n_ingests=st.integers(1, 4),
-    agents=st.sampled_from([None, ["main", "ruda"], ["sora"]]),
-)
+@given(case=pieces(4), agents=st.sampled_from([None, ["main", "ruda"], ["sora"]]))
 def test_materialised_path_equals_recomputed_path(
-    tmp_path_factory: Any, seed: int, n_lines: int, n_ingests: int, agents: list[str] | None
+    tmp_path_factory: Any, case: Pieces, agents: list[str] | None
 ) -> None:
-    rng = random.Random(seed)
-    lines = rng.sample(LINES, n_lines)
     root = tmp_path_factory.mktemp("m")
-    for _ in ingest_in_pieces(root, rng, lines, n_ingests, main_agents=agents):
+    for _ in case.ingest(root, main_agents=agents):
         pass  # incremental after the first
     got = scan_materialized(root / "store", main_agents=agents)
     assert got is not None
@@ -189,19 +181,11 @@ def _rejected(store: Path) -> int:
 
 @pytest.mark.slow
 @settings(max_examples=10, deadline=None)
-@given(
-    seed=st.integers(0, 2**32 - 1),
-    n_lines=st.integers(1, 400),
-    n_ingests=st.integers(1, 5),
-)
-def test_materialised_conversations_equal_recomputed(
-    tmp_path_factory: Any, seed: int, n_lines: int, n_ingests: int
-) -> None:
-    rng = random.Random(seed)
-    lines = rng.sample(LINES, n_lines)
+@given(case=pieces(5))
+def test_materialised_conversations_equal_recomputed(tmp_path_factory: Any, case: Pieces) -> None:
     root = tmp_path_factory.mktemp("c")
     # only the touched conversation ids are matched again after the first piece
-    for _ in ingest_in_pieces(root, rng, lines, n_ingests):
+    for _ in case.ingest(root):
         got = scan_conversations(root / "store")
         assert got is not None
         assert_frame_equal(got, _conv(root / "store"))

@@ -283,19 +283,19 @@ def _cited(text: str, values: list[float]) -> list[float]:
     return missing
 
 
-def _foreign(runs: dict, stem: str, log: str) -> nbformat.NotebookNode:
+def _foreign(runs: dict, stem: str, log: str) -> tuple[nbformat.NotebookNode, dict[str, Any]]:
+    """Notebook ``stem`` as run on the foreign ``log``, and what its probe cell printed."""
     result = runs[(stem, log)]
     if isinstance(result, BaseException):
         pytest.fail(f"{stem} on the {log} log: {result}")
-    return result
+    return result, _probe(result)
 
 
 @pytest.mark.parametrize("log", FOREIGN)
 def test_05_replay_what_if_changes_the_answer_and_the_sentence_cites_it(
     runs: dict, log: str
 ) -> None:
-    nb = _foreign(runs, "05_capacity_whatif", log)
-    probe = _probe(nb)
+    nb, probe = _foreign(runs, "05_capacity_whatif", log)
     before, after = probe["compare"]
     p95 = "p95 latency s"
     assert after[p95] != before[p95], f"{log}: three times slower changed nothing: {before}"
@@ -307,8 +307,8 @@ def test_05_replay_what_if_changes_the_answer_and_the_sentence_cites_it(
 
 @pytest.mark.parametrize("log", FOREIGN)
 def test_06_loop_guard_count_is_the_one_check_reports(runs: dict, logs: dict, log: str) -> None:
-    nb = _foreign(runs, "06_policy_experiments", log)
-    blocked = _probe(nb)["blocked_at_6"]
+    nb, probe = _foreign(runs, "06_policy_experiments", log)
+    blocked = probe["blocked_at_6"]
     found = al.check(al.load(logs[log]).events)
     loop = found.filter(found["rule"] == "guard.loop")
     assert blocked == int(loop["lines"].list.len().sum()), log
@@ -320,8 +320,7 @@ def test_06_loop_guard_count_is_the_one_check_reports(runs: dict, logs: dict, lo
 def test_07_every_what_if_changes_the_twin_and_the_takeaways_cite_the_tables(
     runs: dict, log: str
 ) -> None:
-    nb = _foreign(runs, "07_calibrate_from_logs", log)
-    probe = _probe(nb)
+    nb, probe = _foreign(runs, "07_calibrate_from_logs", log)
     rows = probe["whatif"]
     assert rows, f"{log}: no what-if table (the twin was not fitted)"
     figures = ("p50_latency_s", "p95_latency_s", "mean_wait_s", "no_reply_rate")

@@ -40,9 +40,7 @@ PARAMETERS_MAX = 8
 #: while the rule came in (issue 25), each with its length then. The list only shrinks: a
 #: function may not grow past its listed length, one cut under the limit must leave the list,
 #: and a function not named here may not cross the limit.
-LONG_FUNCTIONS: dict[str, int] = {
-    "a2a_lab/io/_store.py::ingest": 123,
-}
+LONG_FUNCTIONS: dict[str, int] = {}
 #: Signatures still over :data:`PARAMETERS_MAX` in those files, with their parameter count
 #: then (the same rules: only shrinks, never grows).
 WIDE_SIGNATURES: dict[str, int] = {

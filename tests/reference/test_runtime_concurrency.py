@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import pytest
@@ -16,15 +15,9 @@ from a2a_lab.reference.runtime.concurrency import (
     ConcurrencyError,
     ConcurrencyGate,
 )
-from tests.support.paths import DATA
+from tests.support.runtime_cases import every_case
 
-FIXTURE = DATA / "runtime" / "a2a-concurrency.test-cases.json"
-
-
-def _cases() -> list[Any]:
-    doc = json.loads(FIXTURE.read_text(encoding="utf-8"))
-    assert len(doc["cases"]) == 14 and doc["skipped"] == []
-    return [pytest.param(c, id=f"{c['describe']}: {c['name']}") for c in doc["cases"]]
+CASES = every_case("a2a-concurrency", 14, label=lambda c: f"{c['describe']}: {c['name']}")
 
 
 def _check_counts(gate: ConcurrencyGate, expected: dict[str, Any]) -> None:
@@ -116,7 +109,7 @@ def _run(case: dict[str, Any]) -> None:
         _check_error(error, derived["error"])
 
 
-@pytest.mark.parametrize("case", _cases())
+@pytest.mark.parametrize("case", CASES)
 def test_concurrency_cases(case: dict[str, Any]) -> None:
     _run(case)
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import pytest
@@ -12,18 +11,13 @@ from a2a_lab.reference.runtime.message_context import (
     build_agent_to_agent_message_context,
     normalize_agent_id,
 )
-from tests.support.paths import DATA
+from tests.support.runtime_cases import every_case
 
-FIXTURE = DATA / "runtime" / "sessions-send-helpers.context.test-cases.json"
-
-
-def _cases() -> list[Any]:
-    doc = json.loads(FIXTURE.read_text(encoding="utf-8"))
-    assert len(doc["cases"]) == 3 and len(doc["skipped"]) == 6  # the 6 need a mocked gateway
-    return [pytest.param(c, id=c["name"]) for c in doc["cases"]]
+# the 6 skipped need a mocked gateway
+CASES = every_case("sessions-send-helpers.context", 3, skipped=6)
 
 
-@pytest.mark.parametrize("case", _cases())
+@pytest.mark.parametrize("case", CASES)
 def test_build_agent_to_agent_message_context_cases(case: dict[str, Any]) -> None:
     given = case["input"]
     result = build_agent_to_agent_message_context(

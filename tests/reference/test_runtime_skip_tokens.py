@@ -2,30 +2,25 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import pytest
 
 from a2a_lab.reference.runtime.skip_tokens import is_announce_skip, is_reply_skip
-from tests.support.paths import DATA
+from tests.support.runtime_cases import every_case
 
-FIXTURE = DATA / "runtime" / "sessions-send-helpers.test-cases.json"
 _FUNCTIONS = {"isReplySkip": is_reply_skip, "isAnnounceSkip": is_announce_skip}
+CASES = every_case(
+    "sessions-send-helpers", 15, label=lambda c: f"{c['function']}: {c['name']} [{c['part']}]"
+)
 
 
-def _cases() -> list[Any]:
-    doc = json.loads(FIXTURE.read_text(encoding="utf-8"))
-    assert len(doc["cases"]) == 15 and doc["skipped"] == []
-    return [pytest.param(c, id=f"{c['function']}: {c['name']} [{c['part']}]") for c in doc["cases"]]
-
-
-@pytest.mark.parametrize("case", _cases())
+@pytest.mark.parametrize("case", CASES)
 def test_skip_token_cases_at_0b3325a28(case: dict[str, Any]) -> None:
     assert _FUNCTIONS[case["function"]](case["input"]["text"]) is case["expect"]["result"]
 
 
-@pytest.mark.parametrize("case", _cases())
+@pytest.mark.parametrize("case", CASES)
 def test_skip_token_cases_with_the_main_rule(case: dict[str, Any]) -> None:
     result = _FUNCTIONS[case["function"]](case["input"]["text"], mode="main")
     assert result is case["derived"]["result_with_main_implementation"]

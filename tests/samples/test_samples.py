@@ -1,16 +1,16 @@
-"""The bundled sample log, the tool that made it, and the simulated logs of its shape.
+"""The bundled sample log, the one generator that made it, and the simulated logs of its shape.
 
 The bundled sample (``a2a_lab/samples/data``) and the lines the injector writes are parsed
 here with the standard library only (strict JSON: ``NaN`` is not JSON), independently of
-``a2a_lab.io``; the generator of the sample is a tool (``tools/generate_sample.py``), the
-large logs come from the ``sample_like`` preset and the injector (``a2a_lab.sim``).
+``a2a_lab.io``. The sample and the large logs both come from the ``sample_like`` preset and
+the injectors (``a2a_lab.sim``): :func:`a2a_lab.samples.write_sample` and
+:func:`a2a_lab.samples.write_log`.
 """
 
 from __future__ import annotations
 
 import json
 import re
-import sys
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -30,24 +30,34 @@ from a2a_lab.reference.runtime import (
     build_no_reply_outcome_message,
     parse_outcome_text,
 )
-from a2a_lab.samples import LogSummary, sample_dir, sample_openclaw_config, write_log
+from a2a_lab.samples import (
+    SAMPLE_DAYS,
+    SAMPLE_SEED,
+    SAMPLE_START,
+    LogSummary,
+    sample_dir,
+    sample_openclaw_config,
+    write_log,
+    write_sample,
+)
 from a2a_lab.schema import CoordinationEvent, EventData
 from a2a_lab.schema.payloads import parse_payload
 from a2a_lab.sim import simulate
 from a2a_lab.sim.output.inject import (
     MALFORMED_KINDS,
+    PAYLOAD_ERRORS,
     REJECT_REASONS,
     legacy_wording,
     malformed,
     odd_timestamps,
+    orchestration,
+    payload_errors,
+    payload_links,
 )
 from a2a_lab.sim.workload.presets import SAMPLE_MAIN_AGENTS, SAMPLE_WORKER_AGENTS, sample_like
+from a2a_lab.sim.workload.texts import DISCORD_USER_IDS
 from tests.support.event_types import REFERENCE_EVENT_TYPES
 from tests.support.paths import ROOT
-
-# the sample's generator is a development tool, not part of the package
-sys.path.insert(0, str(ROOT / "tools"))
-from generate_sample import DEFAULT_SEED, generate_events, write_sample
 
 LIVE = "coordination-events.ndjson"
 MONTH_NAME = re.compile(r"coordination-events-\d{4}-\d{2}\.ndjson")
@@ -183,13 +193,16 @@ def texts(events: list[dict[str, Any]]) -> Iterator[str]:
 # The bundled sample
 # --------------------------------------------------------------------------------------------
 def test_regenerating_the_sample_gives_identical_bytes(tmp_path: Path) -> None:
-    manifest = write_sample(tmp_path, DEFAULT_SEED)
+    # the committed sample is provably the one generator's output: same files, same bytes
+    manifest = write_sample(tmp_path, SAMPLE_SEED)
     bundled = sorted(p.name for p in sample_dir().iterdir())
     assert sorted(p.name for p in tmp_path.iterdir()) == bundled
     for name in bundled:
         assert (tmp_path / name).read_bytes() == (sample_dir() / name).read_bytes(), name
-    assert f"--seed {DEFAULT_SEED}" in (sample_dir() / "README.md").read_text(encoding="utf-8")
+    readme = (sample_dir() / "README.md").read_text(encoding="utf-8")
+    assert f"python -m a2a_lab.samples a2a_lab/samples/data --seed {SAMPLE_SEED}" in readme
     assert manifest.events == sum(count for _, _, count in manifest.files)
+    assert f"{manifest.events} events from" in readme
 
 
 def test_sample_is_a_rotated_log_directory_of_several_days(events: list[dict[str, Any]]) -> None:
@@ -203,8 +216,11 @@ def test_sample_is_a_rotated_log_directory_of_several_days(events: list[dict[str
     assert sum(p.stat().st_size for p in directory.iterdir()) < 3 * 1024 * 1024
     assert len(events) >= 3000
     assert len({e["agentId"] for e in events}) == 15
-    days = (events[-1]["ts"] - events[0]["ts"]) / 86_400_000
-    assert days >= 5
+    # the deployment sends for SAMPLE_DAYS from SAMPLE_START; a task's backlog entry may come
+    # before the first send (at most two hours), the last exchanges end after the last one
+    start_ms = SAMPLE_START.timestamp() * 1000
+    assert start_ms - 2 * 3_600_000 <= events[0]["ts"]
+    assert events[-1]["ts"] - start_ms >= (SAMPLE_DAYS - 0.25) * 86_400_000
     # rotated oldest first, live last: the files follow each other in time
     assert [e["ts"] for e in events] == sorted(e["ts"] for e in events)
 
@@ -289,14 +305,10 @@ def test_sessions_sub_agents_and_ids(events: list[dict[str, Any]]) -> None:
     keys = {d["targetSessionKey"] for d in data if "targetSessionKey" in d}
     assert any(re.fullmatch(f"agent:[a-z]+:subagent:{UUID}", k) for k in keys)
     assert any(re.fullmatch("agent:[a-z]+:main", k) for k in keys)
-    assert any(re.fullmatch(f"agent:[a-z]+:a2a:{UUID}", k) for k in keys)
-    # every session key shape of runtime §1 occurs (requester keys of the older runtime too)
-    keys |= {d[k] for d in data for k in ("requesterSessionKey", "sourceSessionKey") if k in d}
-    assert any(re.fullmatch(r"agent:[a-z]+:discord:group:\d{17,20}", k) for k in keys)
-    assert any(re.fullmatch(r"agent:[a-z]+:direct:\d{17,20}", k) for k in keys)
+    # the sample's gateway sends to main sessions (no conversation lanes) and sub-agents only
+    assert all(re.fullmatch(f"agent:[a-z]+:(main|subagent:{UUID})", k) for k in keys)
     spawns = [d for e, d in zip(events, data, strict=True) if e["type"] == "a2a.spawn"]
     assert all(isinstance(d["depth"], int) for d in spawns)
-    assert any("parentConversationId" in d for d in spawns)
     statuses = Counter(
         d["status"] for e, d in zip(events, data, strict=True) if e["type"] == "a2a.spawn_result"
     )
@@ -324,12 +336,11 @@ def test_openclaw_config_lists_the_main_agents(events: list[dict[str, Any]]) -> 
         assert f'"agent:{worker}:subagent:' in log_text
         for e in events:
             if e["agentId"] == worker:
+                # an event of an exchange with the worker, whose side is a sub-agent session
                 d = e["data"]
-                assert (
-                    d.get("fromSessionType") == "subagent"
-                    or ":subagent:" in str(d.get("sourceSessionKey", ""))
-                    or d.get("depth", 0) >= 1
-                ), e
+                side = "from" if d["fromAgent"] == worker else "to"
+                assert d[f"{side}Agent"] == worker, e
+                assert d.get(f"{side}SessionType", "subagent") == "subagent", e
 
 
 def test_korean_english_mentions_and_category_keywords(events: list[dict[str, Any]]) -> None:
@@ -340,8 +351,11 @@ def test_korean_english_mentions_and_category_keywords(events: list[dict[str, An
     haystack = "\n".join(all_texts).lower()
     for category in TASK_MONITOR_V1.categories:
         assert any(k in haystack for k in category.keywords), category.name
-    sent = [e["data"]["message"] for e in events if e["type"] == "a2a.send"]
-    assert max(len(m) for m in sent) == 4_000  # the reference cuts a sent message to 4,000
+    # a mention names the target's Discord user (the notebooks map these to agents)
+    for e in events:
+        if e["type"] == "a2a.auto_route":
+            mention = re.match(r"<@(\d+)> ", e["data"]["message"])
+            assert mention and DISCORD_USER_IDS[e["data"]["targetAgentId"]] == mention[1]
 
 
 def test_structured_payloads_valid_and_invalid_with_links(events: list[dict[str, Any]]) -> None:
@@ -387,8 +401,7 @@ def test_malformed_lines_are_exactly_where_the_readme_says() -> None:
     assert (
         set(kinds) >= REJECT_KINDS and len([m for m in documented if m.kind in REJECT_KINDS]) >= 5
     )
-    assert kinds["blank"] == kinds["crlf"] == kinds["invalid_utf8"] == 1
-    assert 5 <= len(documented) <= 10
+    assert kinds == Counter(MALFORMED_KINDS)  # one of each kind
 
 
 def test_every_good_line_is_compact_json_in_reference_field_order() -> None:
@@ -414,31 +427,14 @@ def test_sample_paths_resolve_to_one_copy() -> None:
 
 
 # --------------------------------------------------------------------------------------------
-# The tool that made the sample
+# One generator: no second one beside the simulator
 # --------------------------------------------------------------------------------------------
-@settings(max_examples=3)
-@given(seed=st.integers(min_value=0, max_value=2**32 - 1))
-def test_generated_events_keep_the_reference_invariants(seed: int) -> None:
-    first = generate_events(seed, days=1)
-    assert first == generate_events(seed, days=1)
-    assert [e["ts"] for e in first] == sorted(e["ts"] for e in first)
-    for e in first:
-        d = e["data"]
-        assert list(e) == REFERENCE_ORDER
-        if isinstance(d.get("message"), str):
-            assert len(d["message"].encode("utf-16-le")) // 2 <= 4_000
-        if e["type"] in ("a2a.response", "a2a.spawn"):
-            assert d["replyPreview"] == js_slice(d["message"], 200)
-        if d.get("outcome") == "no_reply":
-            assert d["message"].startswith(NO_REPLY)
-        if e["type"] == "a2a.complete" and "effectiveTurns" in d:
-            assert d["actualTurns"] <= d["effectiveTurns"]
-
-
-def test_the_package_ships_no_generator() -> None:
+def test_there_is_one_generator() -> None:
+    assert not (ROOT / "tools" / "generate_sample.py").exists()
+    assert not (ROOT / "tools" / "sample_texts.py").exists()
     package = ROOT / "a2a_lab" / "samples"
-    assert sorted(p.name for p in package.glob("*.py")) == ["__init__.py", "_write.py"]
-    assert "generate_sample" not in sys.modules["a2a_lab.samples"].__dict__
+    modules = ["__init__.py", "__main__.py", "_readme.py", "_sample.py", "_write.py"]
+    assert sorted(p.name for p in package.glob("*.py")) == modules
 
 
 # --------------------------------------------------------------------------------------------
@@ -634,6 +630,136 @@ def test_odd_timestamps_keep_every_event_time(
     assert odd_timestamps(simulated_lines, counts, seed=11).lines.equals(out.lines)
     with pytest.raises(ValueError, match="counts.out_of_order"):
         odd_timestamps(simulated_lines.head(3), {"out_of_order": 3}, seed=1)
+
+
+@settings(max_examples=3, deadline=None)
+@given(seed=st.integers(min_value=0, max_value=2**32 - 1))
+def test_orchestration_adds_events_around_the_simulated_ones(
+    simulated_lines: pl.Series, seed: int
+) -> None:
+    out = orchestration(simulated_lines, seed=seed)
+    assert orchestration(simulated_lines, seed=seed).lines.equals(out.lines)
+    marks = dict(out.marks.iter_rows())
+    events = [strict_json(line) for line in out.lines]
+    assert [e["ts"] for e in events] == sorted(e["ts"] for e in events)
+    # the simulated lines are all there, in their order; only a cancelled task's end changed
+    kept = [line for n, line in enumerate(out.lines, start=1) if n not in marks]
+    cancelled = {
+        events[n - 1]["data"]["taskId"]: events[n - 1]
+        for n, k in marks.items()
+        if k == "task_cancelled"
+    }
+    completed = {}
+    expected = []
+    for line in simulated_lines:
+        event = strict_json(line)
+        if event["type"] == "task.completed" and event["data"]["taskId"] in cancelled:
+            completed[event["data"]["taskId"]] = event
+        else:
+            expected.append(line)
+    assert kept == expected
+    # a cancelled task's end is its completed event with the type changed and a reason
+    for task, event in cancelled.items():
+        reason = event["data"].pop("reason")
+        assert isinstance(reason, str) and reason
+        assert {**event, "type": "task.completed"} == completed[task]
+    assert len(kept) + len(marks) == out.lines.len()
+    for n, kind in marks.items():
+        event = events[n - 1]
+        assert event["type"] == ("task.cancelled" if kind == "task_cancelled" else kind)
+        assert list(event) == REFERENCE_ORDER
+        CoordinationEvent.model_validate_json(out.lines[n - 1])
+    # a task's own events stay inside it (after its start: a backlog entry comes before it)
+    spans = {}
+    for e in events:
+        if e["type"] == "task.started":
+            spans[e["data"]["taskId"]] = [e["ts"], events[-1]["ts"] + 1]
+        elif e["type"] in ("task.completed", "task.cancelled"):
+            spans[e["data"]["taskId"]][1] = e["ts"]
+    inside = {"plan.submitted", "plan.approved", "plan.rejected", "task.updated", "task.blocked"}
+    inside |= {"unblock.requested", "unblock.failed", "task.resumed", "task.approved"}
+    for e in events:
+        if e["type"] in inside:
+            start, end = spans[e["data"]["taskId"]]
+            assert start <= e["ts"] < end, e
+    # nobody works on a blocked task; progress counts 1, 2, … in time order
+    blocked: dict[str, int] = {}
+    progress: Counter[str] = Counter()
+    for e in events:
+        task = e["data"].get("taskId")
+        if e["type"] == "task.blocked":
+            blocked[task] = e["ts"]
+        elif e["type"] == "task.resumed":
+            del blocked[task]
+        elif e["type"] in ("task.updated", "continuation.sent", "continuation.backoff"):
+            assert task not in blocked, e
+            if e["type"] == "task.updated":
+                progress[task] += 1
+                assert e["data"]["progressCount"] == progress[task], e
+    # a sub-agent session is spawned before its first send, and the result names that run
+    first_send: dict[str, dict[str, Any]] = {}
+    for position, e in enumerate(events):
+        key = e["data"].get("targetSessionKey", "")
+        if e["type"] == "a2a.send" and ":subagent:" in key and key not in first_send:
+            first_send[key] = {"at": position, **e["data"]}
+    for key, send in first_send.items():
+        spawned = [
+            i
+            for i, e in enumerate(events)
+            if e["type"] == "a2a.spawn" and e["data"]["targetSessionKey"] == key
+        ]
+        results = [
+            e["data"]
+            for e in events
+            if e["type"] == "a2a.spawn_result" and e["data"]["targetSessionKey"] == key
+        ]
+        assert len(spawned) == 1 and spawned[0] < send["at"]
+        assert [r["status"] for r in results] == ["accepted"]
+        assert results[0]["runId"] == send["runId"]
+
+
+def test_payload_links_answer_questions_asked_before(simulated_lines: pl.Series) -> None:
+    out = payload_links(simulated_lines)
+    asked: dict[str, tuple[str, str]] = {}  # id -> (asker, asked)
+    linked = 0
+    for n, line in enumerate(out.lines, start=1):
+        d = strict_json(line)["data"]
+        if "payloadJson" not in d:
+            assert line == simulated_lines[n - 1]
+            continue
+        body = json.loads(d["payloadJson"])
+        if body["type"] in ("question", "task_delegation"):
+            key = "questionId" if body["type"] == "question" else "taskId"
+            asked[body[key]] = (d["fromAgent"], d["toAgent"])
+        elif n in dict(out.marks.iter_rows()):
+            key = "questionId" if body["type"] == "answer" else "taskId"
+            # it refers to something asked before, of the agent that now answers
+            assert asked[body[key]][1] == d["fromAgent"]
+            linked += 1
+    assert linked == out.marks.height > 0
+
+
+def test_payload_errors_break_exactly_the_drawn_payloads(simulated_lines: pl.Series) -> None:
+    out = payload_errors(simulated_lines, 0.5, seed=4)
+    marks = dict(out.marks.iter_rows())
+    carriers = 0
+    for n, (before, after) in enumerate(zip(simulated_lines, out.lines, strict=True), start=1):
+        if '"payloadJson"' not in before:
+            assert before == after
+            continue
+        carriers += 1
+        old, new = strict_json(before)["data"], strict_json(after)["data"]
+        assert parse_payload(old["payloadJson"], old["payloadType"]).valid
+        result = parse_payload(new["payloadJson"], new["payloadType"])
+        if n not in marks:
+            assert before == after
+        elif marks[n] == "type_mismatch":
+            assert result.type_mismatch
+        else:
+            assert not result.valid, marks[n]
+    assert 0 < len(marks) < carriers and set(marks.values()) <= set(PAYLOAD_ERRORS)
+    with pytest.raises(ValueError, match="share"):
+        payload_errors(simulated_lines, 1.5, seed=1)
 
 
 # --------------------------------------------------------------------------------------------

@@ -7,7 +7,9 @@ Each server runs uvicorn in a thread on an ephemeral loopback port; requests go 
 from __future__ import annotations
 
 import functools
+import gzip
 import hashlib
+import itertools
 import json
 import random
 import shutil
@@ -30,6 +32,7 @@ from a2a_lab.enrich import enrich
 from a2a_lab.io import load
 from a2a_lab.serve import LiveEvents, ServeConfig, create_app, js_json_bytes, js_number
 from a2a_lab.serve._app import _work_sessions_body
+from a2a_lab.serve._bodies import Body, EventTexts, SessionTexts, work_sessions_body
 from a2a_lab.sessions import SessionQuery, work_sessions
 from tests.support.node_js import needs_node, node_json
 from tests.support.paths import DATA, ROOT
@@ -60,6 +63,14 @@ def serving(config: ServeConfig) -> Iterator[str]:
     finally:
         server.should_exit = True
         thread.join(timeout=30)
+
+
+def _live_log(folder: Path, first: int) -> tuple[list[bytes], Path]:
+    """The test log's lines, and a live file in ``folder`` holding the ``first`` of them."""
+    lines = (PEER / "gen300_s11_bad5.ndjson").read_bytes().split(b"\n")
+    live_file = folder / "coordination-events.ndjson"
+    live_file.write_bytes(b"\n".join(lines[:first]) + b"\n")
+    return lines, live_file
 
 
 def _case(name: str) -> dict[str, Any]:
@@ -166,9 +177,7 @@ def test_unknown_route_and_method_are_json() -> None:
 
 
 def test_lines_appended_while_serving_are_visible_within_two_seconds(tmp_path: Path) -> None:
-    lines = (PEER / "gen300_s11_bad5.ndjson").read_bytes().split(b"\n")
-    live_file = tmp_path / "coordination-events.ndjson"
-    live_file.write_bytes(b"\n".join(lines[:900]) + b"\n")
+    lines, live_file = _live_log(tmp_path, 900)
     config = ServeConfig(live=LiveEvents(tmp_path), now_ms=1.9e12, refresh_s=0.25)
     with serving(config) as base, httpx.Client(base_url=base) as client:
         before = client.get("/api/events").json()["total"]
@@ -242,7 +251,7 @@ def test_a_cached_body_is_the_body_at_that_clock(offsets: list[float]) -> None:
         assert got == compute(live.snapshot)[0]
         for status in ("ARCHIVED", "ACTIVE,QUIET"):
             # a status filter: the server's own body function, which must not narrow
-            body = _work_sessions_body(live.snapshot, {"status": status}, now, None, live.texts)
+            body = _work_sessions_body(live, live.snapshot, {"status": status}, now, None)
             assert body[1] is None
             got = live.cached(("s", status), now, window, functools.partial(_same, body)).plain
             want = work_sessions(
@@ -251,7 +260,7 @@ def test_a_cached_body_is_the_body_at_that_clock(offsets: list[float]) -> None:
             assert got == js_json_bytes(want)
 
 
-def _same(body: tuple[bytes, pl.Series | None], snap: Any) -> tuple[bytes, pl.Series | None]:
+def _same(body: tuple[Body, pl.Series | None], snap: Any) -> tuple[Body, pl.Series | None]:
     return body
 
 
@@ -327,15 +336,16 @@ def test_a_store_source_serves_what_its_log_serves(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("budget", [0, 20_000, 10**9])
-def test_bodies_from_kept_event_texts_equal_the_whole_body_written_at_once(budget: int) -> None:
-    """Texts kept, partly dropped (a small budget) or never kept (0): the same bytes."""
-    from a2a_lab.serve._bodies import EventTexts, work_sessions_bytes
-
+def test_bodies_from_kept_texts_equal_the_whole_body_written_at_once(budget: int) -> None:
+    """Texts kept, partly dropped (a small budget) or never kept (0): the same bytes, and
+    the gzip made of kept deflate streams decodes to them."""
     events = LiveEvents(PEER / "gen300_s11_bad5.ndjson").snapshot.events
-    texts = EventTexts(budget_chars=budget)
+    texts, sessions = EventTexts(budget_chars=budget), SessionTexts(budget_chars=budget)
     for status, limit in ((None, "5"), ("ACTIVE,QUIET", None), (None, "5"), (None, "1e9")):
         result = work_sessions(events, SessionQuery(status=status, limit=limit), now=1771302796260)
-        assert work_sessions_bytes(result, events, texts) == js_json_bytes(result.to_api())
+        body = work_sessions_body(result, events, texts, sessions)
+        assert body.plain == js_json_bytes(result.to_api())
+        assert gzip.decompress(body.gzipped()) == body.plain
 
 
 def test_the_command_binds_loopback_serves_and_refuses_a_busy_port() -> None:
@@ -404,9 +414,7 @@ def test_a_rotation_while_serving_reads_everything_again(tmp_path: Path, as_stor
 
 def test_a_stale_body_is_served_while_its_successor_is_made(tmp_path: Path) -> None:
     """``max_stale_s``: after new lines the last body comes back at once, the new one later."""
-    lines = (PEER / "gen300_s11_bad5.ndjson").read_bytes().split(b"\n")
-    live_file = tmp_path / "coordination-events.ndjson"
-    live_file.write_bytes(b"\n".join(lines[:900]) + b"\n")
+    lines, live_file = _live_log(tmp_path, 900)
     live = LiveEvents(tmp_path)
     made: list[int] = []
 
@@ -433,3 +441,143 @@ def test_a_stale_body_is_served_while_its_successor_is_made(tmp_path: Path) -> N
         fh.write(lines[0] + b"\n")
     live.refresh()
     assert live.cached("k", None, 0.0, compute).plain == b"1717"
+
+
+_PARTS = st.lists(
+    st.tuples(st.booleans(), st.binary(max_size=3000) | st.text(max_size=400).map(str.encode)),
+    max_size=12,
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(parts=_PARTS)
+def test_gzip_of_kept_deflate_streams_decodes_to_the_body(parts: list[tuple[bool, bytes]]) -> None:
+    """Pieces compressed on their own, bytes between them: one valid gzip member."""
+    import zlib
+
+    from a2a_lab.serve._bodies import Piece
+
+    body = Body([Piece(data) if kept else data for kept, data in parts])
+    whole = b"".join(data for _, data in parts)
+    assert body.plain == whole and body.size == len(whole)
+    packed = body.gzipped()
+    assert gzip.decompress(packed) == whole
+    # a streaming decoder (what HTTP clients use) reads it to its end, nothing left over
+    reader = zlib.decompressobj(16 + zlib.MAX_WBITS)
+    assert reader.decompress(packed) + reader.flush() == whole
+    assert reader.eof and reader.unused_data == b""
+
+
+def _fresh_body(path: Path, query: str) -> bytes:
+    result = work_sessions(
+        enrich(load(path, raw=True).events), SessionQuery.from_params(_params(query)), now=1.9e12
+    )
+    return js_json_bytes(result.to_api())
+
+
+def _params(query: str) -> dict[str, str]:
+    return dict(item.split("=", 1) for item in query.split("&") if item)
+
+
+def test_a_refresh_during_requests_never_serves_a_torn_body(tmp_path: Path) -> None:
+    """Lines appended while clients ask: every body is the whole body of one snapshot."""
+    lines = (PEER / "gen300_s11_bad5.ndjson").read_bytes().split(b"\n")
+    live_file = tmp_path / "coordination-events.ndjson"
+    cuts = [700, 1000, 1250, 1500, len(lines)]
+    query = "limit=1000"
+    expected = []
+    for cut in cuts:  # the body after each append, from a fresh read of the same file
+        live_file.write_bytes(b"\n".join(lines[:cut]) + b"\n")
+        expected.append(_fresh_body(live_file, query))
+    assert len(set(expected)) == len(cuts)
+    live_file.write_bytes(b"\n".join(lines[: cuts[0]]) + b"\n")
+    config = ServeConfig(live=LiveEvents(tmp_path), now_ms=1.9e12, refresh_s=0.05)
+    seen: list[bytes] = []
+    statuses: list[int] = []
+    done = threading.Event()
+
+    def ask(encoding: str) -> None:
+        with httpx.Client(base_url=base, headers={"Accept-Encoding": encoding}) as client:
+            while not done.is_set():
+                reply = client.get(f"/api/work-sessions?{query}")
+                statuses.append(reply.status_code)
+                seen.append(reply.content)  # decoded from gzip by httpx where it was sent so
+
+    with serving(config) as base:
+        askers = [threading.Thread(target=ask, args=(e,)) for e in ("gzip", "gzip", "identity")]
+        for asker in askers:
+            asker.start()
+        for start, end in itertools.pairwise(cuts):
+            time.sleep(0.3)
+            with live_file.open("ab") as fh:
+                fh.write(b"\n".join(lines[start:end]) + b"\n")
+        deadline = time.monotonic() + 30
+        while (not seen or seen[-1] != expected[-1]) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        done.set()
+        for asker in askers:
+            asker.join(timeout=60)
+    assert seen and seen[-1] == expected[-1] and set(statuses) == {200}
+    assert {body for body in seen} <= set(expected)
+
+
+def test_an_append_reaches_the_work_sessions_page_within_two_seconds(tmp_path: Path) -> None:
+    """From the append's write to the first ``/api/work-sessions`` body that holds it."""
+    lines, live_file = _live_log(tmp_path, 1200)
+    config = ServeConfig(live=LiveEvents(tmp_path), now_ms=1.9e12, refresh_s=0.25)
+    with serving(config) as base, httpx.Client(base_url=base) as client:
+        before = client.get("/api/work-sessions").content
+        with live_file.open("ab") as fh:
+            fh.write(b"\n".join(lines[1200:]))
+        appended = time.monotonic()
+        while client.get("/api/work-sessions").content == before:
+            assert time.monotonic() - appended < 10, "the append never reached the page"
+            time.sleep(0.02)
+        waited = time.monotonic() - appended
+        after = client.get("/api/work-sessions").content
+    assert after == _fresh_body(live_file, "")
+    assert waited <= 2.0, waited
+
+
+def test_after_an_append_only_the_sessions_it_touched_are_written_again(tmp_path: Path) -> None:
+    """The kept session texts are reused for the sessions whose content did not change."""
+    lines, live_file = _live_log(tmp_path, 1600)
+    live = LiveEvents(tmp_path)
+    params = {"limit": "1000"}
+    first = _work_sessions_body(live, live.snapshot, params, 1.9e12, None)[0]
+    kept = len(live.sessions)
+    pages = first.plain.count(b'\n    {\n      "id": ')
+    assert kept == pages > 10
+    with live_file.open("ab") as fh:
+        fh.write(b"\n".join(lines[1600:1603]) + b"\n")
+    assert live.refresh() > 0
+    second = _work_sessions_body(live, live.snapshot, params, 1.9e12, None)[0]
+    assert second.plain == _fresh_body(live_file, "limit=1000") != first.plain
+    assert gzip.decompress(second.gzipped()) == second.plain
+    # three lines touch at most three sessions (a session moved up the page is the same text)
+    assert 1 <= len(live.sessions) - kept <= 3
+
+
+def test_a_refresh_makes_the_next_page_before_anyone_asks(tmp_path: Path) -> None:
+    """A dashboard asking now and then: its first request after an append gets the new page
+    (without the prefetch it would get the previous one and begin the new one)."""
+    lines, live_file = _live_log(tmp_path, 1200)
+    live = LiveEvents(tmp_path)
+    config = ServeConfig(live=live, now_ms=1.9e12, refresh_s=0.05, max_stale_s=60)
+    with serving(config) as base, httpx.Client(base_url=base) as client:
+        before = client.get("/api/work-sessions").content
+        height = live.snapshot.events.height
+        with live_file.open("ab") as fh:
+            fh.write(b"\n".join(lines[1200:]))
+        deadline = time.monotonic() + 30
+        # no request meanwhile: the refresher reads the lines and makes the page by itself
+        while (
+            live.snapshot.events.height == height
+            or live.prefetched_version != live.snapshot.version
+            or live._background
+        ):
+            assert time.monotonic() < deadline, "the refresh or its prefetch never ended"
+            time.sleep(0.02)
+        after = client.get("/api/work-sessions").content
+    assert after != before
+    assert after == _fresh_body(live_file, "")

@@ -21,9 +21,9 @@ from a2a_lab.io import from_records, load
 from a2a_lab.sessions import (
     UNASSIGNED_SESSION_ID,
     SessionQuery,
-    _js_number,
-    _limit_count,
     events_query,
+    js_number,
+    limit_count,
     load_overrides,
     work_sessions,
 )
@@ -419,15 +419,13 @@ def test_the_filters_are_one_session_query() -> None:
     ],
 )
 def test_limit_follows_javascript_number(limit: Any, count: int | None) -> None:
-    assert _limit_count(limit) == count
+    assert limit_count(limit) == count
 
 
 def test_limit_rejects_other_types() -> None:
     with pytest.raises(TypeError):
-        _limit_count(True)
-    assert (
-        math.isnan(_js_number("0x")) and math.isnan(_js_number("1 2")) and _js_number(".5") == 0.5
-    )
+        limit_count(True)
+    assert math.isnan(js_number("0x")) and math.isnan(js_number("1 2")) and js_number(".5") == 0.5
 
 
 # ---------------------------------------------------------------------------------------

@@ -38,6 +38,12 @@ def _ms(seconds: pl.Expr) -> pl.Expr:
     return (seconds * 1000.0).floor()
 
 
+def _logged_s(frame: pl.DataFrame, end: str) -> pl.Series:
+    """Seconds from each message's send to its ``end`` (a simulated time column), as the
+    log's millisecond timestamps give them."""
+    return frame.select(ms_to_seconds(_ms(pl.col(end)) - _ms(pl.col("arrival_s")))).to_series()
+
+
 def test_events_have_exactly_the_loaded_frame_schema(default_run) -> None:
     ev = default_run.events
     assert ev.schema == polars_schema()
@@ -132,20 +138,10 @@ def test_conversations_equal_the_per_message_frame(taskless_run) -> None:
     assert (joined["retries"] == 0).all()
     replied = joined.filter(pl.col("outcome") == "replied")
     assert replied.height > 0.9 * m.height
-    assert (
-        replied["first_reply_s"]
-        == replied.select(
-            ms_to_seconds(_ms(pl.col("reply_s")) - _ms(pl.col("arrival_s")))
-        ).to_series()
-    ).all()
+    assert (replied["first_reply_s"] == _logged_s(replied, "reply_s")).all()
     assert (replied["turns"] == replied["turns_right"]).all()
     assert (replied["announced"] == replied["announced_right"]).all()
-    assert (
-        joined["duration_s"]
-        == joined.select(
-            ms_to_seconds(_ms(pl.col("complete_s")) - _ms(pl.col("arrival_s")))
-        ).to_series()
-    ).all()
+    assert (joined["duration_s"] == _logged_s(joined, "complete_s")).all()
     unanswered = joined.filter(pl.col("outcome") == "no_reply")
     assert unanswered.height > 0 and (unanswered["outcome_reason"] == "timeout").all()
 
@@ -196,12 +192,7 @@ def test_with_tasks_conversations_match_where_the_log_is_unambiguous(default_run
     assert joined.height == conv.height
     assert (joined["outcome"] == joined["outcome_right"]).all()
     replied = joined.filter(pl.col("outcome") == "replied")
-    assert (
-        replied["first_reply_s"]
-        == replied.select(
-            ms_to_seconds(_ms(pl.col("reply_s")) - _ms(pl.col("arrival_s")))
-        ).to_series()
-    ).all()
+    assert (replied["first_reply_s"] == _logged_s(replied, "reply_s")).all()
     assert (replied["turns"] == replied["turns_right"]).all()
 
 

@@ -18,9 +18,7 @@ times, so the mean wait is M/M/1's (the conservation law).
 from __future__ import annotations
 
 import heapq
-import multiprocessing
 from collections import deque
-from concurrent.futures import ProcessPoolExecutor
 
 import numpy as np
 import polars as pl
@@ -249,14 +247,6 @@ def test_the_two_level_queue_equals_a_brute_force_model_on_the_same_draws(
 # -- against theory ---------------------------------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def executor():
-    with ProcessPoolExecutor(
-        max_workers=2, mp_context=multiprocessing.get_context("spawn")
-    ) as pool:
-        yield pool
-
-
 def inside_95(values: pl.Series, expected: float) -> None:
     mean, low, high = confidence_interval(values, level=0.95)
     assert low <= expected <= high, (
@@ -265,10 +255,10 @@ def inside_95(values: pl.Series, expected: float) -> None:
 
 
 @pytest.mark.slow
-def test_with_every_conversation_distinct_the_pool_is_an_mmc(executor) -> None:
+def test_with_every_conversation_distinct_the_pool_is_an_mmc(pool) -> None:
     # λ = 2.4, μ = 1, c = 3 slots: every send its own conversation lane
     cfg = presets.mmc_lanes(2.4, 1.0, 3, n_messages=30_000)
-    reps = replicate(cfg, 8, seed=2201, warmup_s=500.0, executor=executor)
+    reps = replicate(cfg, 8, seed=2201, warmup_s=500.0, executor=pool)
     inside_95(reps["mean_wait_s"], theory.mmc_mean_wait(2.4, 1.0, 3))
     inside_95(reps["p_wait"], theory.erlang_c(2.4, 1.0, 3))
     inside_95(reps["utilization"], 0.8)
@@ -278,7 +268,7 @@ def test_with_every_conversation_distinct_the_pool_is_an_mmc(executor) -> None:
 
 
 @pytest.mark.slow
-def test_two_session_lanes_into_a_one_slot_pool_wait_as_mm1(executor) -> None:
+def test_two_session_lanes_into_a_one_slot_pool_wait_as_mm1(pool) -> None:
     # two targets' main sessions (two session lanes) feed ONE pool slot: the pool serves in
     # an order that does not depend on the service times, so the number in the system is
     # M/M/1's and so is the mean wait (λ = 0.8, μ = 1: W_q = 4)
@@ -300,6 +290,6 @@ def test_two_session_lanes_into_a_one_slot_pool_wait_as_mm1(executor) -> None:
             "lanes": LanePools(nested=1),
         }
     )
-    reps = replicate(cfg, 8, seed=2202, warmup_s=2_000.0, executor=executor)
+    reps = replicate(cfg, 8, seed=2202, warmup_s=2_000.0, executor=pool)
     inside_95(reps["mean_wait_s"], theory.mm1_mean_wait(0.8, 1.0))
     inside_95(reps["utilization"], 0.8)

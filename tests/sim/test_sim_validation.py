@@ -12,9 +12,6 @@ run, and single-server FIFO waits equal to Lindley's recursion on the same draws
 
 from __future__ import annotations
 
-import multiprocessing
-from concurrent.futures import ProcessPoolExecutor
-
 import numpy as np
 import polars as pl
 import pytest
@@ -23,14 +20,6 @@ from a2a_lab.sim import SimConfig, confidence_interval, presets, replicate, simu
 
 # statistical validation against queueing theory: make test-all
 pytestmark = pytest.mark.slow
-
-
-@pytest.fixture(scope="module")
-def pool():
-    with ProcessPoolExecutor(
-        max_workers=2, mp_context=multiprocessing.get_context("spawn")
-    ) as executor:
-        yield executor
 
 
 def assert_agrees(values: pl.Series, expected: float, tolerance: float) -> None:

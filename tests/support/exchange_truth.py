@@ -23,6 +23,24 @@ def truth(res: SimResult) -> pl.DataFrame:
     return res.truth
 
 
+def measured_runs(
+    exchanges: pl.DataFrame, messages: pl.DataFrame
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """The fitted exchanges whose run start the fit read from the log (``run_start``) and
+    that were replied, with ``measured_ms`` = reply - run start; and those joined (by
+    ``run_id``) to the simulator's service time of the same run, ``service_ms``."""
+    used = exchanges.filter(
+        pl.col("run_start").is_not_null() & pl.col("first_reply_s").is_not_null()
+    ).with_columns(
+        (
+            (pl.col("start_time").dt.epoch("ms") + pl.col("first_reply_s") * 1000.0)
+            - pl.col("run_start")
+        ).alias("measured_ms")
+    )
+    service = messages.select("run_id", (pl.col("service_s") * 1000.0).alias("service_ms"))
+    return used, used.join(service, on="run_id", how="inner")
+
+
 @dataclass(frozen=True)
 class Agreement:
     """How a conversation table agrees with the simulated messages."""

@@ -483,14 +483,20 @@ class _Exchange:
     sync: bool = False
 
 
-_BASE_FIELDS = (
-    "fromAgent",
-    "toAgent",
-    "conversationId",
-    "workSessionId",
-    "eventRole",
-    "fromSessionType",
-    "toSessionType",
+#: The fields a complete of the minimal line shape keeps (:func:`_minimal`).
+MINIMAL_COMPLETE_FIELDS = frozenset(
+    {
+        "fromAgent",
+        "toAgent",
+        "conversationId",
+        "workSessionId",
+        "eventRole",
+        "fromSessionType",
+        "toSessionType",
+        "announced",
+        "actualTurns",
+        "concurrencyBlocked",
+    }
 )
 
 
@@ -499,8 +505,7 @@ def _minimal(type_: str, data: dict[str, Any]) -> dict[str, Any]:
     with ``announced`` and ``actualTurns`` only, responses with ``replyPreview`` (and the
     outcome fields) but no ``message``, ``messageIntent`` or ``terminationReason``."""
     if type_ == "a2a.complete":
-        keep = {*_BASE_FIELDS, "announced", "actualTurns", "concurrencyBlocked"}
-        return {k: v for k, v in data.items() if k in keep}
+        return {k: v for k, v in data.items() if k in MINIMAL_COMPLETE_FIELDS}
     if type_ == "a2a.response":
         drop = {"messageIntent", "terminationReason"}
         if "outcome" not in data:

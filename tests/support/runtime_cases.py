@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -24,3 +25,14 @@ def cases(name: str, function: str) -> list[Any]:
         for c in load_doc(name)["cases"]
         if c["function"] == function
     ]
+
+
+def every_case(
+    name: str, count: int, skipped: int = 0, label: Callable[[Any], str] = lambda c: c["name"]
+) -> list[Any]:
+    """Every case of fixture ``name``, one pytest param each (id: ``label(case)``); the file
+    must hold exactly ``count`` cases and ``skipped`` skipped ones (a case added or dropped
+    upstream fails here instead of going unnoticed)."""
+    doc = load_doc(name)
+    assert len(doc["cases"]) == count and len(doc["skipped"]) == skipped
+    return [pytest.param(c, id=label(c)) for c in doc["cases"]]

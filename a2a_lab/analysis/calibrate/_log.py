@@ -30,18 +30,7 @@ from a2a_lab.analysis.calibrate._settings import fit_failures, fit_retry, fit_ta
 from a2a_lab.analysis.calibrate._window import FAR_GAP_MS, FitWarning, core_window
 from a2a_lab.reference.jsstr import js_trim_expr
 from a2a_lab.reference.runtime import PING_PONG_LIMITS_0B3325A28
-from a2a_lab.sim.config import (
-    ENDINGS,
-    AgentConfig,
-    LanePools,
-    MessageMix,
-    PairRate,
-    PingPongPolicy,
-    PoissonArrivals,
-    SimConfig,
-    TaskPolicy,
-    WaitPolicy,
-)
+from a2a_lab.sim import config as sim_config
 from a2a_lab.sim.distributions import ServiceTime
 from a2a_lab.sim.policies import FailurePolicy, ReferenceRetry
 from a2a_lab.time import check_tz, hour_exposure
@@ -132,7 +121,7 @@ class Calibration:
         ``incomplete``.
     """
 
-    config: SimConfig
+    config: sim_config.SimConfig
     exchanges: pl.DataFrame = field(repr=False)
     spawned: int
     start: datetime
@@ -258,7 +247,7 @@ def _endings(conv: pl.DataFrame) -> pl.DataFrame:
     after_first = float((with_turns["attempts"] - 1.0).clip(lower_bound=0.0).sum())
     counts = with_turns.group_by("termination_reason").len()
     rows = []
-    for ending in ENDINGS:
+    for ending in sim_config.ENDINGS:
         reason = ENDING_REASONS[ending]
         count = int(counts.filter(pl.col("termination_reason") == reason)["len"].sum())
         exposed = after_first if ending == "repetition" else total
@@ -289,8 +278,8 @@ class GatewayLimits:
         free when its session lane was (None: no such limit).
     """
 
-    wait: WaitPolicy | None = None
-    ping_pong: PingPongPolicy | None = None
+    wait: sim_config.WaitPolicy | None = None
+    ping_pong: sim_config.PingPongPolicy | None = None
     nested_limit: int | None = NESTED_LIMIT
 
 
@@ -306,8 +295,8 @@ class _Log:
     kinds: dict[str, str]
     start_ms: float
     end_ms: float
-    wait: WaitPolicy
-    ping_pong: PingPongPolicy
+    wait: sim_config.WaitPolicy
+    ping_pong: sim_config.PingPongPolicy
     nested_limit: int | None
     family: FitFamily
     min_samples: int
@@ -380,9 +369,9 @@ def fit_log(
     (failure_policy, failures), (task_policy, tasks), retry = _policies(log)
     start = datetime.fromtimestamp(log.start_ms / 1000.0, tz=UTC)
     channel_share, a2a_share = _session_shares(log)
-    config = SimConfig(
+    config = sim_config.SimConfig(
         agents=_agent_configs(log, service_of, turn_of),
-        workload=PoissonArrivals(pairs=arrivals.pairs, hourly_profile=arrivals.profile),
+        workload=sim_config.PoissonArrivals(pairs=arrivals.pairs, hourly_profile=arrivals.profile),
         n_messages=None,
         duration_s=log.span_s,
         mix=_message_mix(log.conv),
@@ -391,7 +380,7 @@ def fit_log(
         ping_pong=_ping_pong(log.conv, endings, log.ping_pong),
         # the reference's topology when most sends name a conversation-scoped session
         topology="lanes" if a2a_share > 0.5 else "agent_main",
-        lanes=LanePools(nested=log.nested_limit) if log.nested_limit is not None else LanePools(),
+        lanes=_lanes(log.nested_limit),
         start=start.astimezone(ZoneInfo(zone)),
         tasks=task_policy,
         failures=failure_policy,
@@ -426,8 +415,8 @@ def _read_log(
     notes: list[str],
 ) -> _Log:
     """The log inside its time window, its exchanges and runs, and the agents to fit."""
-    wait = limits.wait if limits.wait is not None else WaitPolicy()
-    ping_pong = limits.ping_pong if limits.ping_pong is not None else PingPongPolicy()
+    wait = limits.wait if limits.wait is not None else sim_config.WaitPolicy()
+    ping_pong = limits.ping_pong if limits.ping_pong is not None else sim_config.PingPongPolicy()
     ev = _enriched(events.collect() if isinstance(events, pl.LazyFrame) else events)
     times = ev.filter(pl.col("event_ms") > 0)["event_ms"]
     if times.is_empty():
@@ -521,9 +510,9 @@ class _Arrivals:
     profile: list[float] | None
 
     @property
-    def pairs(self) -> list[PairRate]:
+    def pairs(self) -> list[sim_config.PairRate]:
         return [
-            PairRate(from_agent=f, to_agent=t, rate_per_s=r)
+            sim_config.PairRate(from_agent=f, to_agent=t, rate_per_s=r)
             for f, t, r in self.rates.select("from_agent", "to_agent", "rate_per_s").iter_rows()
         ]
 
@@ -745,12 +734,21 @@ def _saturation(
     return service
 
 
+def _lanes(nested_limit: int | None) -> sim_config.LanePools:
+    """The twin's lane pools: the gateway's nested limit where it is known, else the default."""
+    if nested_limit is None:
+        return sim_config.LanePools()
+    return sim_config.LanePools(nested=nested_limit)
+
+
 def _agent_configs(
     log: _Log, service_of: dict[str, ServiceTime], turn_of: dict[str, ServiceTime]
-) -> list[AgentConfig]:
+) -> list[sim_config.AgentConfig]:
     """Every agent of the log with its kind and fitted service and turn times."""
     return [
-        AgentConfig(id=a, kind=log.kinds[a], service=service_of[a], turn_service=turn_of[a])
+        sim_config.AgentConfig(
+            id=a, kind=log.kinds[a], service=service_of[a], turn_service=turn_of[a]
+        )
         for a in log.agents
     ]
 
@@ -759,7 +757,7 @@ def _policies(
     log: _Log,
 ) -> tuple[
     tuple[FailurePolicy | None, pl.DataFrame],
-    tuple[TaskPolicy | None, pl.DataFrame],
+    tuple[sim_config.TaskPolicy | None, pl.DataFrame],
     ReferenceRetry,
 ]:
     """The failure, task and retry policies the log shows (:mod:`._settings`)."""
@@ -774,7 +772,9 @@ def _policies(
     )
 
 
-def _ping_pong(conv: pl.DataFrame, endings: pl.DataFrame, given: PingPongPolicy) -> PingPongPolicy:
+def _ping_pong(
+    conv: pl.DataFrame, endings: pl.DataFrame, given: sim_config.PingPongPolicy
+) -> sim_config.PingPongPolicy:
     """The ping-pong policy with the log's most logged turn limit and its ending chances."""
     # the gateway writes its resolved turns (0 to the largest limit, 30): a maxTurns
     # outside them (a fuzzed 8.64e15, -1, 2.5) is no configuration and is left out
@@ -792,7 +792,7 @@ def _ping_pong(conv: pl.DataFrame, endings: pl.DataFrame, given: PingPongPolicy)
     )
 
 
-def _message_mix(conv: pl.DataFrame) -> MessageMix:
+def _message_mix(conv: pl.DataFrame) -> sim_config.MessageMix:
     """The message mix: payload share, intents of plain messages, payload types."""
     payloads = conv.filter(pl.col("payload_type").is_not_null())
     plain = conv.filter(pl.col("payload_type").is_null() & pl.col("intent").is_not_null())
@@ -804,7 +804,7 @@ def _message_mix(conv: pl.DataFrame) -> MessageMix:
         mix_fields["payload_types"] = {
             k: float(v) for k, v in payloads.group_by("payload_type").len().iter_rows()
         }
-    return MessageMix.model_validate(mix_fields)
+    return sim_config.MessageMix.model_validate(mix_fields)
 
 
 def _session_shares(log: _Log) -> tuple[float, float]:
@@ -826,7 +826,7 @@ def _session_shares(log: _Log) -> tuple[float, float]:
     channel_share = (
         number((~typed["from_type"].is_in(["main", "subagent"])).mean())
         if typed.height
-        else SimConfig().channel_share
+        else sim_config.SimConfig().channel_share
     )
     keyed = sends.filter(pl.col("target_key").is_not_null())
     a2a_share = (

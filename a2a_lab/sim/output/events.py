@@ -362,16 +362,28 @@ _LAST_STEP: Final = 10_000
 
 
 def _part(
-    source: pl.DataFrame | tuple[pl.DataFrame, pl.Expr],
-    type_: str,
-    agent: str,
-    t: str,
-    step: int | pl.Expr,
-    *fields: pl.Expr,
+    source: pl.DataFrame | tuple[pl.DataFrame, pl.Expr], head: list[pl.Expr], *fields: pl.Expr
 ) -> _Part:
-    """Events of ``type_`` for the rows of ``source`` (a frame, or a frame and the rows' filter)."""
+    """Events with ``head`` (:func:`_head`) and ``fields`` for the rows of ``source`` (a frame,
+    or a frame and the rows' filter)."""
     frame, where = source if isinstance(source, tuple) else (source, None)
-    return _Part(frame, [*_head(t, 1, step, type_, agent), *fields], where)
+    return _Part(frame, [*head, *fields], where)
+
+
+def _complete_part(
+    source: pl.DataFrame | tuple[pl.DataFrame, pl.Expr], announced: pl.Expr, *fields: pl.Expr
+) -> _Part:
+    """The requester's ``a2a.complete`` of an exchange that was sent (after every turn):
+    its sides, ``announced``, the target's session key, then ``fields``."""
+    return _part(
+        source,
+        _head("t_complete", 1, _LAST_STEP, "a2a.complete", "from"),
+        *_sides("from"),
+        announced.alias("announced"),
+        pl.col("to_key").alias("targetSessionKey"),
+        *fields,
+        *_shared(),
+    )
 
 
 def _sent_parts(m: pl.DataFrame) -> list[_Part]:
@@ -380,10 +392,7 @@ def _sent_parts(m: pl.DataFrame) -> list[_Part]:
     parts.append(
         _part(
             m,
-            "a2a.send",
-            "from",
-            "t_send",
-            0,
+            _head("t_send", 1, 0, "a2a.send", "from"),
             *_sides("from"),
             pl.col("to_key").alias("targetSessionKey"),
             # the texts are rendered a chunk at a time, not held per message
@@ -405,10 +414,7 @@ def _refused_parts(m: pl.DataFrame) -> list[_Part]:
     parts.append(
         _part(
             blocked,
-            "a2a.response",
-            "to",
-            "t_gate",
-            1,
+            _head("t_gate", 1, 1, "a2a.response", "to"),
             pl.col("from").alias("fromAgent"),
             pl.col("to").alias("toAgent"),
             blocked_text.alias("message"),
@@ -420,10 +426,7 @@ def _refused_parts(m: pl.DataFrame) -> list[_Part]:
     parts.append(
         _part(
             blocked,
-            "a2a.complete",
-            "from",
-            "t_complete",
-            _LAST_STEP,
+            _head("t_complete", 1, _LAST_STEP, "a2a.complete", "from"),
             pl.col("from").alias("fromAgent"),
             pl.col("to").alias("toAgent"),
             pl.lit(False).alias("announced"),
@@ -436,10 +439,7 @@ def _refused_parts(m: pl.DataFrame) -> list[_Part]:
     parts.append(
         _part(
             unanswered,
-            "a2a.response",
-            "to",
-            "t_complete",
-            1,
+            _head("t_complete", 1, 1, "a2a.response", "to"),
             *_sides("to"),
             pl.col("no_reply_text").alias("message"),
             pl.col("no_reply_text").str.slice(0, PREVIEW_LIMIT).alias("replyPreview"),
@@ -450,18 +450,11 @@ def _refused_parts(m: pl.DataFrame) -> list[_Part]:
         )
     )
     parts.append(
-        _part(
+        _complete_part(
             unanswered,
-            "a2a.complete",
-            "from",
-            "t_complete",
-            _LAST_STEP,
-            *_sides("from"),
-            pl.lit(False).alias("announced"),
-            pl.col("to_key").alias("targetSessionKey"),
+            pl.lit(False),
             pl.col("wait_status").alias("waitStatus"),
             pl.col("wait_error").alias("waitError"),
-            *_shared(),
         )
     )
     return parts
@@ -474,10 +467,7 @@ def _replied_parts(m: pl.DataFrame, trace: Trace, config: SimConfig) -> list[_Pa
     parts.append(
         _part(
             replied,
-            "a2a.response",
-            "to",
-            "t_reply",
-            1,
+            _head("t_reply", 1, 1, "a2a.response", "to"),
             *_sides("to"),
             pl.col("reply").str.slice(0, MESSAGE_LIMIT).alias("message"),
             pl.col("reply").str.slice(0, PREVIEW_LIMIT).alias("replyPreview"),
@@ -504,10 +494,7 @@ def _replied_parts(m: pl.DataFrame, trace: Trace, config: SimConfig) -> list[_Pa
                 pl.when(odd).then(pl.col("from")).otherwise(pl.col("to")).alias("_speaker"),
                 pl.when(odd).then(pl.col("to")).otherwise(pl.col("from")).alias("_listener"),
             ),
-            "a2a.response",
-            "_speaker",
-            "t_turn",
-            pl.col("turn").cast(pl.Int64) + 1,
+            _head("t_turn", 1, pl.col("turn").cast(pl.Int64) + 1, "a2a.response", "_speaker"),
             pl.col("_speaker").alias("fromAgent"),
             pl.col("_listener").alias("toAgent"),
             pl.col("turn"),
@@ -529,15 +516,9 @@ def _replied_parts(m: pl.DataFrame, trace: Trace, config: SimConfig) -> list[_Pa
         )
     )
     parts.append(
-        _part(
+        _complete_part(
             replied,
-            "a2a.complete",
-            "from",
-            "t_complete",
-            _LAST_STEP,
-            *_sides("from"),
             pl.col("announced"),
-            pl.col("to_key").alias("targetSessionKey"),
             pl.col("intent").alias("messageIntent"),
             pl.lit(float(config.ping_pong.max_turns)).alias("configuredMaxTurns"),
             pl.col("effective").alias("effectiveTurns"),
@@ -545,7 +526,6 @@ def _replied_parts(m: pl.DataFrame, trace: Trace, config: SimConfig) -> list[_Pa
             pl.col("termination").is_not_null().alias("earlyTermination"),
             pl.col("termination").alias("terminationReason"),
             pl.col("announce_skipped").alias("announceSkipped"),
-            *_shared(),
         )
     )
     return parts

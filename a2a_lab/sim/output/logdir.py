@@ -11,6 +11,7 @@ all) see exactly what they would see on the gateway.
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from zoneinfo import ZoneInfo
@@ -20,7 +21,7 @@ import polars as pl
 from a2a_lab.io import LIVE_NAME, write_events
 from a2a_lab.time import check_tz
 
-__all__ = ["ROTATE_BYTES", "write_logdir"]
+__all__ = ["ROTATE_BYTES", "split_log", "write_logdir"]
 
 #: The reference's size threshold (10 MiB).
 ROTATE_BYTES = 10 * 1024 * 1024
@@ -78,15 +79,55 @@ def write_logdir(
     out = Path(directory)
     out.mkdir(parents=True, exist_ok=True)
     text = write_events(events) or ""
-    lines = text.splitlines(keepends=True)
-    times = events["event_ms"].to_list()
+    files = split_log(
+        text.splitlines(keepends=True),
+        events["event_ms"].to_list(),
+        rotate_bytes=rotate_bytes if rotate else None,
+        tz=zone.key,
+    )
+    written = []
+    for name, chunk in files:
+        path = out / name
+        path.write_text("".join(chunk), encoding="utf-8")
+        written.append(path)
+    return written
+
+
+def split_log(
+    lines: Sequence[str], times_ms: Sequence[int], *, rotate_bytes: int | None, tz: str
+) -> list[tuple[str, list[str]]]:
+    """Split lines (with their newlines) into the files of a log directory, as the reference rotates.
+
+    Parameters
+    ----------
+    lines
+        The event lines in write order, each with its newline.
+    times_ms
+        Each line's event time (epoch ms).
+    rotate_bytes
+        The size rotation threshold; ``None`` writes everything into the live file.
+    tz
+        The gateway's local time zone, which decides the month of a rotated file.
+
+    Returns
+    -------
+    list of (str, list of str)
+        File names and their lines, oldest first, the live file last.
+
+    Examples
+    --------
+    >>> jan, feb = 1769900000000, 1769990000000
+    >>> [(name, len(chunk)) for name, chunk in split_log(["a\\n", "b\\n", "c\\n"], [jan, jan, feb], rotate_bytes=1, tz="UTC")]
+    [('coordination-events-2026-01-31T22-53-20-000Z.ndjson', 1), ('coordination-events-2026-01.ndjson', 1), ('coordination-events.ndjson', 1)]
+    """
+    zone = ZoneInfo(check_tz(tz))
     files: list[tuple[str, list[str]]] = []
     current: list[str] = []
     size = 0
     month = None
-    for line, ms in zip(lines, times, strict=True):
+    for line, ms in zip(lines, times_ms, strict=True):
         local_month = datetime.fromtimestamp(ms / 1000, tz=zone).strftime("%Y-%m")
-        if rotate and current:
+        if rotate_bytes is not None and current:
             if local_month != month:
                 files.append((f"coordination-events-{month}.ndjson", current))
                 current, size = [], 0
@@ -98,9 +139,4 @@ def write_logdir(
         current.append(line)
         size += len(line.encode("utf-8"))
     files.append((LIVE_NAME, current))
-    written = []
-    for name, chunk in files:
-        path = out / name
-        path.write_text("".join(chunk), encoding="utf-8")
-        written.append(path)
-    return written
+    return files

@@ -91,3 +91,45 @@ MINIMAL: Final[tuple[str, ...]] = ("OK", "네", "Done.", "확인", "👍 sounds 
 
 #: The explicit skip reply.
 REPLY_SKIP: Final = "REPLY_SKIP"
+
+#: Orchestration texts the simulator does not write itself, added by
+#: :func:`a2a_lab.sim.output.inject.orchestration`, by what they say: why a task is blocked,
+#: why a plan is rejected, a plan's title and summary, why a task is cancelled, why a spawn or
+#: an unblock request failed.
+ORCHESTRATION: Final[dict[str, tuple[str, ...]]] = {
+    "block_reason": (
+        "Waiting for staging DB credentials",
+        "법무 검토 회신 대기 중",
+        "Blocked on the API rate limit increase",
+        "디자인 시안 확정 전이라 진행 불가",
+    ),
+    "plan_rejection": ("일정 근거가 부족합니다.", "Split the rollout into two steps first."),
+    "plan_title": (
+        "스테이징 배포 파이프라인 정비",
+        "Q2 campaign conversion analysis",
+        "온보딩 가이드 개편",
+        "Gateway 502 incident follow-up",
+        "고객 문의 분류 자동화",
+        "계약서 약관 개정 검토",
+        "Flaky e2e suite on CI",
+        "커뮤니티 피드백 정리",
+    ),
+    "plan_summary": (
+        "1) assess 2) design review 3) implement 4) test and deploy",
+        "1) 현황 조사 2) 초안 작성 3) 리뷰 반영 4) 공유",
+    ),
+    "cancel_reason": ("요구사항 변경으로 중단", "Superseded by the incident response task"),
+    "spawn_error": ("maxChildrenPerAgent exceeded", "spawn depth limit reached"),
+    "unblock_error": ("agent session busy", "target agent offline"),
+}
+#: Display name, emoji and role of the sample's main agents (its ``openclaw.json``), and the
+#: Discord user whose mention ``<@id>`` starts an auto-routed exchange with the agent.
+AGENT_IDENTITIES: Final[dict[str, tuple[str, str, str, str]]] = {
+    "main": ("메인", "🦞", "coordinator", "130050000004821007"),
+    "ruda": ("루다", "🧭", "product manager", "130150079194821017"),
+    "eden": ("이든", "🛠️", "engineering lead", "130250158384821027"),
+    "seum": ("세움", "🚀", "infrastructure", "130350237574821037"),
+    "bada": ("바다", "🔎", "research", "130450316764821047"),
+    "haneul": ("하늘", "📣", "growth and customers", "130550395954821057"),
+}
+DISCORD_USER_IDS: Final[dict[str, str]] = {a: v[3] for a, v in AGENT_IDENTITIES.items()}

@@ -1,0 +1,171 @@
+"""The tables a store keeps of its matched exchanges: conversations and ``check``'s A2A rules.
+
+Both read :func:`a2a_lab.exchange_events` of whole conversations; one matching of a batch
+of conversation ids makes the rows of both (:func:`update_exchanges`). Exchanges never span
+conversation ids, so new lines re-match only the ids they touch, and a rebuild matches the
+store a hash class of ids at a time (bounded memory, whatever the density in time).
+"""
+
+from __future__ import annotations
+
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from a2a_lab.analysis.conversations import EXCHANGE_TYPES, exchanges_and_conversations
+from a2a_lab.io import TableUpdate
+from a2a_lab.materialize._check import exchange_tables
+from a2a_lab.materialize._names import (
+    CHECK_AMBIGUOUS,
+    CHECK_COUNTS,
+    CHECK_EXCHANGES,
+    CONVERSATIONS_TABLE,
+)
+from a2a_lab.reference.jsstr import js_string_expr
+from a2a_lab.schema import polars_schema
+
+#: The row order of :func:`conversations` (start, then the exchange's identity).
+_CONV_ORDER = ["_start_ms", "conversation_id", "from_agent", "to_agent", "exchange"]
+#: Conversation ids matched again per batch of an incremental update (bounded memory).
+TOUCHED_BATCH = 50_000
+#: Exchange events per hash class of conversation ids when everything is matched again.
+PART_EVENTS = 250_000
+#: Stored rows read at a time when the store's exchange events are split by class.
+SLICE_ROWS = 250_000
+#: The tables of one batch, in the order :func:`_batch` gives them.
+TABLES = (CONVERSATIONS_TABLE, CHECK_EXCHANGES, CHECK_AMBIGUOUS, CHECK_COUNTS)
+
+
+@dataclass(frozen=True)
+class ConversationsReport:
+    """What :func:`a2a_lab.materialize.materialize` did to the conversations table.
+
+    Attributes
+    ----------
+    touched
+        Conversation ids whose exchanges were matched again (all, on a rebuild).
+    rows
+        Exchanges (rows of :func:`a2a_lab.analysis.conversations.conversations`) in all.
+    rebuilt
+        Why the table was built again from every event, or None.
+    """
+
+    touched: int
+    rows: int
+    rebuilt: str | None
+
+    def __str__(self) -> str:
+        text = f"{self.rows} exchanges ({self.touched} conversation ids matched again)"
+        return text if self.rebuilt is None else f"{text}; rebuilt: {self.rebuilt}"
+
+
+def conv_id() -> pl.Expr:
+    """The matcher's key (``a2a_lab._frames.data_text``): the JS-trimmed id, null if blank."""
+    return js_string_expr(pl.col("data").struct.field("conversationId"))
+
+
+def _exchange_events(events: pl.LazyFrame) -> pl.LazyFrame:
+    """The exchange events of stored ``events`` (with a conversation id), the columns the
+    matching reads and the file's reading ``_rank``."""
+    return events.filter(pl.col("type").is_in(EXCHANGE_TYPES) & conv_id().is_not_null()).select(
+        *polars_schema(raw=False), "_rank"
+    )
+
+
+def _batch(frame: pl.DataFrame | pl.LazyFrame) -> list[pl.DataFrame]:
+    """The rows of :data:`TABLES` for the exchange events ``frame`` (whole conversations,
+    from :func:`_exchange_events`), matched once, in the load's order."""
+    frame = (
+        frame.lazy()
+        .collect(engine="streaming")
+        .sort("_rank", "line")
+        .sort("event_ms", maintain_order=True)
+    )
+    ex, conv = exchanges_and_conversations(frame.drop("_rank"))
+    return [conv, *exchange_tables(ex, frame)]
+
+
+def _by_class(update: TableUpdate, tmp: Path) -> list[list[pl.DataFrame]]:
+    """:func:`_batch` of every hash class of conversation ids, the store read once: its
+    exchange events are spilled to ``tmp``, :data:`SLICE_ROWS` stored rows at a time, a
+    file per class and slice (reading the store once per class would decode every
+    ``data`` struct as many times)."""
+    snap = update.snapshot
+    events = _exchange_events(snap.scan_events())
+    n = int(events.select(pl.len()).collect().item())
+    k = max(1, -(-n // PART_EVENTS))
+    files: list[list[Path]] = [[] for _ in range(k)]
+    for rel, rows in zip(snap.event_parts, snap.event_rows, strict=True):
+        for offset in range(0, rows, SLICE_ROWS):
+            chunk = (
+                _exchange_events(snap.scan_events([rel]).slice(offset, SLICE_ROWS))
+                .with_columns((conv_id().hash(seed=0) % k).alias("_class"))
+                .collect(engine="streaming")
+            )
+            for (i,), part in chunk.partition_by("_class", as_dict=True, include_key=False).items():
+                files[int(i)].append(tmp / f"{i}-{len(files[int(i)]):06d}.parquet")
+                # read back once, at once: lz4 without statistics writes fastest
+                part.write_parquet(files[int(i)][-1], compression="lz4", statistics=False)
+            del chunk
+    return [_batch(pl.scan_parquet(paths)) for paths in files if paths]
+
+
+def _sorted(tables: list[pl.DataFrame]) -> list[pl.DataFrame]:
+    conv, *rest = tables
+    return [conv.sort(_CONV_ORDER, nulls_last=True, maintain_order=True), *rest]
+
+
+def _concat(parts: list[list[pl.DataFrame]]) -> list[pl.DataFrame]:
+    return [pl.concat(list(column), how="vertical_relaxed") for column in zip(*parts, strict=True)]
+
+
+def update_exchanges(
+    update: TableUpdate, touched: pl.Series | None, meta: dict[str, Any], before: int
+) -> ConversationsReport:
+    """Bring :data:`TABLES` to ``meta`` (what current tables record), matching again the
+    conversation ids ``touched`` by the events materialised after the first ``before``
+    (None: every id). Tables that did not cover those ``before`` events (or were made
+    otherwise) are built again."""
+    snap = update.snapshot
+    old = {name: snap.table(name) for name in TABLES}
+    covered = {**meta, "events": before}
+    rebuilt = None
+    if not any(t.files for t in old.values()):
+        rebuilt = "no table yet"
+    elif touched is None or any(t.meta != covered or not t.files for t in old.values()):
+        rebuilt = "another matcher, zone, limits or file names, or events it had not matched"
+    elif touched.len() > TOUCHED_BATCH and touched.len() * 2 > old[CONVERSATIONS_TABLE].total_rows:
+        rebuilt = f"{touched.len()} conversation ids touched"
+    if rebuilt is not None:
+        # a hash class of ids at a time: the peak is one class's events (issue 12)
+        with tempfile.TemporaryDirectory(prefix="a2a_lab_exchanges_") as tmp:
+            parts = _by_class(update, Path(tmp))
+        tables = _sorted(_concat(parts)) if parts else _batch(_exchange_events(snap.scan_events()))
+        ids = tables[0].get_column("conversation_id").n_unique()
+    else:
+        assert touched is not None
+        if touched.len() == 0:
+            for name in TABLES:
+                update.set_meta(name, meta)
+            return ConversationsReport(0, old[CONVERSATIONS_TABLE].total_rows, None)
+        keys = touched.sort()
+        events = _exchange_events(snap.scan_events())
+        fresh = [
+            _batch(events.filter(conv_id().is_in(keys.slice(i, TOUCHED_BATCH).implode())))
+            for i in range(0, keys.len(), TOUCHED_BATCH)
+        ]
+        kept = []
+        for name in TABLES:
+            scan = snap.scan_table(name)
+            assert scan is not None
+            kept.append(scan.filter(~pl.col("conversation_id").is_in(keys.implode())).collect())
+        tables = _sorted(_concat([kept, *fresh]))
+        ids = keys.len()
+    for name, rows in zip(TABLES, tables, strict=True):
+        update.drop(name)
+        update.write(name, rows)
+        update.set_meta(name, meta)
+    return ConversationsReport(ids, tables[0].height, rebuilt)
