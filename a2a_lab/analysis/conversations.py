@@ -23,7 +23,6 @@ from pathlib import Path
 
 import polars as pl
 
-from a2a_lab._deep import deep_call
 from a2a_lab._frames import data_text, ms_to_seconds, ms_to_time, same_kind
 from a2a_lab.exchanges import (
     EXCHANGE_TYPES,
@@ -136,12 +135,8 @@ def exchanges_and_conversations(
     (the exact times, which order them as :func:`conversations` does). A history store (``a2a_lab.materialize``) keeps both the
     conversations and the A2A sequence findings of ``check``, which read the same matching.
     """
-    # the exact search recurses once per event of a segment: room to recurse, as a bucket
-    # of a log's check has (a2a_lab.analysis._chunked.matched)
-    ex = deep_call(
-        lambda: exchange_events(frame.lazy(), intent_rules=intent_rules).collect(),
-        depth=frame.height,
-    )
+    # (the matcher's searches are iterative: a dense frame needs no room to recurse)
+    ex = exchange_events(frame.lazy(), intent_rules=intent_rules).collect()
     return ex, _conversations_of(ex.lazy(), intent_rules, with_ms=True)
 
 
