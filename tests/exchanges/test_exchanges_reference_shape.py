@@ -48,3 +48,62 @@ def test_goal_on_the_older_line_shape(metric: str, bound: float, kind: str) -> N
     (completes with ``announced``/``actualTurns`` only): what the log cannot tell apart is
     flagged, never wrong silently."""
     _check("minimal", metric, bound, kind)
+
+
+# ---- a case the log cannot decide (found by the oracle property, dev profile) ----------------
+# A sub-agent requester sends three times within 6 s under one conversation id; the last
+# exchange is still running when the log ends. The requester's third turn (and the complete
+# after it) belongs to the second exchange only if both ran on ONE sub-agent session (first
+# come, first served); the log does not say which session a sub-agent send came from, so the
+# matcher flags both exchanges ambiguous and gives the complete to the third.
+_UNDECIDED = (
+    dict(
+        load=1.5,
+        n_sends=23,
+        work_sessions=3,
+        p_extra_send=0.3,
+        p_send_back=0.0,
+        p_subagent_requester=0.3,
+    ),
+    6741,
+)
+
+
+def _undecided_score() -> dict[str, object]:
+    import tempfile
+    from pathlib import Path
+
+    from tests.support.exchange_score import score_lines
+    from tests.support.reference_model import ModelConfig, simulate
+
+    cfg, seed = _UNDECIDED
+    run = simulate(ModelConfig(**cfg), seed=seed)  # type: ignore[arg-type]
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "log.ndjson"
+        run.write(path)
+        return score_lines(path, run.truth)
+
+
+def test_undecided_exchanges_are_flagged() -> None:
+    import polars as pl
+
+    s = _undecided_score()
+    rows = s["rows"]
+    assert isinstance(rows, pl.DataFrame)
+    wrong = rows.filter(pl.col("wrong_outcome") | pl.col("wrong_complete"))
+    assert wrong.height > 0  # the case still shows the gap the xfail below records
+    # every row the matcher got wrong says the log cannot decide it
+    assert wrong["p_ambiguous"].fill_null(False).all()
+    assert s["wrong_complete_unflagged"] == s["causality"] == s["wrong_first_reply"] == 0
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="issue 22 open: with sub-agent requesters the log cannot tell whether two sends "
+    "came from one session, so a flagged complete can flip two outcomes and raise one "
+    "missing_complete on the wrong exchange",
+)
+def test_undecided_exchanges_outcomes_exact() -> None:
+    s = _undecided_score()
+    assert s["wrong_outcome"] == 0
+    assert s["false_findings"] == 0
