@@ -97,7 +97,7 @@ def run(args: argparse.Namespace) -> int:
 
     import polars as pl
 
-    from a2a_lab.analysis._check_log import log_check
+    from a2a_lab.analysis.logs import log_check
     from a2a_lab.analysis.checks import (
         SEVERITIES,
         CheckLimits,

@@ -184,7 +184,7 @@ def _embedded(
 ) -> dict[int, str]:
     """The rendered threads of the sessions in ``rows``, by session row."""
     events = _member_events(data, rows["work_session_id"].to_list())
-    titles = task_titles(data.enriched)
+    titles = task_titles(data.enriched if data.title_events is None else data.title_events)
     out = {}
     for row in rows.iter_rows(named=True):
         msgs = thread_messages(

@@ -1,0 +1,70 @@
+"""Reading a log a chunk at a time, for analyses that never hold the whole event frame.
+
+:func:`a2a_lab.load` decodes a file in bounded chunks and concatenates them. A reader that
+keeps only a projection of each chunk (the bucket-at-a-time analyses of
+:mod:`a2a_lab.analysis.logs`) takes the chunks one by one instead
+(:func:`decoded_chunks`), cuts their ``data`` to the fields it reads (:func:`narrow_data`),
+shows the load's progress bar (:func:`read_progress`) and builds the load's report from the
+chunks it saw (:func:`chunked_result`): the same report :func:`a2a_lab.load` gives.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from a2a_lab.io._decode import DecodedText, file_label
+from a2a_lab.io._exact import issues_frame
+from a2a_lab.io._load import _progress, data_fields_option, decoded_chunks, narrow_data
+from a2a_lab.io._load import joined_chunks as _joined
+from a2a_lab.io._result import LoadResult, load_report, no_timestamp_issues
+from a2a_lab.io._sources import Source, resolve_source
+
+__all__ = [
+    "DecodedText",
+    "Source",
+    "chunked_result",
+    "data_fields_option",
+    "decoded_chunks",
+    "narrow_data",
+    "read_progress",
+    "resolve_source",
+]
+
+
+def read_progress(files: list[Path]) -> Any:
+    """The load's byte-count bar over ``files`` (stderr; shown as :func:`a2a_lab.load`
+    shows it: after two seconds, never with ``CI`` set or ``A2A_LAB_PROGRESS=0``)."""
+    return _progress(files, None)
+
+
+def chunked_result(
+    files: list[Path], chunks: list[list[DecodedText]], events: pl.DataFrame
+) -> LoadResult:
+    """The :class:`~a2a_lab.io.LoadResult` of chunks read one at a time.
+
+    Parameters
+    ----------
+    files
+        The source's files (:func:`resolve_source`), in order.
+    chunks
+        Per file, its decoded chunks in file order, their ``events`` emptied (only the
+        rejects, issues and line counts are read).
+    events
+        Every event of the files in file order (any projection with ``file``, ``line``,
+        ``type`` and ``event_ms``).
+
+    Returns
+    -------
+    LoadResult
+        ``events`` in the load's order (a stable sort by ``event_ms``) and the load's report.
+    """
+    no_time = no_timestamp_issues(events)
+    events = events.sort("event_ms", maintain_order=True)
+    decoded = [
+        (file_label(path), _joined(parts), issues_frame([]))
+        for path, parts in zip(files, chunks, strict=True)
+    ]
+    return LoadResult(events=events, report=load_report(decoded, events, no_time))
