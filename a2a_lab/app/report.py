@@ -45,8 +45,8 @@ __all__ = [
     "finish",
     "indexed_messages",
     "message_texts",
-    "setting",
     "min_replies",
+    "setting",
     "worst_first",
 ]
 
@@ -518,9 +518,7 @@ def finish(c: Computed, s: Setting, bar: Any) -> ReportData:
     pairs, flow = pair_table(c.conversations), traffic(c.conversations)
     guards = _guards(c.events)
     bar.update()
-    twin = (
-        None if s.sim is None else _twin(s.sim, s.seed, c.conversations, _span_hours(c.events))
-    )
+    twin = None if s.sim is None else _twin(s.sim, s.seed, c.conversations, _span_hours(c.events))
     bar.update()
     every = c.enriched if c.every_enriched is None else c.every_enriched
     figures = _figures(c.load, c.events, every, c.sessions, c.conversations, c.findings)

@@ -144,7 +144,9 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         raise CliError(" ".join(str(exc).split())) from None
     except OSError as exc:
-        raise CliError(f"{exc.filename or args.sim or args.source}: {exc.strerror or exc}") from None
+        raise CliError(
+            f"{exc.filename or args.sim or args.source}: {exc.strerror or exc}"
+        ) from None
     try:
         result.write(out)
     except OSError as exc:

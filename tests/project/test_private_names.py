@@ -25,7 +25,7 @@ KNOWN: set[tuple[str, str, str]] = {
     ("a2a_lab.exchanges", "a2a_lab._exchange_tails", "_SLACK_MS"),
     ("a2a_lab.exchanges", "a2a_lab.event_rules", "_D"),
     ("a2a_lab.otel._spans", "a2a_lab.analysis.conversations", "_conversations_of"),
-    # the bucket-at-a-time readers (issue 24 item 2) reuse io's decoder and source internals
+    # the OTLP command reads the export module directly (issue 26)
     ("a2a_lab.cli._otlp", "a2a_lab.otel._export", "<private module>"),
     # the matcher's exact search of retried flows, and the store's sessions table (issues 22, 24)
     ("a2a_lab._exchange_firsts", "a2a_lab._exchange_tails", "_DIR"),

@@ -225,9 +225,20 @@ def report(
     label = _label(source)
     s = setting(label, (o.since, o.until), tz, now, o.sim, o.seed)
     if isinstance(source, LoadResult):
-        data = collect(source, source=label, window=(o.since, o.until), tz=tz, now=s.now_ms, sim=o.sim, seed=o.seed, progress=progress)
+        data = collect(
+            source,
+            source=label,
+            window=(o.since, o.until),
+            tz=tz,
+            now=s.now_ms,
+            sim=o.sim,
+            seed=o.seed,
+            progress=progress,
+        )
     else:
         data = collect_log(source, s, shown=o.max_sessions, tz=tz, progress=progress)
     limits = {"sessions": o.max_sessions, "messages": o.max_messages, "rows": o.max_rows}
-    html = _render(data, o.title or f"A2A log report: {label}", limits, o.discord_users, o.embed_font)
+    html = _render(
+        data, o.title or f"A2A log report: {label}", limits, o.discord_users, o.embed_font
+    )
     return Report(html=html, data=data)
