@@ -14,11 +14,13 @@ benchmark log). Here the log is read once (:func:`a2a_lab.analysis._chunked.spil
 The findings are those of ``check(load(source).events, report=load(source).report)``
 (``tests/analysis/test_chunked.py``). :func:`analyse_log` gives the conversations of the
 same matching too (each bucket's exchanges are matched once, for both), and hands every
-decoded chunk to a caller's sink: the report's path (:mod:`a2a_lab.app.report`).
+decoded chunk to a caller's :class:`LeanEvents`: the report's path
+(:mod:`a2a_lab.app.report_log`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
@@ -27,7 +29,6 @@ import polars as pl
 
 from a2a_lab.analysis._check_a2a import _ambiguous, ambiguity, sequence_frame, sequence_rules
 from a2a_lab.analysis._chunked import (
-    ChunkSink,
     Spill,
     bucket_frames,
     chunked_exchange_events,
@@ -46,7 +47,7 @@ from a2a_lab.io.chunks import (
     resolve_source,
 )
 
-__all__ = ["LEAN_FIELDS", "LogAnalysis", "analyse_log", "log_check"]
+__all__ = ["LEAN_FIELDS", "LeanEvents", "LogAnalysis", "analyse_log", "log_check"]
 
 #: The ``data`` fields the rules other than the A2A sequence read.
 LEAN_FIELDS: Final = (
@@ -67,8 +68,13 @@ LEAN_FIELDS: Final = (
 _LEAN_COLUMNS: Final = ("file", "line", "type", "agent_id", "event_ms", "event_time", "status")
 
 
-class _Lean:
-    """Collects, chunk by chunk, the lean events and what the load report needs."""
+class LeanEvents:
+    """Collects, chunk by chunk, the lean events and what the load report needs.
+
+    A caller that needs more of each chunk subclasses it: :meth:`__call__` sees every
+    decoded chunk (every ``data`` field), :meth:`project` may add columns to the lean frame
+    (row by row: the chunk's rows, in its order).
+    """
 
     def __init__(self, files: int, tmp: Path) -> None:
         keep = data_fields_option(LEAN_FIELDS)
@@ -80,11 +86,14 @@ class _Lean:
         self.frames: list[Path] = []
         self.chunks: list[list[DecodedText]] = [[] for _ in range(files)]
 
-    def __call__(self, i: int, dec: DecodedText) -> None:
-        ev = dec.events
-        lean = narrow_data(
-            ev.select(*_LEAN_COLUMNS, "data", data_hash().alias(_DATA_HASH)), self.keep
+    def project(self, events: pl.DataFrame) -> pl.DataFrame:
+        """The lean frame of one chunk's events."""
+        return narrow_data(
+            events.select(*_LEAN_COLUMNS, "data", data_hash().alias(_DATA_HASH)), self.keep
         )
+
+    def __call__(self, i: int, dec: DecodedText) -> None:
+        lean = self.project(dec.events)
         self.frames.append(self.tmp / f"lean-{len(self.frames):06d}.parquet")
         lean.write_parquet(self.frames[-1], compression="lz4", statistics=False)
         # the chunk's events are dropped by the spill: the report reads the rest
@@ -126,7 +135,7 @@ def analyse_log(
     *,
     tz: str = "UTC",
     conversations: bool = False,
-    sink: ChunkSink | None = None,
+    lean: Callable[[int, Path], LeanEvents] = LeanEvents,
     window: tuple[float | None, float | None] | None = None,
     with_report: bool = True,
 ) -> LogAnalysis:
@@ -142,9 +151,9 @@ def analyse_log(
         The load's time zone.
     conversations
         Also build :func:`a2a_lab.conversations` from each bucket's matched exchanges.
-    sink
-        Gets every decoded chunk (every ``data`` field) as it is read, with its file's
-        position.
+    lean
+        Makes the collector of the lean frame from the number of files and a temporary
+        directory (:class:`LeanEvents` or a subclass, which sees every decoded chunk).
     window
         ``(since_ms, until_ms)``: keep ``since <= event_ms < until`` (the report's window)
         for the findings and conversations; None: ``opts``'s.
@@ -154,18 +163,18 @@ def analyse_log(
     files = resolve_source(source)
     since, until = (opts.since, opts.until) if window is None else window
     with spill_dir() as tmp:
-        lean = _Lean(len(files), Path(tmp))
+        collector = lean(len(files), Path(tmp))
         spill = spill_exchanges(
             source,
             Path(tmp),
             tz=tz,
             since=since,
             until=until,
-            sink=lean if sink is None else _both(lean, sink),
+            sink=collector,
             until_open=window is not None,
         )
         a2a, conv = _matched_buckets(spill, conversations)
-        res = lean.result(files)
+        res = collector.result(files)
     events = res.events
     if window is not None:
         lo, hi = window
@@ -175,14 +184,6 @@ def analyse_log(
         )
     found = run_checks(events, opts, res.report if with_report else None, a2a)
     return LogAnalysis(findings=found, load=res, conversations=conv)
-
-
-def _both(first: ChunkSink, second: ChunkSink) -> ChunkSink:
-    def both(i: int, dec: DecodedText) -> None:
-        first(i, dec)
-        second(i, dec)
-
-    return both
 
 
 def _matched_buckets(

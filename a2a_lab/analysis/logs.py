@@ -8,15 +8,21 @@ function gives on the same log (``tests/analysis/test_chunked.py``):
 
 - :func:`log_conversations`: ``conversations(load(source).events)``;
 - :func:`log_check`: ``check(load(source).events, report=load(source).report)``;
-- :func:`analyse_log`: both from one matching, with every decoded chunk handed to a sink
-  (the report's path);
+- :func:`analyse_log`: both from one matching, with every decoded chunk handed to a
+  :class:`LeanEvents` collector a caller may extend (the report's path);
 - :func:`spill_exchanges`, :func:`bucket_frames`, :func:`chunked_exchange_events`: the
   buckets themselves, for a reader that derives its own rows from them (the OTLP export).
 """
 
 from __future__ import annotations
 
-from a2a_lab.analysis._check_log import LEAN_FIELDS, LogAnalysis, analyse_log, log_check
+from a2a_lab.analysis._check_log import (
+    LEAN_FIELDS,
+    LeanEvents,
+    LogAnalysis,
+    analyse_log,
+    log_check,
+)
 from a2a_lab.analysis._chunked import (
     SPILL_BYTES,
     ChunkSink,
@@ -33,6 +39,7 @@ __all__ = [
     "LEAN_FIELDS",
     "SPILL_BYTES",
     "ChunkSink",
+    "LeanEvents",
     "LogAnalysis",
     "Spill",
     "analyse_log",

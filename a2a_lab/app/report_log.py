@@ -25,12 +25,12 @@ timeline. The result equals :func:`~a2a_lab.app.report.collect` of the loaded lo
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Final
+from typing import Final
 
 import polars as pl
 
 from a2a_lab.analysis.checks import CheckOptions
-from a2a_lab.analysis.logs import analyse_log, spill_dir
+from a2a_lab.analysis.logs import LeanEvents, analyse_log, spill_dir
 from a2a_lab.app.report import (
     Computed,
     ReportData,
@@ -42,55 +42,64 @@ from a2a_lab.app.report import (
     message_texts,
     session_rows,
 )
-from a2a_lab.enrich import ENRICHMENT_COLUMNS, enrich
-from a2a_lab.io.chunks import DecodedText, Source, data_fields_option, narrow_data
+from a2a_lab.enrich import enrich
+from a2a_lab.io.chunks import DecodedText, Source, data_fields_option, narrow_data, sorted_by_time
 from a2a_lab.sessions import SessionQuery, WorkSessionsResult, work_sessions
 
 __all__ = ["collect_log"]
 
-#: The ``data`` fields work sessions read.
-SESSION_FIELDS: Final = ("workSessionId", "conversationId", "status")
 #: The ``data`` fields a task's title is read from (:func:`a2a_lab.views.titles.task_titles`).
 TITLE_FIELDS: Final = ("taskId", "title", "payloadJson")
-#: The top-level columns of the lean enriched events.
-_COLUMNS: Final = ("file", "line", "type", "agent_id", "event_ms", "event_time", "status", "data")
+#: The enrichment columns work sessions read, added to the lean frame of the check.
+SESSION_COLUMNS: Final = (
+    "event_role",
+    "collab_category",
+    "collab_sub_tags",
+    "from_agent",
+    "to_agent",
+)
+#: The enriched (JS-trimmed) ``type`` in the lean frame; ``type`` stays the logged one.
+_TYPE: Final = "_enriched_type"
 
 
-def _fields(names: tuple[str, ...]) -> tuple[str, ...]:
-    keep = data_fields_option(names)
-    assert keep is not None
-    return keep
+class _Collector(LeanEvents):
+    """The lean frame of the check plus the enrichment columns work sessions read; and per
+    chunk, in Parquet: the search texts, the events that can name a title, the events whole."""
 
-
-class _Projections:
-    """The chunk sink: each decoded chunk's projections, written to Parquet."""
-
-    def __init__(self, tmp: Path, s: Setting) -> None:
-        self.tmp, self.setting = tmp, s
-        self.sessions, self.titles = _fields(SESSION_FIELDS), _fields(TITLE_FIELDS)
-        self.files: dict[str, list[Path]] = {"lean": [], "text": [], "title": [], "whole": []}
+    def __init__(self, files: int, tmp: Path, s: Setting, mine: Path) -> None:
+        super().__init__(files, tmp)
+        self.setting, self.mine = s, mine
+        self.titles = data_fields_option(TITLE_FIELDS) or TITLE_FIELDS
+        self.files: dict[str, list[Path]] = {"text": [], "title": [], "whole": []}
+        self._enriched: pl.DataFrame | None = None
 
     def _write(self, kind: str, frame: pl.DataFrame) -> None:
-        path = self.tmp / f"{kind}-{len(self.files[kind]):06d}.parquet"
+        path = self.mine / f"{kind}-{len(self.files[kind]):06d}.parquet"
         frame.write_parquet(path, compression="lz4", statistics=False)
         self.files[kind].append(path)
 
+    def project(self, events: pl.DataFrame) -> pl.DataFrame:
+        assert self._enriched is not None
+        extra = self._enriched.select(*SESSION_COLUMNS, pl.col("type").alias(_TYPE))
+        return pl.concat([super().project(events), extra], how="horizontal")
+
     def __call__(self, i: int, dec: DecodedText) -> None:
-        ev = in_report_window(dec.events, self.setting)
-        enriched = enrich(ev)
-        lean = enriched.select(*_COLUMNS, *(c for c in ENRICHMENT_COLUMNS if c != "type"))
-        self._write("lean", narrow_data(lean, self.sessions))
-        self._write("text", message_texts(enriched).collect())
+        # enrichment is row by row: a chunk at a time gives the rows of the whole frame
+        self._enriched = enrich(dec.events)
+        super().__call__(i, dec)
+        shown = in_report_window(self._enriched, self.setting)
+        self._enriched = None
+        # the events whole, as logged: the shown sessions' are read back and enriched
+        self._write("whole", in_report_window(dec.events, self.setting))
+        self._write("text", message_texts(shown).collect())
         d = pl.col("data").struct
-        named = ev.filter(d.field("taskId").is_not_null() | d.field("payloadJson").is_not_null())
+        named = shown.filter(d.field("taskId").is_not_null() | d.field("payloadJson").is_not_null())
         self._write("title", narrow_data(named.select("event_ms", "data"), self.titles))
-        self._write("whole", ev)
 
     def read(self, kind: str) -> pl.DataFrame:
         """The projection's rows in the load's order (file order, then a stable sort by time)."""
-        frame = pl.read_parquet(self.files[kind]) if self.files[kind] else None
-        assert frame is not None  # every file gives at least one chunk
-        return frame.sort("event_ms", maintain_order=True)
+        # every file gives at least one chunk (maybe without events, with the schema)
+        return sorted_by_time(pl.read_parquet(self.files[kind]))
 
     def members(self, sessions: WorkSessionsResult, shown: int) -> pl.DataFrame:
         """The enriched events of the threads of the first ``shown`` sessions the page lists."""
@@ -104,8 +113,12 @@ class _Projections:
             pl.scan_parquet(p).join(keys.lazy(), on=["file", "line"], how="semi").collect()
             for p in self.files["whole"]
         ]
-        whole = pl.concat(parts, how="vertical_relaxed")
-        return enrich(whole.sort("event_ms", maintain_order=True))
+        return enrich(sorted_by_time(pl.concat(parts, how="vertical_relaxed")))
+
+
+def sessions_frame(lean: pl.DataFrame) -> pl.DataFrame:
+    """The lean frame as work sessions read it: ``type`` the enriched one (no copy)."""
+    return lean.with_columns(pl.col(_TYPE).alias("type")).drop(_TYPE)
 
 
 def collect_log(
@@ -134,51 +147,44 @@ def collect_log(
         the lean frame and ``enriched`` only the shown sessions' events.
     """
     window = (s.since_ms, s.until_ms)
-    with spill_dir() as tmp, _stages(8, progress) as bar:
-        sink = _Projections(Path(tmp), s)
+    collectors: list[_Collector] = []
+
+    with spill_dir() as mine, _stages(8, progress) as bar:
+
+        def collector(files: int, tmp: Path) -> _Collector:
+            collectors.append(_Collector(files, tmp, s, Path(mine)))
+            return collectors[0]
+
         # the same rules as check(events, now=...): no load findings, the report's window
         res = analyse_log(
             source,
             CheckOptions(now=s.now_ms),
             tz=tz,
             conversations=True,
-            sink=sink,
+            lean=collector,
             window=window,
             with_report=False,
         )
         bar.update(4)
-        assert res.conversations is not None
-        enriched = sink.read("lean")
+        sink = collectors[0]
+        events = in_report_window(res.load.events, s)
+        enriched = sessions_frame(events)
         sessions = work_sessions(enriched, SessionQuery(unassigned=True), now=s.now_ms)
         bar.update()
         messages = indexed_messages(sink.read("text").lazy(), sessions)
         members = sink.members(sessions, shown)
+        titles = sink.read("title")
         bar.update()
-        computed = _computed(res, enriched, sessions, messages, members, sink.read("title"), s)
+        assert res.conversations is not None
+        computed = Computed(
+            load=res.load,
+            events=events.drop(*SESSION_COLUMNS, _TYPE),
+            enriched=members,
+            sessions=sessions,
+            conversations=res.conversations,
+            findings=res.findings,
+            messages=messages,
+            title_events=titles,
+            every_enriched=enriched,
+        )
         return finish(computed, s, bar)
-
-
-def _computed(
-    res: Any,
-    enriched: pl.DataFrame,
-    sessions: WorkSessionsResult,
-    messages: pl.DataFrame,
-    members: pl.DataFrame,
-    titles: pl.DataFrame,
-    s: Setting,
-) -> Computed:
-    """The parts :func:`a2a_lab.app.report.finish` takes; ``enriched`` (lean, every event)
-    counts the agents, ``members`` is what the page renders messages from."""
-    events = in_report_window(res.load.events, s)
-    c = Computed(
-        load=res.load,
-        events=events,
-        enriched=members,
-        sessions=sessions,
-        conversations=res.conversations,
-        findings=res.findings,
-        messages=messages,
-        title_events=titles,
-        every_enriched=enriched,
-    )
-    return c
