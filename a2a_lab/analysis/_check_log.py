@@ -102,7 +102,8 @@ class LeanEvents:
     def result(self, files: list[Path]) -> LoadResult:
         """The lean events in the load's order, and the load's report."""
         # every file gives at least one chunk (maybe without events, with the schema)
-        events = pl.read_parquet(self.frames).rechunk()
+        # not rechunked: the sort into the load's order builds each column contiguous
+        events = pl.read_parquet(self.frames)
         self.frames.clear()
         return chunked_result(files, self.chunks, events)
 
