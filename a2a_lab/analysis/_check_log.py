@@ -36,7 +36,14 @@ from a2a_lab.analysis._chunked import (
     spill_dir,
     spill_exchanges,
 )
-from a2a_lab.analysis.checks import _DATA_HASH, CheckOptions, data_hash, run_checks
+from a2a_lab.analysis.checks import (
+    _DATA_HASH,
+    CheckOptions,
+    _in_check_window,
+    data_hash,
+    findings_of,
+    rule_parts,
+)
 from a2a_lab.io import LoadResult
 from a2a_lab.io.chunks import (
     DecodedText,
@@ -91,6 +98,13 @@ class LeanEvents:
         return narrow_data(
             events.select(*_LEAN_COLUMNS, "data", data_hash().alias(_DATA_HASH)), self.keep
         )
+
+    def lean_phase(self, res: LoadResult, events: pl.DataFrame) -> LoadResult:
+        """Called with the lean frame (``events``: cut to the window) once the rules that
+        read it have run and before the buckets are matched; returns what
+        :attr:`LogAnalysis.load` keeps (a subclass computes its own parts here and keeps
+        less, so that the matching's peak does not come on top of the lean frame's)."""
+        return res
 
     def __call__(self, i: int, dec: DecodedText) -> None:
         lean = self.project(dec.events)
@@ -174,16 +188,24 @@ def analyse_log(
             sink=collector,
             until_open=window is not None,
         )
-        a2a, conv = _matched_buckets(spill, conversations)
+        # the lean rules first, then the lean frame is let go: the matching's peak never
+        # comes on top of it
         res = collector.result(files)
-    events = res.events
-    if window is not None:
-        lo, hi = window
-        events = events.filter(
-            (pl.lit(True) if lo is None else pl.col("event_ms") >= lo)
-            & (pl.lit(True) if hi is None else pl.col("event_ms") < hi)
-        )
-    found = run_checks(events, opts, res.report if with_report else None, a2a)
+        events = res.events
+        if window is not None:
+            lo, hi = window
+            events = events.filter(
+                (pl.lit(True) if lo is None else pl.col("event_ms") >= lo)
+                & (pl.lit(True) if hi is None else pl.col("event_ms") < hi)
+            )
+        else:
+            events = _in_check_window(events, opts)
+        report = res.report if with_report else None
+        rules = pl.collect_all(rule_parts(events, opts, report, windowed=True))
+        res = collector.lean_phase(res, events)
+        del events
+        a2a, conv = _matched_buckets(spill, conversations)
+    found = findings_of(a2a + [f.lazy() for f in rules], opts)
     return LogAnalysis(findings=found, load=res, conversations=conv)
 
 

@@ -43,6 +43,7 @@ __all__ = [
     "Twin",
     "collect",
     "finish",
+    "guard_replays",
     "indexed_messages",
     "message_texts",
     "min_replies",
@@ -147,7 +148,9 @@ def _agents(enriched: pl.DataFrame) -> list[str]:
     return sorted(names.drop_nulls().filter(names.drop_nulls() != "unknown").unique().to_list())
 
 
-def _guards(events: pl.DataFrame) -> pl.DataFrame:
+def guard_replays(events: pl.DataFrame) -> pl.DataFrame:
+    """The :data:`GUARDS` replayed on ``events``: per guard, the messages counted, blocked
+    and the pairs blocked."""
     rows = []
     for name, limit, window_s, options in GUARDS:
         rep = replay_guard(events, limit=limit, window_s=window_s, **options)
@@ -483,6 +486,8 @@ class Computed:
     title_events: pl.DataFrame | None = None
     #: every enriched event of the window when ``enriched`` holds only some (None: enriched)
     every_enriched: pl.DataFrame | None = None
+    #: the guard replays when computed already (None: from ``events``)
+    guards: pl.DataFrame | None = None
 
 
 @dataclass(frozen=True)
@@ -516,7 +521,7 @@ def setting(
 def finish(c: Computed, s: Setting, bar: Any) -> ReportData:
     """The report of what was computed: pair table, traffic, guard replays, twin, figures."""
     pairs, flow = pair_table(c.conversations), traffic(c.conversations)
-    guards = _guards(c.events)
+    guards = guard_replays(c.events) if c.guards is None else c.guards
     bar.update()
     twin = None if s.sim is None else _twin(s.sim, s.seed, c.conversations, _span_hours(c.events))
     bar.update()

@@ -37,12 +37,14 @@ from a2a_lab.app.report import (
     Setting,
     _stages,
     finish,
+    guard_replays,
     in_report_window,
     indexed_messages,
     message_texts,
     session_rows,
 )
 from a2a_lab.enrich import enrich
+from a2a_lab.io import LoadResult
 from a2a_lab.io.chunks import DecodedText, Source, data_fields_option, narrow_data, sorted_by_time
 from a2a_lab.sessions import SessionQuery, WorkSessionsResult, work_sessions
 
@@ -60,15 +62,28 @@ SESSION_COLUMNS: Final = (
 )
 #: The enriched (JS-trimmed) ``type`` in the lean frame; ``type`` stays the logged one.
 _TYPE: Final = "_enriched_type"
+#: The ``data`` fields work sessions read.
+_SESSION_DATA: Final = data_fields_option(("workSessionId", "conversationId", "status")) or ()
+#: What the figures, the agents count and the timeline read of every event.
+_SLIM: Final = (
+    "file",
+    "line",
+    "type",
+    "agent_id",
+    "event_ms",
+    "event_time",
+    "from_agent",
+    "to_agent",
+)
 
 
 class _Collector(LeanEvents):
     """The lean frame of the check plus the enrichment columns work sessions read; and per
     chunk, in Parquet: the search texts, the events that can name a title, the events whole."""
 
-    def __init__(self, files: int, tmp: Path, s: Setting, mine: Path) -> None:
+    def __init__(self, files: int, tmp: Path, s: Setting, mine: Path, shown: int) -> None:
         super().__init__(files, tmp)
-        self.setting, self.mine = s, mine
+        self.setting, self.mine, self.shown = s, mine, shown
         self.titles = data_fields_option(TITLE_FIELDS) or TITLE_FIELDS
         self.files: dict[str, list[Path]] = {"text": [], "title": [], "whole": []}
         self._enriched: pl.DataFrame | None = None
@@ -96,6 +111,21 @@ class _Collector(LeanEvents):
         named = shown.filter(d.field("taskId").is_not_null() | d.field("payloadJson").is_not_null())
         self._write("title", narrow_data(named.select("event_ms", "data"), self.titles))
 
+    def lean_phase(self, res: LoadResult, events: pl.DataFrame) -> LoadResult:
+        """Everything that reads the lean frame, before the buckets are matched: the work
+        sessions, the search index, the shown sessions' events, the titles, the guard
+        replays; then only the columns the figures and the timeline read are kept."""
+        s = self.setting
+        self.sessions = work_sessions(
+            sessions_frame(events), SessionQuery(unassigned=True), now=s.now_ms
+        )
+        self.messages = indexed_messages(self.read("text").lazy(), self.sessions)
+        self.shown_events = self.members(self.sessions, self.shown)
+        self.title_events = self.read("title")
+        self.guards = guard_replays(events)
+        self.events = events.select(*_SLIM)
+        return LoadResult(events=res.events.select(*_SLIM), report=res.report)
+
     def read(self, kind: str) -> pl.DataFrame:
         """The projection's rows in the load's order (file order, then a stable sort by time)."""
         # every file gives at least one chunk (maybe without events, with the schema)
@@ -117,8 +147,19 @@ class _Collector(LeanEvents):
 
 
 def sessions_frame(lean: pl.DataFrame) -> pl.DataFrame:
-    """The lean frame as work sessions read it: ``type`` the enriched one (no copy)."""
-    return lean.with_columns(pl.col(_TYPE).alias("type")).drop(_TYPE)
+    """The lean frame as work sessions read it (and keep): ``type`` the enriched one,
+    ``data`` cut to the fields they read (the columns are shared, not copied)."""
+    frame = lean.select(
+        "file",
+        "line",
+        pl.col(_TYPE).alias("type"),
+        "agent_id",
+        "event_ms",
+        "status",
+        "data",
+        *SESSION_COLUMNS,
+    )
+    return narrow_data(frame, _SESSION_DATA)
 
 
 def collect_log(
@@ -148,11 +189,10 @@ def collect_log(
     """
     window = (s.since_ms, s.until_ms)
     collectors: list[_Collector] = []
-
     with spill_dir() as mine, _stages(8, progress) as bar:
 
         def collector(files: int, tmp: Path) -> _Collector:
-            collectors.append(_Collector(files, tmp, s, Path(mine)))
+            collectors.append(_Collector(files, tmp, s, Path(mine), shown))
             return collectors[0]
 
         # the same rules as check(events, now=...): no load findings, the report's window
@@ -165,26 +205,19 @@ def collect_log(
             window=window,
             with_report=False,
         )
-        bar.update(4)
-        sink = collectors[0]
-        events = in_report_window(res.load.events, s)
-        enriched = sessions_frame(events)
-        sessions = work_sessions(enriched, SessionQuery(unassigned=True), now=s.now_ms)
-        bar.update()
-        messages = indexed_messages(sink.read("text").lazy(), sessions)
-        members = sink.members(sessions, shown)
-        titles = sink.read("title")
-        bar.update()
+        bar.update(6)
+        c = collectors[0]
         assert res.conversations is not None
         computed = Computed(
             load=res.load,
-            events=events.drop(*SESSION_COLUMNS, _TYPE),
-            enriched=members,
-            sessions=sessions,
+            events=c.events,
+            enriched=c.shown_events,
+            sessions=c.sessions,
             conversations=res.conversations,
             findings=res.findings,
-            messages=messages,
-            title_events=titles,
-            every_enriched=enriched,
+            messages=c.messages,
+            title_events=c.title_events,
+            every_enriched=c.events,
+            guards=c.guards,
         )
         return finish(computed, s, bar)
