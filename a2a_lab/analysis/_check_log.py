@@ -116,10 +116,9 @@ class LeanEvents:
     def result(self, files: list[Path]) -> LoadResult:
         """The lean events in the load's order, and the load's report."""
         # every file gives at least one chunk (maybe without events, with the schema)
-        # not rechunked: the sort into the load's order builds each column contiguous
-        events = pl.read_parquet(self.frames)
+        parts = [pl.read_parquet(f) for f in self.frames]
         self.frames.clear()
-        return chunked_result(files, self.chunks, events)
+        return chunked_result(files, self.chunks, parts)
 
 
 @dataclass(frozen=True)

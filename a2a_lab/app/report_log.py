@@ -129,7 +129,7 @@ class _Collector(LeanEvents):
     def read(self, kind: str) -> pl.DataFrame:
         """The projection's rows in the load's order (file order, then a stable sort by time)."""
         # every file gives at least one chunk (maybe without events, with the schema)
-        return sorted_by_time(pl.read_parquet(self.files[kind]))
+        return sorted_by_time([pl.read_parquet(f) for f in self.files[kind]])
 
     def members(self, sessions: WorkSessionsResult, shown: int) -> pl.DataFrame:
         """The enriched events of the threads of the first ``shown`` sessions the page lists."""
@@ -143,7 +143,7 @@ class _Collector(LeanEvents):
             pl.scan_parquet(p).join(keys.lazy(), on=["file", "line"], how="semi").collect()
             for p in self.files["whole"]
         ]
-        return enrich(sorted_by_time(pl.concat(parts, how="vertical_relaxed")))
+        return enrich(sorted_by_time([pl.concat(parts, how="vertical_relaxed")]))
 
 
 def sessions_frame(lean: pl.DataFrame) -> pl.DataFrame:

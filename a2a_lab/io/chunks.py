@@ -42,7 +42,7 @@ def read_progress(files: list[Path]) -> Any:
 
 
 def chunked_result(
-    files: list[Path], chunks: list[list[DecodedText]], events: pl.DataFrame
+    files: list[Path], chunks: list[list[DecodedText]], parts: list[pl.DataFrame]
 ) -> LoadResult:
     """The :class:`~a2a_lab.io.LoadResult` of chunks read one at a time.
 
@@ -53,32 +53,42 @@ def chunked_result(
     chunks
         Per file, its decoded chunks in file order, their ``events`` emptied (only the
         rejects, issues and line counts are read).
-    events
-        Every event of the files in file order (any projection with ``file``, ``line``,
-        ``type`` and ``event_ms``).
+    parts
+        Every event of the files in file order, in parts (any projection with ``file``,
+        ``line``, ``type`` and ``event_ms``); the list is emptied (pass its only reference:
+        the frame is then built without holding the parts twice).
 
     Returns
     -------
     LoadResult
         ``events`` in the load's order (a stable sort by ``event_ms``) and the load's report.
     """
-    no_time = no_timestamp_issues(events)
-    events = sorted_by_time(events)
+    no_time = pl.concat([no_timestamp_issues(p) for p in parts])
+    events = sorted_by_time(parts)
     decoded = [
-        (file_label(path), _joined(parts), issues_frame([]))
-        for path, parts in zip(files, chunks, strict=True)
+        (file_label(path), _joined(chunk), issues_frame([]))
+        for path, chunk in zip(files, chunks, strict=True)
     ]
     return LoadResult(events=events, report=load_report(decoded, events, no_time))
 
 
-def sorted_by_time(frame: pl.DataFrame) -> pl.DataFrame:
-    """``frame.sort("event_ms", maintain_order=True)`` (the load's order), built a column at
-    a time: a frame's sort holds it twice, this the frame and one column."""
-    if frame["event_ms"].is_sorted():
-        return frame
-    index = frame.select(
-        pl.int_range(pl.len(), dtype=pl.UInt32).sort_by("event_ms", maintain_order=True)
-    ).to_series()
-    names = frame.columns
-    frame = frame.clone()  # the caller's frame keeps its columns
-    return pl.DataFrame([frame.drop_in_place(name).gather(index) for name in names])
+def sorted_by_time(parts: list[pl.DataFrame]) -> pl.DataFrame:
+    """The parts (in file order) as one frame in the load's order: a stable sort by
+    ``event_ms``, built a column at a time. ``parts`` is emptied: each column of the parts
+    is let go as soon as its sorted copy is built (a frame's sort holds it twice)."""
+    ms = pl.concat([p.select("event_ms") for p in parts])
+    index = (
+        None
+        if ms["event_ms"].is_sorted()
+        else ms.select(
+            pl.int_range(pl.len(), dtype=pl.UInt32).sort_by("event_ms", maintain_order=True)
+        ).to_series()
+    )
+    del ms
+    names = parts[0].columns
+    columns = []
+    for name in names:
+        column = pl.concat([p.drop_in_place(name) for p in parts])
+        columns.append(column if index is None else column.gather(index))
+    parts.clear()
+    return pl.DataFrame(columns)
