@@ -18,7 +18,7 @@ import math
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -528,25 +528,12 @@ def finish(c: Computed, s: Setting, bar: Any) -> ReportData:
     every = c.enriched if c.every_enriched is None else c.every_enriched
     figures = _figures(c.load, c.events, every, c.sessions, c.conversations, c.findings)
     figures["kpis"] = kpis(c.conversations, pairs, flow, c.findings)
+    # the computed parts under their names, but the two that only feed the figures
+    parts = {f.name: getattr(c, f.name) for f in fields(c)}
+    del parts["every_enriched"], parts["guards"]
+    named = {k: getattr(s, k) for k in ("source", "tz", "since_ms", "until_ms", "now_ms")}
     return ReportData(
-        source=s.source,
-        tz=s.tz,
-        since_ms=s.since_ms,
-        until_ms=s.until_ms,
-        now_ms=s.now_ms,
-        load=c.load,
-        events=c.events,
-        enriched=c.enriched,
-        sessions=c.sessions,
-        conversations=c.conversations,
-        pairs=pairs,
-        traffic=flow,
-        findings=c.findings,
-        guards=guards,
-        messages=c.messages,
-        twin=twin,
-        title_events=c.title_events,
-        figures=figures,
+        **named, **parts, pairs=pairs, traffic=flow, guards=guards, twin=twin, figures=figures
     )
 
 

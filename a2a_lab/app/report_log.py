@@ -208,16 +208,9 @@ def collect_log(
         bar.update(6)
         c = collectors[0]
         assert res.conversations is not None
+        # the fields in Computed's order; the slim events count the agents
         computed = Computed(
-            load=res.load,
-            events=c.events,
-            enriched=c.shown_events,
-            sessions=c.sessions,
-            conversations=res.conversations,
-            findings=res.findings,
-            messages=c.messages,
-            title_events=c.title_events,
-            every_enriched=c.events,
-            guards=c.guards,
+            *(res.load, c.events, c.shown_events, c.sessions, res.conversations),
+            *(res.findings, c.messages, c.title_events, c.events, c.guards),
         )
         return finish(computed, s, bar)
