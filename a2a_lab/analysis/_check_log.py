@@ -12,35 +12,59 @@ benchmark log). Here the log is read once (:func:`a2a_lab.analysis._chunked.spil
 - the load report is built from the decoded chunks as :func:`a2a_lab.load` builds it.
 
 The findings are those of ``check(load(source).events, report=load(source).report)``
-(``tests/analysis/test_chunked.py``).
+(``tests/analysis/test_chunked.py``). :func:`analyse_log` gives the conversations of the
+same matching too (each bucket's exchanges are matched once, for both), and hands every
+decoded chunk to a caller's :class:`LeanEvents`: the report's path
+(:mod:`a2a_lab.app.report_log`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import polars as pl
 
 from a2a_lab.analysis._check_a2a import _ambiguous, ambiguity, sequence_frame, sequence_rules
 from a2a_lab.analysis._chunked import (
+    Spill,
     bucket_frames,
     chunked_exchange_events,
+    empty_conversations,
     spill_dir,
     spill_exchanges,
 )
-from a2a_lab.analysis.checks import _DATA_HASH, LEAN_FIELDS, CheckOptions, data_hash, run_checks
+from a2a_lab.analysis.checks import (
+    _DATA_HASH,
+    LEAN_FIELDS,
+    CheckOptions,
+    _in_check_window,
+    data_hash,
+    findings_of,
+    rule_parts,
+)
 from a2a_lab.analysis.checks import LEAN_COLUMNS as _LEAN_COLUMNS
 from a2a_lab.io import LoadResult
-from a2a_lab.io._decode import DecodedText, file_label, issues_frame
-from a2a_lab.io._load import data_fields_option, joined_chunks, narrow_data
-from a2a_lab.io._result import load_report, no_timestamp_issues
-from a2a_lab.io._sources import Source, resolve_source
+from a2a_lab.io.chunks import (
+    DecodedText,
+    Source,
+    chunked_result,
+    data_fields_option,
+    narrow_data,
+    resolve_source,
+)
 
-__all__ = ["LEAN_FIELDS", "log_check"]
+__all__ = ["LEAN_FIELDS", "LeanEvents", "LogAnalysis", "analyse_log", "log_check"]
 
 
-class _Lean:
-    """Collects, chunk by chunk, the lean events and what the load report needs."""
+class LeanEvents:
+    """Collects, chunk by chunk, the lean events and what the load report needs.
+
+    A caller that needs more of each chunk subclasses it: :meth:`__call__` sees every
+    decoded chunk (every ``data`` field), :meth:`project` may add columns to the lean frame
+    (row by row: the chunk's rows, in its order).
+    """
 
     def __init__(self, files: int, tmp: Path) -> None:
         keep = data_fields_option(LEAN_FIELDS)
@@ -52,11 +76,21 @@ class _Lean:
         self.frames: list[Path] = []
         self.chunks: list[list[DecodedText]] = [[] for _ in range(files)]
 
-    def __call__(self, i: int, dec: DecodedText) -> None:
-        ev = dec.events
-        lean = narrow_data(
-            ev.select(*_LEAN_COLUMNS, "data", data_hash().alias(_DATA_HASH)), self.keep
+    def project(self, events: pl.DataFrame) -> pl.DataFrame:
+        """The lean frame of one chunk's events."""
+        return narrow_data(
+            events.select(*_LEAN_COLUMNS, "data", data_hash().alias(_DATA_HASH)), self.keep
         )
+
+    def lean_phase(self, res: LoadResult, events: pl.DataFrame) -> LoadResult:
+        """Called with the lean frame (``events``: cut to the window) once the rules that
+        read it have run and before the buckets are matched; returns what
+        :attr:`LogAnalysis.load` keeps (a subclass computes its own parts here and keeps
+        less, so that the matching's peak does not come on top of the lean frame's)."""
+        return res
+
+    def __call__(self, i: int, dec: DecodedText) -> None:
+        lean = self.project(dec.events)
         self.frames.append(self.tmp / f"lean-{len(self.frames):06d}.parquet")
         lean.write_parquet(self.frames[-1], compression="lz4", statistics=False)
         # the chunk's events are dropped by the spill: the report reads the rest
@@ -65,15 +99,129 @@ class _Lean:
     def result(self, files: list[Path]) -> LoadResult:
         """The lean events in the load's order, and the load's report."""
         # every file gives at least one chunk (maybe without events, with the schema)
-        events = pl.read_parquet(self.frames).rechunk()
+        parts = [pl.read_parquet(f) for f in self.frames]
         self.frames.clear()
-        no_time = no_timestamp_issues(events)
-        events = events.sort("event_ms", maintain_order=True)
-        decoded = [
-            (file_label(path), joined_chunks(parts), issues_frame([]))
-            for path, parts in zip(files, self.chunks, strict=True)
-        ]
-        return LoadResult(events=events, report=load_report(decoded, events, no_time))
+        return chunked_result(files, self.chunks, parts)
+
+
+@dataclass(frozen=True)
+class LogAnalysis:
+    """What :func:`analyse_log` computed from one read of a log.
+
+    Attributes
+    ----------
+    findings
+        The health findings (:func:`a2a_lab.check`'s frame).
+    load
+        The lean :class:`~a2a_lab.io.LoadResult`: ``report`` is the load's, ``events``
+        hold every event (of the whole log, in the load's order) with only what the
+        rules read (:data:`LEAN_FIELDS`, the top-level columns and ``_data_hash``).
+    conversations
+        :func:`a2a_lab.conversations` of the events in the window, from the same matching
+        as the findings (None unless asked for).
+    """
+
+    findings: pl.DataFrame
+    load: LoadResult
+    conversations: pl.DataFrame | None = None
+
+
+def analyse_log(
+    source: Source,
+    opts: CheckOptions,
+    *,
+    tz: str = "UTC",
+    conversations: bool = False,
+    lean: Callable[[int, Path], LeanEvents] = LeanEvents,
+    window: tuple[float | None, float | None] | None = None,
+    with_report: bool = True,
+) -> LogAnalysis:
+    """Check a log (and match its conversations) reading it once, a bucket at a time.
+
+    Parameters
+    ----------
+    source
+        A log (not a store), as :func:`a2a_lab.load` takes it.
+    opts
+        The check's settings; its ``since`` / ``until`` keep ``[since, until]``.
+    tz
+        The load's time zone.
+    conversations
+        Also build :func:`a2a_lab.conversations` from each bucket's matched exchanges.
+    lean
+        Makes the collector of the lean frame from the number of files and a temporary
+        directory (:class:`LeanEvents` or a subclass, which sees every decoded chunk).
+    window
+        ``(since_ms, until_ms)``: keep ``since <= event_ms < until`` (the report's window)
+        for the findings and conversations; None: ``opts``'s.
+    with_report
+        Add the load report's findings (``load.*``) to the findings.
+    """
+    files = resolve_source(source)
+    since, until = (opts.since, opts.until) if window is None else window
+    with spill_dir() as tmp:
+        collector = lean(len(files), Path(tmp))
+        spill = spill_exchanges(
+            source,
+            Path(tmp),
+            tz=tz,
+            since=since,
+            until=until,
+            sink=collector,
+            until_open=window is not None,
+        )
+        # the lean rules first, then the lean frame is let go: the matching's peak never
+        # comes on top of it
+        res = collector.result(files)
+        events = res.events
+        if window is not None:
+            lo, hi = window
+            events = events.filter(
+                (pl.lit(True) if lo is None else pl.col("event_ms") >= lo)
+                & (pl.lit(True) if hi is None else pl.col("event_ms") < hi)
+            )
+        else:
+            events = _in_check_window(events, opts)
+        report = res.report if with_report else None
+        rules = pl.collect_all(rule_parts(events, opts, report, windowed=True))
+        res = collector.lean_phase(res, events)
+        del events
+        a2a, conv = _matched_buckets(spill, conversations)
+    found = findings_of(a2a + [f.lazy() for f in rules], opts)
+    return LogAnalysis(findings=found, load=res, conversations=conv)
+
+
+def _matched_buckets(
+    spill: Spill, conversations: bool
+) -> tuple[list[pl.LazyFrame], pl.DataFrame | None]:
+    """Each bucket's exchanges matched once: the A2A sequence findings (with the ambiguity
+    summary merged across buckets) and, if asked, the conversations."""
+    from a2a_lab.analysis.conversations import _conversations_of, _sorted_by_start
+
+    a2a: list[pl.DataFrame] = []
+    heads: list[pl.DataFrame] = []
+    counts: list[pl.DataFrame] = []
+    convs: list[pl.DataFrame] = []
+    for frame in bucket_frames(spill, ranked=True):
+        ex = chunked_exchange_events(frame)
+        del frame
+        if conversations:
+            convs.append(_conversations_of(ex.lazy(), with_ms=True))
+        seq = sequence_frame(ex)
+        a2a += pl.collect_all(sequence_rules(seq))
+        head, count = pl.collect_all(ambiguity(seq))
+        heads.append(head)
+        counts.append(count)
+    # the ambiguity summary: the first ambiguous exchanges of every bucket, in log order
+    parts = (
+        [_ambiguous(pl.concat(heads).sort("seq").lazy(), pl.concat(counts).sum().lazy())]
+        if heads
+        else []
+    )
+    conv = None
+    if conversations:
+        conv = _sorted_by_start(convs) if convs else empty_conversations()
+    return parts + [f.lazy() for f in a2a], conv
 
 
 def log_check(
@@ -85,27 +233,5 @@ def log_check(
     Returns the findings and the lean :class:`~a2a_lab.io.LoadResult` (its ``report`` is the
     load's; its ``events`` hold only what the rules read).
     """
-    files = resolve_source(source)
-    with spill_dir() as tmp:
-        lean = _Lean(len(files), Path(tmp))
-        spill = spill_exchanges(
-            source, Path(tmp), tz=tz, since=opts.since, until=opts.until, sink=lean
-        )
-        a2a: list[pl.DataFrame] = []
-        heads: list[pl.DataFrame] = []
-        counts: list[pl.DataFrame] = []
-        for frame in bucket_frames(spill, ranked=True):
-            ex = sequence_frame(chunked_exchange_events(frame))
-            del frame
-            a2a += pl.collect_all(sequence_rules(ex))
-            head, count = pl.collect_all(ambiguity(ex))
-            heads.append(head)
-            counts.append(count)
-        res = lean.result(files)
-    # the ambiguity summary: the first ambiguous exchanges of every bucket, in log order
-    parts = (
-        [_ambiguous(pl.concat(heads).sort("seq").lazy(), pl.concat(counts).sum().lazy())]
-        if heads
-        else []
-    )
-    return run_checks(res.events, opts, res.report, parts + [f.lazy() for f in a2a]), res
+    res = analyse_log(source, opts, tz=tz)
+    return res.findings, res.load

@@ -5,7 +5,7 @@ Loading a log holds every event with every ``data`` field at once: 2.2-2.6 GB fo
 exchanges of a conversation never span conversation ids (every rule of
 :func:`a2a_lab.exchanges.exchange_events` is keyed by the id and its direction), so the
 matcher can run on any set of whole conversations and give the rows it would give on the
-whole log. Here the log is read once, chunk by chunk (:func:`a2a_lab.io._load.decoded_chunks`);
+whole log. Here the log is read once, chunk by chunk (:func:`a2a_lab.io.chunks.decoded_chunks`);
 each chunk's exchange events, cut to the fields the analyses read, are spilled to temporary
 Parquet files, one *bucket* per hash class of the conversation id; the buckets are then
 matched one at a time. A bucket's size is set by the log's bytes, never by time, so the peak
@@ -28,9 +28,15 @@ import polars as pl
 from a2a_lab._deep import deep_call
 from a2a_lab._frames import data_text
 from a2a_lab.exchanges import EXCHANGE_FIELDS, EXCHANGE_TYPES, exchange_events
-from a2a_lab.io._decode import DecodedText
-from a2a_lab.io._load import _progress, data_fields_option, decoded_chunks, narrow_data
-from a2a_lab.io._sources import Source, resolve_source
+from a2a_lab.io.chunks import (
+    DecodedText,
+    Source,
+    data_fields_option,
+    decoded_chunks,
+    narrow_data,
+    read_progress,
+    resolve_source,
+)
 from a2a_lab.reference.runtime.intent import INTENT_RULES_V1, IntentRules
 from a2a_lab.schema import polars_schema
 from a2a_lab.time import Instant, window_ms
@@ -40,6 +46,7 @@ __all__ = [
     "Spill",
     "bucket_frames",
     "chunked_exchange_events",
+    "empty_conversations",
     "log_conversations",
     "spill_exchanges",
 ]
@@ -97,13 +104,15 @@ def spill_exchanges(
     since: Instant | None = None,
     until: Instant | None = None,
     sink: ChunkSink | None = None,
+    until_open: bool = False,
 ) -> Spill:
     """Read ``source`` (a log, not a store) once and spill its exchange events to ``tmp``.
 
     Only the events in ``[since, until]`` (on ``event_ms``, as :func:`a2a_lab.time.in_window`)
-    are kept. ``sink`` gets each decoded chunk first, with every ``data`` field (without a
-    sink only :data:`SPILL_FIELDS` are kept). Raises what :func:`a2a_lab.load` raises for a
-    missing or unreadable source.
+    are kept; ``until_open``: ``[since, until)``, the report's window. ``sink`` gets each
+    decoded chunk first, with every ``data`` field (without a sink only
+    :data:`SPILL_FIELDS` are kept). Raises what :func:`a2a_lab.load` raises for a missing
+    or unreadable source.
     """
     files = resolve_source(source)
     n = _bucket_count(files)
@@ -112,7 +121,7 @@ def spill_exchanges(
     lo, hi = window_ms(since, until)
     spill = Spill([[] for _ in range(n)])
     chunk = 0
-    with _progress(files, None) as bar:
+    with read_progress(files) as bar:
         for i, path in enumerate(files):
             for dec in decoded_chunks(path, tz, False, bar, None if sink else keep):
                 ev = narrow_data(dec.events.select(_COLUMNS), keep)
@@ -122,7 +131,9 @@ def spill_exchanges(
                 if lo is not None:
                     ev = ev.filter(pl.col("event_ms") >= lo)
                 if hi is not None:
-                    ev = ev.filter(pl.col("event_ms") <= hi)
+                    ev = ev.filter(
+                        pl.col("event_ms") < hi if until_open else pl.col("event_ms") <= hi
+                    )
                 _spill_chunk(spill, ev, tmp / f"{chunk:06d}")
                 chunk += 1
     return spill
@@ -209,9 +220,15 @@ def log_conversations(
             for f in bucket_frames(spill)
         ]
     if not frames:
-        empty = pl.DataFrame(schema=polars_schema())
-        return _conversations_of(exchange_events(empty), intent_rules)
+        return empty_conversations(intent_rules)
     return _sorted_by_start(frames)
+
+
+def empty_conversations(intent_rules: IntentRules = INTENT_RULES_V1) -> pl.DataFrame:
+    """:func:`a2a_lab.conversations` of a log without exchange events (its columns)."""
+    from a2a_lab.analysis.conversations import _conversations_of
+
+    return _conversations_of(exchange_events(pl.DataFrame(schema=polars_schema())), intent_rules)
 
 
 def spill_dir() -> tempfile.TemporaryDirectory[str]:

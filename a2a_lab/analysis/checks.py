@@ -63,9 +63,11 @@ __all__ = [
     "check",
     "data_hash",
     "exchange_findings",
+    "findings_of",
     "finish_findings",
     "load_findings",
     "replay_guard",
+    "rule_parts",
     "run_checks",
     "select_rules",
 ]
@@ -610,16 +612,36 @@ def run_checks(
     """:func:`check` with its settings in ``opts``; ``a2a``: the A2A sequence findings when
     already computed (``a2a_lab.analysis._check_log``, a bucket of conversations at a time),
     else they are computed from ``events``."""
-    limits = opts.limits
-    chosen = select_rules(opts.select, opts.ignore)
+    events = _in_check_window(events, opts)
+    parts = _a2a_sequence(events) if a2a is None else a2a
+    return findings_of(parts + rule_parts(events, opts, report, windowed=True), opts)
+
+
+def _in_check_window(events: pl.DataFrame, opts: CheckOptions) -> pl.DataFrame:
     lo, hi = window_ms(opts.since, opts.until)
     if lo is not None:
         events = events.filter(pl.col("event_ms") >= lo)
     if hi is not None:
         events = events.filter(pl.col("event_ms") <= hi)
+    return events
+
+
+def rule_parts(
+    events: pl.DataFrame,
+    opts: CheckOptions,
+    report: LoadReport | None = None,
+    *,
+    windowed: bool = False,
+) -> list[pl.LazyFrame]:
+    """The findings of every rule but the A2A sequence (tasks, guards, relay depth, clock,
+    identity, and the load's when ``report`` is given), unsorted; :func:`findings_of`
+    merges them with the A2A sequence's. ``windowed``: ``events`` are already cut to
+    ``opts``'s window."""
+    if not windowed:
+        events = _in_check_window(events, opts)
+    limits = opts.limits
     now_ms = clock_ms(opts.now)
     parts: list[pl.LazyFrame] = []
-    parts += _a2a_sequence(events) if a2a is None else a2a
     parts += _tasks(events)
     parts.append(_guard_findings(events, "guard.loop", limits.loop_limit, limits.loop_window_s))
     parts.append(
@@ -637,7 +659,13 @@ def run_checks(
     parts += _identity(events)
     if report is not None:
         parts.append(load_findings(report).lazy())
-    return finish_findings(parts, chosen)
+    return parts
+
+
+def findings_of(parts: list[pl.LazyFrame], opts: CheckOptions) -> pl.DataFrame:
+    """The findings of ``parts`` (the A2A sequence's first, then :func:`rule_parts`) of the
+    rules ``opts`` selects, sorted by severity (errors first), rule, file and line."""
+    return finish_findings(parts, select_rules(opts.select, opts.ignore))
 
 
 def finish_findings(parts: list[pl.LazyFrame], chosen: set[str]) -> pl.DataFrame:

@@ -18,7 +18,7 @@ import math
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -37,10 +37,17 @@ __all__ = [
     "GUARDS",
     "MIN_TAIL",
     "SEARCH_FIELDS",
+    "Computed",
     "ReportData",
+    "Setting",
     "Twin",
     "collect",
+    "finish",
+    "guard_replays",
+    "indexed_messages",
+    "message_texts",
     "min_replies",
+    "setting",
     "worst_first",
 ]
 
@@ -87,7 +94,14 @@ class ReportData:
 
     ``pairs`` is ordered worst first (:func:`worst_first`), its percentiles gated
     (:func:`min_replies`); ``traffic`` is per agent (``agent, requests, received, total``,
-    busiest first); ``messages`` is the search index (:func:`message_index`).
+    busiest first); ``messages`` is the search index (:func:`message_index`);
+    ``title_events`` the events task titles are read from (None: ``enriched``).
+
+    ``events`` and ``enriched`` are the whole frames when the report was computed from a
+    loaded log (:func:`collect`). From a log file read a bucket at a time
+    (:func:`a2a_lab.app.report_log.collect_log`), ``events`` is the lean projection the
+    health rules read and ``enriched`` holds only the events of the sessions whose messages
+    the page renders (``sessions`` is built from a lean projection of every event).
     """
 
     source: str
@@ -106,6 +120,7 @@ class ReportData:
     guards: pl.DataFrame  # name, limit, window_s, counted, blocked, pairs
     messages: pl.DataFrame
     twin: Twin | None
+    title_events: pl.DataFrame | None = None
     figures: dict[str, Any] = field(default_factory=dict)
 
 
@@ -133,7 +148,9 @@ def _agents(enriched: pl.DataFrame) -> list[str]:
     return sorted(names.drop_nulls().filter(names.drop_nulls() != "unknown").unique().to_list())
 
 
-def _guards(events: pl.DataFrame) -> pl.DataFrame:
+def guard_replays(events: pl.DataFrame) -> pl.DataFrame:
+    """The :data:`GUARDS` replayed on ``events``: per guard, the messages counted, blocked
+    and the pairs blocked."""
     rows = []
     for name, limit, window_s, options in GUARDS:
         rep = replay_guard(events, limit=limit, window_s=window_s, **options)
@@ -281,24 +298,13 @@ def kpis(
     }
 
 
-def message_index(enriched: pl.DataFrame, sessions: WorkSessionsResult) -> pl.DataFrame:
-    """Every event with a text, for the page's search: ``session`` (row of
-    ``sessions.sessions``, null outside every thread), ``thread`` (thread id), ``event_ms``,
-    ``sender``, ``receiver`` and ``text`` (the :data:`SEARCH_FIELDS` present, joined by a
-    newline), in time order."""
-    present = set(enriched.schema["data"].to_schema()) if "data" in enriched.schema else set()  # type: ignore[attr-defined]
+def message_texts(enriched: pl.DataFrame | pl.LazyFrame) -> pl.LazyFrame:
+    """The events with a text (row by row, so a chunk at a time gives the same rows):
+    ``file, line, event_ms, sender, receiver, text`` (the :data:`SEARCH_FIELDS` present,
+    each distinct text once, joined by a newline)."""
+    schema = enriched.collect_schema() if isinstance(enriched, pl.LazyFrame) else enriched.schema
+    present = set(schema["data"].to_schema()) if "data" in schema else set()  # type: ignore[attr-defined]
     fields = [f for f in SEARCH_FIELDS if f in present]
-    if not fields:
-        return pl.DataFrame(
-            schema={
-                "session": pl.UInt32,
-                "thread": pl.String,
-                "event_ms": pl.Float64,
-                "sender": pl.String,
-                "receiver": pl.String,
-                "text": pl.String,
-            }
-        )
     # each distinct text once (a reply's preview repeats its message), in field order
     text = (
         pl.concat_list(
@@ -307,12 +313,8 @@ def message_index(enriched: pl.DataFrame, sessions: WorkSessionsResult) -> pl.Da
         .list.drop_nulls()
         .list.unique(maintain_order=True)
         .list.join("\n")
-    )
-    row_of = sessions.sessions.select("work_session_id").with_row_index("session")
-    members = (
-        sessions.thread_events.select("work_session_id", "thread_id", "file", "line")
-        .unique(["file", "line"], keep="first", maintain_order=True)
-        .join(row_of, on="work_session_id", how="left", nulls_equal=True)
+        if fields
+        else pl.lit(None, pl.String)
     )
     return (
         enriched.lazy()
@@ -325,7 +327,21 @@ def message_index(enriched: pl.DataFrame, sessions: WorkSessionsResult) -> pl.Da
             text.alias("text"),
         )
         .filter(pl.col("text").is_not_null() & (pl.col("text") != ""))
-        .join(members.lazy(), on=["file", "line"], how="left", maintain_order="left")
+    )
+
+
+def indexed_messages(texts: pl.LazyFrame, sessions: WorkSessionsResult) -> pl.DataFrame:
+    """The search index of :func:`message_texts` (in the load's order): ``session`` (row of
+    ``sessions.sessions``, null outside every thread), ``thread`` (thread id), ``event_ms``,
+    ``sender``, ``receiver`` and ``text``."""
+    row_of = sessions.sessions.select("work_session_id").with_row_index("session")
+    members = (
+        sessions.thread_events.select("work_session_id", "thread_id", "file", "line")
+        .unique(["file", "line"], keep="first", maintain_order=True)
+        .join(row_of, on="work_session_id", how="left", nulls_equal=True)
+    )
+    return (
+        texts.join(members.lazy(), on=["file", "line"], how="left", maintain_order="left")
         .select(
             "session",
             pl.col("thread_id").alias("thread"),
@@ -336,6 +352,14 @@ def message_index(enriched: pl.DataFrame, sessions: WorkSessionsResult) -> pl.Da
         )
         .collect()
     )
+
+
+def message_index(enriched: pl.DataFrame, sessions: WorkSessionsResult) -> pl.DataFrame:
+    """Every event with a text, for the page's search: ``session`` (row of
+    ``sessions.sessions``, null outside every thread), ``thread`` (thread id), ``event_ms``,
+    ``sender``, ``receiver`` and ``text`` (the :data:`SEARCH_FIELDS` present, joined by a
+    newline), in time order."""
+    return indexed_messages(message_texts(enriched), sessions)
 
 
 def _measures(conv: pl.DataFrame) -> pl.DataFrame:
@@ -418,19 +442,6 @@ def _twin(sim: Any, seed: int, observed: pl.DataFrame, observed_hours: float) ->
     return Twin(config_name=name, seed=seed, quantiles=quantiles, rates=rates)
 
 
-def _window(
-    events: pl.DataFrame, since: Instant | None, until: Instant | None
-) -> tuple[pl.DataFrame, float | None, float | None]:
-    since_ms, until_ms = instant_ms(since, "since"), instant_ms(until, "until")
-    if since_ms is not None and until_ms is not None and until_ms < since_ms:
-        raise ValueError("until: it lies before since")
-    if since_ms is not None:
-        events = events.filter(pl.col("event_ms") >= since_ms)
-    if until_ms is not None:
-        events = events.filter(pl.col("event_ms") < until_ms)
-    return events, since_ms, until_ms
-
-
 def _figures(
     loaded: LoadResult,
     events: pl.DataFrame,
@@ -460,6 +471,72 @@ def _figures(
     }
 
 
+@dataclass(frozen=True)
+class Computed:
+    """What the whole-load and the bucketed paths compute each in their own way (the
+    fields of :class:`ReportData` of the same names); :func:`finish` derives the rest."""
+
+    load: LoadResult
+    events: pl.DataFrame
+    enriched: pl.DataFrame
+    sessions: WorkSessionsResult
+    conversations: pl.DataFrame
+    findings: pl.DataFrame
+    messages: pl.DataFrame
+    title_events: pl.DataFrame | None = None
+    #: every enriched event of the window when ``enriched`` holds only some (None: enriched)
+    every_enriched: pl.DataFrame | None = None
+    #: the guard replays when computed already (None: from ``events``)
+    guards: pl.DataFrame | None = None
+
+
+@dataclass(frozen=True)
+class Setting:
+    """How a report is computed: the page's naming, window, zone, clock and twin run."""
+
+    source: str
+    since_ms: float | None
+    until_ms: float | None
+    tz: str
+    now_ms: float
+    sim: Any = None
+    seed: int = 1
+
+
+def setting(
+    source: str,
+    window: tuple[Instant | None, Instant | None],
+    tz: str,
+    now: Instant | None,
+    sim: Any = None,
+    seed: int = 1,
+) -> Setting:
+    """The :class:`Setting` of a report; a window ending before it starts raises ValueError."""
+    since_ms, until_ms = instant_ms(window[0], "since"), instant_ms(window[1], "until")
+    if since_ms is not None and until_ms is not None and until_ms < since_ms:
+        raise ValueError("until: it lies before since")
+    return Setting(source, since_ms, until_ms, tz, now_ms(now), sim, seed)
+
+
+def finish(c: Computed, s: Setting, bar: Any) -> ReportData:
+    """The report of what was computed: pair table, traffic, guard replays, twin, figures."""
+    pairs, flow = pair_table(c.conversations), traffic(c.conversations)
+    guards = guard_replays(c.events) if c.guards is None else c.guards
+    bar.update()
+    twin = None if s.sim is None else _twin(s.sim, s.seed, c.conversations, _span_hours(c.events))
+    bar.update()
+    every = c.enriched if c.every_enriched is None else c.every_enriched
+    figures = _figures(c.load, c.events, every, c.sessions, c.conversations, c.findings)
+    figures["kpis"] = kpis(c.conversations, pairs, flow, c.findings)
+    # the computed parts under their names, but the two that only feed the figures
+    parts = {f.name: getattr(c, f.name) for f in fields(c)}
+    del parts["every_enriched"], parts["guards"]
+    named = {k: getattr(s, k) for k in ("source", "tz", "since_ms", "until_ms", "now_ms")}
+    return ReportData(
+        **named, **parts, pairs=pairs, traffic=flow, guards=guards, twin=twin, figures=figures
+    )
+
+
 def collect(
     loaded: LoadResult,
     *,
@@ -471,7 +548,9 @@ def collect(
     seed: int = 1,
     progress: bool | None = None,
 ) -> ReportData:
-    """Compute everything the report shows (:func:`a2a_lab.views.report.report`).
+    """Compute everything the report shows (:func:`a2a_lab.views.report.report`) from a
+    loaded log (the whole frame at once; :func:`a2a_lab.app.report_log.collect_log` reads a
+    log file a bucket at a time and gives the same report).
 
     Parameters
     ----------
@@ -496,46 +575,31 @@ def collect(
     ReportData
         Frames and figures; ``figures["kpis"]`` holds the headline answers (:func:`kpis`).
     """
-    events, since_ms, until_ms = _window(loaded.events, *window)
-    clock_ms = now_ms(now)
-    with _stages(7 if sim is None else 8, progress) as bar:
+    s = setting(source, window, tz, now, sim, seed)
+    events = in_report_window(loaded.events, s)
+    with _stages(8, progress) as bar:
         enriched = enrich(events)
         bar.update()
         # the package's one clock: the report and `a2a-lab work-sessions` agree on a status
-        sessions = work_sessions(enriched, SessionQuery(unassigned=True), now=clock_ms)
+        sessions = work_sessions(enriched, SessionQuery(unassigned=True), now=s.now_ms)
         bar.update()
         conv = conversations(enriched)
-        pairs, flow = pair_table(conv), traffic(conv)
         bar.update()
-        findings = check(events, now=clock_ms)
-        bar.update()
-        guards = _guards(events)
+        findings = check(events, now=s.now_ms)
         bar.update()
         messages = message_index(enriched, sessions)
-        bar.update()
-        twin = None if sim is None else _twin(sim, seed, conv, _span_hours(events))
-        bar.update(1 if sim is None else 2)
-    figures = _figures(loaded, events, enriched, sessions, conv, findings)
-    figures["kpis"] = kpis(conv, pairs, flow, findings)
-    return ReportData(
-        source=source,
-        tz=tz,
-        since_ms=since_ms,
-        until_ms=until_ms,
-        now_ms=clock_ms,
-        load=loaded,
-        events=events,
-        enriched=enriched,
-        sessions=sessions,
-        conversations=conv,
-        pairs=pairs,
-        traffic=flow,
-        findings=findings,
-        guards=guards,
-        messages=messages,
-        twin=twin,
-        figures=figures,
-    )
+        bar.update(2)
+        computed = Computed(loaded, events, enriched, sessions, conv, findings, messages)
+        return finish(computed, s, bar)
+
+
+def in_report_window(events: pl.DataFrame, s: Setting) -> pl.DataFrame:
+    """The events with ``since <= event_ms < until``."""
+    if s.since_ms is not None:
+        events = events.filter(pl.col("event_ms") >= s.since_ms)
+    if s.until_ms is not None:
+        events = events.filter(pl.col("event_ms") < s.until_ms)
+    return events
 
 
 def session_rows(sessions: WorkSessionsResult) -> pl.DataFrame:

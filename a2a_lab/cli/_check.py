@@ -97,7 +97,6 @@ def run(args: argparse.Namespace) -> int:
 
     import polars as pl
 
-    from a2a_lab.analysis._check_log import log_check
     from a2a_lab.analysis.checks import (
         SEVERITIES,
         CheckLimits,
@@ -105,6 +104,7 @@ def run(args: argparse.Namespace) -> int:
         run_checks,
         select_rules,
     )
+    from a2a_lab.analysis.logs import log_check
     from a2a_lab.cli._source import load_source
     from a2a_lab.io import SourceError, is_store
 

@@ -99,9 +99,9 @@ def run(args: argparse.Namespace) -> int:
     import pydantic
 
     from a2a_lab.cli._source import load_source
-    from a2a_lab.io import file_label
+    from a2a_lab.io import SourceError, file_label, is_store
     from a2a_lab.time import instant_ms, now_ms
-    from a2a_lab.views.report import report
+    from a2a_lab.views.report import ReportOptions, report
 
     out = Path(args.output)
     tz = cli_tz(args)
@@ -121,21 +121,22 @@ def run(args: argparse.Namespace) -> int:
     if args.sim is not None and not Path(args.sim).is_file():
         raise CliError(f"--sim: no such file {args.sim!r}")
     users = _discord_users(args.discord_users)
-    loaded = load_source(args.source, tz=tz)
+    options = ReportOptions(
+        since=_instant(args.since),
+        until=_instant(args.until),
+        title=file_label(args.title or f"A2A log report: {args.source}"),
+        sim=args.sim,
+        seed=args.seed,
+        max_sessions=args.max_sessions,
+        max_messages=args.max_messages,
+        discord_users=users,
+    )
+    # a history store is loaded whole; a log is read once, a bucket at a time (bounded peak)
+    source = load_source(args.source, tz=tz) if is_store(args.source) else args.source
     try:
-        result = report(
-            loaded,
-            since=_instant(args.since),
-            until=_instant(args.until),
-            tz=tz,
-            now=now_ms(args.now),
-            title=file_label(args.title or f"A2A log report: {args.source}"),
-            sim=args.sim,
-            seed=args.seed,
-            max_sessions=args.max_sessions,
-            max_messages=args.max_messages,
-            discord_users=users,
-        )
+        result = report(source, options, tz=tz, now=now_ms(args.now))
+    except SourceError as exc:
+        raise CliError(str(exc)) from None
     except pydantic.ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(map(str, first["loc"])) or "(root)"
@@ -143,7 +144,9 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         raise CliError(" ".join(str(exc).split())) from None
     except OSError as exc:
-        raise CliError(f"{exc.filename or args.sim}: {exc.strerror or exc}") from None
+        raise CliError(
+            f"{exc.filename or args.sim or args.source}: {exc.strerror or exc}"
+        ) from None
     try:
         result.write(out)
     except OSError as exc:

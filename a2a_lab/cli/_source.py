@@ -65,7 +65,7 @@ def scan_source(
 def log_conversations_of(args: argparse.Namespace) -> pl.DataFrame:
     """The conversations of the log ``args.source`` in ``--since``/``--until``, matched a
     bucket of whole conversations at a time (:mod:`a2a_lab.analysis._chunked`)."""
-    from a2a_lab.analysis._chunked import log_conversations
+    from a2a_lab.analysis.logs import log_conversations
 
     in_window(pl.DataFrame({"event_ms": []}, schema={"event_ms": pl.Float64}), args)
     try:

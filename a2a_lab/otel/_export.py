@@ -12,13 +12,13 @@ from typing import Any, Final
 import polars as pl
 from tqdm.auto import tqdm
 
-from a2a_lab.analysis._chunked import (
+from a2a_lab.analysis.logs import (
     bucket_frames,
     chunked_exchange_events,
     spill_dir,
     spill_exchanges,
 )
-from a2a_lab.io._sources import resolve_source
+from a2a_lab.io import resolve_source
 from a2a_lab.otel._batch import (
     DEFAULT_PROJECT,
     SCHEMA_URL,

@@ -27,6 +27,7 @@ from a2a_lab.analysis.graph import conversation_tree, graph_metrics, interaction
 from a2a_lab.reference.jsstr import js_trim, js_well_formed_json
 from a2a_lab.reference.strict_json import parse_int
 from a2a_lab.views import plots, threads
+from a2a_lab.views.report import ReportOptions
 from tests.support.event_types import REFERENCE_EVENT_TYPES
 
 TYPES = [
@@ -701,7 +702,9 @@ def _every_other_analysis(
             lambda suffix=suffix: al.write_frame(enriched, out / f"f.{suffix}"),
             failures,
         )
-    report = _each("report", lambda: al.report(res, tz="Asia/Seoul", embed_font=False), failures)
+    report = _each(
+        "report", lambda: al.report(res, ReportOptions(embed_font=False), tz="Asia/Seoul"), failures
+    )
     if report is not None:
         _each("report.html", lambda: _safe_html(str(report.html), "report"), failures)
 

@@ -24,6 +24,7 @@ from hypothesis import strategies as st
 import a2a_lab as al
 import a2a_lab.time as t
 from a2a_lab.cli import _build_parser, main
+from a2a_lab.views.report import ReportOptions
 
 #: Zones with DST gaps and folds, half-hour and negative offsets, and none at all.
 ZONES = [
@@ -287,7 +288,7 @@ def _cli_statuses(log: Path, now: str | None, tmp: Path) -> dict[str, str]:
 
 
 def _report_statuses(log: Path, now: str | None) -> dict[str, str]:
-    sessions = al.report(str(log), now=now, embed_font=False).data.sessions.sessions
+    sessions = al.report(str(log), ReportOptions(embed_font=False), now=now).data.sessions.sessions
     sessions = sessions.filter(pl.col("work_session_id").is_not_null())
     return dict(zip(sessions["work_session_id"], sessions["status"], strict=True))
 

@@ -21,7 +21,7 @@ import a2a_lab as al
 from a2a_lab.views import threads
 from a2a_lab.views.messages import thread_messages
 from a2a_lab.views.plots import save_chart
-from a2a_lab.views.report import report
+from a2a_lab.views.report import ReportOptions, report
 from a2a_lab.views.search import search_chart
 from tests.support.fuzz_hostile import live_scripts
 
@@ -112,7 +112,7 @@ def test_no_planted_script_runs_anywhere(text: str, tmp_path: Path) -> None:
     src = tmp_path / "log" / "coordination-events.ndjson"
     src.parent.mkdir()
     al.write_events(events, src)
-    pages["report"] = report(str(src), embed_font=False).html
+    pages["report"] = report(str(src), ReportOptions(embed_font=False)).html
     for where, html in pages.items():
         assert live_scripts(html) == [], (where, text)
         if where in ("thread_view", "thread_view+search", "sessions_table"):

@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 import a2a_lab as al
 from a2a_lab.analysis.checks import SEVERITIES
 from a2a_lab.views.embed import vega_bundle
-from a2a_lab.views.report import report
+from a2a_lab.views.report import ReportOptions, report
 from a2a_lab.views.report._sections import SECTIONS
 from a2a_lab.views.report._sessions import thread_status
 from a2a_lab.views.safe_html import NEUTRALIZED, escape_html, script_json
@@ -77,7 +77,7 @@ def log(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def built(log: Path) -> al.views.report.Report:
-    return report(log, tz="Asia/Seoul", title="Test <report> 보고서")
+    return report(log, ReportOptions(title="Test <report> 보고서"), tz="Asia/Seoul")
 
 
 def _message_link(tag: str, attrs: dict[str, str | None]) -> bool:
@@ -416,13 +416,15 @@ def test_time_window_keeps_the_library_events(log: Path) -> None:
     events = al.load(log).events
     timed = events.filter(pl.col("event_ms") > 0)["event_ms"]
     since, until = int(timed.quantile(0.25)), int(timed.quantile(0.75))
-    r = report(log, since=since, until=until, max_sessions=3, embed_font=False)
+    r = report(log, ReportOptions(since=since, until=until, max_sessions=3, embed_font=False))
     kept = events.filter((pl.col("event_ms") >= since) & (pl.col("event_ms") < until))
     assert r.figures["events"] == kept.height < events.height
     assert int(_figures(r.html)["events"].replace(",", "")) == kept.height
     iso = pl.select(pl.lit(since).cast(pl.Datetime("ms"))).item().isoformat()
     assert (
-        report(log, since=iso, until=until, max_sessions=0, embed_font=False).figures["events"]
+        report(
+            log, ReportOptions(since=iso, until=until, max_sessions=0, embed_font=False)
+        ).figures["events"]
         == kept.height
     )
 
@@ -439,7 +441,8 @@ def test_time_window_keeps_the_library_events(log: Path) -> None:
 )
 def test_invalid_options_fail_at_once_naming_the_field(log: Path, kwargs: dict, named: str) -> None:
     with pytest.raises(ValueError, match=f"^{named}"):
-        report(log, **kwargs)
+        tz = kwargs.pop("tz", "UTC")
+        report(log, ReportOptions(**kwargs), tz=tz)
 
 
 def test_twin_section_compares_quantiles_with_a_simulator_run(log: Path, tmp_path: Path) -> None:
@@ -447,7 +450,7 @@ def test_twin_section_compares_quantiles_with_a_simulator_run(log: Path, tmp_pat
 
     config = tmp_path / "mm1.json"
     config.write_text(mm1(0.5, 1.0, n_messages=300).model_dump_json(), encoding="utf-8")
-    r = report(log, sim=config, max_sessions=1, embed_font=False)
+    r = report(log, ReportOptions(sim=config, max_sessions=1, embed_font=False))
     twin = r.data.twin
     assert twin is not None
     observed = al.conversations(al.enrich(al.load(log).events))

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from a2a_lab.views.report import report
+from a2a_lab.views.report import ReportOptions, report
 from tests.support.browser import Browser, find_chromium
 from tests.support.report_logs import write_hostile_log
 
@@ -40,7 +40,7 @@ VISIBLE_SESSIONS = "[...document.querySelectorAll('#s-list > .s-item')].filter(s
 def page(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Browser, Path]]:
     folder = tmp_path_factory.mktemp("browser")
     log = write_hostile_log(folder / "coordination-events.ndjson")
-    out = report(log, tz="Asia/Seoul", max_sessions=12, progress=False).write(
+    out = report(log, ReportOptions(max_sessions=12), tz="Asia/Seoul", progress=False).write(
         folder / "report.html"
     )
     assert CHROMIUM is not None

@@ -19,15 +19,17 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Never
 
-from a2a_lab.app.report import ReportData, collect
-from a2a_lab.io import LoadResult, file_label, load
+from a2a_lab._options import reject_removed_keywords
+from a2a_lab.app.report import ReportData, collect, setting
+from a2a_lab.app.report_log import collect_log
+from a2a_lab.io import LoadResult, file_label
 from a2a_lab.time import check_tz
 from a2a_lab.views.report import _sections, _sessions
 from a2a_lab.views.report._page import cjk_glyphs, page
 
-__all__ = ["Report", "report"]
+__all__ = ["Report", "ReportOptions", "report"]
 
 Instant = str | int | float | datetime | None
 
@@ -64,19 +66,64 @@ class Report:
         return f"Report({f['events']} events, {f['sessions']} sessions, {f['findings']} findings, {len(self.html):,} bytes)"
 
 
-def _loaded(
-    source: str | os.PathLike[str] | list[str | os.PathLike[str]] | LoadResult,
-    progress: bool | None,
-) -> tuple[LoadResult, str]:
-    """The loaded log and how the page names it: its paths (a LoadResult's files)."""
+def _label(source: str | os.PathLike[str] | list[str | os.PathLike[str]] | LoadResult) -> str:
+    """How the page names the log: its paths (a LoadResult's files)."""
     if isinstance(source, LoadResult):
-        loaded = source
-        files = [str(f) for f in loaded.report.files]
+        files = [str(f) for f in source.report.files]
     else:
-        loaded = load(source, progress=progress)
         files = [str(f) for f in (source if isinstance(source, list) else [source])]
     # file_label: a name with bytes that are not UTF-8 shows them as \xNN (the page is UTF-8)
-    return loaded, ", ".join(map(file_label, files)) or "(events given in memory)"
+    return ", ".join(map(file_label, files)) or "(events given in memory)"
+
+
+@dataclass(frozen=True, kw_only=True)
+class ReportOptions:
+    """What the report shows and how (:func:`report`'s ``options``).
+
+    Attributes
+    ----------
+    since, until
+        Keep events with ``since <= time < until``: an ISO string, a datetime or epoch ms;
+        naive means UTC. Rejected lines of the load are all reported (they have no time).
+    title
+        The page title; default ``"A2A log report: <source>"``.
+    sim
+        A :class:`~a2a_lab.sim.SimConfig` or the path of one as JSON: adds the twin
+        comparison (simulated vs observed quantiles).
+    seed
+        Seed of the simulator run.
+    max_sessions
+        Work sessions whose threads and messages are rendered in the page (the dashboard's
+        order: most recent activity first). Every session is listed, and opening any other
+        shows its messages from the search index (as plain text).
+    max_messages
+        Messages rendered per such work session (the search covers all of them).
+    max_rows
+        Rows of the table of pairs (paged in the page) and per finding rule.
+    discord_users
+        Discord user id → name, to resolve ``<@id>`` mentions.
+    embed_font
+        Embed the Noto Sans KR glyphs the page uses (a subset), so Korean renders on a
+        machine without a Korean font.
+    """
+
+    since: Instant = None
+    until: Instant = None
+    title: str | None = None
+    sim: Any = None
+    seed: int = 1
+    max_sessions: int = 30
+    max_messages: int = 200
+    max_rows: int = 200
+    discord_users: Mapping[str, str] | None = None
+    embed_font: bool = True
+
+    def check(self) -> None:
+        """Raise ValueError naming a limit that is not an integer >= 0."""
+        for name in ("max_sessions", "max_messages", "max_rows"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise ValueError(f"{name}: expected an integer >= 0, not {value!r}")
 
 
 def _render(
@@ -121,20 +168,12 @@ def _render(
 
 def report(
     source: str | os.PathLike[str] | list[str | os.PathLike[str]] | LoadResult,
+    options: ReportOptions | None = None,
     *,
-    since: Instant = None,
-    until: Instant = None,
     tz: str = "UTC",
-    title: str | None = None,
-    sim: Any = None,
-    seed: int = 1,
     now: Instant = None,
-    max_sessions: int = 30,
-    max_messages: int = 200,
-    max_rows: int = 200,
-    discord_users: Mapping[str, str] | None = None,
-    embed_font: bool = True,
     progress: bool | None = None,
+    **removed: Never,
 ) -> Report:
     """Build the shareable HTML report of a log.
 
@@ -142,40 +181,26 @@ def report(
     ----------
     source
         A log directory, file, glob or list of files (as :func:`a2a_lab.load`), or an
-        already loaded :class:`~a2a_lab.io.LoadResult`.
-    since, until
-        Keep events with ``since <= time < until``: an ISO string, a datetime or epoch ms;
-        naive means UTC. Rejected lines of the load are all reported (they have no time).
+        already loaded :class:`~a2a_lab.io.LoadResult`. A log is read once, a bucket of
+        whole conversations at a time, never holding its event frame
+        (:func:`a2a_lab.app.report_log.collect_log`); a LoadResult is computed whole
+        (:func:`a2a_lab.app.report.collect`). Both give the same report.
+    options
+        What the page shows (:class:`ReportOptions`: window, title, twin run, limits,
+        Discord names, font); default: all of the log, 30 sessions rendered.
     tz
         IANA time zone every time is shown in.
-    title
-        The page title; default ``"A2A log report: <source>"``.
-    sim
-        A :class:`~a2a_lab.sim.SimConfig` or the path of one as JSON: adds the twin
-        comparison (simulated vs observed quantiles).
-    seed
-        Seed of the simulator run.
     now
         The clock for session statuses and future-time findings; default the wall clock
         (:func:`a2a_lab.time.now_ms`, the reference dashboard's ``Date.now()``), the same
         default as every CLI command and ``a2a-lab work-sessions``. Pin it to build the
         same report of the same log on any day.
-    max_sessions
-        Work sessions whose threads and messages are rendered in the page (the dashboard's
-        order: most recent activity first). Every session is listed, and opening any other
-        shows its messages from the search index (as plain text).
-    max_messages
-        Messages rendered per such work session (the search covers all of them).
-    max_rows
-        Rows of the table of pairs (paged in the page) and per finding rule.
-    discord_users
-        Discord user id → name, to resolve ``<@id>`` mentions.
-    embed_font
-        Embed the Noto Sans KR glyphs the page uses (a subset), so Korean renders on a
-        machine without a Korean font.
     progress
         Show the steps on stderr (tqdm); None: unless ``CI`` is set or
         ``A2A_LAB_PROGRESS=0``.
+    **removed
+        None accepted: an option passed as a keyword (``since=…``, the form before
+        :class:`ReportOptions`) raises a ``TypeError`` naming it.
 
     Returns
     -------
@@ -186,26 +211,34 @@ def report(
     ------
     ValueError
         A time, time zone, limit or simulator configuration that is not valid, naming it.
+    TypeError
+        ``options`` is not a :class:`ReportOptions`, or an option is passed as a keyword.
     """
-    for name, value in (
-        ("max_sessions", max_sessions),
-        ("max_messages", max_messages),
-        ("max_rows", max_rows),
-    ):
-        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-            raise ValueError(f"{name}: expected an integer >= 0, not {value!r}")
+    reject_removed_keywords("report", removed, ReportOptions, parameter="options")
+    if options is None:
+        options = ReportOptions()
+    elif not isinstance(options, ReportOptions):
+        raise TypeError(f"options must be a ReportOptions, not {type(options).__name__}")
+    o = options
+    o.check()
     check_tz(tz)
-    loaded, label = _loaded(source, progress)
-    data = collect(
-        loaded,
-        source=label,
-        window=(since, until),
-        tz=tz,
-        now=now,
-        sim=sim,
-        seed=seed,
-        progress=progress,
+    label = _label(source)
+    s = setting(label, (o.since, o.until), tz, now, o.sim, o.seed)
+    if isinstance(source, LoadResult):
+        data = collect(
+            source,
+            source=label,
+            window=(o.since, o.until),
+            tz=tz,
+            now=s.now_ms,
+            sim=o.sim,
+            seed=o.seed,
+            progress=progress,
+        )
+    else:
+        data = collect_log(source, s, shown=o.max_sessions, tz=tz, progress=progress)
+    limits = {"sessions": o.max_sessions, "messages": o.max_messages, "rows": o.max_rows}
+    html = _render(
+        data, o.title or f"A2A log report: {label}", limits, o.discord_users, o.embed_font
     )
-    limits = {"sessions": max_sessions, "messages": max_messages, "rows": max_rows}
-    html = _render(data, title or f"A2A log report: {label}", limits, discord_users, embed_font)
     return Report(html=html, data=data)
