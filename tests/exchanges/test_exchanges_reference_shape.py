@@ -56,17 +56,9 @@ def test_goal_on_the_older_line_shape(metric: str, bound: float, kind: str) -> N
 # after it) belongs to the second exchange only if both ran on ONE sub-agent session (first
 # come, first served); the log does not say which session a sub-agent send came from, so the
 # matcher flags both exchanges ambiguous and gives the complete to the third.
-_UNDECIDED = (
-    dict(
-        load=1.5,
-        n_sends=23,
-        work_sessions=3,
-        p_extra_send=0.3,
-        p_send_back=0.0,
-        p_subagent_requester=0.3,
-    ),
-    6741,
-)
+_UNDECIDED_LOAD = dict(load=1.5, n_sends=23, work_sessions=3)
+_UNDECIDED_FLOWS = dict(p_extra_send=0.3, p_send_back=0.0, p_subagent_requester=0.3)
+_UNDECIDED = ({**_UNDECIDED_LOAD, **_UNDECIDED_FLOWS}, 6741)
 
 
 def _undecided_score() -> dict[str, object]:
