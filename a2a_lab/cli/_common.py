@@ -8,7 +8,10 @@ import json
 import math
 import sys
 from collections.abc import Callable, Iterator
-from typing import Any, NoReturn, TypeAlias, TypeVar
+from typing import TYPE_CHECKING, Any, NoReturn, TypeAlias, TypeVar
+
+if TYPE_CHECKING:
+    from a2a_lab.time import Zone
 
 T = TypeVar("T")
 
@@ -221,8 +224,9 @@ class _Once(argparse.Action):
         setattr(namespace, self.dest, values)
 
 
-def tz_option(text: str) -> str:
-    """An argparse ``type=`` for ``--tz``: an IANA time zone name."""
+def tz_option(text: str) -> Zone:
+    """An argparse ``type=`` for ``--tz``: the IANA name resolved, once, into a :class:`Zone`
+    (the commands pass it down; nothing checks it again)."""
     from a2a_lab.time import check_tz
 
     return _argument_type(check_tz, text, "tz")
@@ -254,12 +258,14 @@ def add_clock_options(parser: argparse.ArgumentParser, now_help: str = NOW_HELP)
     add_tz_option(parser)
 
 
-def cli_tz(args: argparse.Namespace) -> str:
-    """The command's time zone: ``--tz``, else ``$A2A_LAB_TZ``, else UTC."""
+def default_zone() -> Zone:
+    """The time zone of a command given no ``--tz``: ``$A2A_LAB_TZ``, else UTC.
+
+    A command's zone is ``args.tz or default_zone()``: ``--tz`` was resolved when parsed
+    (:func:`tz_option`) and is passed down as it is.
+    """
     from a2a_lab.time import default_tz
 
-    if getattr(args, "tz", None) is not None:
-        return str(args.tz)
     try:
         return default_tz()
     except ValueError as exc:

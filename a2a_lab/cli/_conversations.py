@@ -14,7 +14,7 @@ from a2a_lab.cli._common import (
     add_command,
     add_window_options,
     check_output,
-    cli_tz,
+    default_zone,
     in_window,
     write_output,
 )
@@ -91,7 +91,7 @@ def run_conversations(args: argparse.Namespace) -> int:
     from a2a_lab.io import is_store
 
     check_output(args.output)
-    tz = cli_tz(args)
+    tz = args.tz or default_zone()
     # a store whose conversations were materialised (a2a_lab.materialize, at ingest) gives
     # them as they are, when the whole log is asked for: a window changes the matching
     conv = (
@@ -164,7 +164,9 @@ def run_graph(args: argparse.Namespace) -> int:
     if out.suffix not in (".graphml", ".json"):
         raise CliError(f"unknown graph format {out.suffix or out.name!r}: use .graphml or .json")
     with lean_engine():
-        g = interaction_graph(in_window(scan_source(args.source, tz=cli_tz(args)), args))
+        g = interaction_graph(
+            in_window(scan_source(args.source, tz=args.tz or default_zone()), args)
+        )
     try:
         write_graph(g, out)
     except OSError as exc:

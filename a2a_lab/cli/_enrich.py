@@ -16,7 +16,7 @@ from a2a_lab.cli._common import (
     CliError,
     Commands,
     add_command,
-    cli_tz,
+    default_zone,
     read_input,
     split_multi,
 )
@@ -88,7 +88,7 @@ def load_enriched(args: argparse.Namespace) -> tuple[pl.DataFrame, list[str]]:
     from a2a_lab.enrich import enrich
 
     agents = main_agents(args)
-    loaded = load_source(args.source, tz=cli_tz(args))
+    loaded = load_source(args.source, tz=args.tz or default_zone())
     return enrich(loaded.events, main_agents=agents), list(loaded.report.files)
 
 

@@ -10,7 +10,7 @@ from a2a_lab.cli._common import (
     add_command,
     add_output_option,
     check_output,
-    cli_tz,
+    default_zone,
     print_json,
     write_output,
 )
@@ -69,10 +69,10 @@ def run(args: argparse.Namespace) -> int:
         view_category=args.view_category,
         limit=args.limit,
         files=files,
-        tz=cli_tz(args),
+        tz=args.tz or default_zone(),
     )
     if args.output is not None:
-        write_output(result.events, args.output, cli_tz(args))
+        write_output(result.events, args.output, args.tz or default_zone())
         print(f"{result.events.height} events written to {args.output}", file=sys.stderr)
         return 0
     print_json(result.to_api())

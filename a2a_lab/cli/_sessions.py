@@ -14,7 +14,7 @@ from a2a_lab.cli._common import (
     add_output_option,
     add_window_options,
     check_output,
-    cli_tz,
+    default_zone,
     in_window,
     one_line,
     read_input,
@@ -258,9 +258,9 @@ def run(args: argparse.Namespace) -> int:
     frame: pl.DataFrame | pl.LazyFrame
     # a store whose enriched columns were materialised for this rule set and these main
     # agents (a2a_lab.materialize, made at ingest) is read as it is: nothing to enrich
-    materialized = materialized_source(args.source, agents, cli_tz(args))
+    materialized = materialized_source(args.source, agents, args.tz or default_zone())
     events = (
-        scan_source(args.source, tz=cli_tz(args), data_fields=loaded_data_fields())
+        scan_source(args.source, tz=args.tz or default_zone(), data_fields=loaded_data_fields())
         if materialized is None
         else materialized
     )
@@ -302,17 +302,17 @@ def stored_sessions(args: argparse.Namespace, agents: frozenset[str] | None) -> 
         return None
     from a2a_lab.materialize import sessions_query_source
 
-    return sessions_query_source(args.source, main_agents=agents, tz=cli_tz(args))
+    return sessions_query_source(args.source, main_agents=agents, tz=args.tz or default_zone())
 
 
 def _print_result(result: Any, args: argparse.Namespace) -> int:
     """Write the sessions (``-o``), the API body (``--format json``) or the table."""
     if args.output is not None:
-        write_output(result.sessions, args.output, cli_tz(args))
+        write_output(result.sessions, args.output, args.tz or default_zone())
         print(f"{result.sessions.height} work sessions written to {args.output}", file=sys.stderr)
         return 0
     if args.format == "json":
         print_work_sessions(result)
     else:
-        print_summary(result, args.format, args.limit, cli_tz(args))
+        print_summary(result, args.format, args.limit, args.tz or default_zone())
     return 0

@@ -8,7 +8,7 @@ from collections.abc import Collection, Iterator
 
 import polars as pl
 
-from a2a_lab.cli._common import CliError, cli_tz, in_window
+from a2a_lab.cli._common import CliError, default_zone, in_window
 from a2a_lab.io import (
     LoadResult,
     SourceError,
@@ -69,7 +69,9 @@ def log_conversations_of(args: argparse.Namespace) -> pl.DataFrame:
 
     in_window(pl.DataFrame({"event_ms": []}, schema={"event_ms": pl.Float64}), args)
     try:
-        return log_conversations(args.source, tz=cli_tz(args), since=args.since, until=args.until)
+        return log_conversations(
+            args.source, tz=args.tz or default_zone(), since=args.since, until=args.until
+        )
     except SourceError as exc:
         raise CliError(str(exc)) from None
     except OSError as exc:

@@ -86,12 +86,12 @@ class LogFollower:
             from a2a_lab.io._store import ingest
 
             if not self._dir.is_dir():  # the directory may appear later
-                return _finish([], self.tz, True)
+                return _finish([], True)
             new = ingest(self._dir, self.store, tz=self.tz, keep_events=True).new
             if new is None:  # keep_events=True always keeps them
                 raise RuntimeError("ingest(keep_events=True) returned no events")
             return new
-        return _finish(decode_pieces(self._pieces(), self.tz), self.tz, True)
+        return _finish(decode_pieces(self._pieces(), self.tz), True)
 
     def _pieces(self) -> list[Piece]:
         pieces = list(

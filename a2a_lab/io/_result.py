@@ -168,7 +168,6 @@ def no_timestamp_issues(events: pl.DataFrame) -> pl.DataFrame:
 
 def _finish(
     decoded: list[tuple[str, DecodedText, pl.DataFrame]],
-    timezone: str,
     sort: bool,
     raw: bool = True,
 ) -> LoadResult:
@@ -322,7 +321,7 @@ def decode_bytes(
     """
     from a2a_lab.io._decode import decode_chunk, issues_frame
 
-    return decode_chunk(data, file=file, timezone=timezone, raw=raw), issues_frame([])
+    return decode_chunk(data, file=file, tz=timezone, raw=raw), issues_frame([])
 
 
 def decode_piece(piece: Piece, timezone: str) -> tuple[DecodedText, pl.DataFrame]:

@@ -263,7 +263,7 @@ def ingest(
         (store_path / JOURNAL_NAME).unlink(missing_ok=True)
     report.parts_written, report.parts_removed = writer.written, len(writer.retired)
     if keep_events:
-        report.new = _finish(join_decoded(kept), state.timezone, True)
+        report.new = _finish(join_decoded(kept), True)
     report.seconds = time.perf_counter() - started
     return report
 

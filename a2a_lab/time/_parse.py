@@ -22,6 +22,8 @@ from typing import TYPE_CHECKING, TypeVar
 if TYPE_CHECKING:
     import polars as pl
 
+    from a2a_lab.time._js import Zone
+
     F = TypeVar("F", pl.DataFrame, pl.LazyFrame)
 else:
     F = TypeVar("F")
@@ -30,7 +32,6 @@ __all__ = [
     "MAX_TIME_MS",
     "TZ_ENV",
     "Instant",
-    "check_tz",
     "default_tz",
     "in_window",
     "instant_ms",
@@ -160,38 +161,14 @@ def _aware(value: datetime) -> datetime:
 
 
 # ---------------------------------------------------------------------------------------
-# Time zones: one parameter name (``tz``), one default rule, one validation
+# Time zones: one parameter name (``tz``), one default rule (the validation and the
+# resolved :class:`~a2a_lab.time._js.Zone` are in ``_js``: they are Polars expressions)
 # ---------------------------------------------------------------------------------------
 #: The environment variable the CLI and notebook setup read for the default ``tz``.
 TZ_ENV = "A2A_LAB_TZ"
 
 
-def check_tz(tz: object, *, name: str = "tz") -> str:
-    """``tz`` if it is an IANA time zone name Polars knows, else ``ValueError`` naming ``name``.
-
-    Examples
-    --------
-    >>> check_tz("Asia/Seoul")
-    'Asia/Seoul'
-    >>> check_tz("Mars/Olympus")
-    Traceback (most recent call last):
-    ...
-    ValueError: tz: unknown time zone 'Mars/Olympus' (an IANA name such as 'Asia/Seoul' or 'UTC')
-    """
-    import polars as pl
-
-    if not isinstance(tz, str) or not tz:
-        raise ValueError(f"{name}: expected an IANA time zone name, not {tz!r}")
-    try:
-        pl.select(pl.lit(0).cast(pl.Datetime("ms", "UTC")).dt.convert_time_zone(tz))
-    except (pl.exceptions.PolarsError, ValueError, TypeError):
-        raise ValueError(
-            f"{name}: unknown time zone {tz!r} (an IANA name such as 'Asia/Seoul' or 'UTC')"
-        ) from None
-    return tz
-
-
-def default_tz(environ: Mapping[str, str] | None = None) -> str:
+def default_tz(environ: Mapping[str, str] | None = None) -> Zone:
     """The default ``tz`` of the CLI and notebooks: ``$A2A_LAB_TZ`` if set, else ``"UTC"``.
 
     Library functions do not read the environment: their ``tz`` defaults to UTC, so a call
@@ -207,6 +184,8 @@ def default_tz(environ: Mapping[str, str] | None = None) -> str:
     >>> default_tz({}), default_tz({"A2A_LAB_TZ": "Asia/Seoul"})
     ('UTC', 'Asia/Seoul')
     """
+    from a2a_lab.time._js import check_tz
+
     env = os.environ if environ is None else environ
     value = env.get(TZ_ENV, "").strip()
-    return check_tz(value, name=TZ_ENV) if value else "UTC"
+    return check_tz(value, name=TZ_ENV) if value else check_tz("UTC")
