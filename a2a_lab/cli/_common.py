@@ -176,16 +176,16 @@ def add_window_options(parser: argparse.ArgumentParser, what: str = "only events
     )
 
 
-def in_window(events: Any, args: argparse.Namespace) -> Any:
-    """The events of ``args.since`` … ``args.until`` (both inclusive, on ``event_ms``)."""
+def in_window(events: Any, since: float | None, until: float | None) -> Any:
+    """The events of ``--since`` … ``--until`` (epoch ms; both inclusive, on ``event_ms``)."""
     import polars as pl
 
-    if args.since is not None and args.until is not None and args.since > args.until:
+    if since is not None and until is not None and since > until:
         raise CliError("--since is after --until")
-    if args.since is not None:
-        events = events.filter(pl.col("event_ms") >= args.since)
-    if args.until is not None:
-        events = events.filter(pl.col("event_ms") <= args.until)
+    if since is not None:
+        events = events.filter(pl.col("event_ms") >= since)
+    if until is not None:
+        events = events.filter(pl.col("event_ms") <= until)
     return events
 
 

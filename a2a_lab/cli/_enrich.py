@@ -44,22 +44,23 @@ def add_main_agent_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def main_agents(args: argparse.Namespace) -> frozenset[str] | None:
-    """The main-agent set the options name (None: the rule set's default)."""
-    if args.openclaw_config is None and args.main_agents is None:
+def main_agents(openclaw_config: str | None, given: list[str] | None) -> frozenset[str] | None:
+    """The main-agent set ``--openclaw-config`` / ``--main-agents`` name (None: the rule
+    set's default)."""
+    if openclaw_config is None and given is None:
         return None  # without importing enrichment: a store's sessions table needs none
     from a2a_lab.enrich import resolve_main_agents
 
-    if args.openclaw_config is not None:
+    if openclaw_config is not None:
         agents = read_input(
-            lambda: resolve_main_agents(Path(args.openclaw_config)),
-            unreadable=f"--openclaw-config {args.openclaw_config}",
+            lambda: resolve_main_agents(Path(openclaw_config)),
+            unreadable=f"--openclaw-config {openclaw_config}",
             invalid="--openclaw-config",
         )
-        _check_openclaw_config(args.openclaw_config)
+        _check_openclaw_config(openclaw_config)
         return agents
-    if args.main_agents is not None:
-        ids = resolve_main_agents(split_multi(args.main_agents) or [])
+    if given is not None:
+        ids = resolve_main_agents(split_multi(given) or [])
         if not ids:
             raise CliError("--main-agents needs at least one agent id")
         return ids
@@ -87,7 +88,7 @@ def load_enriched(args: argparse.Namespace) -> tuple[pl.DataFrame, list[str]]:
     from a2a_lab.cli._source import load_source
     from a2a_lab.enrich import enrich
 
-    agents = main_agents(args)
+    agents = main_agents(args.openclaw_config, args.main_agents)
     loaded = load_source(args.source, tz=args.tz or default_zone())
     return enrich(loaded.events, main_agents=agents), list(loaded.report.files)
 

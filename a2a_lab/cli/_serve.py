@@ -92,7 +92,11 @@ def run(args: argparse.Namespace) -> int:
     if not source.exists():
         raise CliError(f"no such log or store: {args.source}")
     try:
-        live = LiveEvents(source, tz=args.tz or default_zone(), main_agents=main_agents(args))
+        live = LiveEvents(
+            source,
+            tz=args.tz or default_zone(),
+            main_agents=main_agents(args.openclaw_config, args.main_agents),
+        )
     except (SourceError, StoreError) as exc:
         raise CliError(str(exc)) from None
     except OSError as exc:

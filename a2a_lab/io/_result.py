@@ -14,6 +14,7 @@ import polars as pl
 
 from a2a_lab.io._tracking import Piece
 from a2a_lab.schema import polars_schema
+from a2a_lab.time import Zone, check_tz
 
 if TYPE_CHECKING:
     # the decoder (pydantic) loads when a decode needs it: a store's reads import none of it
@@ -318,10 +319,13 @@ def decode_bytes(
     """Decode one file's bytes (UTF-8 as Node does: invalid → U+FFFD, line kept and reported).
 
     Returns the decoded text and an (empty) frame of extra issues, for :func:`_finish`.
+    ``timezone``: best a :class:`~a2a_lab.time.Zone` (resolved once for every piece).
     """
-    from a2a_lab.io._decode import decode_chunk, issues_frame
+    from a2a_lab.io._decode import ChunkDecoder, issues_frame
 
-    return decode_chunk(data, file=file, tz=timezone, raw=raw), issues_frame([])
+    zone = timezone if isinstance(timezone, Zone) else check_tz(timezone)
+    dec = ChunkDecoder(event_time=zone.event_time, raw=raw, file=file).decode(data)
+    return dec, issues_frame([])
 
 
 def decode_piece(piece: Piece, timezone: str) -> tuple[DecodedText, pl.DataFrame]:
