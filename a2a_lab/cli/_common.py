@@ -198,10 +198,11 @@ NOW_HELP = (
 #: What ``--tz`` means on every command.
 TZ_HELP = (
     "IANA time zone of log timestamps without an offset and of every time shown or "
-    "written (default: $A2A_LAB_TZ, else UTC; --timezone is its deprecated old spelling)"
+    "written (default: $A2A_LAB_TZ, else UTC)"
 )
-# The old spellings (--now-ms: scripts and the parity tests use it; --timezone) stay as
-# silent aliases, named deprecated in --help: a warning line would break the one-line error.
+# The old spelling --now-ms (scripts and the parity tests use it) stays as a silent alias,
+# named deprecated in --help: a warning line would break the one-line error. --timezone,
+# the old spelling of --tz, is removed (issue 25: one name per job).
 
 
 class _Once(argparse.Action):
@@ -233,10 +234,8 @@ def tz_option(text: str) -> Zone:
 
 
 def add_tz_option(parser: argparse.ArgumentParser) -> None:
-    """``--tz ZONE`` (old spelling ``--timezone``); the default is ``$A2A_LAB_TZ``, else UTC."""
-    parser.add_argument(
-        "--tz", "--timezone", dest="tz", type=tz_option, metavar="ZONE", help=TZ_HELP
-    )
+    """``--tz ZONE``, resolved when parsed; the default is ``$A2A_LAB_TZ``, else UTC."""
+    parser.add_argument("--tz", dest="tz", type=tz_option, metavar="ZONE", help=TZ_HELP)
 
 
 def add_now_option(parser: argparse.ArgumentParser, help: str = NOW_HELP) -> None:
