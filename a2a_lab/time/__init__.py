@@ -30,7 +30,6 @@ from a2a_lab.time._parse import (
     MAX_TIME_MS,
     TZ_ENV,
     Instant,
-    default_tz,
     in_window,
     instant_ms,
     now_ms,
@@ -45,6 +44,7 @@ if TYPE_CHECKING:
         EventTime,
         Zone,
         check_tz,
+        default_tz,
         event_ms_expr,
         iso_to_ms_expr,
         with_event_time,
@@ -74,7 +74,15 @@ __all__ = [
 ]
 
 _FORMAT = ("STRFTIME_MAX_MS", "format_time", "python_safe")
-_JS = ("EventTime", "Zone", "check_tz", "event_ms_expr", "iso_to_ms_expr", "with_event_time")
+_JS = (
+    "EventTime",
+    "Zone",
+    "check_tz",
+    "default_tz",
+    "event_ms_expr",
+    "iso_to_ms_expr",
+    "with_event_time",
+)
 _EXPOSURE = ("MAX_GRID_HOURS", "hour_exposure")
 
 

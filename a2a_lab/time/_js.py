@@ -4,13 +4,15 @@ zones they are read in, resolved once (:func:`check_tz` → :class:`Zone`)."""
 
 from __future__ import annotations
 
+import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import polars as pl
 
 from a2a_lab.reference.jsstr import js_trim_expr
-from a2a_lab.time._parse import MAX_TIME_MS
+from a2a_lab.time._parse import MAX_TIME_MS, TZ_ENV
 
 # ECMAScript date-time string format (Date.parse's ISO subset), plus a space for 'T' as V8
 # accepts. Groups: year, month, day, hour, minute, second, fraction, zone.
@@ -225,3 +227,24 @@ def with_event_time(events: pl.DataFrame, tz: str = "UTC") -> pl.DataFrame:
     Everything stays an expression on the frame, so its chunks are not copied.
     """
     return check_tz(tz).event_time.add(events)
+
+
+def default_tz(environ: Mapping[str, str] | None = None) -> Zone:
+    """The default ``tz`` of the CLI and notebooks: ``$A2A_LAB_TZ`` if set, else ``"UTC"``.
+
+    Library functions do not read the environment: their ``tz`` defaults to UTC, so a call
+    means the same on every machine.
+
+    Raises
+    ------
+    ValueError
+        ``A2A_LAB_TZ`` names no known time zone.
+
+    Examples
+    --------
+    >>> default_tz({}), default_tz({"A2A_LAB_TZ": "Asia/Seoul"})
+    ('UTC', 'Asia/Seoul')
+    """
+    env = os.environ if environ is None else environ
+    value = env.get(TZ_ENV, "").strip()
+    return check_tz(value, name=TZ_ENV) if value else check_tz("UTC")

@@ -13,16 +13,12 @@ unparsable date matches nothing instead of failing.
 from __future__ import annotations
 
 import math
-import os
 import time as _time
-from collections.abc import Mapping
 from datetime import UTC, date, datetime
 from typing import TYPE_CHECKING, TypeVar
 
 if TYPE_CHECKING:
     import polars as pl
-
-    from a2a_lab.time._js import Zone
 
     F = TypeVar("F", pl.DataFrame, pl.LazyFrame)
 else:
@@ -32,7 +28,6 @@ __all__ = [
     "MAX_TIME_MS",
     "TZ_ENV",
     "Instant",
-    "default_tz",
     "in_window",
     "instant_ms",
     "now_ms",
@@ -161,31 +156,8 @@ def _aware(value: datetime) -> datetime:
 
 
 # ---------------------------------------------------------------------------------------
-# Time zones: one parameter name (``tz``), one default rule (the validation and the
-# resolved :class:`~a2a_lab.time._js.Zone` are in ``_js``: they are Polars expressions)
+# Time zones: one parameter name (``tz``), one environment variable (the validation, the
+# default rule and the resolved :class:`~a2a_lab.time._js.Zone` are in ``_js``: Polars')
 # ---------------------------------------------------------------------------------------
 #: The environment variable the CLI and notebook setup read for the default ``tz``.
 TZ_ENV = "A2A_LAB_TZ"
-
-
-def default_tz(environ: Mapping[str, str] | None = None) -> Zone:
-    """The default ``tz`` of the CLI and notebooks: ``$A2A_LAB_TZ`` if set, else ``"UTC"``.
-
-    Library functions do not read the environment: their ``tz`` defaults to UTC, so a call
-    means the same on every machine.
-
-    Raises
-    ------
-    ValueError
-        ``A2A_LAB_TZ`` names no known time zone.
-
-    Examples
-    --------
-    >>> default_tz({}), default_tz({"A2A_LAB_TZ": "Asia/Seoul"})
-    ('UTC', 'Asia/Seoul')
-    """
-    from a2a_lab.time._js import check_tz
-
-    env = os.environ if environ is None else environ
-    value = env.get(TZ_ENV, "").strip()
-    return check_tz(value, name=TZ_ENV) if value else check_tz("UTC")
