@@ -10,7 +10,7 @@ import polars as pl
 from a2a_lab.io._result import LoadResult, _finish, decode_pieces
 from a2a_lab.io._sources import split_target
 from a2a_lab.io._tracking import Cursor, Piece, line_fingerprints, new_pieces
-from a2a_lab.time import check_tz
+from a2a_lab.time import Zone, check_tz
 
 
 @dataclass
@@ -70,7 +70,8 @@ class LogFollower:
     _prints: dict[int, pl.Series] = field(default_factory=dict, init=False, repr=False)
 
     def __post_init__(self) -> None:
-        self.tz = check_tz(self.tz)
+        if not isinstance(self.tz, Zone):  # resolved once: the CLI's is not checked again
+            self.tz = check_tz(self.tz)
         self.path = Path(self.path).expanduser()
         self._dir, self._single = split_target(self.path)
         if self.store is not None:
