@@ -83,13 +83,15 @@ def _check_openclaw_config(path: str) -> None:
         )
 
 
-def load_enriched(args: argparse.Namespace) -> tuple[pl.DataFrame, list[str]]:
-    """Load ``args.source`` and enrich it; returns the frame and the files in reading order."""
+def load_enriched(
+    source: str, tz: str, agents: frozenset[str] | None
+) -> tuple[pl.DataFrame, list[str]]:
+    """Load ``source`` and enrich it (``agents``: the main agents, :func:`main_agents`);
+    returns the frame and the files in reading order."""
     from a2a_lab.cli._source import load_source
     from a2a_lab.enrich import enrich
 
-    agents = main_agents(args.openclaw_config, args.main_agents)
-    loaded = load_source(args.source, tz=args.tz or default_zone())
+    loaded = load_source(source, tz=tz)
     return enrich(loaded.events, main_agents=agents), list(loaded.report.files)
 
 
@@ -132,7 +134,8 @@ def _write(frame: pl.DataFrame, out: TextIO) -> None:
 def run(args: argparse.Namespace) -> int:
     import polars as pl
 
-    frame, files = load_enriched(args)
+    agents = main_agents(args.openclaw_config, args.main_agents)
+    frame, files = load_enriched(args.source, args.tz or default_zone(), agents)
     rank = {name: i for i, name in enumerate(files)}
     frame = frame.sort(pl.col("file").replace_strict(rank, return_dtype=pl.Int64), "line")
     if args.output is None:
