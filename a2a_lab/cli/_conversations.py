@@ -14,7 +14,7 @@ from a2a_lab.cli._common import (
     add_command,
     add_window_options,
     check_output,
-    cli_tz,
+    default_zone,
     in_window,
     write_output,
 )
@@ -91,7 +91,7 @@ def run_conversations(args: argparse.Namespace) -> int:
     from a2a_lab.io import is_store
 
     check_output(args.output)
-    tz = cli_tz(args)
+    tz = args.tz or default_zone()
     # a store whose conversations were materialised (a2a_lab.materialize, at ingest) gives
     # them as they are, when the whole log is asked for: a window changes the matching
     conv = (
@@ -105,11 +105,11 @@ def run_conversations(args: argparse.Namespace) -> int:
         from a2a_lab.cli._source import lean_engine, log_conversations_of, scan_source
     if conv is None and not is_store(args.source):
         # a log is read once and matched a bucket of whole conversations at a time
-        conv = log_conversations_of(args)
+        conv = log_conversations_of(args.source, tz, args.since, args.until)
     if conv is None:
         # a store is scanned lazily (no raw), collected by the streaming engine
         with lean_engine():
-            conv = conversations(in_window(scan_source(args.source, tz=tz), args))
+            conv = conversations(in_window(scan_source(args.source, tz=tz), args.since, args.until))
             if isinstance(conv, pl.LazyFrame):
                 conv = conv.collect()
     if args.output is not None:
@@ -164,7 +164,11 @@ def run_graph(args: argparse.Namespace) -> int:
     if out.suffix not in (".graphml", ".json"):
         raise CliError(f"unknown graph format {out.suffix or out.name!r}: use .graphml or .json")
     with lean_engine():
-        g = interaction_graph(in_window(scan_source(args.source, tz=cli_tz(args)), args))
+        g = interaction_graph(
+            in_window(
+                scan_source(args.source, tz=args.tz or default_zone()), args.since, args.until
+            )
+        )
     try:
         write_graph(g, out)
     except OSError as exc:

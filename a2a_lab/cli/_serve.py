@@ -11,7 +11,7 @@ from a2a_lab.cli._common import (
     CliError,
     Commands,
     add_command,
-    cli_tz,
+    default_zone,
     int_option,
     read_input,
 )
@@ -92,7 +92,11 @@ def run(args: argparse.Namespace) -> int:
     if not source.exists():
         raise CliError(f"no such log or store: {args.source}")
     try:
-        live = LiveEvents(source, tz=cli_tz(args), main_agents=main_agents(args))
+        live = LiveEvents(
+            source,
+            tz=args.tz or default_zone(),
+            main_agents=main_agents(args.openclaw_config, args.main_agents),
+        )
     except (SourceError, StoreError) as exc:
         raise CliError(str(exc)) from None
     except OSError as exc:
