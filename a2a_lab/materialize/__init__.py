@@ -213,7 +213,11 @@ def materialize(
                 update_event_findings(update, _written(update, CHECK_LEAN), limits)
             update.set_meta(CHECK_EVENTS, check_want)
             conv = update_exchanges(
-                update, None if rebuilt is not None else touched, check_want, rows
+                update,
+                None if rebuilt is not None else touched,
+                check_want,
+                rows,
+                _written(update, ENRICHED_TABLE),
             )
     return MaterializeReport(
         new_rows, events, rebuilt, signature, conv, (n_sessions, sessions_rebuilt)
@@ -241,6 +245,8 @@ def _enrich_new(
     sessions = [pl.Series("work_session_id", [], pl.String)]
     # one store part at a time: memory bounded by a part, not by how events fall in time
     for rel in snap.event_parts:
+        if keep and not _has_new_rows(snap, rel, done):
+            continue  # the keys alone: a part already materialised is not decoded again
         new = (
             snap.scan_events([rel])
             .join(done.lazy(), on=["source", "line"], how="anti")
@@ -260,6 +266,14 @@ def _enrich_new(
         touched.append(_conversation_ids(frame))
         sessions.append(touched_sessions(frame))
     return new_rows, pl.concat(touched).unique(), pl.concat(sessions)
+
+
+def _has_new_rows(snap: StoreSnapshot, rel: str, done: pl.DataFrame) -> bool:
+    """Whether event part ``rel`` holds events missing from ``done`` (``source``, ``line``)."""
+    keys = snap.scan_events([rel]).select("source", "line")
+    return bool(
+        keys.join(done.lazy(), on=["source", "line"], how="anti").select(pl.len()).collect().item()
+    )
 
 
 def _check_want(snap: StoreSnapshot, limits: CheckLimits | None, events: int) -> dict[str, Any]:

@@ -122,13 +122,42 @@ def _concat(parts: list[list[pl.DataFrame]]) -> list[pl.DataFrame]:
     return [pl.concat(list(column), how="vertical_relaxed") for column in zip(*parts, strict=True)]
 
 
+#: Beyond this many files holding touched ids, their events are found without line spans.
+_MAX_SPANS = 64
+
+
+def _spans(enriched: pl.LazyFrame, keys: pl.Series) -> pl.Expr:
+    """The stored lines that can hold exchange events of conversation ids ``keys``: per
+    file, from the first to the last line where one appears (the narrow ``enriched``
+    table, read to know). Parts are written in line order, so the Parquet reader skips
+    the row groups outside these spans: an append's ids, mostly recent, read the tail."""
+    spans = (
+        enriched.filter(pl.col("type").is_in(EXCHANGE_TYPES) & conv_id().is_in(keys.implode()))
+        .group_by("source")
+        .agg(pl.col("line").min().alias("lo"), pl.col("line").max().alias("hi"))
+        .collect()
+    )
+    if spans.height > _MAX_SPANS:
+        return pl.lit(True)
+    line = pl.col("line")
+    return pl.any_horizontal(
+        pl.lit(False),
+        *[(pl.col("source") == s) & line.is_between(lo, hi) for s, lo, hi in spans.iter_rows()],
+    )
+
+
 def update_exchanges(
-    update: TableUpdate, touched: pl.Series | None, meta: dict[str, Any], before: int
+    update: TableUpdate,
+    touched: pl.Series | None,
+    meta: dict[str, Any],
+    before: int,
+    enriched: pl.LazyFrame,
 ) -> ConversationsReport:
     """Bring :data:`TABLES` to ``meta`` (what current tables record), matching again the
     conversation ids ``touched`` by the events materialised after the first ``before``
-    (None: every id). Tables that did not cover those ``before`` events (or were made
-    otherwise) are built again."""
+    (None: every id); ``enriched`` is the store's enriched table as this update leaves it.
+    Tables that did not cover those ``before`` events (or were made otherwise) are built
+    again."""
     snap = update.snapshot
     old = {name: snap.table(name) for name in TABLES}
     covered = {**meta, "events": before}
@@ -152,7 +181,7 @@ def update_exchanges(
                 update.set_meta(name, meta)
             return ConversationsReport(0, old[CONVERSATIONS_TABLE].total_rows, None)
         keys = touched.sort()
-        events = _exchange_events(snap.scan_events())
+        events = _exchange_events(snap.scan_events().filter(_spans(enriched, keys)))
         fresh = [
             _batch(events.filter(conv_id().is_in(keys.slice(i, TOUCHED_BATCH).implode())))
             for i in range(0, keys.len(), TOUCHED_BATCH)
