@@ -351,6 +351,16 @@ def _month_expr() -> pl.Expr:
     return format_time(pl.col("event_time"), "%Y-%m").fill_null("none").alias("_month")
 
 
+def _by_month(stored: pl.DataFrame) -> list[tuple[str, pl.DataFrame]]:
+    """The rows of ``stored`` by partition (month), in order of first appearance."""
+    months = stored.select(_month_expr()).to_series()
+    if months.n_unique() <= 1:
+        # a piece within one month (the usual case): the rows as they are, not copied
+        return [(months[0], stored)] if stored.height else []
+    parts = stored.with_columns(months).partition_by("_month", as_dict=True, maintain_order=True)
+    return [(month, part.drop("_month")) for (month,), part in parts.items()]
+
+
 class _Writer:
     """New parts of one ingest, and compaction of the partitions they land in."""
 
@@ -455,12 +465,8 @@ def _ingest_piece(
     )
     stored = stored.select("source", *[c for c in stored.columns if c != "source"])
     exact = dec.exact_lines  # noted once per piece, in its first part
-    for (month,), part in (
-        stored.with_columns(_month_expr())
-        .partition_by("_month", as_dict=True, maintain_order=True)
-        .items()
-    ):
-        writer.add(f"events/month={month}", part.drop("_month"), sources_note(state, piece, exact))
+    for month, part in _by_month(stored):
+        writer.add(f"events/month={month}", part, sources_note(state, piece, exact))
         exact = 0
     notes = _notes(piece, dec, extra, events["line"].to_numpy(), state.next_nseq, bounds)
     state.next_nseq += notes.height
