@@ -86,7 +86,7 @@ def json_row_texts(frame: pl.DataFrame) -> pl.Series:
     return pl.select(pl.concat_str(row, pl.lit("}")).alias("row")).to_series()
 
 
-def json_rows(frame: pl.DataFrame, rows: int = 20_000) -> Iterator[str]:
+def json_rows(frame: pl.DataFrame, rows: int = 5_000) -> Iterator[str]:
     """The text of ``json.dumps(frame.to_dicts(), ensure_ascii=False)``, in pieces of
     ``rows`` rows (joined, the pieces are that text).
 
