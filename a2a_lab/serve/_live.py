@@ -1,10 +1,15 @@
 """The events a server answers from: a log or a history store, kept current by the follower.
 
-A log SOURCE (directory or file) is followed in memory: the first refresh reads it whole,
-later ones only what was appended. A store SOURCE is loaded once and each refresh ingests
-the new lines of the store's log directory into the store first (the follower with
-``store=``), so the store stays the record and the server never writes anywhere else.
+A history store SOURCE, or a log directory given a store to follow it into (``store=``;
+``a2a-lab serve`` gives it one), is answered from the store's materialised tables
+(:class:`~a2a_lab.serve._stored.StoredView`): each refresh ingests the new lines of the
+log into the store (the follower with ``store=``) and brings the enriched columns and the
+per-work-session table up to date (:func:`a2a_lab.materialize.materialize`), which
+re-makes only the sessions the new lines touch. The server holds the sessions rows and the
+texts of the bodies it made, never the event frame.
 
+A log SOURCE without a store (a single file, or a directory with ``store=None``) is
+followed in memory: the first refresh reads it whole, later ones only what was appended.
 Only the new lines are enriched at each refresh: enrichment is computed row by row (see
 ``a2a_lab.sessions._build._session_events``), so the enriched frame of the old rows plus
 that of the new ones is the enriched frame of all of them. When a file the rows were read
@@ -29,14 +34,15 @@ import polars as pl
 
 from a2a_lab.enrich import enrich
 from a2a_lab.io import (
-    LoadResult,
     LogFollower,
+    StoreError,
+    ingest,
     is_store,
-    load_store,
     open_store,
     rotation_key,
 )
 from a2a_lab.serve._bodies import Body, EventTexts, SessionTexts
+from a2a_lab.serve._stored import StoredView, open_view
 
 #: The ``data`` fields the handlers read after enrichment (sessions §7-§8); the page's
 #: event objects are written from ``raw``, the original line.
@@ -100,20 +106,29 @@ class Snapshot:
     ----------
     events
         Enriched events (``raw`` kept, ``data`` narrowed to :data:`KEPT_DATA_FIELDS`), in
-        the order they were read.
+        the order they were read; empty when answering from a store (``view``).
     files
         The files in reading order (rotated oldest first, the live file last).
     version
         Increases with every change of ``events``; cached bodies are keyed by it.
     times
         ``event_ms`` of every event, sorted, nulls dropped: the instants at which a session
-        may turn ARCHIVED are these plus the archive window.
+        may turn ARCHIVED are these plus the archive window (from a store: every session's
+        last time, the only such instants for a query without role or type filters).
+    view
+        The store's tables the server answers from, or None (the events in memory).
     """
 
     events: pl.DataFrame
     files: list[str]
     version: int
     times: pl.Series
+    view: StoredView | None = None
+
+    @property
+    def event_count(self) -> int:
+        """Events the server answers from."""
+        return self.view.events if self.view is not None else self.events.height
 
 
 def _file_order(names: Collection[str]) -> list[str]:
@@ -157,6 +172,9 @@ class LiveEvents:
     ----------
     source
         A log directory, a log file, or a history store (see :func:`a2a_lab.io.ingest`).
+    store
+        A store to follow a log directory ``source`` into (made by a first ingest if it is
+        not one yet); None: a store ``source`` is its own, a log is held in memory.
     tz
         Zone of ISO timestamps without an offset (a store: its own zone when None).
     main_agents
@@ -168,6 +186,7 @@ class LiveEvents:
     """
 
     source: Path
+    store: Path | None = None
     tz: str | None = None
     main_agents: frozenset[str] | None = None
     cache_size: int = 64
@@ -199,34 +218,48 @@ class LiveEvents:
 
     def __post_init__(self) -> None:
         self.source = Path(self.source).expanduser()
+        if self.store is not None:
+            self.store = Path(self.store).expanduser()
+        elif is_store(self.source):
+            self.store = self.source
         self._snapshot = Snapshot(pl.DataFrame(), [], 0, pl.Series("event_ms", [], pl.Float64))
         self._reload()
 
     @property
     def is_store(self) -> bool:
-        """Whether the source is a history store (refreshes ingest into it)."""
-        return is_store(self.source)
+        """Whether the server answers from a history store (refreshes ingest into it)."""
+        return self.store is not None
 
     @property
     def snapshot(self) -> Snapshot:
         """The current events (an immutable value: a request keeps the one it started with)."""
         return self._snapshot
 
-    def _new_follower(self) -> tuple[LogFollower, LoadResult | None]:
-        if self.is_store:
-            snap = open_store(self.source)
-            follower = LogFollower(snap.logdir, tz=self.tz or snap.timezone, store=self.source)
-            return follower, load_store(self.source, tz=self.tz, raw=True)
-        return LogFollower(self.source, tz=self.tz or "UTC"), None
-
     def _reload(self) -> None:
         """Read the whole source again (first start, or a file the server has not seen)."""
-        self._follower, loaded = self._new_follower()
+        if self.store is not None:
+            self._start_store(self.store)
+            return
+        self._follower = LogFollower(self.source, tz=self.tz or "UTC")
         self._listing = self._current_files()
-        first = loaded if loaded is not None else self._follower.refresh()
-        self._install(self._enriched(first.events), replace=True)
-        if loaded is not None:
-            self.refresh()  # lines written since the last ingest
+        self._install(self._enriched(self._follower.refresh().events), replace=True)
+
+    def _start_store(self, store: Path) -> None:
+        """Follow the log into ``store`` (created by a first ingest of a log directory)."""
+        if not is_store(store):
+            ingest(self.source, store, tz=self.tz or "UTC", progress=False)
+        snap = open_store(store)
+        self._follower = LogFollower(snap.logdir, tz=self.tz or snap.timezone, store=store)
+        self._follower.refresh()  # lines written since the last ingest
+        self._listing = self._current_files()
+        self._materialize()
+        view = open_view(store, main_agents=self.main_agents, tz=self.tz)
+        if view is None:
+            raise StoreError(
+                f"the store {store} cannot answer: its zone is {snap.timezone}, not {self.tz}, "
+                "or its tables could not be brought up to date (an ingest holds it?)"
+            )
+        self._install_view(view, clear=True)
 
     def _enriched(self, events: pl.DataFrame) -> pl.DataFrame:
         return _narrow(enrich(events, main_agents=self.main_agents))
@@ -243,7 +276,18 @@ class LiveEvents:
         # included, at each refresh: seconds at 860,000 events); merged now and then
         if replace or events.n_chunks() > MAX_CHUNKS:
             events = events.rechunk()
-        self._snapshot = Snapshot(events, files, old.version + 1, times)
+        self._publish(Snapshot(events, files, old.version + 1, times))
+
+    def _install_view(self, view: StoredView, *, clear: bool) -> None:
+        if clear:  # the files were renamed: a kept text's (file, line) may be another line
+            self.texts.clear()
+            self.sessions.clear()
+        version = self._snapshot.version + 1
+        self._publish(Snapshot(pl.DataFrame(), view.files, version, view.last_times(), view))
+
+    def _publish(self, snapshot: Snapshot) -> None:
+        old = self._snapshot
+        self._snapshot = snapshot
         self._replaced[old.version] = time.monotonic()
         if len(self._replaced) > 4 * self.cache_size:
             for version in sorted(self._replaced)[: len(self._replaced) // 2]:
@@ -254,6 +298,8 @@ class LiveEvents:
     def refresh(self) -> int:
         """Read what was appended since the last refresh; returns how many events arrived."""
         with self._refresh_lock:
+            if self.store is not None:
+                return self._refresh_store(self.store)
             new = self._follower.refresh().events
             held = set(self._snapshot.files)
             # the source's files changed (the live file was rotated: its rows would keep the
@@ -266,31 +312,59 @@ class LiveEvents:
                 self._reload()
             else:
                 self._install(self._enriched(new), replace=False)
-            if self.is_store:
-                self._materialize()
             return new.height
+
+    def _refresh_store(self, store: Path) -> int:
+        """Ingest the new lines, bring the tables up to date, answer from the new state.
+
+        Also when the store holds events the current view has not (an ingest from cron, or
+        a refresh whose tables could not be made because that ingest held the store).
+        """
+        new = self._follower.refresh().events.height
+        listing = self._current_files()
+        changed = listing != self._listing
+        current = self._snapshot.view
+        if new == 0 and not changed and current is not None:
+            try:
+                if open_store(store).events == current.events:
+                    return 0
+            except StoreError:
+                return 0  # an ingest is committing: the next refresh decides
+        self._materialize()
+        view = open_view(store, main_agents=self.main_agents, tz=self.tz)
+        if view is None:  # not materialised this time (busy): the next refresh tries again
+            return 0
+        self._listing = listing
+        self._install_view(view, clear=changed)
+        return max(new, view.events - (current.events if current is not None else 0), 1)
+
+    def current_view(self) -> StoredView | None:
+        """The store's view as committed now (None: no store, or its tables are behind)."""
+        if self.store is None:
+            return None
+        return open_view(self.store, main_agents=self.main_agents, tz=self.tz)
 
     def _current_files(self) -> set[str]:
         """The files a fresh read of the source would name (as the ``file`` column does)."""
-        from a2a_lab.io import SourceError, StoreError, resolve_source
+        from a2a_lab.io import SourceError, resolve_source
 
         try:
-            if self.is_store:
-                return set(open_store(self.source).files()["file"].to_list())
+            if self.store is not None:
+                return set(open_store(self.store).files()["file"].to_list())
             return {str(path) for path in resolve_source(self.source)}
         except (SourceError, StoreError, OSError):
             # the source is briefly unreadable (a rotation in progress): no decision now
             return self._listing
 
     def _materialize(self) -> None:
-        """Keep the store's materialised columns current, as ``a2a-lab ingest`` does."""
-        from a2a_lab.io import StoreError
+        """Keep the store's materialised tables current, as ``a2a-lab ingest`` does."""
         from a2a_lab.materialize import materialize
 
+        assert self.store is not None
         try:
             # the conversations table is left to ingest: matching at every refresh would
             # delay the next one (serve answers work sessions and events only)
-            materialize(self.source, matched=False)
+            materialize(self.store, main_agents=self.main_agents, matched=False)
         except StoreError as exc:  # an ingest from cron holds the store: it materialises too
             print(f"a2a-lab serve: not materialised this time: {exc}", file=sys.stderr)
 

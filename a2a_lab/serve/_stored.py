@@ -1,0 +1,208 @@
+"""Answers from a history store's tables: the server never holds the whole event frame.
+
+``a2a-lab ingest`` (and each refresh of a server following its log into a store, see
+:class:`~a2a_lab.serve.LiveEvents`) materialises the narrow enriched columns and one row
+per work session (``a2a_lab.materialize``). :class:`StoredView` is one committed state of
+those tables: the sessions rows are held in memory (one row a session: kilobytes to a few
+MB), the enriched columns stay on disk as a lazy scan, so a query reads only the columns
+and rows it needs (projection and predicate pushdown).
+
+- ``/api/work-sessions`` without a role or type filter is answered from the sessions rows
+  (:func:`a2a_lab.sessions.sessions_from_aggregates`: the clock, overrides, order and
+  filters on the rows alone, then the threads of the page's sessions from their events);
+  a role or type filter changes which events make a session, so it runs the sessions
+  query on the enriched columns (lazily: the narrow columns only).
+- ``/api/events`` filters the enriched columns lazily and gathers the kept rows.
+- The event objects of a body are written from the original lines (``raw``), read from the
+  store's event parts for the rows a body needs only.
+
+The tables an update rewrites (the sessions table is replaced at every refresh) may be
+deleted while a request still reads an older state: the sessions rows are therefore read
+into memory when the view is made; the enriched and event parts are only ever added to by
+an append (a rebuild replaces them: a request that then fails is retried on the new view
+by the caller).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from dataclasses import dataclass
+from typing import Any
+
+import polars as pl
+
+from a2a_lab.io import StoreSnapshot
+from a2a_lab.materialize import sessions_query_source
+from a2a_lab.sessions import (
+    EventsResult,
+    SessionQuery,
+    WorkSessionsResult,
+    events_query,
+    sessions_from_aggregates,
+    work_sessions,
+)
+
+#: The store table :mod:`a2a_lab.materialize` keeps the work sessions' rows in (it does not
+#: export the name; :func:`open_view` finds no table, and answers None, if it changes).
+SESSIONS_TABLE = "work_sessions"
+
+#: The columns of an enriched row the event objects are written from (``raw`` added).
+ROW_COLUMNS = (
+    "file",
+    "line",
+    "category_version",
+    "event_role",
+    "from_session_type",
+    "to_session_type",
+    "collab_category",
+    "collab_sub_tags",
+    "category_confidence",
+    "category_source",
+    "type",
+    "agent_id",
+    "ts",
+    "timestamp_ms",
+    "timestamp",
+    "status",
+    "data",
+)
+
+
+#: The columns ``GET /api/events`` filters and orders by.
+EVENT_FILTER_COLUMNS = ("file", "line", "event_ms", "event_role", "type", "collab_category")
+
+
+@dataclass(frozen=True)
+class StoredView:
+    """One committed state of a store's materialised tables, as a server reads them.
+
+    Attributes
+    ----------
+    snap
+        The store's verified state.
+    enriched
+        The materialised enriched columns in the loader's reading order (lazy: on disk).
+    rows
+        The sessions table's rows with ``_fr``, the reading rank of each session's first
+        event's file (as :func:`a2a_lab.materialize.stored_work_sessions` joins it).
+    files
+        The store's files in reading order.
+    """
+
+    snap: StoreSnapshot
+    enriched: pl.LazyFrame
+    rows: pl.DataFrame
+    files: list[str]
+
+    @property
+    def events(self) -> int:
+        """Events the store holds."""
+        return self.snap.events
+
+    def last_times(self) -> pl.Series:
+        """Every session's last event time (ms), sorted: the only instants at which a
+        session of the whole log may turn ARCHIVED (its ``last`` plus the window)."""
+        return self.rows.get_column("_last_ms").cast(pl.Float64).drop_nulls().sort()
+
+
+def open_view(
+    store: str | os.PathLike[str], *, main_agents: Any = None, tz: str | None = None
+) -> StoredView | None:
+    """The store's current view, or None when its tables do not answer for these options
+    (not materialised for these main agents, another zone than ``tz``, behind its events)."""
+    found = sessions_query_source(store, main_agents=main_agents, tz=tz)
+    if found is None:
+        return None
+    snap, enriched = found
+    table = snap.scan_table(SESSIONS_TABLE)
+    if table is None:
+        return None
+    names = snap.files()
+    ranks = names.select(pl.col("file").alias("_first_file"), pl.col("_rank").alias("_fr"))
+    rows = table.collect().join(ranks, on="_first_file", how="left")
+    return StoredView(snap, enriched, rows, names.get_column("file").to_list())
+
+
+def stored_sessions(
+    view: StoredView, query: SessionQuery, now_ms: float, overrides: Any
+) -> tuple[WorkSessionsResult, bool]:
+    """The sessions query on the store's events, and whether the sessions rows answered it
+    (False: a role or type filter, run on the enriched columns).
+
+    The result is that of :func:`a2a_lab.sessions.work_sessions` on every stored event
+    (``tests/serve/test_serve_store.py`` checks the bodies byte for byte).
+    """
+    try:
+        with pl.Config(engine_affinity="streaming"):
+            result = sessions_from_aggregates(
+                view.rows, view.enriched, query, now=now_ms, overrides=overrides
+            )
+        return result, True
+    except ValueError:  # a filter that changes which events make a session
+        result = work_sessions(view.enriched, query, now=now_ms, overrides=overrides)
+        return result, False
+
+
+def event_times(view: StoredView) -> pl.Series:
+    """Every stored event's time (ms), sorted, nulls dropped."""
+    return (
+        view.enriched.select(pl.col("event_ms").cast(pl.Float64))
+        .drop_nulls()
+        .sort("event_ms")
+        .collect()
+        .to_series()
+    )
+
+
+def stored_rows(view: StoredView, keys: pl.DataFrame) -> pl.DataFrame:
+    """The enriched rows at ``keys`` (``file, line``), in that order, with their ``raw`` line.
+
+    Only the rows asked for are gathered: the predicates (the keys' files and lines) reach
+    the Parquet reader, and the original lines come from the store's event parts.
+    """
+    keys = keys.select("file", "line")
+    if keys.height == 0:
+        return pl.DataFrame(schema=view.enriched.select(ROW_COLUMNS).collect_schema()).with_columns(
+            pl.lit(None, pl.String).alias("raw")
+        )
+    lines = keys.get_column("line").unique().implode()
+    sources = (
+        view.snap.files()
+        .join(keys.select("file").unique(), on="file", how="semi")
+        .get_column("source")
+    )
+    raw = (
+        view.snap.scan_events()
+        .filter(pl.col("source").is_in(sources.implode()) & pl.col("line").is_in(lines))
+        .select("file", "line", "raw")
+    )
+    enriched = view.enriched.filter(
+        pl.col("line").is_in(lines)
+        & pl.col("file").is_in(keys.get_column("file").unique().implode())
+    ).select(ROW_COLUMNS)
+    return (
+        keys.lazy()
+        .with_row_index("_order")
+        .join(enriched, on=["file", "line"], how="left")
+        .join(raw, on=["file", "line"], how="left")
+        .sort("_order")
+        .drop("_order")
+        .collect()
+    )
+
+
+def stored_events(view: StoredView, params: dict[str, str]) -> EventsResult:
+    """``GET /api/events`` on the store's events (the kept rows with their original lines)."""
+    # the filters read these columns only; the kept rows are gathered with their lines after
+    narrow = view.enriched.select(EVENT_FILTER_COLUMNS)
+    result = events_query(
+        narrow,
+        since=params.get("since"),
+        role=params.get("role"),
+        types=params.get("type"),
+        view_category=params.get("viewCategory"),
+        limit=params.get("limit"),
+        files=view.files,
+    )
+    return dataclasses.replace(result, events=stored_rows(view, result.events))
