@@ -42,7 +42,7 @@ from a2a_lab.io import (
     rotation_key,
 )
 from a2a_lab.serve._bodies import Body, EventTexts, SessionTexts
-from a2a_lab.serve._stored import StoredView, open_view
+from a2a_lab.serve._stored import StoredView, open_view, with_tail
 
 #: The ``data`` fields the handlers read after enrichment (sessions §7-§8); the page's
 #: event objects are written from ``raw``, the original line.
@@ -181,6 +181,10 @@ class LiveEvents:
         As for :func:`a2a_lab.enrich` (None: the rule set's default).
     cache_size
         How many response bodies to keep (least recently used dropped first).
+    tail_rows, tail_s
+        From a store: the store's tables are brought up to date once this many events
+        were ingested since they were, or this many seconds after the first of them (each
+        refresh answers from the tables and the events since, held in memory).
     texts, sessions
         The event object and session texts kept for the work-session bodies.
     """
@@ -190,6 +194,8 @@ class LiveEvents:
     tz: str | None = None
     main_agents: frozenset[str] | None = None
     cache_size: int = 64
+    tail_rows: int = 100_000
+    tail_s: float = 900.0
     texts: EventTexts = field(default_factory=EventTexts, repr=False)
     sessions: SessionTexts = field(default_factory=SessionTexts, repr=False)
     _follower: LogFollower = field(init=False, repr=False)
@@ -209,6 +215,7 @@ class LiveEvents:
     _replaced: dict[int, float] = field(default_factory=dict, repr=False)
     _background: set[Any] = field(default_factory=set, repr=False)
     _listing: set[str] = field(default_factory=set, repr=False)
+    _tail_since: float = field(default=0.0, repr=False)
     # the queries asked for lately: how to make each one's job, and when it was last asked
     _watched: OrderedDict[Any, tuple[Callable[[], BodyJob], float]] = field(
         default_factory=OrderedDict, repr=False
@@ -315,28 +322,43 @@ class LiveEvents:
             return new.height
 
     def _refresh_store(self, store: Path) -> int:
-        """Ingest the new lines, bring the tables up to date, answer from the new state.
+        """Ingest the new lines and answer from the tables and those lines at once.
 
-        Also when the store holds events the current view has not (an ingest from cron, or
-        a refresh whose tables could not be made because that ingest held the store).
+        The new lines are enriched here and held as the view's tail, and the sessions
+        they touch are made again from their events (:func:`with_tail`): visible within a
+        refresh. The store's tables are brought up to date (:meth:`_materialize`, which
+        holds the store's lock: the next ingest waits for it) when the tail reaches
+        :attr:`tail_rows` events or :attr:`tail_s` seconds, when the files were renamed
+        (a rotation), or when the store holds events the server has not read (an ingest
+        from cron); the view then starts again from the tables, with an empty tail.
         """
-        new = self._follower.refresh().events.height
+        new = self._follower.refresh().events
         listing = self._current_files()
         changed = listing != self._listing
         current = self._snapshot.view
-        if new == 0 and not changed and current is not None:
-            try:
-                if open_store(store).events == current.events:
-                    return 0
-            except StoreError:
-                return 0  # an ingest is committing: the next refresh decides
-        self._materialize()
-        view = open_view(store, main_agents=self.main_agents, tz=self.tz)
-        if view is None:  # not materialised this time (busy): the next refresh tries again
+        assert current is not None
+        try:
+            snap = open_store(store)
+        except StoreError:
+            return 0  # an ingest is committing: the next refresh decides
+        outside = snap.events != current.events + new.height
+        due = current.tail.height + new.height >= self.tail_rows or (
+            current.tail.height > 0 and time.monotonic() - self._tail_since >= self.tail_s
+        )
+        if changed or outside or due:
+            self._materialize()
+            view = open_view(store, main_agents=self.main_agents, tz=self.tz)
+            if view is None:  # not materialised this time (busy): the next refresh tries again
+                return 0
+            self._listing = listing
+            self._install_view(view, clear=changed)
+            return max(view.events - current.events, 1)
+        if new.height == 0:
             return 0
-        self._listing = listing
-        self._install_view(view, clear=changed)
-        return max(new, view.events - (current.events if current is not None else 0), 1)
+        if current.tail.height == 0:
+            self._tail_since = time.monotonic()
+        self._install_view(with_tail(current, self._enriched(new), snap.files()), clear=False)
+        return new.height
 
     def current_view(self) -> StoredView | None:
         """The store's view as committed now (None: no store, or its tables are behind)."""

@@ -33,12 +33,14 @@ from typing import Any
 import polars as pl
 
 from a2a_lab.io import StoreSnapshot
-from a2a_lab.materialize import sessions_query_source
+from a2a_lab.materialize import ENRICHED_TABLE, sessions_query_source
 from a2a_lab.sessions import (
     EventsResult,
     SessionQuery,
     WorkSessionsResult,
     events_query,
+    session_aggregates,
+    session_id_expr,
     sessions_from_aggregates,
     work_sessions,
 )
@@ -75,30 +77,44 @@ EVENT_FILTER_COLUMNS = ("file", "line", "event_ms", "event_role", "type", "colla
 
 @dataclass(frozen=True)
 class StoredView:
-    """One committed state of a store's materialised tables, as a server reads them.
+    """One committed state of a store's materialised tables, and the events ingested since.
 
     Attributes
     ----------
     snap
         The store's verified state.
-    enriched
+    stored
         The materialised enriched columns in the loader's reading order (lazy: on disk).
     rows
-        The sessions table's rows with ``_fr``, the reading rank of each session's first
-        event's file (as :func:`a2a_lab.materialize.stored_work_sessions` joins it).
+        One row per work session (the sessions table's columns with ``_fr``, the reading
+        rank of each session's first event's file), the sessions the ``tail`` touches made
+        again from their events.
     files
         The store's files in reading order.
+    tail
+        The enriched events ingested after the tables were made (the stored columns, in
+        reading order after every stored event), empty when the tables are current.
     """
 
     snap: StoreSnapshot
-    enriched: pl.LazyFrame
+    stored: pl.LazyFrame
     rows: pl.DataFrame
     files: list[str]
+    tail: pl.DataFrame
 
     @property
     def events(self) -> int:
-        """Events the store holds."""
-        return self.snap.events
+        """Events the server answers from."""
+        return self.snap.events + self.tail.height
+
+    @property
+    def enriched(self) -> pl.LazyFrame:
+        """Every event's enriched columns in reading order: the stored ones, then the tail."""
+        if self.tail.height == 0:
+            return self.stored
+        schema = self.stored.collect_schema()
+        tail = self.tail.lazy().select([pl.col(c).cast(t) for c, t in schema.items()])
+        return pl.concat([self.stored, tail])
 
     def last_times(self) -> pl.Series:
         """Every session's last event time (ms), sorted: the only instants at which a
@@ -119,9 +135,45 @@ def open_view(
     if table is None:
         return None
     names = snap.files()
-    ranks = names.select(pl.col("file").alias("_first_file"), pl.col("_rank").alias("_fr"))
-    rows = table.collect().join(ranks, on="_first_file", how="left")
-    return StoredView(snap, enriched, rows, names.get_column("file").to_list())
+    rows = table.collect().join(_first_ranks(names), on="_first_file", how="left")
+    tail = pl.DataFrame(schema={"raw": pl.String, **enriched.collect_schema()})
+    return StoredView(snap, enriched, rows, names.get_column("file").to_list(), tail)
+
+
+def _first_ranks(names: pl.DataFrame) -> pl.DataFrame:
+    return names.select(pl.col("file").alias("_first_file"), pl.col("_rank").alias("_fr"))
+
+
+def with_tail(view: StoredView, new: pl.DataFrame, names: pl.DataFrame) -> StoredView:
+    """``view`` with the enriched events ``new`` (appended to files already read) added.
+
+    The sessions the new events belong to are made again, with
+    :func:`a2a_lab.sessions.session_aggregates`, from all their events (the stored ones
+    are read by session id: the predicate reaches the reader); the others keep their rows.
+    ``names`` is the store's files now (:meth:`StoreSnapshot.files`).
+    """
+    tail = pl.concat([view.tail, new.select(view.tail.columns)], how="vertical_relaxed")
+    grown = dataclasses.replace(view, tail=tail)
+    touched = (
+        new.lazy()
+        .select(session_id_expr().alias("id"))
+        .drop_nulls()
+        .unique()
+        .collect()
+        .get_column("id")
+    )
+    if touched.len() == 0:
+        return grown
+    mine = session_id_expr().is_in(touched.implode())
+    fresh = session_aggregates(grown.enriched.filter(mine))
+    rows = pl.concat(
+        [
+            view.rows.filter(~pl.col("work_session_id").is_in(touched.implode())),
+            fresh.join(_first_ranks(names), on="_first_file", how="left"),
+        ],
+        how="vertical_relaxed",
+    )
+    return dataclasses.replace(grown, rows=rows)
 
 
 def stored_sessions(
@@ -145,7 +197,7 @@ def stored_sessions(
 
 
 def event_times(view: StoredView) -> pl.Series:
-    """Every stored event's time (ms), sorted, nulls dropped."""
+    """Every event's time (ms), sorted, nulls dropped."""
     return (
         view.enriched.select(pl.col("event_ms").cast(pl.Float64))
         .drop_nulls()
@@ -158,38 +210,24 @@ def event_times(view: StoredView) -> pl.Series:
 def stored_rows(view: StoredView, keys: pl.DataFrame) -> pl.DataFrame:
     """The enriched rows at ``keys`` (``file, line``), in that order, with their ``raw`` line.
 
-    Only the rows asked for are gathered: the predicates (the keys' files and lines) reach
-    the Parquet reader, and the original lines come from the store's event parts.
+    Only the rows asked for are gathered: the predicates (the keys' lines) reach the
+    Parquet reader of the enriched table, which keeps the original lines; the tail's rows
+    come from memory.
     """
-    keys = keys.select("file", "line")
-    if keys.height == 0:
-        return pl.DataFrame(schema=view.enriched.select(ROW_COLUMNS).collect_schema()).with_columns(
-            pl.lit(None, pl.String).alias("raw")
-        )
-    lines = keys.get_column("line").unique().implode()
-    sources = (
-        view.snap.files()
-        .join(keys.select("file").unique(), on="file", how="semi")
-        .get_column("source")
-    )
-    raw = (
-        view.snap.scan_events()
-        .filter(pl.col("source").is_in(sources.implode()) & pl.col("line").is_in(lines))
-        .select("file", "line", "raw")
-    )
-    enriched = view.enriched.filter(
-        pl.col("line").is_in(lines)
-        & pl.col("file").is_in(keys.get_column("file").unique().implode())
-    ).select(ROW_COLUMNS)
-    return (
-        keys.lazy()
-        .with_row_index("_order")
-        .join(enriched, on=["file", "line"], how="left")
-        .join(raw, on=["file", "line"], how="left")
-        .sort("_order")
-        .drop("_order")
-        .collect()
-    )
+    columns = [*ROW_COLUMNS, "raw"]
+    order = keys.select("file", "line").with_row_index("_order")
+    from_tail = order.join(view.tail.select(columns), on=["file", "line"], how="inner")
+    rest = order.join(from_tail.select("file", "line"), on=["file", "line"], how="anti")
+    table = view.snap.scan_table(ENRICHED_TABLE)
+    parts = [from_tail]
+    if rest.height and table is not None:
+        wanted = view.snap.named(
+            table.filter(pl.col("line").is_in(rest.get_column("line").unique().implode()))
+        ).select(columns)
+        parts.append(rest.lazy().join(wanted, on=["file", "line"], how="left").collect())
+    schema = pl.Schema({"_order": pl.UInt32(), **view.tail.select(columns).schema})
+    found = pl.concat([p.select([pl.col(c).cast(t) for c, t in schema.items()]) for p in parts])
+    return found.sort("_order").drop("_order")
 
 
 def stored_events(view: StoredView, params: dict[str, str]) -> EventsResult:
