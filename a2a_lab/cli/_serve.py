@@ -106,7 +106,9 @@ def run(args: argparse.Namespace) -> int:
     with contextlib.ExitStack() as stack:
         store = _store_of(args, source, stack)
         try:
-            live = LiveEvents(source, store=store, tz=cli_tz(args), main_agents=main_agents(args))
+            live = LiveEvents(
+                source, store=store, tz=cli_tz(args), main_agents=main_agents(args), in_child=True
+            )
         except (SourceError, StoreError) as exc:
             raise CliError(str(exc)) from None
         except OSError as exc:

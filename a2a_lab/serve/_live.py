@@ -21,11 +21,13 @@ and the file order ``GET /api/events`` sorts by would be wrong.
 from __future__ import annotations
 
 import gc
+import multiprocessing
 import sys
 import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Collection
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -136,6 +138,20 @@ def _file_order(names: Collection[str]) -> list[str]:
     return sorted(names, key=lambda name: (str(Path(name).parent), rotation_key(Path(name))))
 
 
+def _first_ingest(logdir: Path, store: Path, tz: str) -> None:
+    """Ingest a log directory into a new store (:meth:`LiveEvents._run` may run it in a child)."""
+    ingest(logdir, store, tz=tz, progress=False)
+
+
+def _materialize_store(store: Path, main_agents: frozenset[str] | None) -> None:
+    """Bring a store's tables up to date as ``a2a-lab ingest`` does, but for the matched
+    tables: matching at every update would delay the next (serve answers work sessions and
+    events only); the next ``a2a-lab ingest`` or a query of them makes them."""
+    from a2a_lab.materialize import materialize
+
+    materialize(store, main_agents=main_agents, matched=False)
+
+
 @dataclass(frozen=True)
 class BodyJob:
     """A body to make: its cache key, the snapshot and clock it is made at, and how."""
@@ -185,6 +201,9 @@ class LiveEvents:
         From a store: the store's tables are brought up to date once this many events
         were ingested since they were, or this many seconds after the first of them (each
         refresh answers from the tables and the events since, held in memory).
+    in_child
+        Run the first ingest of a new store and each update of its tables in a child
+        process (``a2a-lab serve`` does: the server's own peak memory stays that of serving).
     texts, sessions
         The event object and session texts kept for the work-session bodies.
     """
@@ -196,6 +215,7 @@ class LiveEvents:
     cache_size: int = 64
     tail_rows: int = 100_000
     tail_s: float = 900.0
+    in_child: bool = False
     texts: EventTexts = field(default_factory=EventTexts, repr=False)
     sessions: SessionTexts = field(default_factory=SessionTexts, repr=False)
     _follower: LogFollower = field(init=False, repr=False)
@@ -253,8 +273,9 @@ class LiveEvents:
 
     def _start_store(self, store: Path) -> None:
         """Follow the log into ``store`` (created by a first ingest of a log directory)."""
-        if not is_store(store):
-            ingest(self.source, store, tz=self.tz or "UTC", progress=False)
+        first = None if is_store(store) else self.source
+        if first is not None:
+            self._run(_first_ingest, first, store, self.tz or "UTC")
         snap = open_store(store)
         self._follower = LogFollower(snap.logdir, tz=self.tz or snap.timezone, store=store)
         self._follower.refresh()  # lines written since the last ingest
@@ -380,15 +401,22 @@ class LiveEvents:
 
     def _materialize(self) -> None:
         """Keep the store's materialised tables current, as ``a2a-lab ingest`` does."""
-        from a2a_lab.materialize import materialize
-
         assert self.store is not None
         try:
-            # the conversations table is left to ingest: matching at every refresh would
-            # delay the next one (serve answers work sessions and events only)
-            materialize(self.store, main_agents=self.main_agents, matched=False)
+            self._run(_materialize_store, self.store, self.main_agents)
         except StoreError as exc:  # an ingest from cron holds the store: it materialises too
             print(f"a2a-lab serve: not materialised this time: {exc}", file=sys.stderr)
+
+    def _run(self, work: Callable[..., None], *args: Any) -> None:
+        """``work(*args)``, in a child process with :attr:`in_child` (its exceptions raised
+        here): the memory an ingest or a rebuild of the tables takes for a while goes back
+        to the system when the child ends, instead of staying in the server's heap."""
+        if not self.in_child:
+            work(*args)
+            return
+        context = multiprocessing.get_context("spawn")  # no fork of a threaded server
+        with ProcessPoolExecutor(max_workers=1, mp_context=context) as pool:
+            pool.submit(work, *args).result()
 
     def cached(
         self,

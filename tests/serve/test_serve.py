@@ -336,7 +336,8 @@ def test_a_store_source_serves_what_its_log_serves(tmp_path: Path) -> None:
         fh.write(
             b'{"type":"a2a.send","ts":1771302796261,"data":{"fromAgent":"main","toAgent":"x"}}\n'
         )
-    from_store = LiveEvents(tmp_path / "store")  # the new line is ingested at start
+    # the new line is ingested at start, the tables made again in a child process
+    from_store = LiveEvents(tmp_path / "store", in_child=True)
     from_log = LiveEvents(logdir)
     assert from_store.snapshot.view is not None and from_log.snapshot.view is None
     assert from_store.snapshot.event_count == from_log.snapshot.events.height == 1717
