@@ -354,14 +354,14 @@ class LiveEvents:
         from cron); the view then starts again from the tables, with an empty tail.
         """
         new = self._follower.refresh().events
-        listing = self._current_files()
-        changed = listing != self._listing
         current = self._snapshot.view
         assert current is not None
         try:
             snap = open_store(store)
         except StoreError:
             return 0  # an ingest is committing: the next refresh decides
+        listing = set(snap.files().get_column("file").to_list())
+        changed = listing != self._listing
         outside = snap.events != current.events + new.height
         due = current.tail.height + new.height >= self.tail_rows or (
             current.tail.height > 0 and time.monotonic() - self._tail_since >= self.tail_s

@@ -26,15 +26,18 @@ by the caller).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
+import threading
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import polars as pl
 
 from a2a_lab.io import StoreSnapshot
 from a2a_lab.materialize import ENRICHED_TABLE, sessions_query_source
 from a2a_lab.sessions import (
+    AGGREGATE_COLUMNS,
     EventsResult,
     SessionQuery,
     WorkSessionsResult,
@@ -75,6 +78,51 @@ ROW_COLUMNS = (
 EVENT_FILTER_COLUMNS = ("file", "line", "event_ms", "event_role", "type", "collab_category")
 
 
+class SessionEvents:
+    """The stored events of the sessions appended lines touched lately, by session id.
+
+    A live log appends to the same few sessions again and again: their stored events are
+    read from the enriched table once (a scan of the whole table by session id) and kept,
+    so the next append re-makes those sessions from memory. At most ``budget_rows`` events
+    are kept (least recently used sessions dropped first); one instance serves one state of
+    the tables (a view made again from them starts a new one).
+    """
+
+    def __init__(self, budget_rows: int = 300_000) -> None:
+        self.budget_rows = budget_rows
+        self._kept: dict[str, pl.DataFrame] = {}
+        self._lock = threading.Lock()
+
+    def of(self, ids: list[str], stored: pl.LazyFrame) -> pl.DataFrame:
+        """The stored events of sessions ``ids`` (:data:`AGGREGATE_COLUMNS`), each in
+        reading order, session after session."""
+        with self._lock:
+            kept = {i: self._kept.pop(i) for i in ids if i in self._kept}
+        missing = [i for i in ids if i not in kept]
+        if missing:
+            found = (
+                stored.filter(
+                    session_id_expr().is_in(pl.Series(missing, dtype=pl.String).implode())
+                )
+                .select(*AGGREGATE_COLUMNS, session_id_expr().alias("_id"))
+                .collect()
+            )
+            parts = found.partition_by("_id", as_dict=True, include_key=False)
+            empty = found.clear().drop("_id")
+            kept.update({i: parts.get((i,), empty) for i in missing})
+        with self._lock:
+            self._kept.update(kept)  # the most recently used last
+            total = sum(frame.height for frame in self._kept.values())
+            while total > self.budget_rows and self._kept:
+                total -= self._kept.pop(next(iter(self._kept))).height
+        return pl.concat([kept[i] for i in ids]) if ids else found_empty(stored)
+
+
+def found_empty(stored: pl.LazyFrame) -> pl.DataFrame:
+    """No events, with the columns :meth:`SessionEvents.of` gives."""
+    return pl.DataFrame(schema=stored.select(AGGREGATE_COLUMNS).collect_schema())
+
+
 @dataclass(frozen=True)
 class StoredView:
     """One committed state of a store's materialised tables, and the events ingested since.
@@ -85,22 +133,28 @@ class StoredView:
         The store's verified state.
     stored
         The materialised enriched columns in the loader's reading order (lazy: on disk).
-    rows
-        One row per work session (the sessions table's columns with ``_fr``, the reading
-        rank of each session's first event's file), the sessions the ``tail`` touches made
-        again from their events.
-    files
-        The store's files in reading order.
+    table_rows
+        The sessions table's rows with ``_fr``, the reading rank of each session's first
+        event's file (as :func:`a2a_lab.materialize.stored_work_sessions` joins it).
+    files, names
+        The store's files in reading order, and its :meth:`StoreSnapshot.files` frame.
     tail
-        The enriched events ingested after the tables were made (the stored columns, in
-        reading order after every stored event), empty when the tables are current.
+        The enriched events ingested after the tables were made (the stored columns and
+        ``raw``, in reading order after every stored event), empty when they are current.
+    touched
+        The work sessions the tail's events belong to.
+    memo
+        The stored events of sessions touched lately (:class:`SessionEvents`).
     """
 
     snap: StoreSnapshot
     stored: pl.LazyFrame
-    rows: pl.DataFrame
+    table_rows: pl.DataFrame
     files: list[str]
+    names: pl.DataFrame
     tail: pl.DataFrame
+    touched: frozenset[str] = frozenset()
+    memo: SessionEvents = dataclasses.field(default_factory=SessionEvents, compare=False)
 
     @property
     def events(self) -> int:
@@ -112,14 +166,52 @@ class StoredView:
         """Every event's enriched columns in reading order: the stored ones, then the tail."""
         if self.tail.height == 0:
             return self.stored
-        schema = self.stored.collect_schema()
-        tail = self.tail.lazy().select([pl.col(c).cast(t) for c, t in schema.items()])
-        return pl.concat([self.stored, tail])
+        return pl.concat([self.stored, _as(self.tail.lazy(), self.stored.collect_schema())])
+
+    @functools.cached_property
+    def rows(self) -> pl.DataFrame:
+        """One row per work session: the table's, those of the sessions the tail touched
+        made again from all their events (made when first asked, then kept)."""
+        if not self.touched:
+            return self.table_rows
+        ids = sorted(self.touched)
+        wanted = pl.Series(ids, dtype=pl.String).implode()
+        tail = _as(self.tail.lazy(), self.stored.collect_schema()).filter(
+            session_id_expr().is_in(wanted)
+        )
+        events = pl.concat([self.memo.of(ids, self.stored).lazy(), tail.select(AGGREGATE_COLUMNS)])
+        fresh = session_aggregates(events)
+        return pl.concat(
+            [
+                self.table_rows.filter(~pl.col("work_session_id").is_in(wanted)),
+                fresh.join(_first_ranks(self.names), on="_first_file", how="left"),
+            ],
+            how="vertical_relaxed",
+        )
 
     def last_times(self) -> pl.Series:
-        """Every session's last event time (ms), sorted: the only instants at which a
-        session of the whole log may turn ARCHIVED (its ``last`` plus the window)."""
-        return self.rows.get_column("_last_ms").cast(pl.Float64).drop_nulls().sort()
+        """Instants at which a session may turn ARCHIVED, less the window, sorted: every
+        session's last event time in the tables, and every tail event's time (a superset
+        of the sessions' last times: a cached body's validity ends no later than it must).
+        """
+        return (
+            pl.concat(
+                [
+                    self.table_rows.get_column("_last_ms").cast(pl.Float64),
+                    self.tail.get_column("event_ms").cast(pl.Float64),
+                ]
+            )
+            .drop_nulls()
+            .sort()
+        )
+
+
+Frame = TypeVar("Frame", pl.DataFrame, pl.LazyFrame)
+
+
+def _as(frame: Frame, schema: pl.Schema) -> Frame:
+    """``frame``'s columns of ``schema``, in its order and of its types."""
+    return frame.select([pl.col(c).cast(t) for c, t in schema.items()])
 
 
 def open_view(
@@ -137,7 +229,7 @@ def open_view(
     names = snap.files()
     rows = table.collect().join(_first_ranks(names), on="_first_file", how="left")
     tail = pl.DataFrame(schema={"raw": pl.String, **enriched.collect_schema()})
-    return StoredView(snap, enriched, rows, names.get_column("file").to_list(), tail)
+    return StoredView(snap, enriched, rows, names.get_column("file").to_list(), names, tail)
 
 
 def _first_ranks(names: pl.DataFrame) -> pl.DataFrame:
@@ -147,13 +239,10 @@ def _first_ranks(names: pl.DataFrame) -> pl.DataFrame:
 def with_tail(view: StoredView, new: pl.DataFrame, names: pl.DataFrame) -> StoredView:
     """``view`` with the enriched events ``new`` (appended to files already read) added.
 
-    The sessions the new events belong to are made again, with
-    :func:`a2a_lab.sessions.session_aggregates`, from all their events (the stored ones
-    are read by session id: the predicate reaches the reader); the others keep their rows.
+    The sessions the new events belong to are made again, from all their events, when the
+    new view's :attr:`~StoredView.rows` are first asked for; the others keep their rows.
     ``names`` is the store's files now (:meth:`StoreSnapshot.files`).
     """
-    tail = pl.concat([view.tail, new.select(view.tail.columns)], how="vertical_relaxed")
-    grown = dataclasses.replace(view, tail=tail)
     touched = (
         new.lazy()
         .select(session_id_expr().alias("id"))
@@ -161,19 +250,14 @@ def with_tail(view: StoredView, new: pl.DataFrame, names: pl.DataFrame) -> Store
         .unique()
         .collect()
         .get_column("id")
+        .to_list()
     )
-    if touched.len() == 0:
-        return grown
-    mine = session_id_expr().is_in(touched.implode())
-    fresh = session_aggregates(grown.enriched.filter(mine))
-    rows = pl.concat(
-        [
-            view.rows.filter(~pl.col("work_session_id").is_in(touched.implode())),
-            fresh.join(_first_ranks(names), on="_first_file", how="left"),
-        ],
-        how="vertical_relaxed",
+    return dataclasses.replace(
+        view,
+        tail=pl.concat([view.tail, new.select(view.tail.columns)], how="vertical_relaxed"),
+        touched=view.touched | frozenset(touched),
+        names=names,
     )
-    return dataclasses.replace(grown, rows=rows)
 
 
 def stored_sessions(
@@ -226,14 +310,20 @@ def stored_rows(view: StoredView, keys: pl.DataFrame) -> pl.DataFrame:
         ).select(columns)
         parts.append(rest.lazy().join(wanted, on=["file", "line"], how="left").collect())
     schema = pl.Schema({"_order": pl.UInt32(), **view.tail.select(columns).schema})
-    found = pl.concat([p.select([pl.col(c).cast(t) for c, t in schema.items()]) for p in parts])
+    found = pl.concat([_as(p, schema) for p in parts])
     return found.sort("_order").drop("_order")
 
 
 def stored_events(view: StoredView, params: dict[str, str]) -> EventsResult:
     """``GET /api/events`` on the store's events (the kept rows with their original lines)."""
-    # the filters read these columns only; the kept rows are gathered with their lines after
-    narrow = view.enriched.select(EVENT_FILTER_COLUMNS)
+    # the filters read these columns only; the kept rows are gathered with their lines
+    # after, by their keys. The stored rows are read as they lie (the query sorts what it
+    # keeps by file rank and line itself: a sort of every row first would cost as much)
+    table = view.snap.scan_table(ENRICHED_TABLE)
+    assert table is not None
+    stored = view.snap.named(table).select(EVENT_FILTER_COLUMNS)
+    tail = view.tail.lazy().select([pl.col(c).cast(t) for c, t in stored.collect_schema().items()])
+    narrow = pl.concat([stored, tail]) if view.tail.height else stored
     result = events_query(
         narrow,
         since=params.get("since"),
