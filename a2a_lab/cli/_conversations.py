@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -119,21 +118,16 @@ def run_conversations(args: argparse.Namespace) -> int:
     if args.format == "json":
         import polars.selectors as cs
 
+        from a2a_lab.cli._json_rows import json_rows
         from a2a_lab.time import format_time
 
         utc = conv.with_columns(cs.datetime().dt.convert_time_zone("UTC"))
         utc = utc.with_columns(
             format_time(pl.col(c), _JSON_TIME_FORMAT) for c in utc.select(cs.datetime()).columns
         )
-        # json.dumps (the C encoder) of 20,000 rows at a time: the same text as json.dump of
-        # all the rows (which encodes in Python), 2.4 × faster, without the whole text held
-        sys.stdout.write("[")
-        for start in range(0, utc.height, _JSON_ROWS):
-            if start:
-                sys.stdout.write(", ")
-            text = json.dumps(utc.slice(start, _JSON_ROWS).to_dicts(), ensure_ascii=False)
-            sys.stdout.write(text[1:-1])
-        sys.stdout.write("]\n")
+        # json.dumps's text of the rows, encoded by Polars 20,000 rows at a time
+        sys.stdout.writelines(json_rows(utc, _JSON_ROWS))
+        sys.stdout.write("\n")
     else:
         shown = conv.select(TABLE_COLUMNS).with_columns(
             pl.col("start_time").dt.convert_time_zone(tz),
