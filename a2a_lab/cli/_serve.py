@@ -157,5 +157,13 @@ def _serve(args: argparse.Namespace, live: LiveEvents, overrides: Path | None, s
         file=sys.stderr,
     )
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False))
-    server.run(sockets=[sock])
+    try:
+        server.run(sockets=[sock])
+    finally:
+        live.close()
+    if live.worker_peak_mb:
+        print(
+            f"a2a-lab serve: the worker's peak memory was {live.worker_peak_mb:.0f} MB",
+            file=sys.stderr,
+        )
     return 0

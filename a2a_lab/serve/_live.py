@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import gc
 import multiprocessing
+import os
 import sys
 import threading
 import time
@@ -30,7 +31,7 @@ from collections.abc import Callable, Collection
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import polars as pl
 
@@ -138,6 +139,29 @@ def _file_order(names: Collection[str]) -> list[str]:
     return sorted(names, key=lambda name: (str(Path(name).parent), rotation_key(Path(name))))
 
 
+#: The worker process is replaced after a task that took it past this peak (MB).
+WORKER_RECYCLE_MB = 400.0
+#: With a worker, the log directory is ingested when a file changed, and at least this often.
+FULL_CHECK_S = 5.0
+
+T = TypeVar("T")
+
+
+def _measured(work: Callable[..., T], *args: Any) -> tuple[T, float]:
+    """``work(*args)`` and this process's peak resident memory so far (MB)."""
+    result = work(*args)
+    peak = 0.0
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            peak = int(line.split()[1]) / 1024
+    return result, peak
+
+
+def _ingest_events(logdir: Path, store: Path, tz: str) -> pl.DataFrame:
+    """Ingest a log directory's new lines into a store; the new events."""
+    return LogFollower(logdir, tz=tz, store=store).refresh().events
+
+
 def _first_ingest(logdir: Path, store: Path, tz: str) -> None:
     """Ingest a log directory into a new store (:meth:`LiveEvents._run` may run it in a child)."""
     ingest(logdir, store, tz=tz, progress=False)
@@ -202,8 +226,9 @@ class LiveEvents:
         were ingested since they were, or this many seconds after the first of them (each
         refresh answers from the tables and the events since, held in memory).
     in_child
-        Run the first ingest of a new store and each update of its tables in a child
-        process (``a2a-lab serve`` does: the server's own peak memory stays that of serving).
+        Run the ingests of the log's new lines and the updates of the store's tables in a
+        worker process (``a2a-lab serve`` does: the server's own peak memory stays that of
+        serving), and ingest only when a file of the log directory changed.
     texts, sessions
         The event object and session texts kept for the work-session bodies.
     """
@@ -216,6 +241,8 @@ class LiveEvents:
     tail_rows: int = 100_000
     tail_s: float = 900.0
     in_child: bool = False
+    #: The worker process's highest peak resident memory (MB) seen after a task.
+    worker_peak_mb: float = field(default=0.0, init=False)
     texts: EventTexts = field(default_factory=EventTexts, repr=False)
     sessions: SessionTexts = field(default_factory=SessionTexts, repr=False)
     _follower: LogFollower = field(init=False, repr=False)
@@ -236,6 +263,9 @@ class LiveEvents:
     _background: set[Any] = field(default_factory=set, repr=False)
     _listing: set[str] = field(default_factory=set, repr=False)
     _tail_since: float = field(default=0.0, repr=False)
+    _worker: ProcessPoolExecutor | None = field(default=None, init=False, repr=False)
+    _stamp: tuple[Any, ...] = field(default=(), init=False, repr=False)
+    _checked: float = field(default=0.0, init=False, repr=False)
     # the queries asked for lately: how to make each one's job, and when it was last asked
     _watched: OrderedDict[Any, tuple[Callable[[], BodyJob], float]] = field(
         default_factory=OrderedDict, repr=False
@@ -278,7 +308,7 @@ class LiveEvents:
             self._run(_first_ingest, first, store, self.tz or "UTC")
         snap = open_store(store)
         self._follower = LogFollower(snap.logdir, tz=self.tz or snap.timezone, store=store)
-        self._follower.refresh()  # lines written since the last ingest
+        self._ingest_new()  # lines written since the last ingest
         self._listing = self._current_files()
         self._materialize()
         view = open_view(store, main_agents=self.main_agents, tz=self.tz)
@@ -353,7 +383,9 @@ class LiveEvents:
         (a rotation), or when the store holds events the server has not read (an ingest
         from cron); the view then starts again from the tables, with an empty tail.
         """
-        new = self._follower.refresh().events
+        if not self._log_changed():
+            return 0
+        new = self._ingest_new()
         current = self._snapshot.view
         assert current is not None
         try:
@@ -407,16 +439,61 @@ class LiveEvents:
         except StoreError as exc:  # an ingest from cron holds the store: it materialises too
             print(f"a2a-lab serve: not materialised this time: {exc}", file=sys.stderr)
 
-    def _run(self, work: Callable[..., None], *args: Any) -> None:
-        """``work(*args)``, in a child process with :attr:`in_child` (its exceptions raised
-        here): the memory an ingest or a rebuild of the tables takes for a while goes back
-        to the system when the child ends, instead of staying in the server's heap."""
+    def _ingest_new(self) -> pl.DataFrame:
+        """Ingest the log's new lines into the store; the new events (in the worker with
+        :attr:`in_child`: an ingest that compacts the store's parts reads and rewrites
+        them, memory the server would keep)."""
+        follower = self._follower
+        assert follower.store is not None
         if not self.in_child:
-            work(*args)
-            return
-        context = multiprocessing.get_context("spawn")  # no fork of a threaded server
-        with ProcessPoolExecutor(max_workers=1, mp_context=context) as pool:
-            pool.submit(work, *args).result()
+            return follower.refresh().events
+        events: pl.DataFrame = self._run(_ingest_events, follower.path, follower.store, follower.tz)
+        return events
+
+    def _log_changed(self) -> bool:
+        """Whether a file of the log directory changed (name, size, time or inode) since the
+        last call; True at least every :data:`FULL_CHECK_S` seconds (and without a worker:
+        the follower's own refresh is cheap enough), so a cron ingest is seen too."""
+        if not self.in_child:
+            return True
+        try:
+            stamp = tuple(
+                sorted(
+                    (entry.name, st.st_size, st.st_mtime_ns, st.st_ino)
+                    for entry in os.scandir(self._follower.path)
+                    for st in [entry.stat()]
+                )
+            )
+        except OSError:
+            stamp = ()
+        moment = time.monotonic()
+        if stamp == self._stamp and moment - self._checked < FULL_CHECK_S:
+            return False
+        self._stamp, self._checked = stamp, moment
+        return True
+
+    def _run(self, work: Callable[..., T], *args: Any) -> T:
+        """``work(*args)``, in the worker process with :attr:`in_child` (its exceptions
+        raised here): the memory an ingest or an update of the tables takes for a while
+        stays in the worker, which is replaced when its peak passed
+        :data:`WORKER_RECYCLE_MB` (its memory then goes back to the system)."""
+        if not self.in_child:
+            return work(*args)
+        if self._worker is None:
+            context = multiprocessing.get_context("spawn")  # no fork of a threaded server
+            self._worker = ProcessPoolExecutor(max_workers=1, mp_context=context)
+        result, peak_mb = self._worker.submit(_measured, work, *args).result()
+        self.worker_peak_mb = max(self.worker_peak_mb, peak_mb)
+        if peak_mb > WORKER_RECYCLE_MB:
+            self._worker.shutdown()
+            self._worker = None
+        return result
+
+    def close(self) -> None:
+        """Stop the worker process, if any."""
+        if self._worker is not None:
+            self._worker.shutdown()
+            self._worker = None
 
     def cached(
         self,

@@ -338,6 +338,8 @@ def test_a_store_source_serves_what_its_log_serves(tmp_path: Path) -> None:
         )
     # the new line is ingested at start, the tables made again in a child process
     from_store = LiveEvents(tmp_path / "store", in_child=True)
+    from_store.close()
+    assert from_store.worker_peak_mb > 0
     from_log = LiveEvents(logdir)
     assert from_store.snapshot.view is not None and from_log.snapshot.view is None
     assert from_store.snapshot.event_count == from_log.snapshot.events.height == 1717

@@ -132,3 +132,25 @@ def test_bodies_from_the_store_equal_the_bodies_in_memory(
         view = from_store.snapshot.view
         assert view is not None
         assert view.tail.height == (0 if tail_rows == 1 else view.events - view.snap.events)
+
+
+def test_a_worker_process_ingests_and_the_bodies_stay_the_same(tmp_path: Path) -> None:
+    """``in_child`` (``a2a-lab serve``): the first ingest, each refresh's ingest and the
+    tables' updates run in a worker process; a refresh without a changed file does nothing."""
+    lines = (DATA / "peer" / "gen300_s11_bad5.ndjson").read_bytes().split(b"\n")
+    logdir = tmp_path / "logs"
+    logdir.mkdir()
+    live_file = logdir / LIVE
+    live_file.write_bytes(b"\n".join(lines[:1000]) + b"\n")
+    from_store = LiveEvents(logdir, store=tmp_path / "store", in_child=True)
+    try:
+        assert from_store.refresh() == 0  # nothing changed: no ingest asked of the worker
+        with live_file.open("ab") as fh:
+            fh.write(b"\n".join(lines[1000:]))
+        assert from_store.refresh() > 0
+        in_memory = LiveEvents(logdir)
+        assert from_store.snapshot.event_count == in_memory.snapshot.events.height == 1716
+        assert _bodies(from_store, 1.8e12, None) == _bodies(in_memory, 1.8e12, None)
+    finally:
+        from_store.close()
+    assert from_store.worker_peak_mb > 0
