@@ -161,9 +161,4 @@ def _serve(args: argparse.Namespace, live: LiveEvents, overrides: Path | None, s
         server.run(sockets=[sock])
     finally:
         live.close()
-    if live.worker_peak_mb:
-        print(
-            f"a2a-lab serve: the worker's peak memory was {live.worker_peak_mb:.0f} MB",
-            file=sys.stderr,
-        )
     return 0

@@ -157,6 +157,18 @@ def _measured(work: Callable[..., T], *args: Any) -> tuple[T, float]:
     return result, peak
 
 
+def _end_with_parent(parent: int) -> None:
+    """In the worker: end it when the server is gone (a server killed by a signal never
+    shuts its worker down; the worker must not live on alone)."""
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(1.0)
+        os._exit(0)
+
+    threading.Thread(target=watch, name="a2a-lab-serve-parent", daemon=True).start()
+
+
 def _ingest_events(logdir: Path, store: Path, tz: str) -> pl.DataFrame:
     """Ingest a log directory's new lines into a store; the new events."""
     return LogFollower(logdir, tz=tz, store=store).refresh().events
@@ -481,7 +493,12 @@ class LiveEvents:
             return work(*args)
         if self._worker is None:
             context = multiprocessing.get_context("spawn")  # no fork of a threaded server
-            self._worker = ProcessPoolExecutor(max_workers=1, mp_context=context)
+            self._worker = ProcessPoolExecutor(
+                max_workers=1,
+                mp_context=context,
+                initializer=_end_with_parent,
+                initargs=(os.getpid(),),
+            )
         result, peak_mb = self._worker.submit(_measured, work, *args).result()
         self.worker_peak_mb = max(self.worker_peak_mb, peak_mb)
         if peak_mb > WORKER_RECYCLE_MB:

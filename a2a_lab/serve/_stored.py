@@ -42,6 +42,7 @@ from a2a_lab.sessions import (
     SessionQuery,
     WorkSessionsResult,
     events_query,
+    limit_count,
     session_aggregates,
     session_id_expr,
     sessions_from_aggregates,
@@ -78,8 +79,13 @@ ROW_COLUMNS = (
 EVENT_FILTER_COLUMNS = ("file", "line", "event_ms", "event_role", "type", "collab_category")
 
 
+#: How many ``GET /api/events`` answers on the stored rows a view keeps (by query).
+EVENT_ANSWERS = 8
+
+
 class SessionEvents:
-    """The stored events of the sessions appended lines touched lately, by session id.
+    """The stored events of the sessions appended lines touched lately, by session id (and
+    the stored rows' answers of ``GET /api/events``, :func:`stored_events`).
 
     A live log appends to the same few sessions again and again: their stored events are
     read from the enriched table once (a scan of the whole table by session id) and kept,
@@ -90,6 +96,8 @@ class SessionEvents:
 
     def __init__(self, budget_rows: int = 300_000) -> None:
         self.budget_rows = budget_rows
+        #: ``GET /api/events`` answers on the stored rows, by query (see :func:`stored_events`)
+        self.events: dict[tuple[tuple[str, str], ...], EventsResult] = {}
         self._kept: dict[str, pl.DataFrame] = {}
         self._lock = threading.Lock()
 
@@ -314,23 +322,55 @@ def stored_rows(view: StoredView, keys: pl.DataFrame) -> pl.DataFrame:
     return found.sort("_order").drop("_order")
 
 
-def stored_events(view: StoredView, params: dict[str, str]) -> EventsResult:
-    """``GET /api/events`` on the store's events (the kept rows with their original lines)."""
-    # the filters read these columns only; the kept rows are gathered with their lines
-    # after, by their keys. The stored rows are read as they lie (the query sorts what it
-    # keeps by file rank and line itself: a sort of every row first would cost as much)
-    table = view.snap.scan_table(ENRICHED_TABLE)
-    assert table is not None
-    stored = view.snap.named(table).select(EVENT_FILTER_COLUMNS)
-    tail = view.tail.lazy().select([pl.col(c).cast(t) for c, t in stored.collect_schema().items()])
-    narrow = pl.concat([stored, tail]) if view.tail.height else stored
-    result = events_query(
-        narrow,
+def _events_of(
+    frame: pl.DataFrame | pl.LazyFrame, params: dict[str, str], files: list[str]
+) -> EventsResult:
+    return events_query(
+        frame,
         since=params.get("since"),
         role=params.get("role"),
         types=params.get("type"),
         view_category=params.get("viewCategory"),
         limit=params.get("limit"),
-        files=view.files,
+        files=files,
     )
-    return dataclasses.replace(result, events=stored_rows(view, result.events))
+
+
+def stored_events(view: StoredView, params: dict[str, str]) -> EventsResult:
+    """``GET /api/events`` on the store's events (the kept rows with their original lines).
+
+    The filters are row by row and the tail's rows come after every stored row in reading
+    order, so the answer is the stored rows' answer (kept per view state and query: the
+    tables do not change until the view is made again) joined with the tail's: counts
+    added, categories in order of first appearance, the last ``limit`` rows of both.
+    """
+    key = tuple(sorted(params.items()))
+    stored = view.memo.events.get(key)
+    if stored is None:
+        # the filters read these columns only, on the rows as they lie (the query sorts
+        # what it keeps by file rank and line itself); the kept rows are gathered after
+        table = view.snap.scan_table(ENRICHED_TABLE)
+        assert table is not None
+        narrow = view.snap.named(table).select(EVENT_FILTER_COLUMNS)
+        stored = _events_of(narrow, params, view.files)
+        view.memo.events[key] = stored
+        while len(view.memo.events) > EVENT_ANSWERS:  # the oldest answers dropped
+            view.memo.events.pop(next(iter(view.memo.events)), None)
+    result = stored
+    if view.tail.height:
+        tail = _events_of(view.tail.select(EVENT_FILTER_COLUMNS), params, view.files)
+        counts = dict(stored.category_counts)
+        for category, n in tail.category_counts.items():
+            counts[category] = counts.get(category, 0) + n
+        count = limit_count(params.get("limit"))
+        kept = pl.concat([stored.events, tail.events], how="vertical_relaxed")
+        result = dataclasses.replace(
+            tail,
+            events=kept if count is None else kept.tail(count),
+            total=stored.total + tail.total,
+            total_matched=stored.total_matched + tail.total_matched,
+            category_counts=counts,
+        )
+    return dataclasses.replace(
+        result, events=stored_rows(view, result.events.select("file", "line"))
+    )
