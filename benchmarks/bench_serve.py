@@ -78,12 +78,14 @@ def _peak_rss_mb(pid: int) -> float:
 
 
 def _children(pid: int) -> list[int]:
-    """The processes ``pid`` started (its worker), as the kernel lists them."""
-    try:
-        text = Path(f"/proc/{pid}/task/{pid}/children").read_text()
-    except OSError:
-        return []
-    return [int(c) for c in text.split()]
+    """The processes ``pid`` started (its worker), as the kernel lists them per thread."""
+    found = []
+    for task in Path(f"/proc/{pid}/task").glob("*"):
+        try:
+            found += [int(c) for c in (task / "children").read_text().split()]
+        except OSError:  # the thread ended meanwhile
+            continue
+    return found
 
 
 def _rss_mb(pid: int) -> float:
