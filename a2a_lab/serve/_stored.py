@@ -34,6 +34,7 @@ from typing import Any, TypeVar
 
 import polars as pl
 
+from a2a_lab.enrich import ENRICHMENT_COLUMNS
 from a2a_lab.io import StoreSnapshot
 from a2a_lab.materialize import ENRICHED_TABLE, sessions_query_source
 from a2a_lab.sessions import (
@@ -53,25 +54,13 @@ from a2a_lab.sessions import (
 #: export the name; :func:`open_view` finds no table, and answers None, if it changes).
 SESSIONS_TABLE = "work_sessions"
 
-#: The columns of an enriched row the event objects are written from (``raw`` added).
+#: The columns of an enriched row the event objects are written from (``raw`` added):
+#: its keys, the enrichment, and the event's own fields an object may be written from.
 ROW_COLUMNS = (
     "file",
     "line",
-    "category_version",
-    "event_role",
-    "from_session_type",
-    "to_session_type",
-    "collab_category",
-    "collab_sub_tags",
-    "category_confidence",
-    "category_source",
-    "type",
-    "agent_id",
-    "ts",
-    "timestamp_ms",
-    "timestamp",
-    "status",
-    "data",
+    *ENRICHMENT_COLUMNS,
+    *["type", "agent_id", "ts", "timestamp_ms", "timestamp", "status", "data"],
 )
 
 
