@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import signal
 import socket
 import sys
 import tempfile
@@ -157,8 +158,15 @@ def _serve(args: argparse.Namespace, live: LiveEvents, overrides: Path | None, s
         file=sys.stderr,
     )
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False))
+    # uvicorn stops gracefully on SIGTERM, then raises it again with the handler it found:
+    # this one ends the process through its cleanup (the worker, a temporary store)
+    signal.signal(signal.SIGTERM, _stop)
     try:
         server.run(sockets=[sock])
     finally:
         live.close()
     return 0
+
+
+def _stop(signum: int, frame: object) -> None:
+    raise SystemExit(0)
