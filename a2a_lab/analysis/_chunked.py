@@ -7,9 +7,10 @@ exchanges of a conversation never span conversation ids (every rule of
 matcher can run on any set of whole conversations and give the rows it would give on the
 whole log. Here the log is read once, chunk by chunk (:func:`a2a_lab.io.chunks.decoded_chunks`);
 each chunk's exchange events, cut to the fields the analyses read, are spilled to temporary
-Parquet files, one *bucket* per hash class of the conversation id; the buckets are then
-matched one at a time. A bucket's size is set by the log's bytes, never by time, so the peak
-does not depend on how densely the events fall in time.
+Arrow IPC files (LZ4: cheaper to write and to read back than Parquet), one *bucket* per
+hash class of the conversation id; the buckets are then matched one at a time. A bucket's
+size is set by the log's bytes, never by time, so the peak does not depend on how densely
+the events fall in time.
 
 A bucket's rows keep the load's order (file order, then a stable sort by ``event_ms``), and
 ``_gseq`` gives each its position in the loaded frame: what ``seq`` says after a whole load.
@@ -69,7 +70,7 @@ class Spill:
     Attributes
     ----------
     buckets
-        Per bucket, its Parquet files in file order (a bucket no event fell in: none).
+        Per bucket, its Arrow IPC files in file order (a bucket no event fell in: none).
     event_ms
         ``event_ms`` of every event (of the window) in file order: the load's sort order.
     """
@@ -152,8 +153,8 @@ def _spill_chunk(spill: Spill, ev: pl.DataFrame, stem: Path) -> None:
     )
     parts = ex.partition_by("_bucket", as_dict=True, include_key=False)
     for (b,), frame in parts.items():
-        out = stem.with_name(f"{b}-{stem.name}.parquet")
-        frame.write_parquet(out, compression="lz4", statistics=False)
+        out = stem.with_name(f"{b}-{stem.name}.arrow")
+        frame.write_ipc(out, compression="lz4")
         spill.buckets[int(b)].append(out)
 
 
@@ -166,7 +167,7 @@ def bucket_frames(spill: Spill, *, ranked: bool = False) -> Iterator[pl.DataFram
     for files in spill.buckets:
         if not files:
             continue
-        frame = _in_load_order(pl.read_parquet(files))
+        frame = _in_load_order(pl.read_ipc(files))
         if ranks is not None:
             frame = frame.with_columns(ranks.gather(frame["_row"]).alias("_gseq"))
         yield frame.drop("_row")
