@@ -517,7 +517,10 @@ def _sends(full: pl.DataFrame, intent_rules: IntentRules) -> tuple[pl.DataFrame,
 
 @same_kind()
 def exchange_events(
-    events: pl.DataFrame | pl.LazyFrame, *, intent_rules: IntentRules = INTENT_RULES_V1
+    events: pl.DataFrame | pl.LazyFrame,
+    *,
+    intent_rules: IntentRules = INTENT_RULES_V1,
+    outcome: tuple[str, str] | None = None,
 ) -> pl.LazyFrame:
     """The events of A2A exchanges, each with the exchange it belongs to.
 
@@ -527,6 +530,9 @@ def exchange_events(
     direction; 0 for an event before the first send, an orphan), ``ambiguous`` (the log
     cannot tell this exchange's events from another's, see the module notes) and ``seq``
     (frame order); sorted by conversation, direction, exchange, time and frame order.
+    ``outcome`` names two more columns: each event's outcome kind and reason
+    (:func:`with_response_outcome`), which the matching reads anyway (a caller that reads
+    them too, :func:`a2a_lab.conversations`, is spared parsing the texts again).
 
     Examples
     --------
@@ -587,7 +593,8 @@ def exchange_events(
     placed.append(tails_placed)
     amb_ex.append(amb_tails)
 
-    return _place(full, x, placed, amb_ex)
+    kept = {} if outcome is None else dict(zip(("_kind", "_reason"), outcome, strict=True))
+    return _place(full, x, placed, amb_ex, kept)
 
 
 def _first_outcomes(
@@ -648,12 +655,16 @@ def _first_outcomes(
 
 
 def _place(
-    ex: pl.DataFrame, x: pl.DataFrame, placed: list[pl.DataFrame], amb_ex: list[pl.DataFrame]
+    ex: pl.DataFrame,
+    x: pl.DataFrame,
+    placed: list[pl.DataFrame],
+    amb_ex: list[pl.DataFrame],
+    kept: dict[str, str],
 ) -> pl.LazyFrame:
     """Join the placements to the events; place the rest by the latest send before them.
 
     ``amb_ex`` lists exchanges (direction and ``exchange``) a rule found ambiguous without
-    placing one of their events.
+    placing one of their events; ``kept``: the helper columns kept, by their new names.
     """
     got = pl.concat(
         [
@@ -714,8 +725,8 @@ def _place(
         )
         .sort([*_DIR, "exchange", "event_ms", "_seq"], nulls_last=True)
     )
-    events = ex.drop(*_HELPERS, strict=False)
-    events = events.select(pl.all().gather(order["_pos"])).rename({"_seq": "seq"})
+    events = ex.drop(*[h for h in _HELPERS if h not in kept], strict=False)
+    events = events.select(pl.all().gather(order["_pos"])).rename({"_seq": "seq", **kept})
     return events.with_columns(
         order["exchange"].cast(pl.Int64), order["ambiguous"].cast(pl.Boolean)
     ).lazy()

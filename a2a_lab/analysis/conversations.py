@@ -118,7 +118,7 @@ def conversations(
     lazy = in_window(events.lazy(), since, until)
     parts = _part_count(lazy) if isinstance(events, pl.LazyFrame) else 1
     if parts == 1:
-        return _conversations_of(exchange_events(lazy), intent_rules)
+        return _conversations_of(exchange_events(lazy, outcome=_OUTCOME), intent_rules)
     # exchanges never span conversation ids (every match is keyed by one), so a lazy source
     # is matched part by part, each part a hash class of conversation ids: the peak is one
     # part's (issue 12); ``seq`` is renumbered within a part, which keeps its order
@@ -320,6 +320,11 @@ def _masked(is_send: pl.Expr, is_complete: pl.Expr) -> dict[str, tuple[pl.Expr, 
     }
 
 
+#: The outcome columns :func:`_per_exchange` reads (:func:`a2a_lab.exchanges.with_response_outcome`;
+#: ``exchange_events(..., outcome=_OUTCOME)`` keeps the matching's).
+_OUTCOME: tuple[str, str] = ("_kind", "_said_reason")
+
+
 def _per_exchange(ex: pl.LazyFrame) -> pl.LazyFrame:
     """One row per exchange of the matched events ``ex``: the fields the rows read.
 
@@ -328,7 +333,8 @@ def _per_exchange(ex: pl.LazyFrame) -> pl.LazyFrame:
     """
     t = pl.col("type")
     is_send, is_resp, is_retry, is_complete = (t == x for x in EXCHANGE_TYPES)
-    ex = with_response_outcome(ex, "_kind", "_said_reason")
+    if not set(_OUTCOME) <= set(ex.collect_schema().names()):
+        ex = with_response_outcome(ex, *_OUTCOME)
     kind = pl.col("_kind")
     masked = _masked(is_send, is_complete)
     ex = ex.with_columns(

@@ -1,6 +1,6 @@
 """The analyses of a log file that never hold its whole event frame (issues 23, 24).
 
-A log is read once, chunk by chunk; its exchange events are spilled to Parquet by hash
+A log is read once, chunk by chunk; its exchange events are spilled to Arrow IPC by hash
 class of the conversation id and matched a bucket of whole conversations at a time
 (:mod:`a2a_lab.analysis._chunked`); the other health rules read a lean projection of every
 event (:mod:`a2a_lab.analysis._check_log`). Each function gives what the whole-load

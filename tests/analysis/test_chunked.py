@@ -204,3 +204,59 @@ def test_check_chunked_equals_whole(
     with spill_bytes(case.bucket):
         got, want = _check_both(path, **kw)
     assert got.equals(want, null_equal=True)
+
+
+#: Bucket times: ascending, with ties, out of order, null or NaN (the load sorts them all).
+_TIMES = st.lists(
+    st.one_of(
+        st.sampled_from([0.0, 1.0, 1.0, 2.5, 1e12]),
+        st.floats(allow_nan=True, allow_infinity=True),
+        st.none(),
+    ),
+    max_size=40,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(times=_TIMES, ascending=st.booleans())
+def test_bucket_order_is_the_stable_sort(times: list[float | None], ascending: bool) -> None:
+    """Property: a bucket put in the load's order without re-sorting times that already
+    ascend is the stable sort by ``event_ms`` (the slow obvious way), rows and all."""
+    if ascending:
+        times = sorted((t for t in times if t is not None and t == t), key=float)
+    frame = pl.DataFrame(
+        {"event_ms": times, "line": list(range(len(times)))},
+        schema={"event_ms": pl.Float64, "line": pl.Int64},
+    )
+    want = frame.sort("event_ms", maintain_order=True)
+    assert _chunked._in_load_order(frame).equals(want, null_equal=True)
+
+
+def _rows_both_ways(events: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """The conversation rows from the matching's outcome columns, and parsed again."""
+    from a2a_lab.analysis.conversations import _OUTCOME, conversation_rows
+    from a2a_lab.exchanges import exchange_events
+
+    kept = exchange_events(events, outcome=_OUTCOME)
+    assert set(_OUTCOME) <= set(kept.columns)
+    assert not set(_OUTCOME) & set(exchange_events(events).columns)
+    # the plain matching's frame has no outcome columns: the rows parse the texts themselves
+    return conversation_rows(kept.lazy()), conversation_rows(exchange_events(events.lazy()))
+
+
+def test_kept_outcome_gives_the_parsed_rows() -> None:
+    """The rows read from the outcome the matching kept equal the rows that parse the
+    outcome texts again (every event of the sample: replies, turns, no-replies, refusals)."""
+    fast, slow = _rows_both_ways(al.load(sample_dir()).events)
+    assert fast.height > 100
+    assert fast.equals(slow, null_equal=True)
+
+
+@pytest.mark.slow
+@settings(max_examples=6, deadline=None)
+@given(case=LOG_CASES)
+def test_kept_outcome_property(tmp_path_factory: pytest.TempPathFactory, case: LogCase) -> None:
+    """Property: on any generated log, the kept outcome gives the parsed rows."""
+    path, _kw = case.write(tmp_path_factory)
+    fast, slow = _rows_both_ways(al.load(path).events)
+    assert fast.equals(slow, null_equal=True)
