@@ -61,14 +61,26 @@ _UNDECIDED_FLOWS = dict(p_extra_send=0.3, p_send_back=0.0, p_subagent_requester=
 _UNDECIDED = ({**_UNDECIDED_LOAD, **_UNDECIDED_FLOWS}, 6741)
 
 
-def _undecided_score() -> dict[str, object]:
+# ---- a case the log DOES decide, still wrong (found by the oracle property, dev profile) -----
+# Five agents at 3x load; hana sends bada eight times within four minutes under one
+# conversation id. The a2a.complete at line 78 says messageIntent "request": it is the
+# request's (line 5), yet the matcher gives it and the reply at line 45 to the escalation
+# sent at line 36 (whose exchange has no complete). Both exchanges are flagged ambiguous, so
+# no row is wrong silently, but the complete's intent rules the pairing out (issue 22 open).
+_INTENT_DECIDES = (dict(load=3.0, n_sends=20, work_sessions=2, p_subagent_requester=0.0), 247)
+_INTENT_FLOWS = dict(p_extra_send=0.6, p_send_back=0.5)
+
+
+def _undecided_score(case: tuple[dict[str, float], int] | None = None) -> dict[str, object]:
     import tempfile
     from pathlib import Path
 
     from tests.support.exchange_score import score_lines
     from tests.support.reference_model import ModelConfig, simulate
 
-    cfg, seed = _UNDECIDED
+    cfg, seed = case or _UNDECIDED
+    if case is _INTENT_DECIDES:
+        cfg = {**cfg, **_INTENT_FLOWS}
     run = simulate(ModelConfig(**cfg), seed=seed)  # type: ignore[arg-type]
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "log.ndjson"
@@ -99,3 +111,25 @@ def test_undecided_exchanges_are_flagged() -> None:
 def test_undecided_exchanges_outcomes_exact() -> None:
     s = _undecided_score()
     assert s["wrong_outcome"] == 0
+
+
+def test_intent_decided_case_is_flagged() -> None:
+    import polars as pl
+
+    s = _undecided_score(_INTENT_DECIDES)
+    rows = s["rows"]
+    assert isinstance(rows, pl.DataFrame)
+    wrong = rows.filter(pl.col("wrong_outcome") | pl.col("wrong_first_reply"))
+    assert wrong.height > 0  # the gap the xfail below records
+    assert wrong["p_ambiguous"].fill_null(False).all()
+    assert s["wrong_complete_unflagged"] == s["causality"] == 0
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="issue 22 open: the matcher gives a complete whose messageIntent is 'request' "
+    "(and the reply before it) to an escalation send of the same conversation and direction",
+)
+def test_intent_decided_case_exact() -> None:
+    s = _undecided_score(_INTENT_DECIDES)
+    assert s["wrong_outcome"] == s["wrong_first_reply"] == s["false_findings"] == 0
