@@ -1,0 +1,202 @@
+"""What the report shows, computed from the tables a history store materialised at ingest.
+
+``a2a-lab ingest`` makes, besides the event parts, derived tables (:mod:`a2a_lab.materialize`):
+the enriched columns of every event, the conversations frame (one row per exchange), the
+findings of ``check`` and the lean rows its rules read. :func:`collect_store` reads them
+instead of loading, enriching and matching the events again:
+
+- the conversations, the findings (:func:`a2a_lab.materialize.stored_check`, the load's
+  findings left out as the report of a log leaves them out) and the store's load report
+  are read as they are;
+- the figures, the timeline and the guard replays read the lean rows of the check
+  (``check_lean``) in the load's order;
+- the work sessions (every session, the events without one included, with every event's
+  thread: the search index names them) are built from the enriched table's columns;
+- only the search index's texts and the events that name a task's title are read from the
+  stored events (the few ``data`` fields they need), and, whole, the events of the
+  sessions whose messages the page renders (then enriched).
+
+It answers None when the tables cannot answer (one not current: events ingested without
+``materialize``, another rule set, matcher or zone; or a time window, which the tables do
+not cut): the caller then computes the report from the store's events. The result equals
+:func:`a2a_lab.app.report.collect` of the loaded store (``tests/views/test_report_store.py``).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Final
+
+import polars as pl
+
+from a2a_lab.analysis.checks import CheckOptions
+from a2a_lab.app.report import (
+    SEARCH_FIELDS,
+    Computed,
+    ReportData,
+    Setting,
+    _stages,
+    finish,
+    guard_replays,
+    indexed_messages,
+    message_texts,
+    session_rows,
+)
+from a2a_lab.app.report_log import TITLE_FIELDS
+from a2a_lab.enrich import enrich
+from a2a_lab.io import LoadResult, StoreError, StoreSnapshot, open_store
+from a2a_lab.materialize import (
+    CHECK_LEAN,
+    ENRICHED_TABLE,
+    scan_conversations,
+    scan_materialized,
+    stored_check,
+)
+from a2a_lab.schema import polars_schema
+from a2a_lab.sessions import AGGREGATE_COLUMNS, SessionQuery, WorkSessionsResult, work_sessions
+
+__all__ = ["collect_store"]
+
+#: What the figures and the timeline read of every event (the lean rows hold them).
+SLIM: Final = ("file", "line", "type", "agent_id", "event_ms", "event_time")
+#: The enriched columns the agents figure reads.
+AGENT_COLUMNS: Final = ("from_agent", "to_agent", "agent_id")
+
+
+def _current(snap: StoreSnapshot) -> bool:
+    """Whether the lean rows of the check cover every stored event (they are written with
+    the enriched columns, event by event)."""
+    lean, enriched = snap.table(CHECK_LEAN), snap.table(ENRICHED_TABLE)
+    return lean.meta == enriched.meta and lean.total_rows == snap.events and bool(lean.files)
+
+
+def in_load_order(snap: StoreSnapshot, frame: pl.LazyFrame) -> pl.LazyFrame:
+    """Stored rows (with ``source`` and ``line``) named and in the load's order: files in
+    reading order, lines in order, then a stable sort by time; without ``source``."""
+    return (
+        snap.named(frame)
+        .sort("_rank", "line")
+        .sort("event_ms", maintain_order=True)
+        .drop("_rank", "source")
+    )
+
+
+def _texts(snap: StoreSnapshot) -> pl.LazyFrame:
+    """:func:`~a2a_lab.app.report.message_texts` of every stored event, in the load's order:
+    the text fields from the stored events, the agents from the enriched table."""
+    d = pl.col("data").struct
+    texts = snap.scan_events().select(
+        "source",
+        "line",
+        "event_ms",
+        pl.when(pl.col("data").is_not_null())
+        .then(pl.struct([d.field(f) for f in SEARCH_FIELDS]))
+        .alias("data"),
+    )
+    enriched = snap.scan_table(ENRICHED_TABLE)
+    assert enriched is not None
+    agents = enriched.select("source", "line", "from_agent", "to_agent")
+    return message_texts(in_load_order(snap, texts.join(agents, on=["source", "line"], how="left")))
+
+
+def _title_events(snap: StoreSnapshot) -> pl.DataFrame:
+    """The events that can name a task's title (``taskId`` or ``payloadJson`` present),
+    ``event_ms`` and ``data`` cut to the title fields, in the load's order."""
+    d = pl.col("data").struct
+    named = snap.scan_events().filter(
+        d.field("taskId").is_not_null() | d.field("payloadJson").is_not_null()
+    )
+    narrow = pl.struct([d.field(f) for f in TITLE_FIELDS])
+    return (
+        in_load_order(snap, named.select("source", "line", "event_ms", "data"))
+        .select("event_ms", pl.when(pl.col("data").is_not_null()).then(narrow).alias("data"))
+        .collect()
+    )
+
+
+def _shown_events(snap: StoreSnapshot, sessions: WorkSessionsResult, shown: int) -> pl.DataFrame:
+    """The enriched events of the threads of the first ``shown`` sessions the page lists,
+    read whole from the stored events (only their lines)."""
+    ids = session_rows(sessions).head(shown)["work_session_id"].to_list()
+    keys = (
+        sessions.thread_events.filter(pl.col("work_session_id").is_in(ids, nulls_equal=True))
+        .select("file", "line")
+        .unique()
+        .join(snap.files().select("source", "file"), on="file")
+        .select("source", "line")
+    )
+    lines = keys["line"].unique()
+    events = (
+        snap.scan_events()
+        .filter(pl.col("line").is_in(lines.implode()))
+        .join(keys.lazy(), on=["source", "line"], how="semi")
+    )
+    ordered = in_load_order(snap, events.drop("file", strict=False))
+    return enrich(ordered.select(list(polars_schema())).collect())
+
+
+def _lean(snap: StoreSnapshot) -> pl.DataFrame:
+    """The lean rows of the check in the load's order (the guard replays read them)."""
+    lean = snap.scan_table(CHECK_LEAN)
+    assert lean is not None
+    return in_load_order(snap, lean).collect()
+
+
+def collect_store(
+    store: str | os.PathLike[str], s: Setting, *, shown: int, progress: bool | None = None
+) -> ReportData | None:
+    """Compute what the report of the history store ``store`` shows from its tables.
+
+    Parameters
+    ----------
+    store
+        A history store (:func:`a2a_lab.io.ingest`, then :func:`a2a_lab.materialize.materialize`,
+        as ``a2a-lab ingest`` does).
+    s
+        The report's setting (:func:`a2a_lab.app.report.setting`); its zone must be the
+        store's.
+    shown
+        How many sessions' messages the page renders (their events are read whole).
+    progress
+        The stage bar on stderr.
+
+    Returns
+    -------
+    ReportData or None
+        As :func:`a2a_lab.app.report.collect` gives for the loaded store, but ``events``
+        is the lean frame and ``enriched`` only the shown sessions' events; None when the
+        tables cannot answer (not current, another zone, a time window).
+    """
+    if s.since_ms is not None or s.until_ms is not None:
+        return None
+    try:
+        snap = open_store(store)
+    except StoreError:
+        return None
+    enriched = scan_materialized(store, tz=s.tz)
+    conv = scan_conversations(store, tz=s.tz)
+    # the report of a log has no load findings (its check reads the events): ignore them
+    checked = stored_check(store, CheckOptions(now=s.now_ms, ignore=["load."]), tz=s.tz)
+    if enriched is None or conv is None or checked is None or not _current(snap):
+        return None
+    findings, loaded = checked
+    with _stages(8, progress) as bar:
+        lean = _lean(snap)
+        guards = guard_replays(lean)
+        events = lean.select(SLIM)
+        del lean
+        bar.update()
+        sessions = work_sessions(
+            enriched.select(AGGREGATE_COLUMNS), SessionQuery(unassigned=True), now=s.now_ms
+        )
+        bar.update()
+        messages = indexed_messages(_texts(snap), sessions)
+        bar.update()
+        shown_events = _shown_events(snap, sessions, shown)
+        agents = enriched.select(AGENT_COLUMNS).unique().collect()
+        bar.update(2)
+        computed = Computed(
+            *(LoadResult(events=events, report=loaded.report), events, shown_events),
+            *(sessions, conv, findings, messages, _title_events(snap), agents, guards),
+        )
+        return finish(computed, s, bar)
