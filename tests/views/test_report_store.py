@@ -13,7 +13,6 @@ import random
 from pathlib import Path
 from typing import Any
 
-import polars as pl
 import pytest
 from hypothesis import HealthCheck, given, settings
 from polars.testing import assert_frame_equal
@@ -24,10 +23,10 @@ from a2a_lab.app.report_store import collect_store
 from a2a_lab.cli import main
 from a2a_lab.io import ingest
 from a2a_lab.materialize import materialize
+from a2a_lab.samples import write_log
 from a2a_lab.views.report import ReportOptions, report
 from a2a_lab.views.titles import task_titles
 from tests.support.report_logs import write_hostile_log
-from a2a_lab.samples import write_log
 from tests.support.store_logs import LIVE, Pieces, ingest_in_pieces, pieces
 
 NOW = "2026-12-01T00:00:00Z"
