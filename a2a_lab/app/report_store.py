@@ -29,7 +29,7 @@ from typing import Final
 
 import polars as pl
 
-from a2a_lab.analysis.checks import CheckOptions
+from a2a_lab.analysis.checks import DATA_HASH_COLUMN, CheckOptions
 from a2a_lab.app.report import (
     SEARCH_FIELDS,
     Computed,
@@ -59,6 +59,10 @@ __all__ = ["collect_store"]
 
 #: What the figures and the timeline read of every event (the lean rows hold them).
 SLIM: Final = ("file", "line", "type", "agent_id", "event_ms", "event_time")
+#: The messages the guard replays count (:data:`a2a_lab.app.report.GUARDS`: the sends and
+#: replies of the loop guard, the sends of the collaborate limit); the others are left out
+#: before the replays, which see the same messages in the same order.
+GUARD_TYPES: Final = ("a2a.send", "a2a.response")
 #: The enriched columns the agents figure reads.
 AGENT_COLUMNS: Final = ("from_agent", "to_agent", "agent_id")
 
@@ -70,18 +74,21 @@ def _current(snap: StoreSnapshot) -> bool:
     return lean.meta == enriched.meta and lean.total_rows == snap.events and bool(lean.files)
 
 
-def in_load_order(snap: StoreSnapshot, frame: pl.LazyFrame) -> pl.LazyFrame:
-    """Stored rows (with ``source`` and ``line``) named and in the load's order: files in
-    reading order, lines in order, then a stable sort by time; without ``source``."""
-    return (
-        snap.named(frame)
-        .sort("_rank", "line")
-        .sort("event_ms", maintain_order=True)
-        .drop("_rank", "source")
-    )
+def in_order(snap: StoreSnapshot, frame: pl.LazyFrame, *, by_time: bool = True) -> pl.DataFrame:
+    """Stored rows (with ``source`` and ``line``) collected, named (``file``) and in the
+    load's order: files in reading order, lines in order, then (``by_time``) a stable sort
+    by time; without ``source``. The parts usually hold their lines in that order already:
+    a sort (which copies every column) is made only where the keys are not sorted."""
+    rows = snap.named(frame).collect()
+    key = rows.select(pl.col("_rank") * (1 << 40) + pl.col("line")).to_series()
+    if not key.is_sorted():
+        rows = rows.sort("_rank", "line")
+    if by_time and not rows["event_ms"].is_sorted():
+        rows = rows.sort("event_ms", maintain_order=True)
+    return rows.drop("_rank", "source", strict=False)
 
 
-def _texts(snap: StoreSnapshot) -> pl.LazyFrame:
+def _texts(snap: StoreSnapshot) -> pl.DataFrame:
     """:func:`~a2a_lab.app.report.message_texts` of every stored event, in the load's order:
     the text fields from the stored events, the agents from the enriched table."""
     d = pl.col("data").struct
@@ -93,25 +100,26 @@ def _texts(snap: StoreSnapshot) -> pl.LazyFrame:
         .then(pl.struct([d.field(f) for f in SEARCH_FIELDS]))
         .alias("data"),
     )
-    enriched = snap.scan_table(ENRICHED_TABLE)
-    assert enriched is not None
-    agents = enriched.select("source", "line", "from_agent", "to_agent")
-    return message_texts(in_load_order(snap, texts.join(agents, on=["source", "line"], how="left")))
+    agents = _enriched(snap).select("source", "line", "from_agent", "to_agent")
+    joined = snap.named(texts.join(agents, on=["source", "line"], how="left"))
+    # the texts first (a third of the events have none), then their order
+    found = message_texts(joined.drop("_rank"), keep=("source",))
+    return in_order(snap, found)
 
 
 def _title_events(snap: StoreSnapshot) -> pl.DataFrame:
     """The events that can name a task's title (``taskId`` or ``payloadJson`` present),
     ``event_ms`` and ``data`` cut to the title fields, in the load's order."""
     d = pl.col("data").struct
-    named = snap.scan_events().filter(
-        d.field("taskId").is_not_null() | d.field("payloadJson").is_not_null()
+    narrow = pl.when(pl.col("data").is_not_null()).then(
+        pl.struct([d.field(f) for f in TITLE_FIELDS])
     )
-    narrow = pl.struct([d.field(f) for f in TITLE_FIELDS])
-    return (
-        in_load_order(snap, named.select("source", "line", "event_ms", "data"))
-        .select("event_ms", pl.when(pl.col("data").is_not_null()).then(narrow).alias("data"))
-        .collect()
+    named = (
+        snap.scan_events()
+        .select("source", "line", "event_ms", narrow.alias("data"))
+        .filter(d.field("taskId").is_not_null() | d.field("payloadJson").is_not_null())
     )
+    return in_order(snap, named).select("event_ms", "data")
 
 
 def _shown_events(snap: StoreSnapshot, sessions: WorkSessionsResult, shown: int) -> pl.DataFrame:
@@ -125,21 +133,37 @@ def _shown_events(snap: StoreSnapshot, sessions: WorkSessionsResult, shown: int)
         .join(snap.files().select("source", "file"), on="file")
         .select("source", "line")
     )
-    lines = keys["line"].unique()
     events = (
         snap.scan_events()
-        .filter(pl.col("line").is_in(lines.implode()))
+        .filter(pl.col("line").is_in(keys["line"].unique().implode()))
         .join(keys.lazy(), on=["source", "line"], how="semi")
+        .drop("file", "_rank", strict=False)
     )
-    ordered = in_load_order(snap, events.drop("file", strict=False))
-    return enrich(ordered.select(list(polars_schema())).collect())
+    return enrich(in_order(snap, events).select(list(polars_schema())))
 
 
-def _lean(snap: StoreSnapshot) -> pl.DataFrame:
-    """The lean rows of the check in the load's order (the guard replays read them)."""
+def _enriched(snap: StoreSnapshot) -> pl.LazyFrame:
+    enriched = snap.scan_table(ENRICHED_TABLE)
+    assert enriched is not None
+    return enriched
+
+
+def _sessions(snap: StoreSnapshot, now_ms: float) -> WorkSessionsResult:
+    """Every work session (the events without one as one more) and every event's thread,
+    from the enriched table's columns in reading order (as the loader reads the log)."""
+    columns = [c for c in AGGREGATE_COLUMNS if c != "file"]
+    frame = in_order(snap, _enriched(snap).select("source", *columns), by_time=False)
+    return work_sessions(frame.select(AGGREGATE_COLUMNS), SessionQuery(unassigned=True), now=now_ms)
+
+
+def _lean(snap: StoreSnapshot) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """The lean rows of the check in the load's order: the columns the figures and the
+    timeline read, for every event; and whole, for the guard replays, the messages only."""
     lean = snap.scan_table(CHECK_LEAN)
     assert lean is not None
-    return in_load_order(snap, lean).collect()
+    every = in_order(snap, lean.select("source", *SLIM[1:]))
+    counted = lean.filter(pl.col("type").is_in(GUARD_TYPES)).drop(DATA_HASH_COLUMN)
+    return every, in_order(snap, counted)
 
 
 def collect_store(
@@ -173,7 +197,7 @@ def collect_store(
         snap = open_store(store)
     except StoreError:
         return None
-    enriched = scan_materialized(store, tz=s.tz)
+    enriched = scan_materialized(store, tz=s.tz)  # None: the enriched table is not current
     conv = scan_conversations(store, tz=s.tz)
     # the report of a log has no load findings (its check reads the events): ignore them
     checked = stored_check(store, CheckOptions(now=s.now_ms, ignore=["load."]), tz=s.tz)
@@ -181,19 +205,16 @@ def collect_store(
         return None
     findings, loaded = checked
     with _stages(8, progress) as bar:
-        lean = _lean(snap)
-        guards = guard_replays(lean)
-        events = lean.select(SLIM)
-        del lean
+        events, counted = _lean(snap)
+        guards = guard_replays(counted)
+        del counted
         bar.update()
-        sessions = work_sessions(
-            enriched.select(AGGREGATE_COLUMNS), SessionQuery(unassigned=True), now=s.now_ms
-        )
+        sessions = _sessions(snap, s.now_ms)
         bar.update()
-        messages = indexed_messages(_texts(snap), sessions)
+        messages = indexed_messages(_texts(snap).lazy(), sessions)
         bar.update()
         shown_events = _shown_events(snap, sessions, shown)
-        agents = enriched.select(AGENT_COLUMNS).unique().collect()
+        agents = _enriched(snap).select(AGENT_COLUMNS).unique().collect()
         bar.update(2)
         computed = Computed(
             *(LoadResult(events=events, report=loaded.report), events, shown_events),
