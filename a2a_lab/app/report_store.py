@@ -29,7 +29,7 @@ from typing import Final
 
 import polars as pl
 
-from a2a_lab.analysis.checks import DATA_HASH_COLUMN, CheckOptions
+from a2a_lab.analysis.checks import CheckOptions
 from a2a_lab.app.report import (
     SEARCH_FIELDS,
     Computed,
@@ -63,6 +63,8 @@ SLIM: Final = ("file", "line", "type", "agent_id", "event_ms", "event_time")
 #: replies of the loop guard, the sends of the collaborate limit); the others are left out
 #: before the replays, which see the same messages in the same order.
 GUARD_TYPES: Final = ("a2a.send", "a2a.response")
+#: The ``data`` fields the guard replays read (:func:`a2a_lab.analysis.checks.replay_guard`).
+GUARD_FIELDS: Final = ("fromAgent", "toAgent", "senderAgentId", "targetAgentId", "turn")
 #: The enriched columns the agents figure reads.
 AGENT_COLUMNS: Final = ("from_agent", "to_agent", "agent_id")
 
@@ -94,39 +96,34 @@ def _texts_and_titles(snap: StoreSnapshot) -> tuple[pl.DataFrame, pl.DataFrame]:
     the events that can name a task's title (``taskId`` or ``payloadJson`` present:
     ``event_ms`` and ``data`` cut to the title fields), both in the load's order.
 
-    One read of the stored ``data`` for both: the reader decodes the whole struct column
-    whatever fields are selected (1.1 CPU s at 860,000 events, per read).
+    One read of the stored ``data`` for both (the reader decodes the whole struct column
+    whatever fields are selected: 1.1 CPU s at 860,000 events, per read), a part at a time
+    (memory bounded by a part).
     """
     d = pl.col("data").struct
     fields = [*SEARCH_FIELDS, *(f for f in TITLE_FIELDS if f not in SEARCH_FIELDS)]
-    read = (
-        snap.scan_events()
-        .select(
-            "source",
-            "line",
-            "event_ms",
-            pl.when(pl.col("data").is_not_null())
-            .then(pl.struct([d.field(f) for f in fields]))
-            .alias("data"),
-        )
-        .collect()
+    narrow = pl.when(pl.col("data").is_not_null()).then(pl.struct([d.field(f) for f in fields]))
+    title = pl.when(pl.col("data").is_not_null()).then(
+        pl.struct([d.field(f) for f in TITLE_FIELDS])
     )
     named = d.field("taskId").is_not_null() | d.field("payloadJson").is_not_null()
-    titles = (
-        read.lazy()
-        .filter(named)
-        .with_columns(
-            pl.when(pl.col("data").is_not_null()).then(
-                pl.struct([d.field(f) for f in TITLE_FIELDS])
-            )
+    agents = _enriched(snap).select("source", "line", "from_agent", "to_agent").collect()
+    texts, titles = [], []
+    for rel in snap.event_parts:
+        read = (
+            snap.scan_events([rel])
+            .select("source", "line", "event_ms", narrow.alias("data"))
+            .collect()
         )
-    )
-    agents = _enriched(snap).select("source", "line", "from_agent", "to_agent")
-    joined = snap.named(read.lazy().join(agents, on=["source", "line"], how="left"))
-    # the texts first (a third of the events have none), then their order
-    found = message_texts(joined.drop("_rank"), keep=("source",))
-    del read
-    return in_order(snap, found), in_order(snap, titles).select("event_ms", "data")
+        titles.append(read.filter(named).with_columns(title.alias("data")))
+        # the part's order kept: the texts are then in reading order, not sorted again
+        joined = read.join(agents, on=["source", "line"], how="left", maintain_order="left")
+        del read
+        found = message_texts(snap.named(joined.lazy()).drop("_rank"), keep=("source",))
+        texts.append(found.collect())
+    ordered_texts = in_order(snap, pl.concat(texts).lazy())
+    del texts
+    return ordered_texts, in_order(snap, pl.concat(titles).lazy()).select("event_ms", "data")
 
 
 def _shown_events(snap: StoreSnapshot, sessions: WorkSessionsResult, shown: int) -> pl.DataFrame:
@@ -146,7 +143,8 @@ def _shown_events(snap: StoreSnapshot, sessions: WorkSessionsResult, shown: int)
         .join(keys.lazy(), on=["source", "line"], how="semi")
         .drop("file", "_rank", strict=False)
     )
-    return enrich(in_order(snap, events).select(list(polars_schema())))
+    # the original lines (``raw``, the largest column) are not read: no view shows them
+    return enrich(in_order(snap, events).select(list(polars_schema(raw=False))))
 
 
 def _enriched(snap: StoreSnapshot) -> pl.LazyFrame:
@@ -169,7 +167,11 @@ def _lean(snap: StoreSnapshot) -> tuple[pl.DataFrame, pl.DataFrame]:
     lean = snap.scan_table(CHECK_LEAN)
     assert lean is not None
     every = in_order(snap, lean.select("source", *SLIM[1:]))
-    counted = lean.filter(pl.col("type").is_in(GUARD_TYPES)).drop(DATA_HASH_COLUMN)
+    d = pl.col("data").struct
+    guard_data = pl.struct([d.field(f) for f in GUARD_FIELDS])
+    counted = lean.filter(pl.col("type").is_in(GUARD_TYPES)).select(
+        "source", *SLIM[1:], pl.when(pl.col("data").is_not_null()).then(guard_data).alias("data")
+    )
     return every, in_order(snap, counted)
 
 
