@@ -162,17 +162,23 @@ def _sessions(snap: StoreSnapshot, now_ms: float) -> WorkSessionsResult:
 
 
 def _lean(snap: StoreSnapshot) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """The lean rows of the check in the load's order: the columns the figures and the
-    timeline read, for every event; and whole, for the guard replays, the messages only."""
+    """The lean rows of the check in the load's order (one read): the columns the figures
+    and the timeline read, for every event; with the ``data`` fields the guard replays
+    read, for the messages they count."""
     lean = snap.scan_table(CHECK_LEAN)
     assert lean is not None
-    every = in_order(snap, lean.select("source", *SLIM[1:]))
     d = pl.col("data").struct
     guard_data = pl.struct([d.field(f) for f in GUARD_FIELDS])
-    counted = lean.filter(pl.col("type").is_in(GUARD_TYPES)).select(
-        "source", *SLIM[1:], pl.when(pl.col("data").is_not_null()).then(guard_data).alias("data")
+    counted = pl.col("type").is_in(GUARD_TYPES)
+    rows = in_order(
+        snap,
+        lean.select(
+            "source",
+            *SLIM[1:],
+            pl.when(counted & pl.col("data").is_not_null()).then(guard_data).alias("data"),
+        ),
     )
-    return every, in_order(snap, counted)
+    return rows.drop("data"), rows.filter(counted)
 
 
 def collect_store(
