@@ -42,11 +42,10 @@ from a2a_lab.app.report import (
     message_texts,
     session_rows,
 )
-from a2a_lab.app.report_log import TITLE_FIELDS
+from a2a_lab.app.report_log import TITLE_FIELDS, names_a_title
 from a2a_lab.enrich import enrich
 from a2a_lab.io import LoadResult, StoreError, StoreSnapshot, open_store
 from a2a_lab.materialize import (
-    CHECK_LEAN,
     ENRICHED_TABLE,
     scan_conversations,
     scan_materialized,
@@ -57,6 +56,9 @@ from a2a_lab.sessions import AGGREGATE_COLUMNS, SessionQuery, WorkSessionsResult
 
 __all__ = ["collect_store"]
 
+#: The store's table of the check's lean rows (``a2a_lab.materialize``'s ``check_lean``, which
+#: it does not export; ``tests/views/test_report_store.py`` checks the name).
+CHECK_LEAN: Final = "check_lean"
 #: What the figures and the timeline read of every event (the lean rows hold them).
 SLIM: Final = ("file", "line", "type", "agent_id", "event_ms", "event_time")
 #: The messages the guard replays count (:data:`a2a_lab.app.report.GUARDS`: the sends and
@@ -93,7 +95,7 @@ def in_order(snap: StoreSnapshot, frame: pl.LazyFrame, *, by_time: bool = True) 
 def _texts_and_titles(snap: StoreSnapshot) -> tuple[pl.DataFrame, pl.DataFrame]:
     """The search index's texts (:func:`~a2a_lab.app.report.message_texts` of every stored
     event: the text fields from the stored events, the agents from the enriched table) and
-    the events that can name a task's title (``taskId`` or ``payloadJson`` present:
+    the events that can name a task's title (:func:`~a2a_lab.app.report_log.names_a_title`:
     ``event_ms`` and ``data`` cut to the title fields), both in the load's order.
 
     One read of the stored ``data`` for both (the reader decodes the whole struct column
@@ -106,7 +108,7 @@ def _texts_and_titles(snap: StoreSnapshot) -> tuple[pl.DataFrame, pl.DataFrame]:
     title = pl.when(pl.col("data").is_not_null()).then(
         pl.struct([d.field(f) for f in TITLE_FIELDS])
     )
-    named = d.field("taskId").is_not_null() | d.field("payloadJson").is_not_null()
+    named = names_a_title()
     agents = _enriched(snap).select("source", "line", "from_agent", "to_agent").collect()
     texts, titles = [], []
     for rel in snap.event_parts:
@@ -234,7 +236,15 @@ def collect_store(
         agents = _enriched(snap).select(AGENT_COLUMNS).unique().collect()
         bar.update(2)
         computed = Computed(
-            *(LoadResult(events=events, report=loaded.report), events, shown_events),
-            *(sessions, conv, findings, messages, title_events, agents, guards),
+            load=LoadResult(events=events, report=loaded.report),
+            events=events,
+            enriched=shown_events,
+            sessions=sessions,
+            conversations=conv,
+            findings=findings,
+            messages=messages,
+            title_events=title_events,
+            every_enriched=agents,
+            guards=guards,
         )
         return finish(computed, s, bar)

@@ -153,3 +153,10 @@ def test_the_cli_reports_a_store(hostile_store: tuple[Path, Path], tmp_path: Pat
     assert main(["report", str(store), "-o", str(out_store), *args]) == 0
     page = out_store.read_text(encoding="utf-8").replace(str(store), str(logdir))
     assert page == out_log.read_text(encoding="utf-8")
+
+
+def test_the_lean_table_is_the_one_materialize_writes() -> None:
+    from a2a_lab.app import report_store
+    from a2a_lab.materialize import _names
+
+    assert report_store.CHECK_LEAN == _names.CHECK_LEAN
