@@ -30,21 +30,10 @@ from typing import Final
 import polars as pl
 
 from a2a_lab.analysis.checks import CheckOptions
-from a2a_lab.app.report import (
-    SEARCH_FIELDS,
-    Computed,
-    ReportData,
-    Setting,
-    _stages,
-    finish,
-    guard_replays,
-    indexed_messages,
-    message_texts,
-    session_rows,
-)
+from a2a_lab.app import report as base
 from a2a_lab.app.report_log import TITLE_FIELDS, names_a_title
 from a2a_lab.enrich import enrich
-from a2a_lab.io import LoadResult, StoreError, StoreSnapshot, open_store
+from a2a_lab.io import LoadResult, StoreSnapshot, open_store
 from a2a_lab.materialize import (
     ENRICHED_TABLE,
     scan_conversations,
@@ -103,7 +92,7 @@ def _texts_and_titles(snap: StoreSnapshot) -> tuple[pl.DataFrame, pl.DataFrame]:
     (memory bounded by a part).
     """
     d = pl.col("data").struct
-    fields = [*SEARCH_FIELDS, *(f for f in TITLE_FIELDS if f not in SEARCH_FIELDS)]
+    fields = [*base.SEARCH_FIELDS, *(f for f in TITLE_FIELDS if f not in base.SEARCH_FIELDS)]
     narrow = pl.when(pl.col("data").is_not_null()).then(pl.struct([d.field(f) for f in fields]))
     title = pl.when(pl.col("data").is_not_null()).then(
         pl.struct([d.field(f) for f in TITLE_FIELDS])
@@ -121,7 +110,7 @@ def _texts_and_titles(snap: StoreSnapshot) -> tuple[pl.DataFrame, pl.DataFrame]:
         # the part's order kept: the texts are then in reading order, not sorted again
         joined = read.join(agents, on=["source", "line"], how="left", maintain_order="left")
         del read
-        found = message_texts(snap.named(joined.lazy()).drop("_rank"), keep=("source",))
+        found = base.message_texts(snap.named(joined.lazy()).drop("_rank"), keep=("source",))
         texts.append(found.collect())
     ordered_texts = in_order(snap, pl.concat(texts).lazy())
     del texts
@@ -131,7 +120,7 @@ def _texts_and_titles(snap: StoreSnapshot) -> tuple[pl.DataFrame, pl.DataFrame]:
 def _shown_events(snap: StoreSnapshot, sessions: WorkSessionsResult, shown: int) -> pl.DataFrame:
     """The enriched events of the threads of the first ``shown`` sessions the page lists,
     read whole from the stored events (only their lines)."""
-    ids = session_rows(sessions).head(shown)["work_session_id"].to_list()
+    ids = base.session_rows(sessions).head(shown)["work_session_id"].to_list()
     keys = (
         sessions.thread_events.filter(pl.col("work_session_id").is_in(ids, nulls_equal=True))
         .select("file", "line")
@@ -184,8 +173,8 @@ def _lean(snap: StoreSnapshot) -> tuple[pl.DataFrame, pl.DataFrame]:
 
 
 def collect_store(
-    store: str | os.PathLike[str], s: Setting, *, shown: int, progress: bool | None = None
-) -> ReportData | None:
+    store: str | os.PathLike[str], s: base.Setting, *, shown: int, progress: bool | None = None
+) -> base.ReportData | None:
     """Compute what the report of the history store ``store`` shows from its tables.
 
     Parameters
@@ -210,32 +199,32 @@ def collect_store(
     """
     if s.since_ms is not None or s.until_ms is not None:
         return None
-    try:
-        snap = open_store(store)
-    except StoreError:
-        return None
-    enriched = scan_materialized(store, tz=s.tz)  # None: the enriched table is not current
+    # each is None when its table is not current (or ``store`` is no readable store)
+    enriched = scan_materialized(store, tz=s.tz)
     conv = scan_conversations(store, tz=s.tz)
     # the report of a log has no load findings (its check reads the events): ignore them
     checked = stored_check(store, CheckOptions(now=s.now_ms, ignore=["load."]), tz=s.tz)
-    if enriched is None or conv is None or checked is None or not _current(snap):
+    if enriched is None or conv is None or checked is None:
+        return None
+    snap = open_store(store)
+    if not _current(snap):
         return None
     findings, loaded = checked
-    with _stages(8, progress) as bar:
+    with base._stages(8, progress) as bar:
         events, counted = _lean(snap)
-        guards = guard_replays(counted)
+        guards = base.guard_replays(counted)
         del counted
         bar.update()
         sessions = _sessions(snap, s.now_ms)
         bar.update()
         texts, title_events = _texts_and_titles(snap)
-        messages = indexed_messages(texts.lazy(), sessions)
+        messages = base.indexed_messages(texts.lazy(), sessions)
         del texts
         bar.update()
         shown_events = _shown_events(snap, sessions, shown)
         agents = _enriched(snap).select(AGENT_COLUMNS).unique().collect()
         bar.update(2)
-        computed = Computed(
+        computed = base.Computed(
             load=LoadResult(events=events, report=loaded.report),
             events=events,
             enriched=shown_events,
@@ -247,4 +236,4 @@ def collect_store(
             every_enriched=agents,
             guards=guards,
         )
-        return finish(computed, s, bar)
+        return base.finish(computed, s, bar)

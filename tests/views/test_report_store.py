@@ -25,35 +25,16 @@ from a2a_lab.io import ingest
 from a2a_lab.materialize import materialize
 from a2a_lab.samples import write_log
 from a2a_lab.views.report import ReportOptions, report
-from a2a_lab.views.titles import task_titles
-from tests.support.report_logs import write_hostile_log
+from tests.support.report_logs import report_frames, write_hostile_log
 from tests.support.store_logs import LIVE, Pieces, ingest_in_pieces, pieces
 
 NOW = "2026-12-01T00:00:00Z"
 
 
-def _frames(data: ReportData) -> dict[str, Any]:
-    """Everything the page is rendered from, but the event frames each path holds."""
-    return {
-        "conversations": data.conversations,
-        "pairs": data.pairs,
-        "traffic": data.traffic,
-        "findings": data.findings,
-        "guards": data.guards,
-        "messages": data.messages,
-        "sessions": data.sessions.sessions,
-        "threads": data.sessions.threads,
-        "thread_events": data.sessions.thread_events,
-        "rejects": data.load.report.rejects,
-        "issues": data.load.report.issues,
-        "titles": task_titles(data.enriched if data.title_events is None else data.title_events),
-    }
-
-
 def assert_same_report(whole: ReportData, stored: ReportData) -> None:
     """Field by field: the frames, the figures, the load report, the timeline's events and
     the rendered sessions' enriched events."""
-    a, b = _frames(whole), _frames(stored)
+    a, b = report_frames(whole), report_frames(stored)
     for name, frame in a.items():
         try:
             assert_frame_equal(frame, b[name])
