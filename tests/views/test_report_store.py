@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import random
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
+import polars as pl
 import pytest
 from hypothesis import HealthCheck, given, settings
 from polars.testing import assert_frame_equal
@@ -141,3 +143,18 @@ def test_the_lean_table_is_the_one_materialize_writes() -> None:
     from a2a_lab.materialize import _names
 
     assert report_store.CHECK_LEAN == _names.CHECK_LEAN
+
+
+@pytest.mark.slow
+def test_shown_events_fall_back_to_the_stored_events(
+    hostile_store: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Lines that do not decode to as many events (or were not kept) are read whole from
+    the stored events: the same report."""
+    from a2a_lab.app import report_store
+
+    logdir, store = hostile_store
+    # a decoder that gives no event: the lines cannot stand for the stored events
+    nothing = SimpleNamespace(events=pl.DataFrame())
+    monkeypatch.setattr(report_store, "decode_bytes", lambda *a, **k: (nothing, None))
+    assert_same_report(*_both(logdir, store))
