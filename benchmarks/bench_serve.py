@@ -77,17 +77,45 @@ def _peak_rss_mb(pid: int) -> float:
     return float("nan")
 
 
-class LoadSampler:
-    """The 1-minute load average, read every second while running."""
+def _children(pid: int) -> list[int]:
+    """The processes ``pid`` started (its worker), as the kernel lists them per thread."""
+    found = []
+    for task in Path(f"/proc/{pid}/task").glob("*"):
+        try:
+            found += [int(c) for c in (task / "children").read_text().split()]
+        except OSError:  # the thread ended meanwhile
+            continue
+    return found
 
-    def __init__(self) -> None:
+
+def _rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return round(int(line.split()[1]) / 1024, 1)
+    return float("nan")
+
+
+class LoadSampler:
+    """The 1-minute load average (and the server's resident memory), read every second."""
+
+    def __init__(self, pid: int | None = None) -> None:
         self.samples: list[float] = []
+        self.rss_mb: list[float] = []
+        self.workers_rss_mb: list[float] = []
+        self._pid = pid
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
 
     def _run(self) -> None:
         while not self._stop.is_set():
             self.samples.append(float(Path("/proc/loadavg").read_text().split()[0]))
+            if self._pid is not None:
+                self.rss_mb.append(_rss_mb(self._pid))
+                try:
+                    workers = sum(_rss_mb(c) for c in _children(self._pid))
+                except OSError:  # a worker ended meanwhile
+                    workers = 0.0
+                self.workers_rss_mb.append(workers)
             self._stop.wait(1.0)
 
     def __enter__(self) -> LoadSampler:
@@ -100,7 +128,11 @@ class LoadSampler:
 
     def summary(self) -> dict[str, float]:
         s = self.samples or [float("nan")]
-        return {"min": min(s), "median": statistics.median(s), "max": max(s)}
+        summary = {"min": min(s), "median": statistics.median(s), "max": max(s)}
+        if self.rss_mb:
+            summary["server_rss_max_mb"] = max(self.rss_mb)
+            summary["workers_rss_max_mb"] = max(self.workers_rss_mb)
+        return summary
 
 
 def _latency_summary(latencies: list[float], errors: list[str]) -> dict[str, Any]:
@@ -371,9 +403,10 @@ def main() -> None:
     try:
         first = _wait_ready(server, base)
         ready_s = time.monotonic() - started
+        peak_at_ready = _peak_rss_mb(server.pid)  # start (and the first body) only
         if args.single_seconds > 0:
             cpu0 = _cpu_s(server.pid)
-            with LoadSampler() as load:
+            with LoadSampler(server.pid) as load:
                 lat, err = _load_clients(args, base, 1, args.single_seconds)
             phases.append(
                 {
@@ -397,7 +430,7 @@ def main() -> None:
                 )
             )
             cpu0 = _cpu_s(server.pid)
-            with LoadSampler() as load:
+            with LoadSampler(server.pid) as load:
                 appender.start()
                 lat, err = _load_clients(args, base, args.clients, args.seconds)
                 appender.join()
@@ -414,6 +447,8 @@ def main() -> None:
             )
             print(phases[-1], flush=True)
         peak = _peak_rss_mb(server.pid)
+        worker_peak = max((_peak_rss_mb(c) for c in _children(server.pid)), default=None)
+        workers_rss = [m for p in phases for m in [p["load"].get("workers_rss_max_mb")] if m]
     finally:
         server.terminate()
         server.wait(timeout=30)
@@ -434,6 +469,11 @@ def main() -> None:
         "body_mb": round(len(first.content) / 1e6, 2),
         "phases": phases,
         "server_peak_rss_mb": peak,
+        "server_peak_rss_at_ready_mb": peak_at_ready,
+        # the ingests and table updates run in a worker process (replaced past 400 MB):
+        # its resident memory sampled every second, and its peak when the run ended
+        "worker_rss_max_mb": max(workers_rss, default=None),
+        "worker_peak_rss_at_end_mb": worker_peak,
         "machine": machine(),
     }
     print(result)

@@ -1,8 +1,12 @@
 """Follow the CLI's ``--tz`` (issue 25 goal: at most 8 stays) through a2a_lab's modules.
 
-Every call into an a2a_lab function that holds the zone value (as an argument or in the
-parsed ``args``) is recorded with its module; a *stay* is a run of consecutive calls in one
-module, a *return* a stay in a module already left. Usage::
+Every call into an a2a_lab function that holds the zone (as an argument or in the parsed
+``args``) is recorded with its module; a *stay* is a run of consecutive calls in one
+module, a *return* a stay in a module already left. The zone is followed in every form it
+takes: the name, the resolved :class:`a2a_lab.time.Zone` the CLI parses it into (a ``str``
+equal to the name), a ``zoneinfo.ZoneInfo`` of that key, and ``args`` holding either.
+(Values derived from it, such as its event-time expressions or a converted column, are
+not the zone and are not followed.) Usage::
 
     python tools/follow_option.py report LOG -o r.html --tz Pacific/Chatham
     python tools/follow_option.py --calls load LOG --tz Pacific/Chatham  # and each call
@@ -16,6 +20,7 @@ import argparse
 import sys
 from types import FrameType
 from typing import Any
+from zoneinfo import ZoneInfo
 
 TZ = "Pacific/Chatham"
 #: ``module:function`` of each call of the last :func:`follow` (``--calls`` prints them).
@@ -23,10 +28,13 @@ names: list[str] = []
 
 
 def _holds(value: object) -> bool:
-    if isinstance(value, str):
+    """Whether ``value`` is the zone followed, or ``args`` holding it."""
+    if isinstance(value, str):  # the name, and a2a_lab.time.Zone (a str subclass)
         return value == TZ
+    if isinstance(value, ZoneInfo):
+        return value.key == TZ
     if isinstance(value, argparse.Namespace):
-        return getattr(value, "tz", None) == TZ
+        return _holds(getattr(value, "tz", None))
     return False
 
 

@@ -81,26 +81,61 @@ def sequence_rules(ex: pl.LazyFrame) -> list[pl.LazyFrame]:
         pl.col("line").first().alias("send_line"),  # the send opens its exchange
         *[pl.col(c).first().alias(f"_open_{c}") for c in _CAUSE_COLUMNS],
         (t == "a2a.complete").any().alias("has_complete"),
+        pl.col("ambiguous").any().alias("_ambiguous"),
     )
-    missing = per.filter(~pl.col("has_complete")).with_columns(
-        pl.concat_list("send_line").alias("lines")
-    )
-    out.append(
-        _findings(
-            missing,
-            "a2a.missing_complete",
-            pl.format(
-                "exchange {} → {} (#{}) has no a2a.complete; opened by {}",
-                pl.col("requester"),
-                pl.col("target"),
-                pl.col("exchange"),
-                _cause("_open_"),
-            ),
-        )
-    )
+    out.append(_missing_complete(per))
     out.append(_turns_out_of_order(sent, keys))
     out.append(_after_complete(sent, keys))
     return out
+
+
+def _missing_complete(per: pl.LazyFrame) -> pl.LazyFrame:
+    """``a2a.missing_complete``: exchanges of ``per`` (one row per exchange) without an
+    ``a2a.complete``.
+
+    Where the exchange is ambiguous and other ambiguous exchanges share its conversation id
+    and direction, the log cannot tell which of them the complete it holds belongs to (a
+    sub-agent requester's sends under one id, issue 22): the finding then names them all
+    ("#2 or #3"), and its lines are their sends in the same file, instead of asserting one.
+    """
+    direction = ["conversation_id", "requester", "target"]
+    ambiguous = per.filter(pl.col("_ambiguous"))
+    peers = ambiguous.group_by(direction).agg(pl.col("exchange").sort().alias("_peers"))
+    peer_lines = ambiguous.group_by([*direction, "file"]).agg(
+        pl.col("send_line").sort().alias("_peer_lines")
+    )
+    missing = (
+        per.filter(~pl.col("has_complete"))
+        .join(peers, on=direction, how="left", nulls_equal=True)
+        .join(peer_lines, on=[*direction, "file"], how="left", nulls_equal=True)
+    )
+    undecided = pl.col("_ambiguous") & (pl.col("_peers").list.len() > 1)
+    missing = missing.with_columns(
+        pl.when(undecided)
+        .then(pl.col("_peer_lines"))
+        .otherwise(pl.concat_list("send_line"))
+        .alias("lines")
+    )
+    return _findings(
+        missing,
+        "a2a.missing_complete",
+        pl.format(
+            "exchange {} → {} (#{}) has no a2a.complete; opened by {}{}",
+            pl.col("requester"),
+            pl.col("target"),
+            pl.col("exchange"),
+            _cause("_open_"),
+            pl.when(undecided)
+            .then(
+                pl.format(
+                    "; the log cannot tell it from the other ambiguous exchange(s) of this "
+                    "conversation and direction: one of #{} has none",
+                    pl.col("_peers").cast(pl.List(pl.String)).list.join(", #"),
+                )
+            )
+            .otherwise(pl.lit("")),
+        ),
+    )
 
 
 def _turns_out_of_order(sent: pl.LazyFrame, keys: list[str]) -> pl.LazyFrame:

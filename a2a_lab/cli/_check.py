@@ -15,7 +15,7 @@ from a2a_lab.cli._common import (
     add_command,
     add_window_options,
     check_output,
-    cli_tz,
+    default_zone,
     float_option,
     int_option,
     print_json,
@@ -112,7 +112,7 @@ def run(args: argparse.Namespace) -> int:
     if args.json and args.format not in (None, "json"):
         raise CliError(f"--json contradicts --format {args.format}")
     check_output(args.output)
-    tz = cli_tz(args)
+    tz = args.tz or default_zone()
     from a2a_lab.time import now_ms
 
     opts = CheckOptions(

@@ -8,7 +8,10 @@ import json
 import math
 import sys
 from collections.abc import Callable, Iterator
-from typing import Any, NoReturn, TypeAlias, TypeVar
+from typing import TYPE_CHECKING, Any, NoReturn, TypeAlias, TypeVar
+
+if TYPE_CHECKING:
+    from a2a_lab.time import Zone
 
 T = TypeVar("T")
 
@@ -173,16 +176,16 @@ def add_window_options(parser: argparse.ArgumentParser, what: str = "only events
     )
 
 
-def in_window(events: Any, args: argparse.Namespace) -> Any:
-    """The events of ``args.since`` … ``args.until`` (both inclusive, on ``event_ms``)."""
+def in_window(events: Any, since: float | None, until: float | None) -> Any:
+    """The events of ``--since`` … ``--until`` (epoch ms; both inclusive, on ``event_ms``)."""
     import polars as pl
 
-    if args.since is not None and args.until is not None and args.since > args.until:
+    if since is not None and until is not None and since > until:
         raise CliError("--since is after --until")
-    if args.since is not None:
-        events = events.filter(pl.col("event_ms") >= args.since)
-    if args.until is not None:
-        events = events.filter(pl.col("event_ms") <= args.until)
+    if since is not None:
+        events = events.filter(pl.col("event_ms") >= since)
+    if until is not None:
+        events = events.filter(pl.col("event_ms") <= until)
     return events
 
 
@@ -195,10 +198,11 @@ NOW_HELP = (
 #: What ``--tz`` means on every command.
 TZ_HELP = (
     "IANA time zone of log timestamps without an offset and of every time shown or "
-    "written (default: $A2A_LAB_TZ, else UTC; --timezone is its deprecated old spelling)"
+    "written (default: $A2A_LAB_TZ, else UTC)"
 )
-# The old spellings (--now-ms: scripts and the parity tests use it; --timezone) stay as
-# silent aliases, named deprecated in --help: a warning line would break the one-line error.
+# The old spelling --now-ms (scripts and the parity tests use it) stays as a silent alias,
+# named deprecated in --help: a warning line would break the one-line error. --timezone,
+# the old spelling of --tz, is removed (issue 25: one name per job).
 
 
 class _Once(argparse.Action):
@@ -221,18 +225,17 @@ class _Once(argparse.Action):
         setattr(namespace, self.dest, values)
 
 
-def tz_option(text: str) -> str:
-    """An argparse ``type=`` for ``--tz``: an IANA time zone name."""
+def tz_option(text: str) -> Zone:
+    """An argparse ``type=`` for ``--tz``: the IANA name resolved, once, into a :class:`Zone`
+    (the commands pass it down; nothing checks it again)."""
     from a2a_lab.time import check_tz
 
     return _argument_type(check_tz, text, "tz")
 
 
 def add_tz_option(parser: argparse.ArgumentParser) -> None:
-    """``--tz ZONE`` (old spelling ``--timezone``); the default is ``$A2A_LAB_TZ``, else UTC."""
-    parser.add_argument(
-        "--tz", "--timezone", dest="tz", type=tz_option, metavar="ZONE", help=TZ_HELP
-    )
+    """``--tz ZONE``, resolved when parsed; the default is ``$A2A_LAB_TZ``, else UTC."""
+    parser.add_argument("--tz", dest="tz", type=tz_option, metavar="ZONE", help=TZ_HELP)
 
 
 def add_now_option(parser: argparse.ArgumentParser, help: str = NOW_HELP) -> None:
@@ -254,12 +257,14 @@ def add_clock_options(parser: argparse.ArgumentParser, now_help: str = NOW_HELP)
     add_tz_option(parser)
 
 
-def cli_tz(args: argparse.Namespace) -> str:
-    """The command's time zone: ``--tz``, else ``$A2A_LAB_TZ``, else UTC."""
+def default_zone() -> Zone:
+    """The time zone of a command given no ``--tz``: ``$A2A_LAB_TZ``, else UTC.
+
+    A command's zone is ``args.tz or default_zone()``: ``--tz`` was resolved when parsed
+    (:func:`tz_option`) and is passed down as it is.
+    """
     from a2a_lab.time import default_tz
 
-    if getattr(args, "tz", None) is not None:
-        return str(args.tz)
     try:
         return default_tz()
     except ValueError as exc:

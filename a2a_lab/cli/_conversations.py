@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -14,7 +13,7 @@ from a2a_lab.cli._common import (
     add_command,
     add_window_options,
     check_output,
-    cli_tz,
+    default_zone,
     in_window,
     write_output,
 )
@@ -82,7 +81,7 @@ def register(sub: Commands) -> None:
 
 
 #: Rows of the ``--format json`` output encoded at a time.
-_JSON_ROWS = 20_000
+_JSON_ROWS = 5_000
 
 
 def run_conversations(args: argparse.Namespace) -> int:
@@ -91,7 +90,7 @@ def run_conversations(args: argparse.Namespace) -> int:
     from a2a_lab.io import is_store
 
     check_output(args.output)
-    tz = cli_tz(args)
+    tz = args.tz or default_zone()
     # a store whose conversations were materialised (a2a_lab.materialize, at ingest) gives
     # them as they are, when the whole log is asked for: a window changes the matching
     conv = (
@@ -105,11 +104,11 @@ def run_conversations(args: argparse.Namespace) -> int:
         from a2a_lab.cli._source import lean_engine, log_conversations_of, scan_source
     if conv is None and not is_store(args.source):
         # a log is read once and matched a bucket of whole conversations at a time
-        conv = log_conversations_of(args)
+        conv = log_conversations_of(args.source, tz, args.since, args.until)
     if conv is None:
         # a store is scanned lazily (no raw), collected by the streaming engine
         with lean_engine():
-            conv = conversations(in_window(scan_source(args.source, tz=tz), args))
+            conv = conversations(in_window(scan_source(args.source, tz=tz), args.since, args.until))
             if isinstance(conv, pl.LazyFrame):
                 conv = conv.collect()
     if args.output is not None:
@@ -119,21 +118,17 @@ def run_conversations(args: argparse.Namespace) -> int:
     if args.format == "json":
         import polars.selectors as cs
 
+        from a2a_lab.cli._json_rows import json_rows
         from a2a_lab.time import format_time
 
         utc = conv.with_columns(cs.datetime().dt.convert_time_zone("UTC"))
         utc = utc.with_columns(
             format_time(pl.col(c), _JSON_TIME_FORMAT) for c in utc.select(cs.datetime()).columns
         )
-        # json.dumps (the C encoder) of 20,000 rows at a time: the same text as json.dump of
-        # all the rows (which encodes in Python), 2.4 × faster, without the whole text held
-        sys.stdout.write("[")
-        for start in range(0, utc.height, _JSON_ROWS):
-            if start:
-                sys.stdout.write(", ")
-            text = json.dumps(utc.slice(start, _JSON_ROWS).to_dicts(), ensure_ascii=False)
-            sys.stdout.write(text[1:-1])
-        sys.stdout.write("]\n")
+        # json.dumps's text of the rows, encoded by Polars 5,000 rows at a time (less memory
+        # to map than 20,000: 1.6-1.7 CPU s against 1.8-1.9 at 860 k)
+        sys.stdout.writelines(json_rows(utc, _JSON_ROWS))
+        sys.stdout.write("\n")
     else:
         shown = conv.select(TABLE_COLUMNS).with_columns(
             pl.col("start_time").dt.convert_time_zone(tz),
@@ -164,7 +159,11 @@ def run_graph(args: argparse.Namespace) -> int:
     if out.suffix not in (".graphml", ".json"):
         raise CliError(f"unknown graph format {out.suffix or out.name!r}: use .graphml or .json")
     with lean_engine():
-        g = interaction_graph(in_window(scan_source(args.source, tz=cli_tz(args)), args))
+        g = interaction_graph(
+            in_window(
+                scan_source(args.source, tz=args.tz or default_zone()), args.since, args.until
+            )
+        )
     try:
         write_graph(g, out)
     except OSError as exc:

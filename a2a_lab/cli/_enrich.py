@@ -16,7 +16,7 @@ from a2a_lab.cli._common import (
     CliError,
     Commands,
     add_command,
-    cli_tz,
+    default_zone,
     read_input,
     split_multi,
 )
@@ -44,22 +44,23 @@ def add_main_agent_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def main_agents(args: argparse.Namespace) -> frozenset[str] | None:
-    """The main-agent set the options name (None: the rule set's default)."""
-    if args.openclaw_config is None and args.main_agents is None:
+def main_agents(openclaw_config: str | None, given: list[str] | None) -> frozenset[str] | None:
+    """The main-agent set ``--openclaw-config`` / ``--main-agents`` name (None: the rule
+    set's default)."""
+    if openclaw_config is None and given is None:
         return None  # without importing enrichment: a store's sessions table needs none
     from a2a_lab.enrich import resolve_main_agents
 
-    if args.openclaw_config is not None:
+    if openclaw_config is not None:
         agents = read_input(
-            lambda: resolve_main_agents(Path(args.openclaw_config)),
-            unreadable=f"--openclaw-config {args.openclaw_config}",
+            lambda: resolve_main_agents(Path(openclaw_config)),
+            unreadable=f"--openclaw-config {openclaw_config}",
             invalid="--openclaw-config",
         )
-        _check_openclaw_config(args.openclaw_config)
+        _check_openclaw_config(openclaw_config)
         return agents
-    if args.main_agents is not None:
-        ids = resolve_main_agents(split_multi(args.main_agents) or [])
+    if given is not None:
+        ids = resolve_main_agents(split_multi(given) or [])
         if not ids:
             raise CliError("--main-agents needs at least one agent id")
         return ids
@@ -82,13 +83,15 @@ def _check_openclaw_config(path: str) -> None:
         )
 
 
-def load_enriched(args: argparse.Namespace) -> tuple[pl.DataFrame, list[str]]:
-    """Load ``args.source`` and enrich it; returns the frame and the files in reading order."""
+def load_enriched(
+    source: str, tz: str, agents: frozenset[str] | None
+) -> tuple[pl.DataFrame, list[str]]:
+    """Load ``source`` and enrich it (``agents``: the main agents, :func:`main_agents`);
+    returns the frame and the files in reading order."""
     from a2a_lab.cli._source import load_source
     from a2a_lab.enrich import enrich
 
-    agents = main_agents(args)
-    loaded = load_source(args.source, tz=cli_tz(args))
+    loaded = load_source(source, tz=tz)
     return enrich(loaded.events, main_agents=agents), list(loaded.report.files)
 
 
@@ -131,7 +134,8 @@ def _write(frame: pl.DataFrame, out: TextIO) -> None:
 def run(args: argparse.Namespace) -> int:
     import polars as pl
 
-    frame, files = load_enriched(args)
+    agents = main_agents(args.openclaw_config, args.main_agents)
+    frame, files = load_enriched(args.source, args.tz or default_zone(), agents)
     rank = {name: i for i, name in enumerate(files)}
     frame = frame.sort(pl.col("file").replace_strict(rank, return_dtype=pl.Int64), "line")
     if args.output is None:

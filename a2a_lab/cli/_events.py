@@ -10,11 +10,11 @@ from a2a_lab.cli._common import (
     add_command,
     add_output_option,
     check_output,
-    cli_tz,
+    default_zone,
     print_json,
     write_output,
 )
-from a2a_lab.cli._enrich import add_main_agent_options, load_enriched
+from a2a_lab.cli._enrich import add_main_agent_options, load_enriched, main_agents
 from a2a_lab.cli._sessions import limit_option
 
 
@@ -60,7 +60,9 @@ def run(args: argparse.Namespace) -> int:
     if args.limit is not None:
         limit_option(args.limit)
     check_output(args.output)
-    frame, files = load_enriched(args)
+    tz = args.tz or default_zone()
+    agents = main_agents(args.openclaw_config, args.main_agents)
+    frame, files = load_enriched(args.source, tz, agents)
     result = events_query(
         frame,
         since=args.since,
@@ -69,10 +71,10 @@ def run(args: argparse.Namespace) -> int:
         view_category=args.view_category,
         limit=args.limit,
         files=files,
-        tz=cli_tz(args),
+        tz=tz,
     )
     if args.output is not None:
-        write_output(result.events, args.output, cli_tz(args))
+        write_output(result.events, args.output, tz)
         print(f"{result.events.height} events written to {args.output}", file=sys.stderr)
         return 0
     print_json(result.to_api())

@@ -6,7 +6,7 @@ import argparse
 import os
 import sys
 
-from a2a_lab.cli._common import CliError, Commands, add_command, cli_tz, print_json
+from a2a_lab.cli._common import CliError, Commands, add_command, default_zone, print_json
 from a2a_lab.time import TZ_ENV
 
 
@@ -58,7 +58,7 @@ def run(args: argparse.Namespace) -> int:
     from a2a_lab.io import StoreError, ingest
 
     # the zone is the store's from its first ingest: only --tz or $A2A_LAB_TZ given set it
-    tz = cli_tz(args) if args.tz is not None or os.environ.get(TZ_ENV) else None
+    tz = args.tz or (default_zone() if os.environ.get(TZ_ENV) else None)
     _check_has_logs(args.logdir)
     try:
         report = ingest(

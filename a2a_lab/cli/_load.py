@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from a2a_lab.cli._common import Commands
 
-from a2a_lab.cli._common import add_command, cli_tz
+from a2a_lab.cli._common import add_command, default_zone
 
 
 def register(sub: Commands) -> None:
@@ -30,7 +30,7 @@ def run(args: argparse.Namespace) -> int:
     from a2a_lab.cli._common import print_json
     from a2a_lab.cli._source import load_source
 
-    result = load_source(args.source, tz=cli_tz(args))
+    result = load_source(args.source, tz=args.tz or default_zone())
     summary = result.report.summary()
     if args.json:
         print_json(summary)

@@ -11,7 +11,7 @@ from a2a_lab.cli._common import (
     add_command,
     add_number_option,
     add_output_file,
-    cli_tz,
+    default_zone,
     errors_as_cli,
     float_option,
     int_option,
@@ -60,12 +60,15 @@ def run_export_otlp(args: argparse.Namespace) -> int:
         raise CliError(f"--endpoint must be an http:// or https:// URL, not {args.endpoint!r}")
     with errors_as_cli(SourceError, OtlpExportError, os_error=f"cannot write {args.output}"):
         if is_store(args.source):
-            events = load_source(args.source, tz=cli_tz(args)).events
+            events = load_source(args.source, tz=args.tz or default_zone()).events
             lines = otlp_lines(events, project=args.project, batch_exchanges=args.batch)
         else:
             # a log: read once, a bucket of whole conversations at a time (bounded memory)
             lines = log_otlp_lines(
-                args.source, tz=cli_tz(args), project=args.project, batch_exchanges=args.batch
+                args.source,
+                tz=args.tz or default_zone(),
+                project=args.project,
+                batch_exchanges=args.batch,
             )
         res = write_otlp(
             lines,

@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from a2a_lab.cli._common import CliError, Commands, add_command, cli_tz
+from a2a_lab.cli._common import CliError, Commands, add_command, default_zone
 
 #: The file names ``-o`` accepts (compared case-insensitively).
 HTML_SUFFIXES = (".html", ".htm")
@@ -107,7 +107,7 @@ def run(args: argparse.Namespace) -> int:
     from a2a_lab.views.report import ReportOptions, report
 
     out = Path(args.output)
-    tz = cli_tz(args)
+    tz = args.tz or default_zone()
     try:  # the options are checked before a long load
         instant_ms(_instant(args.since), "--since")
         instant_ms(_instant(args.until), "--until")

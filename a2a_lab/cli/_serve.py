@@ -3,19 +3,26 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+import signal
 import socket
 import sys
+import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from a2a_lab.cli._common import (
     CliError,
     Commands,
     add_command,
-    cli_tz,
+    default_zone,
     int_option,
     read_input,
 )
 from a2a_lab.cli._enrich import add_main_agent_options, main_agents
+
+if TYPE_CHECKING:
+    from a2a_lab.serve import LiveEvents
 
 
 def register(sub: Commands) -> None:
@@ -27,8 +34,10 @@ def register(sub: Commands) -> None:
         description=(
             "Serve the Task-Monitor dashboard's GET /api/work-sessions and GET /api/events "
             "for SOURCE, with the reference's query parameters and byte-identical JSON "
-            "bodies. A log (directory or file) is followed in memory; a history store is "
-            "loaded and each refresh ingests the new lines of its log directory into it. "
+            "bodies. A history store is answered from its materialised tables, and each "
+            "refresh ingests the new lines of its log directory into it; a log directory is "
+            "followed into a store the same way (--store, default a temporary one removed "
+            "at exit); a single log file is followed in memory. "
             "Binds 127.0.0.1 unless --host says otherwise. An unknown or repeated parameter "
             "gets a 400 JSON error."
         ),
@@ -44,6 +53,12 @@ def register(sub: Commands) -> None:
     p.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
     p.add_argument(
         "--port", type=int_option(0, 65535), default=8787, help="TCP port (default 8787; 0: any)"
+    )
+    p.add_argument(
+        "--store",
+        metavar="DIR",
+        help="follow a log directory SOURCE into this history store (made by a first "
+        "ingest, kept and reused by the next start; default: a temporary store)",
     )
     p.add_argument(
         "--overrides",
@@ -70,10 +85,8 @@ def register(sub: Commands) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    import uvicorn
-
     from a2a_lab.io import SourceError, StoreError
-    from a2a_lab.serve import LiveEvents, ServeConfig, create_app
+    from a2a_lab.serve import LiveEvents
     from a2a_lab.sessions import load_overrides
 
     if not args.refresh > 0:
@@ -91,12 +104,42 @@ def run(args: argparse.Namespace) -> int:
     source = Path(args.source).expanduser()
     if not source.exists():
         raise CliError(f"no such log or store: {args.source}")
-    try:
-        live = LiveEvents(source, tz=cli_tz(args), main_agents=main_agents(args))
-    except (SourceError, StoreError) as exc:
-        raise CliError(str(exc)) from None
-    except OSError as exc:
-        raise CliError(f"cannot read {args.source}: {exc.strerror or exc}") from None
+    with contextlib.ExitStack() as stack:
+        store = _store_of(args, source, stack)
+        try:
+            live = LiveEvents(
+                source,
+                store=store,
+                tz=args.tz or default_zone(),
+                main_agents=main_agents(args.openclaw_config, args.main_agents),
+                in_child=True,
+            )
+        except (SourceError, StoreError) as exc:
+            raise CliError(str(exc)) from None
+        except OSError as exc:
+            raise CliError(f"cannot read {args.source}: {exc.strerror or exc}") from None
+        code = _serve(args, live, overrides, source)
+    return code
+
+
+def _store_of(args: argparse.Namespace, source: Path, stack: contextlib.ExitStack) -> Path | None:
+    """The store a log directory is followed into (``--store``, else a temporary one,
+    removed when ``stack`` closes); None for a store SOURCE or a single log file."""
+    from a2a_lab.io import is_store
+
+    if args.store is not None:
+        return Path(args.store).expanduser()
+    if is_store(source) or not source.is_dir():
+        return None
+    folder = stack.enter_context(tempfile.TemporaryDirectory(prefix="a2a-lab-serve-"))
+    return Path(folder) / "store"
+
+
+def _serve(args: argparse.Namespace, live: LiveEvents, overrides: Path | None, source: Path) -> int:
+    import uvicorn
+
+    from a2a_lab.serve import ServeConfig, create_app
+
     app = create_app(
         ServeConfig(
             live=live,
@@ -113,11 +156,21 @@ def run(args: argparse.Namespace) -> int:
     except OSError as exc:
         raise CliError(f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}") from None
     host, port = sock.getsockname()[:2]
-    events = live.snapshot.events.height
+    events = live.snapshot.event_count
     print(
         f"a2a-lab serve: {events} events from {source}; http://{host}:{port}/api/work-sessions",
         file=sys.stderr,
     )
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False))
-    server.run(sockets=[sock])
+    # uvicorn stops gracefully on SIGTERM, then raises it again with the handler it found:
+    # this one ends the process through its cleanup (the worker, a temporary store)
+    signal.signal(signal.SIGTERM, _stop)
+    try:
+        server.run(sockets=[sock])
+    finally:
+        live.close()
     return 0
+
+
+def _stop(signum: int, frame: object) -> None:
+    raise SystemExit(0)

@@ -14,7 +14,7 @@ from a2a_lab.cli._common import (
     add_output_option,
     add_window_options,
     check_output,
-    cli_tz,
+    default_zone,
     in_window,
     one_line,
     read_input,
@@ -228,8 +228,10 @@ def run(args: argparse.Namespace) -> int:
             invalid=f"overrides file {args.overrides}",
         )
         _check_overrides(args.overrides, overrides)
-    agents = main_agents(args)
-    stored = stored_sessions(args, agents)
+    agents = main_agents(args.openclaw_config, args.main_agents)
+    tz = args.tz or default_zone()
+    filtered = bool(args.role or args.type) or args.since is not None or args.until is not None
+    stored = None if filtered else stored_sessions(args.source, agents, tz)
     if stored is not None:
         snap, enriched = stored
         from a2a_lab.materialize import stored_work_sessions
@@ -247,7 +249,7 @@ def run(args: argparse.Namespace) -> int:
             overrides=overrides,
             threads=args.format == "json" and args.output is None,
         )
-        return _print_result(result, args)
+        return _print_result(result, args.output, args.format, args.limit, tz)
     # imported only here: the sessions table above needs neither the loader nor enrichment
     from a2a_lab.cli._source import lean_engine, scan_source
     from a2a_lab.enrich import enrich
@@ -258,19 +260,21 @@ def run(args: argparse.Namespace) -> int:
     frame: pl.DataFrame | pl.LazyFrame
     # a store whose enriched columns were materialised for this rule set and these main
     # agents (a2a_lab.materialize, made at ingest) is read as it is: nothing to enrich
-    materialized = materialized_source(args.source, agents, cli_tz(args))
+    materialized = materialized_source(args.source, agents, tz)
     events = (
-        scan_source(args.source, tz=cli_tz(args), data_fields=loaded_data_fields())
+        scan_source(args.source, tz=tz, data_fields=loaded_data_fields())
         if materialized is None
         else materialized
     )
     if materialized is not None:
-        frame = in_window(materialized, args)
+        frame = in_window(materialized, args.since, args.until)
     elif isinstance(events, pl.LazyFrame):
-        frame = in_window(enrich(events, main_agents=agents), args)
+        frame = in_window(enrich(events, main_agents=agents), args.since, args.until)
     else:
         # rebind: the full frame must not outlive the narrowing (it would keep every field)
-        frame = in_window(session_columns(enrich(events, main_agents=agents)), args)
+        frame = in_window(
+            session_columns(enrich(events, main_agents=agents)), args.since, args.until
+        )
     # nor must the loaded frame: it holds every ``data`` field (messages, previews, keys)
     # while the sessions are built
     del events
@@ -284,35 +288,34 @@ def run(args: argparse.Namespace) -> int:
             limit=args.limit,
         )
         result = work_sessions(frame, query, now=now, overrides=overrides)
-        return _print_result(result, args)
+        return _print_result(result, args.output, args.format, args.limit, tz)
 
 
-def stored_sessions(args: argparse.Namespace, agents: frozenset[str] | None) -> Any:
-    """The store and its enriched frame when the query can read its sessions table.
+def stored_sessions(source: str, agents: frozenset[str] | None, tz: str) -> Any:
+    """The store and its enriched frame when ``source`` is a store (None: build the
+    sessions from the events).
 
-    That table (``a2a_lab.materialize``, made at ingest) holds each work session built from
-    all its events: a role, type or time filter changes which events make a session, so
-    those queries build the sessions from the events. None: build them.
+    Its sessions table (``a2a_lab.materialize``, made at ingest) holds each work session
+    built from all its events: a role, type or time filter changes which events make a
+    session, so the caller asks only for a query without them.
     """
     from a2a_lab.io import is_store
 
-    if args.role or args.type or args.since is not None or args.until is not None:
-        return None
-    if not is_store(args.source):
+    if not is_store(source):
         return None
     from a2a_lab.materialize import sessions_query_source
 
-    return sessions_query_source(args.source, main_agents=agents, tz=cli_tz(args))
+    return sessions_query_source(source, main_agents=agents, tz=tz)
 
 
-def _print_result(result: Any, args: argparse.Namespace) -> int:
+def _print_result(result: Any, output: str | None, fmt: str, limit: Any, tz: str) -> int:
     """Write the sessions (``-o``), the API body (``--format json``) or the table."""
-    if args.output is not None:
-        write_output(result.sessions, args.output, cli_tz(args))
-        print(f"{result.sessions.height} work sessions written to {args.output}", file=sys.stderr)
+    if output is not None:
+        write_output(result.sessions, output, tz)
+        print(f"{result.sessions.height} work sessions written to {output}", file=sys.stderr)
         return 0
-    if args.format == "json":
+    if fmt == "json":
         print_work_sessions(result)
     else:
-        print_summary(result, args.format, args.limit, cli_tz(args))
+        print_summary(result, fmt, limit, tz)
     return 0

@@ -22,7 +22,7 @@ from a2a_lab.cli._common import (
     add_number_option,
     add_output_file,
     add_seed_option,
-    cli_tz,
+    default_zone,
     int_option,
     one_line,
 )
@@ -179,7 +179,7 @@ def run_simulate(args: argparse.Namespace) -> int:
 
     from a2a_lab.sim import simulate
 
-    tz = cli_tz(args)
+    tz = args.tz or default_zone()
     out = None if args.output is None else Path(args.output)
     if out is not None:
         if out.suffix == ".ndjson":
@@ -327,7 +327,7 @@ def run_calibrate(args: argparse.Namespace) -> int:
     if out.suffix.lower() != ".json":
         raise CliError(f"--output: the twin is a SimConfig JSON file (FILE.json), not {out.name!r}")
     _check_writable_parent(out)
-    tz = cli_tz(args)
+    tz = args.tz or default_zone()
     events = load_source(args.source, tz=tz).events
     if events.height == 0:
         raise CliError(f"{args.source}: no events to fit")

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 from collections.abc import Collection, Iterator
 
 import polars as pl
 
-from a2a_lab.cli._common import CliError, cli_tz, in_window
+from a2a_lab.cli._common import CliError, in_window
 from a2a_lab.io import (
     LoadResult,
     SourceError,
@@ -62,18 +61,20 @@ def scan_source(
     return load_source(source, tz=tz, data_fields=data_fields).events
 
 
-def log_conversations_of(args: argparse.Namespace) -> pl.DataFrame:
-    """The conversations of the log ``args.source`` in ``--since``/``--until``, matched a
-    bucket of whole conversations at a time (:mod:`a2a_lab.analysis._chunked`)."""
+def log_conversations_of(
+    source: str, tz: str, since: float | None, until: float | None
+) -> pl.DataFrame:
+    """The conversations of the log ``source`` in ``--since``/``--until`` (epoch ms),
+    matched a bucket of whole conversations at a time (:mod:`a2a_lab.analysis._chunked`)."""
     from a2a_lab.analysis.logs import log_conversations
 
-    in_window(pl.DataFrame({"event_ms": []}, schema={"event_ms": pl.Float64}), args)
+    in_window(pl.DataFrame({"event_ms": []}, schema={"event_ms": pl.Float64}), since, until)
     try:
-        return log_conversations(args.source, tz=cli_tz(args), since=args.since, until=args.until)
+        return log_conversations(source, tz=tz, since=since, until=until)
     except SourceError as exc:
         raise CliError(str(exc)) from None
     except OSError as exc:
-        raise CliError(f"cannot read {args.source}: {exc.strerror or exc}") from None
+        raise CliError(f"cannot read {source}: {exc.strerror or exc}") from None
 
 
 @contextlib.contextmanager

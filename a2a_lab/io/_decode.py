@@ -53,7 +53,7 @@ from a2a_lab.io._paths import file_label as file_label
 from a2a_lab.io._paths import label_path as label_path
 from a2a_lab.reference.jsstr import JS_WHITESPACE
 from a2a_lab.schema import FRAME_COLUMN_NAMES, EventData, data_dtype, raw_event_dtype
-from a2a_lab.time import MAX_TIME_MS
+from a2a_lab.time import MAX_TIME_MS, EventTime, check_tz
 
 __all__ = [
     "RAW_PREVIEW",
@@ -383,8 +383,10 @@ class ChunkDecoder:
 
     Parameters
     ----------
-    timezone
-        Zone for ISO ``timestamp`` values without an offset.
+    event_time
+        The event time of the zone of ISO ``timestamp`` values without an offset
+        (:attr:`a2a_lab.time.Zone.event_time`: the zone is resolved once, before the files
+        are read); default UTC's.
     raw
         Keep each event's physical line (CR and surrounding whitespace included) in ``raw``.
     exact
@@ -396,12 +398,12 @@ class ChunkDecoder:
     def __init__(
         self,
         *,
-        timezone: str = "UTC",
+        event_time: EventTime | None = None,
         raw: bool = False,
         exact: bool = False,
         file: str | None = None,
     ) -> None:
-        self.timezone = timezone
+        self.event_time = check_tz("UTC").event_time if event_time is None else event_time
         self.raw = raw
         self.exact = exact
         # a name with bytes that are not UTF-8 cannot be a Polars string: its label can
@@ -567,10 +569,9 @@ class ChunkDecoder:
     def _provenance(self, events: pl.DataFrame) -> pl.DataFrame:
         """Add ``file`` and the event time, in the event frame's column order."""
         from a2a_lab.schema import polars_schema
-        from a2a_lab.time import with_event_time
 
-        events = with_event_time(
-            events.with_columns(pl.lit(self.file, dtype=pl.String).alias("file")), self.timezone
+        events = self.event_time.add(
+            events.with_columns(pl.lit(self.file, dtype=pl.String).alias("file"))
         )
         return events.select(list(polars_schema(raw=self.raw)))
 
@@ -580,7 +581,7 @@ def decode_chunk(
     *,
     file: str | None = None,
     first_line: int = 1,
-    timezone: str = "UTC",
+    tz: str = "UTC",
     raw: bool = False,
 ) -> DecodedText:
     """Decode a chunk of complete NDJSON lines into events, rejects and issues.
@@ -596,20 +597,22 @@ def decode_chunk(
     >>> dec.events["line"].to_list(), dec.rejects["line"].to_list(), dec.blank
     ([10], [12], 1)
     """
-    return ChunkDecoder(timezone=timezone, raw=raw, file=file).decode(data, first_line)
+    return ChunkDecoder(event_time=check_tz(tz).event_time, raw=raw, file=file).decode(
+        data, first_line
+    )
 
 
 def decode_text(
-    text: str, *, exact: bool = False, timezone: str = "UTC", file: str | None = None
+    text: str, *, exact: bool = False, tz: str = "UTC", file: str | None = None
 ) -> DecodedText:
     """Decode one file's text (already UTF-8 decoded) into events (with ``raw``), rejects, issues.
 
     ``exact=True`` sends every line through the exact standard-library path (slow; the
     test-suite checks that both paths give the same frame).
     """
-    return ChunkDecoder(timezone=timezone, raw=True, exact=exact, file=file).decode(
-        text.encode("utf-8", "surrogatepass")
-    )
+    return ChunkDecoder(
+        event_time=check_tz(tz).event_time, raw=True, exact=exact, file=file
+    ).decode(text.encode("utf-8", "surrogatepass"))
 
 
 def _out_of_range(events: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:

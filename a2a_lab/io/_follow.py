@@ -10,7 +10,7 @@ import polars as pl
 from a2a_lab.io._result import LoadResult, _finish, decode_pieces
 from a2a_lab.io._sources import split_target
 from a2a_lab.io._tracking import Cursor, Piece, line_fingerprints, new_pieces
-from a2a_lab.time import check_tz
+from a2a_lab.time import Zone, check_tz
 
 
 @dataclass
@@ -70,7 +70,8 @@ class LogFollower:
     _prints: dict[int, pl.Series] = field(default_factory=dict, init=False, repr=False)
 
     def __post_init__(self) -> None:
-        self.tz = check_tz(self.tz)
+        if not isinstance(self.tz, Zone):  # resolved once: the CLI's is not checked again
+            self.tz = check_tz(self.tz)
         self.path = Path(self.path).expanduser()
         self._dir, self._single = split_target(self.path)
         if self.store is not None:
@@ -86,12 +87,12 @@ class LogFollower:
             from a2a_lab.io._store import ingest
 
             if not self._dir.is_dir():  # the directory may appear later
-                return _finish([], self.tz, True)
+                return _finish([], True)
             new = ingest(self._dir, self.store, tz=self.tz, keep_events=True).new
             if new is None:  # keep_events=True always keeps them
                 raise RuntimeError("ingest(keep_events=True) returned no events")
             return new
-        return _finish(decode_pieces(self._pieces(), self.tz), self.tz, True)
+        return _finish(decode_pieces(self._pieces(), self.tz), True)
 
     def _pieces(self) -> list[Piece]:
         pieces = list(

@@ -25,7 +25,7 @@ from a2a_lab.io._decode import (
 from a2a_lab.io._result import LoadResult, _concat_contiguous, _finish, _take_events
 from a2a_lab.io._sources import Source, SourceDamage, read_blocks, resolve_source
 from a2a_lab.schema import data_dtype, polars_schema
-from a2a_lab.time import check_tz
+from a2a_lab.time import Zone, check_tz
 
 #: Bytes read (and decoded) at a time: bounds the decoder's temporaries.
 CHUNK_BYTES = 8 * 2**20
@@ -37,12 +37,12 @@ DECODE_THREADS = 3
 
 
 def _decode_file(
-    path: Path, timezone: str, raw: bool, bar: Any, keep: tuple[str, ...] | None = None
+    path: Path, tz: str, raw: bool, bar: Any, keep: tuple[str, ...] | None = None
 ) -> DecodedText:
     """Decode one file in bounded chunks of whole lines; a damaged ``.gz`` keeps its
     readable lines and rejects the damaged tail. ``keep``: the ``data`` fields each chunk's
     events keep (:func:`narrow_data`; ``None``: all)."""
-    return joined_chunks(list(decoded_chunks(path, timezone, raw, bar, keep)))
+    return joined_chunks(list(decoded_chunks(path, tz, raw, bar, keep)))
 
 
 def joined_chunks(parts: list[DecodedText]) -> DecodedText:
@@ -62,14 +62,18 @@ def joined_chunks(parts: list[DecodedText]) -> DecodedText:
 
 
 def decoded_chunks(
-    path: Path, timezone: str, raw: bool, bar: Any, keep: tuple[str, ...] | None = None
+    path: Path, tz: str, raw: bool, bar: Any, keep: tuple[str, ...] | None = None
 ) -> Iterator[DecodedText]:
     """The decoded chunks of one file, in file order (at least one, maybe empty).
 
     What :func:`_decode_file` concatenates; a caller that consumes them one at a time
     (``a2a_lab.analysis._chunked``) holds at most :data:`DECODE_THREADS` decoded chunks.
+    ``tz``: best a :class:`~a2a_lab.time.Zone`, resolved once for every file (a name is
+    resolved here).
     """
-    chunks = ChunkDecoder(timezone=timezone, raw=raw, file=file_label(path))
+    # a resolved zone carries its event-time expressions: no file checks the zone again
+    zone = tz if isinstance(tz, Zone) else check_tz(tz)
+    chunks = ChunkDecoder(event_time=zone.event_time, raw=raw, file=file_label(path))
 
     def decode(data: bytes, first_line: int = 1, decoder: ChunkDecoder = chunks) -> DecodedText:
         # the fields dropped never reach the file's frame (every field is still decoded
@@ -251,18 +255,19 @@ def load(
     from a2a_lab.io._store import is_store
     from a2a_lab.io._store_read import load_store
 
-    timezone = check_tz("UTC" if tz is None else tz)
+    # resolved once (a Zone, as the CLI passes, is not checked again)
+    zone = tz if isinstance(tz, Zone) else check_tz("UTC" if tz is None else tz)
     keep = data_fields_option(data_fields)
     if isinstance(source, (str, os.PathLike)) and is_store(source):
-        res = load_store(source, tz=timezone, sort=sort, raw=raw)
+        res = load_store(source, tz=zone, sort=sort, raw=raw)
     else:
         files = resolve_source(source)
         decoded = []
         with _progress(files, progress) as bar:
             for path in files:
-                dec = _decode_file(path, timezone, raw, bar, keep)
+                dec = _decode_file(path, zone, raw, bar, keep)
                 decoded.append((file_label(path), dec, issues_frame([])))
-        res = _finish(decoded, timezone, sort, raw)
+        res = _finish(decoded, sort, raw)
     if keep is not None:  # an empty load or a store: cut here (no copy when already cut)
         res.events = narrow_data(res.events, keep)
     return res
@@ -286,18 +291,18 @@ def from_records(
     >>> ev.select("type", "event_ms", pl.col("data").struct.field("fromAgent")).row(0)
     ('a2a.send', 5.0, 'ruda')
     """
-    timezone = check_tz("UTC" if tz is None else tz)
+    zone = check_tz("UTC" if tz is None else tz)
     lines = []
     for rec in records:
         text = json.dumps(dict(rec), ensure_ascii=False, separators=(",", ":"), allow_nan=False)
         if _LONE_SURROGATE.search(text):  # not encodable as UTF-8: keep it as a JSON escape
             text = json.dumps(dict(rec), separators=(",", ":"), allow_nan=False)
         lines.append(text + "\n")
-    dec = decode_chunk("".join(lines).encode("utf-8"), file=file, timezone=timezone, raw=True)
+    dec = decode_chunk("".join(lines).encode("utf-8"), file=file, tz=zone, raw=True)
     if dec.rejects.height:
         line, reason = dec.rejects.row(0)[:2]
         raise ValueError(f"record {line}: {reason}")
-    return _finish([(file, dec, issues_frame([]))], timezone, sort).events
+    return _finish([(file, dec, issues_frame([]))], sort).events
 
 
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")

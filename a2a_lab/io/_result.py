@@ -14,6 +14,7 @@ import polars as pl
 
 from a2a_lab.io._tracking import Piece
 from a2a_lab.schema import polars_schema
+from a2a_lab.time import Zone, check_tz
 
 if TYPE_CHECKING:
     # the decoder (pydantic) loads when a decode needs it: a store's reads import none of it
@@ -168,7 +169,6 @@ def no_timestamp_issues(events: pl.DataFrame) -> pl.DataFrame:
 
 def _finish(
     decoded: list[tuple[str, DecodedText, pl.DataFrame]],
-    timezone: str,
     sort: bool,
     raw: bool = True,
 ) -> LoadResult:
@@ -314,24 +314,27 @@ def _empty_issues() -> pl.DataFrame:
 
 
 def decode_bytes(
-    data: bytes, timezone: str = "UTC", file: str | None = None, *, raw: bool = True
+    data: bytes, tz: str = "UTC", file: str | None = None, *, raw: bool = True
 ) -> tuple[DecodedText, pl.DataFrame]:
     """Decode one file's bytes (UTF-8 as Node does: invalid → U+FFFD, line kept and reported).
 
     Returns the decoded text and an (empty) frame of extra issues, for :func:`_finish`.
+    ``tz``: best a :class:`~a2a_lab.time.Zone` (resolved once for every piece).
     """
-    from a2a_lab.io._decode import decode_chunk, issues_frame
+    from a2a_lab.io._decode import ChunkDecoder, issues_frame
 
-    return decode_chunk(data, file=file, timezone=timezone, raw=raw), issues_frame([])
+    zone = tz if isinstance(tz, Zone) else check_tz(tz)
+    dec = ChunkDecoder(event_time=zone.event_time, raw=raw, file=file).decode(data)
+    return dec, issues_frame([])
 
 
-def decode_piece(piece: Piece, timezone: str) -> tuple[DecodedText, pl.DataFrame]:
+def decode_piece(piece: Piece, tz: str) -> tuple[DecodedText, pl.DataFrame]:
     """Decode one piece with the loader; lines renumbered to the file's physical lines.
 
     The one place that calls the loader's decoder: a change of its interface is one edit.
     Returns the decoded text and the extra issue rows (invalid UTF-8), as ``decode_bytes``.
     """
-    dec, extra = decode_bytes(piece.data, timezone, str(piece.path))
+    dec, extra = decode_bytes(piece.data, tz, str(piece.path))
     if piece.first_line:
         shift = pl.col("line") + piece.first_line
         dec.events = dec.events.with_columns(shift)
@@ -341,11 +344,9 @@ def decode_piece(piece: Piece, timezone: str) -> tuple[DecodedText, pl.DataFrame
     return dec, extra
 
 
-def decode_pieces(
-    pieces: list[Piece], timezone: str
-) -> list[tuple[str, DecodedText, pl.DataFrame]]:
+def decode_pieces(pieces: list[Piece], tz: str) -> list[tuple[str, DecodedText, pl.DataFrame]]:
     """Decode pieces, one entry per file, for the loader's report."""
-    return join_decoded([(str(p.path), *decode_piece(p, timezone)) for p in pieces])
+    return join_decoded([(str(p.path), *decode_piece(p, tz)) for p in pieces])
 
 
 def join_decoded(

@@ -88,7 +88,7 @@ from a2a_lab.io._tracking import (
     line_fingerprints,
     new_pieces,
 )
-from a2a_lab.time import check_tz
+from a2a_lab.time import Zone, check_tz
 
 __all__ = [
     "DAMAGED_DIR",
@@ -234,7 +234,8 @@ def ingest(
     >>> al.load(d / "store").events["type"].to_list()
     ['a2a.send']
     """
-    timezone = None if tz is None else check_tz(tz)
+    # a resolved Zone (the CLI's --tz) is not checked again
+    timezone = tz if tz is None or isinstance(tz, Zone) else check_tz(tz)
     started = time.perf_counter()
     logdir_path, store_path = _targets(logdir, store)
     _prepare(store_path)
@@ -248,6 +249,8 @@ def ingest(
 
             repair_store(store_path, logdir_path, timezone, report)
         state = _open_state(store_path, logdir_path, timezone, report, full=verify)
+        # the store's zone resolved once for every piece read (the same as ``timezone``)
+        state.timezone = timezone if timezone is not None else check_tz(state.timezone)
         committed = list(state.files)
         state.generation = next_generation(store_path, state)
         write_journal(store_path, state.generation)
@@ -263,7 +266,7 @@ def ingest(
         (store_path / JOURNAL_NAME).unlink(missing_ok=True)
     report.parts_written, report.parts_removed = writer.written, len(writer.retired)
     if keep_events:
-        report.new = _finish(join_decoded(kept), state.timezone, True)
+        report.new = _finish(join_decoded(kept), True)
     report.seconds = time.perf_counter() - started
     return report
 

@@ -255,15 +255,22 @@ def _line_bounds(data: bytes) -> tuple[np.ndarray, np.ndarray]:
     return starts, ends
 
 
-def _originals(data: bytes, first_line: int, events: pl.DataFrame, exact_text: bool) -> pl.Series:
+def _originals(
+    data: bytes,
+    first_line: int,
+    events: pl.DataFrame,
+    exact_text: bool,
+    bounds: tuple[np.ndarray, np.ndarray],
+) -> pl.Series:
     """``orig`` of each event: its line's exact bytes where ``raw`` does not reproduce them.
 
     With no CR and valid UTF-8 (``exact_text``), ``raw`` is the line itself or the line
     trimmed, so equal byte lengths mean equal lines and only the others are compared.
+    ``bounds`` is :func:`_line_bounds` of ``data``.
     """
     import numpy as np
 
-    starts, ends = _line_bounds(data)
+    starts, ends = bounds
     idx = events["line"].to_numpy() - 1 - first_line
     if exact_text:
         differ = np.flatnonzero(
@@ -281,13 +288,19 @@ def _originals(data: bytes, first_line: int, events: pl.DataFrame, exact_text: b
 
 
 def _notes(
-    piece: Piece, dec: DecodedText, extra: pl.DataFrame, events_lines: np.ndarray, nseq: int
+    piece: Piece,
+    dec: DecodedText,
+    extra: pl.DataFrame,
+    events_lines: np.ndarray,
+    nseq: int,
+    bounds: tuple[np.ndarray, np.ndarray],
 ) -> pl.DataFrame:
-    """Rejected and blank lines with their exact bytes, and the issue rows of kept events."""
+    """Rejected and blank lines with their exact bytes, and the issue rows of kept events
+    (``bounds``: :func:`_line_bounds` of the piece's data)."""
     import numpy as np
 
     data = piece.data
-    starts, ends = _line_bounds(data)
+    starts, ends = bounds
     n = len(ends)
     reject_lines = dec.rejects["line"].to_numpy() - 1 - piece.first_line
     taken = np.zeros(n, dtype=bool)
@@ -336,6 +349,16 @@ def _month_expr() -> pl.Expr:
     # event_time can be null (out of range): such events get their own partition
     # format_time: strftime panics past the year 262142 (ts 8.64e15, far-future-fit)
     return format_time(pl.col("event_time"), "%Y-%m").fill_null("none").alias("_month")
+
+
+def _by_month(stored: pl.DataFrame) -> list[tuple[str, pl.DataFrame]]:
+    """The rows of ``stored`` by partition (month), in order of first appearance."""
+    months = stored.select(_month_expr()).to_series()
+    if months.n_unique() <= 1:
+        # a piece within one month (the usual case): the rows as they are, not copied
+        return [(months[0], stored)] if stored.height else []
+    parts = stored.with_columns(months).partition_by("_month", as_dict=True, maintain_order=True)
+    return [(month, part.drop("_month")) for (month,), part in parts.items()]
 
 
 class _Writer:
@@ -435,20 +458,17 @@ def _ingest_piece(
         piece.cursor.blank += dec.blank
         piece.cursor.exact += dec.exact_lines
     exact_text = extra.height == 0 and b"\r" not in piece.data
+    bounds = _line_bounds(piece.data)  # one scan of the bytes for both uses below
     stored = events.drop("file").with_columns(
         pl.lit(piece.cursor.id, pl.Int32).alias("source"),
-        _originals(piece.data, piece.first_line, events, exact_text),
+        _originals(piece.data, piece.first_line, events, exact_text, bounds),
     )
     stored = stored.select("source", *[c for c in stored.columns if c != "source"])
     exact = dec.exact_lines  # noted once per piece, in its first part
-    for (month,), part in (
-        stored.with_columns(_month_expr())
-        .partition_by("_month", as_dict=True, maintain_order=True)
-        .items()
-    ):
-        writer.add(f"events/month={month}", part.drop("_month"), sources_note(state, piece, exact))
+    for month, part in _by_month(stored):
+        writer.add(f"events/month={month}", part, sources_note(state, piece, exact))
         exact = 0
-    notes = _notes(piece, dec, extra, events["line"].to_numpy(), state.next_nseq)
+    notes = _notes(piece, dec, extra, events["line"].to_numpy(), state.next_nseq, bounds)
     state.next_nseq += notes.height
     if notes.height:
         writer.add("notes", notes, sources_note(state, piece, exact))

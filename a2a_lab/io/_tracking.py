@@ -432,7 +432,8 @@ def _read_file(path: Path, cursor: Cursor, st: os.stat_result, final: bool) -> I
             yield Piece(cursor, path, data, lines)
             offset += cut
             lines += data.count(b"\n")
-            recent = (recent + data)[-TAIL:]
+            # the piece's last TAIL bytes only: concatenating the whole piece copied it
+            recent = (recent + data[-TAIL:])[-TAIL:]
     ended = not damage
     if pending and final and ended:
         if first is None:

@@ -21,6 +21,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import os
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -57,7 +58,7 @@ if TYPE_CHECKING:
     from a2a_lab.analysis.checks import CheckLimits, CheckOptions
     from a2a_lab.enrich import MainAgents
     from a2a_lab.io import LoadResult
-    from a2a_lab.materialize._exchanges import ConversationsReport
+    from a2a_lab.materialize._exchanges import ConversationsReport, ExchangeSpill
 
 # the tables of exchanges and of ``check`` import the matcher and the rules: their modules
 # load when an ingest or a query of those tables needs them, not for work sessions
@@ -65,6 +66,9 @@ if TYPE_CHECKING:
 #: The derived table of the store (``materialized/enriched/``) holding the columns.
 ENRICHED_TABLE = "enriched"
 _VERSION = 3
+
+#: Stored rows read, enriched and spilled at a time (a part can hold up to a million).
+ENRICH_ROWS = 250_000
 
 #: The ``data`` fields the work-sessions query reads after enrichment (rules §7-§8).
 MATERIALIZED_DATA_FIELDS = ("workSessionId", "conversationId", "status")
@@ -179,11 +183,15 @@ def materialize(
     """
     from a2a_lab.analysis.checks import CheckLimits
     from a2a_lab.materialize._check import update_event_findings
-    from a2a_lab.materialize._exchanges import update_exchanges
+    from a2a_lab.materialize._exchanges import ExchangeSpill, update_exchanges
 
     limits = CheckLimits() if limits is None else limits
     signature = rules_signature(rules, main_agents)
-    with update_store(store) as update:
+    with (
+        update_store(store) as update,
+        tempfile.TemporaryDirectory(prefix="a2a_lab_exchanges_") as tmp_dir,
+    ):
+        tmp = Path(tmp_dir)
         snap = update.snapshot
         table = snap.table(ENRICHED_TABLE)
         want = _wanted(signature, snap.timezone)
@@ -196,7 +204,12 @@ def materialize(
             update.drop(ENRICHED_TABLE)
             update.drop(CHECK_LEAN)
         rows = 0 if rebuilt is not None else table.total_rows
-        new_rows, touched, sessions = _enrich_new(update, rebuilt is None, rules, main_agents)
+        # every event new (a first ingest, a rebuild): its exchange events are spilled by
+        # class as they are enriched, for the exchange tables built again below
+        spill = ExchangeSpill(tmp, snap.events) if matched and rows == 0 else None
+        new_rows, touched, sessions = _enrich_new(
+            update, rebuilt is None, (rules, main_agents), spill
+        )
         update.set_meta(ENRICHED_TABLE, want)
         update.set_meta(CHECK_LEAN, want)
         events = rows + new_rows
@@ -213,7 +226,12 @@ def materialize(
                 update_event_findings(update, _written(update, CHECK_LEAN), limits)
             update.set_meta(CHECK_EVENTS, check_want)
             conv = update_exchanges(
-                update, None if rebuilt is not None else touched, check_want, rows
+                update,
+                None if rebuilt is not None else touched,
+                check_want,
+                rows,
+                _written(update, ENRICHED_TABLE),
+                spill,
             )
     return MaterializeReport(
         new_rows, events, rebuilt, signature, conv, (n_sessions, sessions_rebuilt)
@@ -221,12 +239,14 @@ def materialize(
 
 
 def _enrich_new(
-    update: TableUpdate, keep: bool, rules: RuleSet, main_agents: MainAgents
+    update: TableUpdate,
+    keep: bool,
+    enrichment: tuple[RuleSet, MainAgents],
+    spill: ExchangeSpill | None,
 ) -> tuple[int, pl.Series, pl.Series]:
     """Enrich the stored events the enriched table lacks (all, unless ``keep``) and write
     them, and their lean rows for ``check``; returns how many, and the conversation ids
-    and work sessions they touch."""
-    from a2a_lab.enrich import enrich
+    and work sessions they touch. ``spill`` gets their exchange events."""
     from a2a_lab.materialize._check import lean_rows
 
     snap = update.snapshot
@@ -239,27 +259,57 @@ def _enrich_new(
     new_rows = 0
     touched = [pl.Series("id", [], pl.String)]
     sessions = [pl.Series("work_session_id", [], pl.String)]
-    # one store part at a time: memory bounded by a part, not by how events fall in time
-    for rel in snap.event_parts:
-        new = (
-            snap.scan_events([rel])
-            .join(done.lazy(), on=["source", "line"], how="anti")
-            .select(*polars_schema(), "source")
-        )
-        frame = (
-            enrich(new, rules=rules, main_agents=main_agents)
-            .with_columns(_narrow_data())
-            .select(_columns())
-            .collect()
-        )
-        if frame.height == 0:
-            continue
-        update.write(ENRICHED_TABLE, frame)
-        update.write(CHECK_LEAN, lean_rows(new).collect(engine="streaming"))
-        new_rows += frame.height
-        touched.append(_conversation_ids(frame))
-        sessions.append(touched_sessions(frame))
+    # a store part (a slice of it) at a time: memory bounded by a slice, not by how events
+    # fall in time; each slice is read once for its three uses (its ``data`` decoded once)
+    for rel, rows in zip(snap.event_parts, snap.event_rows, strict=True):
+        if keep and not _has_new_rows(snap, rel, done):
+            continue  # the keys alone: a part already materialised is not decoded again
+        for offset in range(0, rows, ENRICH_ROWS):
+            new = (
+                snap.scan_events([rel])
+                .slice(offset, ENRICH_ROWS)
+                .join(done.lazy(), on=["source", "line"], how="anti")
+                .select(*polars_schema(), "source", "_rank")
+                .collect()
+            )
+            if new.height == 0:
+                continue
+            frame = _enriched_rows(new.lazy().drop("_rank"), enrichment)
+            update.write(ENRICHED_TABLE, frame)
+            update.write(CHECK_LEAN, lean_rows(new.lazy()).collect())
+            if spill is not None:
+                spill.add(new.lazy())
+            new_rows += frame.height
+            touched.append(_conversation_ids(frame))
+            sessions.append(touched_sessions(frame))
+    if not update.table_files(ENRICHED_TABLE):
+        # a store without events (every line rejected): empty tables, which the queries
+        # and the tables below read as zero rows (no files would be no table to read)
+        empty = pl.LazyFrame(schema={**polars_schema(), "source": pl.Int32()})
+        update.write(ENRICHED_TABLE, _enriched_rows(empty, enrichment))
+        update.write(CHECK_LEAN, lean_rows(empty).collect())
     return new_rows, pl.concat(touched).unique(), pl.concat(sessions)
+
+
+def _enriched_rows(new: pl.LazyFrame, enrichment: tuple[RuleSet, MainAgents]) -> pl.DataFrame:
+    """The enriched table's rows of stored events ``new``."""
+    from a2a_lab.enrich import enrich
+
+    rules, main_agents = enrichment
+    return (
+        enrich(new, rules=rules, main_agents=main_agents)
+        .with_columns(_narrow_data())
+        .select(_columns())
+        .collect()
+    )
+
+
+def _has_new_rows(snap: StoreSnapshot, rel: str, done: pl.DataFrame) -> bool:
+    """Whether event part ``rel`` holds events missing from ``done`` (``source``, ``line``)."""
+    keys = snap.scan_events([rel]).select("source", "line")
+    return bool(
+        keys.join(done.lazy(), on=["source", "line"], how="anti").select(pl.len()).collect().item()
+    )
 
 
 def _check_want(snap: StoreSnapshot, limits: CheckLimits | None, events: int) -> dict[str, Any]:

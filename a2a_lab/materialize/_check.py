@@ -84,13 +84,9 @@ def lean_rows(new: pl.LazyFrame) -> pl.LazyFrame:
 
 def lean_in_load_order(snap: StoreSnapshot, lean: pl.LazyFrame) -> pl.DataFrame:
     """The lean rows with their ``file``, in the load's order (time, then reading order)."""
-    return (
-        snap.named(lean)
-        .sort("_rank", "line")
-        .drop("_rank", "source")
-        .collect()
-        .sort("event_ms", maintain_order=True)
-    )
+    # one sort by time, then reading order: a stable sort by time of the rows in reading
+    # order ((file rank, line) is unique), with one gather of the rows instead of two
+    return snap.named(lean).sort("event_ms", "_rank", "line").drop("_rank", "source").collect()
 
 
 def update_event_findings(update: TableUpdate, lean: pl.LazyFrame, limits: CheckLimits) -> None:

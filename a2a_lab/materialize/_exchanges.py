@@ -88,29 +88,49 @@ def _batch(frame: pl.DataFrame | pl.LazyFrame) -> list[pl.DataFrame]:
     return [conv, *exchange_tables(ex, frame)]
 
 
+class ExchangeSpill:
+    """Stored events' exchange events, split by hash class of conversation id into files
+    under ``tmp`` as they are read; each class is then matched whole (:meth:`batches`).
+
+    ``events`` (the store's count) sets the classes: about :data:`PART_EVENTS` stored
+    events each, so a class never holds more exchange events than that, whatever the
+    density in time (the peak is one class's events, issue 12).
+    """
+
+    def __init__(self, tmp: Path, events: int) -> None:
+        self.tmp = tmp
+        self.k = max(1, -(-events // PART_EVENTS))
+        self.files: list[list[Path]] = [[] for _ in range(self.k)]
+
+    def add(self, events: pl.LazyFrame) -> None:
+        """Spill the exchange events of stored ``events`` (with ``_rank``)."""
+        chunk = (
+            _exchange_events(events)
+            .with_columns((conv_id().hash(seed=0) % self.k).alias("_class"))
+            .collect(engine="streaming")
+        )
+        # in any order: a batch sorts its events (2.5 × faster than keeping the order)
+        for (i,), part in chunk.partition_by("_class", as_dict=True, maintain_order=False).items():
+            files = self.files[int(i)]
+            files.append(self.tmp / f"{i}-{len(files):06d}.arrow")
+            # read back once, at once: Arrow IPC (lz4) reads twice as fast as Parquet
+            part.drop("_class").write_ipc(files[-1], compression="lz4")
+
+    def batches(self) -> list[list[pl.DataFrame]]:
+        """:func:`_batch` of every class spilled."""
+        return [_batch(pl.scan_ipc(paths)) for paths in self.files if paths]
+
+
 def _by_class(update: TableUpdate, tmp: Path) -> list[list[pl.DataFrame]]:
-    """:func:`_batch` of every hash class of conversation ids, the store read once: its
-    exchange events are spilled to ``tmp``, :data:`SLICE_ROWS` stored rows at a time, a
-    file per class and slice (reading the store once per class would decode every
-    ``data`` struct as many times)."""
+    """:func:`_batch` of every hash class of conversation ids, the store read once,
+    :data:`SLICE_ROWS` stored rows at a time (reading the store once per class would
+    decode every ``data`` struct as many times)."""
     snap = update.snapshot
-    events = _exchange_events(snap.scan_events())
-    n = int(events.select(pl.len()).collect().item())
-    k = max(1, -(-n // PART_EVENTS))
-    files: list[list[Path]] = [[] for _ in range(k)]
+    spill = ExchangeSpill(tmp, snap.events)
     for rel, rows in zip(snap.event_parts, snap.event_rows, strict=True):
         for offset in range(0, rows, SLICE_ROWS):
-            chunk = (
-                _exchange_events(snap.scan_events([rel]).slice(offset, SLICE_ROWS))
-                .with_columns((conv_id().hash(seed=0) % k).alias("_class"))
-                .collect(engine="streaming")
-            )
-            for (i,), part in chunk.partition_by("_class", as_dict=True, include_key=False).items():
-                files[int(i)].append(tmp / f"{i}-{len(files[int(i)]):06d}.parquet")
-                # read back once, at once: lz4 without statistics writes fastest
-                part.write_parquet(files[int(i)][-1], compression="lz4", statistics=False)
-            del chunk
-    return [_batch(pl.scan_parquet(paths)) for paths in files if paths]
+            spill.add(snap.scan_events([rel]).slice(offset, SLICE_ROWS))
+    return spill.batches()
 
 
 def _sorted(tables: list[pl.DataFrame]) -> list[pl.DataFrame]:
@@ -122,13 +142,44 @@ def _concat(parts: list[list[pl.DataFrame]]) -> list[pl.DataFrame]:
     return [pl.concat(list(column), how="vertical_relaxed") for column in zip(*parts, strict=True)]
 
 
+#: Beyond this many files holding touched ids, their events are found without line spans.
+_MAX_SPANS = 64
+
+
+def _spans(enriched: pl.LazyFrame, keys: pl.Series) -> pl.Expr:
+    """The stored lines that can hold exchange events of conversation ids ``keys``: per
+    file, from the first to the last line where one appears (the narrow ``enriched``
+    table, read to know). Parts are written in line order, so the Parquet reader skips
+    the row groups outside these spans: an append's ids, mostly recent, read the tail."""
+    spans = (
+        enriched.filter(pl.col("type").is_in(EXCHANGE_TYPES) & conv_id().is_in(keys.implode()))
+        .group_by("source")
+        .agg(pl.col("line").min().alias("lo"), pl.col("line").max().alias("hi"))
+        .collect()
+    )
+    if spans.height > _MAX_SPANS:
+        return pl.lit(True)
+    line = pl.col("line")
+    return pl.any_horizontal(
+        pl.lit(False),
+        *[(pl.col("source") == s) & line.is_between(lo, hi) for s, lo, hi in spans.iter_rows()],
+    )
+
+
 def update_exchanges(
-    update: TableUpdate, touched: pl.Series | None, meta: dict[str, Any], before: int
+    update: TableUpdate,
+    touched: pl.Series | None,
+    meta: dict[str, Any],
+    before: int,
+    enriched: pl.LazyFrame,
+    spill: ExchangeSpill | None = None,
 ) -> ConversationsReport:
     """Bring :data:`TABLES` to ``meta`` (what current tables record), matching again the
     conversation ids ``touched`` by the events materialised after the first ``before``
-    (None: every id). Tables that did not cover those ``before`` events (or were made
-    otherwise) are built again."""
+    (None: every id); ``enriched`` is the store's enriched table as this update leaves it,
+    ``spill`` every stored event's exchange events when they were spilled while enriched.
+    Tables that did not cover those ``before`` events (or were made otherwise) are built
+    again."""
     snap = update.snapshot
     old = {name: snap.table(name) for name in TABLES}
     covered = {**meta, "events": before}
@@ -140,9 +191,13 @@ def update_exchanges(
     elif touched.len() > TOUCHED_BATCH and touched.len() * 2 > old[CONVERSATIONS_TABLE].total_rows:
         rebuilt = f"{touched.len()} conversation ids touched"
     if rebuilt is not None:
-        # a hash class of ids at a time: the peak is one class's events (issue 12)
-        with tempfile.TemporaryDirectory(prefix="a2a_lab_exchanges_") as tmp:
-            parts = _by_class(update, Path(tmp))
+        if spill is not None:
+            # every stored event was spilled as it was enriched: no second read of the store
+            parts = spill.batches()
+        else:
+            # a hash class of ids at a time: the peak is one class's events (issue 12)
+            with tempfile.TemporaryDirectory(prefix="a2a_lab_exchanges_") as tmp:
+                parts = _by_class(update, Path(tmp))
         tables = _sorted(_concat(parts)) if parts else _batch(_exchange_events(snap.scan_events()))
         ids = tables[0].get_column("conversation_id").n_unique()
     else:
@@ -152,7 +207,7 @@ def update_exchanges(
                 update.set_meta(name, meta)
             return ConversationsReport(0, old[CONVERSATIONS_TABLE].total_rows, None)
         keys = touched.sort()
-        events = _exchange_events(snap.scan_events())
+        events = _exchange_events(snap.scan_events().filter(_spans(enriched, keys)))
         fresh = [
             _batch(events.filter(conv_id().is_in(keys.slice(i, TOUCHED_BATCH).implode())))
             for i in range(0, keys.len(), TOUCHED_BATCH)

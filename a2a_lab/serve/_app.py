@@ -14,6 +14,7 @@ the first), bytes that are not UTF-8 once percent-decoded, a value over
 from __future__ import annotations
 
 import contextlib
+import functools
 import gc
 import sys
 import threading
@@ -21,7 +22,7 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import parse_qsl
 
 import polars as pl
@@ -37,7 +38,20 @@ from a2a_lab.reference.rules import TASK_MONITOR_V1
 from a2a_lab.serve._bodies import Body, work_sessions_body
 from a2a_lab.serve._json import js_json_bytes
 from a2a_lab.serve._live import BodyJob, LiveEvents, Snapshot
-from a2a_lab.sessions import SessionQuery, events_query, load_overrides, work_sessions
+from a2a_lab.serve._stored import (
+    StoredView,
+    event_times,
+    stored_events,
+    stored_rows,
+    stored_sessions,
+)
+from a2a_lab.sessions import (
+    SessionQuery,
+    WorkSessionsResult,
+    events_query,
+    load_overrides,
+    work_sessions,
+)
 
 #: The reference's response headers (``peer-api/*.json`` ``meta.headers``).
 HEADERS = {
@@ -214,17 +228,54 @@ def _work_sessions_body(
     Without a status filter every session built is in ``result.sessions`` (the other
     filters drop sessions whatever their status), so only their last times matter; their
     ``last_time`` is whole milliseconds, at or before the exact time: an earlier bound.
+    With one, from a store's sessions table: None (``snap.times``, every session's last
+    time); from the events (a role or type filter on a store, or a log in memory): every
+    event time.
     """
-    result = work_sessions(
-        snap.events, SessionQuery.from_params(params), now=now_ms, overrides=overrides
-    )
-    candidates = None
-    if not result.query["status"]:
-        candidates = result.sessions.get_column("last_time").dt.epoch("ms").cast(pl.Float64)
-    return work_sessions_body(result, snap.events, live.texts, live.sessions), candidates
+    query = SessionQuery.from_params(params)
+    if snap.view is None:
+        result = work_sessions(snap.events, query, now=now_ms, overrides=overrides)
+        body = work_sessions_body(result, snap.events, live.texts, live.sessions)
+        return body, _last_times(result)
+
+    def make(view: StoredView) -> tuple[Body, pl.Series | None]:
+        result, from_table = stored_sessions(view, query, now_ms, overrides)
+        rows = functools.partial(stored_rows, view)
+        body = work_sessions_body(result, rows, live.texts, live.sessions)
+        candidates = _last_times(result)
+        if candidates is None and not from_table:
+            candidates = event_times(view)
+        return body, candidates
+
+    return _on_view(live, snap.view, make)
 
 
-def _events_body(snap: Snapshot, params: dict[str, str]) -> tuple[bytes, None]:
+def _last_times(result: WorkSessionsResult) -> pl.Series | None:
+    """The sessions' last times when no status filter dropped a session, else None."""
+    if result.query["status"]:
+        return None
+    return result.sessions.get_column("last_time").dt.epoch("ms").cast(pl.Float64)
+
+
+T = TypeVar("T")
+
+
+def _on_view(live: LiveEvents, view: StoredView, make: Callable[[StoredView], T]) -> T:
+    """``make(view)``; when a file of ``view`` was replaced meanwhile (a refresh compacted
+    the store's parts), ``make`` of the store's view as committed now."""
+    try:
+        return make(view)
+    except (OSError, pl.exceptions.PolarsError):
+        fresh = live.current_view()
+        if fresh is None or fresh.snap.generation == view.snap.generation:
+            raise
+        return make(fresh)
+
+
+def _events_body(live: LiveEvents, snap: Snapshot, params: dict[str, str]) -> tuple[bytes, None]:
+    if snap.view is not None:
+        result = _on_view(live, snap.view, lambda view: stored_events(view, params))
+        return js_json_bytes(result.to_api()), None
     result = events_query(
         snap.events,
         since=params.get("since"),
@@ -343,7 +394,7 @@ def create_app(config: ServeConfig) -> Starlette:
 
     def events(params: dict[str, str]) -> tuple[BodyJob, float]:
         key = ("ev", tuple(sorted(params.items())))
-        return live.job(key, None, window, lambda snap: _events_body(snap, params)), 0.0
+        return live.job(key, None, window, lambda snap: _events_body(live, snap, params)), 0.0
 
     return Starlette(
         routes=[

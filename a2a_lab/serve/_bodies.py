@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import threading
 import zlib
+from collections.abc import Callable
 from typing import Any, Generic, TypeVar
 
 import polars as pl
@@ -176,6 +177,21 @@ class _Kept(Generic[V]):
                 self._chars -= self._size(values.pop(oldest))
 
 
+#: Where an event object's row comes from: the enriched frame in memory, or a function
+#: giving the enriched rows (``raw`` included) at ``file, line`` keys, in their order.
+EventRows = pl.DataFrame | Callable[[pl.DataFrame], pl.DataFrame]
+
+
+def rows_at(events: pl.DataFrame, keys: pl.DataFrame) -> pl.DataFrame:
+    """The rows of ``events`` at ``keys`` (``file, line``), in the keys' order."""
+    return (
+        keys.with_row_index("_order")
+        .join(events, on=["file", "line"], how="left")
+        .sort("_order")
+        .drop("_order")
+    )
+
+
 class EventTexts(_Kept[bytes]):
     """Event object texts (at :data:`EVENT_INDENT`) by ``(file, line)``, at most about
     ``budget_chars`` bytes.
@@ -190,7 +206,7 @@ class EventTexts(_Kept[bytes]):
     def __init__(self, budget_chars: int = 256_000_000) -> None:
         super().__init__(budget_chars)
 
-    def texts(self, events: pl.DataFrame, keys: pl.DataFrame) -> list[Fragment]:
+    def texts(self, events: EventRows, keys: pl.DataFrame) -> list[Fragment]:
         """The texts of the events at ``keys`` (``file, line`` rows of ``events``), in order."""
         wanted = list(keys.select("file", "line").iter_rows())
         found = self.found(wanted)
@@ -200,12 +216,7 @@ class EventTexts(_Kept[bytes]):
             orient="row",
         )
         if missing.height:
-            rows = (
-                missing.with_row_index("_order")
-                .join(events, on=["file", "line"], how="left")
-                .sort("_order")
-                .drop("_order")
-            )
+            rows = events(missing) if callable(events) else rows_at(events, missing)
             made = {
                 key: fragment_at(obj, EVENT_INDENT).data
                 for key, obj in zip(missing.iter_rows(), event_objects(rows), strict=True)
@@ -248,7 +259,7 @@ def _signatures(
 
 def work_sessions_body(
     result: WorkSessionsResult,
-    events: pl.DataFrame,
+    events: EventRows,
     texts: EventTexts,
     sessions: SessionTexts,
 ) -> Body:
@@ -259,7 +270,8 @@ def work_sessions_body(
     result
         The sessions query on ``events``.
     events
-        The enriched events the query ran on (their ``raw`` lines give the objects).
+        The enriched events the query ran on (their ``raw`` lines give the objects), or a
+        function giving those of some keys (:data:`EventRows`).
     texts, sessions
         The kept event and session texts (filled with the ones this body makes).
 

@@ -8,6 +8,8 @@ Everything in a2a_lab that parses, formats or resolves a time imports it from he
   dashboard's ``Date.now()`` — the one default of the report, the CLI and the notebooks;
 - **zones** (:func:`check_tz`, :func:`default_tz`): IANA names, one
   parameter name ``tz``, default UTC in the library and ``$A2A_LAB_TZ`` else UTC in the CLI;
+  :func:`check_tz` resolves a name once into a :class:`Zone` (a ``str`` carrying the zone's
+  event-time expressions, :class:`EventTime`), which is not checked again;
 - **JavaScript's times** (:func:`iso_to_ms_expr`, :func:`event_ms_expr`,
   :func:`with_event_time`, :data:`MAX_TIME_MS`): ``Date.parse`` and the event time of
   rules §2, as Polars expressions, within ``Date``'s ±8.64e15 ms;
@@ -28,8 +30,6 @@ from a2a_lab.time._parse import (
     MAX_TIME_MS,
     TZ_ENV,
     Instant,
-    check_tz,
-    default_tz,
     in_window,
     instant_ms,
     now_ms,
@@ -40,14 +40,24 @@ from a2a_lab.time._parse import (
 if TYPE_CHECKING:
     from a2a_lab.time._exposure import MAX_GRID_HOURS, hour_exposure
     from a2a_lab.time._format import STRFTIME_MAX_MS, format_time, python_safe
-    from a2a_lab.time._js import event_ms_expr, iso_to_ms_expr, with_event_time
+    from a2a_lab.time._js import (
+        EventTime,
+        Zone,
+        check_tz,
+        default_tz,
+        event_ms_expr,
+        iso_to_ms_expr,
+        with_event_time,
+    )
 
 __all__ = [
     "MAX_GRID_HOURS",
     "MAX_TIME_MS",
     "STRFTIME_MAX_MS",
     "TZ_ENV",
+    "EventTime",
     "Instant",
+    "Zone",
     "check_tz",
     "default_tz",
     "event_ms_expr",
@@ -64,7 +74,15 @@ __all__ = [
 ]
 
 _FORMAT = ("STRFTIME_MAX_MS", "format_time", "python_safe")
-_JS = ("event_ms_expr", "iso_to_ms_expr", "with_event_time")
+_JS = (
+    "EventTime",
+    "Zone",
+    "check_tz",
+    "default_tz",
+    "event_ms_expr",
+    "iso_to_ms_expr",
+    "with_event_time",
+)
 _EXPOSURE = ("MAX_GRID_HOURS", "hour_exposure")
 
 

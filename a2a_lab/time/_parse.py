@@ -13,9 +13,7 @@ unparsable date matches nothing instead of failing.
 from __future__ import annotations
 
 import math
-import os
 import time as _time
-from collections.abc import Mapping
 from datetime import UTC, date, datetime
 from typing import TYPE_CHECKING, TypeVar
 
@@ -30,8 +28,6 @@ __all__ = [
     "MAX_TIME_MS",
     "TZ_ENV",
     "Instant",
-    "check_tz",
-    "default_tz",
     "in_window",
     "instant_ms",
     "now_ms",
@@ -160,53 +156,8 @@ def _aware(value: datetime) -> datetime:
 
 
 # ---------------------------------------------------------------------------------------
-# Time zones: one parameter name (``tz``), one default rule, one validation
+# Time zones: one parameter name (``tz``), one environment variable (the validation, the
+# default rule and the resolved :class:`~a2a_lab.time._js.Zone` are in ``_js``: Polars')
 # ---------------------------------------------------------------------------------------
 #: The environment variable the CLI and notebook setup read for the default ``tz``.
 TZ_ENV = "A2A_LAB_TZ"
-
-
-def check_tz(tz: object, *, name: str = "tz") -> str:
-    """``tz`` if it is an IANA time zone name Polars knows, else ``ValueError`` naming ``name``.
-
-    Examples
-    --------
-    >>> check_tz("Asia/Seoul")
-    'Asia/Seoul'
-    >>> check_tz("Mars/Olympus")
-    Traceback (most recent call last):
-    ...
-    ValueError: tz: unknown time zone 'Mars/Olympus' (an IANA name such as 'Asia/Seoul' or 'UTC')
-    """
-    import polars as pl
-
-    if not isinstance(tz, str) or not tz:
-        raise ValueError(f"{name}: expected an IANA time zone name, not {tz!r}")
-    try:
-        pl.select(pl.lit(0).cast(pl.Datetime("ms", "UTC")).dt.convert_time_zone(tz))
-    except (pl.exceptions.PolarsError, ValueError, TypeError):
-        raise ValueError(
-            f"{name}: unknown time zone {tz!r} (an IANA name such as 'Asia/Seoul' or 'UTC')"
-        ) from None
-    return tz
-
-
-def default_tz(environ: Mapping[str, str] | None = None) -> str:
-    """The default ``tz`` of the CLI and notebooks: ``$A2A_LAB_TZ`` if set, else ``"UTC"``.
-
-    Library functions do not read the environment: their ``tz`` defaults to UTC, so a call
-    means the same on every machine.
-
-    Raises
-    ------
-    ValueError
-        ``A2A_LAB_TZ`` names no known time zone.
-
-    Examples
-    --------
-    >>> default_tz({}), default_tz({"A2A_LAB_TZ": "Asia/Seoul"})
-    ('UTC', 'Asia/Seoul')
-    """
-    env = os.environ if environ is None else environ
-    value = env.get(TZ_ENV, "").strip()
-    return check_tz(value, name=TZ_ENV) if value else "UTC"

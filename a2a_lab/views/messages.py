@@ -18,7 +18,7 @@ import polars as pl
 from a2a_lab._options import reject_removed_keywords
 from a2a_lab.reference.jsstr import js_string_expr
 from a2a_lab.sessions import WorkSessionsResult
-from a2a_lab.time import check_tz, format_time, python_safe
+from a2a_lab.time import Zone, check_tz, format_time, python_safe
 from a2a_lab.views.labels import TEXT_FIELDS, add_labels, words_expr
 from a2a_lab.views.markdown import markdown_html_expr
 from a2a_lab.views.mentions import mentions_expr
@@ -327,9 +327,9 @@ def thread_messages(
     '@eden please <strong>deploy</strong>'
     """
     options = message_options(options, removed, where="thread_messages")
-    _, messages = session_messages(
-        result, enriched, session, options, tz=check_tz("UTC" if tz is None else tz), titles=titles
-    )
+    # a resolved Zone (the report's, per session) is not checked again
+    zone = tz if isinstance(tz, Zone) else check_tz("UTC" if tz is None else tz)
+    _, messages = session_messages(result, enriched, session, options, tz=zone, titles=titles)
     return search_filter(messages, options.search, regex=options.regex)
 
 

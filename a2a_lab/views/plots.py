@@ -31,7 +31,7 @@ import networkx as nx
 import polars as pl
 
 from a2a_lab._frames import number
-from a2a_lab.time import check_tz
+from a2a_lab.time import Zone, check_tz
 from a2a_lab.views._chart_data import MAX_ROWS, _buckets, _guard, _shown, _wall_clock
 from a2a_lab.views._graph_plots import (
     LEGIBLE_EDGES,
@@ -158,7 +158,7 @@ def swimlane(
 
     Rows are agents (``from_agent``, else ``agent_id``), most active first, at most ``top``.
     """
-    tz = check_tz(tz or display_timezone())
+    tz = tz if isinstance(tz, Zone) else check_tz(tz or display_timezone())
     agent = (
         pl.coalesce(pl.col("from_agent"), pl.col("agent_id"))
         if "from_agent" in events.columns
@@ -429,7 +429,7 @@ def family_timeline(
     Each family has its fixed colour (:data:`EVENT_FAMILY_COLORS`); events without a usable
     time (``event_ms`` 0, or beyond Date's ±8.64e15 ms: no instant) are left out.
     """
-    tz = check_tz(tz or display_timezone())
+    tz = tz if isinstance(tz, Zone) else check_tz(tz or display_timezone())
     start, _ = _buckets(pl.col("event_time"), every, tz)
     counts = (
         events.lazy()

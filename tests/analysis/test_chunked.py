@@ -35,14 +35,21 @@ def tiny_buckets(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(_chunked, "SPILL_BYTES", 4096)
 
 
-def test_sample_dir_same_rows(tiny_buckets: None) -> None:
+@pytest.fixture(params=[16_384, pytest.param(4_096, marks=pytest.mark.slow)])
+def sample_buckets(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    # the sample (5,670 events) in 16 KB buckets is still dozens of buckets; the 4 KB ones
+    # (hundreds, several times slower on the sample) run in the full suite only
+    monkeypatch.setattr(_chunked, "SPILL_BYTES", request.param)
+
+
+def test_sample_dir_same_rows(sample_buckets: None) -> None:
     # several files (rotated, then live): the load's order spans files
     got = log_conversations(sample_dir())
     assert got.height > 100
     assert got.equals(_whole(sample_dir()), null_equal=True)
 
 
-def test_many_buckets_are_used(tiny_buckets: None, tmp_path: Path) -> None:
+def test_many_buckets_are_used(sample_buckets: None, tmp_path: Path) -> None:
     spill = spill_exchanges(sample_dir(), tmp_path)
     assert sum(1 for files in spill.buckets if files) > 10
     # every exchange event is in exactly one bucket, and a conversation in one only
@@ -53,7 +60,7 @@ def test_many_buckets_are_used(tiny_buckets: None, tmp_path: Path) -> None:
     assert sum(len(i) for i in ids) == len(set().union(*ids))
 
 
-def test_ranks_are_the_loaded_positions(tiny_buckets: None, tmp_path: Path) -> None:
+def test_ranks_are_the_loaded_positions(sample_buckets: None, tmp_path: Path) -> None:
     loaded = al.load(sample_dir()).events.with_row_index("_pos")
     spill = spill_exchanges(sample_dir(), tmp_path)
     for frame in bucket_frames(spill, ranked=True):
@@ -130,7 +137,7 @@ def test_chunked_equals_whole(tmp_path_factory: pytest.TempPathFactory, case: Lo
 
 
 @pytest.mark.parametrize("batch", [1, 7, 2_000])
-def test_otlp_file_same_bytes(tiny_buckets: None, batch: int) -> None:
+def test_otlp_file_same_bytes(sample_buckets: None, batch: int) -> None:
     """The export of a log, bucket by bucket, writes the bytes of the whole load's export."""
     from a2a_lab.otel import log_otlp_lines, otlp_lines
 
@@ -161,7 +168,7 @@ def _check_both(source: Path, **kw: object) -> tuple[pl.DataFrame, pl.DataFrame]
     return got, want
 
 
-def test_check_sample_dir_same_findings(tiny_buckets: None) -> None:
+def test_check_sample_dir_same_findings(sample_buckets: None) -> None:
     got, want = _check_both(sample_dir())
     assert want.height > 0
     assert got.equals(want, null_equal=True)

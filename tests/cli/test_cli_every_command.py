@@ -2,38 +2,20 @@
 line on stderr and exit status 2 (issue 23).
 
 The commands are read from the CLI's own parser, so a new sub-command fails
-:func:`test_every_command_is_covered` until it has its cases here. The broader matrix of bad
+:func:`test_every_command_is_covered` until it has its arguments in tests/support/commands.py
+and its cases here. The broader matrix of bad
 inputs per command is tests/cli/test_cli_errors.py.
 """
 
 from __future__ import annotations
 
-import argparse
 from pathlib import Path
 
 import pytest
 
 import a2a_lab as al
-from a2a_lab.cli import _build_parser, main
-
-#: Each command's arguments when all is well: ``{path}`` is the path it reads (a log, a
-#: SimConfig file, a log directory), ``{tmp}`` a folder to write to.
-GOOD: dict[str, list[str]] = {
-    "load": ["{path}"],
-    "enrich": ["{path}"],
-    "work-sessions": ["{path}"],
-    "events": ["{path}"],
-    "conversations": ["{path}"],
-    "graph": ["{path}", "-o", "{tmp}/g.json"],
-    "check": ["{path}"],
-    "ingest": ["{path}", "{tmp}/store"],
-    "report": ["{path}", "-o", "{tmp}/r.html"],
-    "simulate": ["{path}"],
-    "sweep": ["{path}", "--grid", '{"rate_scale": [1]}'],
-    "calibrate": ["{path}", "-o", "{tmp}/twin.json"],
-    "export-otlp": ["{path}", "-o", "{tmp}/x.otlp.json", "--no-progress"],
-    "serve": ["{path}", "--port", "0"],
-}
+from a2a_lab.cli import main
+from tests.support.commands import GOOD, subcommands
 
 #: What each case changes (the path read, or one option given a bad value), and what its
 #: error line must name: the failure is the one the case makes, not another.
@@ -45,9 +27,7 @@ BAD = {
 
 
 def _commands() -> list[str]:
-    parser = _build_parser()
-    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
-    return sorted(sub.choices)
+    return sorted(subcommands())
 
 
 def test_every_command_is_covered() -> None:

@@ -256,7 +256,7 @@ def test_invalid_use_fails_at_once_naming_the_field(
     for argv in (
         ["ingest", str(logdir), str(other)],
         ["ingest", str(logdir), str(logdir)],
-        ["ingest", str(logdir), str(tmp_path / "t"), "--timezone", "Mars/Olympus"],
+        ["ingest", str(logdir), str(tmp_path / "t"), "--tz", "Mars/Olympus"],
     ):
         code, out, err = _cli(argv, capsys)
         assert code == 2 and out == ""

@@ -31,7 +31,7 @@ from hypothesis import strategies as st
 from a2a_lab.enrich import enrich
 from a2a_lab.io import load
 from a2a_lab.serve import LiveEvents, ServeConfig, create_app, js_json_bytes, js_number
-from a2a_lab.serve._app import _work_sessions_body
+from a2a_lab.serve._app import _events_body, _work_sessions_body
 from a2a_lab.serve._bodies import Body, EventTexts, SessionTexts, work_sessions_body
 from a2a_lab.sessions import SessionQuery, work_sessions
 from tests.support.node_js import needs_node, node_json
@@ -88,11 +88,24 @@ def _groups() -> dict[tuple[str, int, str | None], list[str]]:
     return groups
 
 
-def _check_over_http(groups: dict[tuple[str, int, str | None], list[str]]) -> int:
-    """Serve each group's log and check its cases' status, headers and body bytes."""
+def _check_over_http(
+    groups: dict[tuple[str, int, str | None], list[str]], store_in: Path | None = None
+) -> int:
+    """Serve each group's log and check its cases' status, headers and body bytes.
+
+    ``store_in``: the log is the live file of a directory there, followed into a history
+    store (the server answers from the store's tables); None: the file in memory.
+    """
     checked = 0
     for (log, now_ms, overrides), names in groups.items():
-        live = LiveEvents(PEER / log)
+        if store_in is None:
+            live = LiveEvents(PEER / log)
+        else:
+            folder = store_in / f"{log}-{now_ms}-{overrides}"
+            (folder / "logs").mkdir(parents=True)
+            shutil.copy(PEER / log, folder / "logs" / "coordination-events.ndjson")
+            live = LiveEvents(folder / "logs", store=folder / "store")
+            assert live.snapshot.view is not None
         config = ServeConfig(
             live=live,
             now_ms=now_ms,
@@ -124,11 +137,18 @@ def test_every_peer_api_case_byte_for_byte_over_http() -> None:
     assert _check_over_http(_groups()) == len(CASES) == 53
 
 
-def test_the_tricky_log_cases_byte_for_byte_over_http() -> None:
+@pytest.mark.slow
+def test_every_peer_api_case_byte_for_byte_from_a_store(tmp_path: Path) -> None:
+    """The same bytes when the server answers from a store's tables (a log followed into it)."""
+    assert _check_over_http(_groups(), store_in=tmp_path) == len(CASES) == 53
+
+
+@pytest.mark.parametrize("from_store", [False, True])
+def test_the_tricky_log_cases_byte_for_byte_over_http(tmp_path: Path, from_store: bool) -> None:
     """The fast suite's share: one server, the tricky log's cases at its first clock."""
     first: tuple[str, int, str | None] = ("tricky.ndjson", 1771507200000, None)
     groups = {k: v for k, v in _groups().items() if k == first}
-    assert _check_over_http(groups) >= 20
+    assert _check_over_http(groups, store_in=tmp_path if from_store else None) >= 20
 
 
 def _malformed(rng: random.Random) -> str:
@@ -316,18 +336,28 @@ def test_a_store_source_serves_what_its_log_serves(tmp_path: Path) -> None:
         fh.write(
             b'{"type":"a2a.send","ts":1771302796261,"data":{"fromAgent":"main","toAgent":"x"}}\n'
         )
-    from_store = LiveEvents(tmp_path / "store")  # the new line is ingested at start
+    # the new line is ingested at start, the tables made again in a child process
+    from_store = LiveEvents(tmp_path / "store", in_child=True)
+    from_store.close()
+    assert from_store.worker_peak_mb > 0
     from_log = LiveEvents(logdir)
-    assert from_store.snapshot.events.height == from_log.snapshot.events.height == 1717
-    bodies = [
-        js_json_bytes(
-            work_sessions(live.snapshot.events, SessionQuery(limit=1000), now=1.8e12).to_api()
-        )
-        for live in (from_store, from_log)
+    assert from_store.snapshot.view is not None and from_log.snapshot.view is None
+    assert from_store.snapshot.event_count == from_log.snapshot.events.height == 1717
+    for params in ({"limit": "1000"}, {"role": "conversation.main"}, {"status": "ARCHIVED"}):
+        bodies = [
+            _work_sessions_body(live, live.snapshot, params, 1.8e12, None)[0].plain
+            for live in (from_store, from_log)
+        ]
+        want = work_sessions(
+            from_log.snapshot.events, SessionQuery.from_params(params), now=1.8e12
+        ).to_api()
+        assert bodies[0] == bodies[1] == js_json_bytes(want), params
+    events = [
+        _events_body(live, live.snapshot, {"limit": "1000"})[0] for live in (from_store, from_log)
     ]
-    assert bodies[0] == bodies[1]
+    assert events[0] == events[1]
     # and the store now holds the appended line: a new server from it reads it without the log
-    assert LiveEvents(tmp_path / "store").snapshot.events.height == 1717
+    assert LiveEvents(tmp_path / "store").snapshot.event_count == 1717
     # with its materialised columns made, as `a2a-lab ingest` makes them
     from a2a_lab.materialize import scan_materialized
 
@@ -407,9 +437,9 @@ def test_a_rotation_while_serving_reads_everything_again(tmp_path: Path, as_stor
     assert live.refresh() > 0
     fresh = enrich(load(logdir, raw=True).events)
     assert sorted(live.snapshot.files) == sorted(set(fresh["file"].to_list()))
-    got = work_sessions(live.snapshot.events, SessionQuery(limit=1000), now=1.8e12).to_api()
+    got = _work_sessions_body(live, live.snapshot, {"limit": "1000"}, 1.8e12, None)[0].plain
     want = work_sessions(fresh, SessionQuery(limit=1000), now=1.8e12).to_api()
-    assert js_json_bytes(got) == js_json_bytes(want)
+    assert got == js_json_bytes(want)
 
 
 def test_a_stale_body_is_served_while_its_successor_is_made(tmp_path: Path) -> None:

@@ -236,8 +236,11 @@ def _false_findings(
     for rule, lines in findings.select("rule", "lines").iter_rows():
         runs = {line_run.get(x) for x in lines or []}
         if rule == "a2a.missing_complete":
-            # true when the send's exchange really has no complete in the log
-            if any(r is not None and complete_of.get(r) is not None for r in runs):
+            # true when the send's exchange really has no complete in the log; a finding
+            # naming several sends the log cannot tell apart says "one of them has none":
+            # false only when every one of them has its complete
+            known = [r for r in runs if r is not None]
+            if known and all(complete_of.get(r) is not None for r in known):
                 counts["false_missing_complete"] += 1
         elif rule == "a2a.turns_out_of_order":
             # true only if some named exchange's true turns are out of time order

@@ -245,8 +245,10 @@ def test_every_command_takes_now_and_tz_with_one_meaning(name: str) -> None:
         args = parser.parse_args([*argv, *spelling, "--tz", "Asia/Seoul"])
         assert args.now == 1_771_491_600_000.0, spelling
         assert args.tz == "Asia/Seoul"
-    args = parser.parse_args([*argv, "--timezone", "Europe/Berlin"])
+    args = parser.parse_args([*argv, "--tz", "Europe/Berlin"])
     assert args.now is None and args.tz == "Europe/Berlin"
+    # resolved when parsed: the commands pass the Zone down, nothing checks it again
+    assert isinstance(args.tz, t.Zone)
     helps = {a.dest: a.help for a in _commands()[name]._actions if a.dest in ("now", "tz")}
     assert "default: the wall clock" in str(helps["now"])
     assert "default: $A2A_LAB_TZ, else UTC" in str(helps["tz"])
@@ -256,7 +258,7 @@ def test_every_command_takes_now_and_tz_with_one_meaning(name: str) -> None:
 @pytest.mark.parametrize(
     ("extra", "message"),
     [
-        (["--tz", "Mars/Olympus"], "argument --tz/--timezone: unknown time zone 'Mars/Olympus'"),
+        (["--tz", "Mars/Olympus"], "argument --tz: unknown time zone 'Mars/Olympus'"),
         (["--now", "yesterday"], "argument --now/--now-ms: not an ISO 8601 date or time"),
         (["--now", "1e308"], "argument --now/--now-ms: 1e+308 is outside the representable"),
         (["--now", "1", "--now-ms", "2"], "--now-ms: given twice (also as --now)"),
@@ -269,6 +271,12 @@ def test_a_bad_clock_or_zone_is_the_same_one_line_error_everywhere(
     err = capsys.readouterr().err
     assert err.count("\n") == 1
     assert err.startswith(f"a2a-lab: error: {name}: {message}"), err
+
+
+def test_the_old_timezone_spelling_is_gone(capsys: pytest.CaptureFixture[str]) -> None:
+    """``--timezone`` was the deprecated spelling of ``--tz`` (issue 25: one name per job)."""
+    assert main(["load", "data/samples", "--timezone", "UTC"]) == 2
+    assert capsys.readouterr().err == "a2a-lab: error: unrecognized arguments: --timezone UTC\n"
 
 
 # --------------------------------------------------------------------------- one clock

@@ -33,7 +33,7 @@ from a2a_lab.reference.runtime import PING_PONG_LIMITS_0B3325A28
 from a2a_lab.sim import config as sim_config
 from a2a_lab.sim.distributions import ServiceTime
 from a2a_lab.sim.policies import FailurePolicy, ReferenceRetry
-from a2a_lab.time import check_tz, hour_exposure
+from a2a_lab.time import Zone, check_tz, hour_exposure
 
 __all__ = ["Calibration", "GatewayLimits", "fit_log"]
 
@@ -357,7 +357,8 @@ def fit_log(
     >>> round(cal.config.total_rate_per_s * cal.span_s) == cal.exchanges.height
     True
     """
-    zone = check_tz("UTC" if tz is None else tz)
+    # a resolved Zone (the CLI's --tz) is not checked again
+    zone = tz if isinstance(tz, Zone) else check_tz("UTC" if tz is None else tz)
     notes: list[str] = []
     log = _read_log(events, limits or GatewayLimits(), (family, min_samples, only_idle), notes)
     arrivals = _arrival_tables(log, zone, hourly)

@@ -26,7 +26,7 @@ from a2a_lab.app.report import ReportData, Setting, collect, setting
 from a2a_lab.app.report_log import collect_log
 from a2a_lab.app.report_store import collect_store
 from a2a_lab.io import LoadResult, file_label, is_store, load_store
-from a2a_lab.time import check_tz
+from a2a_lab.time import Zone, check_tz
 from a2a_lab.views.report import _sections, _sessions
 from a2a_lab.views.report._page import cjk_glyphs, page
 
@@ -248,7 +248,8 @@ def report(
         raise TypeError(f"options must be a ReportOptions, not {type(options).__name__}")
     o = options
     o.check()
-    check_tz(tz)
+    # resolved once (the CLI's --tz already is): no session or message checks it again
+    tz = tz if isinstance(tz, Zone) else check_tz(tz)
     label = _label(source)
     s = setting(label, (o.since, o.until), tz, now, o.sim, o.seed)
     if isinstance(source, LoadResult):
