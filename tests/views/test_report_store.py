@@ -169,3 +169,22 @@ def test_shown_events_fall_back_to_the_stored_events(
     nothing = SimpleNamespace(events=pl.DataFrame())
     monkeypatch.setattr(report_store, "decode_bytes", lambda *a, **k: (nothing, None))
     assert_same_report(*_both(logdir, store))
+
+
+def test_guard_replays_do_not_depend_on_earlier_categories() -> None:
+    """``replay_guard`` numbers the pairs in their sorted order whatever Polars' global
+    categories hold (they once gave the codes, and a process's earlier logs changed them)."""
+    from a2a_lab.analysis.checks import replay_guard
+    from a2a_lab.io import from_records
+
+    sends = [
+        {"type": "a2a.send", "ts": 1000 * i, "data": {"fromAgent": a, "toAgent": b}}
+        for i in range(8)
+        for a, b in (("a", "b"), ("y", "z"))
+    ]
+    fresh = replay_guard(from_records(sends), limit=6)
+    # categories seen first in the other order, and kept alive
+    kept = pl.Series(["y::z", "a::b"]).cast(pl.Categorical)
+    again = replay_guard(from_records(sends), limit=6)
+    assert kept.len() == 2 and fresh["blocked"].sum() == 4
+    assert_frame_equal(fresh, again)
