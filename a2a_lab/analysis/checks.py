@@ -284,7 +284,9 @@ def replay_guard(
     )
     window_ms = window_s * 1000.0
     ms = msgs["event_ms"].to_numpy()
-    pair_codes = msgs["pair"].cast(pl.Categorical).to_physical().to_numpy()
+    # the rows are sorted by pair: run ids number the pairs in that order (a Categorical's
+    # codes would follow the order Polars' global categories first saw them in)
+    pair_codes = msgs["pair"].rle_id().to_numpy()
     # events in [t - window, t] of the same pair, by binary search over (pair, time)
     key = pair_codes.astype(np.float64) * 1e15 + ms
     lo = np.searchsorted(key, key - window_ms, side="left")

@@ -12,7 +12,7 @@ buckets are matched:
 - the enriched events with the columns and ``data`` fields work sessions read (enrichment
   is row by row, so a chunk at a time gives the same rows);
 - the search index's texts (:func:`a2a_lab.app.report.message_texts`);
-- the events that can name a task's title (``taskId`` or ``payloadJson`` present);
+- the events that can name a task's title (:func:`names_a_title`);
 - the chunk's events whole: after the sessions are built, only those of the sessions whose
   messages the page renders are read back (and enriched).
 
@@ -48,7 +48,7 @@ from a2a_lab.io import LoadResult
 from a2a_lab.io.chunks import DecodedText, Source, data_fields_option, narrow_data, sorted_by_time
 from a2a_lab.sessions import SessionQuery, WorkSessionsResult, work_sessions
 
-__all__ = ["collect_log"]
+__all__ = ["TITLE_FIELDS", "collect_log", "names_a_title"]
 
 #: The ``data`` fields a task's title is read from (:func:`a2a_lab.views.titles.task_titles`).
 TITLE_FIELDS: Final = ("taskId", "title", "payloadJson")
@@ -75,6 +75,16 @@ _SLIM: Final = (
     "from_agent",
     "to_agent",
 )
+
+
+def names_a_title() -> pl.Expr:
+    """Whether an event can name a task's title: it has a ``taskId`` and a ``title``, or a
+    ``payloadJson`` (:func:`a2a_lab.views.titles.task_titles` reads no other event; most
+    events have a ``taskId`` and no ``title``)."""
+    d = pl.col("data").struct
+    return (d.field("taskId").is_not_null() & d.field("title").is_not_null()) | d.field(
+        "payloadJson"
+    ).is_not_null()
 
 
 class _Collector(LeanEvents):
@@ -107,8 +117,7 @@ class _Collector(LeanEvents):
         # the events whole, as logged: the shown sessions' are read back and enriched
         self._write("whole", in_report_window(dec.events, self.setting))
         self._write("text", message_texts(shown).collect())
-        d = pl.col("data").struct
-        named = shown.filter(d.field("taskId").is_not_null() | d.field("payloadJson").is_not_null())
+        named = shown.filter(names_a_title())
         self._write("title", narrow_data(named.select("event_ms", "data"), self.titles))
 
     def lean_phase(self, res: LoadResult, events: pl.DataFrame) -> LoadResult:

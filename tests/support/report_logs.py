@@ -10,7 +10,11 @@ import json
 from pathlib import Path
 from typing import Any
 
+import polars as pl
+
+from a2a_lab.app.report import ReportData
 from a2a_lab.samples import write_log
+from a2a_lab.views.titles import task_titles
 
 #: Agent ids, titles and messages that try to run script in a page that shows them.
 EVIL_AGENT = "evil\"'><svg onload=window.__pwned='agent'>"
@@ -107,3 +111,22 @@ def write_hostile_log(path: Path, n_events: int = 3000, seed: int = 7) -> Path:
             out.write(_line(record) + "\n")
         out.write("{not json</script><script>window.__pwned='reject'</script>\n")
     return path
+
+
+def report_frames(data: ReportData) -> dict[str, pl.DataFrame]:
+    """Everything a report's page is rendered from, but the event frames each path holds
+    (the whole load, the log read a bucket at a time, the store's tables)."""
+    return {
+        "conversations": data.conversations,
+        "pairs": data.pairs,
+        "traffic": data.traffic,
+        "findings": data.findings,
+        "guards": data.guards,
+        "messages": data.messages,
+        "sessions": data.sessions.sessions,
+        "threads": data.sessions.threads,
+        "thread_events": data.sessions.thread_events,
+        "rejects": data.load.report.rejects,
+        "issues": data.load.report.issues,
+        "titles": task_titles(data.enriched if data.title_events is None else data.title_events),
+    }

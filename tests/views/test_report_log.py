@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
-from typing import Any
 
 import polars as pl
 import pytest
@@ -23,7 +22,7 @@ from a2a_lab.app.report_log import collect_log
 from a2a_lab.io import SourceError
 from a2a_lab.samples import write_log
 from a2a_lab.views.report import ReportOptions, report
-from tests.support.report_logs import write_hostile_log
+from tests.support.report_logs import report_frames, write_hostile_log
 
 NOW = "2026-12-01T00:00:00Z"
 TZ = "Asia/Seoul"
@@ -44,25 +43,8 @@ def two_files(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
-def _frames(data: ReportData) -> dict[str, Any]:
-    """Everything the page is rendered from, but the event frames each path holds."""
-    return {
-        "conversations": data.conversations,
-        "pairs": data.pairs,
-        "traffic": data.traffic,
-        "findings": data.findings,
-        "guards": data.guards,
-        "messages": data.messages,
-        "sessions": data.sessions.sessions,
-        "threads": data.sessions.threads,
-        "thread_events": data.sessions.thread_events,
-        "rejects": data.load.report.rejects,
-        "issues": data.load.report.issues,
-    }
-
-
 def _assert_same(whole: ReportData, bucketed: ReportData) -> None:
-    a, b = _frames(whole), _frames(bucketed)
+    a, b = report_frames(whole), report_frames(bucketed)
     for name, frame in a.items():
         assert frame.equals(b[name]), name
     assert whole.figures == bucketed.figures

@@ -22,9 +22,10 @@ from pathlib import Path
 from typing import Any, Never
 
 from a2a_lab._options import reject_removed_keywords
-from a2a_lab.app.report import ReportData, collect, setting
+from a2a_lab.app.report import ReportData, Setting, collect, setting
 from a2a_lab.app.report_log import collect_log
-from a2a_lab.io import LoadResult, file_label
+from a2a_lab.app.report_store import collect_store
+from a2a_lab.io import LoadResult, file_label, is_store, load_store
 from a2a_lab.time import Zone, check_tz
 from a2a_lab.views.report import _sections, _sessions
 from a2a_lab.views.report._page import cjk_glyphs, page
@@ -166,6 +167,28 @@ def _render(
     )
 
 
+def _from_store(
+    store: str | os.PathLike[str], s: Setting, shown: int, progress: bool | None
+) -> ReportData:
+    """The report of a history store: from its materialised tables when they answer
+    (:func:`a2a_lab.app.report_store.collect_store`), else from its events loaded whole."""
+    data = collect_store(store, s, shown=shown, progress=progress)
+    if data is not None:
+        return data
+    loaded = load_store(store, tz=s.tz)
+    window = (s.since_ms, s.until_ms)
+    return collect(
+        loaded,
+        source=s.source,
+        window=window,
+        tz=s.tz,
+        now=s.now_ms,
+        sim=s.sim,
+        seed=s.seed,
+        progress=progress,
+    )
+
+
 def report(
     source: str | os.PathLike[str] | list[str | os.PathLike[str]] | LoadResult,
     options: ReportOptions | None = None,
@@ -184,7 +207,11 @@ def report(
         already loaded :class:`~a2a_lab.io.LoadResult`. A log is read once, a bucket of
         whole conversations at a time, never holding its event frame
         (:func:`a2a_lab.app.report_log.collect_log`); a LoadResult is computed whole
-        (:func:`a2a_lab.app.report.collect`). Both give the same report.
+        (:func:`a2a_lab.app.report.collect`). Both give the same report. A history store
+        (``a2a-lab ingest``) is read from the tables it materialised at ingest
+        (:func:`a2a_lab.app.report_store.collect_store`: nothing matched or enriched again,
+        the fast path), or, when they do not answer (a time window, tables not current,
+        another zone), loaded whole.
     options
         What the page shows (:class:`ReportOptions`: window, title, twin run, limits,
         Discord names, font); default: all of the log, 30 sessions rendered.
@@ -236,6 +263,8 @@ def report(
             seed=o.seed,
             progress=progress,
         )
+    elif not isinstance(source, list) and is_store(source):
+        data = _from_store(source, s, o.max_sessions, progress)
     else:
         data = collect_log(source, s, shown=o.max_sessions, tz=tz, progress=progress)
     limits = {"sessions": o.max_sessions, "messages": o.max_messages, "rows": o.max_rows}

@@ -92,7 +92,8 @@ def search_index(data: ReportData) -> str:
         "to": _ints(coded("receiver")),
     }
     raw = ("{" + ",".join(f'"{k}":{v}' for k, v in parts.items()) + "}").encode("utf-8")
-    return base64.b64encode(gzip.compress(raw, compresslevel=6, mtime=0)).decode("ascii")
+    # level 4: at the benchmark log 0.30 CPU s and 6.53 MB, level 6 1.17 s and 6.24 MB
+    return base64.b64encode(gzip.compress(raw, compresslevel=4, mtime=0)).decode("ascii")
 
 
 def _ints(values: pl.Series, null: str = "-1") -> str:
@@ -165,14 +166,20 @@ def _member_events(data: ReportData, ws_ids: list[str | None]) -> pl.DataFrame:
     )
 
 
-def _threads_html(msgs: pl.DataFrame, statuses: dict[str, str]) -> str:
-    """The threads of one embedded session, each a collapsed line with its messages."""
-    rows = python_safe(
+def _formatted(msgs: pl.DataFrame) -> pl.DataFrame:
+    """The messages with their times formatted (``_clock``, ``_iso``), Python-safe: one
+    expression for the messages of every embedded session (its plan is costly to build)."""
+    return python_safe(
         msgs.with_columns(
             format_time(pl.col("time"), "%m-%d %H:%M:%S").alias("_clock"),
             format_time(pl.col("time"), "%Y-%m-%dT%H:%M:%S%.3f%:z").alias("_iso"),
         )
     )
+
+
+def _threads_html(rows: pl.DataFrame, statuses: dict[str, str]) -> str:
+    """The threads of one embedded session (its :func:`_formatted` messages), each a
+    collapsed line with its messages."""
     out = []
     for (thread_id,), part in rows.group_by("thread_id", maintain_order=True):
         status = statuses.get(str(thread_id), "incomplete")
@@ -202,7 +209,7 @@ def _embedded(
     """The rendered threads of the sessions in ``rows``, by session row."""
     events = _member_events(data, rows["work_session_id"].to_list())
     titles = task_titles(data.enriched if data.title_events is None else data.title_events)
-    out = {}
+    shown, notes, statuses = [], {}, {}
     for row in rows.iter_rows(named=True):
         msgs = thread_messages(
             data.sessions,
@@ -214,15 +221,23 @@ def _embedded(
         )
         total = msgs.height
         msgs = msgs.head(max_messages)
-        more = (
+        notes[row["row"]] = (
             f'<p class="muted">showing the first {msgs.height:,} of {total:,} messages '
             "(all are in the search)</p>"
             if total > msgs.height
             else ""
         )
-        statuses = dict(thread_status(msgs, row["status"]).iter_rows())
-        out[row["row"]] = more + _threads_html(msgs, statuses)
-    return out
+        statuses[row["row"]] = dict(thread_status(msgs, row["status"]).iter_rows())
+        shown.append(msgs.with_columns(pl.lit(row["row"], pl.UInt32).alias("_session")))
+    if not shown:
+        return {}
+    parts = _formatted(pl.concat(shown, how="vertical_relaxed")).partition_by(
+        "_session", as_dict=True
+    )
+    return {
+        r: notes[r] + (_threads_html(parts[(r,)], statuses[r]) if (r,) in parts else "")
+        for r in notes
+    }
 
 
 def _session_line(row: dict[str, Any], body: str | None) -> str:
