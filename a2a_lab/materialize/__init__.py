@@ -67,7 +67,8 @@ if TYPE_CHECKING:
 ENRICHED_TABLE = "enriched"
 _VERSION = 3
 
-#: Stored rows read, enriched and spilled at a time (a part can hold up to a million).
+#: Stored rows read, enriched and spilled at a time (a part of an older store can hold up
+#: to a million; compaction now writes parts of fewer than 300,000).
 ENRICH_ROWS = 250_000
 
 #: The ``data`` fields the work-sessions query reads after enrichment (rules §7-§8).

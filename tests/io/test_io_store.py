@@ -223,6 +223,55 @@ def test_compaction_bounds_the_files_of_a_partition(tmp_path: Path, log_lines: l
     assert len(list(store.rglob("*.parquet"))) == len(parts)
 
 
+def test_compaction_merges_bounded_groups_whatever_the_density(
+    tmp_path: Path, log_lines: list[bytes], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a dense month: every ingest lands in one partition; no merge may hold the month
+    from a2a_lab.io import _store_write
+
+    monkeypatch.setattr(_store_write, "SEAL_ROWS", 50)
+    logdir = tmp_path / "logs"
+    logdir.mkdir()
+    store = tmp_path / "store"
+    live = logdir / LIVE
+    live.write_bytes(b"")
+    for i in range(0, 600, 20):  # 30 ingests of 20 lines
+        with live.open("ab") as fh:
+            fh.write(b"".join(log_lines[i : i + 20]))
+        ingest(logdir, store)
+        files = json.loads((store / _store.STATE_NAME).read_text())["files"]
+        events = [f for f in files if f["kind"] == "events"]
+        by_partition: dict[str, list[int]] = {}
+        for f in events:
+            by_partition.setdefault(f["path"].rsplit("/", 1)[0], []).append(f["rows"])
+        for rows in by_partition.values():
+            assert sum(r < 50 for r in rows) <= _store.MAX_SMALL
+            assert max(rows) < 2 * 50  # a merge holds fewer than twice SEAL_ROWS rows
+    assert len(events) > 1  # the month is split, not one part
+    _assert_same_as_directory(logdir, store)
+
+
+@pytest.mark.parametrize(
+    ("rows", "groups"),
+    [
+        ([], []),
+        ([10] * 3, [[0, 1, 2]]),
+        ([30, 30, 10, 49, 49, 1], [[0, 1], [2, 3], [4, 5]]),
+        ([49, 1, 49], [[0, 1], [2]]),
+    ],
+)
+def test_compaction_groups_seal_all_but_the_last(
+    monkeypatch: pytest.MonkeyPatch, rows: list[int], groups: list[list[int]]
+) -> None:
+    from a2a_lab.io import _store_write
+
+    monkeypatch.setattr(_store_write, "SEAL_ROWS", 50)
+    got = _store_write.compaction_groups([(str(i), n) for i, n in enumerate(rows)])
+    assert got == [[str(i) for i in g] for g in groups if len(g) > 1]
+    for g in got[:-1]:
+        assert 50 <= sum(rows[int(p)] for p in g) < 100
+
+
 def test_a_busy_store_is_refused(tmp_path: Path, log_lines: list[bytes]) -> None:
     logdir = tmp_path / "logs"
     logdir.mkdir()
