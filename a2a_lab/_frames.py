@@ -150,3 +150,30 @@ def same_kind(*, collect: bool = False) -> Callable[[Callable[P, R]], Callable[P
         return call
 
     return wrap
+
+
+def text_format(template: str, *args: pl.Expr | str) -> pl.Expr:
+    """``pl.format(template, *args)`` built from :func:`polars.concat_str`: the same text
+    (each ``{}`` replaced by the next argument cast to a string; null if any argument is).
+
+    Why not ``pl.format``: in Polars 2.1 it panics ("assertion failed: i < self.len()") in
+    the streaming engine on a string column of several chunks after a filter, e.g. the
+    ``clock.future_ts`` finding of a log read in chunks; ``concat_str`` does not.
+
+    Examples
+    --------
+    >>> df = pl.DataFrame({"a": ["x", None], "b": [1.5, 2.0]})
+    >>> df.select(text_format("{} at {} s", "a", pl.col("b"))).to_series().to_list()
+    ['x at 1.5 s', None]
+    """
+    pieces = template.split("{}")
+    if len(pieces) != len(args) + 1:
+        raise ValueError(f"text_format: {len(pieces) - 1} placeholders, {len(args)} arguments")
+    exprs: list[pl.Expr] = []
+    for i, piece in enumerate(pieces):
+        if piece:
+            exprs.append(pl.lit(piece, pl.String))
+        if i < len(args):
+            arg = args[i]
+            exprs.append(pl.col(arg) if isinstance(arg, str) else arg)
+    return pl.concat_str(exprs) if exprs else pl.lit("", pl.String)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import polars as pl
 
 from a2a_lab._frames import data_text as _text
+from a2a_lab._frames import text_format
 from a2a_lab.analysis._check_rules import _CAUSE_COLUMNS, _D, _cause, _findings
 from a2a_lab.exchanges import exchange_events
 
@@ -65,7 +66,7 @@ def sequence_rules(ex: pl.LazyFrame) -> list[pl.LazyFrame]:
             _findings(
                 rows,
                 rule,
-                pl.format(
+                text_format(
                     "{} → {} without an a2a.send before it: {}",
                     pl.col("requester").fill_null("?"),
                     pl.col("target").fill_null("?"),
@@ -119,7 +120,7 @@ def _missing_complete(per: pl.LazyFrame) -> pl.LazyFrame:
     return _findings(
         missing,
         "a2a.missing_complete",
-        pl.format(
+        text_format(
             "exchange {} → {} (#{}) has no a2a.complete; opened by {}{}",
             pl.col("requester"),
             pl.col("target"),
@@ -127,7 +128,7 @@ def _missing_complete(per: pl.LazyFrame) -> pl.LazyFrame:
             _cause("_open_"),
             pl.when(undecided)
             .then(
-                pl.format(
+                text_format(
                     "; the log cannot tell it from the other ambiguous exchange(s) of this "
                     "conversation and direction: one of #{} has none",
                     pl.col("_peers").cast(pl.List(pl.String)).list.join(", #"),
@@ -172,7 +173,7 @@ def _turns_out_of_order(sent: pl.LazyFrame, keys: list[str]) -> pl.LazyFrame:
     return _findings(
         bad_turns,
         "a2a.turns_out_of_order",
-        pl.format(
+        text_format(
             "turns in time order: {}; first out of order: {}", pl.col("_turns"), _cause("_bad_")
         ),
     )
@@ -209,7 +210,7 @@ def _after_complete(sent: pl.LazyFrame, keys: list[str]) -> pl.LazyFrame:
     return _findings(
         after,
         "a2a.event_after_complete",
-        pl.format(
+        text_format(
             "{} event(s) after the a2a.complete of {} → {} (first: {}); ended by {}",
             pl.col("lines").list.len(),
             pl.col("requester"),
@@ -263,7 +264,7 @@ def _ambiguous(amb: pl.LazyFrame, counts: pl.LazyFrame) -> pl.LazyFrame:
     exchanges, and the first few (conversation, direction, exchange number, lines);
     ``amb`` and ``counts`` as :func:`ambiguity` gives them."""
     examples = amb.head(_AMBIGUOUS_EXAMPLES).select(
-        pl.format(
+        text_format(
             "{} {} → {} #{}",
             pl.col("conversation_id"),
             pl.col("requester").fill_null("?"),
@@ -287,7 +288,7 @@ def _ambiguous(amb: pl.LazyFrame, counts: pl.LazyFrame) -> pl.LazyFrame:
     return _findings(
         summary,
         "a2a.ambiguous_exchanges",
-        pl.format(
+        text_format(
             "{} of {} exchanges ({}%) cannot be told apart from another under the same "
             "conversation id; e.g. {}",
             pl.col("_n"),

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 import polars as pl
 
+from a2a_lab._frames import text_format
 from a2a_lab.time import format_time
 
 __all__ = ["FINDING_SCHEMA", "RULES", "SEVERITIES", "Rule"]
@@ -138,7 +139,7 @@ _CAUSE_COLUMNS = ("type", "file", "line", "event_time")
 def _cause(prefix: str) -> pl.Expr:
     """``type at TIME (file:line)`` of the event in the columns ``{prefix}type`` etc.:
     the event that caused a finding, named so that a reader can open it."""
-    return pl.format(
+    return text_format(
         "{} at {} ({}:{})",
         pl.col(f"{prefix}type"),
         format_time(pl.col(f"{prefix}event_time"), "%Y-%m-%dT%H:%M:%S%.3fZ").fill_null("?"),

@@ -22,7 +22,7 @@ import numpy as np
 import polars as pl
 
 from a2a_lab._frames import data_text as _text
-from a2a_lab._frames import narrow, same_kind
+from a2a_lab._frames import narrow, same_kind, text_format
 from a2a_lab._options import reject_removed_keywords
 from a2a_lab.analysis._check_a2a import (
     _a2a_sequence,
@@ -163,7 +163,7 @@ def _tasks(events: pl.DataFrame) -> list[pl.LazyFrame]:
         _findings(
             after,
             "task.after_terminal",
-            pl.format(
+            text_format(
                 "{} event(s) after the task ended (first: {}); ended by {}",
                 pl.col("lines").list.len(),
                 pl.col("first_type"),
@@ -183,7 +183,7 @@ def _tasks(events: pl.DataFrame) -> list[pl.LazyFrame]:
     )
     bad = steps.filter(invalid).with_columns(pl.concat_list("line").alias("lines"))
     out.append(
-        _findings(bad, "task.invalid_transition", pl.format("{} after {}", t, _cause("_prev_")))
+        _findings(bad, "task.invalid_transition", text_format("{} after {}", t, _cause("_prev_")))
     )
     ps = lf.filter(pl.col("_pstate").is_not_null()).with_columns(
         pl.col("_pstate").shift(1).over("task_id").alias("_pprev"),
@@ -197,7 +197,7 @@ def _tasks(events: pl.DataFrame) -> list[pl.LazyFrame]:
         _findings(
             bad_p,
             "task.protocol_state",
-            pl.format(
+            text_format(
                 "protocol state {} → {}; {} set by {}",
                 pl.col("_pprev"),
                 pl.col("_pstate"),
@@ -311,7 +311,7 @@ def _guard_findings(
     return _findings(
         agg,
         rule,
-        pl.format(
+        text_format(
             "{} message(s) of {} would be blocked ({} per {} s); first at {}",
             pl.col("lines").list.len(),
             pl.col("pair"),
@@ -323,7 +323,7 @@ def _guard_findings(
                     pl.col("first_ms").cast(pl.Int64, strict=False).cast(pl.Datetime("ms")),
                     "%Y-%m-%dT%H:%M:%S%.3fZ",
                 ),
-                pl.format("{} ms", pl.col("first_ms")),
+                text_format("{} ms", pl.col("first_ms")),
             ),
         ),
     )
@@ -348,7 +348,7 @@ def _relay_depth(events: pl.DataFrame, max_depth: int) -> pl.LazyFrame:
     return _findings(
         rows,
         "guard.relay_depth",
-        pl.format(
+        text_format(
             "relay depth {} > {}",
             # a depth beyond the 64-bit integers (fuzzed: 1e19) is shown as that number
             pl.coalesce(
@@ -372,17 +372,17 @@ def _clock(events: pl.DataFrame, now_ms: float, tolerance_ms: float) -> list[pl.
         pl.concat_list("line").alias("lines")
     )
     return [
-        _findings(zero, "clock.zero_ts", pl.format("{} has no usable timestamp", pl.col("type"))),
+        _findings(zero, "clock.zero_ts", text_format("{} has no usable timestamp", pl.col("type"))),
         _findings(
             future,
             "clock.future_ts",
-            pl.format(
+            text_format(
                 "{} at {} is in the future",
                 pl.col("type"),
                 # beyond Date's range (±8.64e15 ms) there is no instant: the ms as logged
                 pl.coalesce(
                     format_time(pl.col("event_time"), "%Y-%m-%dT%H:%M:%SZ"),
-                    pl.format("{} ms", pl.col("event_ms")),
+                    text_format("{} ms", pl.col("event_ms")),
                 ),
             ),
         ),
@@ -442,7 +442,7 @@ def _identity(events: pl.DataFrame) -> list[pl.LazyFrame]:
         _findings(
             dups,
             "identity.duplicate_event",
-            pl.format("{} copies of one {} event", pl.col("lines").list.len(), pl.col("type")),
+            text_format("{} copies of one {} event", pl.col("lines").list.len(), pl.col("type")),
         )
     ]
     conv, parent = _text("conversationId"), _text("parentConversationId")
@@ -485,7 +485,7 @@ def _identity(events: pl.DataFrame) -> list[pl.LazyFrame]:
         _findings(
             pairs,
             "identity.conversation_reused",
-            pl.format(
+            text_format(
                 "used by {} agent pairs: {}",
                 pl.col("_pairs").list.len(),
                 pl.col("_pairs").list.join(", "),

@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 import polars as pl
 
-from a2a_lab._frames import data_text, same_kind
+from a2a_lab._frames import data_text, same_kind, text_format
 from a2a_lab.reference.jsstr import js_trim_expr
 
 __all__ = ["CASE_NOTIONS", "directly_follows", "to_ocel2", "variants", "write_ocel2"]
@@ -166,7 +166,7 @@ def _ocel_frames(events: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame, pl.D
     frm = pl.coalesce(data_text("fromAgent"), data_text("senderAgentId"))
     to = pl.coalesce(data_text("toAgent"), data_text("targetAgentId"))
     ev = events.lazy().select(
-        pl.format(
+        text_format(
             "e{}:{}",
             pl.col("file").replace_strict(files, list(range(len(files))), return_dtype=pl.String),
             pl.col("line"),

@@ -253,6 +253,7 @@ def _metrics(text: str | None) -> list[str]:
 def run_sweep(args: argparse.Namespace) -> int:
     import polars as pl
 
+    from a2a_lab._frames import text_format
     from a2a_lab.cli._common import check_output, write_output
     from a2a_lab.sim.experiments.replicate import RunOptions
     from a2a_lab.sim.experiments.sweep import apply_point, grid_points, sweep
@@ -300,7 +301,7 @@ def run_sweep(args: argparse.Namespace) -> int:
         def fmt(e: pl.Expr) -> pl.Expr:
             return e.round_sig_figs(4).cast(pl.String).fill_null("–")
 
-        return pl.format(
+        return text_format(
             "{} [{}, {}]", fmt(pl.col(m)), fmt(pl.col(f"{m}_low")), fmt(pl.col(f"{m}_high"))
         ).alias(m)
 

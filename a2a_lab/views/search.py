@@ -5,6 +5,7 @@ from __future__ import annotations
 import altair as alt
 import polars as pl
 
+from a2a_lab._frames import text_format
 from a2a_lab.time import format_time
 from a2a_lab.views.plots import MAX_ROWS
 from a2a_lab.views.safe_html import neutralize_expr
@@ -103,7 +104,7 @@ def _index_rows(messages: pl.DataFrame, text_chars: int) -> pl.DataFrame:
     text = pl.col("text").fill_null("")
     data = messages.select(
         pl.int_range(pl.len()).alias("order"),
-        pl.format("#{}", pl.col("n")).alias("num"),
+        text_format("#{}", pl.col("n")).alias("num"),
         format_time(pl.col("time"), "%m-%d %H:%M:%S").alias("clock"),
         pl.concat_str(
             pl.col("sender").fill_null("unknown"),

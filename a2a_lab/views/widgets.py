@@ -14,6 +14,7 @@ from typing import Any, Never, cast
 
 import polars as pl
 
+from a2a_lab._frames import text_format
 from a2a_lab.reference.jsstr import js_string_expr
 from a2a_lab.sessions import WorkSessionsResult
 from a2a_lab.time import check_tz, format_time, python_safe
@@ -69,12 +70,12 @@ def _duration_expr(duration_s: pl.Expr) -> pl.Expr:
 
     return (
         pl.when(seconds < 60)
-        .then(pl.format("{} s", seconds))
+        .then(text_format("{} s", seconds))
         .when(seconds < 3600)
-        .then(pl.format("{} min {} s", seconds // 60, two(seconds % 60)))
+        .then(text_format("{} min {} s", seconds // 60, two(seconds % 60)))
         .when(seconds < 86_400)
-        .then(pl.format("{} h {} min", seconds // 3600, two(seconds % 3600 // 60)))
-        .otherwise(pl.format("{} d {} h", seconds // 86_400, seconds % 86_400 // 3600))
+        .then(text_format("{} h {} min", seconds // 3600, two(seconds % 3600 // 60)))
+        .otherwise(text_format("{} d {} h", seconds // 86_400, seconds % 86_400 // 3600))
     )
 
 
