@@ -112,7 +112,7 @@ def solve_component_recursive(
     xs: list[_X], evs: list[_E]
 ) -> tuple[list[tuple[int, int, bool]], set[int]]:
     """:func:`a2a_lab._exchange_firsts._solve`, recursively."""
-    state = _Pairs(xs)
+    state = _Pairs(xs, evs)
     sols: list[tuple[float, tuple[int, ...]]] = []
     steps = [0]
     pick: list[int] = []
