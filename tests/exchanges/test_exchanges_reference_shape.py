@@ -61,12 +61,17 @@ _UNDECIDED_FLOWS = dict(p_extra_send=0.3, p_send_back=0.0, p_subagent_requester=
 _UNDECIDED = ({**_UNDECIDED_LOAD, **_UNDECIDED_FLOWS}, 6741)
 
 
-# ---- a case the log DOES decide, still wrong (found by the oracle property, dev profile) -----
+# ---- a case the log DOES decide, once wrong (found by the oracle property, dev profile) -----
 # Five agents at 3x load; hana sends bada eight times within four minutes under one
-# conversation id. The a2a.complete at line 78 says messageIntent "request": it is the
-# request's (line 5), yet the matcher gives it and the reply at line 45 to the escalation
-# sent at line 36 (whose exchange has no complete). Both exchanges are flagged ambiguous, so
-# no row is wrong silently, but the complete's intent rules the pairing out (issue 22 open).
+# conversation id. The request (line 5) had its wait retried (line 35: socket hang up, back
+# on about 1.9 s later); the escalation sent at line 36 queued behind it on bada's
+# conversation lane. The reply at line 45 could only be the escalation's if the request's run
+# had ended first, and then the request's resumed wait would have returned an outcome: it
+# has none, so the reply is the request's, and so are the turn at line 59 and the complete
+# at line 78 (messageIntent "request"). The first-outcome pairing exempted a retried
+# exchange from having an outcome at all, gave the reply to the escalation, and no reading
+# of the rules then placed the request's turn and complete (2 wrong outcomes, 2 wrong first
+# replies, a false a2a.turns_out_of_order).
 _INTENT_DECIDES = (dict(load=3.0, n_sends=20, work_sessions=2, p_subagent_requester=0.0), 247)
 _INTENT_FLOWS = dict(p_extra_send=0.6, p_send_back=0.5)
 
@@ -113,23 +118,19 @@ def test_undecided_exchanges_outcomes_exact() -> None:
     assert s["wrong_outcome"] == 0
 
 
-def test_intent_decided_case_is_flagged() -> None:
+def test_intent_decided_case_exact() -> None:
     import polars as pl
 
     s = _undecided_score(_INTENT_DECIDES)
+    assert s["wrong_outcome"] == s["wrong_first_reply"] == s["false_findings"] == 0
+    assert s["wrong_complete"] == s["wrong_turns"] == s["causality"] == 0
     rows = s["rows"]
     assert isinstance(rows, pl.DataFrame)
-    wrong = rows.filter(pl.col("wrong_outcome") | pl.col("wrong_first_reply"))
-    assert wrong.height > 0  # the gap the xfail below records
-    assert wrong["p_ambiguous"].fill_null(False).all()
-    assert s["wrong_complete_unflagged"] == s["causality"] == 0
-
-
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 22 open: the matcher gives a complete whose messageIntent is 'request' "
-    "(and the reply before it) to an escalation send of the same conversation and direction",
-)
-def test_intent_decided_case_exact() -> None:
-    s = _undecided_score(_INTENT_DECIDES)
-    assert s["wrong_outcome"] == s["wrong_first_reply"] == s["false_findings"] == 0
+    # the log decides the direction: none of hana -> bada's exchanges is flagged
+    hana_bada = rows.filter(
+        pl.col("conversation_id").str.starts_with("0681bc52")
+        & (pl.col("requester") == "hana")
+        & (pl.col("target") == "bada")
+    )
+    assert hana_bada.height == 8
+    assert not hana_bada["p_ambiguous"].fill_null(False).any()

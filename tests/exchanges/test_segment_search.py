@@ -218,3 +218,29 @@ def test_exchange_events_of_a_frame_past_the_recursion_limit() -> None:
     out = exchange_events(from_records(recs))
     assert out.height == n + 6
     assert set(out["exchange"].to_list()) == {1, 2}
+
+
+# ---- the lane's order binds a retried flow once its wait is back on ------------------------
+# exchange 1's wait failed and was retried (back on at 11 s: bound 10 s, less the clock
+# slack); exchange 2 was sent at 5 s and queued behind it on the target's lane
+
+
+def _retried_then_plain(reply_s: float) -> tuple[list, list]:
+    xs = [(1, 0.0, 10_000.0, True, False), (2, 5_000.0, 5_000.0, False, False)]
+    return xs, [(100, reply_s * 1000.0, "reply", None, None, 2)]
+
+
+def test_a_retried_flow_back_on_takes_the_reply_a_later_send_cannot() -> None:
+    """A reply 30 s in: had exchange 2's run ended, exchange 1's (before it on the lane) had
+    too, and its wait, on again since 12 s, would have returned an outcome; it has none, so
+    the reply is exchange 1's, and nothing else is consistent (not flagged)."""
+    xs, evs = _retried_then_plain(30.0)
+    assert _solve(xs, evs) == ([(100, 1, False)], set())
+
+
+def test_a_retried_flow_still_away_may_lose_the_reply() -> None:
+    """A reply 11.5 s in, while exchange 1's wait may still be away (within the slack of its
+    bound): either exchange may hold it, both are flagged."""
+    xs, evs = _retried_then_plain(11.5)
+    pairs, flagged = _solve(xs, evs)
+    assert flagged == {1, 2} and [amb for _s, _x, amb in pairs] == [True]
