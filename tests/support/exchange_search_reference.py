@@ -83,6 +83,8 @@ def solve_segment_recursive(
         if not sols and not capped:
             sols, capped = _placements(seg, _Reading(False, 0, after_outcome=False))
         if not sols:
+            sols, capped = _placements(seg, _Reading(False, 0, relaxed=True, keys=True))
+        if not sols:
             sols, capped = _placements(seg, _Reading(False, 0, relaxed=True))
         capped = capped or bool(sols)
     for max_free in range(1, seg.n + 1):
