@@ -343,9 +343,9 @@ def _firsts_consistent(
             continue
         away_until = bound.get(left[j].number)
         for i, k in held.items():
-            if i > j and run_bound(rest[k]):
-                if away_until is None or rest[k]["event_ms"] > away_until + 2 * _SLACK:
-                    return False, 0.0
+            ended = i > j and run_bound(rest[k])
+            if ended and (away_until is None or rest[k]["event_ms"] > away_until + 2 * _SLACK):
+                return False, 0.0
     return True, cost
 
 
