@@ -74,8 +74,19 @@ _UNDECIDED = ({**_UNDECIDED_LOAD, **_UNDECIDED_FLOWS}, 6741)
 # exchange from having an outcome at all, gave the reply to the escalation, and no reading
 # of the rules then placed the request's turn and complete (2 wrong outcomes, 2 wrong first
 # replies, a false a2a.turns_out_of_order).
-_INTENT_DECIDES = (dict(load=3.0, n_sends=20, work_sessions=2, p_subagent_requester=0.0), 247)
+_INTENT_LOAD = dict(load=3.0, n_sends=20, work_sessions=2, p_subagent_requester=0.0)
 _INTENT_FLOWS = dict(p_extra_send=0.6, p_send_back=0.5)
+_INTENT_DECIDES = ({**_INTENT_LOAD, **_INTENT_FLOWS}, 247)
+
+# ---- a case the log cannot decide within its clock slack (found by a seed sweep) -------------
+# The same configuration, seed 63: eden's collaboration request (line 47) had its wait
+# retried (line 71, back on 1.36 s later); two replies of one text come 48 ms and 485 ms after
+# that (lines 78, 79). The first is the retried flow's (its wait returned as it resumed), the
+# second the question's sent at line 48. Swapped, the retried wait would have returned 485 ms
+# after resuming on a run already over: within the matcher's clock slack, so both pairings
+# keep the rules; the turns (lines 93, 96) follow either. The matcher gives the earlier reply
+# to the question (the least squared lags) and flags both exchanges (main does the same).
+_WITHIN_SLACK = ({**_INTENT_LOAD, **_INTENT_FLOWS}, 63)
 
 
 def _undecided_score(case: tuple[dict[str, float], int] | None = None) -> dict[str, object]:
@@ -86,8 +97,6 @@ def _undecided_score(case: tuple[dict[str, float], int] | None = None) -> dict[s
     from tests.support.reference_model import ModelConfig, simulate
 
     cfg, seed = case or _UNDECIDED
-    if case is _INTENT_DECIDES:
-        cfg = {**cfg, **_INTENT_FLOWS}
     run = simulate(ModelConfig(**cfg), seed=seed)  # type: ignore[arg-type]
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "log.ndjson"
@@ -136,3 +145,26 @@ def test_intent_decided_case_exact() -> None:
     )
     assert hana_bada.height == 8
     assert not hana_bada["p_ambiguous"].fill_null(False).any()
+
+
+def test_replies_within_the_clock_slack_are_flagged() -> None:
+    import polars as pl
+
+    s = _undecided_score(_WITHIN_SLACK)
+    rows = s["rows"]
+    assert isinstance(rows, pl.DataFrame)
+    wrong = rows.filter(pl.col("wrong_first_reply"))
+    assert wrong["send_line"].sort().to_list() == [47, 48]  # the gap the xfail below records
+    assert wrong["p_ambiguous"].fill_null(False).all()
+    assert s["wrong_outcome"] == s["wrong_complete"] == s["wrong_turns"] == 0
+    assert s["causality"] == s["false_findings"] == 0
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="the log cannot decide: two replies of one text within the clock slack of a "
+    "retried wait's resumption fit either exchange",
+)
+def test_replies_within_the_clock_slack_exact() -> None:
+    s = _undecided_score(_WITHIN_SLACK)
+    assert s["wrong_first_reply"] == 0
