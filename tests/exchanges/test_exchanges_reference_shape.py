@@ -168,3 +168,18 @@ def test_replies_within_the_clock_slack_are_flagged() -> None:
 def test_replies_within_the_clock_slack_exact() -> None:
     s = _undecided_score(_WITHIN_SLACK)
     assert s["wrong_first_reply"] == 0
+
+
+# ---- more of the seed-247 kind (a sweep of seeds 0-99 of the same configuration) ----------
+# main (99a0b0a) had wrong outcomes or first replies on these 11 seeds (a later exchange
+# took the reply of a retried flow whose wait was back on); seed 63 is the undecided case
+# above. Exact since the retried-flow rule.
+_SWEPT_SEEDS = (3, 9, 15, 29, 50, 54, 55, 62, 87, 89, 92)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", _SWEPT_SEEDS)
+def test_retried_flows_of_the_sweep_exact(seed: int) -> None:
+    s = _undecided_score(({**_INTENT_LOAD, **_INTENT_FLOWS}, seed))
+    assert s["wrong_outcome"] == s["wrong_first_reply"] == s["false_findings"] == 0
+    assert s["wrong_complete_unflagged"] == s["causality"] == s["unmatched"] == 0
