@@ -15,8 +15,11 @@ send's ``runId`` (they are placed already); what they say bounds the outcome:
 
 And the lane still orders the runs: an outcome that ends with the run (a reply, a
 run-level no-reply) comes no earlier than that of a plain (never retried) exchange sent
-before it, and a plain exchange has one as soon as a later exchange has. Only a no-reply
-that a failed wait call ended (not ``timeout``, not ``error``) is free of that order.
+before it, and an exchange has one as soon as a later exchange's run has ended while its
+wait was on: a plain exchange always, a retried one once its wait resumed (its bound; a
+retried flow without an outcome then would have a run still going behind a finished one).
+Only a no-reply that a failed wait call ended (not ``timeout``, not ``error``) is free of
+that order.
 
 Where the rank join's pairing touches such an exchange, the overlapping exchanges of the
 direction (a component) are solved exactly: every pairing of their outcomes that keeps
@@ -183,8 +186,8 @@ class _Pairs:
     (in ``xs``, send order) to the index of the outcome it holds and whether that outcome
     ended its run."""
 
-    def __init__(self, xs: list[_X]) -> None:
-        self.xs = xs
+    def __init__(self, xs: list[_X], evs: list[_E]) -> None:
+        self.xs, self.evs = xs, evs
         self.plain = [not retried for _xn, _s, _b, retried, _r in xs]
         self.held: dict[int, tuple[int, bool]] = {}
 
@@ -209,11 +212,24 @@ class _Pairs:
         return not any(j > i and rb for j, (_k, rb) in self.held.items())
 
     def complete(self) -> bool:
-        """Whether the pairing is whole: a plain exchange has an outcome once a later
-        one's run has ended."""
-        held = self.held
-        last_rb = max((j for j, (_k, rb) in held.items() if rb), default=-1)
-        return all(held.get(j) is not None for j in range(last_rb) if self.plain[j])
+        """Whether the pairing is whole: an exchange has an outcome once a later one's run
+        has ended while its wait was on. The lane ran its run first, and a waiting flow
+        returns as its run ends; a retried one's wait is on again from its bound (the
+        retry's backoff over), so it is exempt only up to then."""
+        held, xs, evs = self.held, self.xs, self.evs
+        ended = [(j, evs[k][1]) for j, (k, rb) in held.items() if rb]
+        if not ended:
+            return True
+        last_rb = max(j for j, _ms in ended)
+        for j in range(last_rb):
+            if j in held:
+                continue
+            if self.plain[j]:
+                return False
+            on_from = xs[j][2] + 2 * _SLACK_MS
+            if any(i > j and ms > on_from for i, ms in ended):
+                return False
+        return True
 
 
 def _solve(xs: list[_X], evs: list[_E]) -> tuple[list[tuple[int, int, bool]], set[int]]:
@@ -224,7 +240,7 @@ def _solve(xs: list[_X], evs: list[_E]) -> tuple[list[tuple[int, int, bool]], se
     whole. Depth first in log order, without recursion (a node per outcome: [its index,
     the cost so far, the next exchange to try])."""
     n = len(evs)
-    state = _Pairs(xs)
+    state = _Pairs(xs, evs)
     held = state.held
     sols: list[tuple[float, tuple[int, ...]]] = []
     pick: list[int] = []

@@ -278,19 +278,28 @@ def _fifo(runs: list[tuple[float, float]], queued: float, logged: float) -> bool
     return not any((q < queued and t > logged) or (q > queued and t < logged) for q, t in runs)
 
 
-def _fits(ev: _Event, x: _XInfo) -> bool:
-    """Whether event ``ev`` could belong to the exchange ``x`` by its keys alone."""
-    kind, _first, intent, sugg, rtype, ttype = x
+def _keys_agree(ev: _Event, x: _XInfo) -> bool:
+    """Whether event ``ev`` agrees with what exchange ``x``'s send says of itself: its
+    intent (``messageIntent``; a turn 1 needs an intent that allows turns) and its session
+    types, where both are logged. Facts of the send alone, whoever took its first outcome."""
+    _kind, _first, intent, sugg, rtype, ttype = x
     if ev[0] == "t":
-        if kind != "reply" or not (_agree(ev[4], intent) and _agree(ev[5], rtype)):
-            return False
-        return not (ev[3] == 1 and sugg == 0)
+        return _agree(ev[4], intent) and _agree(ev[5], rtype) and not (ev[3] == 1 and sugg == 0)
+    return _agree(ev[8], intent) and _agree(ev[9], rtype) and _agree(ev[10], ttype)
+
+
+def _fits(ev: _Event, x: _XInfo) -> bool:
+    """Whether event ``ev`` could belong to the exchange ``x`` by its keys alone: its
+    send's (:func:`_keys_agree`) and its first outcome's kind."""
+    kind = x[0]
+    if ev[0] == "t":
+        return kind == "reply" and _keys_agree(ev, x)
     conc, wait, failed = ev[3], ev[11], ev[12]
     if (kind is None and not failed) or (conc and kind != "blocked"):
         return False
     if wait and kind != "no_reply":
         return False
-    return _agree(ev[8], intent) and _agree(ev[9], rtype) and _agree(ev[10], ttype)
+    return _keys_agree(ev, x)
 
 
 def _closes(ev: _Event, x: _XInfo) -> bool:
@@ -321,24 +330,31 @@ class _Segment:
             [xn for xn in near if _fits(ev, xs[xn])]
             for ev, near in zip(evs, self.anywhere, strict=True)
         ]
-        self.static_set = [set(s) for s in self.static]
         # the rule readings' candidates: the state-free rules checked once here
         self.rule_cands = [
             [xn for xn in s if ev[0] == "t" or _closes(ev, xs[xn])]
             for ev, s in zip(evs, self.static, strict=True)
         ]
 
+    def keyed(self, i: int) -> list[int]:
+        """The exchanges sent before event ``i`` whose send's keys it agrees with."""
+        ev, xs = self.evs[i], self.xs
+        return [xn for xn in self.anywhere[i] if _keys_agree(ev, xs[xn])]
+
 
 @dataclass(frozen=True)
 class _Reading:
     """One reading of the rules a search applies: with or without the lane order, how
     many events may stay unplaced, whether turns and completes come after the first
-    outcome, and whether only causality holds (``relaxed``)."""
+    outcome, and whether only causality holds (``relaxed``), with or without the keys the
+    send logged (``keys``)."""
 
     lane_order: bool
     max_free: int
     after_outcome: bool = True
     relaxed: bool = False
+    #: the causality-only reading keeps the send's keys (:func:`_keys_agree`)
+    keys: bool = False
 
 
 #: A search option: (cost, exchange, the announce's (queued, logged) on the lane or None).
@@ -401,9 +417,10 @@ class _Search:
         """Causality only: after the exchange's last event, none after its complete; what
         breaks a rule costs more than any lag (as few as possible)."""
         seg, ev, ms = self.seg, self.seg.evs[i], self.seg.ms[i]
-        closed, last, static = self.closed, self.last, seg.static_set[i]
+        closed, last, static = self.closed, self.last, seg.rule_cands[i]
+        near = seg.keyed(i) if self.reading.keys else seg.anywhere[i]
         out: list[_Option] = []
-        for xn in seg.anywhere[i]:
+        for xn in near:
             if xn not in closed and ms >= last[xn]:
                 bent = xn not in static or (ev[0] == "t" and ev[3] != self.turns[xn] + 1)
                 lag = _square((ms - last[xn]) / 1000.0)
@@ -647,10 +664,11 @@ class _Found:
             self.best = list(pick)
 
 
-def _relaxed_search(seg: _Segment) -> _Found:
-    """:class:`_Search` of the causality-only reading (``_Reading(False, 0, relaxed=True)``),
-    the same steps in the same order, written for speed: it is the reading of the segments
-    whose events no rule places, whose placements are many (the old gateways' logs).
+def _relaxed_search(seg: _Segment, keys: bool) -> _Found:
+    """:class:`_Search` of the causality-only reading (``_Reading(False, 0, relaxed=True,
+    keys=keys)``), the same steps in the same order, written for speed: it is the reading
+    of the segments whose events no rule places, whose placements are many (the old
+    gateways' logs).
 
     Every event is placed (none left out), on an exchange sent before it, not closed, whose
     last event is not later; with no lane order every option is taken, so a node's children
@@ -661,7 +679,8 @@ def _relaxed_search(seg: _Segment) -> _Found:
     turns = [0] * len(xns)
     is_turn = [ev[0] == "t" for ev in seg.evs]
     level = [ev[3] for ev in seg.evs]
-    cands = [[(index[xn], xn, xn in seg.static_set[i]) for xn in seg.anywhere[i]] for i in range(n)]
+    near = [seg.keyed(i) if keys else seg.anywhere[i] for i in range(n)]
+    cands = [[(index[xn], xn, xn in seg.rule_cands[i]) for xn in near[i]] for i in range(n)]
     ms_of = seg.ms
     found = _Found()
     pick = [0] * n
@@ -802,8 +821,12 @@ def solve_segment(
             # session runs several runs at once: its first outcomes are not first come
             # first served, so their kinds may sit on the wrong sends): causality only,
             # each event after its exchange's first outcome and last event, one complete
-            # each, the least squared lags; the segment is flagged whole
-            found = _relaxed_search(seg)
+            # each, the least squared lags; the segment is flagged whole. What the first
+            # outcomes say (kinds, turn counts) is relaxed, the send's own keys (intent,
+            # session types) are kept while some placement keeps them all
+            found = _relaxed_search(seg, keys=True)
+            if not found.count:
+                found = _relaxed_search(seg, keys=False)
         capped = found.capped or bool(found.count)
     for max_free in range(1, seg.n + 1):
         if found.count or capped:

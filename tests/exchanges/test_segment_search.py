@@ -218,3 +218,64 @@ def test_exchange_events_of_a_frame_past_the_recursion_limit() -> None:
     out = exchange_events(from_records(recs))
     assert out.height == n + 6
     assert set(out["exchange"].to_list()) == {1, 2}
+
+
+# ---- the lane's order binds a retried flow once its wait is back on ------------------------
+# exchange 1's wait failed and was retried (back on at 11 s: bound 10 s, less the clock
+# slack); exchange 2 was sent at 5 s and queued behind it on the target's lane
+
+
+def _retried_then_plain(reply_s: float) -> tuple[list, list]:
+    xs = [(1, 0.0, 10_000.0, True, False), (2, 5_000.0, 5_000.0, False, False)]
+    return xs, [(100, reply_s * 1000.0, "reply", None, None, 2)]
+
+
+def test_a_retried_flow_back_on_takes_the_reply_a_later_send_cannot() -> None:
+    """A reply 30 s in: had exchange 2's run ended, exchange 1's (before it on the lane) had
+    too, and its wait, on again since 12 s, would have returned an outcome; it has none, so
+    the reply is exchange 1's, and nothing else is consistent (not flagged)."""
+    xs, evs = _retried_then_plain(30.0)
+    assert _solve(xs, evs) == ([(100, 1, False)], set())
+
+
+def test_a_retried_flow_still_away_may_lose_the_reply() -> None:
+    """A reply 11.5 s in, while exchange 1's wait may still be away (within the slack of its
+    bound): either exchange may hold it, both are flagged."""
+    xs, evs = _retried_then_plain(11.5)
+    pairs, flagged = _solve(xs, evs)
+    assert flagged == {1, 2} and [amb for _s, _x, amb in pairs] == [True]
+
+
+# ---- the causality-only reading keeps the send's keys ----------------------------------------
+# two sends without a first outcome (the pairing of first outcomes went elsewhere): no reading
+# of the rules places a turn or a replied complete, the causality-only one decides (flagged)
+
+
+def _no_outcomes(turn_intent: str) -> tuple[dict, list]:
+    xs = {
+        1: (None, 0.0, "request", 3, None, None),
+        2: (None, 1_000.0, "escalation", 0, None, None),
+    }
+    evs = [
+        ("t", 10, 5_000.0, 1.0, turn_intent, None, 3.0, None),
+        ("c", 11, 6_000.0, False, 1.0, 3.0, 5.0, None, turn_intent, None, None, False, False, True),
+    ]
+    return xs, evs
+
+
+def test_the_causality_only_reading_keeps_the_intent() -> None:
+    """The turn and the complete say messageIntent "request": exchange 1's, although
+    exchange 2's send is nearer (least lags alone would give it both)."""
+    xs, evs = _no_outcomes("request")
+    best, flagged_x, flagged_seq = solve_segment(xs, evs)
+    assert best == {10: 1, 11: 1}
+    assert flagged_x == {1} and flagged_seq == {10, 11}
+    assert (best, flagged_x, flagged_seq) == solve_segment_recursive(xs, evs)
+
+
+def test_the_causality_only_reading_drops_keys_no_send_has() -> None:
+    """An intent neither send has: the keys are dropped, the least lags decide."""
+    xs, evs = _no_outcomes("question")
+    best, _flagged_x, flagged_seq = solve_segment(xs, evs)
+    assert best == {10: 2, 11: 2} and flagged_seq == {10, 11}
+    assert solve_segment(xs, evs) == solve_segment_recursive(xs, evs)

@@ -14,7 +14,8 @@ Per conversation id and direction:
    plus ``backoffMs``; a run-level retry means a no-reply with ``waitStatus: "error"``; of
    two run-ending outcomes, the earlier-sent exchange's comes first unless its retried wait
    resumed just then; an exchange left without one only after every run-ending outcome of
-   a later one), the best by the least squared lags past each bound;
+   a later one, unless its retried wait was away then: until its bound, 2 s of clock
+   slack more), the best by the least squared lags past each bound;
 4. turns and completes: EVERY way of giving each of them an exchange (or none) is tried,
    and the consistent ones (the rules below, checked on the whole assignment) with the
    fewest events left out are kept; the best is the one with the least sum of squared lags,
@@ -335,9 +336,16 @@ def _firsts_consistent(
                 )
                 if not at_bound:
                     return False, 0.0
-    last = max((i for i, k in held.items() if run_bound(rest[k])), default=-1)
-    if any(j not in held and left[j].number not in bound for j in range(last)):
-        return False, 0.0
+    # an exchange left without an outcome: only while its wait was away (retried, until
+    # its bound) whenever a later exchange's run ended
+    for j in range(len(left)):
+        if j in held:
+            continue
+        away_until = bound.get(left[j].number)
+        for i, k in held.items():
+            ended = i > j and run_bound(rest[k])
+            if ended and (away_until is None or rest[k]["event_ms"] > away_until + 2 * _SLACK):
+                return False, 0.0
     return True, cost
 
 

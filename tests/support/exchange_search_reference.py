@@ -83,6 +83,8 @@ def solve_segment_recursive(
         if not sols and not capped:
             sols, capped = _placements(seg, _Reading(False, 0, after_outcome=False))
         if not sols:
+            sols, capped = _placements(seg, _Reading(False, 0, relaxed=True, keys=True))
+        if not sols:
             sols, capped = _placements(seg, _Reading(False, 0, relaxed=True))
         capped = capped or bool(sols)
     for max_free in range(1, seg.n + 1):
@@ -112,7 +114,7 @@ def solve_component_recursive(
     xs: list[_X], evs: list[_E]
 ) -> tuple[list[tuple[int, int, bool]], set[int]]:
     """:func:`a2a_lab._exchange_firsts._solve`, recursively."""
-    state = _Pairs(xs)
+    state = _Pairs(xs, evs)
     sols: list[tuple[float, tuple[int, ...]]] = []
     steps = [0]
     pick: list[int] = []
