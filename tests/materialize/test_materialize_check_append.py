@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import polars as pl
+import pytest
 from hypothesis import Phase, given, settings
 from hypothesis import strategies as st
 from polars.testing import assert_frame_equal
@@ -79,6 +80,7 @@ def _lean_check(logdir: Path) -> pl.DataFrame:
     return found.sort(pl.all(), nulls_last=True, maintain_order=True)
 
 
+@pytest.mark.slow
 @settings(max_examples=25, deadline=None, phases=[Phase.explicit, Phase.reuse, Phase.generate])
 @given(log=LOGS)
 def test_findings_kept_by_groups_equal_a_rebuild(
@@ -119,8 +121,8 @@ def test_every_lean_rule_has_a_family() -> None:
 
 
 def test_an_append_touching_one_pair_keeps_the_other_findings(tmp_path: Path) -> None:
-    """A burst of one pair blocked, then lines of another pair appended: the first pair's
-    findings are the stored rows (not made again), the second's are new."""
+    """A burst of one pair blocked, then a burst of another pair appended: the first
+    pair's findings stay as they were, the second's are added under its key."""
     logdir = tmp_path / "logs"
     logdir.mkdir()
     live = logdir / "coordination-events.ndjson"
