@@ -227,8 +227,15 @@ def _updated_findings(
         for f in ("task", "dup", "conv")
     }
     touched["pair"] = cuts.filter(pl.col("_cut").is_null()).get_column("_k_pair").implode()
-    in_touched = pl.any_horizontal([pl.col(f"_k_{f}").is_in(touched[f]) for f in KEYED_FAMILIES])
-    rows = lean_in_load_order(snap, _scan(snap, files).with_columns(_dup_key()).filter(in_touched))
+    # the stored columns themselves (the hash as stored): the filter reaches the Parquet reader
+    hashes = new.get_column(DATA_HASH_COLUMN).unique().implode()
+    in_touched = pl.any_horizontal(
+        [pl.col(f"_k_{f}").is_in(touched[f]) for f in ("task", "pair", "conv")]
+        + [pl.col(DATA_HASH_COLUMN).is_in(hashes)]
+    )
+    rows = lean_in_load_order(
+        snap, _gather(snap, files, in_touched).lazy().with_columns(_dup_key())
+    )
     again = tag_findings(run_checks(rows, opts, None, []), rows)
     ordered = lean_in_load_order(snap, new.lazy())
     per_event = CheckOptions(limits=opts.limits, select=_PER_EVENT_RULES)
@@ -284,36 +291,60 @@ def _guards_from(
     if cuts.height == 0:
         return pl.DataFrame(schema=_TAGGED_SCHEMA)
     reach = max(limits.loop_window_s, limits.collaborate_window_s) * 1000.0
-    scan = _scan(snap, files).join(cuts.lazy(), on="_k_pair", how="inner")
     blocked = old.select("rule", "file", "lines").explode("lines").rename({"lines": "line"})
-    # the blocked lines of the pairs, named by ``source`` as the lean rows are
-    sources = snap.files().select("file", "source")
-    earlier = blocked.join(sources, on="file").select("source", "line").unique()
-    recent = scan.filter(pl.col("event_ms") >= pl.col("_cut") - reach)
-    kept = pl.concat([recent, scan.join(earlier.lazy(), on=["source", "line"], how="semi")])
+    pairs = pl.col("_k_pair").is_in(cuts.get_column("_k_pair").implode())
+    # the pairs' messages from the earliest cut's window on (a superset of each pair's: the
+    # replay cuts again), whole; their blocked ones anywhere before, keys and times only
+    recent = pl.col("event_ms") >= cuts.get_column("_cut").min() - reach
     rows = lean_in_load_order(
-        snap, kept.unique(["source", "line"]).with_columns(_dup_key())
-    ).with_row_index("_pos")
+        snap,
+        _gather(snap, files, pairs & recent)
+        .lazy()
+        .join(cuts.lazy(), on="_k_pair")
+        .with_columns(_dup_key()),
+    )
+    lines = pl.col("line").is_in(blocked.get_column("line").unique().implode())
+    earlier = (
+        snap.named(
+            _scan(snap, files).filter(pairs & lines).select("source", "line", "event_ms", "_k_pair")
+        )
+        .join(cuts.lazy(), on="_k_pair")
+        .collect()
+    )
+    ranks = snap.files().select("file", "_rank")
+    cut, ms = pl.col("_cut"), pl.col("event_ms")
     found = []
     for rule, limit, window_s, kw in _guard_rules(limits):
         was = blocked.filter(pl.col("rule") == rule).select(
             "file", "line", pl.lit(True).alias("_was")
         )
         flagged = rows.join(was, on=["file", "line"], how="left", maintain_order="left")
-        cut, ms, window = pl.col("_cut"), pl.col("event_ms"), window_s * 1000.0
-        state = (ms >= cut) | ((ms >= cut - window) & pl.col("_was").is_null())
+        state = (ms >= cut) | ((ms >= cut - window_s * 1000.0) & pl.col("_was").is_null())
         rep = replay_guard(flagged.filter(state), limit=limit, window_s=window_s, **kw)
-        after = rep.join(flagged.select("file", "line", "_cut", "_pos"), on=["file", "line"])
-        before = flagged.filter(pl.col("_was").is_not_null() & (ms < cut)).select(
-            pl.col("_k_pair").alias("pair"), "file", "line", "event_ms", "_pos"
+        after = rep.join(rows.select("file", "line", "_cut"), on=["file", "line"]).filter(
+            pl.col("blocked") & (ms >= cut)
         )
-        verdicts = pl.concat(
-            [after.filter(pl.col("blocked") & (ms >= cut)).select(before.columns), before]
-        ).sort("pair", "event_ms", "_pos")
+        before = earlier.join(was, on=["file", "line"]).filter(ms < cut)
+        verdicts = (
+            pl.concat(
+                [
+                    after.select("pair", "file", "line", "event_ms"),
+                    before.select(pl.col("_k_pair").alias("pair"), "file", "line", "event_ms"),
+                ]
+            )
+            .join(ranks, on="file")
+            .sort("pair", "event_ms", "_rank", "line")
+        )
         found.append(
             blocked_findings(verdicts.with_columns(blocked=True), rule, limit, window_s).collect()
         )
-    return tag_findings(pl.concat(found), rows)
+    keyed = pl.concat(
+        [
+            rows.select("file", "line", "_k_pair", "_k_dup"),
+            earlier.select("file", "line", "_k_pair", pl.lit(None, pl.String).alias("_k_dup")),
+        ]
+    ).unique(["file", "line"], keep="first")
+    return tag_findings(pl.concat(found), keyed)
 
 
 def _guard_rules(limits: CheckLimits) -> list[tuple[str, int, float, dict[str, Any]]]:
@@ -337,6 +368,30 @@ def _of_touched(touched: dict[str, pl.Series]) -> pl.Expr:
             for family in KEYED_FAMILIES
         ]
     )
+
+
+def _gather(snap: StoreSnapshot, files: list[str], where: pl.Expr) -> pl.DataFrame:
+    """The lean rows of ``files`` where ``where`` holds, reading only the rows between
+    each file's first and last match.
+
+    A filter on the scan would decode every column of every row (the ``data`` structs
+    most of it) to keep a few; the matches are found on the columns ``where`` reads, and
+    the rows new lines touch lie mostly at the end of the newest files.
+    """
+    parts = []
+    for rel in files:
+        scan = pl.scan_parquet(polars_path(snap.path / rel))
+        at = scan.with_row_index("_i").filter(where).select("_i").collect().get_column("_i")
+        if at.len():
+            first = int(at.min())  # type: ignore[arg-type]
+            span = scan.slice(first, int(at.max()) - first + 1)  # type: ignore[arg-type]
+            parts.append(
+                span.with_row_index("_i", offset=first)
+                .filter(pl.col("_i").is_in(at.implode()))
+                .drop("_i")
+                .collect()
+            )
+    return pl.concat(parts) if parts else _scan(snap, files).clear().collect()
 
 
 def _scan(snap: StoreSnapshot, files: list[str]) -> pl.LazyFrame:
