@@ -295,7 +295,7 @@ def _guards_from(
     pairs = pl.col("_k_pair").is_in(cuts.get_column("_k_pair").implode())
     # the pairs' messages from the earliest cut's window on (a superset of each pair's: the
     # replay cuts again), whole; their blocked ones anywhere before, keys and times only
-    recent = pl.col("event_ms") >= cuts.get_column("_cut").min() - reach
+    recent = pl.col("event_ms") >= pl.lit(cuts.get_column("_cut").min()) - reach
     rows = lean_in_load_order(
         snap,
         _gather(snap, files, pairs & recent)
