@@ -60,6 +60,7 @@ __all__ = [
     "CheckOptions",
     "Rule",
     "ambiguity_finding",
+    "blocked_findings",
     "check",
     "data_hash",
     "exchange_findings",
@@ -303,6 +304,13 @@ def _guard_findings(
     events: pl.DataFrame, rule: str, limit: int, window_s: float, **kw: object
 ) -> pl.LazyFrame:
     rep = replay_guard(events, limit=limit, window_s=window_s, **kw)  # type: ignore[arg-type]
+    return blocked_findings(rep, rule, limit, window_s)
+
+
+def blocked_findings(rep: pl.DataFrame, rule: str, limit: int, window_s: float) -> pl.LazyFrame:
+    """The findings of guard ``rule`` from :func:`replay_guard`'s rows (a history store
+    replays only the messages new lines can change, ``a2a_lab.materialize``): per pair
+    and file, the blocked messages in the rows' order."""
     agg = (
         rep.filter(pl.col("blocked"))
         .group_by("pair", "file", maintain_order=True)

@@ -37,7 +37,6 @@ from a2a_lab.io import (
     update_store,
 )
 from a2a_lab.materialize._names import (
-    CHECK_EVENTS,
     CHECK_LEAN,
     CONVERSATIONS_TABLE,
     MS_COLUMNS,
@@ -65,7 +64,7 @@ if TYPE_CHECKING:
 
 #: The derived table of the store (``materialized/enriched/``) holding the columns.
 ENRICHED_TABLE = "enriched"
-_VERSION = 3
+_VERSION = 4
 
 #: Stored rows read, enriched and spilled at a time (a part of an older store can hold up
 #: to a million; compaction now writes parts of fewer than 300,000).
@@ -223,9 +222,7 @@ def materialize(
         conv = None
         if matched:
             check_want = _check_want(snap, limits, events)
-            if snap.table(CHECK_EVENTS).meta != check_want or not snap.table(CHECK_EVENTS).files:
-                update_event_findings(update, _written(update, CHECK_LEAN), limits)
-            update.set_meta(CHECK_EVENTS, check_want)
+            update_event_findings(update, limits, check_want)
             conv = update_exchanges(
                 update,
                 None if rebuilt is not None else touched,
