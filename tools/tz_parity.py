@@ -14,6 +14,7 @@ import hashlib
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -24,7 +25,9 @@ from urllib.parse import parse_qsl, urlsplit
 import polars as pl
 
 ROOT = Path(__file__).resolve().parents[1]
-SAMPLE = ROOT / "data/samples"
+#: Every run works here, the sample copied in: two checkouts name the same files.
+WORK = Path(tempfile.gettempdir()) / "a2a-lab-tz-parity"
+SAMPLE = WORK / "samples"
 NOW = "2026-03-01T00:00:00Z"
 FONT = re.compile(r"base64,T1RUTw[A-Za-z0-9+/=]*")
 ZONES: tuple[str | None, ...] = (None, "Pacific/Chatham")
@@ -58,8 +61,8 @@ def _tables(store: Path) -> dict[str, Any]:
         out[str(f.relative_to(store))] = [
             frame.height,
             str(frame.schema),
-            # by content, whatever the chunks: each row's hash, in order
-            _sha(frame.hash_rows(seed=0).to_numpy().tobytes()),
+            # by content, whatever the chunks; in any order (a group_by's is not fixed)
+            _sha(frame.hash_rows(seed=0).sort().to_numpy().tobytes()),
         ]
     state = json.loads((store / "a2a-store.json").read_text(encoding="utf-8"))
     out["state.timezone"] = state.get("timezone")
@@ -93,10 +96,12 @@ def _bodies(store: Path, tz: str | None) -> dict[str, str]:
 def main() -> int:
     os.environ.pop("A2A_LAB_TZ", None)
     result: dict[str, Any] = {}
-    with tempfile.TemporaryDirectory() as tmp:
+    shutil.rmtree(WORK, ignore_errors=True)
+    shutil.copytree(ROOT / "data/samples", SAMPLE)
+    try:
         for tz in ZONES:
             key = tz or "default"
-            d = Path(tmp) / key.replace("/", "_")
+            d = WORK / key.replace("/", "_")
             d.mkdir()
             store = d / "store"
             _cli(["ingest", str(SAMPLE), str(store), "--now", NOW, *(["--tz", tz] if tz else [])])
@@ -104,6 +109,8 @@ def main() -> int:
             result[f"report log {key}"] = _report(SAMPLE, d / "log.html", tz)
             result[f"report store {key}"] = _report(store, d / "store.html", tz)
             result[f"serve {key}"] = _bodies(d / "served", tz)
+    finally:
+        shutil.rmtree(WORK, ignore_errors=True)
     json.dump(result, sys.stdout, indent=1, sort_keys=True)
     print()
     return 0
