@@ -561,9 +561,11 @@ def finish(c: Computed, s: Setting, bar: Any) -> ReportData:
 
 
 def _local(ms: pl.Expr, tz: str, fmt: str) -> pl.Expr:
-    """Epoch ms as wall-clock text in ``tz`` (:func:`a2a_lab.time.format_time`: null
-    beyond the years strftime reaches)."""
-    return format_time(ms.cast(pl.Int64).cast(pl.Datetime("ms", "UTC")).dt.convert_time_zone(tz), fmt)
+    """Epoch ms as wall-clock text in ``tz`` (:func:`a2a_lab.time.format_time`: beyond the
+    years Polars' strftime reaches, formatted without the zone's rules, no panic)."""
+    return format_time(
+        ms.cast(pl.Int64).cast(pl.Datetime("ms", "UTC")).dt.convert_time_zone(tz), fmt
+    )
 
 
 def shown_times(
@@ -574,7 +576,7 @@ def shown_times(
 ) -> dict[str, str]:
     """The report's instants as the page shows them in ``tz``: the window's ``since`` and
     ``until`` (seconds), the log's ``first`` and ``last`` timed events and the ``clock``
-    of session statuses (minutes); "—" for none, or beyond what strftime formats."""
+    of session statuses (minutes); "—" for none (:func:`a2a_lab.time.format_time` shows any instant Date holds)."""
     wanted = {
         "since": (window[0], "%Y-%m-%d %H:%M:%S"),
         "until": (window[1], "%Y-%m-%d %H:%M:%S"),

@@ -296,4 +296,3 @@ def sessions(
         '<span id="f-count" class="muted"></span></div>'
         f'<div id="s-list" data-pager="{PAGE_SIZE}">{"".join(lines)}</div></section>'
     )
-
