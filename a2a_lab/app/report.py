@@ -545,18 +545,13 @@ def finish(c: Computed, s: Setting, bar: Any) -> ReportData:
     del parts["every_enriched"], parts["guards"]
     named = {k: getattr(s, k) for k in ("source", "tz", "since_ms", "until_ms", "now_ms")}
     # the times shown in the zone, made here once: the views only print them
-    times = shown_times(s.tz, (s.since_ms, s.until_ms), figures, s.now_ms)
-    listed = listed_sessions(c.sessions, s.tz)
+    shown: dict[str, Any] = {
+        "figures": figures,
+        "times": shown_times(s.tz, (s.since_ms, s.until_ms), figures, s.now_ms),
+        "session_list": listed_sessions(c.sessions, s.tz),
+    }
     return ReportData(
-        **named,
-        **parts,
-        pairs=pairs,
-        traffic=flow,
-        guards=guards,
-        twin=twin,
-        figures=figures,
-        times=times,
-        session_list=listed,
+        **named, **parts, **shown, pairs=pairs, traffic=flow, guards=guards, twin=twin
     )
 
 
