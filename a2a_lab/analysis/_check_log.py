@@ -54,6 +54,7 @@ from a2a_lab.io.chunks import (
     narrow_data,
     resolve_source,
 )
+from a2a_lab.time import Zone, check_tz
 
 __all__ = ["LEAN_FIELDS", "LeanEvents", "LogAnalysis", "analyse_log", "log_check"]
 
@@ -158,13 +159,15 @@ def analyse_log(
         Add the load report's findings (``load.*``) to the findings.
     """
     files = resolve_source(source)
+    # the zone is read here, once: the spill decodes with its event time
+    zone = tz if isinstance(tz, Zone) else check_tz(tz)
     since, until = (opts.since, opts.until) if window is None else window
     with spill_dir() as tmp:
         collector = lean(len(files), Path(tmp))
         spill = spill_exchanges(
             source,
             Path(tmp),
-            tz=tz,
+            event_time=zone.event_time,
             since=since,
             until=until,
             sink=collector,

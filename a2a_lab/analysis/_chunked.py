@@ -40,7 +40,7 @@ from a2a_lab.io.chunks import (
 )
 from a2a_lab.reference.runtime.intent import INTENT_RULES_V1, IntentRules
 from a2a_lab.schema import polars_schema
-from a2a_lab.time import Instant, window_ms
+from a2a_lab.time import EventTime, Instant, Zone, check_tz, window_ms
 
 __all__ = [
     "SPILL_BYTES",
@@ -101,13 +101,16 @@ def spill_exchanges(
     source: Source,
     tmp: Path,
     *,
-    tz: str = "UTC",
+    event_time: EventTime | None = None,
     since: Instant | None = None,
     until: Instant | None = None,
     sink: ChunkSink | None = None,
     until_open: bool = False,
 ) -> Spill:
     """Read ``source`` (a log, not a store) once and spill its exchange events to ``tmp``.
+
+    ``event_time`` reads the events' times (:attr:`a2a_lab.time.Zone.event_time` of the
+    load's zone, resolved by the caller; None: UTC).
 
     Only the events in ``[since, until]`` (on ``event_ms``, as :func:`a2a_lab.time.in_window`)
     are kept; ``until_open``: ``[since, until)``, the report's window. ``sink`` gets each
@@ -120,12 +123,13 @@ def spill_exchanges(
     keep = data_fields_option(SPILL_FIELDS)
     assert keep is not None
     lo, hi = window_ms(since, until)
+    times = check_tz("UTC").event_time if event_time is None else event_time
     spill = Spill([[] for _ in range(n)])
     held: list[list[pl.DataFrame]] = [[] for _ in range(n)]
     chunk = 0
     with read_progress(files) as bar:
         for i, path in enumerate(files):
-            for dec in decoded_chunks(path, tz, False, bar, None if sink else keep):
+            for dec in decoded_chunks(path, times, False, bar, None if sink else keep):
                 ev = narrow_data(dec.events.select(_COLUMNS), keep)
                 if sink is not None:
                     sink(i, dec)
@@ -254,7 +258,10 @@ def log_conversations(
     from a2a_lab.analysis.conversations import _OUTCOME, _conversations_of, _sorted_by_start
 
     with spill_dir() as tmp:
-        spill = spill_exchanges(source, Path(tmp), tz=tz, since=since, until=until)
+        zone = tz if isinstance(tz, Zone) else check_tz(tz)
+        spill = spill_exchanges(
+            source, Path(tmp), event_time=zone.event_time, since=since, until=until
+        )
         frames = []
         for f in bucket_frames(spill):
             ex = matched(f, intent_rules, _OUTCOME).lazy()

@@ -31,7 +31,7 @@ from a2a_lab.app.fields import TEXT_FIELDS
 from a2a_lab.enrich import enrich
 from a2a_lab.io import LoadResult, file_label
 from a2a_lab.sessions import SessionQuery, WorkSessionsResult, work_sessions
-from a2a_lab.time import MAX_TIME_MS, Instant, instant_ms, now_ms
+from a2a_lab.time import MAX_TIME_MS, Instant, format_time, instant_ms, now_ms
 
 __all__ = [
     "GUARDS",
@@ -122,6 +122,12 @@ class ReportData:
     twin: Twin | None
     title_events: pl.DataFrame | None = None
     figures: dict[str, Any] = field(default_factory=dict)
+    #: the page's instants as it shows them in ``tz`` (:func:`shown_times`): ``since``,
+    #: ``until``, ``first``, ``last`` and ``clock`` (``now_ms``); "—" for none
+    times: dict[str, str] = field(default_factory=dict)
+    #: the sessions the page lists (:func:`session_rows`) with ``last``, their last
+    #: activity as shown in ``tz`` (None: not computed)
+    session_list: pl.DataFrame | None = None
 
 
 @contextmanager
@@ -538,8 +544,57 @@ def finish(c: Computed, s: Setting, bar: Any) -> ReportData:
     parts = {f.name: getattr(c, f.name) for f in fields(c)}
     del parts["every_enriched"], parts["guards"]
     named = {k: getattr(s, k) for k in ("source", "tz", "since_ms", "until_ms", "now_ms")}
+    # the times shown in the zone, made here once: the views only print them
+    shown: dict[str, Any] = {
+        "figures": figures,
+        "times": shown_times(s.tz, (s.since_ms, s.until_ms), figures, s.now_ms),
+        "session_list": listed_sessions(c.sessions, s.tz),
+    }
     return ReportData(
-        **named, **parts, pairs=pairs, traffic=flow, guards=guards, twin=twin, figures=figures
+        **named, **parts, **shown, pairs=pairs, traffic=flow, guards=guards, twin=twin
+    )
+
+
+def _local(ms: pl.Expr, tz: str, fmt: str) -> pl.Expr:
+    """Epoch ms as wall-clock text in ``tz`` (:func:`a2a_lab.time.format_time`: beyond the
+    years Polars' strftime reaches, formatted without the zone's rules, no panic)."""
+    return format_time(
+        ms.cast(pl.Int64).cast(pl.Datetime("ms", "UTC")).dt.convert_time_zone(tz), fmt
+    )
+
+
+def shown_times(
+    tz: str,
+    window: tuple[float | None, float | None],
+    figures: dict[str, Any],
+    now_ms: float,
+) -> dict[str, str]:
+    """The report's instants as the page shows them in ``tz``: the window's ``since`` and
+    ``until`` (seconds), the log's ``first`` and ``last`` timed events and the ``clock``
+    of session statuses (minutes); "—" for none (:func:`a2a_lab.time.format_time` shows any instant Date holds)."""
+    wanted = {
+        "since": (window[0], "%Y-%m-%d %H:%M:%S"),
+        "until": (window[1], "%Y-%m-%d %H:%M:%S"),
+        "first": (figures["first_ms"], "%Y-%m-%d %H:%M"),
+        "last": (figures["last_ms"], "%Y-%m-%d %H:%M"),
+        "clock": (now_ms, "%Y-%m-%d %H:%M"),
+    }
+    present = {k: v for k, v in wanted.items() if v[0] is not None}
+    row = (
+        pl.select(
+            _local(pl.lit(int(ms)), tz, fmt).alias(k) for k, (ms, fmt) in present.items()
+        ).row(0, named=True)
+        if present
+        else {}
+    )
+    return {k: row.get(k) or "—" for k in wanted}
+
+
+def listed_sessions(sessions: WorkSessionsResult, tz: str) -> pl.DataFrame:
+    """:func:`session_rows` with ``last``: each session's last activity as shown in ``tz``
+    (minutes; null without one)."""
+    return session_rows(sessions).with_columns(
+        _local(pl.col("last_ms"), tz, "%Y-%m-%d %H:%M").alias("last")
     )
 
 

@@ -172,7 +172,7 @@ def sessions_frame(lean: pl.DataFrame) -> pl.DataFrame:
 
 
 def collect_log(
-    source: Source, s: Setting, *, shown: int, tz: str = "UTC", progress: bool | None = None
+    source: Source, s: Setting, *, shown: int, progress: bool | None = None
 ) -> ReportData:
     """Compute what the report of the log ``source`` (files, not a store) shows, reading it
     once and holding one bucket of conversations and the lean projections at a time.
@@ -185,8 +185,6 @@ def collect_log(
         The report's setting (:func:`a2a_lab.app.report.setting`).
     shown
         How many sessions' messages the page renders (their events are read back whole).
-    tz
-        The load's time zone.
     progress
         The stage bar on stderr (the read shows the load's bar).
 
@@ -208,7 +206,7 @@ def collect_log(
         res = analyse_log(
             source,
             CheckOptions(now=s.now_ms),
-            tz=tz,
+            tz=s.tz,  # the zone of the page is the load's
             conversations=True,
             lean=collector,
             window=window,

@@ -25,7 +25,7 @@ from a2a_lab.io._decode import (
 from a2a_lab.io._result import LoadResult, _concat_contiguous, _finish, _take_events
 from a2a_lab.io._sources import Source, SourceDamage, read_blocks, resolve_source
 from a2a_lab.schema import data_dtype, polars_schema
-from a2a_lab.time import Zone, check_tz
+from a2a_lab.time import EventTime, Zone, check_tz
 
 #: Bytes read (and decoded) at a time: bounds the decoder's temporaries.
 CHUNK_BYTES = 8 * 2**20
@@ -42,7 +42,8 @@ def _decode_file(
     """Decode one file in bounded chunks of whole lines; a damaged ``.gz`` keeps its
     readable lines and rejects the damaged tail. ``keep``: the ``data`` fields each chunk's
     events keep (:func:`narrow_data`; ``None``: all)."""
-    return joined_chunks(list(decoded_chunks(path, tz, raw, bar, keep)))
+    zone = tz if isinstance(tz, Zone) else check_tz(tz)
+    return joined_chunks(list(decoded_chunks(path, zone.event_time, raw, bar, keep)))
 
 
 def joined_chunks(parts: list[DecodedText]) -> DecodedText:
@@ -62,18 +63,16 @@ def joined_chunks(parts: list[DecodedText]) -> DecodedText:
 
 
 def decoded_chunks(
-    path: Path, tz: str, raw: bool, bar: Any, keep: tuple[str, ...] | None = None
+    path: Path, event_time: EventTime, raw: bool, bar: Any, keep: tuple[str, ...] | None = None
 ) -> Iterator[DecodedText]:
     """The decoded chunks of one file, in file order (at least one, maybe empty).
 
     What :func:`_decode_file` concatenates; a caller that consumes them one at a time
     (``a2a_lab.analysis._chunked``) holds at most :data:`DECODE_THREADS` decoded chunks.
-    ``tz``: best a :class:`~a2a_lab.time.Zone`, resolved once for every file (a name is
-    resolved here).
+    ``event_time``: the event time in the load's zone (:attr:`a2a_lab.time.Zone.event_time`),
+    resolved once by the caller for every file: the decoding does not handle the zone.
     """
-    # a resolved zone carries its event-time expressions: no file checks the zone again
-    zone = tz if isinstance(tz, Zone) else check_tz(tz)
-    chunks = ChunkDecoder(event_time=zone.event_time, raw=raw, file=file_label(path))
+    chunks = ChunkDecoder(event_time=event_time, raw=raw, file=file_label(path))
 
     def decode(data: bytes, first_line: int = 1, decoder: ChunkDecoder = chunks) -> DecodedText:
         # the fields dropped never reach the file's frame (every field is still decoded

@@ -141,7 +141,7 @@ def _open_state(
                 f"store damaged: {store} holds parts but no {STATE_NAME}; "
                 f"{repair_hint(str(logdir), store)}"
             )
-        state = _State(logdir=str(logdir), timezone=timezone or "UTC", cursors=[])
+        state = _State(logdir=str(logdir), settings={"timezone": timezone or "UTC"}, cursors=[])
         write_state(store, state)
     state = read_state(store)
     if state.logdir != str(logdir):
@@ -250,7 +250,7 @@ def ingest(
             repair_store(store_path, logdir_path, timezone, report)
         state = _open_state(store_path, logdir_path, timezone, report, full=verify)
         # the store's zone resolved once for every piece read (the same as ``timezone``)
-        state.timezone = timezone if timezone is not None else check_tz(state.timezone)
+        state.settings["timezone"] = timezone if timezone is not None else check_tz(state.timezone)
         committed = list(state.files)
         state.generation = next_generation(store_path, state)
         write_journal(store_path, state.generation)

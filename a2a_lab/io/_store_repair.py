@@ -322,7 +322,9 @@ def repair_store(store: Path, logdir: Path, timezone: str | None, report: Ingest
     keys = pl.concat(list(good.values())) if good else None
     state = _State(
         logdir=old.logdir if old else store_info.get("logdir", str(logdir)),
-        timezone=old.timezone if old else store_info.get("timezone", timezone or "UTC"),
+        settings={
+            "timezone": old.timezone if old else store_info.get("timezone", timezone or "UTC")
+        },
         cursors=[],
         files=[_describe(store, r, good[r], listed.get(r)) for r in rels],
         next_nseq=max(

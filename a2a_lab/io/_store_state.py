@@ -177,7 +177,9 @@ def _typed(obj: dict[str, Any], key: str, kind: type) -> Any:
 @dataclass
 class _State:
     logdir: str
-    timezone: str
+    #: what the first ingest fixed for the store's life, as recorded: ``{"timezone": name}``
+    #: (plain data, shared by a copy; :attr:`timezone` reads it)
+    settings: dict[str, str]
     cursors: list[Cursor]
     files: list[FileEntry] = field(default_factory=list)
     retired: list[FileEntry] = field(default_factory=list)
@@ -187,6 +189,11 @@ class _State:
     ignored: list[str] = field(default_factory=list)
     #: per derived table (:data:`TABLES_KIND`), what its writer recorded about it
     tables: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    @property
+    def timezone(self) -> str:
+        """The store's zone (of ISO timestamps without an offset), fixed by its first ingest."""
+        return self.settings["timezone"]
 
     @property
     def parts(self) -> dict[str, int]:
@@ -302,7 +309,7 @@ def _state_from_json(obj: dict[str, Any]) -> _State:
     return _State(
         tables=tables,
         logdir=_typed(obj, "logdir", str),
-        timezone=_typed(obj, "timezone", str),
+        settings={"timezone": _typed(obj, "timezone", str)},
         cursors=cursors,
         files=files,
         retired=retired,

@@ -93,11 +93,15 @@ class StoreSnapshot:
     """
 
     path: Path
-    timezone: str
     generation: int
     event_parts: tuple[str, ...]
     event_rows: tuple[int, ...]
     _state: _State = field(repr=False, compare=False)
+
+    @property
+    def timezone(self) -> str:
+        """The store's zone (fixed by its first ingest), as its state records it."""
+        return self._state.timezone
 
     @property
     def logdir(self) -> Path:
@@ -129,7 +133,7 @@ class StoreSnapshot:
             keep = set(parts)
             state = _State(
                 logdir=state.logdir,
-                timezone=state.timezone,
+                settings=state.settings,
                 cursors=state.cursors,
                 files=[f for f in state.files if f.path in keep],
                 generation=state.generation,
@@ -165,7 +169,6 @@ def _snapshot(store: Path, state: _State) -> StoreSnapshot:
     events = sorted((f for f in state.files if f.kind == "events"), key=lambda f: f.path)
     return StoreSnapshot(
         store,
-        state.timezone,
         state.generation,
         tuple(f.path for f in events),
         tuple(f.rows for f in events),

@@ -30,6 +30,7 @@ from a2a_lab.otel._batch import (
 from a2a_lab.otel._json import attr, attributes, jstr
 from a2a_lab.otel._spans import ms_to_ns, span_events, span_events_of, span_rows
 from a2a_lab.reference.runtime.intent import INTENT_RULES_V1, IntentRules
+from a2a_lab.time import check_tz
 
 __all__ = [
     "DEFAULT_PROJECT",
@@ -254,7 +255,7 @@ def _log_batches(
     intent_rules: IntentRules,
 ) -> Iterator[Batch]:
     with spill_dir() as tmp:
-        spill = spill_exchanges(source, Path(tmp), tz=tz)
+        spill = spill_exchanges(source, Path(tmp), event_time=check_tz(tz).event_time)
         files: list[Path] = []
         convs: list[pl.DataFrame] = []
         for i, frame in enumerate(bucket_frames(spill, ranked=True)):

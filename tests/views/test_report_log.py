@@ -69,7 +69,7 @@ def test_bucketed_report_equals_the_whole_load(
         al.load(hostile, tz=TZ), source="s", window=window, tz=TZ, now=NOW, progress=False
     )
     s = setting("s", window, TZ, NOW)
-    bucketed = collect_log(hostile, s, shown=30, tz=TZ, progress=False)
+    bucketed = collect_log(hostile, s, shown=30, progress=False)
     assert whole.figures["exchanges"] > 100
     if windowed:
         assert 0 < whole.figures["events"] < al.load(hostile).events.height
@@ -85,7 +85,7 @@ def test_bucketed_report_of_two_files_equals_the_whole_load(
     assert loaded.report.rejects.height > 0
     _assert_same(
         collect(loaded, source="s", tz=TZ, now=NOW, progress=False),
-        collect_log(two_files, setting("s", (None, None), TZ, NOW), shown=5, tz=TZ),
+        collect_log(two_files, setting("s", (None, None), TZ, NOW), shown=5),
     )
 
 

@@ -266,7 +266,7 @@ def report(
     elif not isinstance(source, list) and is_store(source):
         data = _from_store(source, s, o.max_sessions, progress)
     else:
-        data = collect_log(source, s, shown=o.max_sessions, tz=tz, progress=progress)
+        data = collect_log(source, s, shown=o.max_sessions, progress=progress)
     limits = {"sessions": o.max_sessions, "messages": o.max_messages, "rows": o.max_rows}
     html = _render(
         data, o.title or f"A2A log report: {label}", limits, o.discord_users, o.embed_font

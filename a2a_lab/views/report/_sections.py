@@ -14,7 +14,6 @@ import polars as pl
 
 from a2a_lab.analysis.checks import RULES, SEVERITIES
 from a2a_lab.app.report import MIN_FINISHED, ReportData, min_replies
-from a2a_lab.time import format_time
 from a2a_lab.views import plots
 from a2a_lab.views.embed import chart_figure
 from a2a_lab.views.palette import SEVERITY_COLORS, color_of
@@ -50,16 +49,6 @@ def _open(section: str, intro: str = "") -> str:
     return f'<section id="{section}"><h2>{_heading(section)}</h2>' + (
         f'<p class="muted">{intro}</p>' if intro else ""
     )
-
-
-def _time(ms: float | None, tz: str, fmt: str = "%Y-%m-%d %H:%M:%S") -> str:
-    if ms is None:
-        return "—"
-    # format_time: strftime panics beyond the years ±262142, which Date's range reaches
-    out: str | None = pl.select(
-        format_time(pl.lit(int(ms)).cast(pl.Datetime("ms", "UTC")).dt.convert_time_zone(tz), fmt)
-    ).item()
-    return "—" if out is None else out
 
 
 def _num(value: Any, fmt: str = "{:,}") -> str:
@@ -199,19 +188,16 @@ def _kpi_lists(data: ReportData) -> str:
 
 def overview(data: ReportData) -> str:
     """The answers first: source and span, the KPI cards, worst pairs, busiest agents."""
-    f = data.figures
+    f, t = data.figures, data.times  # the times as shown in the zone (the app's)
     window = ""
     if data.since_ms is not None or data.until_ms is not None:
-        window = (
-            f" · window from {esc(_time(data.since_ms, data.tz))} until "
-            f"{esc(_time(data.until_ms, data.tz))}"
-        )
+        window = f" · window from {esc(t['since'])} until {esc(t['until'])}"
     span = ""
     if f["first_ms"] is not None:
         days = (f["last_ms"] - f["first_ms"]) / 86_400_000
         span = (
-            f"<strong>{esc(_time(f['first_ms'], data.tz, '%Y-%m-%d %H:%M'))}</strong> to "
-            f"<strong>{esc(_time(f['last_ms'], data.tz, '%Y-%m-%d %H:%M'))}</strong> ({esc(data.tz)}, "
+            f"<strong>{esc(t['first'])}</strong> to "
+            f"<strong>{esc(t['last'])}</strong> ({esc(data.tz)}, "
             f'<span data-figure="span_days">{days:,.1f}</span> days)'
         )
     untimed = f" · {f['untimed']:,} events without a usable time" if f["untimed"] else ""

@@ -18,7 +18,7 @@ from typing import Any
 import polars as pl
 
 from a2a_lab._frames import number
-from a2a_lab.app.report import ReportData, session_rows
+from a2a_lab.app.report import ReportData
 from a2a_lab.time import MAX_TIME_MS, format_time, python_safe
 from a2a_lab.views.palette import (
     MESSAGE_KIND_COLORS,
@@ -251,7 +251,7 @@ def _session_line(row: dict[str, Any], body: str | None) -> str:
         f"<summary>{badge(status, color_of(SESSION_STATUS_COLORS, status))} "
         f"<strong>{esc(row['id'])}</strong> · {esc(row['collab_category'] or '(none)')} · "
         f"{row['thread_count']:,} threads · {row['event_count']:,} events · "
-        f'<span class="muted">last {esc(row["_last"] or "—")}</span></summary>'
+        f'<span class="muted">last {esc(row["last"] or "—")}</span></summary>'
         f'<div class="s-body">{body or ""}</div></details>'
     )
 
@@ -270,15 +270,8 @@ def sessions(
 ) -> str:
     """Every work session as one collapsed line, paged and filterable; the most recent
     ``max_sessions`` with their threads rendered, the others filled from the search index."""
-    rows = session_rows(data.sessions).with_columns(
-        format_time(
-            pl.col("last_ms")
-            .cast(pl.Int64)
-            .cast(pl.Datetime("ms", "UTC"))
-            .dt.convert_time_zone(data.tz),
-            "%Y-%m-%d %H:%M",
-        ).alias("_last")
-    )
+    assert data.session_list is not None, "ReportData made by a2a_lab.app.report.finish"
+    rows = data.session_list  # with ``last`` as shown in the zone (the app's)
     bodies = _embedded(data, rows.head(max_sessions), max_messages, discord_users)
     lines = [
         _session_line(r, bodies.get(r["row"])) for r in python_safe(rows).iter_rows(named=True)
@@ -293,7 +286,7 @@ def sessions(
         '<section id="sessions"><h2>Work sessions</h2>'
         f'<p class="muted">All {data.figures["sessions"]:,} work sessions (the dashboard\'s order: most '
         "recent activity first; events without a session last), one line each: open one to see its "
-        f"threads. Status at {esc(_clock(data))} ({esc(data.tz)}), the clock of "
+        f"threads. Status at {esc(data.times['clock'])} ({esc(data.tz)}), the clock of "
         f"<code>a2a-lab work-sessions</code>: {legend}</p>"
         f'<div class="filters" data-end="{int(end)}">'
         f"{_options(agents, 'any agent', 'f-agent')}{_options(statuses, 'any status', 'f-status')}"
@@ -303,13 +296,3 @@ def sessions(
         '<span id="f-count" class="muted"></span></div>'
         f'<div id="s-list" data-pager="{PAGE_SIZE}">{"".join(lines)}</div></section>'
     )
-
-
-def _clock(data: ReportData) -> str:
-    out: str | None = pl.select(
-        format_time(
-            pl.lit(int(data.now_ms)).cast(pl.Datetime("ms", "UTC")).dt.convert_time_zone(data.tz),
-            "%Y-%m-%d %H:%M",
-        )
-    ).item()
-    return out or "—"
