@@ -38,7 +38,7 @@ def stored_texts(store: Path) -> tuple[pl.DataFrame, pl.DataFrame]:
     assert table is not None
     assert snap.table(REPORT_TEXTS).meta == snap.table(ENRICHED_TABLE).meta
     rows = in_order(snap, table)
-    texts = rows.filter(has_text()).drop("title")
+    texts = rows.filter(has_text()).select("file", "line", "event_ms", "sender", "receiver", "text")
     titles = rows.filter(pl.col("title").is_not_null()).select(
         "event_ms", pl.col("title").alias("data")
     )
