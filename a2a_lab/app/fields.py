@@ -1,18 +1,11 @@
-"""The ``data`` fields a message's text comes from, shared by the views and the search index."""
+"""The ``data`` fields a message's text comes from, shared by the views and the search index.
+
+Defined in :mod:`a2a_lab.materialize` (a history store materialises the report's search
+texts at ingest, below the report's layer); this module keeps the views' import.
+"""
 
 from __future__ import annotations
 
-__all__ = ["TEXT_FIELDS"]
+from a2a_lab.materialize import TEXT_FIELDS
 
-#: The ``data`` fields a message's text comes from, in order (the first present one is the
-#: text a message view shows, :mod:`a2a_lab.views.labels`).
-TEXT_FIELDS: tuple[str, ...] = (
-    "message",
-    "replyPreview",
-    "summary",
-    "reason",
-    "description",
-    "label",
-    "errorMessage",
-    "waitError",
-)
+__all__ = ["TEXT_FIELDS"]

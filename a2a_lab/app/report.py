@@ -27,9 +27,9 @@ import polars as pl
 from a2a_lab._frames import number
 from a2a_lab.analysis.checks import SEVERITIES, check, replay_guard
 from a2a_lab.analysis.conversations import conversations, pair_stats
-from a2a_lab.app.fields import TEXT_FIELDS
 from a2a_lab.enrich import enrich
 from a2a_lab.io import LoadResult, file_label
+from a2a_lab.materialize import SEARCH_FIELDS, has_text, search_text
 from a2a_lab.sessions import SessionQuery, WorkSessionsResult, work_sessions
 from a2a_lab.time import MAX_TIME_MS, Instant, format_time, instant_ms, now_ms
 
@@ -63,10 +63,6 @@ MIN_TAIL = 5
 #: Pairs ranked in the headline "worst pairs" need this many finished exchanges (replied or
 #: not): a 1-of-1 no-reply is 100 % and says nothing.
 MIN_FINISHED = 10
-#: The ``data`` fields the search index matches: the fields a message's text comes from
-#: (:data:`a2a_lab.app.fields.TEXT_FIELDS`, the views' too) and a task's ``title``. A phrase
-#: matches an event where any of them contains it, as a text search of the log line finds it.
-SEARCH_FIELDS: tuple[str, ...] = (*TEXT_FIELDS, "title")
 
 
 def min_replies(q: float) -> int:
@@ -313,20 +309,7 @@ def message_texts(
     schema = enriched.collect_schema() if isinstance(enriched, pl.LazyFrame) else enriched.schema
     present = set(schema["data"].to_schema()) if "data" in schema else set()  # type: ignore[attr-defined]
     fields = [f for f in SEARCH_FIELDS if f in present]
-    texts = [pl.col("data").struct.field(f).cast(pl.String, strict=False) for f in fields]
-    # each distinct text once (a reply's preview repeats its message), in field order: a
-    # field equal to an earlier one is left out (a list's unique per row costs 5x more)
-    distinct = [
-        t
-        if i == 0
-        else pl.when(pl.any_horizontal(t == u for u in texts[:i])).then(None).otherwise(t)
-        for i, t in enumerate(texts)
-    ]
-    text = (
-        pl.concat_str(distinct, separator="\n", ignore_nulls=True)
-        if fields
-        else pl.lit(None, pl.String)
-    )
+    text = search_text(fields)
     return (
         enriched.lazy()
         .select(
@@ -338,7 +321,7 @@ def message_texts(
             text.alias("text"),
             *keep,
         )
-        .filter(pl.col("text").is_not_null() & (pl.col("text") != ""))
+        .filter(has_text())
     )
 
 

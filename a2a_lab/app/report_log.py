@@ -46,12 +46,11 @@ from a2a_lab.app.report import (
 from a2a_lab.enrich import enrich
 from a2a_lab.io import LoadResult
 from a2a_lab.io.chunks import DecodedText, Source, data_fields_option, narrow_data, sorted_by_time
+from a2a_lab.materialize import TITLE_FIELDS, names_a_title
 from a2a_lab.sessions import SessionQuery, WorkSessionsResult, work_sessions
 
 __all__ = ["TITLE_FIELDS", "collect_log", "names_a_title"]
 
-#: The ``data`` fields a task's title is read from (:func:`a2a_lab.views.titles.task_titles`).
-TITLE_FIELDS: Final = ("taskId", "title", "payloadJson")
 #: The enrichment columns work sessions read, added to the lean frame of the check.
 SESSION_COLUMNS: Final = (
     "event_role",
@@ -75,16 +74,6 @@ _SLIM: Final = (
     "from_agent",
     "to_agent",
 )
-
-
-def names_a_title() -> pl.Expr:
-    """Whether an event can name a task's title: it has a ``taskId`` and a ``title``, or a
-    ``payloadJson`` (:func:`a2a_lab.views.titles.task_titles` reads no other event; most
-    events have a ``taskId`` and no ``title``)."""
-    d = pl.col("data").struct
-    return (d.field("taskId").is_not_null() & d.field("title").is_not_null()) | d.field(
-        "payloadJson"
-    ).is_not_null()
 
 
 class _Collector(LeanEvents):

@@ -2,7 +2,7 @@
 
 ``a2a-lab ingest`` makes, besides the event parts, derived tables (:mod:`a2a_lab.materialize`):
 the enriched columns of every event, the conversations frame (one row per exchange), the
-findings of ``check`` and the lean rows its rules read. :func:`collect_store` reads them
+findings of ``check``, the lean rows its rules read and the report's texts. :func:`collect_store` reads them
 instead of loading, enriching and matching the events again:
 
 - the conversations, the findings (:func:`a2a_lab.materialize.stored_check`, the load's
@@ -12,9 +12,10 @@ instead of loading, enriching and matching the events again:
   (``check_lean``) in the load's order;
 - the work sessions (every session, the events without one included, with every event's
   thread: the search index names them) are built from the enriched table's columns;
-- only the search index's texts and the events that name a task's title are read from the
-  stored events (the few ``data`` fields they need), and, whole, the events of the
-  sessions whose messages the page renders (then enriched).
+- the search index's texts and the events that name a task's title are read from their
+  narrow table (``report_texts``);
+- only the events of the sessions whose messages the page renders are read from the
+  stored events (their lines, decoded and enriched again).
 
 It answers None when the tables cannot answer (one not current: events ingested without
 ``materialize``, another rule set, matcher or zone; or a time window, which the tables do
@@ -31,11 +32,12 @@ import polars as pl
 
 from a2a_lab.analysis.checks import CheckOptions
 from a2a_lab.app import report as base
-from a2a_lab.app.report_log import TITLE_FIELDS, names_a_title
 from a2a_lab.enrich import enrich
 from a2a_lab.io import LoadResult, StoreSnapshot, decode_bytes, open_store
 from a2a_lab.materialize import (
     ENRICHED_TABLE,
+    REPORT_TEXTS,
+    has_text,
     scan_conversations,
     scan_materialized,
     stored_check,
@@ -61,10 +63,16 @@ AGENT_COLUMNS: Final = ("from_agent", "to_agent", "agent_id")
 
 
 def _current(snap: StoreSnapshot) -> bool:
-    """Whether the lean rows of the check cover every stored event (they are written with
-    the enriched columns, event by event)."""
+    """Whether the lean rows of the check cover every stored event and the texts table is
+    whole (both are written with the enriched columns, event by event)."""
     lean, enriched = snap.table(CHECK_LEAN), snap.table(ENRICHED_TABLE)
-    return lean.meta == enriched.meta and lean.total_rows == snap.events and bool(lean.files)
+    texts = snap.table(REPORT_TEXTS)
+    return (
+        lean.meta == enriched.meta == texts.meta
+        and lean.total_rows == snap.events
+        and bool(lean.files)
+        and bool(texts.files)
+    )
 
 
 def in_order(snap: StoreSnapshot, frame: pl.LazyFrame, *, by_time: bool = True) -> pl.DataFrame:
@@ -83,38 +91,18 @@ def in_order(snap: StoreSnapshot, frame: pl.LazyFrame, *, by_time: bool = True) 
 
 def _texts_and_titles(snap: StoreSnapshot) -> tuple[pl.DataFrame, pl.DataFrame]:
     """The search index's texts (:func:`~a2a_lab.app.report.message_texts` of every stored
-    event: the text fields from the stored events, the agents from the enriched table) and
-    the events that can name a task's title (:func:`~a2a_lab.app.report_log.names_a_title`:
-    ``event_ms`` and ``data`` cut to the title fields), both in the load's order.
-
-    One read of the stored ``data`` for both (the reader decodes the whole struct column
-    whatever fields are selected: 1.1 CPU s at 860,000 events, per read), a part at a time
-    (memory bounded by a part).
-    """
-    d = pl.col("data").struct
-    fields = [*base.SEARCH_FIELDS, *(f for f in TITLE_FIELDS if f not in base.SEARCH_FIELDS)]
-    narrow = pl.when(pl.col("data").is_not_null()).then(pl.struct([d.field(f) for f in fields]))
-    title = pl.when(pl.col("data").is_not_null()).then(
-        pl.struct([d.field(f) for f in TITLE_FIELDS])
+    event) and the events that can name a task's title (``event_ms`` and ``data`` cut to
+    the title fields), both in the load's order: one read of the narrow table made at
+    ingest (:data:`~a2a_lab.materialize.REPORT_TEXTS`), not of the stored ``data`` (which
+    the reader decodes whole whatever fields are selected: 1.1 CPU s at 860,000 events)."""
+    table = snap.scan_table(REPORT_TEXTS)
+    assert table is not None
+    rows = in_order(snap, table)
+    texts = rows.filter(has_text()).select("file", "line", "event_ms", "sender", "receiver", "text")
+    titles = rows.filter(pl.col("title").is_not_null()).select(
+        "event_ms", pl.col("title").alias("data")
     )
-    named = names_a_title()
-    agents = _enriched(snap).select("source", "line", "from_agent", "to_agent").collect()
-    texts, titles = [], []
-    for rel in snap.event_parts:
-        read = (
-            snap.scan_events([rel])
-            .select("source", "line", "event_ms", narrow.alias("data"))
-            .collect()
-        )
-        titles.append(read.filter(named).with_columns(title.alias("data")))
-        # the part's order kept: the texts are then in reading order, not sorted again
-        joined = read.join(agents, on=["source", "line"], how="left", maintain_order="left")
-        del read
-        found = base.message_texts(snap.named(joined.lazy()).drop("_rank"), keep=("source",))
-        texts.append(found.collect())
-    ordered_texts = in_order(snap, pl.concat(texts).lazy())
-    del texts
-    return ordered_texts, in_order(snap, pl.concat(titles).lazy()).select("event_ms", "data")
+    return texts, titles
 
 
 def _shown_events(snap: StoreSnapshot, sessions: WorkSessionsResult, shown: int) -> pl.DataFrame:

@@ -50,6 +50,28 @@ from a2a_lab.materialize._sessions import (
 from a2a_lab.materialize._sessions import (
     stored_work_sessions as stored_work_sessions,
 )
+from a2a_lab.materialize._texts import (
+    REPORT_TEXTS as REPORT_TEXTS,
+)
+from a2a_lab.materialize._texts import (
+    SEARCH_FIELDS as SEARCH_FIELDS,
+)
+from a2a_lab.materialize._texts import (
+    TEXT_FIELDS as TEXT_FIELDS,
+)
+from a2a_lab.materialize._texts import (
+    TITLE_FIELDS as TITLE_FIELDS,
+)
+from a2a_lab.materialize._texts import (
+    has_text as has_text,
+)
+from a2a_lab.materialize._texts import (
+    names_a_title as names_a_title,
+)
+from a2a_lab.materialize._texts import (
+    search_text as search_text,
+)
+from a2a_lab.materialize._texts import text_rows
 from a2a_lab.reference.rules import TASK_MONITOR_V1, RuleSet
 from a2a_lab.schema import polars_schema
 
@@ -200,9 +222,13 @@ def materialize(
             rebuilt = _difference(table.meta, want)
         elif table.total_rows > snap.events:
             rebuilt = f"{table.total_rows} rows for the store's {snap.events} events"
+        elif snap.table(REPORT_TEXTS).meta != table.meta:
+            # written with the enriched columns: a store made before it, or that lost a file
+            rebuilt = "the report's texts table was missing or incomplete"
         if rebuilt is not None:
             update.drop(ENRICHED_TABLE)
             update.drop(CHECK_LEAN)
+            update.drop(REPORT_TEXTS)
         rows = 0 if rebuilt is not None else table.total_rows
         # every event new (a first ingest, a rebuild): its exchange events are spilled by
         # class as they are enriched, for the exchange tables built again below
@@ -212,6 +238,7 @@ def materialize(
         )
         update.set_meta(ENRICHED_TABLE, want)
         update.set_meta(CHECK_LEAN, want)
+        update.set_meta(REPORT_TEXTS, want)
         events = rows + new_rows
         n_sessions, sessions_rebuilt = update_sessions(
             update,
@@ -275,6 +302,7 @@ def _enrich_new(
             frame = _enriched_rows(new.lazy().drop("_rank"), enrichment)
             update.write(ENRICHED_TABLE, frame)
             update.write(CHECK_LEAN, lean_rows(new.lazy()).collect())
+            update.write(REPORT_TEXTS, text_rows(new, frame))
             if spill is not None:
                 spill.add(new.lazy())
             new_rows += frame.height
@@ -286,6 +314,7 @@ def _enrich_new(
         empty = pl.LazyFrame(schema={**polars_schema(), "source": pl.Int32()})
         update.write(ENRICHED_TABLE, _enriched_rows(empty, enrichment))
         update.write(CHECK_LEAN, lean_rows(empty).collect())
+        update.write(REPORT_TEXTS, text_rows(empty.collect(), _enriched_rows(empty, enrichment)))
     return new_rows, pl.concat(touched).unique(), pl.concat(sessions)
 
 

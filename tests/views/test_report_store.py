@@ -33,6 +33,7 @@ from a2a_lab.views.report import ReportOptions, report
 from tests.support.paths import ROOT
 from tests.support.report_logs import report_frames, write_hostile_log
 from tests.support.store_logs import LIVE, Pieces, ingest_in_pieces, pieces
+from tests.support.texts_table import assert_texts_current
 
 NOW = "2026-12-01T00:00:00Z"
 
@@ -92,6 +93,8 @@ def test_the_store_report_of_peer_logs_in_pieces(tmp_path_factory: Any, p: Piece
     root = tmp_path_factory.mktemp("rp")
     for store in p.ingest(root):
         assert_same_report(*_both(root / "logs", store, shown=3))
+        # the texts table itself, after every append (the report reads it)
+        assert_texts_current(root / "logs", store)
 
 
 @pytest.mark.slow
