@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -84,7 +85,29 @@ def register(sub: Commands) -> None:
 _JSON_ROWS = 5_000
 
 
+#: The options of Polars' allocator (jemalloc) for ``conversations`` (read once, when
+#: Polars loads; Polars puts its own defaults first, and later options win). Polars returns
+#: freed pages to the system half a second after they are freed (``dirty_decay_ms:500``),
+#: and the decode and the bucket-by-bucket matching free and allocate hundreds of MB over
+#: and over: the pages were faulted in afresh, 6-7 CPU s of system time of about 35 on
+#: the 860,000-event log (load ~20). Freed pages are kept instead, in two arenas (not one
+#: per thread group: each arena keeps its own), which bounds what is kept whatever the
+#: core count; the resident peak this costs is measured in BENCHMARKS.md.
+ALLOCATOR_OPTIONS = "background_thread:true,narenas:2,dirty_decay_ms:-1,muzzy_decay_ms:-1"
+
+
+def keep_freed_pages() -> bool:
+    """Set :data:`ALLOCATOR_OPTIONS` for Polars' allocator, unless Polars is already loaded
+    (a notebook, the tests: nothing changes) or the user set the options
+    (``_RJEM_MALLOC_CONF``). Returns whether they were set."""
+    if "polars" in sys.modules or "_RJEM_MALLOC_CONF" in os.environ:
+        return False
+    os.environ["_RJEM_MALLOC_CONF"] = ALLOCATOR_OPTIONS
+    return True
+
+
 def run_conversations(args: argparse.Namespace) -> int:
+    keep_freed_pages()
     import polars as pl
 
     from a2a_lab.io import is_store

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import networkx as nx
@@ -11,6 +14,7 @@ import pytest
 
 import a2a_lab as al
 from a2a_lab.analysis.conversations import conversations
+from a2a_lab.cli import _conversations as cmd
 from a2a_lab.cli import main
 
 SAMPLE = str(al.samples.sample_dir())
@@ -99,3 +103,41 @@ def test_errors_are_one_line_status_2(argv: list[str], capsys: pytest.CaptureFix
     assert exc.value.code == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "Traceback" not in err[0]
+
+
+def test_allocator_options_only_before_polars_loads(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("_RJEM_MALLOC_CONF", raising=False)
+    # Polars is loaded in this process: its allocator is set up, nothing is changed
+    assert not cmd.keep_freed_pages()
+    assert "_RJEM_MALLOC_CONF" not in os.environ
+    monkeypatch.delitem(sys.modules, "polars")
+    assert cmd.keep_freed_pages()
+    assert os.environ["_RJEM_MALLOC_CONF"] == cmd.ALLOCATOR_OPTIONS
+    # a user's own options are left alone
+    monkeypatch.setenv("_RJEM_MALLOC_CONF", "narenas:4")
+    assert not cmd.keep_freed_pages()
+    assert os.environ["_RJEM_MALLOC_CONF"] == "narenas:4"
+
+
+def test_allocator_options_reach_polars_and_keep_the_rows(tmp_path: Path) -> None:
+    """In a fresh process the options are set before Polars loads (it appends them to its
+    own), and the file written is the in-process one byte for byte."""
+    log = tmp_path / "gen.ndjson"
+    al.samples.write_log(log, 3_000, seed=5, bad_line_fraction=0.01)
+    fresh, here = tmp_path / "fresh.csv", tmp_path / "here.csv"
+    assert main(["conversations", str(log), "-o", str(here)]) == 0
+    env = {k: v for k, v in os.environ.items() if k != "_RJEM_MALLOC_CONF"}
+    script = (
+        "import os, sys; from a2a_lab.cli import main; code = main(sys.argv[1:]); "
+        "print(os.environ.get('_RJEM_MALLOC_CONF')); sys.exit(code)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script, "conversations", str(log), "-o", str(fresh)],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().endswith(cmd.ALLOCATOR_OPTIONS)
+    assert fresh.read_bytes() == here.read_bytes()
