@@ -98,6 +98,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--events", type=int, default=10_000_000)
     parser.add_argument("--log", type=Path, help="the log (written first if it does not exist)")
+    parser.add_argument(
+        "--logdir",
+        type=Path,
+        help="a log directory instead (rotated files linked, its live file's last 1 %% held back)",
+    )
     parser.add_argument("--workdir", type=Path, default=Path("/tmp/a2a_10m"))
     parser.add_argument("--skip", default="", help="comma-separated steps not to run")
     parser.add_argument("--name", default="store_10m", help="results file name")
@@ -105,6 +110,8 @@ def main() -> None:
     py = sys.executable
     work: Path = args.workdir
     log: Path = args.log or work / f"log_{args.events}.ndjson"
+    if args.logdir is not None:
+        log = args.logdir / "coordination-events.ndjson"
     result: dict[str, object] = {}
     if not log.exists():
         result["write_log"] = run_timed(
@@ -119,12 +126,14 @@ def main() -> None:
     shutil.rmtree(work / "store", ignore_errors=True)
     (work / "logs").mkdir(parents=True)
     live = work / "logs" / "coordination-events.ndjson"
-    lines = args.events
-    extra = lines // 101  # the +1 % appended later
+    rotated = [] if args.logdir is None else sorted(args.logdir.glob("coordination-events-*"))
+    for path in rotated:
+        os.link(path, work / "logs" / path.name)  # read only: no copy of their bytes
+    extra = args.events // 101  # the +1 % of all events, appended later
     split = _split_offset(log, extra)
     _copy_range(log, live, 0, split, "wb")
     store = work / "store"
-    result["log_mb"] = round(log.stat().st_size / 1e6, 1)
+    result["log_mb"] = round(sum(p.stat().st_size for p in [log, *rotated]) / 1e6, 1)
     skip = set(args.skip.split(",")) - {""}
     ingest = ["nice", "-n", "10", py, "-m", "a2a_lab", "ingest", str(live.parent), str(store)]
     result["ingest_full"] = run_timed([*ingest, "--no-progress"])
