@@ -41,9 +41,11 @@ from a2a_lab.analysis.checks import (
     exchange_findings,
     finish_findings,
     load_findings,
+    rule_parts,
     run_checks,
     select_rules,
 )
+from a2a_lab.event_rules import from_agent_expr, to_agent_expr
 from a2a_lab.io import LoadResult, StoreSnapshot, TableUpdate, store_report
 from a2a_lab.materialize._names import (
     CHECK_AMBIGUOUS,
@@ -52,6 +54,7 @@ from a2a_lab.materialize._names import (
     CHECK_EXCHANGES,
     CHECK_LEAN,
 )
+from a2a_lab.reference.jsstr import js_string_expr
 from a2a_lab.time import now_ms as clock_ms
 
 #: The top-level columns the lean rules read (``file``: ``source`` until read).
@@ -89,13 +92,67 @@ def lean_in_load_order(snap: StoreSnapshot, lean: pl.LazyFrame) -> pl.DataFrame:
     return snap.named(lean).sort("event_ms", "_rank", "line").drop("_rank", "source").collect()
 
 
+#: Lean rows per class when :data:`CHECK_EVENTS` is made again: a class is what one run of
+#: the rules holds (issue 24: the whole lean frame of 2.5 M events in one month held 2 GB).
+CLASS_ROWS = 500_000
+
+
+def _field(name: str) -> pl.Expr:
+    # the rules' key of a ``data`` field (``asString``: JS-trimmed, null when blank)
+    return js_string_expr(pl.col("data").struct.field(name))
+
+
+def _rule_groups(
+    lean: pl.LazyFrame, limits: CheckLimits
+) -> list[tuple[tuple[str, ...], pl.Expr, pl.Expr | None]]:
+    """The event rules by the rows they read and the key whose groups they never split:
+    ``(rules, rows, key)``; a group without key reads few rows (kept whole)."""
+    a2a, t = pl.col("type").str.starts_with("a2a."), pl.col("type")
+    f, to = from_agent_expr(), to_agent_expr()
+    pair = pl.concat_str(pl.min_horizontal(f, to), pl.lit("::"), pl.max_horizontal(f, to))
+    cheap = pl.struct("type", "agent_id", "event_ms").hash()
+    # copies share type, agent and time: the rows sharing that hash, found from three
+    # columns (a filter by is_duplicated would gather every column of every row first)
+    shared = lean.select(cheap.alias("h")).filter(pl.col("h").is_duplicated()).collect()
+    return [
+        (("task.",), t.str.starts_with("task."), _field("taskId")),
+        (("guard.loop", "guard.collaborate"), t.is_in(["a2a.send", "a2a.response"]), pair),
+        (("identity.conversation_reused",), a2a, _field("conversationId")),
+        # the rows these rules flag, or their candidates
+        (
+            ("guard.relay_depth",),
+            a2a & (pl.col("data").struct.field("depth") > limits.max_depth),
+            None,
+        ),
+        (("clock.zero_ts",), pl.col("event_ms") == 0, None),
+        (("identity.duplicate_event",), cheap.is_in(shared.get_column("h").implode()), None),
+    ]
+
+
 def update_event_findings(update: TableUpdate, lean: pl.LazyFrame, limits: CheckLimits) -> None:
-    """Make :data:`CHECK_EVENTS` again from the whole lean table ``lean``."""
-    events = lean_in_load_order(update.snapshot, lean)
-    opts = CheckOptions(limits=limits, select=list(EVENT_RULES))
-    found = run_checks(events, opts, None, [])
+    """Make :data:`CHECK_EVENTS` again from the whole lean table ``lean``.
+
+    Each rule reads only its rows, a hash class of its key (task, agent pair, conversation
+    id) at a time: about :data:`CLASS_ROWS` lean rows are held at once, whatever the
+    density in time; every group of a rule lies in one class, so the findings are those
+    of the whole frame.
+    """
+    snap = update.snapshot
+    k = max(1, -(-snap.events // CLASS_ROWS))
+    found: list[pl.LazyFrame] = []
+    for rules, rows, key in _rule_groups(lean, limits):
+        names = select_rules(list(rules))
+        classes = (
+            [rows]
+            if key is None or k == 1
+            else [rows & key.is_not_null() & (key.hash(seed=0) % k == i) for i in range(k)]
+        )
+        for where in classes:
+            events = lean_in_load_order(snap, lean.filter(where))
+            opts = CheckOptions(limits=limits, select=list(rules))
+            found.append(finish_findings(rule_parts(events, opts), names).lazy())
     update.drop(CHECK_EVENTS)
-    update.write(CHECK_EVENTS, found)
+    update.write(CHECK_EVENTS, finish_findings(found, select_rules(list(EVENT_RULES))))
 
 
 def exchange_tables(ex: pl.DataFrame, frame: pl.DataFrame) -> list[pl.DataFrame]:
