@@ -38,6 +38,7 @@ from a2a_lab.io import (
 )
 from a2a_lab.materialize._names import (
     CHECK_LEAN,
+    CONV_ORDER,
     CONVERSATIONS_TABLE,
     MS_COLUMNS,
 )
@@ -541,7 +542,10 @@ def scan_conversations(
         return None
     frame = snap.scan_table(CONVERSATIONS_TABLE)
     assert frame is not None
-    return frame.drop(MS_COLUMNS).collect()
+    # a rebuilt table is a file per class of conversation ids, each sorted: in order
+    # across them (the keys are unique: the order is the whole matching's)
+    order = list(CONV_ORDER)
+    return frame.sort(order, nulls_last=True, maintain_order=True).drop(MS_COLUMNS).collect()
 
 
 def stored_check(

@@ -45,10 +45,11 @@ from a2a_lab.analysis.checks import (
     finish_findings,
     load_findings,
     replay_guard,
+    rule_parts,
     run_checks,
     select_rules,
 )
-from a2a_lab.exchanges import from_agent_expr, to_agent_expr
+from a2a_lab.event_rules import from_agent_expr, to_agent_expr
 from a2a_lab.io import LoadResult, StoreSnapshot, TableUpdate, polars_path, store_report
 from a2a_lab.materialize._names import (
     CHECK_AMBIGUOUS,
@@ -172,6 +173,37 @@ def lean_in_load_order(snap: StoreSnapshot, lean: pl.LazyFrame) -> pl.DataFrame:
     return snap.named(lean).sort("event_ms", "_rank", "line").drop("_rank", "source").collect()
 
 
+#: Lean rows per class when :data:`CHECK_EVENTS` is made again: a class is what one run of
+#: the rules holds (issue 24: the whole lean frame of 2.5 M events in one month held 2 GB).
+CLASS_ROWS = 500_000
+
+
+def _rule_groups(
+    lean: pl.LazyFrame, limits: CheckLimits
+) -> list[tuple[tuple[str, ...], pl.Expr, pl.Expr | None]]:
+    """The event rules by the rows they read and the key whose groups they never split:
+    ``(rules, rows, key)``; a group without key reads few rows (kept whole)."""
+    a2a, t = pl.col("type").str.starts_with("a2a."), pl.col("type")
+    cheap = pl.struct("type", "agent_id", "event_ms").hash()
+    # copies share type, agent and time: the rows sharing that hash, found from three
+    # columns (a filter by is_duplicated would gather every column of every row first)
+    shared = lean.select(cheap.alias("h")).filter(pl.col("h").is_duplicated()).collect()
+    return [
+        # the keys stored with the lean rows (:func:`_key_exprs`): the same rows' keys
+        (("task.",), t.str.starts_with("task."), pl.col("_k_task")),
+        (("guard.loop", "guard.collaborate"), t.is_in(GUARD_TYPES), pl.col("_k_pair")),
+        (("identity.conversation_reused",), a2a, pl.col("_k_conv")),
+        # the rows these rules flag, or their candidates
+        (
+            ("guard.relay_depth",),
+            a2a & (pl.col("data").struct.field("depth") > limits.max_depth),
+            None,
+        ),
+        (("clock.zero_ts",), pl.col("event_ms") == 0, None),
+        (("identity.duplicate_event",), cheap.is_in(shared.get_column("h").implode()), None),
+    ]
+
+
 def update_event_findings(update: TableUpdate, limits: CheckLimits, want: dict[str, Any]) -> bool:
     """Bring :data:`CHECK_EVENTS` up to date with the lean table as this update leaves it.
 
@@ -190,8 +222,7 @@ def update_event_findings(update: TableUpdate, limits: CheckLimits, want: dict[s
     whole = not table.files or not _continues(table.meta, want, files)
     opts = CheckOptions(limits=limits, select=list(EVENT_RULES))
     if whole:
-        events = lean_in_load_order(snap, _scan(snap, files).with_columns(_dup_key()))
-        rows = tag_findings(run_checks(events, opts, None, []), events)
+        rows = rebuild_findings(snap, files, limits)
     else:
         assert isinstance(covered, list)
         known = set(covered)
@@ -204,6 +235,31 @@ def update_event_findings(update: TableUpdate, limits: CheckLimits, want: dict[s
     update.write(CHECK_EVENTS, rows)
     update.set_meta(CHECK_EVENTS, meta)
     return whole
+
+
+def rebuild_findings(snap: StoreSnapshot, files: list[str], limits: CheckLimits) -> pl.DataFrame:
+    """The table made again from every lean row of ``files``, tagged (:func:`tag_findings`).
+
+    Each rule reads only its rows, a hash class of its key (task, agent pair, conversation
+    id) at a time: about :data:`CLASS_ROWS` lean rows are held at once, whatever the
+    density in time; every group of a rule lies in one class, so the findings are those
+    of the whole frame.
+    """
+    lean = _scan(snap, files).with_columns(_dup_key())
+    k = max(1, -(-snap.events // CLASS_ROWS))
+    found = [pl.DataFrame(schema=_TAGGED_SCHEMA)]
+    for rules, rows, key in _rule_groups(lean, limits):
+        names = select_rules(list(rules))
+        classes = (
+            [rows]
+            if key is None or k == 1
+            else [rows & key.is_not_null() & (key.hash(seed=0) % k == i) for i in range(k)]
+        )
+        opts = CheckOptions(limits=limits, select=list(rules))
+        for where in classes:
+            events = lean_in_load_order(snap, lean.filter(where))
+            found.append(tag_findings(finish_findings(rule_parts(events, opts), names), events))
+    return pl.concat(found, how="vertical_relaxed")
 
 
 def _updated_findings(

@@ -9,6 +9,7 @@ store a hash class of ids at a time (bounded memory, whatever the density in tim
 from __future__ import annotations
 
 import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -22,13 +23,12 @@ from a2a_lab.materialize._names import (
     CHECK_AMBIGUOUS,
     CHECK_COUNTS,
     CHECK_EXCHANGES,
+    CONV_ORDER,
     CONVERSATIONS_TABLE,
 )
 from a2a_lab.reference.jsstr import js_string_expr
 from a2a_lab.schema import polars_schema
 
-#: The row order of :func:`conversations` (start, then the exchange's identity).
-_CONV_ORDER = ["_start_ms", "conversation_id", "from_agent", "to_agent", "exchange"]
 #: Conversation ids matched again per batch of an incremental update (bounded memory).
 TOUCHED_BATCH = 50_000
 #: Exchange events per hash class of conversation ids when everything is matched again.
@@ -119,26 +119,42 @@ class ExchangeSpill:
             # read back once, at once: Arrow IPC (lz4) reads twice as fast as Parquet
             part.drop("_class").write_ipc(files[-1], compression="lz4")
 
-    def batches(self) -> list[list[pl.DataFrame]]:
-        """:func:`_batch` of every class spilled."""
-        return [_batch(pl.scan_ipc(paths)) for paths in self.files if paths]
+    def batches(self) -> Iterator[list[pl.DataFrame]]:
+        """:func:`_batch` of every class spilled, one class at a time (its tables sorted)."""
+        for paths in self.files:
+            if paths:
+                yield _sorted(_batch(pl.scan_ipc(paths)))
 
 
-def _by_class(update: TableUpdate, tmp: Path) -> list[list[pl.DataFrame]]:
-    """:func:`_batch` of every hash class of conversation ids, the store read once,
-    :data:`SLICE_ROWS` stored rows at a time (reading the store once per class would
-    decode every ``data`` struct as many times)."""
+def _by_class(update: TableUpdate, tmp: Path) -> ExchangeSpill:
+    """Every stored event's exchange events spilled by hash class of conversation id, the
+    store read once, :data:`SLICE_ROWS` stored rows at a time (reading the store once per
+    class would decode every ``data`` struct as many times)."""
     snap = update.snapshot
     spill = ExchangeSpill(tmp, snap.events)
     for rel, rows in zip(snap.event_parts, snap.event_rows, strict=True):
         for offset in range(0, rows, SLICE_ROWS):
             spill.add(snap.scan_events([rel]).slice(offset, SLICE_ROWS))
-    return spill.batches()
+    return spill
+
+
+def _write_classes(update: TableUpdate, spill: ExchangeSpill) -> tuple[int, int]:
+    """Write the tables of every class of ``spill`` as each is matched (issue 24: all the
+    classes' rows held until the end grew with the events); (conversation ids, exchanges).
+    A table is then one file per class, its conversations sorted within the file: its
+    reader (:func:`a2a_lab.materialize.scan_conversations`) sorts them across files."""
+    ids = rows = 0
+    for tables in spill.batches():
+        for name, part in zip(TABLES, tables, strict=True):
+            update.write(name, part)
+        ids += tables[0].get_column("conversation_id").n_unique()
+        rows += tables[0].height
+    return ids, rows
 
 
 def _sorted(tables: list[pl.DataFrame]) -> list[pl.DataFrame]:
     conv, *rest = tables
-    return [conv.sort(_CONV_ORDER, nulls_last=True, maintain_order=True), *rest]
+    return [conv.sort(CONV_ORDER, nulls_last=True, maintain_order=True), *rest]
 
 
 def _concat(parts: list[list[pl.DataFrame]]) -> list[pl.DataFrame]:
@@ -194,34 +210,41 @@ def update_exchanges(
     elif touched.len() > TOUCHED_BATCH and touched.len() * 2 > old[CONVERSATIONS_TABLE].total_rows:
         rebuilt = f"{touched.len()} conversation ids touched"
     if rebuilt is not None:
-        if spill is not None:
-            # every stored event was spilled as it was enriched: no second read of the store
-            parts = spill.batches()
-        else:
-            # a hash class of ids at a time: the peak is one class's events (issue 12)
-            with tempfile.TemporaryDirectory(prefix="a2a_lab_exchanges_") as tmp:
-                parts = _by_class(update, Path(tmp))
-        tables = _sorted(_concat(parts)) if parts else _batch(_exchange_events(snap.scan_events()))
-        ids = tables[0].get_column("conversation_id").n_unique()
-    else:
-        assert touched is not None
-        if touched.len() == 0:
-            for name in TABLES:
-                update.set_meta(name, meta)
-            return ConversationsReport(0, old[CONVERSATIONS_TABLE].total_rows, None)
-        keys = touched.sort()
-        events = _exchange_events(snap.scan_events().filter(_spans(enriched, keys)))
-        fresh = [
-            _batch(events.filter(conv_id().is_in(keys.slice(i, TOUCHED_BATCH).implode())))
-            for i in range(0, keys.len(), TOUCHED_BATCH)
-        ]
-        kept = []
         for name in TABLES:
-            scan = snap.scan_table(name)
-            assert scan is not None
-            kept.append(scan.filter(~pl.col("conversation_id").is_in(keys.implode())).collect())
-        tables = _sorted(_concat([kept, *fresh]))
-        ids = keys.len()
+            update.drop(name)
+        # a class of conversation ids at a time, written as matched: the peak is one
+        # class's events and tables (issue 12, issue 24)
+        with tempfile.TemporaryDirectory(prefix="a2a_lab_exchanges_") as tmp:
+            # every stored event was spilled as it was enriched: no second read of the store
+            classes = spill if spill is not None else _by_class(update, Path(tmp))
+            ids, n_rows = _write_classes(update, classes)
+        if not update.table_files(CONVERSATIONS_TABLE):
+            # no exchange event: empty tables (no files would be no table to read)
+            for name, rows in zip(
+                TABLES, _batch(_exchange_events(snap.scan_events())), strict=True
+            ):
+                update.write(name, rows)
+        for name in TABLES:
+            update.set_meta(name, meta)
+        return ConversationsReport(ids, n_rows, rebuilt)
+    assert touched is not None
+    if touched.len() == 0:
+        for name in TABLES:
+            update.set_meta(name, meta)
+        return ConversationsReport(0, old[CONVERSATIONS_TABLE].total_rows, None)
+    keys = touched.sort()
+    events = _exchange_events(snap.scan_events().filter(_spans(enriched, keys)))
+    fresh = [
+        _batch(events.filter(conv_id().is_in(keys.slice(i, TOUCHED_BATCH).implode())))
+        for i in range(0, keys.len(), TOUCHED_BATCH)
+    ]
+    kept = []
+    for name in TABLES:
+        scan = snap.scan_table(name)
+        assert scan is not None
+        kept.append(scan.filter(~pl.col("conversation_id").is_in(keys.implode())).collect())
+    tables = _sorted(_concat([kept, *fresh]))
+    ids = keys.len()
     for name, rows in zip(TABLES, tables, strict=True):
         update.drop(name)
         update.write(name, rows)

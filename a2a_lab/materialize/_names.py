@@ -16,3 +16,5 @@ CHECK_EXCHANGES = "check_exchanges"
 #: the load's order), and its counts of ambiguous and all exchanges.
 CHECK_AMBIGUOUS = "check_ambiguous"
 CHECK_COUNTS = "check_counts"
+#: The row order of the conversations table (start, then the exchange's identity).
+CONV_ORDER = ("_start_ms", "conversation_id", "from_agent", "to_agent", "exchange")

@@ -37,6 +37,10 @@ from a2a_lab.sessions import (
 SESSIONS_TABLE = "work_sessions"
 #: Sessions re-made per batch of an incremental update (bounded memory).
 SESSIONS_BATCH = 20_000
+#: Stored events per hash class of work sessions when every session is made again: a
+#: class's events are what one :func:`session_aggregates` holds, whatever the density in
+#: time (issue 24: the whole store at once grows with the events, 10 M in one month).
+CLASS_EVENTS = 500_000
 
 
 def _reading_order(snap: StoreSnapshot, frame: pl.LazyFrame) -> pl.LazyFrame:
@@ -88,7 +92,7 @@ def update_sessions(
         return 0, None
     if rebuilt is not None:
         update.drop(SESSIONS_TABLE)
-        rows = session_aggregates(ordered)
+        rows = _all_sessions(ordered, snap.events)
         n = rows.height
     else:
         assert touched is not None
@@ -108,6 +112,21 @@ def update_sessions(
     update.write(SESSIONS_TABLE, rows)
     update.set_meta(SESSIONS_TABLE, {**meta, "ranks": ranks})
     return n, rebuilt
+
+
+def _all_sessions(ordered: pl.LazyFrame, events: int) -> pl.DataFrame:
+    """:func:`session_aggregates` of every session of ``ordered`` (``events`` rows), a
+    hash class of session ids at a time: a session's events are all of its id, so its row
+    is the same whichever other sessions share its batch (as in an incremental update)."""
+    k = max(1, -(-events // CLASS_EVENTS))
+    if k == 1:
+        return session_aggregates(ordered)
+    # events of no session make none (as in an incremental update): left out, not all
+    # put in one class
+    key = session_id_expr()
+    of_class = pl.when(key.is_not_null()).then(key.hash(seed=0) % k)
+    parts = [session_aggregates(ordered.filter(of_class == i)) for i in range(k)]
+    return pl.concat(parts, how="vertical_relaxed")
 
 
 def touched_sessions(enriched: pl.DataFrame) -> pl.Series:

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from typing import Final
+from typing import BinaryIO, Final
 
 import numpy as np
 import polars as pl
@@ -55,17 +56,19 @@ def _event_lines(frame: pl.DataFrame) -> pl.DataFrame:
     )
 
 
-def _simulated_lines(
+def _simulated_chunks(
     n: int, seed: np.random.SeedSequence, start: datetime, messages_per_day: float
-) -> pl.Series:
-    """The first ``n`` event lines of the ``sample_like`` deployment running from ``start``.
+) -> Iterator[pl.Series]:
+    """The first ``n`` event lines of the ``sample_like`` deployment running from ``start``,
+    one simulation run's finished lines at a time.
 
     Runs follow each other (the next starts when the previous one stops sending); exchanges
     still running at a run's end are merged, in time order, with the next run's events. The
-    log is cut after ``n`` events, as a live log is, mid-exchange.
+    log is cut after ``n`` events, as a live log is, mid-exchange. What is held at once is
+    one run (at most :data:`_MESSAGES_PER_RUN` messages) and the exchanges it carries over,
+    whatever ``n``: a caller writing each chunk as it comes writes any size in bounded memory.
     """
     rate_per_s = messages_per_day / 86_400.0
-    parts: list[pl.Series] = []
     written = 0
     carry = pl.DataFrame(schema={"event_ms": pl.Int64, "line": pl.String})
     run_start = start
@@ -79,9 +82,25 @@ def _simulated_lines(
         merged = pl.concat([carry, _event_lines(events)]).sort("event_ms", maintain_order=True)
         done = merged.filter(pl.col("event_ms") < boundary)
         carry = merged.filter(pl.col("event_ms") >= boundary)
-        parts.append(done["line"].head(n - written))
-        written += parts[-1].len()
+        chunk = done["line"].head(n - written)
+        written += chunk.len()
+        yield chunk
+
+
+def _simulated_lines(
+    n: int, seed: np.random.SeedSequence, start: datetime, messages_per_day: float
+) -> pl.Series:
+    """All of :func:`_simulated_chunks` as one series."""
+    parts = list(_simulated_chunks(n, seed, start, messages_per_day))
     return pl.concat(parts) if parts else pl.Series("line", [], dtype=pl.String)
+
+
+def _write_lines(file: BinaryIO, lines: pl.Series) -> None:
+    """Append ``lines`` (String or Binary), each ended by LF, to ``file``."""
+    # in slices: the whole log as Python bytes objects would double the memory it needs
+    for start_at in range(0, lines.len(), _LINES_PER_WRITE):
+        chunk = lines.slice(start_at, _LINES_PER_WRITE).cast(pl.Binary).to_list()
+        file.write(b"\n".join(chunk) + b"\n")
 
 
 def write_log(
@@ -147,26 +166,31 @@ def write_log(
         raise ValueError("start: must be time-zone aware")
     n_bad = round(n_events * bad_line_fraction)
     simulation, kinds_seed, places_seed = np.random.SeedSequence(seed).spawn(3)
-    lines = _simulated_lines(
-        n_events - n_bad, simulation, start, events_per_day / _EVENTS_PER_MESSAGE
-    )
-    kinds = [
-        _BAD_KINDS[k]
-        for k in np.random.default_rng(kinds_seed).integers(len(_BAD_KINDS), size=n_bad)
-    ]
-    injected = malformed(lines, kinds, seed=places_seed)
     out = Path(path)
     out.parent.mkdir(parents=True, exist_ok=True)
-    with out.open("wb") as file:
-        # in slices: the whole log as Python bytes objects would double the memory it needs
-        for start_at in range(0, injected.lines.len(), _LINES_PER_WRITE):
-            chunk = injected.lines.slice(start_at, _LINES_PER_WRITE).to_list()
-            file.write(b"\n".join(chunk) + b"\n")
+    messages_per_day = events_per_day / _EVENTS_PER_MESSAGE
+    if n_bad == 0:
+        # nothing to place among all the lines: each run's lines are written as they come,
+        # so a log of any size (10 M events: issue 24) is written in bounded memory
+        with out.open("wb") as file:
+            for chunk in _simulated_chunks(n_events, simulation, start, messages_per_day):
+                _write_lines(file, chunk)
+        marks: tuple[int, ...] = ()
+    else:
+        lines = _simulated_lines(n_events - n_bad, simulation, start, messages_per_day)
+        kinds = [
+            _BAD_KINDS[k]
+            for k in np.random.default_rng(kinds_seed).integers(len(_BAD_KINDS), size=n_bad)
+        ]
+        injected = malformed(lines, kinds, seed=places_seed)
+        with out.open("wb") as file:
+            _write_lines(file, injected.lines)
+        marks = tuple(injected.marks["line"].to_list())
     return LogSummary(
         path=out,
         lines=n_events,
         events=n_events - n_bad,
         bad_lines=n_bad,
         bytes=out.stat().st_size,
-        bad_line_numbers=tuple(injected.marks["line"].to_list()),
+        bad_line_numbers=marks,
     )

@@ -232,3 +232,40 @@ def test_a_conversations_table_left_behind_is_not_read_and_is_rebuilt(tmp_path: 
     got = scan_conversations(store)
     assert got is not None
     assert_frame_equal(got, _conv(store))
+
+
+def test_a_rebuild_writes_the_exchange_tables_a_class_at_a_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # issue 24: every class's tables used to be held until the end (growing with the
+    # events); each is now written as matched, and the reader orders the conversations
+    from a2a_lab.io import open_store
+    from a2a_lab.materialize import _exchanges
+
+    monkeypatch.setattr(_exchanges, "PART_EVENTS", 60)
+    written: list[int] = []
+    write_classes = _exchanges._write_classes
+
+    def recorded(update: Any, spill: Any) -> tuple[int, int]:
+        # the conversations of each class (matched again by the real writer below)
+        for tables in spill.batches():
+            written.append(tables[0].height)
+        return write_classes(update, spill)
+
+    monkeypatch.setattr(_exchanges, "_write_classes", recorded)
+    logdir, store = _store(tmp_path, LINES[:600])
+    report = materialize(store).conversations
+    assert report is not None and report.rebuilt == "no table yet"
+    files = open_store(store).table("conversations").files
+    assert len(files) == len(written) > 3 and max(written) < report.rows / 2
+    assert report.rows == sum(written)
+    got = scan_conversations(store)
+    assert got is not None
+    assert_frame_equal(got, _conv(store))
+    # check's tables of many files give the log's findings (the log named as the store
+    # names it: by its absolute path)
+    args = ["--json", "--now", "2030-01-01"]
+    assert main(["check", str(logdir.absolute()), *args]) in (0, 1)
+    from_log = capsys.readouterr().out
+    assert main(["check", str(store), *args]) in (0, 1)
+    assert capsys.readouterr().out == from_log

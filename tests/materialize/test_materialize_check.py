@@ -95,3 +95,34 @@ def test_other_limits_are_not_answered_and_rebuild_the_tables(tmp_path: Path) ->
         _canonical(_stored(store, opts)), _canonical(_from_log(tmp_path / "logs", opts))
     )
     assert stored_check(store, CheckOptions()) is None
+
+
+def test_event_findings_are_made_a_bounded_class_at_a_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # issue 24: the event rules' table is made from classes of their keys (pair,
+    # conversation id, task), not from every lean row at once; the findings are the log's
+    from a2a_lab.materialize import _check
+
+    held: list[int] = []
+    in_order = _check.lean_in_load_order
+
+    def recorded(snap: Any, lean: pl.LazyFrame) -> pl.DataFrame:
+        rows = in_order(snap, lean)
+        held.append(rows.height)
+        return rows
+
+    monkeypatch.setattr(_check, "CLASS_ROWS", 40)
+    monkeypatch.setattr(_check, "lean_in_load_order", recorded)
+    rng = random.Random(5)
+    lines = rng.sample(PEER_LINES, 300)
+    lines += rng.sample(lines, 5)  # copies: identity.duplicate_event
+    tight = CheckLimits(loop_limit=2, max_depth=1)
+    *_, store = ingest_in_pieces(tmp_path, rng, lines, 1, limits=tight)
+    opts = CheckOptions(limits=tight, now=CLOCKS[2])
+    want = _canonical(_from_log(tmp_path / "logs", opts))
+    assert {"guard.loop", "identity.duplicate_event"} <= set(want["rule"])
+    assert_frame_equal(_canonical(_stored(store, opts)), want)
+    # the query's own read (clock.future_ts) is the last: the ingest's classes before it
+    classes = held[:-1]
+    assert len(classes) > 3 * (-(-len(lines) // 40)) and max(classes) < len(lines) / 3

@@ -6,6 +6,7 @@ import random
 from pathlib import Path
 from typing import Any
 
+import polars as pl
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -107,4 +108,42 @@ def test_sessions_table_property(
     for cut in [*cuts[1:], n_lines]:
         store = _ingest(root, lines[written:cut])
         written = cut
+    _assert_same(store)
+
+
+def test_a_rebuild_makes_the_sessions_a_hash_class_at_a_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # issue 24: a store's sessions are made from bounded classes of session ids, not from
+    # every event at once (10 M events in one month); the table is the same
+    from a2a_lab.io import open_store
+    from a2a_lab.materialize import _sessions
+
+    def table(store: Path) -> pl.DataFrame:
+        scan = open_store(store).scan_table(_sessions.SESSIONS_TABLE)
+        assert scan is not None
+        # the first event's file is named by its path: the two stores' differ by their folder
+        name = pl.col("_first_file").str.split("/").list.last()
+        return scan.collect().with_columns(name).sort("work_session_id")
+
+    (tmp_path / "one").mkdir()
+    whole = table(_ingest(tmp_path / "one", LINES[:260]))
+    held: list[int] = []
+    aggregates = _sessions.session_aggregates
+
+    def recorded(events: pl.LazyFrame, *args: Any) -> pl.DataFrame:
+        held.append(events.select(pl.len()).collect().item())
+        return aggregates(events, *args)
+
+    monkeypatch.setattr(_sessions, "CLASS_EVENTS", 40)
+    monkeypatch.setattr(_sessions, "session_aggregates", recorded)
+    (tmp_path / "many").mkdir()
+    store = _ingest(tmp_path / "many", LINES[:260])
+    events = scan_materialized(store)
+    assert events is not None
+    in_sessions = events.select(_sessions.session_id_expr().is_not_null().sum()).collect().item()
+    n = open_store(store).events
+    assert len(held) == -(-n // 40) and sum(held) == in_sessions
+    assert max(held) < in_sessions / 2  # no batch holds most of the events
+    assert_frame_equal(table(store), whole)
     _assert_same(store)

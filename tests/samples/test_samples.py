@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import polars as pl
 import pytest
 from hypothesis import given, settings
@@ -31,6 +32,7 @@ from a2a_lab.reference.runtime import (
     parse_outcome_text,
 )
 from a2a_lab.samples import (
+    LOG_START,
     SAMPLE_DAYS,
     SAMPLE_SEED,
     SAMPLE_START,
@@ -803,6 +805,33 @@ def test_write_log_is_deterministic_and_scales_with_n(tmp_path: Path) -> None:
 
     # at the same pace, four times the events take about four times as long (whole days)
     assert 3 < span_ms(big.path) / span_ms(a.path) < 5
+
+
+def test_write_log_writes_run_by_run_in_bounded_memory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a clean log is written as each simulation run ends (a 10 M-event log must not be held
+    # whole): every write holds at most about one run's lines, and the bytes are those of
+    # the lines simulated all at once
+    from a2a_lab.samples import _write
+
+    written: list[int] = []
+    write_lines = _write._write_lines
+
+    def recorded(file: Any, lines: pl.Series) -> None:
+        written.append(lines.len())
+        write_lines(file, lines)
+
+    monkeypatch.setattr(_write, "_write_lines", recorded)
+    summary = write_log(tmp_path / "s.ndjson", 8_000, seed=4, events_per_day=2_000)
+    # runs of one simulated day at 2,000 events a day: about 2,000 lines each
+    assert len(written) >= 3 and sum(written) == 8_000
+    assert max(written) < 4_000
+    simulation = np.random.SeedSequence(4).spawn(3)[0]
+    whole = _write._simulated_lines(
+        8_000, simulation, LOG_START, 2_000 / _write._EVENTS_PER_MESSAGE
+    )
+    assert summary.path.read_bytes() == "".join(f"{line}\n" for line in whole).encode()
 
 
 def test_write_log_rejects_bad_arguments(tmp_path: Path) -> None:
