@@ -134,6 +134,19 @@ _TIMES = st.one_of(
 )
 
 
+def _draw_clock(
+    data: st.DataObject, commands: list[str], picks: list[float]
+) -> tuple[str, list[str]]:
+    """A command and some of its clock options, each a time inside the log or any text."""
+    command = data.draw(st.sampled_from(commands))
+    inside = st.sampled_from([repr(t) for t in picks])
+    extra: list[str] = []
+    for option in COMMANDS[command]:
+        if data.draw(st.booleans()):
+            extra += [option, data.draw(st.one_of(inside, _TIMES))]
+    return command, extra
+
+
 @pytest.mark.slow
 @settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
 @given(data=st.data())
@@ -144,12 +157,7 @@ def test_any_clock_on_any_command_from_the_log(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     src, picks = hostile_log
-    command = data.draw(st.sampled_from(sorted(COMMANDS)))
-    inside = st.sampled_from([repr(t) for t in picks])
-    extra: list[str] = []
-    for option in COMMANDS[command]:
-        if data.draw(st.booleans()):
-            extra += [option, data.draw(st.one_of(inside, _TIMES))]
+    command, extra = _draw_clock(data, sorted(COMMANDS), picks)
     tmp = tmp_path_factory.mktemp("any")
     status, err = _run(command, src, extra, tmp, capsys)
     _clean(status, err, extra)
@@ -176,11 +184,6 @@ def test_any_clock_on_any_command_from_the_store(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     _, picks = hostile_log
-    command = data.draw(st.sampled_from(sorted(set(COMMANDS) - {"ingest"})))
-    inside = st.sampled_from([repr(t) for t in picks])
-    extra: list[str] = []
-    for option in COMMANDS[command]:
-        if data.draw(st.booleans()):
-            extra += [option, data.draw(st.one_of(inside, _TIMES))]
+    command, extra = _draw_clock(data, sorted(set(COMMANDS) - {"ingest"}), picks)
     status, err = _run(command, hostile_store, extra, tmp_path_factory.mktemp("st"), capsys)
     _clean(status, err, extra)
