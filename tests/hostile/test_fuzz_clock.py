@@ -147,22 +147,6 @@ def _draw_clock(
     return command, extra
 
 
-@pytest.mark.slow
-@settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
-@given(data=st.data())
-def test_any_clock_on_any_command_from_the_log(
-    data: st.DataObject,
-    hostile_log: tuple[Path, list[float]],
-    tmp_path_factory: pytest.TempPathFactory,
-    capsys: pytest.CaptureFixture[str],
-) -> None:
-    src, picks = hostile_log
-    command, extra = _draw_clock(data, sorted(COMMANDS), picks)
-    tmp = tmp_path_factory.mktemp("any")
-    status, err = _run(command, src, extra, tmp, capsys)
-    _clean(status, err, extra)
-
-
 @pytest.fixture(scope="module")
 def hostile_store(
     hostile_log: tuple[Path, list[float]], tmp_path_factory: pytest.TempPathFactory
@@ -174,16 +158,22 @@ def hostile_store(
 
 
 @pytest.mark.slow
-@settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
+@pytest.mark.parametrize("where", ["log", "store"])
+@settings(max_examples=35, deadline=None, suppress_health_check=list(HealthCheck))
 @given(data=st.data())
-def test_any_clock_on_any_command_from_the_store(
+def test_any_clock_on_any_command(
+    where: str,
     data: st.DataObject,
     hostile_log: tuple[Path, list[float]],
-    hostile_store: Path,
+    request: pytest.FixtureRequest,
     tmp_path_factory: pytest.TempPathFactory,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    _, picks = hostile_log
-    command, extra = _draw_clock(data, sorted(set(COMMANDS) - {"ingest"}), picks)
-    status, err = _run(command, hostile_store, extra, tmp_path_factory.mktemp("st"), capsys)
+    src, picks = hostile_log
+    if where == "store":
+        src = request.getfixturevalue("hostile_store")
+    # ingest reads a log directory, not a store
+    commands = sorted(COMMANDS) if where == "log" else sorted(set(COMMANDS) - {"ingest"})
+    command, extra = _draw_clock(data, commands, picks)
+    status, err = _run(command, src, extra, tmp_path_factory.mktemp(where), capsys)
     _clean(status, err, extra)
