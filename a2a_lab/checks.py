@@ -16,6 +16,7 @@ from a2a_lab.analysis.checks import CheckLimits as CheckLimits
 from a2a_lab.analysis.checks import CheckOptions as CheckOptions
 from a2a_lab.analysis.checks import Rule as Rule
 from a2a_lab.analysis.checks import ambiguity_finding as ambiguity_finding
+from a2a_lab.analysis.checks import blocked_findings as blocked_findings
 from a2a_lab.analysis.checks import check as check
 from a2a_lab.analysis.checks import data_hash as data_hash
 from a2a_lab.analysis.checks import exchange_findings as exchange_findings

@@ -159,7 +159,7 @@ def hostile_store(
 
 @pytest.mark.slow
 @pytest.mark.parametrize("where", ["log", "store"])
-@settings(max_examples=35, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=15, deadline=None, suppress_health_check=list(HealthCheck))
 @given(data=st.data())
 def test_any_clock_on_any_command(
     where: str,
